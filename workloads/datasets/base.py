@@ -1,0 +1,44 @@
+"""The interface every dataset generator implements."""
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+
+import pandas as pd
+
+from workloads.datasets.schema import DatasetInfo, Scale, StringMode
+
+
+class Dataset(ABC):
+    """A deterministic, chunked generator of one seed schema.
+
+    Same ``Scale`` (incl. seed) -> byte-identical frames, in any process, in any chunking.
+    """
+
+    info: DatasetInfo
+
+    @abstractmethod
+    def trading_days(self, scale: Scale) -> list[dt.date]:
+        """The ``scale.days`` trading days (weekdays) this scale covers, in order."""
+
+    @abstractmethod
+    def keys(self, scale: Scale) -> list[str]:
+        """The symbols / security ids / device ids, most active first."""
+
+    @abstractmethod
+    def generate_day(
+        self, day_index: int, scale: Scale, strings: StringMode = StringMode.ARROW,
+        chunk_rows: int = 1_000_000,
+    ) -> Iterator[pd.DataFrame]:
+        """Yield one trading day in chunks of at most ``chunk_rows`` rows, sorted by time."""
+
+    def day_frame(self, day_index: int, scale: Scale, strings: StringMode = StringMode.ARROW) -> pd.DataFrame:
+        chunks = list(self.generate_day(day_index, scale, strings))
+        if len(chunks) == 1:
+            return chunks[0]
+        frame = pd.concat(chunks, ignore_index=True)
+        if strings is StringMode.CATEGORY:  # concat of differing categories falls back to object
+            from workloads.datasets.schema import apply_string_mode
+            frame = apply_string_mode(frame, self.info.schema, strings)
+        return frame

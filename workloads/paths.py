@@ -1,0 +1,36 @@
+"""Where Tickbench finds its shipped resources and keeps its data."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "Tickbench"
+
+
+def resources_dir() -> Path:
+    """The top-level ``resources/`` folder, also inside a frozen (PyInstaller) build."""
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    if frozen_root:
+        return Path(frozen_root) / "resources"
+    return Path(__file__).resolve().parent.parent / "resources"
+
+
+def data_dir() -> Path:
+    """Per-user data folder (results file, laid-out datasets); ``TICKBENCH_HOME`` overrides it."""
+    override = os.environ.get("TICKBENCH_HOME")
+    path = Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def default_results_path() -> Path:
+    return data_dir() / "results.duckdb"
+
+
+def default_datasets_dir() -> Path:
+    path = data_dir() / "datasets"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,72 @@
+"""Live figures of a run as plain data: what the GUI draws and the command line prints.
+
+The collector in the parent process builds one of these on request (a few times a second);
+nothing in it references live engine objects, so it can cross threads safely.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+WORKER_STATES = ("starting", "ready", "running", "done", "failed", "cancelled")
+
+
+@dataclass
+class ThroughputPoint:
+    t: float            # seconds since the run started (wall clock, across steps)
+    rows_per_s: float
+    bytes_per_s: float
+    ops_per_s: float
+
+
+@dataclass
+class LatencyPoint:
+    t: float            # seconds since the run started
+    p50: float          # seconds, total operation time, over the sliding window
+    p95: float
+    p99: float
+
+
+@dataclass
+class SweepPoint:
+    users: int
+    rows_per_s: float
+    bytes_per_s: float
+    ops_per_s: float
+    p50: float
+    p99: float
+    complete: bool      # False while the step is still running (the point grows live)
+
+
+@dataclass
+class ResourcePoint:
+    t: float
+    cpu_percent: float  # client machine, all cores = 100 * cores
+    rss_bytes: int      # parent + worker processes
+    read_bytes_per_s: float = 0.0
+    write_bytes_per_s: float = 0.0
+
+
+@dataclass
+class LiveSnapshot:
+    run_id: str
+    status: str                              # preparing | running | completed | cancelled | failed
+    target: str                              # target label, e.g. "duckdb" or "pickle"
+    workload: str
+    step_index: int                          # 0-based step of a users sweep
+    steps_total: int
+    users: int                               # users of the current step
+    elapsed_s: float
+    ops_done: int
+    ops_failed: int
+    progress: float                          # 0..1 over the whole run, best estimate
+    message: str = ""                        # latest human-readable status or error
+    throughput: list[ThroughputPoint] = field(default_factory=list)
+    latency: list[LatencyPoint] = field(default_factory=list)
+    # mean seconds per phase per op over the current window, e.g. {"io": 0.12, "decode": 0.3}
+    phase_means: dict[str, float] = field(default_factory=dict)
+    # phase percentiles over the window: {"decode": {"p50": .., "p95": .., "p99": ..}}
+    phase_percentiles: dict[str, dict[str, float]] = field(default_factory=dict)
+    sweep: list[SweepPoint] = field(default_factory=list)
+    workers: dict[int, str] = field(default_factory=dict)      # worker id -> state
+    worker_errors: dict[int, str] = field(default_factory=dict)
+    resources: list[ResourcePoint] = field(default_factory=list)

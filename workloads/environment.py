@@ -1,0 +1,62 @@
+"""The environment record saved with every run: machine, OS, Python and library versions."""
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import socket
+from typing import Any
+
+import psutil
+
+LIBRARIES = ("numpy", "pandas", "pyarrow", "duckdb", "dolphindb", "psutil")
+
+
+def _version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        module = __import__(name)
+        return getattr(module, "__version__", "unknown")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _disk(path: str) -> dict[str, Any]:
+    usage = psutil.disk_usage(path)
+    device = ""
+    best = ""
+    for part in psutil.disk_partitions(all=False):
+        if path.startswith(part.mountpoint) and len(part.mountpoint) > len(best):
+            best, device = part.mountpoint, f"{part.device} ({part.fstype})"
+    return {"path": path, "device": device, "total_bytes": usage.total, "free_bytes": usage.free}
+
+
+def capture_environment(data_paths: list[str] | None = None) -> dict[str, Any]:
+    memory = psutil.virtual_memory()
+    versions = {}
+    for lib in LIBRARIES:
+        try:
+            versions[lib] = _version(lib)
+        except ImportError:
+            versions[lib] = "not installed"
+    return {
+        "host": socket.gethostname(),
+        "cpu": _cpu_model(),
+        "cores_logical": psutil.cpu_count(logical=True),
+        "cores_physical": psutil.cpu_count(logical=False),
+        "ram_bytes": memory.total,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "libraries": versions,
+        "disks": [_disk(p) for p in (data_paths or []) if os.path.exists(p)],
+    }

@@ -1,0 +1,21 @@
+"""The workloads a scenario can run, by name."""
+from __future__ import annotations
+
+from workloads.kinds.base import StepPlan, WorkerContext, Workload
+from workloads.kinds.reads import MinuteBars, ReadDay, SliceDownload
+from workloads.kinds.writes import ConcurrentAppend, UploadSweep
+from workloads.kinds.harness import NoOp
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    ReadDay(), SliceDownload(), UploadSweep(), ConcurrentAppend(), MinuteBars(), NoOp(),
+)}
+
+
+def get_workload(name: str) -> Workload:
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise ValueError(f"unknown workload {name!r}: choose one of {', '.join(WORKLOADS)}") from None
+
+
+__all__ = ["WORKLOADS", "get_workload", "StepPlan", "WorkerContext", "Workload"]

@@ -1,0 +1,76 @@
+"""What a workload is: declared parameters, its steps, and the operations each worker runs."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workloads.datasets.base import Dataset
+from workloads.params import Param
+from workloads.scenario import Scenario
+from workloads.targets.base import Layout, OpResult, Target
+
+Operation = Callable[[], OpResult]
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    index: int
+    users: int
+    label: str                                  # e.g. "4 users" or "batch 1000 rows"
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class WorkerContext:
+    """Everything one worker process needs; built inside the worker, outside timing."""
+
+    scenario: Scenario
+    step: StepPlan
+    worker: int
+    target: Target
+    layout: Layout | None
+    dataset: Dataset
+    params: dict[str, Any]                      # validated scenario params + step params
+    rng: np.random.Generator
+    state: dict[str, Any] = field(default_factory=dict)
+    rows_done: int = 0
+
+
+class Workload(ABC):
+    name = ""
+    title = ""
+    description = ""
+    reference = ""                 # the seed report section it reproduces
+    op_name = ""
+    params: tuple[Param, ...] = ()
+    uses_target = True
+    bounded_by_operations = True   # False: the workload decides when a worker is done (by rows)
+
+    def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Defaults filled in, every value coerced; unknown keys are an error."""
+        known = {p.name: p for p in self.params}
+        unknown = set(raw) - set(known)
+        if unknown:
+            raise ValueError(f"{self.name} has no parameter(s) {', '.join(sorted(unknown))}; "
+                             f"it takes {', '.join(known) or 'none'}")
+        return {name: p.coerce(raw.get(name, p.default)) for name, p in known.items()}
+
+    def steps(self, scenario: Scenario) -> list[StepPlan]:
+        """One step per users value (a users sweep); workloads with other sweeps override."""
+        return [StepPlan(i, users, f"{users} user{'s' if users > 1 else ''}")
+                for i, users in enumerate(scenario.users)]
+
+    def setup(self, ctx: WorkerContext) -> None:
+        """Untimed per-worker preparation (e.g. build the batches to upload)."""
+
+    @abstractmethod
+    def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:
+        """The next operation, or None when this worker has done its share."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "description": self.description,
+                "reference": self.reference, "params": [p.__dict__ for p in self.params]}

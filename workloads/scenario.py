@@ -1,0 +1,84 @@
+"""A scenario: everything that defines a run, as plain data saved with it (and as TOML)."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from workloads.datasets.schema import Scale, StringMode
+
+CACHE_STATES = ("warm", "cold")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str = "untitled"
+    dataset: str = "taq"
+    scale: Scale = field(default_factory=Scale)
+    strings: str = StringMode.ARROW.value
+    target: str = "duckdb"
+    target_config: dict[str, Any] = field(default_factory=dict)
+    workload: str = "read-day"
+    params: dict[str, Any] = field(default_factory=dict)
+    users: tuple[int, ...] = (1,)
+    cache: str = "warm"
+    operations: int = 3            # per user per step; 0 means "run for duration_s"
+    duration_s: float = 0.0
+    warmup_ops: int = 0            # per user, untimed, before the barrier
+
+    def __post_init__(self) -> None:
+        StringMode.parse(self.strings)
+        if self.cache not in CACHE_STATES:
+            raise ValueError(f"cache must be one of {', '.join(CACHE_STATES)}, not {self.cache!r}")
+        if not self.users or any(u < 1 for u in self.users):
+            raise ValueError("users must be one or more whole numbers of at least 1")
+        if self.operations < 0 or self.duration_s < 0:
+            raise ValueError("operations and duration must not be negative")
+        if self.operations == 0 and self.duration_s == 0:
+            raise ValueError("give a number of operations per user or a duration")
+
+    @property
+    def string_mode(self) -> StringMode:
+        return StringMode(self.strings)
+
+    def with_changes(self, **changes: Any) -> "Scenario":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["users"] = list(self.users)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown scenario field(s): {', '.join(sorted(unknown))}")
+        values = dict(data)
+        if "scale" in values:
+            values["scale"] = Scale(**values["scale"])
+        if "users" in values:
+            values["users"] = tuple(int(u) for u in values["users"])
+        return cls(**values)
+
+    def save_toml(self, path: Path) -> None:
+        Path(path).write_text(tomli_w.dumps(_drop_secrets(self.to_dict())), encoding="utf-8")
+
+    @classmethod
+    def load_toml(cls, path: Path) -> "Scenario":
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: not a valid scenario file ({exc})") from None
+        return cls.from_dict(data)
+
+
+def _drop_secrets(data: dict[str, Any]) -> dict[str, Any]:
+    """Passwords never go into scenario files."""
+    config = dict(data.get("target_config", {}))
+    config.pop("password", None)
+    return {**data, "target_config": config}

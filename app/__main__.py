@@ -1,0 +1,23 @@
+"""Entry point: ``tickbench`` (or ``python -m app``) opens the window; subcommands run headless."""
+from __future__ import annotations
+
+import multiprocessing
+import sys
+
+COMMANDS = {"run", "runs", "show", "export", "datasets", "workloads", "-h", "--help", "--version"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    # First thing: in a frozen build, a spawned worker process re-enters here and must not
+    # open a window or parse our arguments.
+    multiprocessing.freeze_support()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in COMMANDS:
+        from app.cli import run_cli
+        return run_cli(argv)
+    from app.gui import run_gui
+    return run_gui(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""The command line: ``tickbench run | runs | show | export | datasets | workloads``."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+import threading
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from workloads.paths import default_datasets_dir, default_results_path
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class CliError(Exception):
+    """A user mistake: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line instead of usage + message
+        raise CliError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tickbench", description="Benchmark where and how tick data is stored and served.")
+    parser.add_argument("--version", action="version", version="tickbench 0.1.0")
+    parser.add_argument("--results", type=Path, help="results file (default: in the user data folder)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run a scenario and print its figures")
+    run.add_argument("--scenario", type=Path, help="a scenario TOML file; flags given also override it")
+    run.add_argument("--name", help="a name for the run")
+    run.add_argument("--target", help="pickle | parquet | feather | duckdb | dolphindb")
+    run.add_argument("--dataset", help="taq | level2 | devices | api45")
+    run.add_argument("--days", type=int)
+    run.add_argument("--rows-per-day", type=int)
+    run.add_argument("--symbols", type=int, help="symbols / securities / devices")
+    run.add_argument("--seed", type=int)
+    run.add_argument("--strings", help="object | str | category (how string columns are decoded)")
+    run.add_argument("--workload", help="read-day | slice-download | upload-sweep | concurrent-append | minute-bars | noop")
+    run.add_argument("--users", help="one number or a sweep, e.g. 1,2,4,8")
+    run.add_argument("--cache", help="warm | cold")
+    run.add_argument("--operations", type=int, help="operations per user per step")
+    run.add_argument("--duration", type=float, help="seconds per step instead of an operation count")
+    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
+    run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
+    ddb = run.add_argument_group("DolphinDB")
+    ddb.add_argument("--node", action="append", default=[], metavar="HOST:PORT",
+                     help="a cluster node (repeatable); the first is used for provisioning")
+    ddb.add_argument("--user", default=None)
+    ddb.add_argument("--password", default=None,
+                     help="or set TICKBENCH_DDB_PASSWORD; asked for when neither is given")
+    ddb.add_argument("--protocol", help="DDB | PICKLE | ARROW")
+    ddb.add_argument("--compress", action="store_true", default=None)
+    ddb.add_argument("--node-policy", help="one | round_robin | random")
+    ddb.add_argument("--db-prefix", help="database path prefix, e.g. dfs://tickbench")
+    sub.add_parser("runs", help="list stored runs")
+    show = sub.add_parser("show", help="figures of one run")
+    show.add_argument("run_id")
+    export = sub.add_parser("export", help="write a run's records to CSV or Parquet")
+    export.add_argument("run_id")
+    export.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    export.add_argument("--out", type=Path, default=Path("."))
+    sub.add_parser("datasets", help="list datasets and their schemas")
+    sub.add_parser("workloads", help="list workloads and their parameters")
+    return parser
+
+
+def run_cli(argv: list[str]) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except CliError as exc:
+        err_console.print(f"tickbench: error: {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        err_console.print("tickbench: interrupted")
+        return 130
+
+
+def _store(args):
+    from workloads.store import ResultsStore, StoreError
+    try:
+        return ResultsStore(args.results or default_results_path())
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+
+
+def scenario_from_args(args) -> "Scenario":
+    from workloads.datasets.schema import Scale
+    from workloads.scenario import Scenario
+    base = Scenario.load_toml(args.scenario) if args.scenario else Scenario(name="cli")
+    scale = base.scale
+    scale_changes = {k: v for k, v in (("days", args.days), ("rows_per_day", args.rows_per_day),
+                                       ("symbols", args.symbols), ("seed", args.seed)) if v is not None}
+    if scale_changes:
+        scale = Scale(**{**scale.__dict__, **scale_changes})
+    changes = {"scale": scale}
+    for field, value in (("name", args.name), ("target", args.target), ("dataset", args.dataset),
+                         ("strings", args.strings), ("workload", args.workload), ("cache", args.cache)):
+        if value is not None:
+            changes[field] = value
+    if args.users is not None:
+        changes["users"] = tuple(_users(args.users))
+    if args.operations is not None:
+        changes["operations"] = args.operations
+    if args.duration is not None:
+        changes["duration_s"] = args.duration
+        if args.operations is None:
+            changes["operations"] = 0
+    params = dict(base.params)
+    for item in args.param:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"--param takes NAME=VALUE, not {item!r}")
+        params[name.strip()] = value.strip()
+    changes["params"] = params
+    target = changes.get("target", base.target)
+    changes["target_config"] = _target_config(args, target, dict(base.target_config))
+    return base.with_changes(**changes)
+
+
+def _users(text: str) -> list[int]:
+    try:
+        users = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CliError(f"--users takes whole numbers separated by commas, not {text!r}") from None
+    if not users or min(users) < 1:
+        raise CliError("--users needs numbers of at least 1")
+    return users
+
+
+def _target_config(args, target: str, config: dict) -> dict:
+    data_dir = args.data_dir or config.get("root") or default_datasets_dir()
+    if target in ("pickle", "parquet", "feather"):
+        config.setdefault("root", str(data_dir))
+        if args.data_dir:
+            config["root"] = str(args.data_dir)
+    elif target == "duckdb":
+        if args.data_dir or "path" not in config:
+            config["path"] = str(Path(data_dir) / "tickbench_data.duckdb")
+    elif target == "dolphindb":
+        from app.ddb_options import dolphindb_config
+        config = dolphindb_config(args, config, _password)
+    return config
+
+
+def _password(user: str) -> str:
+    env = os.environ.get("TICKBENCH_DDB_PASSWORD")
+    if env is not None:
+        return env
+    if not sys.stdin.isatty():
+        raise CliError("DolphinDB password needed: give --password or set TICKBENCH_DDB_PASSWORD")
+    return getpass.getpass(f"DolphinDB password for {user}: ")
+
+
+def cmd_run(args) -> int:
+    from workloads.runner import Runner
+    try:
+        scenario = scenario_from_args(args)
+        store = _store(args)
+        runner = Runner(scenario, store)
+    except (ValueError, KeyError) as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+    result_box: list = []
+    thread = threading.Thread(target=lambda: result_box.append(runner.run()), daemon=True)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                  TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=err_console,
+                  transient=False) as progress:
+        task = progress.add_task(f"{scenario.workload} on {scenario.target}", total=1.0, detail="")
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(0.25)
+                snap = runner.snapshot()
+                detail = f"{snap.status} · step {snap.step_index + 1}/{snap.steps_total} · " \
+                         f"{snap.users} users · {snap.ops_done} ops"
+                if snap.ops_failed:
+                    detail += f" · {snap.ops_failed} failed"
+                progress.update(task, completed=snap.progress, detail=detail)
+        except KeyboardInterrupt:
+            runner.cancel()
+            thread.join()
+    result = result_box[0]
+    _print_figures(store, result.run_id)
+    style = {"completed": "green", "cancelled": "yellow"}.get(result.status, "red")
+    console.print(f"run [bold]{result.run_id}[/bold]: [{style}]{result.status}[/{style}]"
+                  + (f" — {result.message}" if result.message else ""), highlight=False)
+    return 0 if result.status == "completed" else 1
+
+
+def _ms(value) -> str:
+    return "" if value is None or value != value else f"{value * 1000:,.1f}"
+
+
+def _print_figures(store, run_id: str) -> None:
+    figures = store.step_figures(run_id)
+    run = store.run(run_id)
+    table = Table(title=f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}")
+    for column in ("step", "users", "ops", "errors", "rows/s", "MB/s", "ops/s", "p50 ms", "p95 ms",
+                   "p99 ms"):
+        table.add_column(column, justify="right")
+    phase_columns = [p for p in ("io_s", "query_s", "server_s", "transfer_s", "decode_s")
+                     if figures[p].notna().any()]
+    for p in phase_columns:
+        table.add_column(f"{p[:-2]} ms", justify="right")
+    for row in figures.itertuples():
+        cells = [row.label, str(row.users), f"{row.ops:,}", f"{row.errors:,}",
+                 _num(row.rows_per_s), _num(row.mb_per_s, 1), _num(row.ops_per_s, 1),
+                 _ms(row.p50_s), _ms(row.p95_s), _ms(row.p99_s)]
+        cells += [_ms(getattr(row, p)) for p in phase_columns]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _num(value, digits: int = 0) -> str:
+    return "" if value is None or value != value else f"{value:,.{digits}f}"
+
+
+def cmd_runs(args) -> int:
+    runs = _store(args).runs()
+    table = Table(title="Runs")
+    for column in ("run id", "started", "status", "workload", "target", "dataset", "users", "cache"):
+        table.add_column(column)
+    for row in runs.itertuples():
+        table.add_row(row.run_id, f"{row.created_at:%Y-%m-%d %H:%M}", row.status, row.workload,
+                      row.target, row.dataset, row.users, row.cache)
+    console.print(table)
+    return 0
+
+
+def cmd_show(args) -> int:
+    from workloads.store import StoreError
+    store = _store(args)
+    try:
+        run = store.run(args.run_id)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    _print_figures(store, run["run_id"])
+    console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
+                  highlight=False)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from workloads.store import StoreError
+    try:
+        paths = _store(args).export_run(args.run_id, args.out, args.format)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    for path in paths:
+        console.print(str(path), highlight=False)
+    return 0
+
+
+def cmd_datasets(args) -> int:
+    from workloads.datasets import DATASETS
+    for name, dataset in DATASETS.items():
+        info = dataset.info
+        console.print(f"[bold]{name}[/bold] — {info.title}: {len(info.schema.columns)} columns, "
+                      f"{info.schema.row_bytes()} bytes/row", highlight=False)
+    return 0
+
+
+def cmd_workloads(args) -> int:
+    from workloads.kinds import WORKLOADS
+    for name, workload in WORKLOADS.items():
+        params = ", ".join(f"{p.name}={p.default}" for p in workload.params) or "no parameters"
+        console.print(f"[bold]{name}[/bold] — {workload.title} ({params})", highlight=False)
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show, "export": cmd_export,
+            "datasets": cmd_datasets, "workloads": cmd_workloads}

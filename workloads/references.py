@@ -1,0 +1,222 @@
+"""Published figures from the five seed reports, shown as "published (their hardware)".
+
+Each report is one JSON file in ``resources/reference/``: the report's id, title, source file,
+environment, a ``missing`` list (tables that were images, so no figures exist for them) and its
+``figures``. A figure names the Tickbench workload it corresponds to (``experiment``), the dataset
+and target, the cache state, a ``series`` (one line on a chart), an optional ``x`` (users, nodes,
+rows per batch), a ``value`` (with ``value_high`` for ranges such as "350-380 MB/s") and a unit.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workloads.paths import resources_dir
+
+# Tickbench workload names the published experiments map onto.
+EXPERIMENTS = (
+    "read-day", "slice-download", "upload-sweep", "concurrent-append", "minute-bars",
+    "spread-by-minute", "mapreduce-minute-bars", "ols-spread", "import", "export", "disk", "queries",
+)
+DATASETS = ("taq", "level2", "devices", "api45")
+CACHE_STATES = ("cold", "warm")
+X_UNITS = ("users", "nodes", "rows per batch")
+UNITS = ("s", "ms", "M rows/s", "MB/s", "GB/s", "GB", "x", "%")
+
+_HEADER_FIELDS = ("report", "title", "source_file", "environment", "missing", "figures")
+_FIGURE_FIELDS = ("experiment", "dataset", "target", "cache", "series", "x", "x_unit",
+                  "value", "value_high", "approx", "unit", "note")
+# The columns of the results store's "references" table.
+FRAME_COLUMNS = ("source", "experiment", "series", "x", "value", "unit", "note")
+
+
+class ReferenceDataError(ValueError):
+    """A reference file is malformed; the message names the file and the figure."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One published figure with the report it comes from."""
+
+    report: str
+    title: str
+    environment: str
+    source_file: str
+    experiment: str
+    dataset: str | None
+    target: str            # "pickle", "dolphindb-server", "dolphindb-api-python", "druid"...
+    cache: str | None
+    series: str
+    x: float | None
+    x_unit: str | None
+    value: float
+    value_high: float | None
+    approx: bool
+    unit: str
+    note: str
+
+    @property
+    def value_text(self) -> str:
+        """The figure as the report gave it: "~1.8 GB/s", "350-380 MB/s", "402.88 MB/s"."""
+        text = _number(self.value) if self.value_high is None else \
+            f"{_number(self.value)}-{_number(self.value_high)}"
+        unit = self.unit if self.unit in ("x", "%") else f" {self.unit}"
+        return f"{'~' if self.approx else ''}{text}{unit}"
+
+    @property
+    def x_text(self) -> str | None:
+        if self.x is None:
+            return None
+        unit = self.x_unit[:-1] if self.x == 1 and self.x_unit in ("users", "nodes") else self.x_unit
+        return f"{_number(self.x)} {unit}"
+
+    @property
+    def label(self) -> str:
+        """Target, dataset, cache and series in one line, for legends and the store."""
+        return ", ".join(p for p in (self.target, self.dataset, self.cache, self.series) if p)
+
+
+def reference_folder() -> Path:
+    return resources_dir() / "reference"
+
+
+def load_references(folder: str | Path | None = None) -> list[Reference]:
+    """Every figure of every ``*.json`` in ``folder`` (default: the shipped references)."""
+    folder = Path(folder) if folder is not None else reference_folder()
+    if not folder.is_dir():
+        raise ReferenceDataError(f"reference folder not found: {folder}")
+    references: list[Reference] = []
+    for path in sorted(folder.glob("*.json")):
+        references.extend(load_reference_file(path))
+    return references
+
+
+def load_reference_file(path: str | Path) -> list[Reference]:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ReferenceDataError(f"{path.name}: not valid JSON: {exc.msg} at line {exc.lineno}, "
+                                 f"column {exc.colno}") from None
+    head = _check_header(path.name, data)
+    references, seen = [], {}
+    for index, figure in enumerate(data["figures"]):
+        ref = _figure(f"{path.name}: figure {index}", figure, head)
+        # Two figures with the same coordinates are a copy-paste slip, not two facts.
+        key = (ref.experiment, ref.dataset, ref.target, ref.cache, ref.series, ref.x, ref.unit)
+        if key in seen:
+            raise ReferenceDataError(f"{path.name}: figure {index} repeats figure {seen[key]} "
+                                     f"({ref.label}, x={ref.x_text}, {ref.unit})")
+        seen[key] = index
+        references.append(ref)
+    return references
+
+
+def references_for(workload: str, dataset: str | None = None, target: str | None = None,
+                   folder: str | Path | None = None) -> list[Reference]:
+    """Published figures for one workload, optionally one dataset and one target.
+
+    ``target`` matches a whole family: "dolphindb" selects "dolphindb-server" and every
+    "dolphindb-api-*"; "dolphindb-api" selects every API language.
+    """
+    return [r for r in load_references(folder)
+            if r.experiment == workload
+            and (dataset is None or r.dataset == dataset)
+            and (target is None or r.target == target or r.target.startswith(target + "-"))]
+
+
+def as_frame(references: Iterable[Reference] | None = None) -> pd.DataFrame:
+    """Figures as rows of the results store's "references" table."""
+    refs = load_references() if references is None else list(references)
+    rows = []
+    for r in refs:
+        notes = [f"as published: {r.value_text}" if (r.value_high is not None or r.approx) else "", r.note]
+        rows.append({
+            "source": f"{r.report}: {r.title}",
+            "experiment": r.experiment,
+            "series": r.label,
+            "x": r.x_text,
+            "value": float(r.value),
+            "unit": r.unit,
+            "note": "; ".join(n for n in notes if n) or None,
+        })
+    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+    return frame.astype({c: ("float64" if c == "value" else "str") for c in FRAME_COLUMNS})
+
+
+# --- validation -----------------------------------------------------------------------------
+
+def _check_header(name: str, data: Any) -> dict[str, str]:
+    if not isinstance(data, dict):
+        raise ReferenceDataError(f"{name}: expected a JSON object at the top level")
+    unknown = set(data) - set(_HEADER_FIELDS)
+    if unknown:
+        raise ReferenceDataError(f"{name}: unknown field(s) {', '.join(sorted(unknown))}")
+    for key in ("report", "title", "source_file", "environment"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise ReferenceDataError(f"{name}: '{key}' must be a non-empty string")
+    if not name.startswith(data["report"] + "_"):
+        raise ReferenceDataError(f"{name}: 'report' {data['report']!r} does not match the file name")
+    missing = data.get("missing", [])
+    if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):
+        raise ReferenceDataError(f"{name}: 'missing' must be a list of strings")
+    if not isinstance(data.get("figures"), list) or not data["figures"]:
+        raise ReferenceDataError(f"{name}: 'figures' must be a non-empty list")
+    return {k: data[k] for k in ("report", "title", "environment", "source_file")}
+
+
+def _figure(where: str, figure: Any, head: dict[str, str]) -> Reference:
+    if not isinstance(figure, dict):
+        raise ReferenceDataError(f"{where}: expected an object, got {type(figure).__name__}")
+    unknown = set(figure) - set(_FIGURE_FIELDS)
+    if unknown:
+        raise ReferenceDataError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+
+    def text(key: str, allowed: tuple[str, ...] | None = None, required: bool = True) -> str | None:
+        value = figure.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise ReferenceDataError(f"{where}: '{key}' must be a non-empty string, not {value!r}")
+        if allowed is not None and value not in allowed:
+            raise ReferenceDataError(f"{where}: '{key}' {value!r} is not one of {', '.join(allowed)}")
+        return value
+
+    def number(key: str, required: bool = True) -> float | None:
+        value = figure.get(key)
+        if value is None and not required:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ReferenceDataError(f"{where}: '{key}' must be a number, not {value!r}")
+        return value
+
+    x, x_unit = number("x", required=False), text("x_unit", X_UNITS, required=False)
+    if (x is None) != (x_unit is None):
+        raise ReferenceDataError(f"{where}: 'x' and 'x_unit' go together (got x={x!r}, x_unit={x_unit!r})")
+    value, value_high = number("value"), number("value_high", required=False)
+    if value_high is not None and value_high <= value:
+        raise ReferenceDataError(f"{where}: 'value_high' {value_high} must be above 'value' {value}")
+    approx = figure.get("approx", False)
+    if not isinstance(approx, bool):
+        raise ReferenceDataError(f"{where}: 'approx' must be true or false, not {approx!r}")
+    return Reference(
+        **head,
+        experiment=text("experiment", EXPERIMENTS),
+        dataset=text("dataset", DATASETS, required=False),
+        target=text("target"),
+        cache=text("cache", CACHE_STATES, required=False),
+        series=text("series"),
+        x=x, x_unit=x_unit, value=value, value_high=value_high, approx=approx,
+        unit=text("unit", UNITS),
+        note=text("note", required=False) or "",
+    )
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"

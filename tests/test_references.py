@@ -26,7 +26,7 @@ SHIPPED = ("000_pickle_vs_api.json", "001_druid.json", "002_api_performance.json
 def _find_digest() -> Path | None:
     candidates = [os.environ.get("TICKBENCH_SEEDS", ""),
                   Path(__file__).resolve().parent.parent / "docs" / "SEEDS.md",
-                  "/work/shared/SEEDS.md"]
+                  Path(__file__).resolve().parents[2] / "shared" / "SEEDS.md"]
     return next((Path(c) for c in candidates if c and Path(c).is_file()), None)
 
 

@@ -1,0 +1,61 @@
+"""``python -m tests.ddbserver``: start the test server; prints ``PORTS <p0> [<p1> ...]`` when ready."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+
+from tests.ddbserver.faults import Faults
+from tests.ddbserver.server import TestServer
+
+
+def parse_users(text: str) -> dict[str, str]:
+    users = {}
+    for item in filter(None, text.split(",")):
+        user, sep, password = item.partition(":")
+        if not sep or not user:
+            raise argparse.ArgumentTypeError(f"user {item!r} is not of the form name:password")
+        users[user] = password
+    return users
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.ddbserver",
+                                     description="DolphinDB wire-protocol test server (test-only)")
+    parser.add_argument("--data-nodes", type=int, default=0,
+                        help="0: one single-mode node; N: a controller port plus N data-node ports")
+    parser.add_argument("--users", type=parse_users, default={"admin": "123456"},
+                        help="comma-separated name:password pairs (default admin:123456)")
+    parser.add_argument("--version", default="3.00.1 2024.06.01 tickbench-test-server")
+    parser.add_argument("--refuse-login", action="store_true")
+    parser.add_argument("--not-initialised", action="store_true")
+    parser.add_argument("--silent", action="store_true", help="accept connections, never answer")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--delay-match", default="")
+    parser.add_argument("--close-match", default="")
+    parser.add_argument("--error-match", default="")
+    parser.add_argument("--error-message", default=Faults().error_message)
+    args = parser.parse_args(argv)
+
+    faults = Faults()
+    faults.update(json.loads(os.environ.get("TICKBENCH_DDB_FAULTS", "{}")))
+    faults.update({k: getattr(args, k) for k in Faults.SETTABLE
+                   if getattr(args, k) != getattr(Faults(), k)})
+    server = TestServer(data_nodes=args.data_nodes, users=args.users, version=args.version,
+                        faults=faults)
+    server.start()
+    print("PORTS " + " ".join(str(p) for p in server.ports), flush=True)
+
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    done.wait()
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

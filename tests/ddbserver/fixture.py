@@ -1,0 +1,112 @@
+"""Pytest fixtures that run the test server in its own process (a server thread inside the
+client's process made DBConnectionPool hang: shared/DDB_PROTOCOL.md).
+
+Register in the main conftest.py with:
+    from tests.ddbserver.fixture import ddb_server, ddb_cluster, ddb_server_factory  # noqa: F401
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 30.0
+
+
+@dataclass
+class RunningServer:
+    proc: subprocess.Popen
+    ports: list[int]
+    host: str = "127.0.0.1"
+    users: dict[str, str] = field(default_factory=lambda: {"admin": "123456"})
+
+    @property
+    def port(self) -> int:
+        """The first node: the controller of a cluster, or the single node."""
+        return self.ports[0]
+
+    @property
+    def data_ports(self) -> list[int]:
+        return self.ports[1:] or self.ports[:1]
+
+    def control(self, **faults) -> dict:
+        """Change faults at run time (``reset=True`` first restores the defaults)."""
+        import dolphindb as ddb
+
+        s = ddb.session()
+        # anonymous (no login), so a "refuse_login" fault can be switched off again
+        if not s.connect(self.host, self.port):
+            raise RuntimeError("cannot reach the test server to change its faults")
+        try:
+            return json.loads(s.run("testServerControl", json.dumps(faults)))
+        finally:
+            s.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+def start_server(*args: str, env: dict | None = None, users: dict[str, str] | None = None) -> RunningServer:
+    """Start ``python -m tests.ddbserver`` with ``args``; wait for its ``PORTS`` line."""
+    cmd = [sys.executable, "-m", "tests.ddbserver", *args]
+    if users is not None:
+        cmd += ["--users", ",".join(f"{u}:{p}" for u, p in users.items())]
+    proc_env = {**os.environ, **(env or {})}
+    proc_env["PYTHONPATH"] = str(REPO) + os.pathsep + proc_env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(cmd, cwd=REPO, env=proc_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout=START_TIMEOUT):
+        proc.kill()
+        raise RuntimeError(f"test server did not start within {START_TIMEOUT:.0f} s")
+    line = proc.stdout.readline().strip()
+    if not line.startswith("PORTS "):
+        proc.kill()
+        raise RuntimeError(f"test server failed to start: {line or proc.stderr.read()[-2000:]}")
+    return RunningServer(proc, [int(p) for p in line.split()[1:]],
+                         users=users or {"admin": "123456"})
+
+
+@pytest.fixture(scope="session")
+def ddb_server():
+    """One single-node test server for the whole session (faults: reset them after changing)."""
+    server = start_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def ddb_cluster():
+    """A fake cluster: a controller port and three data-node ports, all served by one process."""
+    server = start_server("--data-nodes", "3")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ddb_server_factory():
+    """Start servers with given flags; all are stopped when the test ends."""
+    started: list[RunningServer] = []
+
+    def factory(*args: str, **kwargs) -> RunningServer:
+        server = start_server(*args, **kwargs)
+        started.append(server)
+        return server
+
+    yield factory
+    for server in started:
+        server.stop()

@@ -1,0 +1,156 @@
+"""The test server: one thread per connection, one or more listening ports sharing one store.
+
+Port 0 of the list is the first node (the controller in a cluster, the only node otherwise); each
+further port is a data node. Every request is framed, answered by the dispatcher, and the reply is
+shaped by the active faults (delay, error, close mid-reply, silence).
+"""
+from __future__ import annotations
+
+import random
+import socket
+import socketserver
+import sys
+import threading
+import time
+import traceback
+
+from tests.ddbserver import codec as c
+from tests.ddbserver.arrow_reply import table_to_ipc
+from tests.ddbserver.dispatch import Dispatcher, Node, ScriptError, Session
+from tests.ddbserver.faults import Faults
+from tests.ddbserver.framing import (FLAG_ARROW, ProtocolError, arrow_table_reply, error_reply,
+                                     ok_reply, read_request)
+from tests.ddbserver.store import Store, StoreError
+
+LOGIN_ERROR = "The user name or password is incorrect."
+
+
+class TestServer:
+    def __init__(self, data_nodes: int = 0, users: dict[str, str] | None = None,
+                 version: str = "3.00.1 2024.06.01 tickbench-test-server", faults: Faults | None = None,
+                 host: str = "127.0.0.1"):
+        self.host = host
+        self.users = users if users is not None else {"admin": "123456"}
+        self.faults = faults or Faults()
+        self.store = Store()
+        self._servers: list[socketserver.ThreadingTCPServer] = []
+        count = 1 + data_nodes
+        for _ in range(count):
+            srv = _Listener((host, 0), _Handler)
+            srv.owner = self
+            self._servers.append(srv)
+        ports = [s.server_address[1] for s in self._servers]
+        if data_nodes:
+            self.nodes = [Node("controller", 2, ports[0])] + [
+                Node(f"dnode{i}", 0, p) for i, p in enumerate(ports[1:], start=1)]
+        else:
+            self.nodes = [Node("local8848", 3, ports[0])]
+        self.dispatcher = Dispatcher(self.store, self.nodes, version, self.faults)
+
+    @property
+    def ports(self) -> list[int]:
+        return [s.server_address[1] for s in self._servers]
+
+    def node_for(self, port: int) -> Node:
+        return next(n for n in self.nodes if n.port == port)
+
+    def start(self) -> None:
+        for srv in self._servers:
+            threading.Thread(target=srv.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        for srv in self._servers:
+            srv.shutdown()
+            srv.server_close()
+
+    # --- one request -------------------------------------------------------------------------
+    def answer(self, req, session: Session) -> bytes:
+        if req.command == "connect":
+            sid = str(random.randint(10**8, 10**10))
+            if req.lines and req.lines[0] == "login":
+                user, password = (req.lines[1:3] + ["", ""])[:2]
+                if self.faults.refuse_login or self.users.get(user) != password:
+                    return error_reply(sid, LOGIN_ERROR)
+            session.variables.clear()
+            return ok_reply(sid, [])
+        key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
+        if self.faults.matches(self.faults.delay_match, key, empty_matches=self.faults.delay > 0):
+            time.sleep(self.faults.delay)
+        if self.faults.matches(self.faults.error_match, key):
+            return error_reply(req.session, self.faults.error_message)
+        try:
+            if req.command == "script":
+                objects = self.dispatcher.script(session, req.script)
+            elif req.command == "function":
+                objects = self.dispatcher.function(session, req.lines[0], req.args)
+            elif req.command == "variable":
+                objects = self.dispatcher.upload(session, req.lines[0].split(","), req.args)
+            else:
+                return error_reply(req.session, f"Unknown request type {req.command}")
+        except (ScriptError, StoreError, ValueError) as exc:
+            return error_reply(req.session, str(exc))
+        except Exception as exc:  # a server bug: answer it instead of dropping the connection
+            traceback.print_exc(file=sys.stderr)
+            return error_reply(req.session, f"Test server internal error: {type(exc).__name__}: {exc}")
+        if req.flag & FLAG_ARROW and len(objects) == 1 and isinstance(objects[0], c.Table):
+            return arrow_table_reply(req.session, table_to_ipc(objects[0]))
+        if not objects:
+            objects = [c.Scalar(c.VOID, None)] if req.command == "script" else []
+        return ok_reply(req.session, objects)
+
+
+class _Listener(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+    owner: TestServer
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        owner: TestServer = self.server.owner
+        port = self.server.server_address[1]
+        owner.faults.count_connection(port)
+        sock: socket.socket = self.request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if owner.faults.silent:
+            _drain_until_closed(sock)
+            return
+        src = c.Source(sock=sock)
+        session = Session(owner.node_for(port))
+        while True:
+            try:
+                req = read_request(src)
+            except (ConnectionError, OSError):
+                return
+            except (ProtocolError, c.CodecError) as exc:
+                _send(sock, error_reply("0", f"Invalid request: {exc}"))
+                return
+            if owner.faults.silent:
+                _drain_until_closed(sock)
+                return
+            reply = owner.answer(req, session)
+            key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
+            if req.command != "connect" and owner.faults.matches(owner.faults.close_match, key):
+                _send(sock, reply[: max(1, len(reply) // 2)])
+                sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+                return
+            if not _send(sock, reply):
+                return
+
+
+def _send(sock: socket.socket, data: bytes) -> bool:
+    try:
+        sock.sendall(data)
+        return True
+    except OSError:
+        return False
+
+
+def _drain_until_closed(sock: socket.socket) -> None:
+    try:
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass

@@ -1,0 +1,446 @@
+"""DolphinDB: a cluster (or a single node) reached through the ``dolphindb`` Python client.
+
+Layout (``prepare``): one database per dataset and scale, ``<db_prefix>_<dataset>_<scale key>``,
+partitioned as in the reports: day (VALUE) x key (RANGE): 128 key buckets cut from the data's
+keys (report 001) for TAQ, level 2 and the API table; 10 buckets for devices (report 004). The
+database uses ``atomic="CHUNK"`` so concurrent appends may share partitions (report 002 §2). Tables:
+the seed table (``quotes``, ``tick``, ``readings``, ``orders``), ``<table>_append`` for concurrent
+appends, ``<table>_minute`` for report 003's map-reduce output, and a shared in-memory table
+``tickbench_upload_<dataset>`` for the upload sweep (report 002 §1). Data is generated locally and
+loaded through the client in batches (``tableInsert``); days whose row count on the server is
+complete are skipped, incomplete days are deleted and loaded again.
+
+Phases of a read (report 000's breakdown):
+- server: measured ON the server. The query runs inside a script that reads ``now(true)`` before
+  and after it, keeps the result on the server as a shared table, and returns the nanoseconds.
+- transfer: that shared result is requested again over a bare socket (``ddb_wire``) and read to
+  its last byte without decoding; ``nbytes`` is the reply's size on the wire.
+- decode: the client's own time to fetch the same result into a DataFrame (``session.run``),
+  minus the transfer time, clamped at 0. In the real client transfer and decode overlap (it
+  decodes while reading), so this split is an estimate, as report 000 says.
+The query therefore runs once per operation; the result is fetched twice from server memory.
+
+Cold cache: ``pnodeRun(clearAllCache)`` empties DolphinDB's caches on every data node; the
+servers' OS page cache cannot be dropped from a client (report 000 did it on the servers).
+
+Config keys: ``host``/``port``/``user``/``password`` (one node) or ``profile`` (a
+``ClusterProfile`` dict) plus ``password``; ``db_prefix`` (default ``dfs://tickbench``);
+``protocol`` (DDB|PICKLE|ARROW) and ``compress`` (override the profile's); ``node_policy``
+(one|round_robin|random) and ``seed``; ``timeout`` (connect/login, s, default 10);
+``query_timeout`` (one reply, s, default 3600); ``chunk_rows`` (load batch, default 200,000);
+``measure_transfer`` (default true).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from typing import Any
+
+import pandas as pd
+
+from workloads.cluster import ClusterProfile, Node, _server_text, open_session, pick_node
+from workloads.datasets import get_dataset
+from workloads.datasets.schema import Scale, StringMode, apply_string_mode
+from workloads.targets import ddb_quote as q
+from workloads.targets import ddb_scripts as scripts
+from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
+from workloads.targets.ddb_wire import RawConnection, WireError
+
+TABLE_NAMES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
+KEY_BUCKETS = {"devices": 10}          # report 004; every other dataset: report 001's 128
+DEFAULT_KEY_BUCKETS = 128
+DATE_ROOM_DAYS = 31                    # VALUE partitions beyond the last day, for appends
+KEYS_SAMPLE = 100
+MEMORY_TABLE_ALIASES = ("upload", "memory")
+
+
+def profile_from_config(config: dict[str, Any]) -> ClusterProfile:
+    password = str(config.get("password", ""))
+    if config.get("profile"):
+        profile = ClusterProfile.from_dict(config["profile"], password=password)
+    elif config.get("host"):
+        try:
+            port = int(config.get("port", 8848))
+        except (TypeError, ValueError):
+            raise ValueError(f"DolphinDB port {config.get('port')!r} is not a number") from None
+        profile = ClusterProfile.single(str(config["host"]), port, str(config.get("user", "admin")), password)
+    else:
+        raise ValueError("the DolphinDB target needs a host (and port) or a cluster profile")
+    overrides = {k: config[k] for k in ("protocol", "compress", "node_policy") if k in config}
+    if overrides:
+        data = profile.to_dict() | overrides
+        data["protocol"] = str(data["protocol"]).upper()
+        profile = ClusterProfile.from_dict(data, password=password)
+    return profile
+
+
+def key_bounds(keys: list[str], buckets: int) -> list[str]:
+    """RANGE boundaries splitting the sorted keys into ``buckets`` groups of similar size; the
+    last boundary sorts after every key (DolphinDB ranges are [low, high))."""
+    ordered = sorted(set(keys))
+    if not ordered:
+        raise ValueError("the dataset has no keys to partition by")
+    count = max(1, min(buckets, len(ordered)))
+    bounds = [ordered[i * len(ordered) // count] for i in range(count)]
+    return bounds + [ordered[-1] + "~"]
+
+
+class DolphinDBTarget(Target):
+    kind = "dolphindb"
+    read_phases = ("server", "transfer", "decode")
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        try:
+            self.profile = profile_from_config(self.config)
+            self.prefix = q.db_path(str(self.config.get("db_prefix", "dfs://tickbench")))
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
+        self.timeout = float(self.config.get("timeout", 10.0))
+        self.query_timeout = float(self.config.get("query_timeout", 3600.0))
+        self.chunk_rows = int(self.config.get("chunk_rows", 200_000))
+        self.measure_transfer = bool(self.config.get("measure_transfer", True))
+        self.seed = int(self.config.get("seed", 0))
+        self._session = None
+        self._raw: RawConnection | None = None
+        self._node: Node | None = None
+        self._worker = 0
+        self._share_name = ""
+        self._ensured: set[str] = set()
+
+    # --- names ---------------------------------------------------------------------------------
+    def names(self, dataset: str, scale: Scale) -> scripts.Names:
+        table = TABLE_NAMES.get(dataset, dataset)
+        return scripts.Names(db=f"{self.prefix}_{dataset}_{scale.key()}", table=table,
+                             append=f"{table}_append", minute=f"{table}_minute",
+                             memory=f"tickbench_upload_{dataset}")
+
+    @staticmethod
+    def columns(dataset: str) -> scripts.Columns:
+        info = get_dataset(dataset).info
+        schema = info.schema
+        bid, ask = info.price_columns
+        return scripts.Columns(
+            names=tuple(schema.names), types=tuple(c.ddb_type for c in schema.columns),
+            date=info.date_column, date_type=schema.column(info.date_column).ddb_type,
+            key=info.key_column, time=info.time_column,
+            time_type=schema.column(info.time_column).ddb_type, bid=bid, ask=ask)
+
+    # --- sessions ------------------------------------------------------------------------------
+    def _connect(self, node: Node):
+        """A client session and a raw connection on ``node``; clear errors when it fails."""
+        try:
+            raw = RawConnection(node.host, node.port, self.profile.user, self.profile.password,
+                                protocol=self.profile.protocol, compress=self.profile.compress,
+                                timeout=self.timeout)
+        except WireError as exc:
+            raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
+        raw.sock.settimeout(self.query_timeout)
+        try:
+            session = open_session(self.profile, node, timeout=self.query_timeout, net_timeout=self.timeout)
+        except ConnectionError as exc:
+            raw.close()
+            raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
+        return session, raw
+
+    def _admin_session(self):
+        """A short-lived session for parent-side work (prepare, footprint, describe)."""
+        node = self.profile.data_nodes[0]
+        session, raw = self._connect(node)
+        raw.close()
+        return session, node
+
+    def _run(self, session, node: Node, script: str, *args):
+        try:
+            return session.run(script, *args) if args else session.run(script)
+        except RuntimeError as exc:
+            text = _server_text(exc)
+            if "Socket is disconnected" in text or "Failed to read" in text or "IO error" in text:
+                raise TargetError(f"DolphinDB at {node.address}: connection lost or reply timed out "
+                                  f"({text.split(' with IO error')[0]})") from None
+            raise TargetError(f"DolphinDB at {node.address} answered: {text}") from None
+
+    # --- parent side ---------------------------------------------------------------------------
+    def prepare(self, dataset: str, scale: Scale, strings: StringMode,
+                progress: ProgressCallback | None = None) -> Layout:
+        ds = get_dataset(dataset)
+        names, cols = self.names(dataset, scale), self.columns(dataset)
+        days, keys = ds.trading_days(scale), ds.keys(scale)
+        schema_cols = list(zip(cols.names, cols.types))
+        session, node = self._admin_session()
+        run = lambda script, *a: self._run(session, node, script, *a)  # noqa: E731
+        try:
+            if not run(scripts.exists_database(names)):
+                bounds = key_bounds(keys, KEY_BUCKETS.get(dataset, DEFAULT_KEY_BUCKETS))
+                run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=DATE_ROOM_DAYS), bounds))
+            partition = [cols.date, cols.key]
+            for table in (names.table, names.append):
+                if not run(scripts.exists_table(names, table)):
+                    run(scripts.create_table(names, table, schema_cols, partition))
+            if self._has_minute_table(cols) and not run(scripts.exists_table(names, names.minute)):
+                run(scripts.create_table(names, names.minute, scripts.minute_table_columns(cols), partition))
+            if not run(scripts.memory_table_exists(names)):
+                run(scripts.create_memory_table(names, schema_cols))
+            loaded = self._load(session, node, ds, names, cols, scale, days, progress)
+            counts = self._rows_per_day(session, node, names, cols)
+            rows = sum(counts.get(d, 0) for d in days)
+            footprint = self._footprint(session, node, names)
+        finally:
+            session.close()
+        return Layout(dataset=dataset, scale=scale, strings=StringMode.parse(strings), days=tuple(days),
+                      keys_sample=tuple(keys[:KEYS_SAMPLE]), rows=rows, footprint_bytes=footprint,
+                      reused=loaded == 0, location=f"{names.db}/{names.table}")
+
+    @staticmethod
+    def _has_minute_table(cols: scripts.Columns) -> bool:
+        return bool(cols.bid and cols.ask) and cols.bid != cols.ask and cols.date != cols.time
+
+    def _rows_per_day(self, session, node, names, cols) -> dict[dt.date, int]:
+        frame = self._run(session, node, scripts.rows_per_day(names, cols))
+        if frame is None or len(frame) == 0:
+            return {}
+        return {pd.Timestamp(d).date(): int(n) for d, n in zip(frame["day"], frame["n"])}
+
+    def _load(self, session, node, ds, names, cols, scale, days, progress) -> int:
+        """Load missing days; return the rows loaded now (0 when everything was there)."""
+        counts = self._rows_per_day(session, node, names, cols)
+        total = scale.rows_per_day * len(days)
+        done, loaded = 0, 0
+        insert = scripts.insert_function(names, names.table)
+        hints = upload_hints(ds.info.schema)
+        for index, day in enumerate(days):
+            have = counts.get(day, 0)
+            if have == scale.rows_per_day:
+                done += have
+                if progress:
+                    progress(done, total, f"{day}: already loaded ({have:,} rows)")
+                continue
+            if have:
+                self._run(session, node, scripts.delete_day(names, cols, day))
+            for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows=self.chunk_rows):
+                self._run(session, node, insert, typed_frame(chunk, hints))
+                done += len(chunk)
+                loaded += len(chunk)
+                if progress:
+                    progress(done, total, f"{day}: {done:,} of {total:,} rows loaded")
+        return loaded
+
+    def _footprint(self, session, node, names) -> int:
+        value = self._run(session, node, scripts.footprint(names))
+        try:
+            return int(value) if value is not None and value == value else 0
+        except (TypeError, ValueError):
+            return 0
+
+    def footprint(self, layout: Layout) -> int:
+        session, node = self._admin_session()
+        try:
+            return self._footprint(session, node, self.names(layout.dataset, layout.scale))
+        finally:
+            session.close()
+
+    def describe(self) -> dict[str, Any]:
+        from workloads.cluster import discover_nodes
+
+        info: dict[str, Any] = {
+            "kind": self.kind, "profile": self.profile.to_dict(), "db_prefix": self.prefix,
+            "transfer_method": "bare-socket re-read of the server-kept result, DDB framing walked "
+                               "without decoding" + (" (DDB encoding stands in for PICKLE)"
+                                                     if self.profile.protocol == "PICKLE" else ""),
+            "cold_cache": "pnodeRun(clearAllCache); the servers' OS page cache is not controlled",
+        }
+        try:
+            session, node = self._admin_session()
+            try:
+                info["server_version"] = str(self._run(session, node, scripts.version()))
+            finally:
+                session.close()
+            info["nodes"] = [vars(n) for n in discover_nodes(self.profile, timeout=self.timeout)]
+        except (TargetError, ConnectionError, RuntimeError) as exc:
+            info["error"] = str(exc)
+        return info
+
+    def drop_cache(self, layout: Layout) -> list[str]:
+        if self._session is not None:
+            self._run(self._session, self._node, scripts.clear_cache())
+        else:
+            session, node = self._admin_session()
+            try:
+                self._run(session, node, scripts.clear_cache())
+            finally:
+                session.close()
+        return [scripts.clear_cache()]
+
+    # --- worker side ---------------------------------------------------------------------------
+    def open(self, layout: Layout, worker: int = 0) -> None:
+        self.close()
+        self._worker = worker
+        self._node = pick_node(self.profile, worker, self.seed)
+        self._session, self._raw = self._connect(self._node)
+        self._share_name = f"tickbench_w{int(worker)}_{os.getpid()}_{os.urandom(3).hex()}"
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+        if self._raw is not None:
+            self._raw.close()
+        self._session, self._raw = None, None
+
+    def _require_open(self, layout: Layout) -> None:
+        if self._session is None:
+            self.open(layout, self._worker)
+
+    def _measured(self, layout: Layout, body: list[str]) -> OpResult:
+        """Run ``body`` on the server (timed there), then fetch its result twice: through the
+        client (API total) and through the bare socket (transfer)."""
+        self._require_open(layout)
+        session, node, name = self._session, self._node, self._share_name
+        server_ns = self._run(session, node, scripts.measured(name, body))
+        try:
+            start = time.perf_counter()
+            result = self._run(session, node, scripts.fetch(name))
+            frame = self._to_frame(result, layout)
+            api_seconds = time.perf_counter() - start
+            raw_seconds, nbytes = 0.0, 0
+            if self.measure_transfer:
+                try:
+                    reply = self._raw.run_discard(scripts.fetch(name))
+                except WireError as exc:
+                    raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
+                raw_seconds, nbytes = reply.seconds, reply.nbytes
+        finally:
+            self._run(session, node, scripts.drop_shared(name))
+        if self.measure_transfer:
+            phases = {"server": int(server_ns) / 1e9, "transfer": raw_seconds,
+                      "decode": max(0.0, api_seconds - raw_seconds)}
+            extra = {"api_seconds": api_seconds}
+        else:
+            phases = {"server": int(server_ns) / 1e9, "transfer": api_seconds, "decode": 0.0}
+            extra = {"api_seconds": api_seconds, "transfer_includes_decode": True}
+            nbytes = estimated_bytes(frame)
+        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, node=node.address,
+                        frame=frame, extra=extra)
+
+    @staticmethod
+    def _to_frame(result, layout: Layout) -> pd.DataFrame:
+        if isinstance(result, pd.DataFrame):
+            frame = result
+        elif hasattr(result, "to_pandas") and hasattr(result, "schema"):   # pyarrow.Table (ARROW)
+            from workloads.targets.arrow_frames import frame_from_arrow
+
+            return frame_from_arrow(result, layout.strings)
+        else:
+            raise TargetError(f"expected a table from the server, got {type(result).__name__}")
+        if layout.strings is not StringMode.ARROW:
+            schema = get_dataset(layout.dataset).info.schema
+            apply_string_mode(frame, schema, layout.strings)
+        return frame
+
+    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        return self._measured(layout, scripts.select_day(names, cols, day))
+
+    def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        return self._measured(layout, scripts.select_slice(names, cols, day, str(key)))
+
+    def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        try:
+            body = scripts.minute_bars(names, cols, day, str(key))
+        except ValueError as exc:
+            raise TargetError(f"minute bars on {layout.dataset}: {exc}") from None
+        return self._measured(layout, body)
+
+    # report 003's three computations ------------------------------------------------------------
+    def _day_span(self, layout: Layout, days) -> tuple[dt.date, dt.date]:
+        chosen = sorted(days) if days else sorted(layout.days)
+        if not chosen:
+            raise TargetError("no days to compute over")
+        return chosen[0], chosen[-1]
+
+    def spread_by_minute(self, layout: Layout, days=()) -> OpResult:
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        first, last = self._day_span(layout, days)
+        try:
+            body = scripts.spread_by_minute(names, cols, first, last)
+        except ValueError as exc:
+            raise TargetError(f"spread by minute on {layout.dataset}: {exc}") from None
+        return self._measured(layout, body)
+
+    def mapreduce_minute_bars(self, layout: Layout, days=()) -> OpResult:
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        if not self._has_minute_table(cols):
+            raise TargetError(f"map-reduce minute bars need distinct bid/ask and date/time columns; "
+                              f"{layout.dataset} has none")
+        first, last = self._day_span(layout, days)
+        return self._measured(layout, scripts.mapreduce_minute_bars(names, cols, first, last))
+
+    def ols_spread(self, layout: Layout, days=()) -> OpResult:
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        if "bidsiz" not in cols.names or "ofrsiz" not in cols.names:
+            raise TargetError(f"the OLS of report 003 needs quote sizes (bidsiz, ofrsiz); "
+                              f"{layout.dataset} has none")
+        first, last = self._day_span(layout, days)
+        return self._measured(layout, scripts.ols_spread(names, cols, first, last, "bidsiz", "ofrsiz"))
+
+    # writes -----------------------------------------------------------------------------------------
+    def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
+        self._require_open(layout)
+        names = self.names(layout.dataset, layout.scale)
+        schema = get_dataset(layout.dataset).info.schema
+        if table in MEMORY_TABLE_ALIASES:
+            function = scripts.memory_insert_function(names)
+        else:
+            target = q.identifier(table, "table name") if table else names.append
+            self._ensure_table(layout, names, target)
+            function = scripts.insert_function(names, target)
+        data = typed_frame(frame, upload_hints(schema))       # conversions outside the timing
+        start = time.perf_counter()
+        self._run(self._session, self._node, function, data)
+        seconds = time.perf_counter() - start
+        return OpResult(rows=len(frame), nbytes=schema.row_bytes() * len(frame),
+                        phases={"transfer": seconds}, node=self._node.address,
+                        extra={"transfer_includes_server_insert": True})
+
+    def _ensure_table(self, layout: Layout, names: scripts.Names, table: str) -> None:
+        if table in self._ensured:
+            return
+        if not self._run(self._session, self._node, scripts.exists_table(names, table)):
+            cols = self.columns(layout.dataset)
+            self._run(self._session, self._node,
+                      scripts.create_table(names, table, list(zip(cols.names, cols.types)), [cols.date, cols.key]))
+        self._ensured.add(table)
+
+    def clear_upload_table(self, layout: Layout) -> None:
+        """Empty the in-memory upload table (between steps of an upload sweep)."""
+        self._require_open(layout)
+        self._run(self._session, self._node, scripts.clear_memory_table(self.names(layout.dataset, layout.scale)))
+
+
+# --- frames on their way up ------------------------------------------------------------------------
+_HINT_TYPES = ("DATE", "SECOND", "TIME", "TIMESTAMP", "SYMBOL", "STRING", "MINUTE", "DATETIME")
+
+
+def upload_hints(schema) -> dict[str, int]:
+    """``__DolphinDB_Type__`` for the client: without it datetime64 goes up as NANOTIMESTAMP and
+    strings as STRING, which DolphinDB will not insert into DATE/SECOND/SYMBOL columns."""
+    import dolphindb.settings as keys
+
+    return {c.name: getattr(keys, f"DT_{c.ddb_type}") for c in schema.columns if c.ddb_type in _HINT_TYPES}
+
+
+def typed_frame(frame: pd.DataFrame, hints: dict[str, int]) -> pd.DataFrame:
+    """The frame ready for upload: categories as strings (the client refuses category), hints set."""
+    categories = [n for n in frame.columns if isinstance(frame[n].dtype, pd.CategoricalDtype)]
+    if categories:
+        frame = frame.copy()
+        for name in categories:
+            frame[name] = frame[name].astype("str")
+    object.__setattr__(frame, "__DolphinDB_Type__", {k: v for k, v in hints.items() if k in frame.columns})
+    return frame
+
+
+def estimated_bytes(frame: pd.DataFrame) -> int:
+    return int(frame.memory_usage(index=False, deep=False).sum())

@@ -1,0 +1,52 @@
+"""Registry of storage targets: ``make_target(kind, config)`` builds one from plain data.
+
+The local targets are imported eagerly. DolphinDB is registered by dotted path and imported only
+when asked for, so the engine (and the tests of other targets) do not need its client to load.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from workloads.targets.base import Layout, OpResult, PHASES, Target, TargetError
+from workloads.targets.duckdb_target import DuckDBTarget
+from workloads.targets.files import FeatherTarget, ParquetTarget, PickleTarget
+
+TARGETS: dict[str, type[Target]] = {
+    "pickle": PickleTarget,
+    "parquet": ParquetTarget,
+    "feather": FeatherTarget,
+    "duckdb": DuckDBTarget,
+}
+
+LAZY_TARGETS: dict[str, str] = {
+    "dolphindb": "workloads.targets.dolphindb:DolphinDBTarget",
+}
+
+
+def target_kinds() -> list[str]:
+    """Every registered kind, local ones first."""
+    return [*TARGETS, *LAZY_TARGETS]
+
+
+def target_class(kind: str) -> type[Target]:
+    if kind in TARGETS:
+        return TARGETS[kind]
+    if kind not in LAZY_TARGETS:
+        raise ValueError(f"unknown target {kind!r}: choose one of {', '.join(target_kinds())}")
+    module_name, _, class_name = LAZY_TARGETS[kind].partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise TargetError(f"target {kind!r} is unavailable: cannot load {LAZY_TARGETS[kind]} "
+                          f"({type(exc).__name__}: {exc})") from exc
+    return cls
+
+
+def make_target(kind: str, config: dict[str, Any] | None = None) -> Target:
+    """A target of ``kind`` configured by ``config`` (plain data, also rebuilt in worker processes)."""
+    return target_class(kind)(dict(config or {}))
+
+
+__all__ = ["TARGETS", "LAZY_TARGETS", "PHASES", "Layout", "OpResult", "Target", "TargetError",
+           "make_target", "target_class", "target_kinds"]

@@ -30,6 +30,7 @@ class OpResult:
     phases: dict[str, float] = field(default_factory=dict)
     node: str = ""                   # which server node answered, when there is one
     frame: pd.DataFrame | None = None  # the data, for tests; workers drop it
+    extra: dict[str, Any] = field(default_factory=dict)  # target-specific facts (DuckDB: lock_wait_s, lock_retries)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,359 @@
+"""DuckDB, the embedded default target: one database file, one table per dataset and scale.
+
+Layout: table ``<dataset>_<scale.key()>`` in ``config["path"]`` (default
+``<datasets dir>/tickbench_data.duckdb``), no index, rows ordered by (date, key, time) so
+DuckDB's zone maps (per-row-group min/max) skip most of the table for a day or key-day. Strings
+are VARCHAR; the string mode only changes decoding, so all three modes share the table. Each
+day is loaded in its own transaction (chunks from the generator via Arrow into a temp table,
+then one sorted INSERT), so an interrupted ``prepare`` resumes at the first missing day. The
+manifest lives in the table ``_tickbench_layouts``.
+
+Phases: ``query`` = execution into an Arrow table (in-process: no transfer); ``decode`` = Arrow
+-> DataFrame in the layout's string mode. Minute bars are computed by DuckDB (SQL).
+
+Concurrency, honestly: DuckDB lets ONE process open a file read-write, or several processes
+open it read-only, never both at once. So:
+- ``prepare`` closes its read-write connection before returning; workers ``open`` read-only.
+- ``append`` releases this process's read-only connection, then opens read-write for the one
+  INSERT and closes again. When another process holds the file, the open fails with a lock
+  error; we retry with backoff (up to ``lock_timeout_s``). Concurrent appends from several
+  processes are therefore serialised, one at a time. The wait is part of the ``query`` phase
+  and is also reported in ``OpResult.extra`` (``lock_wait_s``, ``lock_retries``).
+- Readers opening while a writer holds the file wait the same way (outside timing in ``open``).
+For ``append``, ``decode`` is the reverse conversion (DataFrame -> Arrow).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
+from workloads.targets.arrow_frames import arrow_schema, arrow_table, frame_from_arrow, key_value, library_versions
+from workloads.targets.bars import price_columns
+from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
+from workloads.targets.cache import drop_file_cache
+
+LAYOUT_FORMAT = 1
+KEYS_SAMPLE = 100
+DEFAULT_CHUNK_ROWS = 1_000_000
+MANIFEST_TABLE = "_tickbench_layouts"
+DEFAULT_LOCK_TIMEOUT_S = 120.0
+
+_SQL_TYPES = {
+    "BOOL": "BOOLEAN", "CHAR": "TINYINT", "SHORT": "SMALLINT", "INT": "INTEGER", "LONG": "BIGINT",
+    "FLOAT": "REAL", "DOUBLE": "DOUBLE", "DATE": "DATE", "SECOND": "TIMESTAMP", "TIME": "TIMESTAMP",
+    "TIMESTAMP": "TIMESTAMP", "SYMBOL": "VARCHAR", "STRING": "VARCHAR",
+}
+
+
+def _now() -> float:
+    return time.perf_counter()
+
+
+def quote(name: str) -> str:
+    """A SQL identifier, quoted (names come from schemas and callers, never from SQL text)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def table_name(dataset: str, scale: Scale) -> str:
+    return f"{dataset}_{scale.key()}"
+
+
+def _columns_sql(schema: Schema) -> str:
+    return ", ".join(f"{quote(c.name)} {_SQL_TYPES[c.ddb_type]}" for c in schema.columns)
+
+
+def _select_cast_sql(schema: Schema) -> str:
+    """Arrow's timestamp[ns] etc. cast to the table's types (DATE, TIMESTAMP, ...)."""
+    return ", ".join(f"CAST({quote(c.name)} AS {_SQL_TYPES[c.ddb_type]}) AS {quote(c.name)}"
+                     for c in schema.columns)
+
+
+def _get_dataset(name: str):
+    from workloads.datasets import get_dataset  # the generators' registry, imported on use
+    return get_dataset(name)
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+
+class DuckDBTarget(Target):
+    kind = "duckdb"
+    read_phases = ("query", "decode")
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        self._reader: duckdb.DuckDBPyConnection | None = None
+        self._info: DatasetInfo | None = None
+
+    # --- configuration -------------------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        path = self.config.get("path")
+        if not path:
+            from workloads.paths import default_datasets_dir
+            return default_datasets_dir() / "tickbench_data.duckdb"
+        return Path(path)
+
+    def _connect(self, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, float, int]:
+        """Open the file, waiting while another process holds a conflicting lock.
+
+        Returns (connection, seconds spent waiting for the lock, failed attempts).
+        """
+        config: dict[str, Any] = {}
+        if self.config.get("threads"):
+            config["threads"] = int(self.config["threads"])
+        timeout = float(self.config.get("lock_timeout_s") or DEFAULT_LOCK_TIMEOUT_S)
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.is_file():
+            raise TargetError(f"DuckDB file {self.path} does not exist: prepare the target first")
+        start = _now()
+        retries, delay = 0, 0.001
+        while True:
+            attempt = _now()
+            try:
+                con = duckdb.connect(str(self.path), read_only=read_only, config=config)
+                return con, attempt - start, retries
+            except duckdb.ConnectionException as exc:  # this process already has it open otherwise
+                raise TargetError(f"DuckDB file {self.path} is already open in this process in another "
+                                  f"mode (read-only vs read-write); close that connection first: {exc}") from exc
+            except duckdb.Error as exc:
+                if not _is_lock_error(exc):
+                    raise TargetError(f"cannot open DuckDB file {self.path}: {exc}") from exc
+                if _now() - start > timeout:
+                    raise TargetError(
+                        f"DuckDB file {self.path} stayed locked by another process for {timeout:g} s "
+                        f"(DuckDB allows one writing process per file): {exc}") from exc
+                retries += 1
+                time.sleep(delay * (1 + random.random()))  # jitter: writers must not retry in lockstep
+                delay = min(delay * 2, 0.05)
+
+    def _dataset_info(self, layout: Layout) -> DatasetInfo:
+        if self._info is None or self._info.name != layout.dataset:
+            self._info = _get_dataset(layout.dataset).info
+        return self._info
+
+    # --- parent side ---------------------------------------------------------------------
+    def prepare(self, dataset: str, scale: Scale, strings: StringMode,
+                progress: ProgressCallback | None = None) -> Layout:
+        strings = StringMode.parse(strings)
+        ds = _get_dataset(dataset)
+        info: DatasetInfo = ds.info
+        table = table_name(dataset, scale)
+        days = list(ds.trading_days(scale))
+        scale_json = json.dumps(asdict(scale), sort_keys=True)
+        self.close()  # our own read-only connection would block the read-write open
+        con, _, _ = self._connect(read_only=False)
+        try:
+            con.execute(f"CREATE TABLE IF NOT EXISTS {MANIFEST_TABLE} (table_name VARCHAR, format INTEGER, "
+                        "dataset VARCHAR, scale VARCHAR, days VARCHAR, keys_sample VARCHAR, "
+                        "schema VARCHAR, versions VARCHAR, complete BOOLEAN, created TIMESTAMP)")
+            row = con.execute(f"SELECT format, scale, days, keys_sample, complete FROM {MANIFEST_TABLE} "
+                              "WHERE table_name = ?", [table]).fetchone()
+            compatible = row is not None and row[0] == LAYOUT_FORMAT and row[1] == scale_json
+            entries = json.loads(row[2]) if compatible else []
+            if compatible and row[4] and [e["date"] for e in entries] == [d.isoformat() for d in days]:
+                self._ensure_append_table(con, table, table + "_append")
+                return self._layout(dataset, scale, strings, entries, json.loads(row[3]), table, reused=True)
+            if not compatible:  # a different format or scale under this name: start over
+                con.execute(f"DROP TABLE IF EXISTS {quote(table)}")
+                con.execute(f"DELETE FROM {MANIFEST_TABLE} WHERE table_name = ?", [table])
+            con.execute(f"CREATE TABLE IF NOT EXISTS {quote(table)} ({_columns_sql(info.schema)})")
+            self._ensure_append_table(con, table, table + "_append")
+            keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
+            manifest = {"format": LAYOUT_FORMAT, "dataset": dataset, "scale": scale_json,
+                        "keys_sample": json.dumps(keys),
+                        "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
+                        "versions": json.dumps(library_versions())}
+            done = {e["date"] for e in entries}
+            total = scale.days * scale.rows_per_day
+            rows_done = sum(e["rows"] for e in entries)
+            for index, day in enumerate(days):
+                if day.isoformat() in done:
+                    continue
+                con.begin()  # one day = one transaction: a crash leaves no half day
+                rows = self._load_day(con, ds, index, scale, table, rows_done, total, progress)
+                entries.append({"date": day.isoformat(), "rows": rows})
+                entries.sort(key=lambda e: e["date"])
+                self._write_manifest(con, table, manifest, entries, complete=False)
+                con.commit()
+                rows_done += rows
+                if progress is not None:
+                    progress(min(rows_done, total), total, f"{day.isoformat()} loaded into {table}")
+            self._write_manifest(con, table, manifest, entries, complete=True)
+            con.execute("CHECKPOINT")  # fold the WAL into the file: readers and footprint see it all
+            return self._layout(dataset, scale, strings, entries, keys, table, reused=False)
+        finally:
+            con.close()  # workers open read-only; a read-write handle here would lock them out
+
+    def _load_day(self, con, ds, index: int, scale: Scale, table: str, rows_done: int, total: int,
+                  progress: ProgressCallback | None) -> int:
+        info: DatasetInfo = ds.info
+        schema = arrow_schema(info.schema)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _tb_stage ({_columns_sql(info.schema)})")
+        rows = 0
+        chunk_rows = int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
+        for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows):
+            con.register("_tb_chunk", arrow_table(chunk, schema))
+            con.execute(f"INSERT INTO _tb_stage SELECT {_select_cast_sql(info.schema)} FROM _tb_chunk")
+            con.unregister("_tb_chunk")
+            rows += len(chunk)
+            if progress is not None:
+                progress(min(rows_done + rows, total), total, f"loading day {index + 1} into {table}")
+        # rowid (arrival order) breaks ties in time, so first/last quote of a minute is well defined
+        con.execute(f"INSERT INTO {quote(table)} SELECT * EXCLUDE (_arrival) FROM "
+                    f"(SELECT *, rowid AS _arrival FROM _tb_stage) "
+                    f"ORDER BY {quote(info.key_column)}, {quote(info.time_column)}, _arrival")
+        con.execute("DROP TABLE _tb_stage")
+        return rows
+
+    @staticmethod
+    def _ensure_append_table(con, table: str, append_table: str) -> None:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {quote(append_table)} AS "
+                    f"SELECT * FROM {quote(table)} LIMIT 0")
+
+    @staticmethod
+    def _write_manifest(con, table: str, manifest: dict[str, Any], entries: list[dict], complete: bool) -> None:
+        con.execute(f"DELETE FROM {MANIFEST_TABLE} WHERE table_name = ?", [table])
+        con.execute(f"INSERT INTO {MANIFEST_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)",
+                    [table, manifest["format"], manifest["dataset"], manifest["scale"], json.dumps(entries),
+                     manifest["keys_sample"], manifest["schema"], manifest["versions"], complete])
+
+    def _layout(self, dataset, scale, strings, entries, keys, table, reused) -> Layout:
+        return Layout(dataset=dataset, scale=scale, strings=strings,
+                      days=tuple(dt.date.fromisoformat(e["date"]) for e in entries),
+                      keys_sample=tuple(keys), rows=sum(e["rows"] for e in entries),
+                      footprint_bytes=self._file_bytes(), reused=reused, location=f"{self.path}:{table}")
+
+    def _files(self) -> list[Path]:
+        return [self.path, self.path.with_name(self.path.name + ".wal")]
+
+    def _file_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self._files() if p.is_file())
+
+    def footprint(self, layout: Layout) -> int:
+        """The database file's size (+ WAL): every table in it, as the file holds them together."""
+        return self._file_bytes()
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": str(self.path), "duckdb": duckdb.__version__,
+                "threads": self.config.get("threads") or "default", "versions": library_versions()}
+
+    def drop_cache(self, layout: Layout) -> list[str]:
+        """Drop the OS cache of the file, and DuckDB's own buffer pool by reopening our connection."""
+        applied = []
+        if self._reader is not None:
+            self.close()
+            self._reader, _, _ = self._connect(read_only=True)
+            applied.append("duckdb reconnect")
+        return applied + drop_file_cache(self._files(), system_wide=bool(self.config.get("drop_caches", True)))
+
+    # --- worker side ---------------------------------------------------------------------
+    def open(self, layout: Layout, worker: int = 0) -> None:
+        self._dataset_info(layout)
+        if self._reader is None:
+            self._reader, _, _ = self._connect(read_only=True)
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def _con(self, layout: Layout) -> duckdb.DuckDBPyConnection:
+        if self._reader is None:  # not opened (or released by an append): connect before timing
+            self.open(layout)
+        return self._reader
+
+    def table(self, layout: Layout) -> str:
+        return table_name(layout.dataset, layout.scale)
+
+    def _day_where(self, info: DatasetInfo, day: dt.date) -> tuple[str, list[Any]]:
+        column = info.schema.column(info.date_column)
+        if column.ddb_type == "DATE":
+            return f"{quote(column.name)} = ?", [day]
+        # The day comes from a timestamp (devices): a range keeps zone maps usable.
+        start = dt.datetime.combine(day, dt.time())
+        return f"{quote(column.name)} >= ? AND {quote(column.name)} < ?", [start, start + dt.timedelta(days=1)]
+
+    def _run(self, layout: Layout, sql: str, params: list[Any], strings: StringMode | None) -> OpResult:
+        con = self._con(layout)
+        t0 = _now()
+        # A relation straight to Arrow (a DB-API result would copy the rows once more)
+        arrow = con.sql(sql, params=params).to_arrow_table()
+        t1 = _now()
+        frame = frame_from_arrow(arrow, strings or layout.strings)
+        t2 = _now()
+        return OpResult(rows=len(frame), nbytes=arrow.nbytes, phases={"query": t1 - t0, "decode": t2 - t1},
+                        frame=frame)
+
+    def _check_day(self, layout: Layout, day: dt.date) -> None:
+        if day not in layout.days:
+            span = f"{layout.days[0]} .. {layout.days[-1]}" if layout.days else "none"
+            raise ValueError(f"{day} is not a trading day of this layout (days: {span})")
+
+    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+        self._check_day(layout, day)
+        info = self._dataset_info(layout)
+        where, params = self._day_where(info, day)
+        return self._run(layout, f"SELECT * FROM {quote(self.table(layout))} WHERE {where}", params, None)
+
+    def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
+        self._check_day(layout, day)
+        info = self._dataset_info(layout)
+        where, params = self._day_where(info, day)
+        value = key_value(info.schema.column(info.key_column), key)
+        sql = f"SELECT * FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = ?"
+        return self._run(layout, sql, params + [value], None)
+
+    def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
+        self._check_day(layout, day)
+        info = self._dataset_info(layout)
+        bid, ask = price_columns(info)
+        where, params = self._day_where(info, day)
+        value = key_value(info.schema.column(info.key_column), key)
+        # rowid follows the stored (key, time, arrival) order: arg_min/arg_max give first/last quote
+        sql = (f"SELECT date_trunc('minute', {quote(info.time_column)}) AS minute, "
+               "arg_min(mid, rowid) AS open, max(mid) AS high, min(mid) AS low, arg_max(mid, rowid) AS close "
+               f"FROM (SELECT rowid, {quote(info.time_column)}, ({quote(bid)} + {quote(ask)}) / 2 AS mid "
+               f"FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = ?) "
+               "GROUP BY minute ORDER BY minute")
+        return self._run(layout, sql, params + [value], StringMode.ARROW)
+
+    def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
+        info = self._dataset_info(layout)
+        target_table = table or self.table(layout) + "_append"
+        t0 = _now()
+        arrow = arrow_table(frame, arrow_schema(info.schema))
+        t1 = _now()
+        self.close()  # a read-only handle in this process would block our own read-write open
+        con, waited, retries = self._connect(read_only=False)
+        try:
+            if table:
+                self._ensure_append_table(con, self.table(layout), target_table)
+            con.register("_tb_append", arrow)
+            con.execute(f"INSERT INTO {quote(target_table)} SELECT {_select_cast_sql(info.schema)} FROM _tb_append")
+            con.unregister("_tb_append")
+        finally:
+            con.close()  # hand the file to the next writer (DuckDB: one writing process per file)
+        t2 = _now()
+        return OpResult(rows=len(frame), nbytes=arrow.nbytes, phases={"decode": t1 - t0, "query": t2 - t1},
+                        extra={"lock_wait_s": waited, "lock_retries": retries, "serialised": True})
+
+    def row_count(self, layout: Layout, table: str = "") -> int:
+        """Rows in ``table`` (default: the layout's main table), for checks and reports."""
+        con = self._con(layout)
+        return con.execute(f"SELECT count(*) FROM {quote(table or self.table(layout))}").fetchone()[0]
+
+    def appended_rows(self, layout: Layout, table: str = "") -> int:
+        return self.row_count(layout, table or self.table(layout) + "_append")

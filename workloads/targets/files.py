@@ -1,0 +1,478 @@
+"""File targets: one file per trading day, as pickle (report 000), Parquet or Feather.
+
+Layout: ``<root>/<kind>/<dataset>/<scale.key()>/<strings>/<YYYY-MM-DD>.<ext>`` plus
+``manifest.json`` (rows and bytes per day, keys sample, schema, library versions). Each day
+file is written to a hidden temp file, fsynced and renamed, so a crash never leaves a half
+file under a cached name; the manifest is rewritten after every day, so an interrupted
+``prepare`` resumes at the first missing day.
+
+What is stored per string mode: a pickle holds the DataFrame in the layout's string mode (the
+report's pickles held object strings). Parquet and Feather hold plain Arrow strings and apply
+the mode while decoding (Feather's file format cannot change dictionaries between chunks).
+
+Phases of an operation (seconds):
+- ``io``: bytes from disk into memory. Parquet/Feather: the whole file into one buffer.
+  Pickle: the time spent inside the unpickler's file reads (see ``PickleTarget._read``), so
+  io + decode is exactly a plain ``pickle.load`` (benchmarks/bench_fidelity.py checks it).
+- ``decode``: bytes -> DataFrame in the layout's string mode. Parquet and Feather filter a
+  slice inside Arrow here, before pandas sees it (Parquet with a pyarrow filter; rows are in
+  time order, so row-group statistics cannot skip data and the whole file is read anyway).
+- ``query``: work pandas does after decoding: the pickle slice filter, minute bars.
+For ``append`` the direction is reversed: ``decode`` is DataFrame -> bytes (encoding), ``io`` is
+writing them. "Append" for files means one new file per batch in ``append/<table>/`` beside the
+day files (pickle: one pickle per batch; Parquet/Feather: one part file per batch); the day
+files are never rewritten.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import io
+import json
+import os
+import pickle
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from workloads.datasets.schema import DatasetInfo, Scale, StringMode, apply_string_mode
+from workloads.targets.arrow_frames import (arrow_schema, arrow_table, frame_from_arrow, key_value,
+                                            library_versions)
+from workloads.targets.bars import minute_bars, price_columns
+from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
+from workloads.targets.cache import drop_file_cache
+
+MANIFEST = "manifest.json"
+LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
+KEYS_SAMPLE = 100          # most active keys offered to slice workloads
+DEFAULT_CHUNK_ROWS = 1_000_000
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+
+def _now() -> float:
+    return time.perf_counter()
+
+
+def _get_dataset(name: str):
+    from workloads.datasets import get_dataset  # the generators' registry, imported on use
+    return get_dataset(name)
+
+
+# --- writing safely -------------------------------------------------------------------------
+def disk_full_message(path: Path) -> str:
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        free = 0
+    return f"disk full while writing {path}: {free // (1024 * 1024)} MB free"
+
+
+def _is_disk_full(exc: BaseException | None) -> bool:
+    while exc is not None:  # pyarrow and close() may wrap or chain the original ENOSPC
+        if isinstance(exc, OSError) and (exc.errno == errno.ENOSPC or "No space left" in str(exc)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@contextmanager
+def atomic_file(path: Path) -> Iterator[BinaryIO]:
+    """Write ``path`` via a hidden temp file + fsync + rename; remove the temp file on any failure."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if _is_disk_full(exc):
+            raise TargetError(disk_full_message(path)) from exc
+        raise
+
+
+def write_bytes_atomic(path: Path, payload: bytes) -> None:
+    with atomic_file(path) as f:
+        f.write(payload)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The whole file in one buffer: the ``io`` phase of a file read."""
+    with open(path, "rb", buffering=0) as f:
+        return f.readall()
+
+
+class TimedReader:
+    """A read-only file wrapper that adds up the seconds spent in its reads."""
+
+    __slots__ = ("_file", "seconds")
+
+    def __init__(self, file: BinaryIO):
+        self._file = file
+        self.seconds = 0.0
+
+    def read(self, size: int = -1) -> bytes:
+        start = _now()
+        data = self._file.read(size)
+        self.seconds += _now() - start
+        return data
+
+    def readinto(self, buffer) -> int:
+        start = _now()
+        count = self._file.readinto(buffer)
+        self.seconds += _now() - start
+        return count
+
+    def readline(self, size: int = -1) -> bytes:
+        start = _now()
+        line = self._file.readline(size)
+        self.seconds += _now() - start
+        return line
+
+
+# --- the targets ----------------------------------------------------------------------------
+class FileTarget(Target):
+    """One file per day under ``config["root"]``; subclasses say how a file is encoded."""
+
+    ext = ""
+    read_phases = ("io", "decode", "query")
+    filters_in_arrow = True   # False: the whole day becomes a DataFrame, pandas filters it
+
+    # --- layout ------------------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        root = self.config.get("root")
+        if not root:
+            from workloads.paths import default_datasets_dir
+            return default_datasets_dir()
+        return Path(root)
+
+    @property
+    def chunk_rows(self) -> int:
+        return int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
+
+    def layout_dir(self, dataset: str, scale: Scale, strings: StringMode) -> Path:
+        return self.root / self.kind / dataset / scale.key() / StringMode.parse(strings).value
+
+    def day_path(self, layout: Layout, day: dt.date) -> Path:
+        if day not in layout.days:
+            span = f"{layout.days[0]} .. {layout.days[-1]}" if layout.days else "none"
+            raise ValueError(f"{day} is not a trading day of this layout (days: {span})")
+        return Path(layout.location) / f"{day.isoformat()}.{self.ext}"
+
+    def day_files(self, layout: Layout) -> list[Path]:
+        return [Path(layout.location) / f"{d.isoformat()}.{self.ext}" for d in layout.days]
+
+    # --- parent side ---------------------------------------------------------------------
+    def prepare(self, dataset: str, scale: Scale, strings: StringMode,
+                progress: ProgressCallback | None = None) -> Layout:
+        strings = StringMode.parse(strings)
+        ds = _get_dataset(dataset)
+        folder = self.layout_dir(dataset, scale, strings)
+        days = list(ds.trading_days(scale))
+        wanted = {"format": LAYOUT_FORMAT, "kind": self.kind, "dataset": dataset,
+                  "scale": asdict(scale), "strings": strings.value,
+                  "days": [d.isoformat() for d in days]}
+        manifest = self._read_manifest(folder)
+        same = manifest is not None and all(manifest.get(k) == v for k, v in wanted.items()
+                                            if k != "days")
+        done = {e["date"]: e for e in manifest["entries"]} if same else {}
+        if same and manifest.get("complete") and manifest["days"] == wanted["days"] \
+                and all(self._entry_ok(folder, done.get(d)) for d in wanted["days"]):
+            return self._layout(manifest, folder, reused=True)
+
+        folder.mkdir(parents=True, exist_ok=True)
+        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
+        manifest = {**wanted, "complete": False, "entries": [], "keys_sample": keys,
+                    "schema": [[c.name, c.ddb_type] for c in ds.info.schema.columns],
+                    "versions": library_versions(), "created": dt.datetime.now().isoformat()}
+        total = scale.days * scale.rows_per_day
+        rows_done = 0
+        for index, day in enumerate(days):
+            path = folder / f"{day.isoformat()}.{self.ext}"
+            entry = done.get(day.isoformat())
+            if not self._entry_ok(folder, entry):
+                def on_chunk(rows: int, base=rows_done, name=path.name) -> None:
+                    if progress is not None:
+                        progress(min(base + rows, total), total, f"writing {name}")
+                rows = self._write_day(ds, index, scale, strings, path, on_chunk)
+                entry = {"date": day.isoformat(), "file": path.name, "rows": rows,
+                         "bytes": path.stat().st_size}
+            manifest["entries"].append(entry)
+            rows_done += entry["rows"]
+            self._write_manifest(folder, manifest)
+            if progress is not None:
+                progress(min(rows_done, total), total, f"{day.isoformat()} done")
+        manifest["complete"] = True
+        self._write_manifest(folder, manifest)
+        return self._layout(manifest, folder, reused=False)
+
+    def _layout(self, manifest: dict[str, Any], folder: Path, reused: bool) -> Layout:
+        entries = manifest["entries"]
+        return Layout(
+            dataset=manifest["dataset"], scale=Scale(**manifest["scale"]),
+            strings=StringMode.parse(manifest["strings"]),
+            days=tuple(dt.date.fromisoformat(e["date"]) for e in entries),
+            keys_sample=tuple(manifest["keys_sample"]), rows=sum(e["rows"] for e in entries),
+            footprint_bytes=sum(e["bytes"] for e in entries), reused=reused, location=str(folder))
+
+    @staticmethod
+    def _entry_ok(folder: Path, entry: dict[str, Any] | None) -> bool:
+        if not entry:
+            return False
+        path = folder / entry["file"]
+        return path.is_file() and path.stat().st_size == entry["bytes"]
+
+    @staticmethod
+    def _read_manifest(folder: Path) -> dict[str, Any] | None:
+        try:
+            return json.loads((folder / MANIFEST).read_text())
+        except (OSError, ValueError):
+            return None  # missing or damaged: rebuild what is not verifiably there
+
+    @staticmethod
+    def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+        write_bytes_atomic(folder / MANIFEST, json.dumps(manifest, indent=1).encode())
+
+    def _write_day(self, ds, index: int, scale: Scale, strings: StringMode, path: Path,
+                   on_chunk) -> int:
+        raise NotImplementedError
+
+    def footprint(self, layout: Layout) -> int:
+        return sum(p.stat().st_size for p in self.day_files(layout) if p.is_file())
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "root": str(self.root), "format": self.ext,
+                "versions": library_versions(), **self._codec()}
+
+    def _codec(self) -> dict[str, Any]:
+        return {}
+
+    def drop_cache(self, layout: Layout) -> list[str]:
+        return drop_file_cache(self.day_files(layout),
+                               system_wide=bool(self.config.get("drop_caches", True)))
+
+    # --- worker side ---------------------------------------------------------------------
+    def open(self, layout: Layout, worker: int = 0) -> None:
+        if not Path(layout.location).is_dir():
+            raise TargetError(f"layout folder {layout.location} is missing: prepare the target first")
+        self._info: DatasetInfo = _get_dataset(layout.dataset).info
+
+    def _dataset_info(self, layout: Layout) -> DatasetInfo:
+        info = getattr(self, "_info", None)
+        if info is None or info.name != layout.dataset:
+            self._info = info = _get_dataset(layout.dataset).info
+        return info
+
+    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+        frame, nbytes, phases = self._read(self.day_path(layout, day), layout, None)
+        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame)
+
+    def _read(self, path: Path, layout: Layout, key: tuple[str, Any] | None
+              ) -> tuple[pd.DataFrame, int, dict[str, float]]:
+        """The file as a DataFrame (filtered to ``key`` when the codec can), bytes read, phases."""
+        t0 = _now()
+        buf = read_bytes(path)
+        t1 = _now()
+        frame = self._decode(buf, layout, key)
+        return frame, len(buf), {"io": t1 - t0, "decode": _now() - t1}
+
+    def _read_key(self, layout: Layout, day: dt.date, key: str) -> tuple[pd.DataFrame, int, dict[str, float]]:
+        """One key-day as a DataFrame, with io/decode (and the pandas filter as query)."""
+        info = self._dataset_info(layout)
+        value = key_value(info.schema.column(info.key_column), key)
+        frame, nbytes, phases = self._read(self.day_path(layout, day), layout, (info.key_column, value))
+        if not self.filters_in_arrow:
+            t0 = _now()
+            frame = frame[frame[info.key_column] == value].reset_index(drop=True)
+            phases["query"] = _now() - t0
+        return frame, nbytes, phases
+
+    def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
+        frame, nbytes, phases = self._read_key(layout, day, key)
+        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame)
+
+    def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
+        info = self._dataset_info(layout)
+        bid, ask = price_columns(info)
+        frame, nbytes, phases = self._read_key(layout, day, key)
+        t0 = _now()
+        bars = minute_bars(frame, info.time_column, bid, ask)
+        phases["query"] = phases.get("query", 0.0) + (_now() - t0)
+        return OpResult(rows=len(bars), nbytes=nbytes, phases=phases, frame=bars)
+
+    def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
+        folder = self.append_dir(layout, table)
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = _now()
+        payload = self._encode(frame, layout)
+        t1 = _now()
+        name = f"part-{os.getpid()}-{time.time_ns()}-{uuid.uuid4().hex[:6]}.{self.ext}"
+        write_bytes_atomic(folder / name, payload)
+        t2 = _now()
+        return OpResult(rows=len(frame), nbytes=len(payload), phases={"decode": t1 - t0, "io": t2 - t1})
+
+    def append_dir(self, layout: Layout, table: str = "") -> Path:
+        table = table or "scratch"
+        if not _TABLE_NAME.match(table):
+            raise ValueError(f"append table name {table!r}: use 1-64 letters, digits or underscores")
+        return Path(layout.location) / "append" / table
+
+    def appended_rows(self, layout: Layout, table: str = "") -> int:
+        """Rows appended so far to ``table`` (every part file), for checks and reports."""
+        folder = self.append_dir(layout, table)
+        return sum(self._count_rows(p) for p in sorted(folder.glob(f"part-*.{self.ext}")))
+
+    # --- codec hooks ---------------------------------------------------------------------
+    def _decode(self, buf: bytes, layout: Layout, key: tuple[str, Any] | None) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _encode(self, frame: pd.DataFrame, layout: Layout) -> bytes:
+        raise NotImplementedError
+
+    def _count_rows(self, path: Path) -> int:
+        raise NotImplementedError
+
+
+class PickleTarget(FileTarget):
+    """Report 000's layout: ``pickle.dump`` of each day's whole DataFrame."""
+
+    kind = "pickle"
+    ext = "pkl"
+    filters_in_arrow = False
+
+    def _write_day(self, ds, index, scale, strings, path, on_chunk) -> int:
+        chunks, rows = [], 0
+        for chunk in ds.generate_day(index, scale, strings, self.chunk_rows):
+            chunks.append(chunk)
+            rows += len(chunk)
+            on_chunk(rows)
+        frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+        del chunks
+        # The file must hold exactly the representation the layout is named after. Going through
+        # Arrow strings first also gives object columns one Python str per row, as a frame read
+        # from CSV holds them (report 000). A generator's shared str objects would be memoized by
+        # pickle and load ~8x faster than such files (2M TAQ rows: 0.09 s vs 0.77 s).
+        frame = apply_string_mode(frame, ds.info.schema, StringMode.ARROW)
+        frame = apply_string_mode(frame, ds.info.schema, strings)
+        with atomic_file(path) as f:
+            pickle.dump(frame, f, protocol=pickle.HIGHEST_PROTOCOL)
+        return len(frame)
+
+    def _read(self, path, layout, key):
+        """``pickle.load`` straight from the file, as report 000 timed it.
+
+        Reading the whole file first and then ``pickle.loads`` would copy every array once more
+        (~45% slower than ``pickle.load`` on a 2M-row day). Instead the unpickler reads the file
+        itself and a thin wrapper adds up the time spent inside its read calls: that is ``io``;
+        the rest of ``pickle.load`` is ``decode``. Their sum is what ``pickle.load`` costs.
+        """
+        t0 = _now()
+        with open(path, "rb") as f:
+            reader = TimedReader(f)
+            frame = pickle.load(reader)
+            nbytes = os.fstat(f.fileno()).st_size
+        total = _now() - t0
+        return frame, nbytes, {"io": reader.seconds, "decode": max(total - reader.seconds, 0.0)}
+
+    def _decode(self, buf, layout, key) -> pd.DataFrame:
+        return pickle.loads(buf)
+
+    def _encode(self, frame, layout) -> bytes:
+        return pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _count_rows(self, path) -> int:
+        return len(pickle.loads(read_bytes(path)))
+
+    def _codec(self) -> dict[str, Any]:
+        return {"protocol": pickle.HIGHEST_PROTOCOL}
+
+
+class _ArrowFileTarget(FileTarget):
+    """Shared by Parquet and Feather: chunked writers, strings applied at decode."""
+
+    default_compression = ""
+
+    @property
+    def compression(self) -> str:
+        return str(self.config.get("compression") or self.default_compression)
+
+    def _codec(self) -> dict[str, Any]:
+        return {"compression": self.compression}
+
+    def _write_day(self, ds, index, scale, strings, path, on_chunk) -> int:
+        schema = arrow_schema(ds.info.schema)
+        rows = 0
+        with atomic_file(path) as f:
+            with self._writer(f, schema) as writer:  # one chunk at a time: days larger than RAM
+                for chunk in ds.generate_day(index, scale, StringMode.ARROW, self.chunk_rows):
+                    writer.write_table(arrow_table(chunk, schema))
+                    rows += len(chunk)
+                    on_chunk(rows)
+        return rows
+
+    def _writer(self, sink, schema: pa.Schema):
+        raise NotImplementedError
+
+    def _encode(self, frame, layout) -> bytes:
+        schema = arrow_schema(self._dataset_info(layout).schema)
+        sink = io.BytesIO()
+        with self._writer(sink, schema) as writer:
+            writer.write_table(arrow_table(frame, schema))
+        return sink.getvalue()
+
+
+class ParquetTarget(_ArrowFileTarget):
+    kind = "parquet"
+    ext = "parquet"
+    default_compression = "snappy"  # pyarrow's default
+
+    def _writer(self, sink, schema):
+        return pq.ParquetWriter(sink, schema, compression=self.compression)
+
+    def _decode(self, buf, layout, key) -> pd.DataFrame:
+        info = self._dataset_info(layout)
+        # Category mode: read Parquet's dictionary pages as Arrow dictionaries (no re-hashing).
+        dictionary = ([c.name for c in info.schema.columns if c.is_string]
+                      if layout.strings is StringMode.CATEGORY else None)
+        filters = [(key[0], "==", key[1])] if key is not None else None
+        table = pq.read_table(pa.BufferReader(buf), filters=filters, read_dictionary=dictionary)
+        return frame_from_arrow(table, layout.strings)
+
+    def _count_rows(self, path) -> int:
+        return pq.ParquetFile(path).metadata.num_rows
+
+
+class FeatherTarget(_ArrowFileTarget):
+    """Feather v2 (the Arrow IPC file format), lz4 like ``pyarrow.feather.write_feather``."""
+
+    kind = "feather"
+    ext = "feather"
+    default_compression = "lz4"
+
+    def _writer(self, sink, schema):
+        codec = None if self.compression in ("", "uncompressed", "none") else self.compression
+        return pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(compression=codec))
+
+    def _decode(self, buf, layout, key) -> pd.DataFrame:
+        table = pa.ipc.open_file(pa.BufferReader(buf)).read_all()
+        if key is not None:
+            table = table.filter(pc.equal(table[key[0]], pa.scalar(key[1])))
+        return frame_from_arrow(table, layout.strings)
+
+    def _count_rows(self, path) -> int:
+        with pa.memory_map(str(path)) as source:
+            reader = pa.ipc.open_file(source)
+            return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))

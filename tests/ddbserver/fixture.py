@@ -37,17 +37,28 @@ class RunningServer:
         return self.ports[1:] or self.ports[:1]
 
     def control(self, **faults) -> dict:
-        """Change faults at run time (``reset=True`` first restores the defaults)."""
-        import dolphindb as ddb
+        """Change faults at run time (``reset=True`` first restores the defaults).
 
-        s = ddb.session()
-        # anonymous (no login), so a "refuse_login" fault can be switched off again
-        if not s.connect(self.host, self.port):
-            raise RuntimeError("cannot reach the test server to change its faults")
-        try:
-            return json.loads(s.run("testServerControl", json.dumps(faults)))
-        finally:
-            s.close()
+        Sent over a bare socket with this package's codec, not through the client: the client
+        refuses to connect to a node whose faults make it look uninitialised.
+        """
+        import socket
+
+        from tests.ddbserver import codec as c
+
+        with socket.create_connection((self.host, self.port), timeout=10) as sock:
+            sock.sendall(b"API 0 8 / 32_1_4_2\nconnect\n")
+            src = c.Source(sock=sock)
+            session = src.read_line().split(" ")[0]
+            src.read_line()
+            body = "function\ntestServerControl\n1\n1"
+            sock.sendall(f"API2 {session} {len(body)} / 32_1_4_64__0\n{body}".encode()
+                         + c.encode(c.Scalar(c.STRING, json.dumps(faults))))
+            src.read_line()
+            status = src.read_line()
+            if status != "OK":
+                raise RuntimeError(f"the test server refused the fault settings: {status}")
+            return json.loads(c.Decoder(src).object().value)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -101,6 +101,7 @@ class TestServer:
 
 class _Listener(socketserver.ThreadingTCPServer):
     daemon_threads = True
+    block_on_close = False     # stopping must not wait for connections held open by clients
     allow_reuse_address = True
     request_queue_size = 128
     owner: TestServer

@@ -46,6 +46,8 @@ class RawReply:
 
 
 class _Reader:
+    closed = False   # file-like enough for pyarrow.PythonFile
+
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.buf = bytearray()
@@ -114,11 +116,10 @@ class _Reader:
     def read(self, n: int) -> bytes:  # file-like, for pyarrow
         if n is None or n < 0:
             raise WireError("unbounded read on a socket stream")
-        try:
-            self._more(n)
-        except WireError:
-            n = len(self.buf) - self.pos
         return self.take(n)
+
+    def readable(self) -> bool:
+        return True
 
 
 def _skip_object(r: _Reader) -> None:

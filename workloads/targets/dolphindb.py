@@ -329,7 +329,7 @@ class DolphinDBTarget(Target):
         elif hasattr(result, "to_pandas") and hasattr(result, "schema"):   # pyarrow.Table (ARROW)
             from workloads.targets.arrow_frames import frame_from_arrow
 
-            return frame_from_arrow(result, layout.strings)
+            return frame_from_arrow(times_as_timestamps(result), layout.strings)
         else:
             raise TargetError(f"expected a table from the server, got {type(result).__name__}")
         if layout.strings is not StringMode.ARROW:
@@ -440,6 +440,21 @@ def typed_frame(frame: pd.DataFrame, hints: dict[str, int]) -> pd.DataFrame:
             frame[name] = frame[name].astype("str")
     object.__setattr__(frame, "__DolphinDB_Type__", {k: v for k, v in hints.items() if k in frame.columns})
     return frame
+
+
+def times_as_timestamps(table):
+    """Arrow time-of-day columns (DolphinDB SECOND/TIME/MINUTE under PROTOCOL_ARROW) as timestamps
+    on 1970-01-01, the project's DataFrame convention (what the DDB protocol gives)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_time(field.type):
+            unit_ns = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[field.type.unit]
+            raw = pc.cast(table.column(i), pa.int64() if field.type.bit_width == 64 else pa.int32())
+            ns = pc.multiply(pc.cast(raw, pa.int64()), unit_ns)
+            table = table.set_column(i, field.name, pc.cast(ns, pa.timestamp("ns")))
+    return table
 
 
 def estimated_bytes(frame: pd.DataFrame) -> int:

@@ -1,0 +1,148 @@
+"""TimeSeriesChart: growing arrays, data reaching the plot items, units, repaint gating."""
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QTimer
+
+try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
+    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
+except ImportError:
+    pass
+
+from widgets.live_chart import GrowingSeries, TimeSeriesChart
+
+
+def test_growing_series_doubles_capacity_and_keeps_data():
+    s = GrowingSeries(capacity=4)
+    for i in range(9):
+        s.extend([i], [i * 10])
+    assert s.capacity == 16
+    assert s.xs.tolist() == list(range(9))
+    assert s.ys.tolist() == [i * 10 for i in range(9)]
+    with pytest.raises(ValueError, match="3 x values, 2 y values"):
+        s.extend([1, 2, 3], [1, 2])
+
+
+def test_growing_series_does_not_mutate_arrays_already_handed_out():
+    s = GrowingSeries(capacity=2)
+    s.extend([1, 2], [10, 20])
+    view = s.ys
+    s.extend([3], [30])            # reallocates
+    s.replace([7], [70])
+    assert view.tolist() == [10, 20]
+
+
+def test_appended_points_reach_the_plot_item_after_a_repaint(make_widget, qtbot):
+    chart = make_widget(TimeSeriesChart, "Latency", y_label="latency", y_unit="s")
+    for t in range(50):
+        chart.append("p99", t, 0.001 * t)
+    with qtbot.waitSignal(chart.rendered, timeout=2000):
+        pass
+    xs, ys = chart.plotted_data("p99")
+    np.testing.assert_allclose(xs, np.arange(50))
+    np.testing.assert_allclose(ys, 0.001 * np.arange(50))
+    assert chart.series_names() == ["p99"]
+    curve = chart.plot_item.listDataItems()[0]
+    assert curve.opts["downsampleMethod"] == "peak" and curve.opts["autoDownsample"]
+    assert curve.opts["clipToView"]
+
+
+def test_set_series_replaces_data(make_widget, qtbot):
+    chart = make_widget(TimeSeriesChart)
+    chart.extend("a", [0, 1, 2], [5, 5, 5])
+    chart.set_series("a", [10, 11], [1, 2])
+    chart.render_now()
+    assert chart.plotted_data("a")[0].tolist() == [10, 11]
+    assert chart.last_x("a") == 11
+    chart.clear()
+    chart.render_now()
+    assert chart.plotted_data("a")[0].size == 0 and chart.last_x("a") is None
+
+
+def test_axis_labels_carry_units_with_si_prefixes(make_widget):
+    chart = make_widget(TimeSeriesChart, "Rows", y_label="throughput", y_unit="rows/s")
+    chart.set_series("r", [0, 1, 2], [1e6, 2e6, 3e6])
+    chart.render_now()
+    chart.plot_item.getViewBox().autoRange()
+    assert chart.axis_label("left") == "throughput (M rows/s)"
+    assert chart.axis_label("bottom") == "elapsed (s)"
+    latency = make_widget(TimeSeriesChart, "Latency", y_label="latency", y_unit="s")
+    latency.set_series("p50", [0, 1], [0.010, 0.030])
+    latency.render_now()
+    latency.plot_item.getViewBox().autoRange()
+    assert latency.axis_label("left") == "latency (ms)"
+    mb = make_widget(TimeSeriesChart, "Data", y_label="", y_unit="B/s")
+    mb.set_series("b", [0, 1], [100e6, 300e6])
+    mb.render_now()
+    mb.plot_item.getViewBox().autoRange()
+    assert mb.axis_label("left") == "MB/s"
+
+
+def test_hidden_chart_does_not_repaint_until_shown(make_widget, qtbot):
+    chart = make_widget(TimeSeriesChart, show=False)
+    chart.append("a", 0, 1)
+    # the timer fires while hidden: nothing is drawn, the data waits
+    qtbot.waitUntil(lambda: not chart._timer.isActive(), timeout=2000)
+    assert chart.render_count == 0 and chart.is_dirty
+    assert chart.plotted_data("a")[0].size == 0
+    with qtbot.waitSignal(chart.rendered, timeout=2000):
+        chart.show()
+    assert chart.render_count == 1
+    assert chart.plotted_data("a")[1].tolist() == [1]
+
+
+def test_chart_hidden_again_stops_repainting(make_widget, qtbot):
+    chart = make_widget(TimeSeriesChart)
+    chart.append("a", 0, 1)
+    qtbot.waitUntil(lambda: chart.render_count == 1, timeout=2000)
+    chart.hide()
+    for i in range(1, 100):
+        chart.append("a", i, i)
+    qtbot.waitUntil(lambda: not chart._timer.isActive(), timeout=2000)
+    assert chart.render_count == 1
+
+
+def test_a_burst_of_points_costs_one_repaint(make_widget, qtbot):
+    chart = make_widget(TimeSeriesChart)
+    for i in range(5000):
+        chart.append("a", i, i)
+    with qtbot.waitSignal(chart.rendered, timeout=2000):
+        pass
+    qtbot.waitUntil(lambda: not chart._timer.isActive(), timeout=2000)
+    assert chart.render_count == 1
+    assert chart.plotted_data("a")[0].size == 5000
+
+
+def test_repaints_stay_at_or_below_the_timer_rate_under_a_flood(make_widget, qtbot):
+    chart = make_widget(TimeSeriesChart, max_fps=30)
+    state = {"i": 0, "start": time.perf_counter(), "end": None}
+    feeder = QTimer()
+    feeder.setInterval(0)   # as fast as the event loop goes: far above 30 Hz
+
+    def feed():
+        for _ in range(20):
+            chart.append("a", state["i"], state["i"])
+            state["i"] += 1
+        if state["i"] >= 20 * 400:
+            feeder.stop()
+            state["end"] = time.perf_counter()
+
+    feeder.timeout.connect(feed)
+    feeder.start()
+    qtbot.waitUntil(lambda: state["end"] is not None, timeout=20000)
+    elapsed = state["end"] - state["start"]
+    max_renders = elapsed * 1000 / chart.repaint_interval_ms + 2
+    assert 1 <= chart.render_count <= max_renders, (chart.render_count, elapsed)
+    assert chart.repaint_interval_ms >= 33
+
+
+def test_max_fps_is_bounded():
+    with pytest.raises(ValueError, match="max_fps"):
+        TimeSeriesChart(max_fps=500)
+
+
+def test_unknown_line_style_is_refused(make_widget):
+    chart = make_widget(TimeSeriesChart, show=False)
+    with pytest.raises(ValueError, match="'wavy' is not one of"):
+        chart.add_series("a", style="wavy")

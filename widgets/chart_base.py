@@ -1,0 +1,217 @@
+"""What every Tickbench chart shares: a pyqtgraph plot with unit axes, a legend, an optional note,
+theme following, and repaint gating.
+
+Repaint gating (friture's habit, pyqtgraph issue #3092): feeding data only marks the chart dirty
+and starts a single-shot timer; when it fires (at most `max_fps` times a second) the chart pushes
+its data to the plot items, and only if it is visible. A hidden chart (closed dock, other tab)
+keeps its data and draws once when it is shown again. All of this runs on the GUI thread.
+"""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+
+from widgets.theme import Theme, chart_point_size, current_theme, theme_notifier
+
+DEFAULT_MAX_FPS = 30
+
+
+class UnitAxis(pg.AxisItem):
+    """An axis whose label reads "Throughput (M rows/s)" rather than "(Mrows/s)".
+
+    pyqtgraph glues the SI prefix to the unit; that is right for "MB/s" or "ms" but unreadable
+    for word units such as "rows/s" or "ops/s".
+    """
+
+    def labelString(self) -> str:
+        units = self.labelUnits
+        if units:
+            prefix = self.labelUnitPrefix
+            word_unit = len(units.split("/")[0]) > 1   # "rows/s", not "B/s" or "s"
+            units = f"{prefix}{' ' if prefix and word_unit else ''}{units}"
+            # with no text the unit alone is the label: "M rows/s", not "(M rows/s)"
+            units = f" ({units})" if self.labelText else units
+        elif self.autoSIPrefix and self.autoSIPrefixScale != 1.0:
+            units = f" (x{1.0 / self.autoSIPrefixScale:g})"
+        style = ";".join(f"{k}: {v}" for k, v in self.labelStyle.items())
+        return f"<span style='{style}'>{self.labelText}{units}</span>"
+
+
+class ChartBase(QWidget):
+    """Base of the charts: subclasses keep their own data and implement `_render()`."""
+
+    rendered = Signal()   # after the plot items received new data (tests and the exporters wait on it)
+
+    def __init__(self, title: str = "", *, x_label: str = "", x_unit: str = "",
+                 y_label: str = "", y_unit: str = "", x_si_prefix: bool = False,
+                 y_si_prefix: bool = True, show_legend: bool = True, legend_below: bool = False,
+                 max_fps: float = DEFAULT_MAX_FPS, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        if not 0 < max_fps <= 60:
+            raise ValueError(f"max_fps must be in (0, 60], got {max_fps}")
+        self._title = title
+        self._axis_text = {"bottom": (x_label, x_unit), "left": (y_label, y_unit)}
+        self.render_count = 0
+        self._dirty = False
+
+        # A layout widget rather than a PlotWidget so a note can sit under the plot and still be
+        # part of the scene, hence part of PNG/SVG exports.
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.ci.setContentsMargins(4, 4, 8, 4)
+        self.plot_item: pg.PlotItem = self.graphics.addPlot(
+            row=0, col=0, axisItems={"left": UnitAxis("left"), "bottom": UnitAxis("bottom")})
+        self.plot_item.getAxis("bottom").enableAutoSIPrefix(x_si_prefix)
+        self.plot_item.getAxis("left").enableAutoSIPrefix(y_si_prefix)
+        self.plot_item.showGrid(x=True, y=True, alpha=0.25)
+        self.plot_item.setMenuEnabled(False)      # pyqtgraph's menu offers nothing a user needs here
+        self.plot_item.hideButtons()
+        self._legend_below = legend_below
+        if legend_below:
+            # A row of keys under the plot, for charts whose data fills the whole view (bars).
+            self.legend = pg.LegendItem(colCount=6, frame=False)
+            self.plot_item.legend = self.legend   # PlotItem.addItem puts named items here
+            self.graphics.ci.addItem(self.legend, row=1, col=0)
+            # keep the keys together on the left instead of spread over the whole width
+            self.legend.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
+            self.graphics.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignLeft)
+        else:
+            self.legend = self.plot_item.addLegend(offset=(8, 8))
+        self.legend.setVisible(show_legend)   # a one-series chart says what it shows in its title
+        self._note = pg.LabelItem("", justify="left")
+        self._note_row = 2 if legend_below else 1
+        self._note_text = ""
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.graphics)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(max(1, round(1000 / max_fps)))
+        self._timer.timeout.connect(self._on_timer)
+
+        theme_notifier().changed.connect(self._on_theme_changed)
+        self._on_theme_changed(current_theme())
+
+    # ---- repaint gating -------------------------------------------------------------------
+    @property
+    def is_dirty(self) -> bool:
+        return self._dirty
+
+    @property
+    def repaint_interval_ms(self) -> int:
+        return self._timer.interval()
+
+    def mark_dirty(self) -> None:
+        self._dirty = True
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _on_timer(self) -> None:
+        if self._dirty and self.isVisible():
+            self.render_now()
+        # if hidden, stay dirty: showEvent restarts the timer
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._dirty and not self._timer.isActive():
+            self._timer.start()
+
+    def render_now(self) -> None:
+        """Push pending data to the plot items immediately (used before exporting)."""
+        self._render()
+        self._dirty = False
+        self.render_count += 1
+        self.rendered.emit()
+
+    def _render(self) -> None:
+        raise NotImplementedError
+
+    # ---- labels -----------------------------------------------------------------------------
+    @property
+    def title(self) -> str:
+        return self._title
+
+    def set_title(self, title: str) -> None:
+        self._title = title
+        self._style_title(current_theme())
+
+    def set_axis_label(self, axis: str, text: str, unit: str = "") -> None:
+        """axis: "left" or "bottom"; unit is shown in brackets, with an SI prefix when enabled."""
+        self._axis_text[axis] = (text, unit)
+        self._style_axes(current_theme())
+
+    def axis_label(self, axis: str) -> str:
+        """The label as drawn, e.g. "Throughput (M rows/s)" (HTML removed)."""
+        s = self.plot_item.getAxis(axis).labelString()
+        return s.split(">", 1)[1].rsplit("<", 1)[0]
+
+    def set_note(self, text: str) -> None:
+        """A line of explanation under the plot (part of exports); empty text removes it."""
+        self._note_text = text
+        in_layout = self._note.scene() is not None
+        if text and not in_layout:
+            self.graphics.ci.addItem(self._note, row=self._note_row, col=0)
+        elif not text and in_layout:
+            self.graphics.ci.removeItem(self._note)
+        self._style_note(current_theme())
+
+    @property
+    def note(self) -> str:
+        return self._note_text
+
+    # ---- theme ------------------------------------------------------------------------------
+    def _font(self, scale: float = 1.0) -> QFont:
+        font = QFont(self.font())
+        font.setPointSizeF(chart_point_size() * scale)
+        return font
+
+    def _on_theme_changed(self, theme: Theme) -> None:
+        self.graphics.setBackground(theme.window)
+        self._style_axes(theme)
+        self._style_title(theme)
+        self._style_note(theme)
+        self.legend.setLabelTextColor(theme.text)
+        self.legend.setLabelTextSize(f"{chart_point_size():.1f}pt")
+        if not self._legend_below:
+            self.legend.setBrush(pg.mkBrush(theme.window + "D0"))   # mostly opaque over the lines
+            self.legend.setPen(pg.mkPen(theme.muted, width=1))
+        self._restyle_items(theme)
+        self.mark_dirty()
+
+    def _style_axes(self, theme: Theme) -> None:
+        pt = chart_point_size()
+        for name, (text, unit) in self._axis_text.items():
+            axis = self.plot_item.getAxis(name)
+            axis.setPen(pg.mkPen(theme.muted))
+            axis.setTextPen(pg.mkPen(theme.text))
+            axis.setTickFont(self._font())
+            axis.setLabel(text, units=unit or None, **{"color": theme.text, "font-size": f"{pt:.1f}pt"})
+
+    def _style_title(self, theme: Theme) -> None:
+        if self._title:
+            self.plot_item.setTitle(self._title, color=theme.text, size=f"{chart_point_size() * 1.15:.1f}pt",
+                                    bold=True)
+        else:
+            self.plot_item.setTitle(None)
+
+    def _style_note(self, theme: Theme) -> None:
+        if self._note_text:
+            self._note.setText(self._note_text, color=theme.muted, size=f"{chart_point_size() * 0.95:.1f}pt")
+            self._wrap_note()
+
+    def _wrap_note(self) -> None:
+        # LabelItem does not wrap by itself: give its text item the chart's width, then let the
+        # layout take the resulting height.
+        self._note.item.setTextWidth(max(80, self.graphics.width() - 24))
+        self._note.updateMin()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._note_text:
+            self._wrap_note()
+
+    def _restyle_items(self, theme: Theme) -> None:
+        """Subclasses recolour their series here."""

@@ -1,0 +1,181 @@
+"""TimeSeriesChart: named series over time, growing live, drawn at most 30 times a second.
+
+Data lives in preallocated arrays that double when full (pyqtgraph examples/scrollingPlots.py),
+so appending a point is O(1) amortised and the plot items get array views, not copies.
+Units go on the axes: give base units ("s", "B/s", "rows/s") and the axis picks ms / MB/s /
+M rows/s from the range shown.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from widgets.chart_base import DEFAULT_MAX_FPS, ChartBase
+from widgets.theme import Theme, series_colour
+
+_INITIAL_CAPACITY = 256
+
+
+class GrowingSeries:
+    """x/y float arrays with spare room at the end; capacity doubles when full."""
+
+    def __init__(self, capacity: int = _INITIAL_CAPACITY) -> None:
+        self._xs = np.empty(capacity, dtype=np.float64)
+        self._ys = np.empty(capacity, dtype=np.float64)
+        self.size = 0
+
+    @property
+    def capacity(self) -> int:
+        return len(self._xs)
+
+    @property
+    def xs(self) -> np.ndarray:
+        return self._xs[: self.size]
+
+    @property
+    def ys(self) -> np.ndarray:
+        return self._ys[: self.size]
+
+    def last_x(self) -> float | None:
+        return float(self._xs[self.size - 1]) if self.size else None
+
+    def extend(self, xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndarray) -> None:
+        xs = np.asarray(xs, dtype=np.float64).ravel()
+        ys = np.asarray(ys, dtype=np.float64).ravel()
+        if xs.shape != ys.shape:
+            raise ValueError(f"x and y differ in length: {len(xs)} x values, {len(ys)} y values")
+        needed = self.size + len(xs)
+        if needed > self.capacity:
+            capacity = self.capacity
+            while capacity < needed:
+                capacity *= 2
+            # New arrays (not resize in place): the plot items may still hold views of the old ones.
+            new_x, new_y = np.empty(capacity), np.empty(capacity)
+            new_x[: self.size], new_y[: self.size] = self.xs, self.ys
+            self._xs, self._ys = new_x, new_y
+        self._xs[self.size:needed] = xs
+        self._ys[self.size:needed] = ys
+        self.size = needed
+
+    def replace(self, xs, ys) -> None:
+        fresh = GrowingSeries(max(_INITIAL_CAPACITY, len(xs)))
+        fresh.extend(xs, ys)
+        self._xs, self._ys, self.size = fresh._xs, fresh._ys, fresh.size
+
+
+class TimeSeriesChart(ChartBase):
+    """Named series over time (x in seconds since the run started by default).
+
+    chart = TimeSeriesChart("Latency", y_label="latency", y_unit="s")
+    chart.add_series("p99", style="dash"); chart.append("p99", t, seconds)
+    """
+
+    _STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine,
+               "dot": Qt.PenStyle.DotLine}
+
+    def __init__(self, title: str = "", *, x_label: str = "elapsed", x_unit: str = "s",
+                 y_label: str = "", y_unit: str = "", y_si_prefix: bool = True,
+                 y_min_zero: bool = True, show_legend: bool = True,
+                 max_fps: float = DEFAULT_MAX_FPS, parent: QWidget | None = None) -> None:
+        self._series: dict[str, GrowingSeries] = {}
+        self._curves: dict[str, pg.PlotDataItem] = {}
+        self._looks: dict[str, tuple[str | None, str, float]] = {}
+        self._changed: set[str] = set()
+        super().__init__(title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit,
+                         y_si_prefix=y_si_prefix, show_legend=show_legend, max_fps=max_fps,
+                         parent=parent)
+        # Thousands of points stay cheap: draw only what is in view, peak-preserving downsampling.
+        self.plot_item.setDownsampling(auto=True, mode="peak")
+        self.plot_item.setClipToView(True)
+        if y_min_zero:
+            # Throughput and latency start at zero; an axis that floats hides the scale of a change.
+            self.plot_item.getViewBox().setLimits(yMin=0)
+
+    # ---- series -----------------------------------------------------------------------------
+    def add_series(self, name: str, colour: str | None = None, style: str = "solid",
+                   width: float = 2.0) -> None:
+        """Declare a series (optional: set_series/append create one with the next colour)."""
+        if style not in self._STYLES:
+            raise ValueError(f"line style {style!r} is not one of {', '.join(self._STYLES)}")
+        if name in self._series:
+            self._looks[name] = (colour, style, width)
+            self._apply_look(name)
+            return
+        self._series[name] = GrowingSeries()
+        self._looks[name] = (colour, style, width)
+        curve = pg.PlotDataItem(name=name)
+        self._curves[name] = curve
+        self.plot_item.addItem(curve)
+        curve.setDownsampling(auto=True, method="peak")
+        curve.setClipToView(True)
+        self._apply_look(name)
+
+    def series_names(self) -> list[str]:
+        return list(self._series)
+
+    def set_series(self, name: str, xs, ys) -> None:
+        """Replace a series' data."""
+        self._ensure(name)
+        self._series[name].replace(xs, ys)
+        self._touch(name)
+
+    def append(self, name: str, x: float, y: float) -> None:
+        self.extend(name, (x,), (y,))
+
+    def extend(self, name: str, xs, ys) -> None:
+        self._ensure(name)
+        self._series[name].extend(xs, ys)
+        self._touch(name)
+
+    def last_x(self, name: str) -> float | None:
+        """Last x appended to a series (None if empty or unknown): lets a feeder append only news."""
+        series = self._series.get(name)
+        return series.last_x() if series else None
+
+    def series_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The series' data as stored (drawn or pending)."""
+        s = self._series[name]
+        return s.xs.copy(), s.ys.copy()
+
+    def plotted_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The data the plot item holds now (what the last repaint drew)."""
+        xs, ys = self._curves[name].getOriginalDataset()
+        if xs is None:
+            return np.empty(0), np.empty(0)
+        return np.asarray(xs).copy(), np.asarray(ys).copy()
+
+    def clear(self) -> None:
+        """Empty every series (keeps their names and colours)."""
+        for name, series in self._series.items():
+            series.replace((), ())
+            self._changed.add(name)
+        self.mark_dirty()
+
+    # ---- internals --------------------------------------------------------------------------
+    def _ensure(self, name: str) -> None:
+        if name not in self._series:
+            self.add_series(name)
+
+    def _touch(self, name: str) -> None:
+        self._changed.add(name)
+        self.mark_dirty()
+
+    def _render(self) -> None:
+        for name in self._changed:
+            s = self._series[name]
+            self._curves[name].setData(s.xs, s.ys)
+        self._changed.clear()
+
+    def _apply_look(self, name: str) -> None:
+        colour, style, width = self._looks[name]
+        index = list(self._series).index(name)
+        pen = pg.mkPen(colour or series_colour(index), width=width, style=self._STYLES[style])
+        self._curves[name].setPen(pen)
+
+    def _restyle_items(self, theme: Theme) -> None:
+        for name in self._series:
+            self._apply_look(name)

@@ -1,0 +1,208 @@
+"""LiveDashboard: snapshots in, figures out; cheap show_snapshot; gating; readable errors; state."""
+import pytest
+from PySide6.QtCore import QTimer
+
+try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
+    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
+except ImportError:
+    pass
+
+from widgets.dashboard import LiveDashboard, format_elapsed, readable_message
+from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
+                                ThroughputPoint)
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/work/workloads/runner.py", line 120, in run
+    frame = session.run(query)
+  File "/venv/dolphindb/session.py", line 88, in run
+    raise RuntimeError(msg)
+RuntimeError: Server response: 'The table quotes does not exist' host 10.0.0.2:8848"""
+
+
+def snapshot(n_points=5, run_id="run-1", **overrides):
+    fields = dict(
+        run_id=run_id, status="running", target="duckdb", workload="read_day", step_index=1,
+        steps_total=4, users=2, elapsed_s=65.0, ops_done=1234, ops_failed=0, progress=0.4,
+        throughput=[ThroughputPoint(t, 1e6 * (t + 1), 45e6 * (t + 1), 40.0) for t in range(n_points)],
+        latency=[LatencyPoint(t, 0.01, 0.02, 0.03 + t / 1000) for t in range(n_points)],
+        phase_means={"query": 0.004, "decode": 0.006},
+        phase_percentiles={"query": {"p50": 0.003, "p95": 0.005, "p99": 0.009}},
+        sweep=[SweepPoint(1, 1e6, 45e6, 40, 0.01, 0.03, True),
+               SweepPoint(2, 1.5e6, 67e6, 60, 0.012, 0.04, False)],
+        workers={0: "running", 1: "running"},
+        resources=[ResourcePoint(t, 50.0 + t, 400_000_000) for t in range(n_points)],
+    )
+    fields.update(overrides)
+    return LiveSnapshot(**fields)
+
+
+@pytest.fixture
+def dashboard(make_widget):
+    return make_widget(LiveDashboard, size=(1280, 800))
+
+
+def test_snapshot_data_reaches_every_chart(dashboard, qtbot):
+    dashboard.show_snapshot(snapshot())
+    qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)
+    for chart in (dashboard.rows_chart, dashboard.latency_chart, dashboard.breakdown_chart,
+                  dashboard.cpu_chart):
+        qtbot.waitUntil(lambda c=chart: c.render_count >= 1 and not c.is_dirty, timeout=2000)
+    assert dashboard.rows_chart.plotted_data("rows/s")[1].tolist() == [1e6, 2e6, 3e6, 4e6, 5e6]
+    assert dashboard.bytes_chart.plotted_data("B/s")[1][0] == 45e6
+    assert dashboard.latency_chart.plotted_data("p99")[1][-1] == pytest.approx(0.034)
+    assert dashboard.cpu_chart.plotted_data("CPU %")[1].tolist() == [50, 51, 52, 53, 54]
+    assert dashboard.breakdown_chart.data()[0] == {"duckdb": {"query": 0.004, "decode": 0.006}}
+    assert dashboard.worker_grid.worker_ids() == [0, 1]
+    assert dashboard.phase_table.item(0, 0).text() == "query"
+    assert dashboard.phase_table.item(0, 4).text() == "9 ms"
+
+
+def test_header_shows_the_run_at_a_glance(dashboard, qtbot):
+    dashboard.show_snapshot(snapshot())
+    qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)
+    header = dashboard.header_text()
+    for part in ("run-1", "running", "read_day", "duckdb", "step 2/4", "2 users", "elapsed 1:05",
+                 "1,234 ops", "0 errors"):
+        assert part in header, part
+    assert dashboard.progress.value() == 400
+    assert dashboard.message_label.isHidden()
+
+
+def test_later_snapshots_append_only_new_points(dashboard, qtbot):
+    dashboard.show_snapshot(snapshot(3))
+    qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)
+    dashboard.show_snapshot(snapshot(6))          # full history again, three points newer
+    qtbot.waitUntil(lambda: dashboard.apply_count == 2, timeout=2000)
+    xs, _ = dashboard.rows_chart.series_data("rows/s")
+    assert xs.tolist() == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_new_run_starts_the_charts_afresh(dashboard, qtbot):
+    dashboard.show_snapshot(snapshot(6))
+    qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)
+    dashboard.show_snapshot(snapshot(2, run_id="run-2"))
+    qtbot.waitUntil(lambda: dashboard.apply_count == 2, timeout=2000)
+    assert dashboard.rows_chart.series_data("rows/s")[0].tolist() == [0, 1]
+    assert "run-2" in dashboard.header_text()
+
+
+def test_show_snapshot_is_cheap_and_applies_only_the_newest(dashboard, qtbot):
+    snaps = [snapshot(i + 1, ops_done=i) for i in range(300)]
+    for s in snaps:
+        dashboard.show_snapshot(s)
+    assert dashboard.apply_count == 0            # nothing drawn inside show_snapshot
+    qtbot.waitUntil(lambda: dashboard.apply_count >= 1, timeout=2000)
+    assert dashboard.apply_count == 1
+    assert "299 ops" in dashboard.header_text()
+    assert dashboard.rows_chart.series_data("rows/s")[0].size == 300
+
+
+def test_applies_stay_at_the_timer_rate_under_a_flood(make_widget, qtbot):
+    dash = make_widget(LiveDashboard, apply_interval_ms=50, size=(1000, 700))
+    snaps = [snapshot(i + 1, ops_done=i) for i in range(150)]
+    state = {"i": 0, "done": False}
+    feeder = QTimer()
+    feeder.setInterval(1)     # up to 1000 snapshots a second, far above the 20 Hz apply rate
+
+    def feed():
+        dash.show_snapshot(snaps[state["i"]])
+        state["i"] += 1
+        if state["i"] == len(snaps):
+            feeder.stop()
+            state["done"] = True
+
+    import time
+    start = time.perf_counter()
+    feeder.timeout.connect(feed)
+    feeder.start()
+    qtbot.waitUntil(lambda: state["done"], timeout=20000)
+    elapsed = time.perf_counter() - start
+    assert 1 <= dash.apply_count <= elapsed * 1000 / 50 + 2
+    assert dash.apply_count < len(snaps)
+
+
+def test_hidden_dashboard_does_not_apply_until_shown(make_widget, qtbot):
+    dash = make_widget(LiveDashboard, show=False)
+    dash.show_snapshot(snapshot())
+    qtbot.waitUntil(lambda: not dash._timer.isActive(), timeout=2000)
+    assert dash.apply_count == 0
+    dash.show()
+    qtbot.waitUntil(lambda: dash.apply_count == 1, timeout=2000)
+    assert "run-1" in dash.header_text()
+
+
+def test_charts_on_a_hidden_tab_do_not_repaint(dashboard, qtbot):
+    dashboard.tabs.setCurrentIndex(0)
+    dashboard.show_snapshot(snapshot())
+    qtbot.waitUntil(lambda: dashboard.apply_count == 1 and dashboard.rows_chart.render_count >= 1,
+                    timeout=2000)
+    assert dashboard.sweep_chart.render_count == 0          # its tab is not shown
+    assert dashboard.sweep_chart.is_dirty
+    with qtbot.waitSignal(dashboard.sweep_chart.rendered, timeout=2000):
+        dashboard.tabs.setCurrentIndex(1)
+    users, values, hollow = dashboard.sweep_chart.plotted_points("duckdb")
+    assert users.tolist() == [1, 2] and hollow == [False, True]
+
+
+def test_errors_are_shown_readably_never_as_a_traceback(dashboard, qtbot):
+    dashboard.show_final(snapshot(status="failed", message=TRACEBACK, ops_failed=3,
+                                  workers={0: "failed"}, worker_errors={0: TRACEBACK}))
+    text = dashboard.message_label.text()
+    assert text.startswith("RuntimeError: Server response: 'The table quotes does not exist'")
+    assert "Traceback" not in text and "File " not in text
+    assert dashboard.message_label.isVisibleTo(dashboard)
+    assert "3 errors" in dashboard.header_text()
+
+
+def test_failed_run_without_message_still_says_so(dashboard):
+    dashboard.show_final(snapshot(status="failed", message=""))
+    assert dashboard.message_label.text() == "The run failed."
+
+
+def test_readable_message_helpers():
+    assert readable_message(TRACEBACK).startswith("RuntimeError: Server response")
+    assert readable_message("  plain\n text ") == "plain text"
+    assert len(readable_message("x" * 5000)) == 400
+    assert format_elapsed(65) == "1:05" and format_elapsed(3725) == "1:02:05"
+
+
+def test_show_final_draws_at_once_and_clear_empties(dashboard, qtbot):
+    dashboard.show_final(snapshot(status="completed", progress=1.0))
+    assert dashboard.apply_count == 1 and dashboard.progress.value() == 1000
+    dashboard.clear()
+    assert dashboard.snapshot is None
+    assert dashboard.rows_chart.series_data("rows/s")[0].size == 0
+    assert dashboard.header_text().startswith("No run")
+    assert dashboard.worker_grid.worker_ids() == []
+
+
+def test_published_sweep_is_drawn_for_its_metric_only(dashboard, qtbot):
+    dashboard.set_sweep_reference("8 nodes", [1, 2, 4], [1.45e6, 2.73e6, 5.4e6])
+    dashboard.show_final(snapshot())
+    assert dashboard.sweep_chart.series_names(reference=True) == ["8 nodes"]
+    dashboard.sweep_metric.setCurrentIndex(dashboard.sweep_metric.findData("p99"))
+    assert dashboard.sweep_chart.series_names(reference=True) == []
+    assert dashboard.sweep_chart.axis_label("left").startswith("latency p99")
+    with pytest.raises(ValueError, match="unknown sweep metric 'speed'"):
+        dashboard.set_sweep_reference("x", [1], [1], metric="speed")
+
+
+def test_published_breakdown_is_drawn_beside_the_same_target(dashboard):
+    dashboard.set_breakdown_reference({"duckdb": {"query": 0.002, "decode": 0.003},
+                                       "pickle": {"io": 1.0}})
+    dashboard.show_final(snapshot())
+    measured, published = dashboard.breakdown_chart.data()
+    assert list(published) == ["duckdb"]
+
+
+def test_state_round_trip(make_widget):
+    first = make_widget(LiveDashboard)
+    first.tabs.setCurrentIndex(1)
+    first.sweep_metric.setCurrentIndex(first.sweep_metric.findData("bytes_per_s"))
+    state = first.save_state()
+    second = make_widget(LiveDashboard)
+    second.restore_state(state)
+    assert second.tabs.tabText(second.tabs.currentIndex()) == "Users sweep"
+    assert second.sweep_metric.currentData() == "bytes_per_s"
+    second.restore_state({"tab": "gone", "sweep_metric": "nope", "splitter": "junk"})   # ignored
+    assert second.sweep_metric.currentData() == "bytes_per_s"

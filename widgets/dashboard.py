@@ -1,0 +1,357 @@
+"""LiveDashboard: the live view of a run, composed of the reusable charts.
+
+The app calls `show_snapshot(snapshot)` whenever the engine hands over a LiveSnapshot (a few
+times a second, or more: it does not matter). That call only stores the snapshot and starts a
+timer; when the timer fires (at most 10 times a second: text is costly to lay out) the newest
+snapshot is spread over the header and the charts, and each chart repaints at most 30 times a
+second and only while visible. Nothing here knows the engine: the snapshot is plain data.
+"""
+from __future__ import annotations
+
+import bisect
+import html
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
+                               QProgressBar, QSplitter, QTableWidget, QTableWidgetItem,
+                               QTabWidget, QVBoxLayout, QWidget)
+
+from widgets.breakdown_chart import BreakdownChart, Breakdown, format_seconds, ordered_phases
+from widgets.live_chart import TimeSeriesChart
+from widgets.sweep_chart import SweepChart
+from widgets.theme import current_theme, theme_notifier
+from widgets.worker_grid import WorkerGrid
+from workloads.snapshot import LiveSnapshot
+
+APPLY_INTERVAL_MS = 100
+# metric key -> (menu text, axis label, unit, getter of a SweepPoint)
+SWEEP_METRICS = {
+    "rows_per_s": ("rows/s", "throughput", "rows/s", lambda p: p.rows_per_s),
+    "bytes_per_s": ("MB/s", "throughput", "B/s", lambda p: p.bytes_per_s),
+    "ops_per_s": ("operations/s", "throughput", "ops/s", lambda p: p.ops_per_s),
+    "p50": ("latency p50", "latency p50", "s", lambda p: p.p50),
+    "p99": ("latency p99", "latency p99", "s", lambda p: p.p99),
+}
+_MAX_MESSAGE = 400
+
+
+def readable_message(text: str) -> str:
+    """A message fit for the status line: the last line of a traceback, trimmed, never the stack."""
+    text = (text or "").strip()
+    if "Traceback (most recent call last)" in text or "\n  File \"" in text:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        # the exception line is the last one not indented as a stack frame or a caret marker
+        candidates = [ln for ln in lines if not ln.startswith(("File \"", "Traceback", "^", "~"))]
+        text = candidates[-1] if candidates else lines[-1]
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def format_elapsed(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class LiveDashboard(QWidget):
+    """Header, message line, tabs of charts and the worker grid for one run."""
+
+    def __init__(self, parent: QWidget | None = None, *, apply_interval_ms: int = APPLY_INTERVAL_MS) -> None:
+        super().__init__(parent)
+        self._snapshot: LiveSnapshot | None = None
+        self._shown_run: str | None = None
+        self._dirty = False
+        self.apply_count = 0
+        self._sweep_refs: dict[tuple[str, str], tuple[list, list]] = {}
+        self._breakdown_refs: Breakdown = {}
+
+        # header: one line of facts and a progress bar
+        self.header_label = QLabel()
+        self.header_label.setTextFormat(Qt.TextFormat.RichText)
+        self.header_label.setWordWrap(True)   # wraps on narrow windows or large demo fonts
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p%")
+        self.progress.setFixedWidth(220)
+        self.message_label = QLabel()
+        self.message_label.setWordWrap(True)
+        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        # charts
+        self.rows_chart = TimeSeriesChart("Rows per second", y_label="", y_unit="rows/s",
+                                          show_legend=False)
+        self.bytes_chart = TimeSeriesChart("Data per second", y_label="", y_unit="B/s",
+                                           show_legend=False)
+        self.latency_chart = TimeSeriesChart("Latency per operation", y_label="latency", y_unit="s")
+        for name, width in (("p50", 2.0), ("p95", 2.0), ("p99", 2.0)):
+            self.latency_chart.add_series(name, width=width)
+        self.breakdown_chart = BreakdownChart("Phases per operation (mean)")
+        self.cpu_chart = TimeSeriesChart("Client CPU", y_label="CPU", y_unit="%", y_si_prefix=False,
+                                         show_legend=False)
+        self.memory_chart = TimeSeriesChart("Client memory (RSS)", y_label="memory", y_unit="B",
+                                            show_legend=False)
+        self.sweep_chart = SweepChart()
+        self.worker_grid = WorkerGrid()
+        self.phase_table = QTableWidget(0, 5)
+        self.phase_table.setHorizontalHeaderLabels(["phase", "mean", "p50", "p95", "p99"])
+        self.phase_table.verticalHeader().hide()
+        self.phase_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.phase_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.sweep_metric = QComboBox()
+        for key, (text, *_rest) in SWEEP_METRICS.items():
+            self.sweep_metric.addItem(text, key)
+        self.sweep_metric.currentIndexChanged.connect(lambda _i: self._refresh_sweep())
+
+        live = QWidget()
+        grid = QGridLayout(live)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(6)
+        grid.addWidget(self.rows_chart, 0, 0)
+        grid.addWidget(self.bytes_chart, 0, 1)
+        grid.addWidget(self.latency_chart, 1, 0)
+        grid.addWidget(self.breakdown_chart, 1, 1)
+        grid.addWidget(self.cpu_chart, 2, 0)
+        grid.addWidget(self.memory_chart, 2, 1)
+        grid.setRowStretch(0, 3)
+        grid.setRowStretch(1, 3)
+        grid.setRowStretch(2, 2)
+
+        sweep_page = QWidget()
+        sweep_layout = QVBoxLayout(sweep_page)
+        sweep_layout.setContentsMargins(0, 0, 0, 0)
+        metric_row = QHBoxLayout()
+        metric_row.addWidget(QLabel("Metric:"))
+        metric_row.addWidget(self.sweep_metric)
+        metric_row.addStretch(1)
+        sweep_layout.addLayout(metric_row)
+        sweep_layout.addWidget(self.sweep_chart, 1)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(live, "Live")
+        self.tabs.addTab(sweep_page, "Users sweep")
+        self.tabs.addTab(self.phase_table, "Phase percentiles")
+
+        workers = QWidget()
+        workers_layout = QVBoxLayout(workers)
+        workers_layout.setContentsMargins(4, 0, 0, 0)
+        self.workers_title = QLabel("<b>Workers</b>")
+        workers_layout.addWidget(self.workers_title)
+        workers_layout.addWidget(self.worker_grid, 1)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.addWidget(workers)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
+        self.splitter.setSizes([1000, 250])
+
+        header = QHBoxLayout()
+        header.addWidget(self.header_label, 1)
+        header.addWidget(self.progress)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(header)
+        layout.addWidget(self.message_label)
+        layout.addWidget(self.splitter, 1)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(apply_interval_ms)
+        self._timer.timeout.connect(self._on_timer)
+        theme_notifier().changed.connect(self._on_theme_changed)
+        self.clear()
+
+    # ---- public -----------------------------------------------------------------------------
+    def show_snapshot(self, snapshot: LiveSnapshot) -> None:
+        """Cheap: keep the newest snapshot; the timer spreads it over the widgets."""
+        self._snapshot = snapshot
+        self._dirty = True
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def show_final(self, snapshot: LiveSnapshot) -> None:
+        """Show a finished (or stored) run at once: same data shape as a live snapshot."""
+        self._snapshot = snapshot
+        self._dirty = True
+        self._timer.stop()
+        self._apply()
+
+    def clear(self) -> None:
+        """Back to "no run": empty charts, header and messages."""
+        self._snapshot = None
+        self._shown_run = None
+        self._dirty = False
+        self._timer.stop()
+        for chart in (self.rows_chart, self.bytes_chart, self.latency_chart, self.cpu_chart,
+                      self.memory_chart):
+            chart.clear()
+        self.breakdown_chart.clear()
+        self.sweep_chart.clear(keep_references=True)
+        self._refresh_sweep()
+        self.worker_grid.clear()
+        self.phase_table.setRowCount(0)
+        self._apply_text()
+
+    @property
+    def snapshot(self) -> LiveSnapshot | None:
+        return self._snapshot
+
+    def set_sweep_reference(self, name: str, users, values, metric: str = "rows_per_s") -> None:
+        """A published sweep (e.g. report 003, 8 nodes) drawn dashed when `metric` is shown.
+        Values are in base units: rows/s, bytes/s, ops/s or seconds."""
+        if metric not in SWEEP_METRICS:
+            raise ValueError(f"unknown sweep metric {metric!r}; expected one of {', '.join(SWEEP_METRICS)}")
+        self._sweep_refs[(name, metric)] = (list(users), list(values))
+        self._refresh_sweep()
+
+    def set_breakdown_reference(self, published: Breakdown) -> None:
+        """Published phase seconds by target label, drawn beside the measured bar of that label."""
+        self._breakdown_refs = {k: dict(v) for k, v in published.items()}
+        self._dirty = True
+        self._timer.start()
+
+    def header_text(self) -> str:
+        """The header as plain text (what a screen reader would say)."""
+        return self.header_label.text().replace("&nbsp;", " ").replace("<b>", "").replace("</b>", "")
+
+    def _on_theme_changed(self, _theme) -> None:
+        self._apply_text()      # the header's colours come from the theme
+
+    # ---- applying a snapshot ----------------------------------------------------------------
+    def _on_timer(self) -> None:
+        if self._dirty and self.isVisible():
+            self._apply()
+        # hidden: stay dirty; showEvent applies the newest snapshot
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._dirty and not self._timer.isActive():
+            self._timer.start()
+
+    def _apply(self) -> None:
+        snap = self._snapshot
+        self._dirty = False
+        self.apply_count += 1
+        if snap is None:
+            return
+        if snap.run_id != self._shown_run:
+            # a new run: start the charts afresh (but keep published references)
+            current = snap
+            self.clear()
+            self._snapshot, self._shown_run = current, snap.run_id
+        self._apply_text()
+        tp = snap.throughput
+        self._feed(self.rows_chart, "rows/s", [p.t for p in tp], [p.rows_per_s for p in tp])
+        self._feed(self.bytes_chart, "B/s", [p.t for p in tp], [p.bytes_per_s for p in tp])
+        lat = snap.latency
+        ts = [p.t for p in lat]
+        for name in ("p50", "p95", "p99"):
+            self._feed(self.latency_chart, name, ts, [getattr(p, name) for p in lat])
+        res = snap.resources
+        ts = [p.t for p in res]
+        self._feed(self.cpu_chart, "CPU %", ts, [p.cpu_percent for p in res])
+        self._feed(self.memory_chart, "RSS", ts, [p.rss_bytes for p in res])
+        if snap.phase_means:
+            published = {k: v for k, v in self._breakdown_refs.items() if k == snap.target}
+            self.breakdown_chart.set_data({snap.target: snap.phase_means}, published)
+        self._refresh_sweep()
+        self.worker_grid.set_workers(snap.workers, snap.worker_errors)
+        self._fill_phase_table(snap)
+
+    @staticmethod
+    def _feed(chart: TimeSeriesChart, name: str, ts: list[float], ys: list[float]) -> None:
+        """Append only the points newer than what the chart holds (snapshots may repeat history)."""
+        last = chart.last_x(name)
+        if last is not None and ts and ts[-1] < last:
+            chart.set_series(name, ts, ys)       # history went backwards: the engine restarted it
+            return
+        start = 0 if last is None else bisect.bisect_right(ts, last)
+        if start < len(ts):
+            chart.extend(name, ts[start:], ys[start:])
+
+    def _refresh_sweep(self) -> None:
+        key = self.sweep_metric.currentData() or "rows_per_s"
+        _text, label, unit, getter = SWEEP_METRICS[key]
+        self.sweep_chart.set_y_axis(label, unit)
+        self.sweep_chart.clear()
+        for (name, metric), (users, values) in self._sweep_refs.items():
+            if metric == key:
+                self.sweep_chart.set_series(name, users, values, reference=True)
+        snap = self._snapshot
+        if snap is not None and snap.sweep:
+            self.sweep_chart.set_series(snap.target, [p.users for p in snap.sweep],
+                                        [getter(p) for p in snap.sweep], [p.complete for p in snap.sweep])
+
+    def _fill_phase_table(self, snap: LiveSnapshot) -> None:
+        phases = ordered_phases({"": snap.phase_means}, {"": snap.phase_percentiles})
+        self.phase_table.setRowCount(len(phases))
+        for row, phase in enumerate(phases):
+            pct = snap.phase_percentiles.get(phase, {})
+            cells = [phase, snap.phase_means.get(phase)] + [pct.get(k) for k in ("p50", "p95", "p99")]
+            for col, value in enumerate(cells):
+                text = value if isinstance(value, str) else ("" if value is None else format_seconds(value))
+                item = self.phase_table.item(row, col)
+                if item is None:
+                    item = QTableWidgetItem()
+                    self.phase_table.setItem(row, col, item)
+                item.setText(text)
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def _apply_text(self) -> None:
+        snap, theme = self._snapshot, current_theme()
+        if snap is None:
+            self.header_label.setText("<b>No run</b>&nbsp;&nbsp;start a scenario to see live figures here")
+            self.progress.setValue(0)
+            self._set_message("", error=False)
+            return
+        status_colour = {"failed": theme.error, "cancelled": theme.warning}.get(snap.status, theme.text)
+        errors = f"{snap.ops_failed:,} error{'' if snap.ops_failed == 1 else 's'}"
+        if snap.ops_failed:
+            errors = f"<span style='color:{theme.error}'><b>{errors}</b></span>"
+        parts = [
+            f"<b>{html.escape(snap.run_id)}</b>",
+            f"<span style='color:{status_colour}'>{html.escape(snap.status)}</span>",
+            html.escape(snap.workload),
+            f"<b>{html.escape(snap.target)}</b>",
+            f"step {snap.step_index + 1}/{max(snap.steps_total, 1)}",
+            f"{snap.users} user{'s' if snap.users != 1 else ''}",
+            f"elapsed {format_elapsed(snap.elapsed_s)}",
+            f"{snap.ops_done:,} ops",
+            errors,
+        ]
+        self.header_label.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts))
+        self.progress.setValue(round(min(max(snap.progress, 0.0), 1.0) * 1000))
+        message = readable_message(snap.message)
+        failed = snap.status == "failed" or bool(snap.worker_errors)
+        if not message and snap.status == "failed":
+            message = "The run failed." + (" Hover a red worker for its error." if snap.worker_errors else "")
+        elif not message and snap.worker_errors:
+            message = f"{len(snap.worker_errors)} worker(s) failed: hover a red cell for the error."
+        self._set_message(message, error=failed)
+
+    def _set_message(self, text: str, *, error: bool) -> None:
+        self.message_label.setText(text)
+        self.message_label.setVisible(bool(text))
+        colour = current_theme().error if error else current_theme().text
+        self.message_label.setStyleSheet(f"color: {colour};" + (" font-weight: bold;" if error else ""))
+
+    # ---- state ------------------------------------------------------------------------------
+    def save_state(self) -> dict:
+        return {"version": 1, "tab": self.tabs.tabText(self.tabs.currentIndex()),
+                "sweep_metric": self.sweep_metric.currentData(), "splitter": self.splitter.sizes()}
+
+    def restore_state(self, state: dict) -> None:
+        if not isinstance(state, dict):
+            return
+        for i in range(self.tabs.count()):
+            if self.tabs.tabText(i) == state.get("tab"):
+                self.tabs.setCurrentIndex(i)
+        index = self.sweep_metric.findData(state.get("sweep_metric"))
+        if index >= 0:
+            self.sweep_metric.setCurrentIndex(index)
+        sizes = state.get("splitter")
+        if isinstance(sizes, list) and len(sizes) == 2 and all(isinstance(s, int) and s >= 0 for s in sizes):
+            self.splitter.setSizes(sizes)

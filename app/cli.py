@@ -14,7 +14,8 @@ from rich.table import Table
 
 from workloads.paths import default_datasets_dir, default_results_path
 
-console = Console()
+# Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
+console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 

@@ -78,6 +78,7 @@ class Runner:
         self.workload = get_workload(scenario.workload)
         self.params = self.workload.validate(scenario.params)
         self.steps: list[StepPlan] = self.workload.steps(scenario)
+        self.target = make_target(scenario.target, scenario.target_config)  # config only, no I/O
         self._cancel = threading.Event()
         self._t0 = time.monotonic()
         self._metrics = LiveAggregates(self.run_id, scenario.target, scenario.workload, len(self.steps))
@@ -101,8 +102,7 @@ class Runner:
 
     # --- the run -------------------------------------------------------------------------
     def run(self) -> RunResult:
-        scenario = self.scenario
-        target = make_target(scenario.target, scenario.target_config)
+        scenario, target = self.scenario, self.target
         environment = capture_environment(self._data_paths())
         environment["target"] = _safe_describe(target)
         environment["string_mode"] = scenario.strings

@@ -1,0 +1,52 @@
+"""The command line, run as a user would: a real process, real files."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+
+def tickbench(*args: str, home: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = {"TICKBENCH_HOME": str(home), "PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen",
+           "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=Path(__file__).resolve().parent.parent)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--users", "1,x"], "--users takes whole numbers"),
+    (["run", "--workload", "nope"], "unknown workload 'nope'"),
+    (["run", "--target", "oracle"], "unknown target"),
+    (["run", "--cache", "lukewarm"], "cache must be one of"),
+    (["run", "--param", "rows_per_user"], "--param takes NAME=VALUE"),
+    (["run", "--days", "many"], "invalid int value"),
+    (["show", "no-such-run"], "no run 'no-such-run'"),
+])
+def test_bad_arguments_get_one_clear_line_and_exit_2(tmp_path, args, message):
+    result = tickbench(*args, home=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = [l for l in result.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in result.stderr
+
+
+def test_run_then_list_show_and_export(tmp_path):
+    result = tickbench("run", "--target", "pickle", "--dataset", "taq", "--days", "2",
+                       "--rows-per-day", "20000", "--symbols", "40", "--workload", "read-day",
+                       "--users", "1,2", "--operations", "2", "--cache", "cold", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "rows/s" in result.stdout and "io ms" in result.stdout and "decode ms" in result.stdout
+    run_id = result.stdout.strip().splitlines()[-1].split()[1].rstrip(":")
+    listing = tickbench("runs", home=tmp_path)
+    assert run_id in listing.stdout and "completed" in listing.stdout
+    shown = tickbench("show", run_id, home=tmp_path)
+    assert shown.returncode == 0 and "2 users" in shown.stdout
+    out = tmp_path / "export"
+    exported = tickbench("export", run_id, "--format", "parquet", "--out", str(out), home=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    ops = pd.read_parquet(out / f"{run_id}_ops.parquet")
+    assert len(ops) == 2 + 4 and (ops["rows"] == 20000).all()
+    steps = pd.read_parquet(out / f"{run_id}_steps.parquet")
+    assert set(steps["cache_methods"].iloc[0].split(",")) >= {"fsync", "posix_fadvise(DONTNEED)"}

@@ -1,0 +1,108 @@
+"""The runner with real worker processes, a real results file and real targets."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from workloads.datasets.schema import Scale
+from workloads.runner import Runner
+from workloads.scenario import Scenario
+from workloads.store import ResultsStore
+
+SMALL = Scale(days=2, rows_per_day=20_000, symbols=50)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ResultsStore(tmp_path / "results.duckdb")
+    yield s
+    s.close()
+
+
+def _wait_for(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_users_sweep_runs_one_step_per_value_with_every_record_stored(store, tmp_path):
+    scenario = Scenario(dataset="taq", scale=SMALL, target="duckdb",
+                        target_config={"path": str(tmp_path / "data.duckdb")},
+                        workload="read-day", users=(1, 2), operations=3)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    figures = result.figures
+    assert list(figures["users"]) == [1, 2]
+    assert list(figures["ops"]) == [3, 6]                    # operations are per user
+    assert (figures["rows"] == figures["ops"] * 20_000).all()  # each op read one whole day
+    assert (figures["query_s"] > 0).all() and (figures["decode_s"] > 0).all()
+    ops = store.ops(result.run_id)
+    assert (ops["query_s"] + ops["decode_s"] <= ops["total_s"] + 1e-6).all()
+    workers = store.workers(result.run_id)
+    assert set(workers["state"]) == {"done"} and len(workers) == 3
+    run = store.run(result.run_id)
+    assert run["layout"]["rows"] == 40_000 and run["environment"]["libraries"]["duckdb"]
+
+
+def test_a_killed_worker_is_recorded_and_the_others_finish(store):
+    scenario = Scenario(workload="noop", users=(2,), operations=0, duration_s=3.0)
+    runner = Runner(scenario, store)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    assert _wait_for(lambda: runner.snapshot().workers.get(1) == "running"
+                     and runner.snapshot().ops_done > 100)
+    victim = store.workers(runner.run_id).set_index("worker").loc[1, "pid"]
+    os.kill(int(victim), signal.SIGKILL)
+    thread.join(30)
+    run = store.run(runner.run_id)
+    assert run["status"] == "completed"
+    assert "worker 1" in run["message"] and "SIGKILL" in run["message"]
+    workers = store.workers(runner.run_id).set_index("worker")
+    assert workers.loc[1, "state"] == "failed" and workers.loc[0, "state"] == "done"
+    ops = store.ops(runner.run_id)
+    assert (ops["worker"] == 1).sum() > 0      # what it measured before dying is kept
+    assert (ops["worker"] == 0).sum() > (ops["worker"] == 1).sum()
+
+
+def test_cancel_stops_all_workers_quickly_and_keeps_records(store):
+    scenario = Scenario(workload="noop", users=(2, 4), operations=0, duration_s=60.0)
+    runner = Runner(scenario, store)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    assert _wait_for(lambda: runner.snapshot().ops_done > 1000)
+    cancelled_at = time.monotonic()
+    runner.cancel()
+    thread.join(30)
+    stopped_after = time.monotonic() - cancelled_at
+    assert not thread.is_alive() and stopped_after < 10      # far before the 60 s step ends
+    import psutil
+    assert not [c for c in psutil.Process().children(recursive=True) if c.is_running()
+                and c.status() != psutil.STATUS_ZOMBIE and "tickbench-worker" in " ".join(c.cmdline())]
+    run = store.run(runner.run_id)
+    assert run["status"] == "cancelled"
+    assert len(store.step_figures(runner.run_id)) == 1       # the second step never started
+    assert len(store.ops(runner.run_id)) >= 1000
+
+
+def test_worker_that_cannot_start_fails_the_run_with_a_reason(store, tmp_path):
+    bad = tmp_path / "not-a-dir"
+    bad.write_text("a file where a folder should be")
+    scenario = Scenario(dataset="taq", scale=SMALL, target="pickle", target_config={"root": str(bad)},
+                        workload="read-day", users=(1,), operations=1)
+    result = Runner(scenario, store).run()
+    assert result.status == "failed"
+    assert result.message and "Traceback" not in result.message
+    assert store.run(result.run_id)["status"] == "failed"
+
+
+def test_unknown_target_is_refused_before_anything_runs(store):
+    with pytest.raises(ValueError, match="unknown target"):
+        Runner(Scenario(target="oracle"), store)
+    assert store.runs().empty

@@ -203,6 +203,9 @@ def test_connection(profile: ClusterProfile, node: Node | None = None, timeout: 
     return Verdict(True, "ok", f"connected to {where} as {profile.user!r}, DolphinDB {version}", version)
 
 
+test_connection.__test__ = False  # a public API named test_*: keep pytest from collecting it
+
+
 def _server_text(exc: BaseException) -> str:
     """The server's own message out of the client's exception text."""
     text = str(exc)

@@ -56,7 +56,7 @@ class TestServer:
 
     def start(self) -> None:
         for srv in self._servers:
-            threading.Thread(target=srv.serve_forever, daemon=True).start()
+            threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def stop(self) -> None:
         for srv in self._servers:

@@ -251,6 +251,12 @@ def test_wrong_password_and_refused_port_are_clear(taq, ddb_server):  # noqa: F8
     target = DolphinDBTarget({"host": "127.0.0.1", "port": closed_port, "timeout": 2})
     with pytest.raises(TargetError, match=f"127.0.0.1:{closed_port}.*(refused|cannot connect)"):
         target.open(layout, 0)
+    with socket.socket() as mute:          # accepts (kernel backlog), never answers
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(1)
+        target = DolphinDBTarget({"host": "127.0.0.1", "port": mute.getsockname()[1], "timeout": 1})
+        with pytest.raises(TargetError, match="timed out"):
+            target.open(layout, 0)
 
 
 def test_server_errors_and_dropped_connections_become_target_errors(taq, ddb_server, faults):  # noqa: F811

@@ -150,7 +150,7 @@ class Dispatcher:
             (CREATE_DATABASE, self._create_database),
             (CREATE_TABLE, self._create_table),
             (rf"select count\(\*\) as n from {LOAD} group by date\(({IDENT})\) as day", self._rows_per_day),
-            (rf"delete from {LOAD} where (.+)", self._delete),
+            (rf"tickbenchPt = {LOAD}\ndelete from tickbenchPt where (.+)", self._delete),
             (rf"exec sum\(diskUsage\) from pnodeRun\(getTabletsMeta\{{{STR}, {STR}, true, -1\}}\)",
              self._footprint),
             (rf"defined\({STR}, SHARED\)", lambda s, m: c.Scalar(c.BOOL, unquote(m.group(1)) in self.store.shared)),
@@ -436,7 +436,7 @@ def split_conditions(text: str) -> list[str]:
 
 CREATE_DATABASE = (
     rf'dbDate = database\("", VALUE, ({DATE_LIT})\.\.({DATE_LIT})\)\n'
-    rf'dbKey = database\("", RANGE, (\[.*?\])\)\n'
+    rf'dbKey = database\("", RANGE, symbol\((\[.*?\])\)\)\n'
     rf'db = database\({STR}, COMPO, \[dbDate, dbKey\], engine="OLAP", atomic="CHUNK"\)')
 CREATE_TABLE = (
     rf"db = database\({STR}\)\n"

@@ -110,7 +110,7 @@ def create_database(names: Names, first_day: dt.date, last_day: dt.date,
         raise ValueError("a RANGE partition needs at least two boundaries")
     return "\n".join([
         f"dbDate = database(\"\", VALUE, {q.date(first_day)}..{q.date(last_day)})",
-        f"dbKey = database(\"\", RANGE, {q.string_vector(key_bounds)})",
+        f"dbKey = database(\"\", RANGE, symbol({q.string_vector(key_bounds)}))",
         f"db = database({q.string(names.db)}, COMPO, [dbDate, dbKey], engine=\"OLAP\", atomic=\"CHUNK\")",
     ])
 
@@ -136,7 +136,9 @@ def rows_per_day(names: Names, cols: Columns) -> str:
 
 
 def delete_day(names: Names, cols: Columns, day: dt.date) -> str:
-    return f"delete from {load(names, names.table)} where {day_filter(cols, day)}"
+    # SQL delete wants a table variable, not a function call, as its target
+    return (f"tickbenchPt = {load(names, names.table)}\n"
+            f"delete from tickbenchPt where {day_filter(cols, day)}")
 
 
 def insert_function(names: Names, table: str) -> str:

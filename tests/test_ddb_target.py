@@ -339,3 +339,31 @@ def test_round_robin_spreads_workers_over_data_nodes(ddb_cluster):  # noqa: F811
         target.close()
     data = [f"127.0.0.1:{p}" for p in ddb_cluster.data_ports]
     assert answered == data + data[:1]
+
+
+# --- through the runner, in worker processes -----------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("workload,params,users", [
+    ("read-day", {}, 2),
+    ("concurrent-append", {"rows_per_user": 2_000, "batch_rows": 500}, 2),
+])
+def test_runner_workers_use_the_target(ddb_cluster, tmp_path, workload, params, users):  # noqa: F811
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+
+    profile = {"name": "fake", "user": "admin", "node_policy": "round_robin",
+               "nodes": [{"host": "127.0.0.1", "port": p, "role": r}
+                         for p, r in zip(ddb_cluster.ports, ["controller", "data", "data", "data"])]}
+    store = ResultsStore(tmp_path / "r.duckdb")
+    scenario = Scenario(dataset="taq", scale=Scale(days=2, rows_per_day=5_000, symbols=20), target="dolphindb",
+                        target_config={"profile": profile, "password": "123456", "timeout": 5},
+                        workload=workload, params=params, users=(users,), operations=2)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    ops = store.ops(result.run_id)
+    assert ops["ok"].all() and len(ops) > 0
+    assert set(ops["node"]) == {f"127.0.0.1:{p}" for p in ddb_cluster.data_ports[:users]}
+    if workload == "read-day":
+        assert (ops["rows"] == 5_000).all() and (ops["server_s"] > 0).all() and (ops["transfer_s"] > 0).all()
+    store.close()

@@ -118,6 +118,15 @@ def test_registry_knows_every_kind():
         assert set(target.read_phases) <= set(PHASES)
 
 
+def test_dolphindb_is_registered_lazily_with_a_clear_error_when_unloadable(monkeypatch):
+    import workloads.targets as registry
+    assert "dolphindb" not in registry.TARGETS and "dolphindb" in target_kinds()
+    monkeypatch.setitem(registry.LAZY_TARGETS, "dolphindb", "workloads.targets.no_such_module:Nope")
+    with pytest.raises(TargetError, match=r"target 'dolphindb' is unavailable: cannot load "
+                                          r"workloads\.targets\.no_such_module:Nope"):
+        make_target("dolphindb", {})
+
+
 def test_registry_rejects_unknown_kind_by_name():
     with pytest.raises(ValueError, match=r"unknown target 'mongodb'.*pickle.*dolphindb"):
         make_target("mongodb", {})
@@ -186,6 +195,24 @@ def test_interrupted_prepare_leaves_no_half_file_and_resumes(tmp_path, taq, monk
     assert (folder / f"{days[0].isoformat()}.parquet").stat().st_mtime_ns == first_mtime  # resumed
     target.open(layout)
     assert target.read_day(layout, days[1]).rows == SCALE.rows_per_day
+
+
+def test_temp_files_of_dead_writers_are_removed_and_live_ones_kept(prepared, root):
+    target, layout = prepared("parquet", StringMode.ARROW)
+    folder = Path(layout.location)
+    exited = subprocess.Popen(["true"])  # a writer that has died: its pid is no longer running
+    exited.wait()
+    dead_pid = exited.pid
+    dead = folder / f".2007-08-23.parquet.{dead_pid}.0badf00d.tmp"
+    live = folder / f".2007-08-23.parquet.{os.getpid()}.0c0ffee0.tmp"
+    dead.write_bytes(b"half a file")
+    live.write_bytes(b"being written")
+    try:
+        again = make_target("parquet", {"root": str(root)}).prepare("taq", SCALE, StringMode.ARROW)
+        assert again.reused
+        assert not dead.exists() and live.exists()
+    finally:
+        live.unlink(missing_ok=True)
 
 
 # --- reads ----------------------------------------------------------------------------------
@@ -260,9 +287,14 @@ def test_append_writes_a_new_file_per_batch(kind, prepared, day_frames, taq):
 
 # --- cold cache -----------------------------------------------------------------------------
 def test_drop_cache_applies_fsync_and_fadvise(prepared):
+    from workloads.targets.cache import resident_bytes
     target, layout = prepared("feather", StringMode.OBJECT)
+    assert target.read_day(layout, layout.days[0]).rows == SCALE.rows_per_day  # now cached
     applied = target.drop_cache(layout)  # config drop_caches=False: no system-wide drop
     assert applied == ["fsync", "posix_fadvise(DONTNEED)"]
+    residency = [resident_bytes(p) for p in target.day_files(layout)]
+    if None not in residency:  # fincore available: the files really left the page cache
+        assert residency == [0] * len(residency)
     assert target.read_day(layout, layout.days[0]).rows == SCALE.rows_per_day
 
 

@@ -7,7 +7,7 @@ file under a cached name; the manifest is rewritten after every day, so an inter
 ``prepare`` resumes at the first missing day.
 
 What is stored per string mode: a pickle holds the DataFrame in the layout's string mode (the
-report's pickles held object strings). Parquet and Feather hold plain Arrow strings and apply
+report's pickles held object strings: one Python str per row, as here). Parquet and Feather hold plain Arrow strings and apply
 the mode while decoding (Feather's file format cannot change dictionaries between chunks).
 
 Phases of an operation (seconds):
@@ -103,6 +103,32 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
         raise
 
 
+def remove_stale_temp_files(folder: Path) -> list[Path]:
+    """Delete temp files left by writers that died (kill -9, power loss); keep live writers' ones."""
+    removed = []
+    for tmp in folder.glob(".*.tmp"):
+        try:
+            pid = int(tmp.name.rsplit(".", 3)[-3])
+        except (ValueError, IndexError):
+            continue
+        if not _pid_alive(pid):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists but is not ours (PermissionError), or no signals (Windows)
+        return True
+    return True
+
+
 def write_bytes_atomic(path: Path, payload: bytes) -> None:
     with atomic_file(path) as f:
         f.write(payload)
@@ -185,6 +211,8 @@ class FileTarget(Target):
         wanted = {"format": LAYOUT_FORMAT, "kind": self.kind, "dataset": dataset,
                   "scale": asdict(scale), "strings": strings.value,
                   "days": [d.isoformat() for d in days]}
+        if folder.is_dir():
+            remove_stale_temp_files(folder)
         manifest = self._read_manifest(folder)
         same = manifest is not None and all(manifest.get(k) == v for k, v in wanted.items()
                                             if k != "days")

@@ -272,8 +272,10 @@ def test_server_errors_and_dropped_connections_become_target_errors(taq, ddb_ser
     target.close()
     faults(reset=True, close_match=r"^tickbench_w")
     target.open(layout, 0)
-    with pytest.raises(TargetError):
+    with pytest.raises(TargetError, match="connection lost"):
         target.read_day(layout, layout.days[0])
+    faults(reset=True)
+    assert target.read_day(layout, layout.days[0]).rows == 20_000     # reconnected by itself
     target.close()
 
 

@@ -157,6 +157,8 @@ class DolphinDBTarget(Target):
         except RuntimeError as exc:
             text = _server_text(exc)
             if "Socket is disconnected" in text or "Failed to read" in text or "IO error" in text:
+                if session is self._session:
+                    self.close()           # the next operation reconnects
                 raise TargetError(f"DolphinDB at {node.address}: connection lost or reply timed out "
                                   f"({text.split(' with IO error')[0]})") from None
             raise TargetError(f"DolphinDB at {node.address} answered: {text}") from None
@@ -310,7 +312,8 @@ class DolphinDBTarget(Target):
                     raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
                 raw_seconds, nbytes = reply.seconds, reply.nbytes
         finally:
-            self._run(session, node, scripts.drop_shared(name))
+            if self._session is session:   # still connected: free the server-side copy
+                self._run(session, node, scripts.drop_shared(name))
         if self.measure_transfer:
             phases = {"server": int(server_ns) / 1e9, "transfer": raw_seconds,
                       "decode": max(0.0, api_seconds - raw_seconds)}

@@ -36,7 +36,7 @@ TITLE = "Tickbench widgets: SYNTHETIC data, not a measurement"
 SWEEP_USERS = [1, 2, 4, 8, 16, 32, 64]
 
 
-def synthetic_snapshots(seconds: int = 140, per_second: int = 4):
+def synthetic_snapshots(seconds: int = 140, per_second: int = 4, stop_at: float | None = 132):
     """A made-up read sweep on 'dolphindb' that gets to 64 users, as the engine would report it."""
     rng = np.random.default_rng(7)
     step_len = seconds / len(SWEEP_USERS)
@@ -44,6 +44,8 @@ def synthetic_snapshots(seconds: int = 140, per_second: int = 4):
     workers = {}
     for tick in range(seconds * per_second + 1):
         t = tick / per_second
+        if stop_at is not None and t > stop_at:
+            return                  # the screenshot shows a run in progress: last step still running
         step = min(int(t // step_len), len(SWEEP_USERS) - 1)
         users = SWEEP_USERS[step]
         capacity = 36e6 * (1 - math.exp(-users / 20))          # saturating throughput
@@ -132,6 +134,33 @@ def render_dashboard(app, out: Path, size, theme: str, scale: float, name: str) 
     return figures
 
 
+def measure_costs(app, size) -> None:
+    """What one apply and one chart repaint cost with an hour of per-second history."""
+    apply_theme(app, "light")
+    dash = LiveDashboard()
+    window = framed(dash, size)
+    window.show()
+    wait_ms(app, 50)
+    base = list(synthetic_snapshots(seconds=3600, per_second=1, stop_at=None))[-1]
+    applies, repaints = [], []
+    for i in range(5):
+        base.run_id = f"synthetic-cost-{i}"        # a new run: every series is filled afresh
+        t0 = time.perf_counter()
+        dash.show_final(base)
+        applies.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for chart in (dash.rows_chart, dash.bytes_chart, dash.latency_chart, dash.breakdown_chart,
+                      dash.cpu_chart, dash.memory_chart):
+            chart.render_now()
+            chart.graphics.viewport().repaint()     # the paint itself, synchronously
+        repaints.append(time.perf_counter() - t0)
+    print(f"one hour of history ({len(base.throughput)} points per series): apply median "
+          f"{sorted(applies)[2] * 1e3:.1f} ms, repaint of the six Live charts median "
+          f"{sorted(repaints)[2] * 1e3:.1f} ms (offscreen, {size[0]}x{size[1]})")
+    window.close()
+    window.deleteLater()
+
+
 def render_breakdown(app, out: Path, size) -> None:
     apply_theme(app, "light")
     chart = BreakdownChart("Read one trading day into pandas, L2 (mean seconds)")
@@ -198,6 +227,7 @@ def main() -> None:
               f"{figures['applies']} dashboard applies, {figures['rows_chart_repaints']} chart repaints")
     render_breakdown(app, args.out, size)
     render_history_and_form(app, args.out)
+    measure_costs(app, size)
     print(f"screenshots in {args.out}/widgets_*.png")
 
 

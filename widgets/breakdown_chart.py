@@ -155,9 +155,10 @@ class BreakdownChart(ChartBase):
                 widths = np.array([data[kind][lab].get(phase, 0.0) for lab, _, _, _ in kind_bars])
                 if not widths.any():
                     continue
+                drawn = widths > 0      # a zero-wide bar would still show its outline
                 item = pg.BarGraphItem(
-                    x0=left.copy(), width=widths, y=[b[2] for b in kind_bars],
-                    height=[b[3] for b in kind_bars], **self._look(phase, kind, theme))
+                    x0=left[drawn], width=widths[drawn], y=[b[2] for b, d in zip(kind_bars, drawn) if d],
+                    height=[b[3] for b, d in zip(kind_bars, drawn) if d], **self._look(phase, kind, theme))
                 self._add(item)   # unnamed, so PlotItem does not add it to the legend itself
                 for (lab, _, y, _), x0, w in zip(kind_bars, left, widths):
                     text = format_seconds(w)
@@ -184,9 +185,6 @@ class BreakdownChart(ChartBase):
         self.legend.setColumnCount(max(1, min(len(keys), int(max(self.width(), 200) // key_px))))
         for sample, label in keys:
             self.legend.addItem(sample, label)
-        # LegendItem.updateSize() moves itself to (0, 0); let the layout put it back in its row
-        self.legend.updateGeometry()
-        self.graphics.ci.layout.invalidate()
 
         ticks = []
         for lab, kind, y, _ in bars:

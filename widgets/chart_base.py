@@ -39,6 +39,23 @@ class UnitAxis(pg.AxisItem):
         return f"<span style='{style}'>{self.labelText}{units}</span>"
 
 
+class RowLegend(pg.LegendItem):
+    """A legend placed in a layout row under the plot.
+
+    pyqtgraph's LegendItem moves itself to (0, 0) whenever its entries change (it expects to float
+    over the plot), which puts it over the title; this one keeps its place and asks the layout
+    for the room it needs instead.
+    """
+
+    def updateSize(self) -> None:
+        pos = self.pos()
+        super().updateSize()
+        self.setPos(pos)
+        self.setMinimumHeight(self.height())
+        self.setPreferredSize(self.width(), self.height())
+        self.updateGeometry()
+
+
 class ChartBase(QWidget):
     """Base of the charts: subclasses keep their own data and implement `_render()`."""
 
@@ -70,7 +87,7 @@ class ChartBase(QWidget):
         self._legend_below = legend_below
         if legend_below:
             # A row of keys under the plot, for charts whose data fills the whole view (bars).
-            self.legend = pg.LegendItem(colCount=6, frame=False)
+            self.legend = RowLegend(colCount=6, frame=False)
             self.plot_item.legend = self.legend   # PlotItem.addItem puts named items here
             self.graphics.ci.addItem(self.legend, row=1, col=0)
             # keep the keys together on the left instead of spread over the whole width

@@ -2,7 +2,7 @@
 
 The app calls `show_snapshot(snapshot)` whenever the engine hands over a LiveSnapshot (a few
 times a second, or more: it does not matter). That call only stores the snapshot and starts a
-timer; when the timer fires (at most 10 times a second: text is costly to lay out) the newest
+timer; when the timer fires (at most 5 times a second: text and axes are costly to lay out) the newest
 snapshot is spread over the header and the charts, and each chart repaints at most 30 times a
 second and only while visible. Nothing here knows the engine: the snapshot is plain data.
 """
@@ -23,7 +23,7 @@ from widgets.theme import current_theme, theme_notifier
 from widgets.worker_grid import WorkerGrid
 from workloads.snapshot import LiveSnapshot
 
-APPLY_INTERVAL_MS = 100
+APPLY_INTERVAL_MS = 200
 # metric key -> (menu text, axis label, unit, getter of a SweepPoint)
 SWEEP_METRICS = {
     "rows_per_s": ("rows/s", "throughput", "rows/s", lambda p: p.rows_per_s),

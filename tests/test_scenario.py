@@ -22,7 +22,7 @@ def test_toml_round_trip_keeps_everything_but_the_password(tmp_path):
     ({"cache": "tepid"}, "cache must be one of"),
     ({"users": (0,)}, "users must be"),
     ({"strings": "utf16"}, "unknown string mode"),
-    ({"operations": 0, "duration_s": 0}, "operations per user or a duration"),
+    ({"operations": -1}, "must not be negative"),
 ])
 def test_bad_scenarios_are_refused_with_a_reason(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -59,3 +59,35 @@ def test_workload_params_validated_and_unknown_rejected():
     with pytest.raises(ValueError, match="unknown workload"):
         get_workload("nope")
     assert {"read-day", "slice-download", "upload-sweep", "concurrent-append", "minute-bars"} <= set(WORKLOADS)
+
+
+def test_operation_bounded_workload_needs_a_count_or_duration(tmp_path):
+    from workloads.runner import Runner
+    from workloads.store import ResultsStore
+    store = ResultsStore(tmp_path / "r.duckdb")
+    with pytest.raises(ValueError, match="needs a number of operations per user or a duration"):
+        Runner(Scenario(workload="read-day", operations=0, duration_s=0), store)
+    Runner(Scenario(workload="slice-download", operations=0, duration_s=0), store)  # ends by rows
+
+
+def test_shipped_scenarios_and_playlists_load():
+    from pathlib import Path
+    from workloads.paths import resources_dir
+    from workloads.scenario import load_playlist
+    folder = resources_dir() / "scenarios"
+    presets = sorted(folder.glob("*.toml"))
+    assert len(presets) >= 3
+    for path in presets:
+        Scenario.load_toml(path)
+    title, scenarios = load_playlist(folder / "playlists" / "pickle_vs_duckdb.toml")
+    assert title == "pickle vs DuckDB, cold vs warm"
+    assert [(s.target, s.cache) for s in scenarios] == [("pickle", "cold"), ("pickle", "warm"),
+                                                        ("duckdb", "cold"), ("duckdb", "warm")]
+
+
+def test_broken_playlist_names_the_scenario(tmp_path):
+    from workloads.scenario import load_playlist
+    path = tmp_path / "p.toml"
+    path.write_text('[[scenario]]\nworkload = "read-day"\ncache = "hot"\n')
+    with pytest.raises(ValueError, match="scenario 1: cache must be one of"):
+        load_playlist(path)

@@ -77,6 +77,8 @@ class Runner:
         self.ready_timeout_s = ready_timeout_s
         self.workload = get_workload(scenario.workload)
         self.params = self.workload.validate(scenario.params)
+        if self.workload.bounded_by_operations and not scenario.operations and not scenario.duration_s:
+            raise ValueError(f"{scenario.workload} needs a number of operations per user or a duration")
         self.steps: list[StepPlan] = self.workload.steps(scenario)
         self.target = make_target(scenario.target, scenario.target_config)  # config only, no I/O
         self._cancel = threading.Event()

@@ -37,8 +37,6 @@ class Scenario:
             raise ValueError("users must be one or more whole numbers of at least 1")
         if self.operations < 0 or self.duration_s < 0:
             raise ValueError("operations and duration must not be negative")
-        if self.operations == 0 and self.duration_s == 0:
-            raise ValueError("give a number of operations per user or a duration")
 
     @property
     def string_mode(self) -> StringMode:
@@ -82,3 +80,21 @@ def _drop_secrets(data: dict[str, Any]) -> dict[str, Any]:
     config = dict(data.get("target_config", {}))
     config.pop("password", None)
     return {**data, "target_config": config}
+
+
+def load_playlist(path: Path) -> tuple[str, list[Scenario]]:
+    """A playlist file: ``title = "..."`` and one ``[[scenario]]`` table per scenario, run in order."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not a valid playlist file ({exc})") from None
+    entries = data.get("scenario", [])
+    if not entries:
+        raise ValueError(f"{path}: a playlist needs at least one [[scenario]] table")
+    scenarios = []
+    for index, entry in enumerate(entries, start=1):
+        try:
+            scenarios.append(Scenario.from_dict(entry))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: scenario {index}: {exc}") from None
+    return str(data.get("title", Path(path).stem)), scenarios

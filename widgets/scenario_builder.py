@@ -1,0 +1,292 @@
+"""ScenarioBuilder: dataset and scale, target, workload and its parameters, users, cache, length.
+
+It turns the form into a `Scenario` (the engine validates it) and back. It knows nothing of how
+runs are started: it emits `run_requested(Scenario)` and `stop_requested()`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psutil
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
+                               QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+
+from widgets.param_form import ParamForm
+from widgets.theme import current_theme
+from workloads.datasets import DATASETS
+from workloads.datasets.schema import Scale, StringMode
+from workloads.kinds import WORKLOADS
+from workloads.scenario import CACHE_STATES, Scenario
+
+STRING_LABELS = {
+    StringMode.ARROW.value: "Arrow strings (pandas default)",
+    StringMode.OBJECT.value: "Python objects (as report 000's pickles)",
+    StringMode.CATEGORY.value: "Categorical (like DolphinDB SYMBOL)",
+}
+IN_MEMORY_FACTOR = 1.6   # a DataFrame with decoded strings is larger than its stored rows
+WARN_FRACTION = 0.8
+
+
+def estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
+    """Human text of the data size against free RAM and disk, and whether it is too much."""
+    dataset = DATASETS[scenario.dataset]
+    row_bytes = dataset.info.schema.row_bytes()
+    on_disk = scenario.scale.days * scenario.scale.rows_per_day * row_bytes
+    per_day_ram = scenario.scale.rows_per_day * row_bytes * IN_MEMORY_FACTOR
+    in_ram = per_day_ram * (max(scenario.users) + 1)   # each reader holds a day; +1 to lay it out
+    free_ram = psutil.virtual_memory().available
+    probe = data_dir if data_dir.exists() else Path.home()
+    free_disk = psutil.disk_usage(str(probe)).free
+    problems = []
+    if on_disk > WARN_FRACTION * free_disk:
+        problems.append(f"needs ~{_size(on_disk)} of disk, {_size(free_disk)} free")
+    if in_ram > WARN_FRACTION * free_ram:
+        problems.append(f"needs ~{_size(in_ram)} of RAM at {max(scenario.users)} users, "
+                        f"{_size(free_ram)} free")
+    text = (f"Data ~{_size(on_disk)} on disk ({scenario.scale.days} × {scenario.scale.rows_per_day:,} rows); "
+            f"~{_size(in_ram)} RAM at peak. Free: {_size(free_ram)} RAM, {_size(free_disk)} disk.")
+    if problems:
+        text = "⚠ Too large for this machine: " + "; ".join(problems) + ". " + text
+    return text, bool(problems)
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(nbytes) < 1000 or unit == "TB":
+            return f"{nbytes:,.0f} {unit}" if unit == "B" else f"{nbytes:,.1f} {unit}"
+        nbytes /= 1000
+    return ""
+
+
+class ScenarioBuilder(QWidget):
+    run_requested = Signal(object)   # Scenario
+    stop_requested = Signal()
+    changed = Signal()
+
+    def __init__(self, data_dir: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._data_dir = Path(data_dir)
+        self._targets: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._build()
+        self._on_workload_changed()
+        self._update_estimate()
+
+    # ---- building ---------------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+        self.name_edit = QLineEdit("my scenario")
+        self.name_edit.setObjectName("scenario_name")
+
+        data_box = QGroupBox("Dataset")
+        data_form = QFormLayout(data_box)
+        self.dataset_combo = QComboBox(objectName="dataset")
+        for key, dataset in DATASETS.items():
+            self.dataset_combo.addItem(f"{dataset.info.title}", key)
+        self.days_spin = self._spin("days", 1, 10_000, 1, " days")
+        self.rows_spin = self._spin("rows_per_day", 1, 2_000_000_000, 1_000_000, " rows/day")
+        self.rows_spin.setSingleStep(100_000)
+        self.symbols_spin = self._spin("symbols", 1, 1_000_000, 500, " keys")
+        self.symbols_spin.setToolTip("Symbols (TAQ), securities (level 2), devices, or keys (api45)")
+        self.strings_combo = QComboBox(objectName="strings")
+        for value, label in STRING_LABELS.items():
+            self.strings_combo.addItem(label, value)
+        data_form.addRow("Dataset:", self.dataset_combo)
+        data_form.addRow("Days:", self.days_spin)
+        data_form.addRow("Rows per day:", self.rows_spin)
+        data_form.addRow("Symbols:", self.symbols_spin)
+        data_form.addRow("Strings:", self.strings_combo)
+
+        run_box = QGroupBox("Workload")
+        run_form = QFormLayout(run_box)
+        self.target_combo = QComboBox(objectName="target")
+        self.workload_combo = QComboBox(objectName="workload")
+        for key, workload in WORKLOADS.items():
+            self.workload_combo.addItem(workload.title, key)
+        self.workload_note = QLabel(wordWrap=True, objectName="workload_note")
+        self.param_form = ParamForm()
+        self.users_edit = QLineEdit("1", objectName="users")
+        self.users_edit.setToolTip("One number, or a sweep such as 1,2,4,8: one step per value")
+        self.cache_combo = QComboBox(objectName="cache")
+        for state in CACHE_STATES:
+            self.cache_combo.addItem(state, state)
+        self.ops_spin = self._spin("operations", 0, 1_000_000, 3, " ops/user")
+        self.ops_spin.setSpecialValueText("by duration")
+        self.duration_spin = QDoubleSpinBox(objectName="duration")
+        self.duration_spin.setRange(0, 86_400)
+        self.duration_spin.setSuffix(" s")
+        self.duration_spin.setSpecialValueText("by operations")
+        run_form.addRow("Target:", self.target_combo)
+        run_form.addRow("Workload:", self.workload_combo)
+        run_form.addRow(self.workload_note)
+        run_form.addRow(self.param_form)
+        run_form.addRow("Users:", self.users_edit)
+        run_form.addRow("Cache:", self.cache_combo)
+        run_form.addRow("Operations:", self.ops_spin)
+        run_form.addRow("Duration:", self.duration_spin)
+
+        self.estimate_label = QLabel(wordWrap=True, objectName="estimate")
+        self.error_label = QLabel(wordWrap=True, objectName="scenario_error")
+        self.run_button = QPushButton("Run", objectName="run_button")
+        self.stop_button = QPushButton("Stop", objectName="stop_button", enabled=False)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.stop_button)
+
+        name_row = QFormLayout()
+        name_row.addRow("Name:", self.name_edit)
+        outer.addLayout(name_row)
+        outer.addWidget(data_box)
+        outer.addWidget(run_box)
+        outer.addWidget(self.estimate_label)
+        outer.addWidget(self.error_label)
+        outer.addLayout(buttons)
+        outer.addStretch(1)
+
+        self.workload_combo.currentIndexChanged.connect(self._on_workload_changed)
+        self.run_button.clicked.connect(self._request_run)
+        self.stop_button.clicked.connect(self.stop_requested)
+        for signal in (self.dataset_combo.currentIndexChanged, self.days_spin.valueChanged,
+                       self.rows_spin.valueChanged, self.users_edit.textChanged,
+                       self.target_combo.currentIndexChanged):
+            signal.connect(self._update_estimate)
+        for signal in (self.dataset_combo.currentIndexChanged, self.days_spin.valueChanged,
+                       self.rows_spin.valueChanged, self.symbols_spin.valueChanged,
+                       self.strings_combo.currentIndexChanged, self.target_combo.currentIndexChanged,
+                       self.users_edit.textChanged, self.cache_combo.currentIndexChanged,
+                       self.ops_spin.valueChanged, self.duration_spin.valueChanged,
+                       self.param_form.changed, self.name_edit.textChanged):
+            signal.connect(self.changed)
+
+    def _spin(self, name: str, low: int, high: int, value: int, suffix: str) -> QSpinBox:
+        spin = QSpinBox(objectName=name)
+        spin.setRange(low, min(high, 2**31 - 1))
+        spin.setValue(value)
+        spin.setSuffix(suffix)
+        spin.setGroupSeparatorShown(True)
+        return spin
+
+    # ---- targets ----------------------------------------------------------------------------
+    def set_targets(self, targets: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """(key, label, kind, config) per target the user can pick; keeps the current choice."""
+        current = self.target_combo.currentData()
+        self.target_combo.blockSignals(True)
+        self.target_combo.clear()
+        self._targets = {}
+        for key, label, kind, config in targets:
+            self._targets[key] = (kind, dict(config))
+            self.target_combo.addItem(label, key)
+        index = self.target_combo.findData(current)
+        self.target_combo.setCurrentIndex(max(index, 0))
+        self.target_combo.blockSignals(False)
+        self._update_estimate()
+
+    # ---- scenario in and out ------------------------------------------------------------------
+    def scenario(self) -> Scenario:
+        """The form as a Scenario; ValueError with a readable message when something is wrong."""
+        key = self.target_combo.currentData()
+        if key not in self._targets:
+            raise ValueError("choose a target")
+        kind, config = self._targets[key]
+        users_text = self.users_edit.text()
+        try:
+            users = tuple(int(u) for u in users_text.replace(" ", "").split(",") if u)
+        except ValueError:
+            raise ValueError(f"Users: {users_text!r} is not a number or a list like 1,2,4,8") from None
+        params = self.param_form.values()
+        scale = Scale(days=self.days_spin.value(), rows_per_day=self.rows_spin.value(),
+                      symbols=self.symbols_spin.value())
+        return Scenario(
+            name=self.name_edit.text().strip() or "untitled", dataset=self.dataset_combo.currentData(),
+            scale=scale, strings=self.strings_combo.currentData(), target=kind,
+            target_config={**config, "target_key": key} if kind == "dolphindb" else config,
+            workload=self.workload_combo.currentData(), params=params, users=users,
+            cache=self.cache_combo.currentData(), operations=self.ops_spin.value(),
+            duration_s=self.duration_spin.value(),
+        )
+
+    def set_scenario(self, scenario: Scenario) -> None:
+        self.name_edit.setText(scenario.name)
+        self._select(self.dataset_combo, scenario.dataset)
+        self.days_spin.setValue(scenario.scale.days)
+        self.rows_spin.setValue(scenario.scale.rows_per_day)
+        self.symbols_spin.setValue(scenario.scale.symbols)
+        self._select(self.strings_combo, scenario.strings)
+        target_key = scenario.target_config.get("target_key", scenario.target)
+        if self.target_combo.findData(target_key) < 0:
+            target_key = scenario.target
+        self._select(self.target_combo, target_key)
+        self._select(self.workload_combo, scenario.workload)
+        self.param_form.set_values(scenario.params)
+        self.users_edit.setText(",".join(str(u) for u in scenario.users))
+        self._select(self.cache_combo, scenario.cache)
+        self.ops_spin.setValue(scenario.operations)
+        self.duration_spin.setValue(scenario.duration_s)
+
+    def save_to(self, path: Path) -> None:
+        self.scenario().save_toml(Path(path))
+
+    def load_from(self, path: Path) -> Scenario:
+        scenario = Scenario.load_toml(Path(path))
+        self.set_scenario(scenario)
+        return scenario
+
+    @staticmethod
+    def _select(combo: QComboBox, value: Any) -> None:
+        index = combo.findData(value)
+        if index < 0:
+            raise ValueError(f"{combo.objectName()}: {value!r} is not available here")
+        combo.setCurrentIndex(index)
+
+    # ---- running state ----------------------------------------------------------------------
+    def set_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+
+    def show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.setStyleSheet(f"color: {current_theme().error};" if message else "")
+
+    # ---- reactions --------------------------------------------------------------------------
+    def _request_run(self) -> None:
+        try:
+            scenario = self.scenario()
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return
+        self.show_error("")
+        self.run_requested.emit(scenario)
+
+    def _on_workload_changed(self) -> None:
+        workload = WORKLOADS[self.workload_combo.currentData()]
+        self.param_form.set_params(list(workload.params))
+        note = workload.description + (f" ({workload.reference})" if workload.reference else "")
+        if not workload.bounded_by_operations:
+            note += " Ends by rows, not by the operation count."
+        self.workload_note.setText(note)
+
+    def _update_estimate(self) -> None:
+        try:
+            text, too_large = estimate(self.scenario(), self._data_dir)
+        except (ValueError, KeyError):
+            return
+        self.estimate_label.setText(text)
+        self.estimate_label.setStyleSheet(f"color: {current_theme().error}; font-weight: bold;"
+                                          if too_large else "")
+
+    def save_state(self) -> dict:
+        try:
+            return {"scenario": self.scenario().to_dict()}
+        except ValueError:
+            return {}
+
+    def restore_state(self, state: dict) -> None:
+        data = state.get("scenario")
+        if not data:
+            return
+        try:
+            self.set_scenario(Scenario.from_dict(data))
+        except (ValueError, TypeError):
+            pass  # a scenario from an older version: keep the defaults

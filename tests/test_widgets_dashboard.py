@@ -206,3 +206,21 @@ def test_state_round_trip(make_widget):
     assert second.sweep_metric.currentData() == "bytes_per_s"
     second.restore_state({"tab": "gone", "sweep_metric": "nope", "splitter": "junk"})   # ignored
     assert second.sweep_metric.currentData() == "bytes_per_s"
+
+
+def test_snapshots_from_another_thread_are_refused(dashboard):
+    import threading
+
+    errors = []
+
+    def worker():
+        try:
+            dashboard.show_snapshot(snapshot())
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(5)
+    assert errors and "another thread" in errors[0]
+    assert dashboard.snapshot is None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import html
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QThread, Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
                                QProgressBar, QSplitter, QTableWidget, QTableWidgetItem,
                                QTabWidget, QVBoxLayout, QWidget)
@@ -165,7 +165,12 @@ class LiveDashboard(QWidget):
 
     # ---- public -----------------------------------------------------------------------------
     def show_snapshot(self, snapshot: LiveSnapshot) -> None:
-        """Cheap: keep the newest snapshot; the timer spreads it over the widgets."""
+        """Cheap: keep the newest snapshot; the timer spreads it over the widgets.
+
+        Call it on the GUI thread (connect a worker's signal to it: Qt queues the call)."""
+        if QThread.currentThread() != self.thread():
+            raise RuntimeError("LiveDashboard.show_snapshot called from another thread; deliver "
+                               "snapshots through a queued signal (pyqtgraph issue #1398)")
         self._snapshot = snapshot
         self._dirty = True
         if not self._timer.isActive():

@@ -1,0 +1,291 @@
+"""Stored runs read back: snapshots, comparison frames and history rows from a real results file.
+
+Exact values come from hand-made records; real runs (worker processes, a DuckDB target) check
+that what the runner stored reads back consistently with the store's own SQL figures.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workloads.datasets.schema import Scale
+from workloads.history import (HISTORY_KEYS, compare_frame, history_rows, latency_points,
+                               run_labels, snapshot_from_store, step_offsets)
+from workloads.records import OpRecord
+from workloads.runner import Runner
+from workloads.scenario import Scenario
+from workloads.store import ResultsStore
+
+TINY = Scale(days=1, rows_per_day=2_000, symbols=10)
+
+
+def op(step, worker, seq, end, total, rows=10, ok=True, query=None, decode=None):
+    """A record ending ``end`` seconds after its step's release."""
+    return OpRecord(step, worker, seq, "read_day", end - total, total, None, query, None, None, decode,
+                    rows if ok else 0, rows * 8 if ok else 0, ok, "" if ok else "ValueError: boom", "")
+
+
+def handmade_run(store: ResultsStore, run_id: str, steps: list[tuple[int, float, list[OpRecord]]],
+                 target="duckdb", workload="read-day", name="untitled", status="completed") -> str:
+    """A run of (users, duration_s, records) steps, written through the store's own writers."""
+    users = [u for u, _, _ in steps]
+    store.create_run(run_id, {"name": name, "dataset": "taq", "target": target, "workload": workload,
+                              "users": users, "cache": "warm"}, {"host": "test-host"})
+    for index, (n_users, duration, records) in enumerate(steps):
+        store.add_step(run_id, index, n_users, f"{n_users} users", {})
+        store.add_ops(run_id, records)
+        if duration is not None:
+            store.finish_step(run_id, index, duration, "completed", [])
+    store.finish_run(run_id, status)
+    return run_id
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ResultsStore(tmp_path / "results.duckdb")
+    yield s
+    s.close()
+
+
+# --- exact figures from hand-made records --------------------------------------------------
+
+STEP0 = [op(0, 0, 0, 0.5, 0.10, query=0.04, decode=0.06), op(0, 0, 1, 0.7, 0.20, query=0.05, decode=0.15),
+         op(0, 1, 0, 1.2, 0.30, query=0.10, decode=0.20), op(0, 1, 1, 2.9, 0.40, query=0.10, decode=0.30),
+         op(0, 1, 2, 2.95, 9.0, ok=False)]
+# step 1 is released when step 0 ends (3 s): these end at 3.5, 4.5 and 10.5 on the run clock
+STEP1 = [op(1, 0, 0, 0.5, 0.05, rows=100, query=0.01, decode=0.04),
+         op(1, 1, 0, 1.5, 0.50, rows=100, query=0.20, decode=0.30),
+         op(1, 2, 0, 7.5, 0.70, rows=100, query=0.30, decode=0.40)]
+
+
+@pytest.fixture
+def exact_run(store):
+    run_id = handmade_run(store, "exact", [(2, 3.0, STEP0), (3, 8.0, STEP1)])
+    for worker in (0, 1):
+        store.set_worker(run_id, 0, worker, 100 + worker, "", "done")
+    store.set_worker(run_id, 1, 0, 200, "", "done")
+    store.set_worker(run_id, 1, 1, 201, "", "failed", "worker process killed by SIGKILL", -9)
+    store.set_worker(run_id, 1, 2, 202, "", "done")
+    store.add_resource(run_id, 1.0, 50.0, 1_000_000, 10.0, 20.0)
+    store.add_resource(run_id, 2.0, 75.0, 2_000_000, 30.0, 40.0)
+    return run_id
+
+
+def test_throughput_is_binned_per_second_of_end_time_with_steps_one_after_the_other(store, exact_run):
+    snap = snapshot_from_store(store, exact_run)
+    # timestamps only microseconds apart cannot place the steps: step 1 starts where step 0 ended
+    got = [(p.t, p.rows_per_s, p.bytes_per_s, p.ops_per_s) for p in snap.throughput]
+    expected_ops = {1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 11: 1}      # second's end -> ok ops ending in it
+    rows_per_op = {1: 10, 2: 10, 3: 10, 4: 100, 5: 100, 11: 100}
+    assert [t for t, *_ in got] == [float(t) for t in range(1, 12)]   # empty seconds drawn as 0
+    for t, rows, nbytes, ops in got:
+        n = expected_ops.get(int(t), 0)
+        assert ops == n and rows == n * rows_per_op.get(int(t), 0) and nbytes == rows * 8
+    assert snap.ops_done == 7 and snap.ops_failed == 1      # the failed op is counted, not binned
+
+
+def test_latency_percentiles_are_exact_over_a_five_second_window(store, exact_run):
+    snap = snapshot_from_store(store, exact_run)
+    by_second = {1: [0.10, 0.20], 2: [0.30], 3: [0.40], 4: [0.05], 5: [0.50], 11: [0.70]}
+    expected = {}
+    for t in range(1, 12):
+        window = [v for s in range(t - 4, t + 1) for v in by_second.get(s, [])]
+        if window:
+            expected[float(t)] = np.percentile(window, (50, 95, 99))
+    # second 10 (window 6..10) holds no operation: no point, as live
+    assert [p.t for p in snap.latency] == sorted(expected) and 10.0 not in expected
+    for p in snap.latency:
+        assert (p.p50, p.p95, p.p99) == pytest.approx(tuple(expected[p.t]))
+    assert snap.latency[0].p50 == pytest.approx(0.15)       # interpolated, not a bucket edge
+
+
+def test_phases_workers_sweep_and_resources_of_a_stored_run(store, exact_run):
+    snap = snapshot_from_store(store, exact_run)
+    assert snap.phase_means == pytest.approx({"query": np.mean([0.01, 0.20, 0.30]),
+                                              "decode": np.mean([0.04, 0.30, 0.40])})
+    assert snap.phase_percentiles["decode"] == pytest.approx(
+        dict(zip(("p50", "p95", "p99"), np.percentile([0.04, 0.30, 0.40], (50, 95, 99)))))
+    assert set(snap.phase_percentiles) == {"query", "decode"}  # phases no record reported stay out
+    assert snap.workers == {0: "done", 1: "failed", 2: "done"}  # the last step's workers
+    assert snap.worker_errors == {1: "worker process killed by SIGKILL"}
+    assert [(p.users, p.complete) for p in snap.sweep] == [(2, True), (3, True)]
+    assert snap.sweep[0].rows_per_s == pytest.approx(40 / 3.0)
+    assert snap.sweep[1].bytes_per_s == pytest.approx(300 * 8 / 8.0)
+    assert snap.sweep[0].p50 == pytest.approx(np.percentile([0.1, 0.2, 0.3, 0.4], 50))
+    assert [(r.t, r.cpu_percent, r.rss_bytes, r.write_bytes_per_s) for r in snap.resources] == \
+        [(1.0, 50.0, 1_000_000, 20.0), (2.0, 75.0, 2_000_000, 40.0)]
+    assert (snap.status, snap.step_index, snap.steps_total, snap.users, snap.progress) == \
+        ("completed", 1, 2, 3, 1.0)
+
+
+def test_step_offsets_use_stored_times_when_they_fit():
+    t0 = datetime(2026, 1, 1, 12, 0, 0)
+    starts = [t0 + timedelta(seconds=1), t0 + timedelta(seconds=5)]
+    # step 0 ran 2 s and step 1 was created at 5 s: released at 3 s; the run ended at 9 s: 6 s
+    assert step_offsets(starts, [2.0, 3.0], t0, t0 + timedelta(seconds=9)) == [3.0, 6.0]
+    # no end time (the app stopped): the last step starts right after the one before
+    assert step_offsets(starts, [2.0, 3.0], t0, None) == [3.0, 5.0]
+    # times that cannot hold the durations: steps laid end to end from 0
+    assert step_offsets(starts, [20.0, 30.0], t0, t0 + timedelta(seconds=9)) == [0.0, 20.0]
+    assert step_offsets([None, None], [2.0, 3.0], None, None) == [0.0, 2.0]
+
+
+def test_a_cut_off_step_lasts_until_its_last_record(store):
+    records = [op(0, 0, i, 0.35 * (i + 1), 0.1) for i in range(5)]         # last end 1.75 s
+    handmade_run(store, "cut", [(1, 4.0, [op(0, 0, 0, 3.5, 0.2)]), (2, None, [
+        r._replace(step=1) for r in records])], status="aborted")
+    snap = snapshot_from_store(store, "cut")
+    assert snap.status == "aborted" and snap.progress == pytest.approx(1 / 2)
+    # step 1 was released at 4 s (when step 0 ended); its last record ended 1.75 s later
+    assert snap.throughput[-1].t == 6.0 and snap.throughput[-1].ops_per_s == 3   # 5.05, 5.4, 5.75
+    assert sum(p.ops_per_s for p in snap.throughput) == 6
+    assert [p.users for p in snap.sweep] == [1, 2]      # it has records, so it is drawn
+
+
+def test_latency_points_of_nothing_is_empty():
+    assert latency_points(np.empty(0), np.empty(0)) == []
+
+
+# --- history rows: headline step, one query however many runs --------------------------------
+
+def test_history_rows_take_the_step_with_the_highest_rows_per_second(store, exact_run):
+    handmade_run(store, "noop-like", [(1, 1.0, [op(0, 0, i, 0.01 * (i + 1), 0.001, rows=0) for i in range(50)]),
+                                      (2, 1.0, [op(1, w, i, 0.01 * (i + 1), 0.002, rows=0)
+                                                for w in range(2) for i in range(40)])],
+                 target="pickle", workload="noop")
+    rows = {r["run_id"]: r for r in history_rows(store)}
+    assert set(rows) == {"exact", "noop-like"}
+    exact = rows["exact"]
+    assert tuple(exact) == HISTORY_KEYS
+    # step 0: 40 rows in 3 s; step 1: 300 rows in 8 s -> step 1 is the headline
+    assert exact["headline_step"] == 1 and exact["headline_label"] == "3 users"
+    assert exact["rows_per_s"] == pytest.approx(300 / 8.0)
+    assert exact["mb_per_s"] == pytest.approx(300 * 8 / 8.0 / 1e6)
+    assert exact["p50_ms"] == pytest.approx(500.0) and exact["p99_ms"] == pytest.approx(
+        np.percentile([0.05, 0.5, 0.7], 99) * 1000)
+    assert exact["users"] == [2, 3] and exact["status"] == "completed"
+    assert isinstance(exact["started_at"], datetime)
+    # no rows moved: the step with more operations per second
+    assert rows["noop-like"]["headline_step"] == 1 and rows["noop-like"]["rows_per_s"] == 0.0
+
+
+def test_history_rows_of_many_runs_is_one_query_and_matches_per_run_figures(store, monkeypatch):
+    rng = np.random.default_rng(7)
+    for i in range(40):
+        steps = []
+        for s, users in enumerate((1, 2, 4)):
+            totals = rng.uniform(0.001, 0.05, size=20)
+            steps.append((users, float(rng.uniform(0.5, 2.0)),
+                          [op(s, 0, j, 0.05 * (j + 1), t, rows=int(rng.integers(1, 1000)))
+                           for j, t in enumerate(totals)]))
+        handmade_run(store, f"run-{i:02d}", steps)
+    handmade_run(store, "empty", [], status="failed")          # a run that never started a step
+    calls = []
+    for name in ("_frame", "_query"):
+        original = getattr(store, name)
+        monkeypatch.setattr(store, name, lambda *a, _o=original, **k: (calls.append(a[0]), _o(*a, **k))[1])
+    rows = history_rows(store)
+    assert len(calls) == 1 and len(rows) == 41
+    monkeypatch.undo()
+    for row in rows:
+        if row["run_id"] == "empty":
+            assert row["rows_per_s"] is None and row["p50_ms"] is None and row["status"] == "failed"
+            continue
+        figures = store.step_figures(row["run_id"])
+        best = figures.loc[figures["rows_per_s"].idxmax()]
+        assert row["headline_step"] == best["step"]
+        assert row["rows_per_s"] == pytest.approx(best["rows_per_s"])
+        assert row["p50_ms"] == pytest.approx(best["p50_s"] * 1000)
+        assert row["p99_ms"] == pytest.approx(best["p99_s"] * 1000)
+
+
+def test_history_rows_fill_the_run_history_view(store, exact_run, qtbot):
+    from widgets.run_history import COLUMNS, RunHistoryView
+
+    view = RunHistoryView()
+    qtbot.addWidget(view)
+    view.set_rows(history_rows(store))
+    assert view.visible_run_ids() == ["exact"]
+    texts = {key: view.proxy.index(0, c).data() for c, (key, _) in enumerate(COLUMNS)}
+    assert texts["users"] == "2, 3" and texts["rows_per_s"] == "37.5" and texts["p50_ms"] == "500.0"
+
+
+# --- comparison frame -------------------------------------------------------------------------
+
+def test_compare_frame_has_one_row_per_run_step_in_ms(store, exact_run):
+    handmade_run(store, "other", [(1, 2.0, [op(0, 0, 0, 1.0, 0.25, query=0.1, decode=0.15)])])
+    frame = compare_frame(store, ["exact", "other"])
+    assert list(zip(frame["run_id"], frame["step"], frame["users"])) == [("exact", 0, 2), ("exact", 1, 3),
+                                                                        ("other", 0, 1)]
+    # both runs are "duckdb read-day": the run id tells them apart
+    assert list(frame["run"].unique()) == ["duckdb read-day (exact)", "duckdb read-day (other)"]
+    other = frame.iloc[2]
+    assert other["rows_per_s"] == pytest.approx(10 / 2.0) and other["ops_per_s"] == pytest.approx(0.5)
+    assert other["p50_ms"] == pytest.approx(250.0) and other["decode_ms"] == pytest.approx(150.0)
+    assert np.isnan(other["io_ms"])                        # a phase this target does not have
+    assert frame.iloc[0]["errors"] == 1
+
+
+def test_run_labels_prefer_the_scenario_name(store):
+    handmade_run(store, "a", [(1, 1.0, [op(0, 0, 0, 0.5, 0.1)])], name="cold pickle")
+    handmade_run(store, "b", [(1, 1.0, [op(0, 0, 0, 0.5, 0.1)])], target="pickle")
+    assert run_labels(store, ["a", "b"]) == {"a": "cold pickle", "b": "pickle read-day"}
+
+
+# --- real runs: worker processes, a real target ----------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_store(tmp_path_factory):
+    """A noop users sweep and a DuckDB read-day sweep, run for real into one results file."""
+    folder = tmp_path_factory.mktemp("history_real")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TICKBENCH_HOME", str(folder / "home"))
+        store = ResultsStore(folder / "results.duckdb")
+        noop = Runner(Scenario(workload="noop", users=(1, 2), operations=50), store).run()
+        read = Runner(Scenario(dataset="taq", scale=TINY, target="duckdb", workload="read-day",
+                               target_config={"path": str(folder / "data.duckdb")},
+                               users=(1, 2), operations=3), store).run()
+    assert noop.status == "completed", noop.message
+    assert read.status == "completed", read.message
+    yield store, noop.run_id, read.run_id
+    store.close()
+
+
+def test_real_noop_sweep_reads_back_whole(real_store):
+    store, noop_id, _ = real_store
+    snap = snapshot_from_store(store, noop_id)
+    figures = store.step_figures(noop_id)
+    assert snap.ops_done == 150 == figures["ops"].sum() and snap.ops_failed == 0
+    assert sum(p.ops_per_s for p in snap.throughput) == 150     # every op in exactly one second
+    assert [p.users for p in snap.sweep] == [1, 2]
+    assert [p.ops_per_s for p in snap.sweep] == pytest.approx(list(figures["ops_per_s"]))
+    assert snap.workers == {0: "done", 1: "done"} and snap.worker_errors == {}
+    assert snap.phase_means == {}                                # a no-op has no phases
+    # one clock for everything: the throughput points lie within the run, steps in order
+    assert 0 < snap.throughput[-1].t <= snap.elapsed_s + 1
+    assert all(0 <= r.t <= snap.elapsed_s for r in snap.resources)
+    ops = store.ops(noop_id)
+    assert ops.loc[ops["step"] == 1, "t_start"].min() >= 0
+
+
+def test_real_duckdb_read_day_reads_back_with_its_phases(real_store):
+    store, _, read_id = real_store
+    snap = snapshot_from_store(store, read_id)
+    figures = store.step_figures(read_id)
+    ops = store.ops(read_id)
+    assert sum(p.rows_per_s for p in snap.throughput) == figures["rows"].sum() == 9 * 2_000
+    last = ops[ops["step"] == 1]
+    assert snap.phase_means == pytest.approx({"query": last["query_s"].mean(),
+                                              "decode": last["decode_s"].mean()})
+    assert snap.sweep[1].p99 == pytest.approx(figures["p99_s"].iloc[1])
+    row = next(r for r in history_rows(store) if r["run_id"] == read_id)
+    best = figures.loc[figures["rows_per_s"].idxmax()]
+    assert row["headline_step"] == best["step"] and row["rows_per_s"] == pytest.approx(best["rows_per_s"])
+    assert row["p50_ms"] == pytest.approx(best["p50_s"] * 1000)
+    frame = compare_frame(store, [read_id])
+    assert (frame["query_ms"] > 0).all() and (frame["decode_ms"] > 0).all()
+    assert frame["p99_ms"].tolist() == pytest.approx((figures["p99_s"] * 1000).tolist())
+    assert pd.isna(frame["io_ms"]).all()

@@ -1,0 +1,351 @@
+"""Stored runs read back as the figures the GUI shows: one run as a LiveSnapshot, several runs
+as one comparison frame, and every run as a row of the run history table.
+
+A stored run has every operation record, so what the live view approximated (log-histogram
+percentiles) is exact here (numpy / DuckDB percentiles, linear interpolation, like the store's
+``quantile_cont``).
+
+The time axis is the run clock, as live: seconds since the run was created. Records carry times
+relative to their step's release of the workers, and the store does not keep the release time
+itself, so it is recovered from what it does keep: each step ends ``duration_s`` after its
+release, and the next step (or, for the last one, the end of the run) is created right after
+that. Steps never overlap and follow the steps table's order; where timestamps are missing or
+do not fit (hand-made records, clock changes) each step simply starts where the previous one
+ended, the first at 0. On that axis resource samples (taken on the run clock) line up with the
+throughput and latency series.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workloads.kinds import get_workload
+from workloads.metrics import WINDOW_S
+from workloads.scenario import Scenario
+from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
+                                ThroughputPoint)
+from workloads.store import ResultsStore
+from workloads.targets.base import PHASES
+
+_PHASE_COLUMNS = ", ".join(f"{p}_s" for p in PHASES)
+# Only the columns the figures need: a 1M-op run must not drag its strings into memory.
+_OPS_SQL = (f"SELECT step, t_start, total_s, rows, bytes, ok, {_PHASE_COLUMNS} "
+            "FROM ops WHERE run_id = ? ORDER BY step, t_start")
+_STEPS_SQL = "SELECT step, started_at FROM steps WHERE run_id = ? ORDER BY step"
+
+# history_rows in ONE statement whatever the number of runs: per-step sums for every run, the
+# step with the highest rows/s (then ops/s: runs that move no rows) as the run's headline, and
+# exact percentiles computed for that headline step only.
+HISTORY_SQL = """
+WITH sums AS (
+    SELECT s.run_id, s.step, s.label, s.users AS step_users, s.duration_s,
+           count(o.seq) FILTER (WHERE o.ok) AS ops,
+           coalesce(sum(o.rows) FILTER (WHERE o.ok), 0) AS rows,
+           coalesce(sum(o.bytes) FILTER (WHERE o.ok), 0) AS bytes
+    FROM steps s LEFT JOIN ops o ON o.run_id = s.run_id AND o.step = s.step
+    GROUP BY ALL
+), rated AS (
+    SELECT *, rows / nullif(duration_s, 0) AS rows_per_s,
+           bytes / nullif(duration_s, 0) / 1e6 AS mb_per_s,
+           ops / nullif(duration_s, 0) AS ops_per_s
+    FROM sums
+), best AS (
+    SELECT * FROM rated
+    QUALIFY row_number() OVER (PARTITION BY run_id
+                               ORDER BY rows_per_s DESC NULLS LAST, ops_per_s DESC NULLS LAST, step) = 1
+), latency AS (
+    SELECT b.run_id, quantile_cont(o.total_s, 0.5) AS p50_s, quantile_cont(o.total_s, 0.99) AS p99_s
+    FROM best b JOIN ops o ON o.run_id = b.run_id AND o.step = b.step AND o.ok
+    GROUP BY b.run_id
+)
+SELECT r.run_id, r.name, r.created_at AS started_at, r.finished_at, r.status, r.dataset, r.target,
+       r.workload, r.users, r.cache, r.message,
+       b.step AS headline_step, b.label AS headline_label, b.step_users AS headline_users,
+       b.rows_per_s, b.mb_per_s, b.ops_per_s,
+       l.p50_s * 1000 AS p50_ms, l.p99_s * 1000 AS p99_ms
+FROM runs r LEFT JOIN best b ON b.run_id = r.run_id LEFT JOIN latency l ON l.run_id = r.run_id
+ORDER BY r.created_at DESC, r.run_id
+"""
+
+# The keys of history_rows(): what widgets/run_history.py's RunHistoryView shows (first eleven),
+# the status tooltip, and which step gave the headline figures.
+HISTORY_KEYS = ("run_id", "started_at", "workload", "dataset", "target", "users", "status",
+                "rows_per_s", "mb_per_s", "p50_ms", "p99_ms",
+                "message", "name", "headline_step", "headline_label")
+
+
+# --- one run as a snapshot -------------------------------------------------------------------
+
+def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
+    """The figures a live run showed, rebuilt exactly from the stored records.
+
+    Throughput per second of operation end time and latency p50/p95/p99 over a 5 s sliding
+    window on the run clock (see the module doc); the sweep from the store's step figures;
+    phase means and percentiles, worker states and worker errors of the last step (as live, where
+    each step starts them afresh; percentiles here cover that whole step, not a 5 s window);
+    resource samples as taken.
+    """
+    run = store.run(run_id)
+    run_id = run["run_id"]                       # a unique prefix was enough to find it
+    figures = store.step_figures(run_id)
+    ops = store._frame(_OPS_SQL, [run_id])       # noqa: SLF001  (see _OPS_SQL: columns chosen)
+    started = store._frame(_STEPS_SQL, [run_id])  # noqa: SLF001
+    steps = figures.merge(started, on="step", how="left")
+
+    ends_in_step = (ops["t_start"] + ops["total_s"]).groupby(ops["step"]).max()
+    durations = [_step_duration(row, ends_in_step) for row in steps.itertuples()]
+    offsets = step_offsets(list(steps["started_at"]), durations, run.get("created_at"),
+                           run.get("finished_at"))
+    offset_of = dict(zip(steps["step"], offsets))
+
+    ok = ops["ok"].to_numpy(dtype=bool)
+    ends = (ops["t_start"] + ops["total_s"]).to_numpy(dtype=float) + \
+        ops["step"].map(offset_of).fillna(0.0).to_numpy(dtype=float)
+    first_second = int(math.floor(min(offsets))) if offsets else 0
+    throughput = throughput_points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
+                                   first_second)
+    latency = latency_points(ends[ok], ops["total_s"].to_numpy(dtype=float)[ok], first_second)
+
+    last_step = int(steps["step"].iloc[-1]) if len(steps) else 0
+    with_ops = steps.loc[steps["ops"] > 0, "step"]
+    phase_step = int(with_ops.iloc[-1]) if len(with_ops) else last_step
+    step_ops = ops[(ops["step"] == phase_step) & ops["ok"]]
+    phase_means, phase_percentiles = phase_figures(step_ops)
+
+    workers = store.workers(run_id)
+    workers = workers[workers["step"] == last_step]
+    worker_states = {int(w): str(s) for w, s in zip(workers["worker"], workers["state"])}
+    worker_errors = {int(w): str(e) for w, e in zip(workers["worker"], workers["error"])
+                     if isinstance(e, str) and e}
+
+    resources = store.resources(run_id)
+    steps_total = max(_planned_steps(run), len(steps))
+    completed = int((steps["status"] == "completed").sum())
+    status = str(run["status"])
+    elapsed = _seconds_between(run.get("created_at"), run.get("finished_at"))
+    if elapsed is None:
+        elapsed = float(max(ends.max(initial=0.0), max(offsets, default=0.0)))
+    last = steps.iloc[-1] if len(steps) else None
+    return LiveSnapshot(
+        run_id=run_id, status=status, target=str(run["target"]), workload=str(run["workload"]),
+        step_index=last_step, steps_total=steps_total,
+        users=int(last["users"]) if last is not None else 0,
+        elapsed_s=elapsed, ops_done=int(ok.sum()), ops_failed=int((~ok).sum()),
+        progress=1.0 if status == "completed" else completed / max(steps_total, 1),
+        message=str(run.get("message") or ""),
+        throughput=throughput, latency=latency,
+        phase_means=phase_means, phase_percentiles=phase_percentiles,
+        sweep=sweep_points(figures), workers=worker_states, worker_errors=worker_errors,
+        resources=[ResourcePoint(float(r.t), float(r.cpu_percent), int(r.rss_bytes),
+                                 float(r.read_bytes_per_s), float(r.write_bytes_per_s))
+                   for r in resources.itertuples()],
+    )
+
+
+def step_offsets(started_at: list, durations: list[float], created_at, finished_at) -> list[float]:
+    """Run-clock second at which each step released its workers (steps in table order).
+
+    A step is released ``duration`` before the next step (or the run's end) was recorded; that
+    estimate is used when it falls after the step's own creation and after the previous step
+    ended, otherwise the step starts where the previous one ended (the first at 0).
+    """
+    offsets: list[float] = []
+    earliest = 0.0
+    for k, duration in enumerate(durations):
+        created = _seconds_between(created_at, started_at[k])
+        following = started_at[k + 1] if k + 1 < len(durations) else finished_at
+        estimate = _seconds_between(created_at, following)
+        if estimate is not None:
+            estimate -= duration
+        floor = max(earliest, created) if created is not None and created >= 0 else earliest
+        offset = estimate if estimate is not None and estimate >= floor else earliest
+        offsets.append(float(offset))
+        earliest = offset + duration
+    return offsets
+
+
+def throughput_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray,
+                      first_second: int = 0) -> list[ThroughputPoint]:
+    """Per whole second of end time (point at the second's end, as live), empty seconds as 0."""
+    if ends.size == 0:
+        return []
+    seconds = np.floor(ends).astype(np.int64) - first_second
+    seconds = np.maximum(seconds, 0)          # ends before the first release cannot happen
+    span = int(seconds.max()) + 1
+    row_sum = np.bincount(seconds, weights=rows.astype(np.float64), minlength=span)
+    byte_sum = np.bincount(seconds, weights=nbytes.astype(np.float64), minlength=span)
+    op_count = np.bincount(seconds, minlength=span)
+    return [ThroughputPoint(float(first_second + i + 1), float(row_sum[i]), float(byte_sum[i]),
+                            float(op_count[i])) for i in range(span)]
+
+
+def latency_points(ends: np.ndarray, totals: np.ndarray, first_second: int = 0,
+                   window_s: int = WINDOW_S) -> list[LatencyPoint]:
+    """p50/p95/p99 of the operations that ended in the ``window_s`` seconds up to each second."""
+    if ends.size == 0:
+        return []
+    seconds = np.maximum(np.floor(ends).astype(np.int64) - first_second, 0)
+    order = np.argsort(seconds, kind="stable")
+    seconds, totals = seconds[order], totals[order]
+    span = int(seconds[-1]) + 1
+    bounds = np.searchsorted(seconds, np.arange(span + 1))     # ops of second s: bounds[s]:bounds[s+1]
+    points = []
+    for s in range(span):
+        lo, hi = bounds[max(s - window_s + 1, 0)], bounds[s + 1]
+        if hi > lo:
+            p50, p95, p99 = np.percentile(totals[lo:hi], (50, 95, 99))
+            points.append(LatencyPoint(float(first_second + s + 1), float(p50), float(p95), float(p99)))
+    return points
+
+
+def phase_figures(ops: pd.DataFrame) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Mean and p50/p95/p99 seconds of each phase the operations report (NULL = not reported)."""
+    means: dict[str, float] = {}
+    percentiles: dict[str, dict[str, float]] = {}
+    for phase in PHASES:
+        values = ops[f"{phase}_s"].dropna().to_numpy(dtype=float) if len(ops) else np.empty(0)
+        if values.size:
+            means[phase] = float(values.mean())
+            p50, p95, p99 = np.percentile(values, (50, 95, 99))
+            percentiles[phase] = {"p50": float(p50), "p95": float(p95), "p99": float(p99)}
+    return means, percentiles
+
+
+def sweep_points(figures: pd.DataFrame) -> list[SweepPoint]:
+    """One complete point per step that ran (a step cut off before any operation is left out)."""
+    points = []
+    for row in figures.itertuples():
+        if not row.ops and row.status == "running":
+            continue
+        points.append(SweepPoint(
+            users=int(row.users), rows_per_s=_number(row.rows_per_s),
+            bytes_per_s=_number(row.mb_per_s) * 1e6, ops_per_s=_number(row.ops_per_s),
+            p50=_number(row.p50_s), p99=_number(row.p99_s), complete=True))
+    return points
+
+
+# --- several runs side by side ---------------------------------------------------------------
+
+COMPARE_COLUMNS = ("run_id", "run", "target", "workload", "dataset", "status", "step", "step_label",
+                   "users", "ops", "errors", "rows_per_s", "mb_per_s", "ops_per_s",
+                   "p50_ms", "p95_ms", "p99_ms", "mean_ms") + tuple(f"{p}_ms" for p in PHASES)
+
+
+def run_labels(store: ResultsStore, run_ids: list[str]) -> dict[str, str]:
+    """Short, unique labels for legends: the scenario name (or target and workload), with the
+    run id added where two runs would otherwise read the same."""
+    runs = [store.run(r) for r in run_ids]
+    base = {}
+    for run in runs:
+        name = str(run.get("name") or "")
+        base[run["run_id"]] = name if name and name != "untitled" else f"{run['target']} {run['workload']}"
+    counts = pd.Series(list(base.values())).value_counts()
+    return {rid: (f"{text} ({rid})" if counts[text] > 1 else text) for rid, text in base.items()}
+
+
+def compare_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
+    """One row per run and step: throughput, exact latency percentiles and phase means (ms)."""
+    labels = run_labels(store, run_ids)
+    frames = []
+    for given in run_ids:
+        run = store.run(given)
+        figures = store.step_figures(run["run_id"])
+        frame = pd.DataFrame({
+            "run_id": run["run_id"], "run": labels[run["run_id"]], "target": run["target"],
+            "workload": run["workload"], "dataset": run["dataset"], "status": figures["status"],
+            "step": figures["step"], "step_label": figures["label"], "users": figures["users"],
+            "ops": figures["ops"], "errors": figures["errors"],
+            "rows_per_s": figures["rows_per_s"], "mb_per_s": figures["mb_per_s"],
+            "ops_per_s": figures["ops_per_s"],
+        })
+        for name in ("p50", "p95", "p99"):
+            frame[f"{name}_ms"] = figures[f"{name}_s"] * 1000
+        frame["mean_ms"] = figures["mean_s"] * 1000
+        for phase in PHASES:
+            frame[f"{phase}_ms"] = figures[f"{phase}_s"] * 1000
+        frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=list(COMPARE_COLUMNS))
+    result = pd.concat(frames, ignore_index=True)[list(COMPARE_COLUMNS)]
+    numeric = [c for c in COMPARE_COLUMNS if c.endswith(("_per_s", "_ms"))]
+    result[numeric] = result[numeric].astype("float64")
+    return result
+
+
+# --- the run history table -------------------------------------------------------------------
+
+def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
+    """Every run as a dict for RunHistoryView, newest first, in one SQL query.
+
+    Headline figures (rows/s, MB/s, p50, p99) are those of the run's step with the highest
+    rows/s (ties and runs that move no rows: the highest operations/s); ``headline_label``
+    names that step. ``users`` is the run's list of users (a sweep shows as "1, 2, 4").
+    """
+    frame = store._frame(HISTORY_SQL)             # noqa: SLF001  one statement for all runs
+    rows = []
+    for record in frame.to_dict("records"):
+        row = {key: _plain(record.get(key)) for key in HISTORY_KEYS}
+        row["users"] = _users(record.get("users"))
+        row["message"] = row["message"] or ""
+        if row["headline_step"] is not None:
+            row["headline_step"] = int(row["headline_step"])
+        rows.append(row)
+    return rows
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+def _step_duration(row, ends_in_step: pd.Series) -> float:
+    duration = row.duration_s
+    if duration is not None and not pd.isna(duration):
+        return float(duration)
+    # a step cut off (app closed mid-run): it lasted at least until its last record ended
+    end = ends_in_step.get(row.step)
+    return float(end) if end is not None and not pd.isna(end) else 0.0
+
+
+def _seconds_between(start, end) -> float | None:
+    if start is None or end is None or pd.isna(start) or pd.isna(end):
+        return None
+    return (pd.Timestamp(end) - pd.Timestamp(start)).total_seconds()
+
+
+def _planned_steps(run: dict[str, Any]) -> int:
+    """Steps the scenario asked for (a cancelled run stored fewer); 0 if it cannot be read back."""
+    try:
+        scenario = Scenario.from_dict(run["scenario"])
+        return len(get_workload(scenario.workload).steps(scenario))
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _number(value) -> float:
+    """NaN (no operations, no duration) as 0 for charts, which cannot draw NaN points."""
+    return 0.0 if value is None or pd.isna(value) else float(value)
+
+
+def _plain(value):
+    """pandas scalars as plain Python: NaN/NaT/NA -> None, Timestamp -> datetime, numpy -> float/int."""
+    if value is None:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return None if pd.isna(value) else value.to_pydatetime()
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        return value
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def _users(text) -> list[int]:
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return []
+    return [int(u) for u in str(text).split(",") if u.strip()]

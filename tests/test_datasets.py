@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from workloads.datasets import DATASETS, get_dataset
+from workloads.datasets._chunks import BLOCK_ROWS
 from workloads.datasets.api45 import REPORT_ROW_BYTES, mean_row_bytes
 from workloads.datasets.schema import Scale, StringMode
 
@@ -116,6 +117,17 @@ def test_chunking_does_not_change_the_data(name, strings):
 
 
 @pytest.mark.parametrize("name", list(DATASETS))
+def test_chunks_larger_than_a_generation_block(name):
+    """Chunks above BLOCK_ROWS are generated block by block and joined: same data."""
+    dataset = get_dataset(name)
+    scale = Scale(rows_per_day=BLOCK_ROWS * 2 + 3_001, symbols=60)
+    joined = next(dataset.generate_day(0, scale, StringMode.CATEGORY, chunk_rows=scale.rows_per_day))
+    small = _concat(list(dataset.generate_day(0, scale, StringMode.ARROW, chunk_rows=50_000)))
+    strings = {c.name: "str" for c in dataset.info.schema.columns if c.is_string}
+    pd.testing.assert_frame_equal(joined.astype(strings), small, check_exact=True)
+
+
+@pytest.mark.parametrize("name", list(DATASETS))
 def test_chunking_does_not_change_category_data(name):
     dataset = get_dataset(name)
     whole = dataset.day_frame(0, ODD, StringMode.ARROW)
@@ -165,6 +177,11 @@ def test_another_process_generates_identical_data():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     here = {n: int(pd.util.hash_pandas_object(d.day_frame(0, scale)).sum() % 2**62) for n, d in DATASETS.items()}
     assert json.loads(out.stdout) == here
+
+
+def test_a_negative_seed_is_a_seed_like_any_other():
+    frame = get_dataset("taq").day_frame(0, Scale(rows_per_day=1_000, symbols=10, seed=-5))
+    assert len(frame) == 1_000
 
 
 def test_days_differ_and_carry_their_date():

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workloads.datasets._strings import join_parts, to_column
 from workloads.datasets.base import Dataset
 from workloads.datasets.schema import Scale, StringMode
 
 _STREAM_SPACING = 1 << 48  # draws reserved per stream and day: far more rows than any day has
+BLOCK_ROWS = 1 << 16        # rows generated at a time inside a chunk
 
 
 def dataset_tag(name: str) -> int:
@@ -28,9 +30,14 @@ def dataset_tag(name: str) -> int:
     return zlib.crc32(name.encode("ascii"))
 
 
+def _entropy(parts) -> np.random.SeedSequence:
+    # SeedSequence wants non-negative integers; a user's seed may be negative.
+    return np.random.SeedSequence([int(p) % 2**64 for p in parts])
+
+
 def seeded(*parts: int) -> np.random.Generator:
-    """A generator for one named purpose; ``parts`` are small non-negative integers."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(list(parts))))
+    """A generator for one purpose, named by ``parts`` (seed, dataset tag, purpose, ...)."""
+    return np.random.Generator(np.random.PCG64(_entropy(parts)))
 
 
 def weekdays_from(start: dt.date, count: int) -> list[dt.date]:
@@ -56,7 +63,7 @@ class ChunkRandom:
     """Uniform draws in [0, 1) for rows ``start .. stop`` of one day, stream by stream."""
 
     def __init__(self, seed_parts: tuple[int, ...], start: int, stop: int):
-        self._state = np.random.PCG64(np.random.SeedSequence(list(seed_parts))).state
+        self._state = np.random.PCG64(_entropy(seed_parts)).state
         self.start = start
         self.rows = stop - start
 
@@ -97,14 +104,18 @@ class ChunkedDataset(Dataset):
         seed_parts = (scale.seed, dataset_tag(self.info.name), day_index)
         for start in range(0, scale.rows_per_day, chunk_rows):
             stop = min(start + chunk_rows, scale.rows_per_day)
-            columns = self.rows(context, ChunkRandom(seed_parts, start, stop), start, stop, strings)
-            yield pd.DataFrame(columns, copy=False)
+            # Work in cache-sized blocks: big temporaries cost page faults, not just arithmetic.
+            blocks = [self.rows(context, ChunkRandom(seed_parts, a, min(a + BLOCK_ROWS, stop)),
+                                a, min(a + BLOCK_ROWS, stop))
+                      for a in range(start, stop, BLOCK_ROWS)]
+            yield pd.DataFrame({name: to_column(join_parts([b[name] for b in blocks]), strings)
+                                for name in blocks[0]}, copy=False)
 
     @abstractmethod
     def day_context(self, day_index: int, day: dt.date, scale: Scale) -> Any:
         """Everything about one day that is not per row: keys, price paths, clocks."""
 
     @abstractmethod
-    def rows(self, context: Any, random: ChunkRandom, start: int, stop: int,
-             strings: StringMode) -> dict[str, Any]:
-        """The columns (in schema order) of rows ``start .. stop`` of the day."""
+    def rows(self, context: Any, random: ChunkRandom, start: int, stop: int) -> dict[str, Any]:
+        """The columns (in schema order) of rows ``start .. stop`` of the day: numpy arrays,
+        string columns as ``Coded`` or ``Chars``."""

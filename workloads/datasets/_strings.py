@@ -1,12 +1,14 @@
 """Building string columns in each ``StringMode`` without going through Python objects.
 
-Generators draw integer codes into a fixed vocabulary (SYMBOL columns) or assemble fixed-width
-bytes (unique STRING values); both are turned into pandas columns here. Arrow strings and
-categories are built straight from buffers, so only ``StringMode.OBJECT`` pays for Python ``str``s.
+Generators draw integer codes into a fixed vocabulary (``Coded``: SYMBOL columns) or assemble
+fixed-width bytes (``Chars``: unique STRING values); blocks of those are joined and turned into
+pandas columns once per chunk here. Arrow strings and categories are built straight from
+buffers, so only ``StringMode.OBJECT`` pays for Python ``str`` objects.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -30,6 +32,9 @@ class Vocabulary:
 
     def __len__(self) -> int:
         return len(self.values)
+
+    def codes(self, codes: np.ndarray) -> "Coded":
+        return Coded(codes, self)
 
     def column(self, codes: np.ndarray, strings: StringMode):
         """The strings at ``codes`` (int indices into this vocabulary) as a pandas column."""
@@ -59,6 +64,42 @@ def fixed_width_column(chars: np.ndarray, strings: StringMode):
     if strings is StringMode.OBJECT:
         return _object_column(arrow.to_numpy(zero_copy_only=False))
     return pd.Categorical(column)
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A string column still as codes into a vocabulary (converted once per chunk)."""
+
+    codes: np.ndarray
+    vocabulary: Vocabulary
+
+
+@dataclass(frozen=True)
+class Chars:
+    """A string column still as an ``(n, width)`` matrix of ASCII bytes."""
+
+    chars: np.ndarray
+
+
+def join_parts(parts: list):
+    """Concatenate the pieces of one column generated block by block."""
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    if isinstance(first, Coded):
+        return Coded(np.concatenate([p.codes for p in parts]), first.vocabulary)
+    if isinstance(first, Chars):
+        return Chars(np.concatenate([p.chars for p in parts]))
+    return np.concatenate(parts)
+
+
+def to_column(value, strings: StringMode):
+    """A generated column as pandas wants it; string columns in the requested representation."""
+    if isinstance(value, Coded):
+        return value.vocabulary.column(value.codes, strings)
+    if isinstance(value, Chars):
+        return fixed_width_column(value.chars, strings)
+    return value
 
 
 def _object_column(values: np.ndarray) -> pd.Series:

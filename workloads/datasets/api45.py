@@ -17,9 +17,8 @@ from workloads.datasets._chunks import ChunkedDataset, ChunkRandom, dataset_tag,
 from workloads.datasets._names import tickers
 from workloads.datasets._shapes import (KeyActivity, PricePaths, SessionClock, categorical,
                                         daily_levels, geometric, grid_step, log_uniform_int)
-from workloads.datasets._strings import (Vocabulary, fixed_width_column, put_choice, put_digits,
-                                         put_text, vocabulary)
-from workloads.datasets.schema import DDB_VALUE_BYTES, Column, DatasetInfo, Scale, Schema, StringMode
+from workloads.datasets._strings import Chars, Vocabulary, put_choice, put_digits, put_text, vocabulary
+from workloads.datasets.schema import DDB_VALUE_BYTES, Column, DatasetInfo, Scale, Schema
 
 _COLUMNS = (
     ("trade_date", "DATE"), ("order_time", "TIME"), ("order_id", "LONG"),
@@ -140,7 +139,7 @@ class Api45Dataset(ChunkedDataset):
             ("strategy", [s.rstrip("_") for s in STRATEGIES]), ("counterparty", COUNTERPARTIES))}
         return _Day(keys, day, _ns(day), _ns(settle), clock, paths, text)
 
-    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int, strings: StringMode) -> dict:
+    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int) -> dict:
         n = stop - start
         keys = day.keys
         u = random.uniform
@@ -183,19 +182,19 @@ class Api45Dataset(ChunkedDataset):
             "trade_date": _dates(day.date_ns, n),
             "order_time": _time(order_ms),
             "order_id": yyyymmdd * 1_000_000_000 + row,
-            "client_order_id": _client_order_ids(yyyymmdd % 1_000_000, row, strings),
-            "account": t["account"].column(account, strings),
-            "trader": t["trader"].column(keys.trader_of[account], strings),
-            "portfolio": t["portfolio"].column(account, strings),
-            "symbol": t["symbol"].column(key, strings),
-            "exchange": t["exchange"].column(categorical(u(13), list(EXCHANGES.values())), strings),
-            "side": t["side"].column(side, strings),
-            "order_type": t["order_type"].column(order_type, strings),
-            "time_in_force": t["time_in_force"].column(categorical(u(14), list(TIME_IN_FORCE.values())), strings),
-            "status": t["status"].column(status, strings),
-            "currency": t["currency"].column(categorical(u(15), list(CURRENCIES.values())), strings),
-            "broker": t["broker"].column(categorical(u(16), list(BROKERS.values())), strings),
-            "strategy": t["strategy"].column(strategy, strings),
+            "client_order_id": _client_order_ids(yyyymmdd % 1_000_000, row),
+            "account": t["account"].codes(account),
+            "trader": t["trader"].codes(keys.trader_of[account]),
+            "portfolio": t["portfolio"].codes(account),
+            "symbol": t["symbol"].codes(key),
+            "exchange": t["exchange"].codes(categorical(u(13), list(EXCHANGES.values()))),
+            "side": t["side"].codes(side),
+            "order_type": t["order_type"].codes(order_type),
+            "time_in_force": t["time_in_force"].codes(categorical(u(14), list(TIME_IN_FORCE.values()))),
+            "status": t["status"].codes(status),
+            "currency": t["currency"].codes(categorical(u(15), list(CURRENCIES.values()))),
+            "broker": t["broker"].codes(categorical(u(16), list(BROKERS.values()))),
+            "strategy": t["strategy"].codes(strategy),
             "price": np.round(mid, 4),
             "limit_price": limit_price,
             "stop_price": stop_price,
@@ -214,7 +213,7 @@ class Api45Dataset(ChunkedDataset):
             "ack_time": _time(order_ms + latency_us // 1000),
             "settle_date": _dates(day.settle_ns, n),
             "trade_id": np.where(filled > 0, yyyymmdd * 1_000_000_000 + 500_000_000 + row, 0),
-            "venue_order_id": _venue_order_ids(u(13), row, strings),
+            "venue_order_id": _venue_order_ids(u(13), row),
             "seq_no": row + 1,
             "position": np.round((u(17) - 0.45) * keys.max_position[account] / 100).astype(np.int64) * 100,
             "max_position": keys.max_position[account].astype(np.int64),
@@ -224,8 +223,8 @@ class Api45Dataset(ChunkedDataset):
             "latency_us": latency_us.astype(np.int32),
             "reject_code": np.where(status == _STATUS["REJECTED"],
                                     REJECT_CODES[(u(21) * len(REJECT_CODES)).astype(np.int64)], 0).astype(np.int32),
-            "counterparty": t["counterparty"].column(geometric(u(22), 4.0) % len(COUNTERPARTIES), strings),
-            "remark": _remarks(strategy, u(23), row, strings),
+            "counterparty": t["counterparty"].codes(geometric(u(22), 4.0) % len(COUNTERPARTIES)),
+            "remark": _remarks(strategy, u(23), row),
         }
 
 
@@ -240,21 +239,21 @@ def mean_row_bytes(frame: pd.DataFrame, schema: Schema = SCHEMA) -> float:
     return total
 
 
-def _client_order_ids(yymmdd: int, row: np.ndarray, strings: StringMode):
+def _client_order_ids(yymmdd: int, row: np.ndarray) -> Chars:
     """"C" + yymmdd + 9-digit sequence: 16 characters, unique per day."""
     chars = np.empty((len(row), 16), dtype=np.uint8)
     put_text(chars, 0, "C")
     put_digits(chars, 1, 6, np.full(len(row), yymmdd))
     put_digits(chars, 7, 9, row)
-    return fixed_width_column(chars, strings)
+    return Chars(chars)
 
 
-def _venue_order_ids(exchange_u: np.ndarray, row: np.ndarray, strings: StringMode):
+def _venue_order_ids(exchange_u: np.ndarray, row: np.ndarray) -> Chars:
     """Venue MIC (the same draw as the ``exchange`` column) + 16 digits that look random."""
     chars = np.empty((len(row), 20), dtype=np.uint8)
     put_choice(chars, 0, list(EXCHANGES), categorical(exchange_u, list(EXCHANGES.values())))
     put_digits(chars, 4, 16, _scramble(row))
-    return fixed_width_column(chars, strings)
+    return Chars(chars)
 
 
 def _scramble(row: np.ndarray) -> np.ndarray:
@@ -265,7 +264,7 @@ def _scramble(row: np.ndarray) -> np.ndarray:
     return (high * 10**8 + row * a_low + 271_828_182_845_904) % 10**16
 
 
-def _remarks(strategy: np.ndarray, urgency_u: np.ndarray, row: np.ndarray, strings: StringMode):
+def _remarks(strategy: np.ndarray, urgency_u: np.ndarray, row: np.ndarray) -> Chars:
     """"algo=VWAP_;urg=HIGH;ref=000000001234": 36 characters of routing notes."""
     chars = np.empty((len(row), 36), dtype=np.uint8)
     put_text(chars, 0, "algo=")
@@ -274,7 +273,7 @@ def _remarks(strategy: np.ndarray, urgency_u: np.ndarray, row: np.ndarray, strin
     put_choice(chars, 15, URGENCIES, (urgency_u * len(URGENCIES)).astype(np.int64))
     put_text(chars, 19, ";ref=")
     put_digits(chars, 24, 12, row * 37 + 1_000)
-    return fixed_width_column(chars, strings)
+    return Chars(chars)
 
 
 def _ns(day: dt.date) -> int:

@@ -129,7 +129,7 @@ class DevicesDataset(ChunkedDataset):
                     points=math.ceil(scale.rows_per_day / scale.symbols),
                     ids=vocabulary(tuple(devices.ids)), bssids=vocabulary(tuple(devices.ap_bssids)))
 
-    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int, strings: StringMode) -> dict:
+    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int) -> dict:
         dev = day.devices
         row = np.arange(start, stop)
         point, device = np.divmod(row, len(dev.ids))
@@ -156,18 +156,18 @@ class DevicesDataset(ChunkedDataset):
         timestamp = day.day_ns + np.round(point * (86_400_000.0 / day.points)).astype(np.int64) * 1_000_000
         return {
             "time": timestamp.view("datetime64[ns]"),
-            "device_id": day.ids.column(device, strings),
+            "device_id": day.ids.codes(device),
             "battery_level": level,
-            "battery_status": vocabulary(BATTERY_STATUS).column(status, strings),
+            "battery_status": vocabulary(BATTERY_STATUS).codes(status),
             "battery_temperature": np.round(temperature, 1),
-            "bssid": day.bssids.column(ap, strings),
+            "bssid": day.bssids.codes(ap),
             "cpu_avg_1min": _load(load, random.uniform(4), 0.6),
             "cpu_avg_5min": _load(load, random.uniform(5), 0.3),
             "cpu_avg_15min": _load(load, random.uniform(6), 0.1),
             "mem_free": dev.mem_total[device] - mem_used,
             "mem_used": mem_used,
             "rssi": rssi,
-            "ssid": vocabulary(SSIDS).column(dev.ap_ssid[ap], strings),
+            "ssid": vocabulary(SSIDS).codes(dev.ap_ssid[ap]),
         }
 
 

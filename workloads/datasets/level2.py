@@ -18,7 +18,7 @@ from workloads.datasets._names import china_security_ids
 from workloads.datasets._shapes import (KeyActivity, PricePaths, SessionClock, daily_levels,
                                         geometric, grid_step, log_uniform_int)
 from workloads.datasets._strings import Vocabulary, vocabulary
-from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema, StringMode
+from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema
 
 LEVELS = 10
 
@@ -141,7 +141,7 @@ class Level2Dataset(ChunkedDataset):
             turnover_grid=turnover, ids=vocabulary(tuple(keys.ids)), markets=vocabulary(MARKETS),
         )
 
-    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int, strings: StringMode) -> dict:
+    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int) -> dict:
         n = stop - start
         keys = day.keys
         key = keys.activity.sample(random.uniform(_KEY))
@@ -171,8 +171,8 @@ class Level2Dataset(ChunkedDataset):
         columns = {
             "UpdateTime": _time(update_ms),
             "TradeDate": np.full(n, day.date_ns, dtype=np.int64).view("datetime64[ns]"),
-            "Market": day.markets.column(keys.markets[key], strings),
-            "SecurityID": day.ids.column(key, strings),
+            "Market": day.markets.codes(keys.markets[key]),
+            "SecurityID": day.ids.codes(key),
             "PreCloPrice": day.previous_ticks[key] / 100.0,
             "OpenPrice": day.open_ticks[key] / 100.0,
             "HighPrice": high / 100.0,

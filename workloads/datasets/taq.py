@@ -18,7 +18,7 @@ from workloads.datasets._shapes import (KeyActivity, PricePaths, SessionClock, c
                                         daily_levels, geometric, grid_step)
 from workloads.datasets._names import tickers
 from workloads.datasets._strings import Vocabulary, vocabulary
-from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema, StringMode
+from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema
 
 SCHEMA = Schema((
     Column("symbol", "SYMBOL"), Column("date", "DATE"), Column("time", "SECOND"),
@@ -100,7 +100,7 @@ class TaqDataset(ChunkedDataset):
         return _Day(keys, date_ns, clock, paths, vocabulary(tuple(keys.names)),
                     vocabulary(tuple(MARKET_MAKERS)))
 
-    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int, strings: StringMode) -> dict:
+    def rows(self, day: _Day, random: ChunkRandom, start: int, stop: int) -> dict:
         n = stop - start
         key = day.keys.activity.sample(random.uniform(0))
         second, frac = day.clock.locate(start, stop)
@@ -109,7 +109,7 @@ class TaqDataset(ChunkedDataset):
         bid_cents = np.maximum(np.floor(mid * 100.0 - spread / 2).astype(np.int64), 1)
         clock_ns = (day.clock.clock[second] * 1_000_000_000).view("datetime64[ns]")
         return {
-            "symbol": day.symbols.column(key, strings),
+            "symbol": day.symbols.codes(key),
             "date": np.full(n, day.date_ns, dtype=np.int64).view("datetime64[ns]"),
             "time": clock_ns,
             "bid": bid_cents / 100.0,                 # exact cents, as quoted
@@ -118,8 +118,7 @@ class TaqDataset(ChunkedDataset):
             "ofrsiz": _lots(random.uniform(4)),
             "mode": _MODE_CODES[categorical(random.uniform(5), list(MODES.values()))],
             "ex": _EX_CODES[categorical(random.uniform(6), list(EXCHANGES.values()))],
-            "mmid": day.market_makers.column(
-                categorical(random.uniform(7), list(MARKET_MAKERS.values())), strings),
+            "mmid": day.market_makers.codes(categorical(random.uniform(7), list(MARKET_MAKERS.values()))),
         }
 
 

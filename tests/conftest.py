@@ -17,4 +17,56 @@ def isolated_home(tmp_path_factory, monkeypatch):
     return home
 
 
+@pytest.fixture(autouse=True)
+def isolated_qt_settings(tmp_path_factory):
+    """QSettings (INI format) and QStandardPaths in a per-test temp dir."""
+    from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
+
+    folder = tmp_path_factory.mktemp("qt-settings")
+    QStandardPaths.setTestModeEnabled(True)
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+        QSettings.setPath(QSettings.Format.IniFormat, scope, str(folder))
+    QCoreApplication.setOrganizationName("tickbench-tests")
+    QCoreApplication.setApplicationName("tickbench-tests")
+    yield folder
+
+
+@pytest.fixture
+def light_theme(qapp):
+    from widgets.theme import apply_theme
+
+    theme = apply_theme(qapp, "light", 1.0)
+    yield theme
+    apply_theme(qapp, "light", 1.0)
+
+
+@pytest.fixture
+def make_widget(qtbot, qapp, light_theme):
+    """make_widget(cls_or_factory, *args, show=True, size=(800, 500), **kwargs) -> widget."""
+    from PySide6.QtCore import QEvent
+
+    before = {id(w) for w in qapp.topLevelWidgets()}
+    made = []
+
+    def make(factory, *args, show: bool = True, size: tuple[int, int] | None = (800, 500), **kwargs):
+        widget = factory(*args, **kwargs)
+        qtbot.addWidget(widget)
+        made.append(widget)
+        if size is not None:
+            widget.resize(*size)
+        if show:
+            widget.show()
+            qtbot.waitExposed(widget)
+        return widget
+
+    yield make
+
+    for widget in made:
+        widget.close()
+    qapp.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    leaked = [w for w in qapp.topLevelWidgets() if id(w) not in before and w.isVisible()]
+    assert not leaked, f"widgets left open after the test: {[type(w).__name__ for w in leaked]}"
+
+
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: E402,F401

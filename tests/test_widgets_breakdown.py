@@ -4,11 +4,6 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
-    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
-except ImportError:
-    pass
-
 from widgets.breakdown_chart import (OVERLAP_NOTE, PUBLISHED_LABEL, BreakdownChart, format_seconds,
                                      ordered_phases)
 from widgets.theme import phase_colour

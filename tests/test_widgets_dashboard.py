@@ -2,11 +2,6 @@
 import pytest
 from PySide6.QtCore import QTimer
 
-try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
-    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
-except ImportError:
-    pass
-
 from widgets.dashboard import LiveDashboard, format_elapsed, readable_message
 from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
                                 ThroughputPoint)

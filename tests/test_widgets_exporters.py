@@ -5,11 +5,6 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtGui import QImage
 
-try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
-    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
-except ImportError:
-    pass
-
 from widgets.breakdown_chart import BreakdownChart
 from widgets.exporters import export_chart, export_csv, export_png, export_svg
 from widgets.live_chart import TimeSeriesChart

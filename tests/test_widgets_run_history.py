@@ -2,11 +2,6 @@
 import pytest
 from PySide6.QtCore import Qt
 
-try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
-    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
-except ImportError:
-    pass
-
 from widgets.run_history import COLUMNS, RunHistoryView
 
 ROWS = [

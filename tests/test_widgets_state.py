@@ -1,11 +1,6 @@
 """Widget state kept in QSettings (which the fixtures point at a temp dir)."""
 from PySide6.QtCore import QSettings
 
-try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
-    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
-except ImportError:
-    pass
-
 from widgets.dashboard import LiveDashboard
 from widgets.run_history import RunHistoryView
 from widgets.state import load_state, store_state

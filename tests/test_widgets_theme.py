@@ -3,11 +3,6 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QColor, QPalette
 
-try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
-    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
-except ImportError:
-    pass
-
 from widgets.live_chart import TimeSeriesChart
 from widgets.theme import (OKABE_ITO, PHASE_COLOURS, PHASE_ORDER, WORKER_STATE_COLOURS, apply_theme,
                            current_theme, phase_colour, readable_text_colour, series_colour)

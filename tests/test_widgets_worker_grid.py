@@ -4,11 +4,6 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QColor, QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 
-try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
-    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme, make_widget  # noqa: F401
-except ImportError:
-    pass
-
 from widgets.theme import worker_state_colour
 from widgets.worker_grid import WorkerGrid
 from workloads.snapshot import WORKER_STATES

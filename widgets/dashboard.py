@@ -199,6 +199,13 @@ class LiveDashboard(QWidget):
         self.phase_table.setRowCount(0)
         self._apply_text()
 
+    def charts(self) -> dict[str, QWidget]:
+        """The exportable charts by the name a user picks them with."""
+        return {"Rows per second": self.rows_chart, "Data per second": self.bytes_chart,
+                "Latency": self.latency_chart, "Phases": self.breakdown_chart,
+                "Client CPU": self.cpu_chart, "Client memory": self.memory_chart,
+                "Users sweep": self.sweep_chart}
+
     @property
     def snapshot(self) -> LiveSnapshot | None:
         return self._snapshot

@@ -1,0 +1,65 @@
+"""Demo mode: full screen, large fonts, a high-contrast theme, and unattended playlists."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+from widgets.theme import apply_theme
+from workloads.paths import resources_dir
+from workloads.scenario import Scenario, load_playlist
+
+DEMO_FONT_SCALE = 1.5
+
+
+def builtin_playlists() -> dict[str, Path]:
+    folder = resources_dir() / "scenarios" / "playlists"
+    playlists = {}
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            title, _ = load_playlist(path)
+        except ValueError:
+            continue  # a broken file is skipped, not fatal; the test suite checks the shipped ones
+        playlists[title] = path
+    return playlists
+
+
+def builtin_scenarios() -> dict[str, Path]:
+    folder = resources_dir() / "scenarios"
+    scenarios = {}
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            scenarios[Scenario.load_toml(path).name] = path
+        except ValueError:
+            continue
+    return scenarios
+
+
+class DemoMode(QObject):
+    toggled = Signal(bool)
+
+    def __init__(self, window: QMainWindow, theme_name: str = "light"):
+        super().__init__(window)
+        self._window = window
+        self.theme_name = theme_name
+        self.active = False
+        self._was_maximized = False
+
+    def set_theme(self, name: str) -> None:
+        self.theme_name = name
+        apply_theme(QApplication.instance(), name, DEMO_FONT_SCALE if self.active else 1.0)
+
+    def set_active(self, active: bool) -> None:
+        if active == self.active:
+            return
+        self.active = active
+        apply_theme(QApplication.instance(), self.theme_name, DEMO_FONT_SCALE if active else 1.0)
+        if active:
+            self._was_maximized = self._window.isMaximized()
+            self._window.showFullScreen()
+        elif self._was_maximized:
+            self._window.showMaximized()
+        else:
+            self._window.showNormal()
+        self.toggled.emit(active)

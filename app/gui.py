@@ -1,0 +1,98 @@
+"""Start the desktop app: settings, results file, theme, main window; ``--self-test`` for builds."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+from workloads.paths import default_datasets_dir, default_results_path
+
+log = logging.getLogger("tickbench")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tickbench", description="Tickbench desktop app "
+                                     "(subcommands run, runs, show, export work without a window)")
+    parser.add_argument("--results", type=Path, help="results file (default: in the user data folder)")
+    parser.add_argument("--data-dir", type=Path, help="where local targets lay out datasets")
+    parser.add_argument("--theme", choices=("light", "dark"), help="colour theme")
+    parser.add_argument("--demo", action="store_true", help="start in demo mode (full screen, large fonts)")
+    parser.add_argument("--scenario", type=Path, help="open this scenario file in the builder")
+    parser.add_argument("--self-test", action="store_true",
+                        help="run a small scenario with two worker processes and exit (for builds)")
+    parser.add_argument("--quit-after", type=float, metavar="SECONDS", help=argparse.SUPPRESS)
+    return parser
+
+
+class KeyringPasswords:
+    """Adapter from app.passwords to the panel's password_store protocol."""
+
+    def load(self, profile: str, user: str):
+        from app.passwords import load_password
+        return load_password(profile, user)
+
+    def save(self, profile: str, user: str, password: str) -> bool:
+        from app.passwords import save_password
+        return save_password(profile, user, password)
+
+    def forget(self, profile: str, user: str) -> None:
+        from app.passwords import forget_password
+        forget_password(profile, user)
+
+    def available(self) -> bool:
+        from app.passwords import keyring_available
+        return keyring_available()
+
+
+def run_gui(argv: list[str]) -> int:
+    started = time.perf_counter()
+    args = _parser().parse_args(argv)
+    if args.self_test:
+        from app.self_test import run_self_test
+        return run_self_test(args.results)
+
+    from PySide6.QtCore import QCoreApplication, QSettings, QTimer
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from widgets.theme import apply_theme
+    from workloads.paths import resources_dir
+    from workloads.store import ResultsStore, StoreError
+
+    QCoreApplication.setOrganizationName("Tickbench")
+    QCoreApplication.setApplicationName("Tickbench")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "tickbench.svg")))
+    settings = QSettings()
+    theme = args.theme or str(settings.value("theme", "light"))
+    apply_theme(app, theme)
+    data_dir = args.data_dir or default_datasets_dir()
+    try:
+        store = ResultsStore(args.results or default_results_path())
+    except StoreError as exc:
+        from PySide6.QtWidgets import QMessageBox
+        QMessageBox.critical(None, "Tickbench", f"{exc}\n\nStart with --results to use another file.")
+        return 1
+    aborted = store.mark_abandoned_runs()
+
+    from app.main_window import MainWindow
+    window = MainWindow(store, data_dir, settings, KeyringPasswords(), theme)
+    if args.scenario:
+        window.load_scenario(args.scenario)
+    if aborted:
+        window.statusBar().showMessage(f"{aborted} run(s) left 'running' by an earlier session were marked aborted")
+    window.show()
+    if args.demo:
+        window.toggle_demo()
+
+    def announce_ready() -> None:  # after the first event-loop turn: the window is usable
+        print(f"tickbench ready in {time.perf_counter() - started:.3f} s", flush=True)
+
+    QTimer.singleShot(0, announce_ready)
+    if args.quit_after is not None:
+        QTimer.singleShot(int(args.quit_after * 1000), window.close)
+    code = app.exec()
+    store.close()
+    return code

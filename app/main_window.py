@@ -1,0 +1,307 @@
+"""The main window: composes the widgets and wires them to the run controller. Nothing more."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
+                               QMessageBox, QScrollArea, QTabWidget)
+
+from app.demo import DemoMode, builtin_playlists, builtin_scenarios
+from app.run_controller import RunController
+from widgets.compare_view import CompareView
+from widgets.dashboard import LiveDashboard
+from widgets.exporters import export_chart
+from widgets.run_history import RunHistoryView
+from widgets.scenario_builder import ScenarioBuilder
+from widgets.state import load_state, store_state
+from widgets.targets_panel import TargetsPanel
+from workloads.history import compare_frame, history_rows, snapshot_from_store
+from workloads.scenario import Scenario, load_playlist
+from workloads.store import ResultsStore
+from workloads.worker import describe_error
+
+STATE_KEYS = {"builder": "state/scenario_builder", "targets": "state/targets_panel",
+              "dashboard": "state/dashboard", "history": "state/run_history"}
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, store: ResultsStore, data_dir: Path, settings: QSettings,
+                 password_store=None, theme: str = "light"):
+        super().__init__()
+        self.setWindowTitle("Tickbench")
+        self.setObjectName("tickbench_main_window")
+        self.store = store
+        self.settings = settings
+        self.controller = RunController(store, self)
+        self.targets_panel = TargetsPanel(data_dir, password_store)
+        self.builder = ScenarioBuilder(data_dir)
+        self.dashboard = LiveDashboard()
+        self.history = RunHistoryView()
+        self.compare = CompareView()
+        self.demo = DemoMode(self, theme)
+
+        self.tabs = QTabWidget(objectName="main_tabs")
+        self.tabs.addTab(self.dashboard, "Live")
+        self.tabs.addTab(self.history, "History")
+        self.tabs.addTab(self.compare, "Compare")
+        self.setCentralWidget(self.tabs)
+        self._add_dock("Targets", self.targets_panel, "targets_dock")
+        builder_scroll = QScrollArea(widgetResizable=True)
+        builder_scroll.setWidget(self.builder)
+        self._add_dock("Scenario", builder_scroll, "scenario_dock")
+        self.status_label = QLabel()
+        self.statusBar().addPermanentWidget(self.status_label)
+        self._build_menus()
+        self._connect()
+        self._restore()
+        self.builder.set_targets(self.targets_panel.targets())
+        QTimer.singleShot(0, self.refresh_history)
+
+    # ---- composition ------------------------------------------------------------------------
+    def _add_dock(self, title: str, widget, name: str) -> QDockWidget:
+        dock = QDockWidget(title, self, objectName=name)
+        dock.setWidget(widget)
+        dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        return dock
+
+    def _action(self, menu, text: str, slot, shortcut=None, name: str = "") -> QAction:
+        action = QAction(text, self, objectName=name or text)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self._action(file_menu, "Open scenario…", self.open_scenario_dialog, QKeySequence.StandardKey.Open)
+        self._action(file_menu, "Save scenario…", self.save_scenario_dialog, QKeySequence.StandardKey.Save)
+        builtin = file_menu.addMenu("Built-in scenarios")
+        for title, path in builtin_scenarios().items():
+            self._action(builtin, title, lambda _=False, p=path: self.load_scenario(p))
+        file_menu.addSeparator()
+        self._action(file_menu, "Export chart…", self.export_chart_dialog, "Ctrl+E", "export_chart")
+        self._action(file_menu, "Export run report…", self.export_report_dialog, "Ctrl+R", "export_report")
+        file_menu.addSeparator()
+        self._action(file_menu, "Quit", self.close, QKeySequence.StandardKey.Quit)
+        run_menu = bar.addMenu("&Run")
+        self._action(run_menu, "Run scenario", self.builder.run_button.click, "F5", "run")
+        self._action(run_menu, "Stop", self.controller.stop, "Esc", "stop")
+        playlists = run_menu.addMenu("Play a playlist")
+        for title, path in builtin_playlists().items():
+            self._action(playlists, title, lambda _=False, p=path: self.play_playlist(p))
+        view_menu = bar.addMenu("&View")
+        self.demo_action = self._action(view_menu, "Demo mode", self.toggle_demo, "F11", "demo_mode")
+        self.demo_action.setCheckable(True)
+        self._action(view_menu, "Light theme", lambda: self.set_theme("light"), name="theme_light")
+        self._action(view_menu, "Dark theme", lambda: self.set_theme("dark"), name="theme_dark")
+
+    def _connect(self) -> None:
+        self.targets_panel.targets_changed.connect(
+            lambda: self.builder.set_targets(self.targets_panel.targets()))
+        self.builder.run_requested.connect(self.start_scenario)
+        self.builder.stop_requested.connect(self.controller.stop)
+        self.controller.run_started.connect(self._on_run_started)
+        self.controller.snapshot_ready.connect(self.dashboard.show_snapshot)
+        self.controller.run_finished.connect(self._on_run_finished)
+        self.controller.run_failed_to_start.connect(self._on_failed_to_start)
+        self.controller.queue_changed.connect(self._on_queue_changed)
+        self.history.open_requested.connect(self.open_run)
+        self.history.compare_requested.connect(self.compare_runs)
+        self.history.delete_requested.connect(self.delete_runs)
+
+    # ---- runs -------------------------------------------------------------------------------
+    def _with_password(self, scenario: Scenario) -> Scenario | None:
+        """DolphinDB profiles need their password at run time; local targets pass through."""
+        key = scenario.target_config.get("target_key")
+        if scenario.target != "dolphindb" or not key:
+            return scenario
+        config = self.targets_panel.resolve_config(key)
+        if config is None:
+            return None
+        return scenario.with_changes(target_config={**config, "target_key": key})
+
+    def start_scenario(self, scenario: Scenario) -> bool:
+        scenario = self._with_password(scenario)
+        if scenario is None:
+            self.builder.show_error("run not started: no password given")
+            return False
+        return self.controller.start(scenario)
+
+    def play_playlist(self, path: Path) -> None:
+        try:
+            title, scenarios = load_playlist(path)
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return
+        local = self.targets_panel.targets()
+        configs = {key: config for key, _label, _kind, config in local}
+        scenarios = [s if s.target_config or s.target not in configs
+                     else s.with_changes(target_config=configs[s.target]) for s in scenarios]
+        self.statusBar().showMessage(f"Playing “{title}”: {len(scenarios)} scenarios", 5000)
+        self.controller.start_playlist(scenarios)
+
+    def _on_run_started(self, run_id: str, scenario: Scenario) -> None:
+        self.dashboard.clear()
+        self.builder.set_running(True)
+        self.builder.show_error("")
+        self.tabs.setCurrentWidget(self.dashboard)
+        self.status_label.setText(f"running {scenario.name} ({run_id})")
+
+    def _on_run_finished(self, result) -> None:
+        self.builder.set_running(self.controller.busy)
+        text = f"run {result.run_id} {result.status}" + (f": {result.message}" if result.message else "")
+        self.status_label.setText(text)
+        if result.status == "failed":
+            self.builder.show_error(result.message)
+        self.refresh_history()
+
+    def _on_failed_to_start(self, message: str) -> None:
+        self.builder.show_error(message)
+        self.builder.set_running(self.controller.busy)
+
+    def _on_queue_changed(self, waiting: int) -> None:
+        if waiting:
+            self.statusBar().showMessage(f"{waiting} scenario(s) waiting in the playlist")
+
+    # ---- history ----------------------------------------------------------------------------
+    def refresh_history(self) -> None:
+        try:
+            self.history.set_rows(history_rows(self.store))
+        except Exception as exc:  # a damaged results file is reported, not fatal
+            self.show_error(f"cannot read run history: {describe_error(exc)}")
+
+    def open_run(self, run_id: str) -> None:
+        try:
+            snapshot = snapshot_from_store(self.store, run_id)
+        except Exception as exc:
+            self.show_error(f"cannot open run {run_id}: {describe_error(exc)}")
+            return
+        self.dashboard.show_final(snapshot)
+        self.tabs.setCurrentWidget(self.dashboard)
+
+    def compare_runs(self, run_ids: list[str]) -> None:
+        frame = compare_frame(self.store, run_ids)
+        self.compare.show_runs(frame.to_dict("records"))
+        self.tabs.setCurrentWidget(self.compare)
+
+    def delete_runs(self, run_ids: list[str]) -> None:
+        if self.controller.current_run_id in run_ids and self.controller.busy:
+            self.show_error("the running run cannot be deleted; stop it first")
+            return
+        answer = QMessageBox.question(self, "Delete runs", f"Delete {len(run_ids)} run(s) and their records?")
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        for run_id in run_ids:
+            self.store.delete_run(run_id)
+        self.refresh_history()
+
+    # ---- files ------------------------------------------------------------------------------
+    def load_scenario(self, path: Path) -> None:
+        try:
+            self.builder.load_from(path)
+        except ValueError as exc:
+            self.show_error(str(exc))
+
+    def open_scenario_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenarios (*.toml)")
+        if path:
+            self.load_scenario(Path(path))
+
+    def save_scenario_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save scenario", "scenario.toml", "Scenarios (*.toml)")
+        if path:
+            try:
+                self.builder.save_to(Path(path))
+            except (ValueError, OSError) as exc:
+                self.show_error(f"cannot save scenario: {exc}")
+
+    def charts(self) -> dict:
+        return {**self.dashboard.charts(), **self.compare.charts()}
+
+    def export_chart_dialog(self) -> None:
+        charts = self.charts()
+        name, ok = QInputDialog.getItem(self, "Export chart", "Chart:", list(charts), 0, False)
+        if not ok:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export chart", f"{name}.png",
+                                              "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
+        if path:
+            self.export_chart(name, Path(path))
+
+    def export_chart(self, name: str, path: Path) -> Path | None:
+        try:
+            written = export_chart(self.charts()[name], path)
+        except (OSError, ValueError, KeyError) as exc:
+            self.show_error(f"cannot export {name}: {describe_error(exc)}")
+            return None
+        self.statusBar().showMessage(f"saved {written}", 5000)
+        return written
+
+    def export_report_dialog(self) -> None:
+        run_ids = self.history.selected_run_ids() or ([self.controller.current_run_id]
+                                                      if self.controller.current_run_id else [])
+        if not run_ids:
+            self.show_error("select a run in History (or run one) to report on")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export run report", "tickbench-report.html",
+                                              "HTML report (*.html);;PDF report (*.pdf)")
+        if path:
+            self.export_report(run_ids, Path(path))
+
+    def export_report(self, run_ids: list[str], path: Path) -> Path | None:
+        from app.report import write_report
+        try:
+            written = write_report(self.store, run_ids, path)
+        except Exception as exc:  # the report is a convenience: say what failed, keep the app
+            self.show_error(f"cannot write report: {describe_error(exc)}")
+            return None
+        self.statusBar().showMessage(f"saved {written}", 5000)
+        return written
+
+    # ---- view -------------------------------------------------------------------------------
+    def toggle_demo(self) -> None:
+        self.demo.set_active(not self.demo.active)
+        self.demo_action.setChecked(self.demo.active)
+
+    def set_theme(self, name: str) -> None:
+        self.demo.set_theme(name)
+        self.settings.setValue("theme", name)
+
+    def show_error(self, message: str) -> None:
+        self.statusBar().showMessage(message, 15000)
+        self.builder.show_error(message)
+
+    # ---- persistence ------------------------------------------------------------------------
+    def _restore(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1400, 880)
+        state = self.settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+        load_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
+        load_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
+        load_state(STATE_KEYS["history"], self.history, self.settings)
+        self.builder.set_targets(self.targets_panel.targets())
+        load_state(STATE_KEYS["builder"], self.builder, self.settings)
+
+    def save_settings(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        store_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
+        store_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
+        store_state(STATE_KEYS["history"], self.history, self.settings)
+        store_state(STATE_KEYS["builder"], self.builder, self.settings)
+        self.settings.sync()
+
+    def closeEvent(self, event) -> None:
+        self.save_settings()
+        self.controller.shutdown()
+        super().closeEvent(event)

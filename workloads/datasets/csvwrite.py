@@ -54,12 +54,17 @@ def write_csv(frames: pd.DataFrame | Iterable[pd.DataFrame], path: str | Path, s
 def _text(series: pd.Series, column: Column, style: str) -> pa.Array:
     kind = column.ddb_type
     if column.is_string:
-        return pa.array(series.astype(object).to_numpy(), type=pa.string())
+        strings = pa.array(series)  # zero-copy for Arrow strings; category -> dictionary
+        if pa.types.is_dictionary(strings.type):
+            strings = strings.dictionary_decode()
+        return strings.cast(pa.large_string())
     if kind == "CHAR":
         codes = series.to_numpy().astype(np.uint8)
         offsets = np.arange(len(codes) + 1, dtype=np.int32)
         return pa.StringArray.from_buffers(len(codes), pa.py_buffer(offsets), pa.py_buffer(codes))
     if kind in _UNITS:
-        stamps = pa.array(series.to_numpy().astype(f"datetime64[{_UNITS[kind]}]"))
-        return pc.strftime(stamps, format=STYLES[style][kind])
+        # Format each distinct value once: a TAQ day has one date and ~23,400 distinct seconds.
+        stamps = pc.dictionary_encode(pa.array(series.to_numpy().astype(f"datetime64[{_UNITS[kind]}]")))
+        text = pc.strftime(stamps.dictionary, format=STYLES[style][kind])
+        return text.take(stamps.indices)
     return pa.array(series.to_numpy())

@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from workloads.records import OpRecord
 
@@ -69,6 +70,14 @@ FROM steps s LEFT JOIN ops o ON o.run_id = s.run_id AND o.step = s.step
 WHERE s.run_id = ?
 GROUP BY ALL ORDER BY s.step
 """
+
+
+_OPS_ARROW_TYPES = {
+    "step": pa.int32(), "worker": pa.int32(), "seq": pa.int32(), "op": pa.string(),
+    "t_start": pa.float64(), "total_s": pa.float64(), "io_s": pa.float64(), "query_s": pa.float64(),
+    "server_s": pa.float64(), "transfer_s": pa.float64(), "decode_s": pa.float64(),
+    "rows": pa.int64(), "bytes": pa.int64(), "ok": pa.bool_(), "error": pa.string(), "node": pa.string(),
+}
 
 
 class StoreError(RuntimeError):
@@ -171,8 +180,9 @@ class ResultsStore:
     def add_ops(self, run_id: str, records: list[OpRecord]) -> None:
         if not records:
             return
-        frame = pd.DataFrame.from_records(records, columns=OpRecord._fields)
-        frame.insert(0, "run_id", run_id)
+        columns = dict(zip(OpRecord._fields, zip(*records)))  # columnar: no per-row objects
+        frame = pa.table({"run_id": pa.array([run_id] * len(records), pa.string()),
+                          **{name: pa.array(values, _OPS_ARROW_TYPES[name]) for name, values in columns.items()}})
         with self._lock:
             self._con.register("_incoming_ops", frame)
             try:

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from workloads.kinds.base import StepPlan, WorkerContext, Workload
+from workloads.kinds.compute import MapReduceMinuteBars, OlsSpread, SpreadByMinute
 from workloads.kinds.reads import MinuteBars, ReadDay, SliceDownload
 from workloads.kinds.writes import ConcurrentAppend, UploadSweep
 from workloads.kinds.harness import NoOp
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     ReadDay(), SliceDownload(), UploadSweep(), ConcurrentAppend(), MinuteBars(), NoOp(),
+    SpreadByMinute(), MapReduceMinuteBars(), OlsSpread(),
 )}
 
 

@@ -51,6 +51,8 @@ from workloads.targets.bars import price_columns
 from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
 from workloads.targets.cache import drop_file_cache
 from workloads.targets.files import disk_full_message
+from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
+                                     ols_from_sums, quote_columns)
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -422,3 +424,89 @@ class DuckDBTarget(Target):
 
     def appended_rows(self, layout: Layout, table: str = "") -> int:
         return self.row_count(layout, table or self.table(layout) + "_append")
+
+    # --- report 003's computations, in SQL (definitions: workloads/targets/quotes.py) -------------
+    def _quote_sql(self, layout: Layout, days) -> tuple[QuoteColumns, str, list[Any]]:
+        """The quote columns, and the WHERE clause of the day span with its parameters."""
+        try:
+            cols = quote_columns(self._dataset_info(layout))
+            first, last = day_span(layout.days, days)
+        except ValueError as exc:
+            raise TargetError(f"{layout.dataset}: {exc}") from None
+        return cols, f"{quote(cols.date)} BETWEEN ? AND ?", [first, last]
+
+    @staticmethod
+    def _seed_filter(cols: QuoteColumns) -> str:
+        """Report 003's filters: regular hours, ask > bid > 0, ask/bid < 1.2."""
+        t, b, a = quote(cols.time), quote(cols.bid), quote(cols.ask)
+        return (f"CAST({t} AS TIME) BETWEEN TIME '{SESSION_OPEN}' AND TIME '{SESSION_CLOSE}' "
+                f"AND {a} > {b} AND {b} > 0 AND {a} > 0 AND {a} / {b} < {MAX_ASK_BID_RATIO}")
+
+    def spread_by_minute(self, layout: Layout, days=()) -> OpResult:
+        cols, where, params = self._quote_sql(layout, days)
+        t, b, a = quote(cols.time), quote(cols.bid), quote(cols.ask)
+        sql = (f"SELECT date_trunc('minute', {t}) AS minute, avg(({a} - {b}) / ({a} + {b}) * 2) AS \"avgSpread\" "
+               f"FROM {quote(self.table(layout))} WHERE {where} AND {self._seed_filter(cols)} "
+               "GROUP BY minute ORDER BY minute")
+        return self._run(layout, sql, params, StringMode.ARROW)
+
+    def ols_spread(self, layout: Layout, days=()) -> OpResult:
+        cols, where, params = self._quote_sql(layout, days)
+        b, a = quote(cols.bid), quote(cols.ask)
+        size = f"(CAST({quote(cols.bid_size)} AS DOUBLE) + {quote(cols.ask_size)})"
+        sql = ("SELECT regr_count(y, x) AS n, regr_avgx(y, x) AS ax, regr_avgy(y, x) AS ay, "
+               "regr_sxx(y, x) AS sxx, regr_syy(y, x) AS syy, regr_sxy(y, x) AS sxy "
+               f"FROM (SELECT {a} / {b} - 1 AS y, {size} * ({a} + {b}) / 2 AS x "
+               f"FROM {quote(self.table(layout))} WHERE {where} AND {self._seed_filter(cols)})")
+        con = self._con(layout)
+        t0 = _now()
+        sums = con.execute(sql, params).fetchone()
+        t1 = _now()
+        try:
+            frame = ols_from_sums(*sums)   # two rows from six sums: the decode of this query
+        except ValueError as exc:
+            raise TargetError(f"{layout.dataset}: {exc}") from None
+        t2 = _now()
+        return OpResult(rows=len(frame), nbytes=8 * len(sums), phases={"query": t1 - t0, "decode": t2 - t1},
+                        frame=frame, extra={"observations": int(sums[0] or 0)})
+
+    def minute_table(self, layout: Layout) -> str:
+        """Where the map-reduce writes its minute quotes (DolphinDB: ``quotes_minute``)."""
+        return self.table(layout) + "_minute"
+
+    def mapreduce_minute_bars(self, layout: Layout, days=()) -> OpResult:
+        """Report 003 (b): minute quotes of the span INSERTed into the layout's minute table.
+
+        A write, so it takes the writer's turn like ``append`` (DuckDB: one writing process per
+        file); the wait is part of ``query`` and reported in ``extra``.
+        """
+        cols, where, params = self._quote_sql(layout, days)
+        k, d, t, b, a = (quote(c) for c in (cols.key, cols.date, cols.time, cols.bid, cols.ask))
+        minute_table = quote(self.minute_table(layout))
+        t0 = _now()
+        self.close()  # our read-only handle would block our own read-write open
+        turn, queued, polls = self._queue_for_writing()
+        try:
+            con, waited, retries = self._connect(read_only=False)
+        except BaseException:
+            if turn is not None:
+                os.close(turn)
+            raise
+        try:
+            con.execute(f"CREATE TABLE IF NOT EXISTS {minute_table} ({k} VARCHAR, {d} DATE, minute TIMESTAMP, "
+                        f"{b} DOUBLE, {a} DOUBLE)")
+            bars = con.execute(
+                f"INSERT INTO {minute_table} SELECT {k}, {d}, date_trunc('minute', {t}) AS minute, "
+                f"avg({b}), avg({a}) FROM {quote(self.table(layout))} WHERE {where} GROUP BY ALL",
+                params).fetchone()[0]
+        except duckdb.Error as exc:
+            raise self._disk_full(exc) or exc
+        finally:
+            con.close()
+            if turn is not None:
+                os.close(turn)
+        t1 = _now()
+        frame = pd.DataFrame({"bars": [int(bars)]})
+        return OpResult(rows=len(frame), nbytes=8, phases={"query": t1 - t0, "decode": _now() - t1}, frame=frame,
+                        extra={"bars": int(bars), "lock_wait_s": queued + waited, "lock_retries": retries,
+                               "queue_polls": polls, "serialised": True})

@@ -52,6 +52,8 @@ from workloads.targets.arrow_frames import (arrow_schema, arrow_table, frame_fro
 from workloads.targets.bars import minute_bars, price_columns
 from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.quotes import (Moments, QuoteColumns, day_span, minute_quotes, ols_moments, ols_table,
+                                     quote_columns, spread_combine, spread_partial)
 
 MANIFEST = "manifest.json"
 LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
@@ -372,6 +374,91 @@ class FileTarget(Target):
 
     def _count_rows(self, path: Path) -> int:
         raise NotImplementedError
+
+    # --- report 003's computations, with pandas on the client (definitions: quotes.py) ------------
+    # Day by day: io reads a day file, decode makes it a DataFrame, query is pandas' work (and
+    # the map-reduce's encoding of its bars); partial results are combined, so memory stays at
+    # one day. Whole day files are read: no column pruning, as report 000's pickles allowed none.
+    def _span_days(self, layout: Layout, days) -> tuple[QuoteColumns, list[dt.date]]:
+        try:
+            cols = quote_columns(self._dataset_info(layout))
+            first, last = day_span(layout.days, days)
+        except ValueError as exc:
+            raise TargetError(f"{layout.dataset}: {exc}") from None
+        return cols, [d for d in layout.days if first <= d <= last]
+
+    def _each_day(self, layout: Layout, days, compute):
+        """``compute(frame)`` on every day of the span; (results, bytes read, phases)."""
+        cols, span = self._span_days(layout, days)
+        results, nbytes = [], 0
+        phases = {"io": 0.0, "decode": 0.0, "query": 0.0}
+        for day in span:
+            frame, size, read_phases = self._read(self.day_path(layout, day), layout, None)
+            t0 = _now()
+            results.append(compute(frame, cols))
+            phases["query"] += _now() - t0
+            phases["io"] += read_phases["io"]
+            phases["decode"] += read_phases["decode"]
+            nbytes += size
+            del frame
+        return results, nbytes, phases
+
+    def spread_by_minute(self, layout: Layout, days=()) -> OpResult:
+        partials, nbytes, phases = self._each_day(layout, days, spread_partial)
+        t0 = _now()
+        frame = spread_combine(partials)
+        phases["query"] += _now() - t0
+        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame)
+
+    def ols_spread(self, layout: Layout, days=()) -> OpResult:
+        moments, nbytes, phases = self._each_day(layout, days, ols_moments)
+        t0 = _now()
+        try:
+            frame = ols_table(sum(moments, Moments()))
+        except ValueError as exc:
+            raise TargetError(f"{layout.dataset}: {exc}") from None
+        phases["query"] += _now() - t0
+        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame,
+                        extra={"observations": sum(m.n for m in moments)})
+
+    def minute_dir(self, layout: Layout) -> Path:
+        """Where the map-reduce writes its minute quotes: one part file per day and operation."""
+        return Path(layout.location) / "minute"
+
+    def mapreduce_minute_bars(self, layout: Layout, days=()) -> OpResult:
+        folder = self.minute_dir(layout)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = {"io": 0.0, "query": 0.0}
+
+        def save_minute_quotes(frame: pd.DataFrame, cols: QuoteColumns) -> int:
+            bars = minute_quotes(frame, cols)
+            payload = self._encode_result(bars)
+            t0 = _now()
+            name = f"part-{os.getpid()}-{time.time_ns()}-{uuid.uuid4().hex[:6]}.{self.ext}"
+            write_bytes_atomic(folder / name, payload)
+            written["io"] += _now() - t0     # writing is io, not pandas' work
+            return len(bars)
+
+        counts, nbytes, phases = self._each_day(layout, days, save_minute_quotes)
+        phases["io"] += written["io"]
+        phases["query"] -= written["io"]
+        frame = pd.DataFrame({"bars": [sum(counts)]})
+        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame, extra={"bars": sum(counts)})
+
+    def _encode_result(self, frame: pd.DataFrame) -> bytes:
+        """A computed frame in this target's format (pickle, or Arrow through the codec's writer)."""
+        writer = getattr(self, "_writer", None)
+        if writer is None:
+            return pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        sink = io.BytesIO()
+        with writer(sink, table.schema) as out:
+            out.write_table(table)
+        return sink.getvalue()
+
+    def minute_rows(self, layout: Layout) -> int:
+        """Minute quotes written so far by the map-reduce, for checks and reports."""
+        return sum(self._count_rows(p) for p in sorted(self.minute_dir(layout).glob(f"part-*.{self.ext}")))
 
 
 class PickleTarget(FileTarget):

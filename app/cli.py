@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--symbols", type=int, help="symbols / securities / devices")
     run.add_argument("--seed", type=int)
     run.add_argument("--strings", help="object | str | category (how string columns are decoded)")
-    run.add_argument("--workload", help="read-day | slice-download | upload-sweep | concurrent-append | minute-bars | noop")
+    run.add_argument("--workload", help="read-day | slice-download | upload-sweep | concurrent-append | minute-bars | "
+                                        "spread-by-minute | mapreduce-minute-bars | ols-spread | noop")
     run.add_argument("--users", help="one number or a sweep, e.g. 1,2,4,8")
     run.add_argument("--cache", help="warm | cold")
     run.add_argument("--operations", type=int, help="operations per user per step")
@@ -53,8 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
     run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
     ddb = run.add_argument_group("DolphinDB")
-    ddb.add_argument("--node", action="append", default=[], metavar="HOST:PORT",
-                     help="a cluster node (repeatable); the first is used for provisioning")
+    ddb.add_argument("--node", action="append", default=[], metavar="HOST:PORT[:ROLE]",
+                     help="a cluster node (repeatable); ROLE: data (default), controller or compute; "
+                          "the first data node prepares the data")
     ddb.add_argument("--user", default=None)
     ddb.add_argument("--password", default=None,
                      help="or set TICKBENCH_DDB_PASSWORD; asked for when neither is given")
@@ -191,6 +193,7 @@ def cmd_run(args) -> int:
             thread.join()
     result = result_box[0]
     _print_figures(store, result.run_id)
+    _print_op_errors(store, result.run_id)
     style = {"completed": "green", "cancelled": "yellow"}.get(result.status, "red")
     console.print(f"run [bold]{result.run_id}[/bold]: [{style}]{result.status}[/{style}]"
                   + (f" — {result.message}" if result.message else ""), highlight=False)
@@ -219,6 +222,18 @@ def _print_figures(store, run_id: str) -> None:
         cells += [_ms(getattr(row, p)) for p in phase_columns]
         table.add_row(*cells)
     console.print(table)
+
+
+def _print_op_errors(store, run_id: str, shown: int = 3) -> None:
+    """Why operations failed (a server error, a lost connection...): the commonest messages."""
+    ops = store.ops(run_id)
+    failed = ops[~ops["ok"]] if len(ops) else ops
+    if not len(failed):
+        return
+    counts = failed["error"].value_counts()
+    console.print(f"[red]{len(failed):,} operation{'s' if len(failed) > 1 else ''} failed[/red]:", highlight=False)
+    for message, count in counts.head(shown).items():
+        console.print(f"  {count:,} × {message}", highlight=False, soft_wrap=True)
 
 
 def _num(value, digits: int = 0) -> str:

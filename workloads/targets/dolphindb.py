@@ -289,6 +289,11 @@ class DolphinDBTarget(Target):
             self._raw.close()
         self._session, self._raw = None, None
 
+    @property
+    def node(self) -> str:
+        """The node this worker talks to ("" before ``open``): the runner records it per worker."""
+        return self._node.address if self._node is not None else ""
+
     def _require_open(self, layout: Layout) -> None:
         if self._session is None:
             self.open(layout, self._worker)

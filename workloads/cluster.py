@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import socket
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -188,6 +189,7 @@ def test_connection(profile: ClusterProfile, node: Node | None = None, timeout: 
 
     session = ddb.session(compress=profile.compress, protocol=protocol_constant(profile.protocol),
                           show_output=False)
+    started = time.monotonic()
     try:
         ok = session.connect(node.host, node.port, profile.user, profile.password,
                              timeout=dt.timedelta(seconds=timeout), netTimeout=dt.timedelta(seconds=timeout))
@@ -197,6 +199,9 @@ def test_connection(profile: ClusterProfile, node: Node | None = None, timeout: 
                            "initialised yet (isNodeInitialized() is false) or asks for a newer API")
         version = str(session.run("version()"))
     except RuntimeError as exc:
+        if time.monotonic() - started >= 0.9 * timeout:   # the client gave up on a slow reply
+            return Verdict(False, "timed_out", f"{where} accepted the login but did not answer within "
+                                               f"{timeout:g} s")
         return Verdict(False, "error", f"{where}: {_server_text(exc)}")
     finally:
         session.close()

@@ -29,11 +29,12 @@ def op(step, worker, seq, end, total, rows=10, ok=True, query=None, decode=None)
 
 
 def handmade_run(store: ResultsStore, run_id: str, steps: list[tuple[int, float, list[OpRecord]]],
-                 target="duckdb", workload="read-day", name="untitled", status="completed") -> str:
+                 target="duckdb", workload="read-day", name="untitled", status="completed",
+                 cache="warm", environment: dict | None = None) -> str:
     """A run of (users, duration_s, records) steps, written through the store's own writers."""
     users = [u for u, _, _ in steps]
     store.create_run(run_id, {"name": name, "dataset": "taq", "target": target, "workload": workload,
-                              "users": users, "cache": "warm"}, {"host": "test-host"})
+                              "users": users, "cache": cache}, environment or {"host": "test-host"})
     for index, (n_users, duration, records) in enumerate(steps):
         store.add_step(run_id, index, n_users, f"{n_users} users", {})
         store.add_ops(run_id, records)

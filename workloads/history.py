@@ -12,7 +12,8 @@ release, and the next step (or, for the last one, the end of the run) is created
 that. Steps never overlap and follow the steps table's order; where timestamps are missing or
 do not fit (hand-made records, clock changes) each step simply starts where the previous one
 ended, the first at 0. On that axis resource samples (taken on the run clock) line up with the
-throughput and latency series.
+throughput and latency series, to within the time a step takes to end its worker processes
+(typically well under a second; the estimate errs late by that much).
 """
 from __future__ import annotations
 

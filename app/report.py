@@ -1,0 +1,769 @@
+"""One-click run report: one self-contained HTML file, or the same document as a PDF.
+
+    write_report(store, ["20260101-120000-ab12"], Path("report.html"))   # or "report.pdf"
+
+What it holds, per run: the scenario, a table of figures per step (rows/s, MB/s, ops/s, exact
+p50/p95/p99, phase means), charts, the published figures of the seed reports for that workload
+labelled "published (their hardware)" beside what this run measured labelled "measured (your
+hardware)", and the environment record (machine, OS, versions, target, cache methods applied).
+With several runs, a comparison table and charts across them come first.
+
+Charts are PNG images embedded as base64, so the HTML opens anywhere offline. They are either
+the caller's widgets (what is on screen, exported with widgets/exporters.py) or, when none are
+given, drawn afresh offscreen from the stored records (workloads.history) with the same widgets
+the live view uses. A .pdf path lays the same HTML out on A4 pages with Qt's own QTextDocument
+and QPdfWriter (PySide6-Essentials, QtGui): no browser engine needed. Charts follow the
+application's theme.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import importlib.metadata
+import math
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+from PySide6.QtCore import QMarginsF, QRectF, QSizeF, Qt
+from PySide6.QtGui import (QColor, QFont, QPageLayout, QPageSize, QPainter, QPdfWriter,
+                           QTextDocument)
+from PySide6.QtWidgets import QApplication, QWidget
+
+from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL, BreakdownChart
+from widgets.chart_base import ChartBase
+from widgets.dashboard import LiveDashboard
+from widgets.exporters import export_png
+from widgets.live_chart import TimeSeriesChart
+from widgets.sweep_chart import SweepChart
+from workloads.history import compare_frame, run_labels, snapshot_from_store
+from workloads.kinds import get_workload
+from workloads.references import Reference, references_for
+from workloads.snapshot import LiveSnapshot
+from workloads.store import ResultsStore
+from workloads.targets.base import PHASES
+
+CHART_PX = 680            # on-screen width of a chart drawn for the report
+# PNGs are exported at the size the chart is laid out: pyqtgraph 0.14's exporter, asked for a
+# larger width, scales everything but the legends, which then read tiny.
+EXPORT_PX: int | None = None
+SHOWN_PX = 640            # width of an image in the document (fits A4 with 15 mm margins)
+PDF_MARGIN_MM = 15
+PDF_DPI = 300
+FOOTER_PX = 24            # at the bottom of each PDF page: title and page number
+STRING_MODES = {"object": "Python objects (object)", "str": "Arrow-backed strings (str)",
+                "category": "categories (category)"}
+TEST_SERVER_MARK = "tickbench-test-server"   # in the version string of tests/ddbserver
+_QAPP: QApplication | None = None            # made on demand for headless use, kept alive here
+
+STYLE = """
+body { font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 10pt; color: #1a1a1a; }
+h1 { font-size: 18pt; margin-bottom: 2px; }
+h2 { font-size: 14pt; margin-top: 22px; border-bottom: 1px solid #999999; }
+h3 { font-size: 11pt; margin-top: 14px; margin-bottom: 4px; }
+table { border-collapse: collapse; margin: 4px 0 8px 0; }
+th { background-color: #e8e8e8; font-weight: bold; text-align: left; }
+th, td { border: 1px solid #bbbbbb; padding: 2px 5px; font-size: 8.5pt; vertical-align: top; }
+td.num { text-align: right; white-space: nowrap; }
+td.nw { white-space: nowrap; }
+p.muted, span.muted { color: #666666; }
+p.note { color: #444444; font-size: 8.5pt; }
+p.error { color: #b00020; font-weight: bold; }
+p.chart { text-align: center; margin: 10px 0 0 0; }
+p.caption { text-align: center; color: #555555; font-size: 8.5pt; margin-top: 3px; }
+span.published { color: #6b4e00; font-weight: bold; }
+span.measured { color: #004f8c; font-weight: bold; }
+"""
+# Browsers only: QTextDocument (the PDF) would narrow the text by the body's margins and crop
+# images to it, and it sizes images from their width attribute anyway.
+SCREEN_STYLE = """
+body { max-width: 1000px; margin: 24px auto; padding: 0 16px; }
+p.chart img { width: 100%; max-width: 680px; height: auto; }   /* drawn 680 px wide */
+"""
+
+
+@dataclass
+class Figure:
+    """A chart as PNG bytes with a caption; without PNG bytes, a note where charts were left out."""
+
+    title: str
+    png: bytes
+    caption: str = ""
+
+
+# --- the one public entry point ----------------------------------------------------------------
+
+def write_report(store: ResultsStore, run_ids: list[str], path: Path,
+                 charts: dict[str, QWidget] | None = None) -> Path:
+    """Write a report of ``run_ids`` to ``path`` (.html or .htm: HTML; .pdf: PDF); return the path.
+
+    ``charts``: title -> widget to embed as they are (a Tickbench chart, a pyqtgraph plot or any
+    widget, which is grabbed as shown). None: each run's charts are drawn afresh offscreen.
+    Call it on the GUI thread: it draws with Qt widgets (a QApplication is made if none exists).
+    """
+    path = Path(path)
+    kind = path.suffix.lower()
+    if kind not in (".html", ".htm", ".pdf"):
+        raise ValueError(f"cannot write a report to {path.name}: use a .html or .pdf file name")
+    if not run_ids:
+        raise ValueError("no runs selected: choose one or more runs to report")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
+    _application()
+    runs = [store.run(r) for r in run_ids]          # unknown ids fail here, naming the id
+    ids = [r["run_id"] for r in runs]
+    snapshots = {rid: snapshot_from_store(store, rid) for rid in ids}
+    labels = report_labels(store, runs)
+    frame = compare_frame(store, ids)
+    frame["run"] = frame["run_id"].map(labels)
+    if charts is None:
+        per_run = {rid: render_run_charts(snapshots[rid]) for rid in ids}
+        shared = render_shared_charts(frame, snapshots, labels)
+        given: list[Figure] = []
+    else:
+        per_run, shared, given = {rid: [] for rid in ids}, [], widgets_as_figures(charts)
+    document = build_html(store, runs, frame, labels, per_run, shared, given, for_pdf=kind == ".pdf")
+    if kind == ".pdf":
+        write_pdf(document, path, title=_title(runs))
+    else:
+        path.write_text(document, encoding="utf-8")
+    return path
+
+
+def report_labels(store: ResultsStore, runs: list[dict[str, Any]]) -> dict[str, str]:
+    """Run labels for tables and legends; a DolphinDB run whose server is not a (known)
+    DolphinDB says so in its label, so no chart reads as DolphinDB's figure."""
+    labels = run_labels(store, [r["run_id"] for r in runs])
+    for run in runs:
+        server = _dolphindb_server(run) if run["target"] == "dolphindb" else None
+        if server is not None and not server["verified"]:
+            mark = "test server" if server["test"] else "unverified server"
+            labels[run["run_id"]] += f" ({mark})"
+    return labels
+
+
+# --- charts ------------------------------------------------------------------------------------
+
+def render_run_charts(snapshot: LiveSnapshot) -> list[Figure]:
+    """One run's time series as the live view draws them, from a LiveDashboard fed the snapshot."""
+    dashboard = LiveDashboard()
+    _offscreen(dashboard, 2 * CHART_PX + 300, 1050)
+    try:
+        dashboard.show_final(snapshot)
+        moved_rows = any(p.rows_per_s for p in snapshot.throughput)
+        # a line needs two points: a run whose operations all ended within one second has none
+        seconds, samples = len(snapshot.throughput) > 1, len(snapshot.resources) > 1
+        wanted: list[tuple[QWidget, str, bool]] = [
+            (dashboard.rows_chart, "rows per second, by second of operation end", moved_rows and seconds),
+            (dashboard.bytes_chart, "bytes per second, by second of operation end", moved_rows and seconds),
+            (dashboard.latency_chart, "exact percentiles of the operations that ended in the last "
+                                      "5 s", len(snapshot.latency) > 1),
+            (dashboard.cpu_chart, "client machine, parent and worker processes; 100% = one core",
+             samples),
+            (dashboard.memory_chart, "resident memory of the parent and worker processes", samples),
+        ]
+        figures = [Figure(chart.title, chart_png(chart), caption) for chart, caption, show in wanted if show]
+    finally:
+        _dispose(dashboard)
+    if not seconds:
+        figures.append(Figure("", b"", "No throughput or latency over time: every operation of this run "
+                                       "ended within one second (the step table has its figures)."))
+    if not moved_rows and len(snapshot.throughput) > 1:
+        # no rows moved (the no-op workload): operations per second say what happened instead
+        chart = TimeSeriesChart("Operations per second", y_label="", y_unit="ops/s", show_legend=False)
+        _offscreen(chart, CHART_PX, 300)
+        try:
+            tp = snapshot.throughput
+            chart.set_series("ops/s", [p.t for p in tp], [p.ops_per_s for p in tp])
+            figures.insert(0, Figure(chart.title, chart_png(chart), "operations per second, by "
+                                     "second of operation end"))
+        finally:
+            _dispose(chart)
+    return figures
+
+
+def render_shared_charts(frame: pd.DataFrame, snapshots: dict[str, LiveSnapshot],
+                         labels: dict[str, str]) -> list[Figure]:
+    """Phase breakdown (a bar per run and step) and, for users sweeps, throughput against users."""
+    figures = []
+    bars: dict[str, dict[str, float]] = {}
+    several_steps = frame.groupby("run_id")["step"].nunique().to_dict()
+    for row in frame.itertuples():
+        phases = {p: getattr(row, f"{p}_ms") / 1000 for p in PHASES
+                  if not pd.isna(getattr(row, f"{p}_ms"))}
+        if phases:
+            label = row.run if several_steps[row.run_id] == 1 else f"{row.run} · {row.step_label}"
+            bars[label] = phases
+    if bars:
+        chart = BreakdownChart("Phases per operation (mean)")
+        _offscreen(chart, CHART_PX, 130 + 42 * len(bars))
+        try:
+            chart.set_data(bars)
+            figures.append(Figure(chart.title, chart_png(chart),
+                                  f"{MEASURED_LABEL}: mean seconds per operation in each phase"))
+        finally:
+            _dispose(chart)
+    sweeps = {rid: s.sweep for rid, s in snapshots.items() if len({p.users for p in s.sweep}) > 1}
+    if sweeps:
+        moved_rows = any(p.rows_per_s for points in sweeps.values() for p in points)
+        chart = SweepChart(y_label="throughput", y_unit="rows/s" if moved_rows else "ops/s")
+        _offscreen(chart, CHART_PX, 360)
+        try:
+            for rid, points in sweeps.items():
+                chart.set_series(labels[rid], [p.users for p in points],
+                                 [p.rows_per_s if moved_rows else p.ops_per_s for p in points])
+            figures.append(Figure(chart.title, chart_png(chart),
+                                  f"{MEASURED_LABEL}: throughput of each step over its duration"))
+        finally:
+            _dispose(chart)
+    return figures
+
+
+def widgets_as_figures(charts: dict[str, QWidget]) -> list[Figure]:
+    """The caller's widgets as PNGs: charts through widgets/exporters.py, others grabbed."""
+    figures = []
+    for title, widget in charts.items():
+        figures.append(Figure(str(title), chart_png(widget)))
+    return figures
+
+
+def chart_png(widget: QWidget, width: int | None = EXPORT_PX) -> bytes:
+    """PNG bytes of a chart (pyqtgraph exporter via widgets/exporters.py) or of any widget."""
+    if isinstance(widget, (ChartBase, pg.GraphicsView, pg.PlotItem)):
+        with tempfile.TemporaryDirectory(prefix="tickbench-report-") as folder:
+            target = Path(folder) / "chart.png"
+            export_png(widget, target, width=width)
+            return target.read_bytes()
+    if not isinstance(widget, QWidget):
+        raise TypeError(f"cannot put a {type(widget).__name__} in a report: expected a chart or a widget")
+    with tempfile.TemporaryDirectory(prefix="tickbench-report-") as folder:
+        target = Path(folder) / "widget.png"
+        if not widget.grab().save(str(target), "PNG"):
+            raise OSError(f"could not draw the widget {type(widget).__name__} as a PNG")
+        return target.read_bytes()
+
+
+def _offscreen(widget: QWidget, width: int, height: int) -> None:
+    """Lay a widget out at a size without putting a window on the screen."""
+    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    widget.resize(width, height)
+    widget.show()
+
+
+def _dispose(widget: QWidget) -> None:
+    widget.close()
+    widget.deleteLater()
+
+
+def _application() -> QApplication:
+    """The running QApplication, or one made here so the command line can write reports too."""
+    global _QAPP
+    app = QApplication.instance()
+    if app is None:
+        _QAPP = app = QApplication([])
+    return app
+
+
+# --- the document ------------------------------------------------------------------------------
+
+def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFrame,
+               labels: dict[str, str], per_run: dict[str, list[Figure]], shared: list[Figure],
+               given: list[Figure], for_pdf: bool = False) -> str:
+    """The whole report as one HTML string (images inline as data URIs); ``for_pdf`` leaves out
+    the page-width rules only a browser should follow."""
+    style = STYLE if for_pdf else STYLE + SCREEN_STYLE
+    out = [f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{_e(_title(runs))}</title>"
+           f"<style>{style}</style></head><body>",
+           f"<h1>{_e(_title(runs))}</h1>",
+           f"<p class='muted'>Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by Tickbench {_e(_version())} "
+           f"from {_e(str(store.path))}. Latency percentiles are exact, computed from every stored "
+           f"operation; throughput is each step's operations over its duration.</p>",
+           "<h2>Runs</h2>", _runs_table(runs, labels)]
+    if given:
+        out.append("<h2>Charts</h2>")
+        out.extend(_figure_html(f) for f in given)
+    if len(runs) > 1:
+        out.append("<h2>Across runs</h2>")
+        out.append(_compare_table(frame))
+        out.extend(_figure_html(f) for f in shared)
+    for index, run in enumerate(runs):
+        rid = run["run_id"]
+        steps = frame[frame["run_id"] == rid]
+        figures = per_run.get(rid, []) + (shared if len(runs) == 1 else [])
+        out.append(_run_section(store, run, steps, figures, first=index == 0 and len(runs) == 1))
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def _title(runs: list[dict[str, Any]]) -> str:
+    if len(runs) == 1:
+        run = runs[0]
+        return f"Tickbench report: {run['workload']} on {run['target']}, run {run['run_id']}"
+    return f"Tickbench report: {len(runs)} runs compared"
+
+
+def _runs_table(runs: list[dict[str, Any]], labels: dict[str, str]) -> str:
+    rows = []
+    for run in runs:
+        took = _seconds_between(run.get("created_at"), run.get("finished_at"))
+        # label over id in one cell: two lines that never break inside a word
+        name = _Html(f"{_e(labels[run['run_id']])}<br><span class='muted'>{_e(run['run_id'])}</span>")
+        rows.append([name, run["workload"], run["dataset"], run["target"],
+                     (run.get("users") or "").replace(",", ", "), run["status"],
+                     _when(run.get("created_at"), zone=False), "" if took is None else _duration(took)])
+    return _table(["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started (UTC)", "Took"], rows)
+
+
+def _compare_table(frame: pd.DataFrame) -> str:
+    phases = _phases_present(frame)
+    header = ["Run", "Step", "Users", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p99\nms"] + \
+        [f"{p}\nms" for p in phases]
+    rows = []
+    for r in frame.itertuples():
+        rows.append([r.run, r.step_label, _int(r.users), fmt_num(r.rows_per_s), fmt_num(r.mb_per_s),
+                     fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p99_ms)] +
+                    [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
+    return _table(header, rows, numeric_from=2, wrap=(0,))
+
+
+def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
+                 figures: list[Figure], first: bool) -> str:
+    scenario = run.get("scenario") or {}
+    # each run after the first starts a new page in print
+    style = "" if first else " style='page-break-before: always'"
+    out = [f"<h2{style}>Run {_e(run['run_id'])}: {_e(run['workload'])} on {_e(run['target'])}</h2>",
+           f"<p>{_e(_scenario_text(run, scenario))}</p>"]
+    message = str(run.get("message") or "").strip()
+    if message:
+        css = "error" if run["status"] in ("failed", "aborted") else "note"
+        out.append(f"<p class='{css}'>{_e(run['status'].capitalize())}: {_e(message)}</p>")
+    out.append("<h3>Figures per step</h3>")
+    out.append(_steps_table(steps))
+    errors = _worker_errors(store, run["run_id"], dict(zip(steps["step"], steps["step_label"])))
+    if errors:
+        out.append("<h3>Worker errors</h3>")
+        out.append(_table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)))
+    if figures:
+        out.append("<h3>Charts</h3>")
+        out.extend(_figure_html(f) for f in figures)
+    out.append(_references_html(run, steps))
+    out.append("<h3>Environment</h3>")
+    out.append(_table(["", ""], _environment_rows(run, store.step_figures(run["run_id"])),
+                      show_header=False, wrap=(1,)))
+    return "\n".join(out)
+
+
+def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
+    scale = scenario.get("scale") or {}
+    parts = [f"Status {run['status']}", f"started {_when(run.get('created_at'))}"]
+    if not _uses_target(run):
+        parts.append(f"no data read or written: {run['workload']} measures the harness alone")
+    elif scale:
+        parts.append(f"dataset {run['dataset']} ({_int(scale.get('days'))} day(s) × "
+                     f"{_int(scale.get('rows_per_day'))} rows, {_int(scale.get('symbols'))} keys)")
+    else:
+        parts.append(f"dataset {run['dataset']}")
+    if scenario.get("strings") and _uses_target(run):
+        parts.append(f"string columns as {STRING_MODES.get(scenario['strings'], scenario['strings'])}")
+    parts.append(f"cache {run.get('cache') or scenario.get('cache', '?')}")
+    users = scenario.get("users") or _users(run.get("users"))
+    parts.append(f"users {', '.join(str(u) for u in users)}")
+    if scenario.get("duration_s"):
+        parts.append(f"for {scenario['duration_s']:g} s per step")
+    elif scenario.get("operations"):
+        parts.append(f"{scenario['operations']} operation(s) per user")
+    if scenario.get("params"):
+        parts.append("parameters " + ", ".join(f"{k}={v}" for k, v in scenario["params"].items()))
+    return "; ".join(parts) + "."
+
+
+def _steps_table(steps: pd.DataFrame) -> str:
+    phases = _phases_present(steps)
+    header = ["Step", "Users", "Ops", "Errors", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p95\nms",
+              "p99\nms", "mean\nms"] + [f"{p}\nms" for p in phases]
+    rows = []
+    for r in steps.itertuples():
+        rows.append([r.step_label, _int(r.users), _int(r.ops), _int(r.errors), fmt_num(r.rows_per_s),
+                     fmt_num(r.mb_per_s), fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p95_ms),
+                     fmt_num(r.p99_ms), fmt_num(r.mean_ms)] +
+                    [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
+    note = ("<p class='note'>Phases: mean milliseconds per successful operation. "
+            + ("DolphinDB's transfer and decode overlap in the client; their split is approximate. "
+               if {"transfer", "decode"} <= set(phases) else "")
+            + "Errors are failed operations, left out of every other figure.</p>")
+    return _table(header, rows, numeric_from=1) + note
+
+
+def _worker_errors(store: ResultsStore, run_id: str, labels: dict[int, str]) -> list[list[str]]:
+    workers = store.workers(run_id)
+    rows = []
+    for w in workers.itertuples():
+        if isinstance(w.error, str) and w.error:
+            rows.append([labels.get(int(w.step), f"step {int(w.step) + 1}"), str(int(w.worker)),
+                         str(w.state), w.error])
+    return rows
+
+
+def _figure_html(figure: Figure) -> str:
+    if not figure.png:
+        return f"<p class='note'>{_e(figure.caption)}</p>"
+    data = base64.b64encode(figure.png).decode("ascii")
+    # the chart draws its own title; the caption says how its figures were made
+    caption = f"\n<p class='caption' align='center'>{_e(figure.caption)}</p>" if figure.caption else ""
+    return (f"<p class='chart' align='center'><img src='data:image/png;base64,{data}' "
+            f"width='{SHOWN_PX}' alt='{_e(figure.title)}'></p>{caption}")
+
+
+# --- published beside measured ------------------------------------------------------------------
+
+def _references_html(run: dict[str, Any], steps: pd.DataFrame) -> str:
+    refs = [r for r in references_for(run["workload"]) if r.dataset in (None, run["dataset"])]
+    where = _where(run)
+    server = _dolphindb_server(run)
+    out = ["<h3>Published figures (their hardware) and this run (your hardware)</h3>"]
+    if run["target"] == "dolphindb" and not server["verified"]:
+        out.append(f"<p class='note'>This run measured <b>{_e(where)}</b>. "
+                   + ("It is not a DolphinDB server, so no" if server["test"] else "Without a version "
+                      "it cannot be told from a stand-in, so no")
+                   + " figure here is DolphinDB's own: the step table above is what was measured, "
+                   "and where. The published figures are shown for reference only, with no measured "
+                   "value beside them.</p>")
+    if not refs:
+        out.append(f"<p class='note'>The seed reports publish no figure for the {_e(run['workload'])} "
+                   f"workload on the {_e(run['dataset'])} dataset.</p>")
+        return "\n".join(out)
+    rows, placed = [], 0
+    for ref in refs:
+        measured = measured_beside(ref, run, steps, server)
+        placed += measured is not None
+        rows.append([ref.report, ref.label, ref.x_text or "", ref.value_text,
+                     measured or "", ref.note])
+    header = ["Report", "Figure", "At", f"<span class='published'>{PUBLISHED_LABEL}</span>",
+              f"<span class='measured'>{MEASURED_LABEL}</span>", "Note"]
+    # an "At" or "measured" column with nothing in it only narrows the others
+    keep = [i for i in range(len(header)) if i not in (2, 4) or any(row[i] for row in rows)]
+    numeric = [i for i in keep if i in (3, 4)]
+    out.append(_table([header[i] for i in keep], [[row[i] for i in keep] for row in rows],
+                      numeric_from=keep.index(numeric[0]), numeric_to=keep.index(numeric[-1]) + 1,
+                      raw_header=True, wrap=(1, len(keep) - 1)))
+    reports = {r.report: r for r in refs}
+    out.append("<p class='note'>" + "<br>".join(
+        f"<b>Report {_e(r.report)}</b> ({_e(r.title)}): {_e(r.environment)}" for r in reports.values())
+        + "</p>")
+    out.append("<p class='note'>" + _e(_measured_note(run, steps, placed, where, server)) + "</p>")
+    return "\n".join(out)
+
+
+def measured_beside(ref: Reference, run: dict[str, Any], steps: pd.DataFrame,
+                    server: dict[str, Any]) -> str | None:
+    """This run's figure in the published figure's unit, or None where they do not compare:
+    another target or client, another cache state or dataset, a variant the run was not (columns
+    left out), nodes this run did not vary, a unit the run does not measure, or a server that is
+    not known to be DolphinDB."""
+    target = run["target"]
+    if target == "dolphindb":
+        if not server["verified"]:
+            return None
+        if ref.target == "dolphindb-server":
+            column = "server_ms"
+        elif ref.target in ("dolphindb-api", "dolphindb-api-python"):
+            column = "mean_ms"
+        else:
+            return None           # another language's client
+    elif ref.target == target:
+        column = "mean_ms"
+    else:
+        return None
+    if ref.cache not in (None, run.get("cache")) or ref.dataset not in (None, run["dataset"]):
+        return None
+    if ref.series.startswith("without "):
+        return None               # a variant (columns left out) Tickbench's workloads do not run
+    if ref.x_unit == "users":
+        step = steps[steps["users"] == ref.x]
+    elif ref.x_unit is None:
+        step = steps
+    else:
+        return None
+    step = step[step["ops"] > 0]
+    if step.empty:
+        return None
+    rate = {"M rows/s": ("rows_per_s", 1e-6), "MB/s": ("mb_per_s", 1.0), "GB/s": ("mb_per_s", 1e-3)}
+    if ref.unit in rate:
+        key, factor = rate[ref.unit]
+        step = step[step[key].notna()]               # a step without a duration has no rate
+        if step.empty:
+            return None
+        best = step.loc[step[key].idxmax()]          # the published figure is a peak or a level
+        value = best[key] * factor
+    elif ref.unit in ("s", "ms"):
+        ones = step[step["users"] == 1]
+        best = (ones if not ones.empty else step).iloc[0]   # a single reader unless "At" says more
+        value = best[column] / (1000 if ref.unit == "s" else 1)
+    else:
+        return None
+    if value is None or pd.isna(value):
+        return None
+    return f"{fmt_num(value)} {ref.unit} ({best['step_label']})"
+
+
+def _measured_note(run: dict[str, Any], steps: pd.DataFrame, placed: int, where: str,
+                   server: dict[str, Any]) -> str:
+    done = steps[steps["ops"] > 0]
+    per_op = ""
+    if not done.empty and done["rows_per_s"].notna().any():
+        rows = (done["rows_per_s"] / done["ops_per_s"]).dropna()
+        if len(rows) and rows.max() > 0:
+            per_op = f" Each operation of this run moved about {fmt_num(float(rows.median()))} rows."
+    if placed:
+        return (f"{MEASURED_LABEL}: this run against {where}, placed beside a published figure only "
+                "where target, client, dataset and cache state match; time figures are the mean per "
+                "operation, throughput the best step. Their datasets and machines are far larger: "
+                f"compare ratios and shapes, not absolute values.{per_op}")
+    if run["target"] == "dolphindb" and not server["verified"]:
+        return (f"{MEASURED_LABEL}: this run against {where}, in the step table above; it is not "
+                f"placed beside any published figure.{per_op}")
+    return (f"{MEASURED_LABEL}: this run against {where}; none of the published figures is of the "
+            f"same target, client and cache state, so none is placed beside them.{per_op}")
+
+
+def _dolphindb_server(run: dict[str, Any]) -> dict[str, Any]:
+    """What answered a DolphinDB run: its version string, and whether it is a DolphinDB server
+    whose figures may stand beside DolphinDB's published ones (not the test server, not unknown)."""
+    target = (run.get("environment") or {}).get("target") or {}
+    version = str(target.get("server_version") or "")
+    test = TEST_SERVER_MARK in version
+    what = ("Tickbench's DolphinDB wire-protocol test server (DuckDB-backed, for tests)" if test
+            else f"a server reporting version {version}" if version
+            else "a server that did not report its version")
+    return {"version": version, "test": test, "verified": bool(version) and not test, "what": what}
+
+
+def _where(run: dict[str, Any]) -> str:
+    """What answered and where the data lived: the server and its nodes, or a folder or file."""
+    env = run.get("environment") or {}
+    target = env.get("target") or {}
+    layout = run.get("layout") or {}
+    nodes = (target.get("profile") or {}).get("nodes") or []
+    if run["target"] == "dolphindb":
+        addresses = ", ".join(f"{n.get('host')}:{n.get('port')}" for n in nodes if isinstance(n, dict))
+        return f"{_dolphindb_server(run)['what']} at {addresses or 'an unrecorded address'}"
+    location = layout.get("location") or target.get("path") or target.get("root")
+    return f"{run['target']} at {location}" if location else f"{run['target']} (no data location recorded)"
+
+
+# --- environment ---------------------------------------------------------------------------------
+
+def _environment_rows(run: dict[str, Any], steps: pd.DataFrame) -> list[list[str]]:
+    """Machine, OS, versions, target and cache facts; ``steps`` are the store's step figures."""
+    env = run.get("environment") or {}
+    layout = run.get("layout") or {}
+    rows = [["Host", env.get("host", "")],
+            ["CPU", f"{env.get('cpu', '')} ({env.get('cores_logical', '?')} logical / "
+                    f"{env.get('cores_physical', '?')} physical cores)"],
+            ["RAM", _bytes(env.get("ram_bytes"))],
+            ["OS", env.get("os", "")],
+            ["Python", env.get("python", "")],
+            ["Libraries", ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items())]]
+    for disk in env.get("disks") or []:
+        rows.append(["Disk", f"{disk.get('path')}: {disk.get('device') or 'device unknown'}, "
+                             f"{_bytes(disk.get('total_bytes'))} total, {_bytes(disk.get('free_bytes'))} free"])
+    if not _uses_target(run):
+        rows.append(["Target", f"not used by the {run['workload']} workload"])
+    else:
+        if env.get("string_mode"):
+            rows.append(["String columns", STRING_MODES.get(env["string_mode"], env["string_mode"])])
+        rows.extend([key, value] for key, value in _flatten(env.get("target") or {}, "Target"))
+    if layout:
+        rows.append(["Data laid out", f"{_int(layout.get('rows'))} rows, {_bytes(layout.get('footprint_bytes'))} "
+                                      f"on disk at {layout.get('location', '?')}"
+                                      + (" (reused from an earlier run)" if layout.get("reused") else "")])
+    rows.append(["Cache state", str(run.get("cache") or "")])
+    applied = "; ".join(f"{r.label}: {_methods(r)}" for r in steps.itertuples())
+    rows.append(["Cache methods applied", applied or "none"])
+    return [[k, str(v)] for k, v in rows]
+
+
+def _uses_target(run: dict[str, Any]) -> bool:
+    try:
+        return get_workload(str(run["workload"])).uses_target
+    except ValueError:            # a workload this version no longer has: assume it did
+        return True
+
+
+def _methods(row) -> str:
+    text = getattr(row, "cache_methods", "")
+    return text if isinstance(text, str) and text else "none (warm)"
+
+
+def _flatten(data: Any, prefix: str, depth: int = 0) -> Iterable[tuple[str, str]]:
+    """A nested description as (key path, text) rows: an inner dict of plain values in one row
+    ("Target versions: numpy 2.4.6, pandas 3.1.1"), a list of dicts one row per item."""
+    plain = isinstance(data, dict) and not any(isinstance(v, (dict, list)) for v in data.values())
+    if depth and plain and data:
+        yield prefix, ", ".join(f"{k} {v}" for k, v in data.items())
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _flatten(value, f"{prefix} {key}", depth + 1)
+    elif isinstance(data, list) and data and all(isinstance(v, dict) for v in data):
+        for i, value in enumerate(data, start=1):
+            yield f"{prefix} {i}", ", ".join(f"{k}={v}" for k, v in value.items())
+    elif isinstance(data, list):
+        yield prefix, ", ".join(str(v) for v in data)
+    else:
+        yield prefix, str(data)
+
+
+# --- PDF -----------------------------------------------------------------------------------------
+
+def write_pdf(document: str, path: Path, title: str = "Tickbench report") -> Path:
+    """Lay the HTML out on A4 pages with Qt (QTextDocument) and write it with QPdfWriter.
+
+    Pages are laid out and drawn here, at 96 pixels per inch of the printable area, with a
+    footer of title and page number: QTextDocument.print_ would add 2 cm of margin of its own
+    to the writer's and crop the charts."""
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    writer.setPageMargins(QMarginsF(PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM),
+                          QPageLayout.Unit.Millimeter)
+    writer.setResolution(PDF_DPI)
+    writer.setTitle(title)
+    writer.setCreator(f"Tickbench {_version()}")
+    printable = writer.pageLayout().paintRect(QPageLayout.Unit.Inch)
+    width, height = printable.width() * 96, printable.height() * 96
+    text = QTextDocument()
+    text.setDefaultFont(QFont("DejaVu Sans", 9))
+    text.setDocumentMargin(0)
+    text.setPageSize(QSizeF(width, height - FOOTER_PX))
+    text.setHtml(document)
+    pages = text.pageCount()
+    painter = QPainter()
+    if not painter.begin(writer):
+        raise OSError(f"cannot write the PDF {path}: is the folder writable and the file not open elsewhere?")
+    try:
+        painter.scale(PDF_DPI / 96, PDF_DPI / 96)       # from document pixels to the writer's dots
+        footer = QFont("DejaVu Sans")
+        footer.setPixelSize(10)                          # document pixels, like the text above it
+        for page in range(pages):
+            if page:
+                writer.newPage()
+            top = page * text.pageSize().height()
+            painter.save()
+            painter.translate(0, -top)
+            text.drawContents(painter, QRectF(0, top, width, text.pageSize().height()))
+            painter.restore()
+            painter.setFont(footer)
+            painter.setPen(QColor("#666666"))
+            painter.drawText(QRectF(0, height - FOOTER_PX + 6, width, FOOTER_PX - 6),
+                             int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom),
+                             f"{title} · page {page + 1} of {pages}")
+    finally:
+        painter.end()
+    del writer                    # the file is complete once the writer is gone
+    if not path.exists() or path.stat().st_size == 0:
+        raise OSError(f"Qt did not write the PDF {path}")
+    return path
+
+
+# --- small formatting helpers ---------------------------------------------------------------------
+
+def fmt_num(value: Any) -> str:
+    """3 significant figures, never scientific: 0.0000900, 12.5, 1,235; missing -> '–'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return "–"
+    v = float(value)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if v == 0:
+        return "0"
+    return np.format_float_positional(v, precision=3, unique=False, fractional=False, trim="-")
+
+
+def _table(columns: list[str], rows: list[list[Any]], numeric_from: int | None = None,
+           numeric_to: int | None = None, show_header: bool = True, raw_header: bool = False,
+           wrap: tuple[int, ...] = ()) -> str:
+    """A bordered table; cells from ``numeric_from`` up to ``numeric_to`` are right-aligned.
+    Only the ``wrap`` columns break their text over lines: a narrow column must never break a
+    word ("complete-d"). Attributes as well as CSS: QTextDocument (the PDF) reads the attributes."""
+    out = ["<table border='1' cellspacing='0' cellpadding='3' width='100%'>"]
+    if show_header:
+        # a header's unit goes on a line of its own ("p50\nms"): narrow columns, no broken words
+        cells = "".join(f"<th>{(c if raw_header else _e(c)).replace(chr(10), '<br>')}</th>"
+                        for c in columns)
+        out.append(f"<thead><tr>{cells}</tr></thead>")
+    out.append("<tbody>")
+    for row in rows:
+        cells = []
+        for i, value in enumerate(row):
+            numeric = numeric_from is not None and i >= numeric_from and (numeric_to is None or i < numeric_to)
+            attrs = " class='num' align='right'" if numeric else "" if i in wrap else " class='nw'"
+            text = value if isinstance(value, _Html) else _e(str(value))
+            cells.append(f"<td{attrs}>{text}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+class _Html(str):
+    """Cell text that is markup already (escaped where it came from data)."""
+
+
+def _phases_present(frame: pd.DataFrame) -> list[str]:
+    return [p for p in PHASES if f"{p}_ms" in frame and frame[f"{p}_ms"].notna().any()]
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _int(value: Any) -> str:
+    if value is None or pd.isna(value):
+        return "–"
+    return f"{int(value):,}"
+
+
+def _bytes(value: Any) -> str:
+    if value is None or pd.isna(value):
+        return "?"
+    v = float(value)
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if v >= size:
+            return f"{v / size:.3g} {unit}"
+    return f"{v:.0f} B"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _when(value: Any, zone: bool = True) -> str:
+    """Stored times are UTC (the results store writes them so)."""
+    if value is None or pd.isna(value):
+        return "?"
+    return f"{pd.Timestamp(value):%Y-%m-%d %H:%M:%S}" + (" UTC" if zone else "")
+
+
+def _seconds_between(start: Any, end: Any) -> float | None:
+    if start is None or end is None or pd.isna(start) or pd.isna(end):
+        return None
+    return (pd.Timestamp(end) - pd.Timestamp(start)).total_seconds()
+
+
+def _users(text: Any) -> list[int]:
+    return [int(u) for u in str(text or "").split(",") if u.strip()]
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("tickbench")
+    except importlib.metadata.PackageNotFoundError:
+        return "(source tree)"

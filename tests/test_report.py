@@ -1,0 +1,261 @@
+"""The run report: HTML with the store's figures and embedded charts, the same as PDF, published
+figures beside measured ones only where they compare, and never a test server's as DolphinDB's."""
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QLabel
+
+try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
+    from tests.qt_conftest_snippet import isolated_qt_settings, light_theme  # noqa: F401
+except ImportError:
+    pass
+
+from app.report import fmt_num, write_report
+from tests.ddbserver.fixture import ddb_server  # noqa: F401
+from tests.test_history import STEP0, STEP1, TINY, handmade_run, op
+from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
+from widgets.live_chart import TimeSeriesChart
+from workloads.runner import Runner
+from workloads.scenario import Scenario
+from workloads.store import ResultsStore, StoreError
+
+REAL_DOLPHINDB = {"host": "lab", "target": {"kind": "dolphindb", "server_version": "2.00.11 2024.01.01",
+                                            "profile": {"nodes": [{"host": "10.1.1.1", "port": 8848}]}}}
+
+
+class Tables(HTMLParser):
+    """Every <table> of a page as rows of cell texts; <img> sources too."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.images: list[str] = []
+        self._cell: list[str] | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "img":
+            self.images.append(dict(attrs)["src"])
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def table_with(self, first_header: str, column: str) -> list[dict[str, str]]:
+        for table in self.tables:
+            if table and table[0] and table[0][0] == first_header and column in table[0]:
+                return [dict(zip(table[0], row)) for row in table[1:]]
+        raise AssertionError(f"no table starting with {first_header!r} has a column {column!r}")
+
+
+def png_images(sources: list[str]) -> list[QImage]:
+    images = []
+    for src in sources:
+        assert src.startswith("data:image/png;base64,"), src[:40]
+        image = QImage.fromData(base64.b64decode(src.split(",", 1)[1]), "PNG")
+        assert not image.isNull()
+        images.append(image)
+    return images
+
+
+def pdf_pages(path: Path) -> int:
+    return len(re.findall(rb"/Type\s*/Page[^s]", path.read_bytes()))
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ResultsStore(tmp_path / "results.duckdb")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def exact(store):
+    handmade_run(store, "exact", [(2, 3.0, STEP0), (3, 8.0, STEP1)])
+    store.set_worker("exact", 1, 1, 201, "", "failed", "worker process killed by SIGKILL", -9)
+    return "exact"
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory):
+    """A DuckDB read-day users sweep run for real."""
+    folder = tmp_path_factory.mktemp("report_real")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TICKBENCH_HOME", str(folder / "home"))
+        store = ResultsStore(folder / "results.duckdb")
+        result = Runner(Scenario(dataset="taq", scale=TINY, target="duckdb", workload="read-day",
+                                 target_config={"path": str(folder / "data.duckdb")},
+                                 users=(1, 2), operations=3), store).run()
+    assert result.status == "completed", result.message
+    yield store, result.run_id
+    store.close()
+
+
+# --- HTML: the store's figures, charts that decode ------------------------------------------
+
+def test_html_report_has_the_exact_figures_of_each_step(store, exact, tmp_path, qtbot, light_theme):
+    path = write_report(store, [exact], tmp_path / "report.html")
+    page = Tables(path.read_text(encoding="utf-8"))
+    steps = page.table_with("Step", "Rows/s")
+    assert [s["Users"] for s in steps] == ["2", "3"]
+    # step 0: 4 ok ops of 10 rows in 3 s, totals 0.1..0.4 s; step 1: 300 rows in 8 s
+    assert steps[0]["Rows/s"] == "13.3" and steps[0]["Errors"] == "1" and steps[0]["Ops"] == "4"
+    assert steps[0]["p50ms"] == "250" and steps[0]["p95ms"] == "385"
+    assert steps[1]["Rows/s"] == "37.5" and steps[1]["p50ms"] == "500"
+    assert steps[1]["decodems"] == fmt_num(np.mean([0.04, 0.30, 0.40]) * 1000) == "247"
+    assert "ioms" not in steps[0]                      # no record reported an io phase
+    errors = page.table_with("Step", "Error")
+    assert errors == [{"Step": "3 users", "Worker": "1", "State": "failed",
+                       "Error": "worker process killed by SIGKILL"}]
+    images = png_images(page.images)
+    assert len(images) >= 4 and all(i.width() >= 300 for i in images)   # time series, breakdown, sweep
+
+
+def test_html_report_of_a_real_run_holds_store_figures_charts_and_environment(real_run, tmp_path, qtbot,
+                                                                              light_theme):
+    store, run_id = real_run
+    text = write_report(store, [run_id], tmp_path / "real.html").read_text(encoding="utf-8")
+    page = Tables(text)
+    figures = store.step_figures(run_id)
+    steps = page.table_with("Step", "Rows/s")
+    for row, (_, fig) in zip(steps, figures.iterrows()):
+        assert row["Rows/s"] == fmt_num(fig["rows_per_s"]) and row["MB/s"] == fmt_num(fig["mb_per_s"])
+        assert row["p99ms"] == fmt_num(fig["p99_s"] * 1000)
+        assert row["queryms"] == fmt_num(fig["query_s"] * 1000)
+    images = png_images(page.images)
+    titles = re.findall(r"alt='([^']+)'", text)
+    assert {"Rows per second", "Latency per operation", "Phases per operation (mean)",
+            "Scaling with concurrent users"} <= set(titles) and len(images) == len(titles)
+    environment = dict(row for row in page.tables[-1])
+    run = store.run(run_id)
+    assert environment["Host"] == run["environment"]["host"]
+    assert environment["Python"] == run["environment"]["python"]
+    assert f"duckdb {run['environment']['libraries']['duckdb']}" in environment["Libraries"]
+    assert environment["Cache methods applied"] == "1 user: none (warm); 2 users: none (warm)"
+    # published figures of report 000 for read-day on TAQ, labelled; nothing measured beside them
+    published = page.table_with("Report", PUBLISHED_LABEL)
+    assert {"Report": "000", "Figure": "pickle, taq, cold, all columns", PUBLISHED_LABEL: "72 s",
+            "Note": ""} in published
+    assert MEASURED_LABEL not in published[0]
+    assert f"{MEASURED_LABEL}: this run against duckdb at" in text
+
+
+def test_caller_charts_are_embedded_as_they_are(store, exact, tmp_path, qtbot, light_theme):
+    chart = TimeSeriesChart("On screen", y_unit="rows/s")
+    label = QLabel("a plain widget")
+    for widget, size in ((chart, (500, 260)), (label, (200, 40))):
+        qtbot.addWidget(widget)
+        widget.resize(*size)
+        widget.show()
+    chart.set_series("rows/s", [1, 2, 3], [10, 30, 20])
+    page = Tables(write_report(store, [exact], tmp_path / "given.html",
+                               charts={"Throughput now": chart, "Label": label}).read_text(encoding="utf-8"))
+    images = png_images(page.images)
+    assert [(i.width(), i.height()) for i in images] == [(500, 260), (200, 40)]
+
+
+# --- published beside measured -----------------------------------------------------------------
+
+def test_measured_stands_beside_published_only_where_they_compare(store, tmp_path, qtbot, light_theme):
+    handmade_run(store, "pickle-cold", [(1, 2.0, [op(0, 0, i, 0.5 * (i + 1), 0.2 + 0.1 * i) for i in range(3)]),
+                                        (3, 2.0, [op(1, w, 0, 1.0, 0.9) for w in range(3)])],
+                 target="pickle", cache="cold")
+    page = Tables(write_report(store, ["pickle-cold"], tmp_path / "p.html").read_text(encoding="utf-8"))
+    rows = {r["Figure"]: r for r in page.table_with("Report", PUBLISHED_LABEL)}
+    # a single reader's mean seconds per operation, beside pickle's cold figures only
+    assert rows["pickle, taq, cold, all columns"][MEASURED_LABEL] == "0.3 s (1 users)"
+    assert rows["pickle, taq, warm, all columns"][MEASURED_LABEL] == ""
+    assert rows["pickle, taq, cold, without the two string columns"][MEASURED_LABEL] == ""
+    assert rows["dolphindb-api-python, taq, cold, all columns"][MEASURED_LABEL] == ""
+    # throughput: the best step (240 bytes in 2 s)
+    assert rows["pickle, cold, single-HDD read limit"][MEASURED_LABEL] == "0.00012 MB/s (1 users)"
+
+
+def test_a_dolphindb_server_that_says_its_version_is_compared_with_dolphindb(store, tmp_path, qtbot,
+                                                                             light_theme):
+    records = [op(0, 0, i, 0.5 * (i + 1), 0.4, query=None) for i in range(3)]
+    records = [r._replace(server_s=0.1, transfer_s=0.1, decode_s=0.2) for r in records]
+    handmade_run(store, "ddb", [(1, 2.0, records)], target="dolphindb", cache="cold", environment=REAL_DOLPHINDB)
+    text = write_report(store, ["ddb"], tmp_path / "d.html").read_text(encoding="utf-8")
+    rows = {r["Figure"]: r for r in Tables(text).table_with("Report", PUBLISHED_LABEL)}
+    assert rows["dolphindb-server, taq, cold, all columns"][MEASURED_LABEL] == "0.1 s (1 users)"
+    assert rows["dolphindb-api-python, taq, cold, all columns"][MEASURED_LABEL] == "0.4 s (1 users)"
+    assert "a server reporting version 2.00.11 2024.01.01 at 10.1.1.1:8848" in text
+
+
+@pytest.mark.timeout(180)
+def test_a_test_server_run_is_never_called_dolphindb(ddb_server, tmp_path, qtbot, light_theme):  # noqa: F811
+    store = ResultsStore(tmp_path / "r.duckdb")
+    scenario = Scenario(dataset="taq", scale=TINY, target="dolphindb", workload="read-day", cache="cold",
+                        target_config={"host": ddb_server.host, "port": ddb_server.port, "user": "admin",
+                                       "password": "123456", "timeout": 5}, users=(1,), operations=3)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    text = write_report(store, [result.run_id], tmp_path / "t.html").read_text(encoding="utf-8")
+    page = Tables(text)
+    published = page.table_with("Report", PUBLISHED_LABEL)
+    assert any(r["Figure"].startswith("dolphindb-api-python, taq, cold") for r in published)
+    assert MEASURED_LABEL not in published[0]           # nothing measured is set beside DolphinDB's
+    assert "Tickbench&#x27;s DolphinDB wire-protocol test server" in text and "not a DolphinDB server" in text
+    assert page.table_with("Run", "Took")[0]["Run"] == f"dolphindb read-day (test server){result.run_id}"
+    assert f"127.0.0.1:{ddb_server.port}" in text
+    steps = page.table_with("Step", "Rows/s")
+    assert steps[0]["serverms"] == fmt_num(store.step_figures(result.run_id)["server_s"].iloc[0] * 1000)
+    store.close()
+
+
+# --- several runs, PDF, bad input --------------------------------------------------------------
+
+def test_report_of_several_runs_compares_them(store, exact, tmp_path, qtbot, light_theme):
+    handmade_run(store, "other", [(1, 2.0, [op(0, 0, 0, 1.0, 0.25, query=0.1, decode=0.15)])],
+                 name="other scenario")
+    page = Tables(write_report(store, [exact, "other"], tmp_path / "two.html").read_text(encoding="utf-8"))
+    compared = page.table_with("Run", "Step")
+    assert [(r["Run"], r["Step"], r["Rows/s"]) for r in compared] == [
+        ("duckdb read-day", "2 users", "13.3"), ("duckdb read-day", "3 users", "37.5"),
+        ("other scenario", "1 users", "5")]
+
+
+def test_pdf_has_pages_with_the_figures(real_run, tmp_path, qtbot, light_theme):
+    store, run_id = real_run
+    path = write_report(store, [run_id], tmp_path / "report.pdf")
+    data = path.read_bytes()
+    assert data.startswith(b"%PDF") and pdf_pages(path) >= 2
+    assert b"/Image" in data                                  # the charts are in it
+    if shutil.which("pdftotext"):                             # poppler-utils, where installed
+        text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        figures = store.step_figures(run_id)
+        assert fmt_num(figures["rows_per_s"].iloc[0]) in text and "page 1 of" in text
+        assert PUBLISHED_LABEL in text
+
+
+def test_bad_requests_are_refused_clearly(store, exact, tmp_path, qtbot):
+    with pytest.raises(ValueError, match="use a .html or .pdf"):
+        write_report(store, [exact], tmp_path / "report.docx")
+    with pytest.raises(ValueError, match="no runs selected"):
+        write_report(store, [], tmp_path / "report.html")
+    with pytest.raises(StoreError, match="no run 'nope'"):
+        write_report(store, ["nope"], tmp_path / "report.html")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        write_report(store, [exact], tmp_path / "missing" / "report.html")

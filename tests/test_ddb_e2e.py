@@ -294,3 +294,54 @@ def test_a_silent_server_times_out_with_a_clear_message(ddb_server_factory, tmp_
     run = last_run(store)
     assert run["status"] == "failed" and "timed out" in run["message"]
     store.close()
+
+
+# --- the command line's DolphinDB flags, without a server -------------------------------------------
+def ddb_args(*flags: str):
+    from app.cli import build_parser
+
+    return build_parser().parse_args(["run", "--target", "dolphindb", *flags])
+
+
+def test_flags_build_a_profile_and_ask_for_the_password_once():
+    from app.ddb_options import dolphindb_config
+
+    asked = []
+    one = dolphindb_config(ddb_args("--node", "db1:8848", "--user", "quant"), {},
+                           lambda user: asked.append(user) or "pw")
+    assert one["profile"]["nodes"] == [{"host": "db1", "port": 8848, "role": "single"}]
+    assert one["profile"]["name"] == "db1:8848" and one["password"] == "pw" and asked == ["quant"]
+    many = dolphindb_config(ddb_args("--node", "c:8900:controller", "--node", "d1:8848", "--node", "[::1]:8849",
+                                     "--node-policy", "round-robin", "--protocol", "arrow", "--compress",
+                                     "--password", "x", "--db-prefix", "dfs://lab"),
+                            {"protocol": "PICKLE", "timeout": 4, "host": "old"}, lambda user: pytest.fail("asked"))
+    profile = many["profile"]
+    assert [(n["host"], n["port"], n["role"]) for n in profile["nodes"]] == [
+        ("c", 8900, "controller"), ("d1", 8848, "data"), ("::1", 8849, "data")]
+    assert (profile["node_policy"], profile["protocol"], profile["compress"]) == ("round_robin", "ARROW", True)
+    assert many["timeout"] == 4 and many["db_prefix"] == "dfs://lab" and many["password"] == "x"
+    assert "protocol" not in many and "host" not in many          # the flag beat the file's override
+    target = DolphinDBTarget(many)
+    assert target.profile.protocol == "ARROW" and target.profile.entry.address == "c:8900"
+    assert [n.port for n in target.profile.data_nodes] == [8848, 8849]     # the controller serves no query
+
+
+@pytest.mark.parametrize("flags,message", [
+    ((), "needs a node: give --node HOST:PORT"),
+    (("--node", "db1"), "--node 'db1' is not HOST:PORT"),
+    (("--node", "db1:port"), "--node 'db1:port': port 'port' is not a number"),
+    (("--node", "db1:0"), "port 0 is not between 1 and 65535"),
+    (("--node", "db1:8848:boss"), "role 'boss' is not one of"),
+    (("--node", "::1:8848"), "is not HOST:PORT"),
+    (("--node", "[::1]8848"), "write an IPv6 address as [address]:PORT"),
+    (("--node", "db1:8848", "--protocol", "json"), "--protocol 'JSON' is not one of DDB, PICKLE, ARROW"),
+    (("--node", "db1:8848", "--node-policy", "fastest"), "--node-policy 'fastest' is not one of"),
+    (("--node", "db1:8848", "--db-prefix", "tickbench"), "--db-prefix: database path 'tickbench' is not valid"),
+    (("--node", "db1:8848", "--user", " "), "--user must not be empty"),
+])
+def test_bad_flags_name_what_is_wrong(flags, message):
+    from app.ddb_options import dolphindb_config
+
+    with pytest.raises(ValueError) as caught:
+        dolphindb_config(ddb_args(*flags, "--password", "x"), {}, lambda user: "x")
+    assert message in str(caught.value)

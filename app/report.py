@@ -365,7 +365,7 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
     if not _uses_target(run):
         parts.append(f"no data read or written: {run['workload']} measures the harness alone")
     elif scale:
-        parts.append(f"dataset {run['dataset']} ({_int(scale.get('days'))} day(s) × "
+        parts.append(f"dataset {run['dataset']} ({_count(scale.get('days'), 'day')} × "
                      f"{_int(scale.get('rows_per_day'))} rows, {_int(scale.get('symbols'))} keys)")
     else:
         parts.append(f"dataset {run['dataset']}")
@@ -377,7 +377,7 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
     if scenario.get("duration_s"):
         parts.append(f"for {scenario['duration_s']:g} s per step")
     elif scenario.get("operations"):
-        parts.append(f"{scenario['operations']} operation(s) per user")
+        parts.append(f"{_count(scenario['operations'], 'operation')} per user")
     if scenario.get("params"):
         parts.append("parameters " + ", ".join(f"{k}={v}" for k, v in scenario["params"].items()))
     return "; ".join(parts) + "."
@@ -725,6 +725,10 @@ def _int(value: Any) -> str:
     if value is None or pd.isna(value):
         return "–"
     return f"{int(value):,}"
+
+
+def _count(value: Any, noun: str) -> str:
+    return f"{_int(value)} {noun}{'' if value == 1 else 's'}"
 
 
 def _bytes(value: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow
 
 from widgets.theme import apply_theme
 from workloads.paths import resources_dir
@@ -45,6 +45,7 @@ class DemoMode(QObject):
         self.theme_name = theme_name
         self.active = False
         self._was_maximized = False
+        self._hidden_docks: list = []
 
     def set_theme(self, name: str) -> None:
         self.theme_name = name
@@ -57,9 +58,17 @@ class DemoMode(QObject):
         apply_theme(QApplication.instance(), self.theme_name, DEMO_FONT_SCALE if active else 1.0)
         if active:
             self._was_maximized = self._window.isMaximized()
+            # The audience watches the charts: side panels make way, and come back afterwards.
+            self._hidden_docks = [d for d in self._window.findChildren(QDockWidget) if d.isVisible()]
+            for dock in self._hidden_docks:
+                dock.hide()
             self._window.showFullScreen()
-        elif self._was_maximized:
-            self._window.showMaximized()
         else:
-            self._window.showNormal()
+            for dock in self._hidden_docks:
+                dock.show()
+            self._hidden_docks = []
+            if self._was_maximized:
+                self._window.showMaximized()
+            else:
+                self._window.showNormal()
         self.toggled.emit(active)

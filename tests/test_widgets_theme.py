@@ -66,3 +66,19 @@ def test_existing_chart_follows_a_theme_change(qapp, make_widget):
     assert chart.graphics.backgroundBrush().color() == QColor(current_theme().window)
     axis = chart.plot_item.getAxis("left")
     assert axis.textPen().color() == QColor("#FFFFFF")
+
+
+def test_legend_labels_follow_a_theme_change(qapp, make_widget):
+    from widgets.live_chart import TimeSeriesChart
+    from widgets.theme import THEMES, apply_theme
+
+    chart = make_widget(TimeSeriesChart, "Latency", y_unit="s")
+    chart.add_series("p50")
+    apply_theme(qapp, "dark")
+    try:
+        label = chart.legend.items[0][1]
+        dark_text = THEMES["dark"].text.lower()
+        assert dark_text in label.item.toHtml().lower() or \
+            label.item.defaultTextColor().name().lower() == dark_text
+    finally:
+        apply_theme(qapp, "light")

@@ -192,6 +192,8 @@ class ChartBase(QWidget):
         self._style_note(theme)
         self.legend.setLabelTextColor(theme.text)
         self.legend.setLabelTextSize(f"{chart_point_size():.1f}pt")
+        for _sample, label in self.legend.items:  # pyqtgraph stores the new colour but keeps old text
+            label.setText(label.text)
         if not self._legend_below:
             self.legend.setBrush(pg.mkBrush(theme.window + "D0"))   # mostly opaque over the lines
             self.legend.setPen(pg.mkPen(theme.muted, width=1))

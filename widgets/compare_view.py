@@ -40,8 +40,8 @@ class CompareView(QWidget):
                 "Compare: phases": self.breakdown_chart}
 
     def show_runs(self, rows: list[dict]) -> None:
-        """One dict per run-step: run (label), users, rows_per_s, mb_per_s, ops_per_s, p50_ms,
-        p99_ms and phase means in seconds under their phase names (io, query, decode...)."""
+        """One dict per run-step (workloads.history.compare_frame rows): run (label), users,
+        rows_per_s, mb_per_s, ops_per_s, p50_ms, p99_ms and phase means as io_ms, decode_ms..."""
         self.sweep_chart.clear()
         by_run: dict[str, list[dict]] = {}
         for row in rows:
@@ -52,8 +52,8 @@ class CompareView(QWidget):
             self.sweep_chart.set_series(label, [r["users"] for r in steps],
                                         [r["rows_per_s"] or 0.0 for r in steps])
             best = max(steps, key=lambda r: r["rows_per_s"] or 0.0)
-            phases = {p: best[p] for p in ("io", "query", "server", "transfer", "decode")
-                      if best.get(p) is not None and best[p] == best[p]}
+            phases = {p: best[f"{p}_ms"] / 1000 for p in ("io", "query", "server", "transfer", "decode")
+                      if best.get(f"{p}_ms") is not None and best[f"{p}_ms"] == best[f"{p}_ms"]}
             if phases:
                 breakdown[label] = phases
         self.breakdown_chart.set_data(breakdown)

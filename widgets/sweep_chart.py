@@ -41,7 +41,8 @@ class SweepChart(ChartBase):
         self._colour_order: list[str] = []
         self._changed = True
         super().__init__(title, x_label="concurrent users", x_unit="", y_label=y_label,
-                         y_unit=y_unit, x_si_prefix=False, max_fps=max_fps, parent=parent)
+                         y_unit=y_unit, x_si_prefix=False, legend_below=True, max_fps=max_fps,
+                         parent=parent)
         self.plot_item.setLogMode(x=True, y=False)
         self.plot_item.getViewBox().setLimits(yMin=0)
         self._set_user_ticks(DEFAULT_MAX_USERS)

@@ -1,0 +1,164 @@
+"""The real main window, driven as a user would, on the embedded default with real processes."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QDockWidget
+
+from app.main_window import MainWindow
+from workloads.datasets.schema import Scale
+from workloads.scenario import Scenario
+from workloads.store import ResultsStore
+
+SMALL = Scale(days=2, rows_per_day=20_000, symbols=30)
+RUN_TIMEOUT_MS = 180_000
+
+
+class DictPasswords:
+    def __init__(self):
+        self.saved = {}
+
+    def load(self, profile, user):
+        return self.saved.get((profile, user))
+
+    def save(self, profile, user, password):
+        self.saved[(profile, user)] = password
+        return True
+
+    def forget(self, profile, user):
+        self.saved.pop((profile, user), None)
+
+    def available(self):
+        return True
+
+
+@pytest.fixture
+def window_factory(qtbot, tmp_path, light_theme):
+    made = []
+    settings_path = tmp_path / "settings.ini"
+
+    def make(size=(1280, 800)):
+        store = ResultsStore(tmp_path / "results.duckdb")
+        settings = QSettings(str(settings_path), QSettings.Format.IniFormat)
+        window = MainWindow(store, tmp_path / "data", settings, DictPasswords())
+        qtbot.addWidget(window)
+        if size:
+            window.resize(*size)
+        window.show()
+        qtbot.waitExposed(window)
+        made.append((window, store))
+        return window
+
+    yield make
+    for window, store in made:
+        window.close()
+        store.close()
+
+
+def _run(qtbot, window, scenario: Scenario):
+    window.builder.set_scenario(scenario)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        qtbot.mouseClick(window.builder.run_button, Qt.MouseButton.LeftButton)
+    return finished.args[0]
+
+
+def test_a_scenario_built_in_the_form_runs_live_and_lands_in_history(qtbot, window_factory):
+    window = window_factory()
+    scenario = Scenario(name="form run", dataset="taq", scale=SMALL, target="duckdb", workload="read-day",
+                        users=(1, 2), operations=3)
+    snapshots = []
+    window.controller.snapshot_ready.connect(snapshots.append)
+    result = _run(qtbot, window, scenario)
+    assert result.status == "completed", result.message
+    assert any(s.status == "running" and s.ops_done > 0 for s in snapshots)  # live data arrived
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None
+                    and window.dashboard.snapshot.ops_done == 9, timeout=5000)
+    xs, ys = window.dashboard.charts()["Rows per second"].series_data(
+        window.dashboard.charts()["Rows per second"].series_names()[0])
+    assert len(xs) > 0 and ys.max() > 0
+    assert window.builder.run_button.isEnabled() and not window.builder.stop_button.isEnabled()
+    assert result.run_id in window.history.visible_run_ids()
+    stored = window.store.run(result.run_id)
+    assert stored["name"] == "form run" and stored["target"] == "duckdb"
+
+
+def test_stop_cancels_the_run_and_keeps_what_was_measured(qtbot, window_factory):
+    window = window_factory()
+    window.builder.set_scenario(Scenario(name="long", workload="noop", users=(2,), operations=0,
+                                         duration_s=120.0))
+    window.builder.run_button.click()
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None
+                    and window.dashboard.snapshot.ops_done > 100, timeout=RUN_TIMEOUT_MS)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as finished:
+        qtbot.mouseClick(window.builder.stop_button, Qt.MouseButton.LeftButton)
+    result = finished.args[0]
+    assert result.status == "cancelled"
+    assert len(window.store.ops(result.run_id)) > 100
+    assert result.run_id in window.history.visible_run_ids()
+
+
+def test_a_failing_run_shows_a_readable_message(qtbot, window_factory, tmp_path):
+    window = window_factory()
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be")
+    window.targets_panel.targets = lambda: [("pickle", "Pickle files", "pickle", {"root": str(blocker)})]
+    window.builder.set_targets(window.targets_panel.targets())
+    result = _run(qtbot, window, Scenario(target="pickle", scale=SMALL, workload="read-day", operations=1))
+    assert result.status == "failed"
+    shown = window.builder.error_label.text()
+    assert shown and "Traceback" not in shown and str(blocker.name) in shown
+
+
+def test_compare_two_runs_and_export_charts_and_a_report(qtbot, window_factory, tmp_path):
+    window = window_factory()
+    ids = [_run(qtbot, window, Scenario(name=f"noop {n}", workload="noop", users=(1, 2), operations=200)).run_id
+           for n in (1, 2)]
+    window.history.select_run_ids(ids)
+    with qtbot.waitSignal(window.history.compare_requested, timeout=5000):
+        window.history.compare_button.click()
+    assert window.tabs.currentWidget() is window.compare
+    assert sorted(window.compare.sweep_chart.series_names()) == ["noop 1", "noop 2"]
+    assert window.compare.table.rowCount() == 4
+    chart = "Compare: throughput vs users"
+    png = window.export_chart(chart, tmp_path / "sweep.png")
+    assert not QImage(str(png)).isNull()
+    svg = window.export_chart(chart, tmp_path / "sweep.svg")
+    assert ET.parse(svg).getroot().tag.endswith("svg")
+    csv = window.export_chart(chart, tmp_path / "sweep.csv")
+    assert len(csv.read_text().strip().splitlines()) >= 3
+    html = window.export_report(ids, tmp_path / "report.html")
+    text = html.read_text()
+    assert "noop 1" in text and "noop 2" in text and "data:image/png;base64," in text
+    pdf = window.export_report(ids, tmp_path / "report.pdf")
+    assert pdf.read_bytes()[:4] == b"%PDF"
+
+
+def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, window_factory, qapp):
+    window = window_factory()
+    normal_size = qapp.font().pointSizeF()
+    docks = window.findChildren(QDockWidget)
+    window.toggle_demo()
+    assert window.isFullScreen() and window.demo_action.isChecked()
+    assert qapp.font().pointSizeF() > normal_size * 1.3
+    assert not any(d.isVisible() for d in docks)
+    window.set_theme("dark")
+    window.toggle_demo()
+    assert not window.isFullScreen() and all(d.isVisible() for d in docks)
+    assert qapp.font().pointSizeF() == pytest.approx(normal_size)
+
+
+def test_layout_and_last_scenario_persist_across_restarts(qtbot, window_factory):
+    window = window_factory()
+    window.builder.set_scenario(Scenario(name="remember me", workload="minute-bars", users=(1, 4, 8),
+                                         cache="cold", operations=7))
+    window.resize(760, 640)  # inside the 800x800 offscreen screen: restoreGeometry clamps to it
+    size_before = (window.size().width(), window.size().height())
+    window.close()
+    again = window_factory(size=None)
+    restored = again.builder.scenario()
+    assert (restored.name, restored.workload, restored.users, restored.cache, restored.operations) == \
+        ("remember me", "minute-bars", (1, 4, 8), "cold", 7)
+    assert (again.size().width(), again.size().height()) == size_before != (1280, 800)

@@ -1,4 +1,4 @@
-"""The command line: ``tickbench run | runs | show | export | datasets | workloads``."""
+"""The command line: ``tickbench run | runs | show | export | import | datasets | workloads``."""
 from __future__ import annotations
 
 import argparse
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scenario", type=Path, help="a scenario TOML file; flags given also override it")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--target", help="pickle | parquet | feather | duckdb | dolphindb")
-    run.add_argument("--dataset", help="taq | level2 | devices | api45")
+    run.add_argument("--dataset", help="taq | level2 | devices | api45 | imp_NAME (an imported CSV)")
     run.add_argument("--days", type=int)
     run.add_argument("--rows-per-day", type=int)
     run.add_argument("--symbols", type=int, help="symbols / securities / devices")
@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("run_id")
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
     export.add_argument("--out", type=Path, default=Path("."))
+    imp = sub.add_parser("import", help="import a CSV file as a dataset to benchmark (imp_NAME)")
+    imp.add_argument("file", type=Path, help="the CSV file, with a header row")
+    imp.add_argument("--dataset", required=True, help="the schema it holds: taq | level2 | devices | api45")
+    imp.add_argument("--name", required=True, help="a name for it: lower-case letters, digits, _")
+    imp.add_argument("--map", action="append", default=[], metavar="CSVCOL=column",
+                     help="read the CSV column CSVCOL as the schema's column (repeatable)")
     sub.add_parser("datasets", help="list datasets and their schemas")
     sub.add_parser("workloads", help="list workloads and their parameters")
     return parser
@@ -278,10 +284,48 @@ def cmd_export(args) -> int:
 
 def cmd_datasets(args) -> int:
     from workloads.datasets import DATASETS
+    from workloads.datasets.imported import list_imports
     for name, dataset in DATASETS.items():
         info = dataset.info
         console.print(f"[bold]{name}[/bold] — {info.title}: {len(info.schema.columns)} columns, "
                       f"{info.schema.row_bytes()} bytes/row", highlight=False)
+    for dataset in list_imports():
+        days = dataset.all_days
+        console.print(f"[bold]{dataset.info.name}[/bold] — {dataset.info.title}: {dataset.rows:,} rows, "
+                      f"{len(days)} day{'s' if len(days) != 1 else ''} ({days[0]} .. {days[-1]}), "
+                      f"{len(dataset.all_keys):,} keys, from {dataset.source['path']}", highlight=False)
+    return 0
+
+
+def cmd_import(args) -> int:
+    import time
+
+    from workloads.datasets.csvread import CsvFormatError
+    from workloads.datasets.imported import ImportFailed, import_csv
+    mapping = {}
+    for item in args.map:
+        csv_name, sep, column = item.partition("=")
+        if not sep or not csv_name.strip() or not column.strip():
+            raise CliError(f"--map takes CSVCOL=column, not {item!r}")
+        mapping[csv_name.strip()] = column.strip()
+    started = time.perf_counter()
+    with Progress(TextColumn("[bold]importing {task.fields[file]}"), BarColumn(),
+                  TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=err_console, transient=True) as progress:
+        task = progress.add_task("", total=1000, file=args.file.name)
+        try:
+            dataset = import_csv(args.file, args.dataset, args.name, mapping or None,
+                                 lambda done, total, message: progress.update(task, completed=done,
+                                                                              description=message))
+        except (CsvFormatError, ValueError, ImportFailed, OSError) as exc:
+            raise CliError(str(exc)) from None
+    seconds = time.perf_counter() - started
+    days = dataset.all_days
+    console.print(f"Imported {dataset.rows:,} rows over {len(days)} day{'s' if len(days) != 1 else ''} "
+                  f"({days[0]} .. {days[-1]}) and {len(dataset.all_keys):,} keys from {args.file.name} "
+                  f"in {seconds:,.1f} s ({dataset.rows / max(seconds, 1e-9):,.0f} rows/s) "
+                  f"as [bold]{dataset.info.name}[/bold].", highlight=False)
+    console.print(f"Use it: tickbench run --dataset {dataset.info.name} --days {len(days)} ...", highlight=False)
     return 0
 
 
@@ -294,4 +338,4 @@ def cmd_workloads(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show, "export": cmd_export,
-            "datasets": cmd_datasets, "workloads": cmd_workloads}
+            "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

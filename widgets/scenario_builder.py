@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
 
 from widgets.param_form import ParamForm
 from widgets.theme import current_theme
-from workloads.datasets import DATASETS
+from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.kinds import WORKLOADS
 from workloads.scenario import CACHE_STATES, Scenario
@@ -31,10 +31,12 @@ WARN_FRACTION = 0.8
 
 def estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
     """Human text of the data size against free RAM and disk, and whether it is too much."""
-    dataset = DATASETS[scenario.dataset]
+    dataset = get_dataset(scenario.dataset)
     row_bytes = dataset.info.schema.row_bytes()
-    on_disk = scenario.scale.days * scenario.scale.rows_per_day * row_bytes
-    per_day_ram = scenario.scale.rows_per_day * row_bytes * IN_MEMORY_FACTOR
+    day_rows = getattr(dataset, "day_rows", None)   # an import knows its real rows per day
+    rows = day_rows(scenario.scale) if day_rows else [scenario.scale.rows_per_day] * scenario.scale.days
+    on_disk = sum(rows) * row_bytes
+    per_day_ram = max(rows) * row_bytes * IN_MEMORY_FACTOR
     in_ram = per_day_ram * (max(scenario.users) + 1)   # each reader holds a day; +1 to lay it out
     free_ram = psutil.virtual_memory().available
     probe = data_dir if data_dir.exists() else Path.home()
@@ -45,7 +47,9 @@ def estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
     if in_ram > WARN_FRACTION * free_ram:
         problems.append(f"needs ~{_size(in_ram)} of RAM at {max(scenario.users)} users, "
                         f"{_size(free_ram)} free")
-    text = (f"Data ~{_size(on_disk)} on disk ({scenario.scale.days} × {scenario.scale.rows_per_day:,} rows); "
+    shape = f"{len(rows)} imported days, {sum(rows):,} rows" if day_rows else \
+        f"{scenario.scale.days} × {scenario.scale.rows_per_day:,} rows"
+    text = (f"Data ~{_size(on_disk)} on disk ({shape}); "
             f"~{_size(in_ram)} RAM at peak. Free: {_size(free_ram)} RAM, {_size(free_disk)} disk.")
     if problems:
         text = "⚠ Too large for this machine: " + "; ".join(problems) + ". " + text
@@ -83,8 +87,7 @@ class ScenarioBuilder(QWidget):
         data_box = QGroupBox("Dataset")
         data_form = QFormLayout(data_box)
         self.dataset_combo = QComboBox(objectName="dataset")
-        for key, dataset in DATASETS.items():
-            self.dataset_combo.addItem(f"{dataset.info.title}", key)
+        self.refresh_datasets()
         self.days_spin = self._spin("days", 1, 10_000, 1, " days")
         self.rows_spin = self._spin("rows_per_day", 1, 2_000_000_000, 1_000_000, " rows/day")
         self.rows_spin.setSingleStep(100_000)
@@ -146,6 +149,7 @@ class ScenarioBuilder(QWidget):
         outer.addStretch(1)
 
         self.workload_combo.currentIndexChanged.connect(self._on_workload_changed)
+        self.dataset_combo.currentIndexChanged.connect(self._on_dataset_changed)
         self.run_button.clicked.connect(self._request_run)
         self.stop_button.clicked.connect(self.stop_requested)
         for signal in (self.dataset_combo.currentIndexChanged, self.days_spin.valueChanged,
@@ -167,6 +171,30 @@ class ScenarioBuilder(QWidget):
         spin.setSuffix(suffix)
         spin.setGroupSeparatorShown(True)
         return spin
+
+    # ---- datasets ---------------------------------------------------------------------------
+    def refresh_datasets(self, select: str | None = None) -> None:
+        """List the built-in datasets and the imports on disk; keep the current choice (or
+        pick ``select``, e.g. a dataset just imported)."""
+        before = self.dataset_combo.currentData()
+        current = select or before
+        self.dataset_combo.blockSignals(True)
+        self.dataset_combo.clear()
+        for key, dataset in available_datasets().items():
+            imported = key.startswith(IMPORT_PREFIX)   # two imports may share a file name
+            self.dataset_combo.addItem(f"{key}: {dataset.info.title}" if imported else dataset.info.title, key)
+        self.dataset_combo.setCurrentIndex(max(self.dataset_combo.findData(current), 0))
+        self.dataset_combo.blockSignals(False)
+        if hasattr(self, "rows_spin"):   # not while the form is first being built
+            self._on_dataset_changed()
+            self._update_estimate()
+            if self.dataset_combo.currentData() != before:
+                self.changed.emit()
+
+    def _on_dataset_changed(self) -> None:
+        imported = str(self.dataset_combo.currentData()).startswith(IMPORT_PREFIX)
+        for spin in (self.rows_spin, self.symbols_spin):
+            spin.setEnabled(not imported)   # an import's rows and keys come from its file
 
     # ---- targets ----------------------------------------------------------------------------
     def set_targets(self, targets: list[tuple[str, str, str, dict[str, Any]]]) -> None:

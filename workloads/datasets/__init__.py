@@ -1,6 +1,9 @@
-"""Deterministic generators of the seed reports' datasets, by registry name.
+"""Deterministic generators of the seed reports' datasets, by registry name, and users' imports.
 
 ``get_dataset("taq")`` returns the generator; ``Dataset.info`` describes its schema.
+``get_dataset("imp_<name>")`` returns a CSV imported with ``imported.import_csv``, read from
+``<data dir>/imports/<name>/`` (worker processes inherit ``TICKBENCH_HOME`` and find it too).
+``DATASETS`` stays the built-in registry; ``available_datasets()`` adds the imports.
 """
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from workloads.datasets.base import Dataset
 from workloads.datasets.devices import DevicesDataset
 from workloads.datasets.level2 import Level2Dataset
 from workloads.datasets.taq import TaqDataset
+
+IMPORT_PREFIX = "imp_"
 
 DATASETS: dict[str, Dataset] = {
     "taq": TaqDataset(),
@@ -19,11 +24,20 @@ DATASETS: dict[str, Dataset] = {
 
 
 def get_dataset(name: str) -> Dataset:
-    try:
+    if name in DATASETS:
         return DATASETS[name]
-    except KeyError:
-        choices = ", ".join(DATASETS)
-        raise ValueError(f"unknown dataset {name!r}: choose one of {choices}") from None
+    if name.startswith(IMPORT_PREFIX):
+        from workloads.datasets.imported import load_import  # pyarrow.parquet only when needed
+        return load_import(name)
+    choices = ", ".join(DATASETS)
+    raise ValueError(f"unknown dataset {name!r}: choose one of {choices}, "
+                     f"or an imported CSV as {IMPORT_PREFIX}NAME (tickbench import)")
 
 
-__all__ = ["DATASETS", "Dataset", "get_dataset"]
+def available_datasets() -> dict[str, Dataset]:
+    """The built-in generators, then every import on disk, by registry name."""
+    from workloads.datasets.imported import list_imports
+    return {**DATASETS, **{d.info.name: d for d in list_imports()}}
+
+
+__all__ = ["DATASETS", "IMPORT_PREFIX", "Dataset", "available_datasets", "get_dataset"]

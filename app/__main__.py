@@ -4,7 +4,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 
-COMMANDS = {"run", "runs", "show", "export", "datasets", "workloads", "-h", "--help", "--version"}
+COMMANDS = {"run", "runs", "show", "export", "import", "datasets", "workloads", "-h", "--help", "--version"}
 
 
 def main(argv: list[str] | None = None) -> int:

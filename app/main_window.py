@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         for title, path in builtin_scenarios().items():
             self._action(builtin, title, lambda _=False, p=path: self.load_scenario(p))
         file_menu.addSeparator()
+        self._action(file_menu, "Import CSV…", self.import_csv_dialog, "Ctrl+I", "import_csv")
         self._action(file_menu, "Export chart…", self.export_chart_dialog, "Ctrl+E", "export_chart")
         self._action(file_menu, "Export run report…", self.export_report_dialog, "Ctrl+R", "export_report")
         file_menu.addSeparator()
@@ -219,6 +220,15 @@ class MainWindow(QMainWindow):
                 self.builder.save_to(Path(path))
             except (ValueError, OSError) as exc:
                 self.show_error(f"cannot save scenario: {exc}")
+
+    def import_csv_dialog(self):
+        """File → Import CSV…: the dialog imports off the GUI thread; the builder then lists it."""
+        from app.import_dialog import ImportDialog  # loaded on first use: keeps start-up light
+        dialog = ImportDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.imported.connect(lambda name: self.builder.refresh_datasets(select=name))
+        dialog.open()
+        return dialog
 
     def charts(self) -> dict:
         return {**self.dashboard.charts(), **self.compare.charts()}

@@ -12,11 +12,24 @@ def main(argv: list[str] | None = None) -> int:
     # open a window or parse our arguments.
     multiprocessing.freeze_support()
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in COMMANDS:
+    if _subcommand(argv) is not None:
         from app.cli import run_cli
         return run_cli(argv)
     from app.gui import run_gui
     return run_gui(argv)
+
+
+def _subcommand(argv: list[str]) -> str | None:
+    """The subcommand, also after global options such as ``--results FILE``."""
+    args = iter(argv)
+    for arg in args:
+        if arg in COMMANDS:
+            return arg
+        if arg == "--results":
+            next(args, None)
+        elif not arg.startswith("--results="):
+            return None
+    return None
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from widgets.scenario_builder import ScenarioBuilder
 from widgets.state import load_state, store_state
 from widgets.targets_panel import TargetsPanel
 from workloads.history import compare_frame, history_rows, snapshot_from_store
+from workloads.references import published_sweeps
 from workloads.scenario import Scenario, load_playlist
 from workloads.store import ResultsStore
 from workloads.worker import describe_error
@@ -148,6 +149,9 @@ class MainWindow(QMainWindow):
 
     def _on_run_started(self, run_id: str, scenario: Scenario) -> None:
         self.dashboard.clear()
+        self.dashboard.clear_references()
+        for sweep in published_sweeps(scenario.workload, scenario.dataset):
+            self.dashboard.set_sweep_reference(sweep.label, sweep.users, sweep.values, sweep.metric)
         self.builder.set_running(True)
         self.builder.show_error("")
         self.tabs.setCurrentWidget(self.dashboard)

@@ -50,3 +50,14 @@ def test_run_then_list_show_and_export(tmp_path):
     assert len(ops) == 2 + 4 and (ops["rows"] == 20000).all()
     steps = pd.read_parquet(out / f"{run_id}_steps.parquet")
     assert set(steps["cache_methods"].iloc[0].split(",")) >= {"fsync", "posix_fadvise(DONTNEED)"}
+
+
+def test_global_results_option_before_the_subcommand(tmp_path):
+    results = tmp_path / "elsewhere.duckdb"
+    ran = tickbench("--results", str(results), "run", "--workload", "noop", "--operations", "20",
+                    home=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    listing = tickbench(f"--results={results}", "runs", home=tmp_path)
+    assert "noop" in listing.stdout
+    default_listing = tickbench("runs", home=tmp_path)
+    assert "noop" not in default_listing.stdout

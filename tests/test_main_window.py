@@ -162,3 +162,31 @@ def test_layout_and_last_scenario_persist_across_restarts(qtbot, window_factory)
     assert (restored.name, restored.workload, restored.users, restored.cache, restored.operations) == \
         ("remember me", "minute-bars", (1, 4, 8), "cold", 7)
     assert (again.size().width(), again.size().height()) == size_before != (1280, 800)
+
+
+def test_published_sweeps_are_drawn_beside_the_measured_one(qtbot, window_factory):
+    window = window_factory()
+    result = _run(qtbot, window, Scenario(name="slices", scale=SMALL, target="duckdb",
+                                          workload="slice-download", params={"rows_per_user": 1000},
+                                          users=(1, 2), operations=0))
+    assert result.status == "completed", result.message
+    sweep = window.dashboard.sweep_chart
+    qtbot.waitUntil(lambda: "duckdb" in sweep.series_names(), timeout=5000)
+    assert {"report 003, 2 nodes", "report 003, 8 nodes"} <= set(sweep.series_names(reference=True))
+    window.dashboard.clear_references()
+    assert sweep.series_names(reference=True) == []
+
+
+def test_a_playlist_runs_its_scenarios_unattended(qtbot, window_factory, tmp_path):
+    window = window_factory()
+    playlist = tmp_path / "demo.toml"
+    playlist.write_text('title = "two quick ones"\n'
+                        '[[scenario]]\nname = "first"\nworkload = "noop"\noperations = 50\n'
+                        '[[scenario]]\nname = "second"\nworkload = "noop"\nusers = [2]\noperations = 50\n')
+    finished = []
+    window.controller.run_finished.connect(finished.append)
+    window.play_playlist(playlist)
+    qtbot.waitUntil(lambda: len(finished) == 2, timeout=RUN_TIMEOUT_MS)
+    assert [r.status for r in finished] == ["completed", "completed"]
+    names = set(window.store.runs()["name"])
+    assert {"first", "second"} <= names

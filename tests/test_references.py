@@ -266,3 +266,13 @@ def test_as_frame_fits_the_store_references_table():
     assert row == ("64 users", 350.0, row[2]) and row[2].startswith("as published: ~350-380 MB/s")
     assert con.execute("""SELECT count(*) FROM "references" WHERE source LIKE '003:%'""").fetchone()[0] \
         == len([r for r in refs if r.report == "003"])
+
+
+def test_published_sweeps_group_users_series_in_base_units():
+    from workloads.references import published_sweeps
+    sweeps = {(s.label, s.metric): s for s in published_sweeps("slice-download", "taq")}
+    eight = sweeps[("report 003, 8 nodes", "rows_per_s")]
+    assert eight.users[0] == 1 and eight.users[-1] == 128
+    assert eight.values[-1] == pytest.approx(36.5e6)          # 36.50 M rows/s at 128 users
+    assert sweeps[("report 003, 8 nodes", "bytes_per_s")].values[-1] == pytest.approx(1566.4e6)
+    assert published_sweeps("read-day", "taq") == []           # no users sweep published there

@@ -98,3 +98,13 @@ def test_rebuild_for_other_params_and_unknown_kind(form):
     assert form.values() == {"n": 3}
     with pytest.raises(ValueError, match="parameter 'x': unknown kind 'date'"):
         form.set_params([Param("x", "X", "date", None)])
+
+
+def test_every_shipped_workload_gets_a_form(make_widget):
+    from widgets.param_form import ParamForm
+    from workloads.kinds import WORKLOADS
+
+    form = make_widget(ParamForm)
+    for workload in WORKLOADS.values():
+        form.set_params(list(workload.params))
+        assert set(form.values()) == {p.name for p in workload.params}

@@ -218,6 +218,13 @@ class LiveDashboard(QWidget):
         self._sweep_refs[(name, metric)] = (list(users), list(values))
         self._refresh_sweep()
 
+    def clear_references(self) -> None:
+        """Drop every published series (a new run may compare against other reports)."""
+        self._sweep_refs.clear()
+        self._breakdown_refs = {}
+        self.sweep_chart.clear()
+        self._refresh_sweep()
+
     def set_breakdown_reference(self, published: Breakdown) -> None:
         """Published phase seconds by target label, drawn beside the measured bar of that label."""
         self._breakdown_refs = {k: dict(v) for k, v in published.items()}

@@ -78,8 +78,9 @@ class ParamForm(QWidget):
         suffix = f" {p.unit}" if p.unit else ""
         if p.kind == "int":
             w = QSpinBox()
-            w.setRange(int(p.minimum) if p.minimum is not None else -_INT_LIMIT,
-                       int(p.maximum) if p.maximum is not None else _INT_LIMIT)
+            # QSpinBox holds a C int: larger limits (e.g. 10 billion rows) are clamped to it
+            w.setRange(max(int(p.minimum), -_INT_LIMIT) if p.minimum is not None else -_INT_LIMIT,
+                       min(int(p.maximum), _INT_LIMIT) if p.maximum is not None else _INT_LIMIT)
             w.setSuffix(suffix)
             w.setGroupSeparatorShown(True)
             w.setValue(int(p.default))

@@ -220,3 +220,35 @@ def _figure(where: str, figure: Any, head: dict[str, str]) -> Reference:
 
 def _number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+_SWEEP_UNITS = {"M rows/s": ("rows_per_s", 1e6), "MB/s": ("bytes_per_s", 1e6), "GB/s": ("bytes_per_s", 1e9)}
+
+
+@dataclass(frozen=True)
+class PublishedSweep:
+    """A published throughput-vs-users curve, in base units, ready to draw beside a measured one."""
+
+    label: str            # e.g. "report 003, 8 nodes"
+    metric: str           # "rows_per_s" or "bytes_per_s"
+    users: tuple[float, ...]
+    values: tuple[float, ...]
+
+
+def published_sweeps(workload: str, dataset: str | None = None, folder: str | Path | None = None
+                     ) -> list[PublishedSweep]:
+    """Every published users sweep (two or more points) of this workload and dataset."""
+    groups: dict[tuple[str, str, str, str], list[Reference]] = {}
+    for ref in references_for(workload, dataset=dataset, folder=folder):
+        if ref.x_unit != "users" or ref.x is None or ref.unit not in _SWEEP_UNITS:
+            continue
+        groups.setdefault((ref.report, ref.target, ref.series, ref.unit), []).append(ref)
+    sweeps = []
+    for (report, _target, series, unit), refs in groups.items():
+        if len(refs) < 2:
+            continue
+        metric, scale = _SWEEP_UNITS[unit]
+        refs.sort(key=lambda r: r.x)
+        sweeps.append(PublishedSweep(f"report {report}, {series}", metric,
+                                     tuple(r.x for r in refs), tuple(r.value * scale for r in refs)))
+    return sweeps

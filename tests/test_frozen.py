@@ -1,0 +1,94 @@
+"""The double-clickable app: build it with PyInstaller from these sources, then prove it works.
+
+One build per session, into a temporary dist/work folder (never the checkout's dist/), so the test
+always checks the current sources. Build + smoke test take ~1.5-2 min on 2 busy cores.
+Deselect with ``-m "not frozen"``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGING = ROOT / "packaging"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.frozen,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(sys.platform != "linux", reason="the build and smoke scripts are for Linux"),
+    pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="build.sh needs the venv it builds from"),
+    pytest.mark.skipif(shutil.which("bash") is None, reason="build.sh needs bash"),
+]
+
+
+@pytest.fixture(scope="module")
+def frozen_app(tmp_path_factory) -> Path:
+    pytest.importorskip("PyInstaller", reason="the 'build' extra (pyinstaller) is not installed")
+    out = tmp_path_factory.mktemp("frozen")
+    env = {**os.environ, "TICKBENCH_VENV": sys.prefix, "TICKBENCH_DIST": str(out / "dist"),
+           "TICKBENCH_WORK": str(out / "work")}
+    started = time.perf_counter()
+    done = subprocess.run(["bash", str(PACKAGING / "build.sh")], env=env, cwd=ROOT, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert done.returncode == 0, f"build failed:\n{done.stdout[-4000:]}"
+    print(f"build: {time.perf_counter() - started:.0f} s")
+    app = out / "dist" / "tickbench" / "tickbench"
+    assert app.is_file() and os.access(app, os.X_OK), done.stdout[-2000:]
+    shutil.rmtree(out / "work", ignore_errors=True)   # ~100 MB of PyInstaller intermediates
+    return app
+
+
+def test_frozen_app_passes_its_self_test_with_workers_spawned_from_the_binary(frozen_app):
+    done = subprocess.run([sys.executable, str(PACKAGING / "smoke_test.py"), "--app", str(frozen_app)],
+                          text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout
+    assert "SMOKE TEST OK" in done.stdout
+    assert "spawned from the frozen binary" in done.stdout
+
+
+def test_frozen_app_answers_a_headless_subcommand(frozen_app, tmp_path):
+    # The command line lives in the same executable: `tickbench workloads` must work without Qt.
+    env = {**os.environ, "TICKBENCH_HOME": str(tmp_path)}
+    env.pop("QT_QPA_PLATFORM", None)
+    done = subprocess.run([str(frozen_app), "workloads"], env=env, text=True, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "read-day" in done.stdout
+
+
+def test_desktop_entry_installs_with_the_real_paths_and_uninstalls(frozen_app, tmp_path):
+    data_home = tmp_path / "xdg-data"
+    env = {**os.environ, "XDG_DATA_HOME": str(data_home)}
+    script = frozen_app.parent / "install-desktop-entry.sh"   # shipped inside the dist folder
+    done = subprocess.run(["bash", str(script)], env=env, text=True, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    entry = data_home / "applications" / "tickbench.desktop"
+    fields = dict(line.split("=", 1) for line in entry.read_text().splitlines() if "=" in line)
+    assert fields["Exec"] == f'"{frozen_app}"'
+    assert fields["TryExec"] == str(frozen_app)
+    icon = Path(fields["Icon"])
+    assert icon.is_file() and icon.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert fields["Categories"] == "Development;Office;"
+    assert "@" not in entry.read_text(), "a template placeholder was left in the entry"
+
+    done = subprocess.run(["bash", str(script), "--uninstall"], env=env, text=True, capture_output=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not entry.exists() and not icon.exists()
+
+
+def test_desktop_entry_installer_refuses_a_missing_app(tmp_path):
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg-data")}
+    done = subprocess.run(["bash", str(PACKAGING / "install-desktop-entry.sh"), str(tmp_path / "nope" / "tickbench")],
+                          env=env, text=True, capture_output=True, timeout=60)
+    assert done.returncode == 1
+    assert "no executable at" in done.stderr and "nope" in done.stderr
+    assert not (tmp_path / "xdg-data" / "applications" / "tickbench.desktop").exists()

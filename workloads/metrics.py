@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workloads.histogram import LogHistogram
-from workloads.records import OpRecord
+from workloads.records import Columns, OpRecord, as_columns, batch_length
 from workloads.snapshot import (
     LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint, ThroughputPoint,
 )
@@ -76,45 +76,49 @@ class LiveAggregates:
             if self._steps:
                 self._steps[-1].finished = True
 
-    def add(self, records: list[OpRecord], step_offset: float) -> None:
+    def add(self, records: "Columns | list[OpRecord]", step_offset: float) -> None:
         """Add a batch of records; ``step_offset`` turns step-relative times into run clock."""
-        if not records:
+        batch = as_columns(records)
+        count = batch_length(batch)
+        if not count:
             return
-        ends = np.fromiter((r.t_start + r.total_s for r in records), float, len(records)) + step_offset
-        totals = np.fromiter((r.total_s for r in records), float, len(records))
-        ok = np.fromiter((r.ok for r in records), bool, len(records))
+        ok = batch["ok"]
+        totals = batch["total_s"]
+        ends = batch["t_start"] + totals + step_offset
+        seconds = ends.astype(np.int64)
         with self._lock:
             step = self._steps[-1]
-            for record, end, total, good in zip(records, ends, totals, ok):
-                second = self._seconds[int(end)]
-                if good:
-                    second.rows += record.rows
-                    second.nbytes += record.bytes
-                    second.ops += 1
-                    step.rows += record.rows
-                    step.nbytes += record.bytes
-                    step.ops += 1
-                step.last_end = max(step.last_end, float(end))
-            second_index = (ends.astype(np.int64))
-            for sec in np.unique(second_index[ok]):
-                self._seconds[int(sec)].latency.add_many(totals[ok & (second_index == sec)])
-            step.latency.add_many(totals[ok])
+            step.last_end = max(step.last_end, float(ends.max()))
+            good_seconds = seconds[ok]
+            if good_seconds.size:
+                step.rows += int(batch["rows"][ok].sum())
+                step.nbytes += int(batch["bytes"][ok].sum())
+                step.ops += int(good_seconds.size)
+                step.latency.add_many(totals[ok])
+            for sec in np.unique(good_seconds):
+                in_second = ok & (seconds == sec)
+                second = self._seconds[int(sec)]
+                second.rows += int(batch["rows"][in_second].sum())
+                second.nbytes += int(batch["bytes"][in_second].sum())
+                second.ops += int(in_second.sum())
+                second.latency.add_many(totals[in_second])
+                for phase in PHASES:
+                    values = batch[f"{phase}_s"][in_second]
+                    values = values[~np.isnan(values)]
+                    if values.size:
+                        self._phase_hist[int(sec)].setdefault(phase, LogHistogram()).add_many(values)
             for phase in PHASES:
-                values = np.array([getattr(r, f"{phase}_s") for r in records if r.ok
-                                   and getattr(r, f"{phase}_s") is not None], dtype=float)
+                values = batch[f"{phase}_s"][ok]
+                values = values[~np.isnan(values)]
                 if values.size:
                     self._phase_sum[phase] += float(values.sum())
                     self._phase_count[phase] += int(values.size)
-                    for sec in np.unique(second_index[ok]):
-                        hist = self._phase_hist[int(sec)].setdefault(phase, LogHistogram())
-                        sel = [getattr(r, f"{phase}_s") for r, s, g in zip(records, second_index, ok)
-                               if g and s == sec and getattr(r, f"{phase}_s") is not None]
-                        hist.add_many(np.array(sel, dtype=float))
-            self._snapshot.ops_done += int(ok.sum())
-            self._snapshot.ops_failed += int((~ok).sum())
-            failed = [r for r in records if not r.ok]
+            failed = int(count - good_seconds.size)
+            self._snapshot.ops_done += int(good_seconds.size)
+            self._snapshot.ops_failed += failed
             if failed:
-                self._snapshot.message = f"worker {failed[-1].worker}: {failed[-1].error}"
+                last = int(np.flatnonzero(~ok)[-1])
+                self._snapshot.message = f"worker {batch['worker'][last]}: {batch['error'][last]}"
 
     def add_resources(self, point: ResourcePoint) -> None:
         with self._lock:

@@ -21,7 +21,7 @@ import pandas as pd
 from workloads.environment import capture_environment
 from workloads.kinds import StepPlan, get_workload
 from workloads.metrics import LiveAggregates
-from workloads.records import OpRecord
+from workloads.records import Columns, batch_length, concat_columns
 from workloads.sampler import ResourceSampler
 from workloads.scenario import Scenario
 from workloads.snapshot import LiveSnapshot
@@ -200,7 +200,7 @@ class _Collector:
 
     def __init__(self, runner: Runner, step: StepPlan, workers: list[_Worker]):
         self.runner, self.step, self.workers = runner, step, workers
-        self.pending: list[OpRecord] = []
+        self.pending: list[Columns] = []
         self.last_end = 0.0
         self.cache_methods: list[str] = []
         self.ops = self.rows = 0
@@ -285,13 +285,14 @@ class _Collector:
             self.runner._metrics.set_worker(w.index, "ready")
             self.runner.store.set_worker(self.runner.run_id, self.step.index, w.index, w.pid, w.node, "ready")
         elif kind == "records":
-            records: list[OpRecord] = message[2]
-            if records and offset is not None:
-                self.pending.extend(records)
-                self.runner._metrics.add(records, offset)
-                self.last_end = max(self.last_end, max(r.t_start + r.total_s for r in records))
-                self.ops += sum(1 for r in records if r.ok)
-                self.rows += sum(r.rows for r in records if r.ok)
+            batch: Columns = message[2]
+            if batch_length(batch) and offset is not None:
+                self.pending.append(batch)
+                self.runner._metrics.add(batch, offset)
+                ok = batch["ok"]
+                self.last_end = max(self.last_end, float((batch["t_start"] + batch["total_s"]).max()))
+                self.ops += int(ok.sum())
+                self.rows += int(batch["rows"][ok].sum())
         elif kind == "done":
             self.cache_methods = message[2].get("cache_methods") or self.cache_methods
             self._close(w, "cancelled" if self.runner.cancelled else "done")
@@ -319,7 +320,7 @@ class _Collector:
 
     def _flush(self) -> None:
         if self.pending:
-            self.runner.store.add_ops(self.runner.run_id, self.pending)
+            self.runner.store.add_ops(self.runner.run_id, concat_columns(self.pending))
             self.pending = []
         self._last_flush = time.monotonic()
 

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from workloads.records import OpRecord
+from workloads.records import PHASE_FIELDS, Columns, OpRecord, as_columns, batch_length
 
 SCHEMA_VERSION = 1
 
@@ -177,12 +178,17 @@ class ResultsStore:
             self._con.execute("INSERT INTO workers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                               [run_id, step, worker, pid, node, state, error, exitcode])
 
-    def add_ops(self, run_id: str, records: list[OpRecord]) -> None:
-        if not records:
+    def add_ops(self, run_id: str, records: "Columns | list[OpRecord]") -> None:
+        columns = as_columns(records)
+        count = batch_length(columns)
+        if not count:
             return
-        columns = dict(zip(OpRecord._fields, zip(*records)))  # columnar: no per-row objects
-        frame = pa.table({"run_id": pa.array([run_id] * len(records), pa.string()),
-                          **{name: pa.array(values, _OPS_ARROW_TYPES[name]) for name, values in columns.items()}})
+        arrays = {"run_id": pa.array(np.full(count, run_id, dtype=object), pa.string())}
+        for name in OpRecord._fields:
+            values = columns[name]
+            missing = np.isnan(values) if name in PHASE_FIELDS else None  # no phase: NULL, not NaN
+            arrays[name] = pa.array(values, _OPS_ARROW_TYPES[name], mask=missing)
+        frame = pa.table(arrays)
         with self._lock:
             self._con.register("_incoming_ops", frame)
             try:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from workloads.records import OpRecord
+from workloads.records import OpRecord, to_columns
 from workloads.targets.base import PHASES, Layout
 
 FLUSH_EVERY_S = 0.2
@@ -131,13 +131,13 @@ def _run_loop(spec: WorkerSpec, ctx, workload, conn: Connection, stop_event, t0:
         seq += 1
         now = time.monotonic()
         if len(batch) >= FLUSH_EVERY_RECORDS or now - last_flush >= FLUSH_EVERY_S:
-            conn.send(("records", spec.worker, batch))
+            conn.send(("records", spec.worker, to_columns(batch)))
             batch, last_flush = [], now
         if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-            conn.send(("records", spec.worker, batch))
+            conn.send(("records", spec.worker, to_columns(batch)))
             raise RuntimeError(f"stopped after {consecutive_errors} failed operations in a row; "
                                f"last: {error}")
-    conn.send(("records", spec.worker, batch))
+    conn.send(("records", spec.worker, to_columns(batch)))
     conn.send(("done", spec.worker, {"ops": seq, "cache_methods": cache_methods}))
 
 

@@ -29,7 +29,7 @@ def run_self_test(results: Path | None = None) -> int:
 
 
 def _open_window(tmp_path: Path) -> str:
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QCoreApplication, QEvent, QSettings
     from PySide6.QtWidgets import QApplication
 
     from app.gui import KeyringPasswords
@@ -46,6 +46,10 @@ def _open_window(tmp_path: Path) -> str:
     app.processEvents()
     size = f"window {window.width()}x{window.height()}"
     window.close()
+    # Delete the window while Python is alive: left to interpreter shutdown, Qt destroys
+    # pyqtgraph's items and calls back into a half-finalised Python (SIGSEGV at exit).
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     store.close()
     return size
 

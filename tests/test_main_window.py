@@ -190,3 +190,29 @@ def test_a_playlist_runs_its_scenarios_unattended(qtbot, window_factory, tmp_pat
     assert [r.status for r in finished] == ["completed", "completed"]
     names = set(window.store.runs()["name"])
     assert {"first", "second"} <= names
+
+
+def test_a_dolphindb_profile_runs_through_the_window(qtbot, window_factory, ddb_server, monkeypatch):
+    """The GUI path to a cluster: profile in the panel, password asked at run time, the real client."""
+    from PySide6.QtWidgets import QInputDialog
+
+    window = window_factory()
+    key = window.targets_panel.add_profile(
+        {"profile": {"name": "testsrv", "nodes": [{"host": "127.0.0.1", "port": ddb_server.port,
+                                                   "role": "single"}], "user": "admin"}})
+    asked = []
+    monkeypatch.setattr(QInputDialog, "getText",
+                        lambda *a, **k: (asked.append(a) or "123456", True))
+    assert key in [t[0] for t in window.targets_panel.targets()]
+    scenario = Scenario(name="over the wire", scale=Scale(days=2, rows_per_day=5_000, symbols=20),
+                        target="dolphindb", target_config={"target_key": key}, workload="read-day",
+                        users=(2,), operations=2)
+    window.builder.set_scenario(scenario)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        window.builder.run_button.click()
+    result = finished.args[0]
+    assert result.status == "completed", result.message
+    assert asked, "the password was asked for, not stored"
+    ops = window.store.ops(result.run_id)
+    assert len(ops) == 4 and ops["server_s"].notna().all() and ops["transfer_s"].notna().all()
+    assert "123456" not in str(window.store.run(result.run_id)["scenario"])

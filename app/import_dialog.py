@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QRegularExpression, Qt, Signal
-from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtGui import QColor, QRegularExpressionValidator
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox,
                                QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
@@ -40,6 +40,7 @@ class ImportDialog(QDialog):
         self.setWindowTitle("Import CSV")
         self.setMinimumWidth(620)
         self._header: list[str] = []
+        self._header_of = ""                 # the file text the header was read from
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self._name_typed = False
@@ -83,6 +84,7 @@ class ImportDialog(QDialog):
         self.progress_bar = QProgressBar(objectName="import_progress")
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setTextVisible(False)
+        self.progress_bar.setVisible(False)      # shown once an import starts
         self.status_label = QLabel(wordWrap=True, objectName="import_status")
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel(wordWrap=True, objectName="import_error")
@@ -118,7 +120,7 @@ class ImportDialog(QDialog):
     # ---- inputs ---------------------------------------------------------------------------------
     def set_file(self, path: str | Path) -> None:
         self.file_edit.setText(str(path))
-        self._load_header()
+        self._load_header(force=True)
 
     def set_base(self, base: str) -> None:
         self.base_combo.setCurrentIndex(max(self.base_combo.findData(base), 0))
@@ -136,10 +138,13 @@ class ImportDialog(QDialog):
     def _on_name_typed(self) -> None:
         self._name_typed = True
 
-    def _load_header(self) -> None:
+    def _load_header(self, force: bool = False) -> None:
+        text = self.file_edit.text().strip()
+        if text == self._header_of and not force:
+            return  # editingFinished also fires on focus loss: keep the user's column choices
+        self._header_of = text
         self._show_error("")
         self._header = []
-        text = self.file_edit.text().strip()
         if text:
             try:
                 self._header = csv_header(text)
@@ -167,6 +172,13 @@ class ImportDialog(QDialog):
             combo.currentIndexChanged.connect(self._update_state)
             self.columns_table.setCellWidget(row, SOURCE, combo)
         self._update_state()
+
+    def _mark_missing(self) -> None:
+        """Schema columns without a CSV column in the error colour, once a file is chosen."""
+        error = QColor(current_theme().error)
+        for row in range(self.columns_table.rowCount()):
+            missing = bool(self._header) and self._source_combo(row).currentData() is None
+            self.columns_table.item(row, COLUMN).setData(Qt.ItemDataRole.ForegroundRole, error if missing else None)
 
     def _source_combo(self, row: int) -> QComboBox:
         return self.columns_table.cellWidget(row, SOURCE)
@@ -224,6 +236,7 @@ class ImportDialog(QDialog):
                                                    if p.startswith(("choose the", "CSV column"))) or ""))
         else:
             self.columns_hint.setText("The columns of the chosen schema; pick a file to match them.")
+        self._mark_missing()
         running = self.running
         self.import_button.setEnabled(not problems and not running)
         self.import_button.setToolTip("; ".join(problems))
@@ -247,6 +260,7 @@ class ImportDialog(QDialog):
         self._show_error("")
         self.status_label.setText(f"Importing {Path(path).name}…")
         self.progress_bar.setValue(0)
+        self.progress_bar.setVisible(True)
         self._thread = threading.Thread(target=self._work, args=(path, base, name, mapping, self._cancel),
                                         name="tickbench-import", daemon=True)
         self._thread.start()

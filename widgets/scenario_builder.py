@@ -47,7 +47,7 @@ def estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
     if in_ram > WARN_FRACTION * free_ram:
         problems.append(f"needs ~{_size(in_ram)} of RAM at {max(scenario.users)} users, "
                         f"{_size(free_ram)} free")
-    shape = f"{len(rows)} imported days, {sum(rows):,} rows" if day_rows else \
+    shape = f"{len(rows)} imported day{'s' if len(rows) != 1 else ''}, {sum(rows):,} rows" if day_rows else \
         f"{scenario.scale.days} × {scenario.scale.rows_per_day:,} rows"
     text = (f"Data ~{_size(on_disk)} on disk ({shape}); "
             f"~{_size(in_ram)} RAM at peak. Free: {_size(free_ram)} RAM, {_size(free_disk)} disk.")

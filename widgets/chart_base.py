@@ -8,6 +8,8 @@ keeps its data and draws once when it is shown again. All of this runs on the GU
 """
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
@@ -143,8 +145,9 @@ class ChartBase(QWidget):
         self.render_count += 1
         self.rendered.emit()
 
+    @abstractmethod
     def _render(self) -> None:
-        raise NotImplementedError
+        """Supplied by each concrete chart."""
 
     # ---- labels -----------------------------------------------------------------------------
     @property

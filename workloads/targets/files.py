@@ -25,6 +25,8 @@ files are never rewritten.
 """
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import datetime as dt
 import errno
 import io
@@ -276,9 +278,10 @@ class FileTarget(Target):
     def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
         write_bytes_atomic(folder / MANIFEST, json.dumps(manifest, indent=1).encode())
 
+    @abstractmethod
     def _write_day(self, ds, index: int, scale: Scale, strings: StringMode, path: Path,
                    on_chunk) -> int:
-        raise NotImplementedError
+        """Supplied by each concrete format."""
 
     def footprint(self, layout: Layout) -> int:
         return sum(p.stat().st_size for p in self.day_files(layout) if p.is_file())
@@ -366,14 +369,17 @@ class FileTarget(Target):
         return sum(self._count_rows(p) for p in sorted(folder.glob(f"part-*.{self.ext}")))
 
     # --- codec hooks ---------------------------------------------------------------------
+    @abstractmethod
     def _decode(self, buf: bytes, layout: Layout, key: tuple[str, Any] | None) -> pd.DataFrame:
-        raise NotImplementedError
+        """Supplied by each concrete format."""
 
+    @abstractmethod
     def _encode(self, frame: pd.DataFrame, layout: Layout) -> bytes:
-        raise NotImplementedError
+        """Supplied by each concrete format."""
 
+    @abstractmethod
     def _count_rows(self, path: Path) -> int:
-        raise NotImplementedError
+        """Supplied by each concrete format."""
 
     # --- report 003's computations, with pandas on the client (definitions: quotes.py) ------------
     # Day by day: io reads a day file, decode makes it a DataFrame, query is pandas' work (and
@@ -538,8 +544,9 @@ class _ArrowFileTarget(FileTarget):
                     on_chunk(rows)
         return rows
 
+    @abstractmethod
     def _writer(self, sink, schema: pa.Schema):
-        raise NotImplementedError
+        """Supplied by each concrete format."""
 
     def _encode(self, frame, layout) -> bytes:
         schema = arrow_schema(self._dataset_info(layout).schema)

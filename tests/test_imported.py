@@ -497,3 +497,18 @@ def test_window_menu_imports_and_the_builder_lists_the_import(qtbot, light_theme
     finally:
         window.close()
         store.close()
+
+
+@pytest.mark.parametrize("kind", ["parquet", "duckdb"])
+def test_a_reimport_is_never_served_from_the_old_layout(tmp_path, taq_source, kind):
+    """Same name, same days, other rows: the target must lay the new data out, not reuse the old."""
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    write_csv([taq_source.iloc[::2]], first, get_dataset("taq").info.schema)
+    write_csv([taq_source], second, get_dataset("taq").info.schema)
+    config = {"path": str(tmp_path / "d.duckdb")} if kind == "duckdb" else {"root": str(tmp_path / "files")}
+    import_csv(first, "taq", "again")
+    old = make_target(kind, config).prepare("imp_again", ALL_DAYS, StringMode.ARROW)
+    import_csv(second, "taq", "again")
+    new = make_target(kind, config).prepare("imp_again", ALL_DAYS, StringMode.ARROW)
+    assert old.days == new.days and not new.reused
+    assert (old.rows, new.rows) == (len(taq_source.iloc[::2]), len(taq_source))

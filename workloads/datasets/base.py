@@ -33,6 +33,16 @@ class Dataset(ABC):
     ) -> Iterator[pd.DataFrame]:
         """Yield one trading day in chunks of at most ``chunk_rows`` rows, sorted by time."""
 
+    def day_rows(self, scale: Scale) -> list[int]:
+        """Rows of each of ``trading_days(scale)`` (generated: exactly ``scale.rows_per_day``)."""
+        return [scale.rows_per_day] * len(self.trading_days(scale))
+
+    @property
+    def content_id(self) -> str:
+        """Changes whenever the same name and scale would yield other rows (a re-imported CSV);
+        targets keep it with a prepared layout so they never reuse stale data."""
+        return str(self.info.extra.get("import_id", ""))
+
     def day_frame(self, day_index: int, scale: Scale, strings: StringMode = StringMode.ARROW) -> pd.DataFrame:
         chunks = list(self.generate_day(day_index, scale, strings))
         if len(chunks) == 1:

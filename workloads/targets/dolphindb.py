@@ -112,7 +112,9 @@ class DolphinDBTarget(Target):
     # --- names ---------------------------------------------------------------------------------
     def names(self, dataset: str, scale: Scale) -> scripts.Names:
         table = TABLE_NAMES.get(dataset, dataset)
-        return scripts.Names(db=f"{self.prefix}_{dataset}_{scale.key()}", table=table,
+        content = get_dataset(dataset).content_id[:12]   # a re-imported CSV gets a database of its own
+        db = f"{self.prefix}_{dataset}_{scale.key()}" + (f"_{content}" if content else "")
+        return scripts.Names(db=db, table=table,
                              append=f"{table}_append", minute=f"{table}_minute",
                              memory=f"tickbench_upload_{dataset}")
 
@@ -207,13 +209,14 @@ class DolphinDBTarget(Target):
     def _load(self, session, node, ds, names, cols, scale, days, progress) -> int:
         """Load missing days; return the rows loaded now (0 when everything was there)."""
         counts = self._rows_per_day(session, node, names, cols)
-        total = scale.rows_per_day * len(days)
+        expected = dict(zip(days, ds.day_rows(scale)))
+        total = sum(expected.values())
         done, loaded = 0, 0
         insert = scripts.insert_function(names, names.table)
         hints = upload_hints(ds.info.schema)
         for index, day in enumerate(days):
             have = counts.get(day, 0)
-            if have == scale.rows_per_day:
+            if have == expected[day]:
                 done += have
                 if progress:
                     progress(done, total, f"{day}: already loaded ({have:,} rows)")

@@ -193,7 +193,7 @@ class DuckDBTarget(Target):
         ds = _get_dataset(dataset)
         table = table_name(dataset, scale)
         days = list(ds.trading_days(scale))
-        scale_json = json.dumps(asdict(scale), sort_keys=True)
+        scale_json = json.dumps({**asdict(scale), "content": ds.content_id}, sort_keys=True)
         self.close()  # our own read-only connection would block the read-write open
         con, _, _ = self._connect(read_only=False)
         try:

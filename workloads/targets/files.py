@@ -213,7 +213,7 @@ class FileTarget(Target):
         folder = self.layout_dir(dataset, scale, strings)
         days = list(ds.trading_days(scale))
         wanted = {"format": LAYOUT_FORMAT, "kind": self.kind, "dataset": dataset,
-                  "scale": asdict(scale), "strings": strings.value,
+                  "scale": asdict(scale), "strings": strings.value, "content": ds.content_id,
                   "days": [d.isoformat() for d in days]}
         if folder.is_dir():
             remove_stale_temp_files(folder)

@@ -165,6 +165,9 @@ class Runner:
                 w.state = "running"
                 self._metrics.set_worker(w.index, "running")
         start_event.set()
+        running = sum(w.state == "running" for w in workers)
+        self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)} ({step.label}): "
+                                 f"{running} of {step.users} workers running")
         collector.collect(offset, stop_event)
         duration = collector.last_end or (self.clock() - offset)
         step_status = "cancelled" if self.cancelled else "completed"

@@ -25,10 +25,13 @@ class ResourceSampler:
         cpu = self._me.cpu_percent(None)
         rss = self._me.memory_info().rss
         for child in self._me.children(recursive=True):
-            proc = self._children.setdefault(child.pid, child)
+            proc = self._children.get(child.pid)
             try:
-                if proc is child:  # first sight: prime its CPU counter
-                    proc.cpu_percent(None)
+                if proc is None:  # first sight: prime its CPU counter; a reading needs an interval
+                    self._children[child.pid] = child
+                    child.cpu_percent(None)
+                    rss += child.memory_info().rss
+                    continue
                 cpu += proc.cpu_percent(None)
                 rss += proc.memory_info().rss
             except psutil.Error:

@@ -46,6 +46,7 @@ from workloads.datasets.base import Dataset
 from workloads.datasets.csvread import CsvFormatError, iter_csv
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode, apply_string_mode
 from workloads.paths import data_dir
+from workloads.processes import pid_alive
 
 PREFIX = "imp_"
 NAME_RULE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -513,20 +514,9 @@ def _remove_stale_temp_folders(root: Path) -> None:
             pid = int(folder.name.rsplit("-", 2)[-2])
         except (ValueError, IndexError):
             continue
-        if folder.is_dir() and not _pid_alive(pid):
+        if folder.is_dir() and not pid_alive(pid):
             shutil.rmtree(folder, ignore_errors=True)
 
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _is_disk_full(exc: BaseException | None) -> bool:

@@ -49,6 +49,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode, apply_string_mode
+from workloads.processes import pid_alive
 from workloads.targets.arrow_frames import (arrow_schema, arrow_table, frame_from_arrow, key_value,
                                             library_versions)
 from workloads.targets.bars import minute_bars, price_columns
@@ -115,22 +116,11 @@ def remove_stale_temp_files(folder: Path) -> list[Path]:
             pid = int(tmp.name.rsplit(".", 3)[-3])
         except (ValueError, IndexError):
             continue
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             tmp.unlink(missing_ok=True)
             removed.append(tmp)
     return removed
 
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists but is not ours (PermissionError), or no signals (Windows)
-        return True
-    return True
 
 
 def write_bytes_atomic(path: Path, payload: bytes) -> None:

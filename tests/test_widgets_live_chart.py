@@ -141,3 +141,13 @@ def test_unknown_line_style_is_refused(make_widget):
     chart = make_widget(TimeSeriesChart, show=False)
     with pytest.raises(ValueError, match="'wavy' is not one of"):
         chart.add_series("a", style="wavy")
+
+
+def test_a_steady_series_is_drawn_against_zero_not_zoomed_into_noise(make_widget):
+    from widgets.live_chart import TimeSeriesChart
+
+    chart = make_widget(TimeSeriesChart, "Rows per second", y_unit="rows/s")
+    chart.set_series("rows", [1, 2, 3, 4], [6000.0, 6000.4, 5999.6, 6000.0])
+    chart.render_now()
+    low, high = chart.plot_item.getViewBox().viewRange()[1]
+    assert low == 0.0 and 6000.4 < high < 7000

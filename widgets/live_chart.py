@@ -91,6 +91,7 @@ class TimeSeriesChart(ChartBase):
         # Thousands of points stay cheap: draw only what is in view, peak-preserving downsampling.
         self.plot_item.setDownsampling(auto=True, mode="peak")
         self.plot_item.setClipToView(True)
+        self._y_min_zero = y_min_zero
         if y_min_zero:
             # Throughput and latency start at zero; an axis that floats hides the scale of a change.
             self.plot_item.getViewBox().setLimits(yMin=0)
@@ -176,6 +177,12 @@ class TimeSeriesChart(ChartBase):
             s = self._series[name]
             self._curves[name].setData(s.xs, s.ys)
         self._changed.clear()
+        if self._y_min_zero:
+            # From zero to just above the top: auto-range would zoom a steady series into noise
+            # (6,000.4 vs 5,999.6 rows/s looking like a cliff).
+            tops = [float(np.nanmax(s.ys)) for s in self._series.values() if len(s.ys)]
+            top = max(tops, default=0.0)
+            self.plot_item.setYRange(0.0, top * 1.08 if top > 0 else 1.0, padding=0)
 
     def _apply_look(self, name: str) -> None:
         colour, style, width = self._looks[name]

@@ -19,7 +19,7 @@ from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
 from widgets.chart_base import DEFAULT_MAX_FPS, ChartBase
 from widgets.theme import Theme, current_theme, series_colour
 
-DEFAULT_MAX_USERS = 128
+MIN_AXIS_USERS = 8   # a 1-2 user sweep still shows where more users would go
 
 
 @dataclass
@@ -45,7 +45,7 @@ class SweepChart(ChartBase):
                          parent=parent)
         self.plot_item.setLogMode(x=True, y=False)
         self.plot_item.getViewBox().setLimits(yMin=0)
-        self._set_user_ticks(DEFAULT_MAX_USERS)
+        self._set_user_ticks(MIN_AXIS_USERS)
 
     def set_y_axis(self, label: str, unit: str) -> None:
         self.set_axis_label("left", label, unit)
@@ -122,7 +122,7 @@ class SweepChart(ChartBase):
             self.plot_item.addItem(curve)    # named: PlotItem adds it to the legend
             self._curves[key] = curve
         top = max((s.users.max() for s in self._sweeps.values() if len(s.users)), default=1)
-        self._set_user_ticks(max(DEFAULT_MAX_USERS, top))
+        self._set_user_ticks(max(MIN_AXIS_USERS, top))   # the data, published series included
         self._changed = False
 
     def _set_user_ticks(self, max_users: float) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import psutil
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+                               QLabel, QLineEdit, QMessageBox, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from widgets.param_form import ParamForm
 from widgets.theme import current_theme
@@ -285,6 +285,15 @@ class ScenarioBuilder(QWidget):
             self.show_error(str(exc))
             return
         self.show_error("")
+        text, too_large = estimate(scenario, self._data_dir)
+        if too_large:
+            answer = QMessageBox.question(
+                self, "Larger than this machine", f"{text}\n\nRun anyway?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No)
+            if answer != QMessageBox.StandardButton.Yes:
+                self.show_error("not started: the data would not fit (see the estimate above)")
+                return
         self.run_requested.emit(scenario)
 
     def _on_workload_changed(self) -> None:

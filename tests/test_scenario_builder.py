@@ -1,0 +1,77 @@
+"""The scenario form: what a user types becomes the Scenario the engine runs, and back."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from widgets.scenario_builder import ScenarioBuilder
+from workloads.datasets.schema import Scale
+from workloads.scenario import Scenario
+
+LOCAL = [("duckdb", "DuckDB (embedded)", "duckdb", {"path": "/tmp/x.duckdb"}),
+         ("pickle", "Pickle files", "pickle", {"root": "/tmp/files"})]
+
+
+@pytest.fixture
+def builder(make_widget, tmp_path):
+    form = make_widget(ScenarioBuilder, tmp_path, size=(480, 900))
+    form.set_targets(LOCAL)
+    return form
+
+
+def test_the_form_round_trips_a_scenario(builder, tmp_path):
+    scenario = Scenario(name="slices", dataset="level2", scale=Scale(days=3, rows_per_day=50_000, symbols=80),
+                        strings="category", target="pickle", target_config=LOCAL[1][3],
+                        workload="slice-download", params={"rows_per_user": 12_345}, users=(1, 4, 16),
+                        cache="cold", operations=0, duration_s=30.0)
+    builder.set_scenario(scenario)
+    assert builder.scenario() == scenario
+    path = tmp_path / "s.toml"
+    builder.save_to(path)
+    builder.set_scenario(Scenario(target="duckdb", target_config=LOCAL[0][3]))
+    assert builder.load_from(path) == scenario and builder.scenario() == scenario
+
+
+def test_each_workload_shows_its_own_parameters(builder):
+    builder.workload_combo.setCurrentIndex(builder.workload_combo.findData("upload-sweep"))
+    assert set(builder.param_form.values()) == {"batch_sizes", "rows_per_step"}
+    assert "report 002" in builder.workload_note.text()
+    builder.workload_combo.setCurrentIndex(builder.workload_combo.findData("read-day"))
+    assert builder.param_form.values() == {}
+
+
+def test_a_bad_users_list_is_explained_and_nothing_runs(builder, qtbot):
+    builder.users_edit.setText("1,two,4")
+    with qtbot.assertNotEmitted(builder.run_requested):
+        builder.run_button.click()
+    assert "Users" in builder.error_label.text() and "1,2,4,8" in builder.error_label.text()
+
+
+def test_run_emits_the_scenario(builder, qtbot):
+    builder.set_scenario(Scenario(name="go", target="duckdb", target_config=LOCAL[0][3], users=(1, 2)))
+    with qtbot.waitSignal(builder.run_requested) as emitted:
+        builder.run_button.click()
+    assert emitted.args[0].name == "go" and emitted.args[0].users == (1, 2)
+
+
+def test_too_large_data_is_flagged_and_needs_confirmation(builder, qtbot, monkeypatch):
+    huge = Scenario(name="seed size", target="duckdb", target_config=LOCAL[0][3],
+                    scale=Scale(days=5000, rows_per_day=2_000_000_000), users=(128,))
+    builder.set_scenario(huge)
+    assert builder.estimate_label.text().startswith("⚠ Too large for this machine")
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.No)
+    with qtbot.assertNotEmitted(builder.run_requested):
+        builder.run_button.click()
+    assert asked and "not started" in builder.error_label.text()
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    with qtbot.waitSignal(builder.run_requested):
+        builder.run_button.click()
+
+
+def test_small_data_shows_the_estimate_without_warning(builder):
+    builder.set_scenario(Scenario(target="duckdb", target_config=LOCAL[0][3],
+                                  scale=Scale(days=2, rows_per_day=100_000)))
+    text = builder.estimate_label.text()
+    assert text.startswith("Data ~") and "Free:" in text and "⚠" not in text

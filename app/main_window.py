@@ -96,6 +96,8 @@ class MainWindow(QMainWindow):
         playlists = run_menu.addMenu("Play a playlist")
         for title, path in builtin_playlists().items():
             self._action(playlists, title, lambda _=False, p=path: self.play_playlist(p))
+        playlists.addSeparator()
+        self._action(playlists, "Playlist file…", self.open_playlist_dialog, name="open_playlist")
         view_menu = bar.addMenu("&View")
         self.demo_action = self._action(view_menu, "Demo mode", self.toggle_demo, "F11", "demo_mode")
         self.demo_action.setCheckable(True)
@@ -216,6 +218,11 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenarios (*.toml)")
         if path:
             self.load_scenario(Path(path))
+
+    def open_playlist_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Play a playlist", "", "Playlists (*.toml)")
+        if path:
+            self.play_playlist(Path(path))
 
     def save_scenario_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save scenario", "scenario.toml", "Scenarios (*.toml)")

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import ctypes
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,12 +48,49 @@ class KeyringPasswords:
         return keyring_available()
 
 
+def display_problem() -> str | None:
+    """Why no window can open here, in words a user can act on (Qt would just abort)."""
+    if os.environ.get("QT_QPA_PLATFORM") or sys.platform != "linux":
+        return None
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        return ("no display found (neither DISPLAY nor WAYLAND_DISPLAY is set). Run Tickbench on a "
+                "desktop, or headless: 'tickbench run ...' (see 'tickbench --help'), or with "
+                "QT_QPA_PLATFORM=offscreen")
+    if not os.environ.get("WAYLAND_DISPLAY"):
+        missing = _missing_xcb_library()
+        if missing:
+            return (f"Qt's X11 plugin needs the system library {missing}, which is not installed. "
+                    "On Debian/Ubuntu: sudo apt install libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 "
+                    "libxkbcommon-x11-0 (Fedora: xcb-util-cursor xcb-util-wm xcb-util-keysyms)")
+    return None
+
+
+def _missing_xcb_library() -> str | None:
+    """The first shared library Qt's xcb platform plugin cannot load, if any."""
+    import importlib.util
+    spec = importlib.util.find_spec("PySide6")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    plugin = os.path.join(spec.submodule_search_locations[0], "Qt", "plugins", "platforms", "libqxcb.so")
+    if not os.path.exists(plugin):
+        return None
+    try:
+        ctypes.CDLL(plugin)  # the loader resolves every dependency, and names the first it lacks
+    except OSError as exc:
+        return str(exc).split(":")[0].strip() or "of the xcb plugin"
+    return None
+
+
 def run_gui(argv: list[str]) -> int:
     started = time.perf_counter()
     args = _parser().parse_args(argv)
     if args.self_test:
         from app.self_test import run_self_test
         return run_self_test(args.results)
+    problem = display_problem()
+    if problem:
+        print(f"tickbench: cannot open the window: {problem}", file=sys.stderr)
+        return 1
 
     from PySide6.QtCore import QCoreApplication, QSettings, QTimer
     from PySide6.QtGui import QIcon

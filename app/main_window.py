@@ -302,8 +302,9 @@ class MainWindow(QMainWindow):
         geometry = self.settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1400, 880)
+        else:  # first start: most of the screen, the charts need the room
+            screen = self.screen().availableGeometry()
+            self.resize(min(1600, int(screen.width() * 0.92)), min(1000, int(screen.height() * 0.92)))
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)

@@ -104,3 +104,15 @@ def test_delete_run_removes_all_its_rows(tmp_path):
     store.delete_run("a")
     assert list(store.runs()["run_id"]) == ["b"]
     assert store.ops("a").empty and len(store.ops("b")) == 1
+
+
+def test_published_figures_are_queryable_beside_runs(tmp_path):
+    from workloads.references import load_references
+    store = ResultsStore(tmp_path / "r.duckdb")
+    refs = store.references()
+    assert len(refs) == len(load_references()) > 100
+    row = refs[(refs["experiment"] == "slice-download") & refs["series"].str.endswith(", 8 nodes")
+               & (refs["unit"] == "M rows/s") & (refs["x"] == "128 users")]
+    assert row["value"].tolist() == [36.5]
+    store.close()
+    assert len(ResultsStore(tmp_path / "r.duckdb").references()) == len(refs)   # replaced, not doubled

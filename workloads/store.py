@@ -99,6 +99,7 @@ class ResultsStore:
             raise StoreError(f"cannot open results file {self.path}: {exc}") from None
         self._lock = threading.RLock()  # one connection, many threads: cursors under a lock
         self._migrate()
+        self._load_references()
 
     # --- schema ------------------------------------------------------------------------
     def _migrate(self) -> None:
@@ -116,6 +117,24 @@ class ResultsStore:
             self._con.execute(MIGRATIONS[version])
             self._con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
             self._con.execute("COMMIT")
+
+    def _load_references(self) -> None:
+        """The published figures shipped with this version, so SQL can set them beside runs."""
+        from workloads.references import ReferenceDataError, as_frame, load_references
+        try:
+            frame = as_frame(load_references())
+        except (ReferenceDataError, OSError):
+            return  # a damaged resources folder must not stop the results file from opening
+        with self._lock:
+            self._con.execute('DELETE FROM "references"')
+            self._con.register("_shipped_references", frame)
+            try:
+                self._con.execute('INSERT INTO "references" SELECT * FROM _shipped_references')
+            finally:
+                self._con.unregister("_shipped_references")
+
+    def references(self) -> pd.DataFrame:
+        return self._frame('SELECT * FROM "references"')
 
     def _backup(self, version: int) -> Path:
         self._con.execute("CHECKPOINT")

@@ -33,6 +33,7 @@ import json
 import os
 import random
 import time
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,28 @@ class DuckDBTarget(Target):
     @property
     def lock_timeout_s(self) -> float:
         return float(self.config.get("lock_timeout_s") or DEFAULT_LOCK_TIMEOUT_S)
+
+    @contextmanager
+    def _writer(self):
+        """The file's read-write connection, taken in turn with other processes (DuckDB allows one
+        writing process per file); yields it with the wait facts an OpResult reports."""
+        self.close()  # a read-only handle in this process would block our own read-write open
+        turn, queued, polls = self._queue_for_writing()
+        try:
+            con, waited, retries = self._connect(read_only=False)
+        except BaseException:
+            if turn is not None:
+                os.close(turn)
+            raise
+        try:
+            yield con, {"lock_wait_s": queued + waited, "lock_retries": retries, "queue_polls": polls,
+                        "serialised": True}
+        except duckdb.Error as exc:
+            raise self._disk_full(exc) or exc
+        finally:
+            con.close()  # hand the file to the next writer
+            if turn is not None:
+                os.close(turn)
 
     def _queue_for_writing(self) -> tuple[int | None, float, int]:
         """Wait for this file's writer turn among Tickbench processes: (fd, seconds, polls).
@@ -392,30 +415,15 @@ class DuckDBTarget(Target):
         t0 = _now()
         arrow = arrow_table(frame, arrow_schema(info.schema))
         t1 = _now()
-        self.close()  # a read-only handle in this process would block our own read-write open
-        turn, queued, polls = self._queue_for_writing()
-        try:
-            con, waited, retries = self._connect(read_only=False)
-        except BaseException:
-            if turn is not None:
-                os.close(turn)
-            raise
-        try:
+        with self._writer() as (con, waits):
             if table:
                 self._ensure_append_table(con, self.table(layout), target_table)
             con.register("_tb_append", arrow)
             con.execute(f"INSERT INTO {quote(target_table)} SELECT {_select_cast_sql(info.schema)} FROM _tb_append")
             con.unregister("_tb_append")
-        except duckdb.Error as exc:
-            raise self._disk_full(exc) or exc
-        finally:
-            con.close()  # hand the file to the next writer (DuckDB: one writing process per file)
-            if turn is not None:
-                os.close(turn)
         t2 = _now()
         return OpResult(rows=len(frame), nbytes=arrow.nbytes, phases={"decode": t1 - t0, "query": t2 - t1},
-                        extra={"lock_wait_s": queued + waited, "lock_retries": retries,
-                               "queue_polls": polls, "serialised": True})
+                        extra=waits)
 
     def row_count(self, layout: Layout, table: str = "") -> int:
         """Rows in ``table`` (default: the layout's main table), for checks and reports."""
@@ -484,29 +492,14 @@ class DuckDBTarget(Target):
         k, d, t, b, a = (quote(c) for c in (cols.key, cols.date, cols.time, cols.bid, cols.ask))
         minute_table = quote(self.minute_table(layout))
         t0 = _now()
-        self.close()  # our read-only handle would block our own read-write open
-        turn, queued, polls = self._queue_for_writing()
-        try:
-            con, waited, retries = self._connect(read_only=False)
-        except BaseException:
-            if turn is not None:
-                os.close(turn)
-            raise
-        try:
+        with self._writer() as (con, waits):
             con.execute(f"CREATE TABLE IF NOT EXISTS {minute_table} ({k} VARCHAR, {d} DATE, minute TIMESTAMP, "
                         f"{b} DOUBLE, {a} DOUBLE)")
             bars = con.execute(
                 f"INSERT INTO {minute_table} SELECT {k}, {d}, date_trunc('minute', {t}) AS minute, "
                 f"avg({b}), avg({a}) FROM {quote(self.table(layout))} WHERE {where} GROUP BY ALL",
                 params).fetchone()[0]
-        except duckdb.Error as exc:
-            raise self._disk_full(exc) or exc
-        finally:
-            con.close()
-            if turn is not None:
-                os.close(turn)
         t1 = _now()
         frame = pd.DataFrame({"bars": [int(bars)]})
         return OpResult(rows=len(frame), nbytes=8, phases={"query": t1 - t0, "decode": _now() - t1}, frame=frame,
-                        extra={"bars": int(bars), "lock_wait_s": queued + waited, "lock_retries": retries,
-                               "queue_polls": polls, "serialised": True})
+                        extra={"bars": int(bars), **waits})

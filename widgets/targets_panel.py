@@ -372,17 +372,23 @@ class TargetsPanel(QWidget):
                 pass
         self._pool.submit(run)
 
-    def test_profile(self, key: str | None = None) -> bool:
-        """Test every node of the profile; False if there is none or the password was not given."""
+    def _start_check(self, key: str | None):
+        """(key, entry, profile with its password) for a Test or Refresh; profile None: nothing to do."""
         key = key or self.selected_profile_key()
         if key is None:
-            return False
+            return None, None, None
         entry = self._profiles[key]
         password = self._password_for(entry.profile)
         if password is None:
+            return key, entry, None
+        entry.generation += 1   # answers of an older check are ignored
+        return key, entry, entry.profile.with_password(password)
+
+    def test_profile(self, key: str | None = None) -> bool:
+        """Test every node of the profile; False if there is none or the password was not given."""
+        key, entry, profile = self._start_check(key)
+        if profile is None:
             return False
-        profile = entry.profile.with_password(password)
-        entry.generation += 1
         entry.pending = len(profile.nodes)
         for node in profile.nodes:
             entry.lights[node.address] = Light("testing", "testing…", f"Testing {node.address}…")
@@ -393,15 +399,9 @@ class TargetsPanel(QWidget):
 
     def refresh_nodes(self, key: str | None = None) -> bool:
         """Ask the cluster for its nodes (getClusterPerf) and list them instead of the typed ones."""
-        key = key or self.selected_profile_key()
-        if key is None:
+        key, entry, profile = self._start_check(key)
+        if profile is None:
             return False
-        entry = self._profiles[key]
-        password = self._password_for(entry.profile)
-        if password is None:
-            return False
-        profile = entry.profile.with_password(password)
-        entry.generation += 1
         entry.pending = 1
         entry.lights[profile.entry.address] = Light("testing", "asking…", f"Asking {profile.entry.address} "
                                                     "for the cluster's nodes…")

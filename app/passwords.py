@@ -56,5 +56,5 @@ def forget_password(profile: str, user: str) -> None:
         return
     try:
         keyring.delete_password(SERVICE, f"{profile}/{user}")
-    except Exception:
+    except Exception:  # nothing stored, or a locked keyring: forgetting has nothing to do
         pass

@@ -82,7 +82,7 @@ _OPS_ARROW_TYPES = {
 
 
 class StoreError(RuntimeError):
-    pass
+    """The results file cannot be opened or read; the message names it."""
 
 
 def _now() -> datetime:

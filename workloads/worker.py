@@ -67,7 +67,7 @@ def worker_main(spec: WorkerSpec, conn: Connection, start_event, stop_event, ste
     finally:
         try:
             ctx.target.close()
-        except Exception:
+        except Exception:  # closing after a failure must not hide the failure itself
             pass
         conn.close()
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from tests.ddbserver import compress
+
 # --- type and form numbers ---------------------------------------------------------------------
 VOID, BOOL, CHAR, SHORT, INT, LONG = 0, 1, 2, 3, 4, 5
 DATE, MONTH, TIME, MINUTE, SECOND, DATETIME, TIMESTAMP, NANOTIME, NANOTIMESTAMP = range(6, 15)
@@ -28,6 +30,7 @@ ANY, COMPRESS, DICTIONARY_TYPE = 25, 26, 27
 SYMBOL_WITH_BASE = SYMBOL | 128
 
 SCALAR, VECTOR, PAIR, MATRIX, SET, DICTIONARY, TABLE = range(7)
+TABLE_PLAIN, TABLE_COMPRESSED = 0, 8      # a table's type byte (COMPRESSTBL when columns may be type 26)
 
 TYPE_NAMES = {
     VOID: "VOID", BOOL: "BOOL", CHAR: "CHAR", SHORT: "SHORT", INT: "INT", LONG: "LONG",
@@ -184,6 +187,8 @@ class Decoder:
     def body(self, type_: int, form: int) -> Any:
         if form == SCALAR:
             return self.scalar(type_)
+        if type_ == COMPRESS and form in (VECTOR, PAIR, SET):
+            return self.compressed()
         if form in (VECTOR, PAIR, SET):
             rows, cols = struct.unpack("<ii", self.src.read(8))
             return self.vector(type_, rows * cols)
@@ -229,9 +234,20 @@ class Decoder:
         if type_ in NUMPY_OF:
             dtype = np.dtype(NUMPY_OF[type_])
             return Vector(type_, np.frombuffer(self.src.read(dtype.itemsize * n), dtype).copy())
-        if type_ == COMPRESS:
-            raise CodecError("compressed vectors are not supported by this test server")
         raise CodecError(f"unsupported vector type {type_}")
+
+    def compressed(self) -> Vector:
+        """A type-26 vector: decompress, then parse the values like an ordinary vector body."""
+        try:
+            ddb_type, rows, cols, raw = compress.read_compressed(self.src.read)
+        except compress.CompressError as exc:
+            raise CodecError(str(exc)) from None
+        inner = Decoder(Source(raw))
+        inner.symbol_bases = self.symbol_bases
+        vec = inner.vector(ddb_type, rows * cols)
+        if not inner.src.at_end():
+            raise CodecError("compressed vector holds more bytes than its elements")
+        return vec
 
     def table(self) -> Table:
         rows, cols = struct.unpack("<ii", self.src.read(8))
@@ -267,10 +283,15 @@ def _cstrs(values) -> bytes:
 
 
 class Encoder:
-    """Encodes objects; numbers symbol bases per message like the real server."""
+    """Encodes objects; numbers symbol bases per message like the real server.
 
-    def __init__(self, symbol_base: bool = True):
+    ``compress=True`` sends tables as a real server answers a client that set the compress flag:
+    type byte 8, fixed-width columns LZ4-compressed (type 26), SYMBOL/STRING columns as usual.
+    """
+
+    def __init__(self, symbol_base: bool = True, compress: bool = False):
         self.symbol_base = symbol_base
+        self.compress = compress
         self._next_base = 0
 
     def object(self, obj: Any) -> bytes:
@@ -320,10 +341,18 @@ class Encoder:
         data = np.asarray(v.values).astype(NUMPY_OF[v.type], copy=False)
         return _head(v.type, form) + size + data.tobytes()
 
+    def compressed_vector(self, v: Vector) -> bytes:
+        dtype = np.dtype(NUMPY_OF[v.type])
+        raw = np.asarray(v.values).astype(dtype, copy=False).tobytes()
+        return _head(COMPRESS, VECTOR) + compress.compress_values(raw, v.type, dtype.itemsize, len(v.values))
+
     def table(self, t: Table) -> bytes:
-        parts = [_head(0, TABLE), struct.pack("<ii", t.rows, len(t.columns)),
-                 _cstrs([t.name]), _cstrs(t.columns.keys())]
-        parts += [self.vector(col) for col in t.columns.values()]
+        parts = [_head(TABLE_COMPRESSED if self.compress else TABLE_PLAIN, TABLE),
+                 struct.pack("<ii", t.rows, len(t.columns)), _cstrs([t.name]), _cstrs(t.columns.keys())]
+        for col in t.columns.values():
+            # an empty column goes uncompressed: client 3.0.6.1 aborts on a type-26 vector of no blocks
+            packed = self.compress and col.type in NUMPY_OF and len(col) > 0
+            parts.append(self.compressed_vector(col) if packed else self.vector(col))
         return b"".join(parts)
 
 

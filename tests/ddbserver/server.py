@@ -2,7 +2,8 @@
 
 Port 0 of the list is the first node (the controller in a cluster, the only node otherwise); each
 further port is a data node. Every request is framed, answered by the dispatcher, and the reply is
-shaped by the active faults (delay, error, close mid-reply, silence).
+shaped by the active faults (delay, error, close mid-reply, silence). A table reply takes the
+format the request's flag asks for (Arrow, compressed), as a real server does.
 """
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from tests.ddbserver import codec as c
 from tests.ddbserver.arrow_reply import table_to_ipc
 from tests.ddbserver.dispatch import Dispatcher, Node, ScriptError, Session
 from tests.ddbserver.faults import Faults
-from tests.ddbserver.framing import (FLAG_ARROW, ProtocolError, arrow_table_reply, error_reply,
-                                     ok_reply, read_request)
+from tests.ddbserver.framing import (FLAG_ARROW, FLAG_COMPRESS, ProtocolError, arrow_table_reply,
+                                     error_reply, ok_reply, read_request)
 from tests.ddbserver.store import Store, StoreError
 
 LOGIN_ERROR = "The user name or password is incorrect."
@@ -92,11 +93,17 @@ class TestServer:
         except Exception as exc:  # a server bug: answer it instead of dropping the connection
             traceback.print_exc(file=sys.stderr)
             return error_reply(req.session, f"Test server internal error: {type(exc).__name__}: {exc}")
-        if req.flag & FLAG_ARROW and len(objects) == 1 and isinstance(objects[0], c.Table):
-            return arrow_table_reply(req.session, table_to_ipc(objects[0]))
         if not objects:
             objects = [c.Scalar(c.VOID, None)] if req.command == "script" else []
-        return ok_reply(req.session, objects)
+        return self.shape_reply(req, objects)
+
+    def shape_reply(self, req, objects: list) -> bytes:
+        """A table in the format the request's flag asks for; anything else DDB-encoded."""
+        table = objects[0] if len(objects) == 1 and isinstance(objects[0], c.Table) else None
+        if table is not None and req.flag & FLAG_ARROW:
+            return arrow_table_reply(req.session, table_to_ipc(table))
+        compress = table is not None and bool(req.flag & FLAG_COMPRESS)
+        return ok_reply(req.session, objects, c.Encoder(compress=compress))
 
 
 class _Listener(socketserver.ThreadingTCPServer):

@@ -1,8 +1,9 @@
 """Table reply formats of the test server, checked with the REAL client: compressed replies
-(compress=True)."""
+(compress=True), PICKLE replies, and a server without the formatArrow plugin."""
 from __future__ import annotations
 
 import datetime as dt
+import pickle
 import struct
 
 import dolphindb as ddb
@@ -15,8 +16,9 @@ from pandas.testing import assert_frame_equal
 
 from tests.ddbserver import codec as c
 from tests.ddbserver import compress
-from tests.ddbserver.fixture import ddb_server  # noqa: F401
-from tests.ddbserver.framing import FLAG_COMPRESS
+from tests.ddbserver.fixture import ddb_server, ddb_server_factory  # noqa: F401
+from tests.ddbserver.framing import FLAG_COMPRESS, FLAG_PICKLE
+from tests.ddbserver.pickle_reply import table_to_pickle
 from tests.ddbserver.rawclient import RawClient
 
 pytestmark = pytest.mark.timeout(60)
@@ -145,3 +147,96 @@ def test_lz4_block_size_is_read_from_the_block():
         assert compress.lz4_block_size(block) == len(raw)
     with pytest.raises(compress.CompressError):
         compress.lz4_block_size(pa.compress(b"ab" * 1000, codec="lz4_raw", asbytes=True)[:-3])
+
+
+# --- pickle replies ------------------------------------------------------------------------------------
+MIXED_COLUMNS = '["d", "s", "ts", "px", "n", "big", "c", "k", "txt", "ok"]'
+MIXED_TYPES = "[DATE, SECOND, TIMESTAMP, DOUBLE, INT, LONG, CHAR, SYMBOL, STRING, BOOL]"
+
+
+def mixed_frame() -> pd.DataFrame:
+    frame = pd.DataFrame({
+        "d": pd.to_datetime(["2007-08-23", "1999-12-31", "2007-08-24", None]),
+        "s": pd.to_datetime(["1970-01-01 09:30:01", "1970-01-01 15:59:59", "1970-01-01 00:00:00",
+                           "1970-01-01 12:00:00"]),
+        "ts": pd.to_datetime(["2016-11-15 10:00:00.123", "2016-11-16", "2016-11-17 23:59:59.999", "2016-11-18"],
+                             format="ISO8601"),
+        "px": [1.5, np.nan, 1e300, -0.25],
+        "n": np.array([1, -2, 2**31 - 1, 7], dtype="int32"),
+        "big": np.array([2**40, -1, 0, 5], dtype="int64"),
+        "c": np.array([65, 66, -5, 0], dtype="int8"),
+        "k": ["AAPL", "MSFT", "", "AAPL"],
+        "txt": ["a b", "ü", "", 'q"'],
+        "ok": [True, False, True, True],
+    })
+    object.__setattr__(frame, "__DolphinDB_Type__", {"d": keys.DT_DATE, "s": keys.DT_SECOND,
+                                                     "ts": keys.DT_TIMESTAMP, "k": keys.DT_SYMBOL})
+    return frame
+
+
+def test_pickle_session_gets_the_same_frame_as_ddb(ddb_server):  # noqa: F811
+    ddb_s, pickle_s = connect(ddb_server), connect(ddb_server, protocol=keys.PROTOCOL_PICKLE)
+    ddb_s.run(f"share table(1:0, {MIXED_COLUMNS}, {MIXED_TYPES}) as fmt_mixed")
+    try:
+        assert ddb_s.run("fmt_mixed").empty
+        # an empty table: strings stay object columns under both protocols
+        assert_frame_equal(pickle_s.run("fmt_mixed"), ddb_s.run("fmt_mixed"))
+        ddb_s.run("tableInsert{fmt_mixed}", mixed_frame())
+        expected, got = ddb_s.run("fmt_mixed"), pickle_s.run("fmt_mixed")
+        # Same dtypes as the DDB path: the null DATE is NaT, the null DOUBLE NaN, every temporal
+        # column datetime64[ns], strings pandas' str dtype; no dtype differs.
+        assert_frame_equal(got, expected)
+        assert got["d"].isna().tolist() == [False, False, False, True]
+        assert got["k"].tolist() == ["AAPL", "MSFT", "", "AAPL"]
+        assert pickle_s.run("getNodeAlias()") == "local8848"   # scalars stay DDB-encoded
+    finally:
+        ddb_s.run('undef("fmt_mixed", SHARED)')
+        ddb_s.close()
+        pickle_s.close()
+
+
+def test_pickle_reply_is_a_protocol_4_stream_after_the_table_flag(ddb_server):  # noqa: F811
+    s = connect(ddb_server)
+    s.run('share table(1:0, ["a"], [INT]) as fmt_pickle_raw')
+    try:
+        with RawClient(ddb_server.host, ddb_server.port) as raw:
+            assert raw.send_script("fmt_pickle_raw", BASE | FLAG_PICKLE) == "OK"
+            assert raw.read(4) == bytes([0, c.TABLE | 32]) + b"\x80\x04"
+    finally:
+        s.run('undef("fmt_pickle_raw", SHARED)')
+        s.close()
+
+
+def test_pickle_stream_keeps_nulls_like_the_ddb_path():
+    """Columns with nulls change dtype exactly as the client's DDB decoder changes them."""
+    table = c.Table("", {
+        "i": c.Vector(c.INT, np.array([1, c.INT_NULL, 3], "i4")),
+        "b": c.Vector(c.BOOL, np.array([1, -128, 0], "i1")),
+        "m": c.Vector(c.MINUTE, np.array([570, c.INT_NULL, 0], "i4")),
+        "nt": c.Vector(c.NANOTIMESTAMP, np.array([1187827200123456789, c.LONG_NULL, 5], "i8")),
+        "f": c.Vector(c.FLOAT, np.array([1.5, c.NULLS[c.FLOAT], 2], "f4")),
+    })
+    stream = table_to_pickle(table)
+    assert stream.startswith(b"\x80\x04") and b"pandas.core" not in stream
+    frame = pickle.loads(stream)
+    assert frame.dtypes.astype(str).tolist() == ["float64", "object", "datetime64[ns]", "datetime64[ns]", "float32"]
+    assert frame["b"].tolist() == [True, None, False]
+    assert frame["m"].tolist()[0] == pd.Timestamp("1970-01-01 09:30") and frame["m"].isna().tolist() == [False, True, False]
+    assert frame["nt"][0] == pd.Timestamp("2007-08-23 00:00:00.123456789")
+
+
+# --- no formatArrow plugin -----------------------------------------------------------------------------
+def test_without_the_arrow_plugin_arrow_requests_get_ddb_replies(ddb_server_factory):  # noqa: F811
+    server = ddb_server_factory("--no-arrow-plugin")
+    arrow_s, ddb_s = connect(server, protocol=keys.PROTOCOL_ARROW), connect(server)
+    ddb_s.run('share table(1:0, ["k", "v"], [SYMBOL, DOUBLE]) as fmt_arrow')
+    ddb_s.run("tableInsert{fmt_arrow}", pd.DataFrame({"k": ["x", "y"], "v": [1.5, 2.5]}))
+    got = arrow_s.run("fmt_arrow")
+    assert isinstance(got, pd.DataFrame)                       # not a pyarrow.Table
+    assert_frame_equal(got, ddb_s.run("fmt_arrow"))
+
+
+def test_with_the_arrow_plugin_arrow_requests_get_arrow(ddb_server):  # noqa: F811
+    s = connect(ddb_server, protocol=keys.PROTOCOL_ARROW)
+    assert isinstance(s.run("getClusterPerf(true)"), pa.Table)
+    s.close()

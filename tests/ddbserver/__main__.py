@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=parse_users, default={"admin": "123456"},
                         help="comma-separated name:password pairs (default admin:123456)")
     parser.add_argument("--version", default="3.00.1 2024.06.01 tickbench-test-server")
+    parser.add_argument("--no-arrow-plugin", action="store_true",
+                        help="answer ARROW requests in the DDB format (no formatArrow plugin)")
     parser.add_argument("--refuse-login", action="store_true")
     parser.add_argument("--not-initialised", action="store_true")
     parser.add_argument("--silent", action="store_true", help="accept connections, never answer")
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     faults.update({k: getattr(args, k) for k in Faults.SETTABLE
                    if getattr(args, k) != getattr(Faults(), k)})
     server = TestServer(data_nodes=args.data_nodes, users=args.users, version=args.version,
-                        faults=faults)
+                        faults=faults, arrow_plugin=not args.no_arrow_plugin)
     server.start()
     print("PORTS " + " ".join(str(p) for p in server.ports), flush=True)
 

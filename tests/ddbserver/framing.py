@@ -82,3 +82,9 @@ def arrow_table_reply(session: str, ipc_stream: bytes) -> bytes:
     """A table under PROTOCOL_ARROW: object flag with form|32, then an Arrow IPC stream."""
     flag = bytes([0, 6 | 32])
     return f"{session} 1 1\nOK\n".encode() + flag + ipc_stream
+
+
+def pickle_table_reply(session: str, stream: bytes) -> bytes:
+    """A table under PROTOCOL_PICKLE: object flag with form TABLE|32, type 0, then a pickle stream."""
+    flag = bytes([0, 6 | 32])
+    return f"{session} 1 1\nOK\n".encode() + flag + stream

@@ -3,7 +3,7 @@
 Port 0 of the list is the first node (the controller in a cluster, the only node otherwise); each
 further port is a data node. Every request is framed, answered by the dispatcher, and the reply is
 shaped by the active faults (delay, error, close mid-reply, silence). A table reply takes the
-format the request's flag asks for (Arrow, compressed), as a real server does.
+format the request's flag asks for (Arrow, pickle, compressed), as a real server does.
 """
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from tests.ddbserver import codec as c
 from tests.ddbserver.arrow_reply import table_to_ipc
 from tests.ddbserver.dispatch import Dispatcher, Node, ScriptError, Session
 from tests.ddbserver.faults import Faults
-from tests.ddbserver.framing import (FLAG_ARROW, FLAG_COMPRESS, ProtocolError, arrow_table_reply,
-                                     error_reply, ok_reply, read_request)
+from tests.ddbserver.framing import (FLAG_ARROW, FLAG_COMPRESS, FLAG_PICKLE, ProtocolError,
+                                     arrow_table_reply, error_reply, ok_reply, pickle_table_reply,
+                                     read_request)
+from tests.ddbserver.pickle_reply import table_to_pickle
 from tests.ddbserver.store import Store, StoreError
 
 LOGIN_ERROR = "The user name or password is incorrect."
@@ -29,8 +31,11 @@ LOGIN_ERROR = "The user name or password is incorrect."
 class TestServer:
     def __init__(self, data_nodes: int = 0, users: dict[str, str] | None = None,
                  version: str = "3.00.1 2024.06.01 tickbench-test-server", faults: Faults | None = None,
-                 host: str = "127.0.0.1"):
+                 host: str = "127.0.0.1", arrow_plugin: bool = True):
+        """``arrow_plugin`` False answers ARROW requests in the DDB format, like a server without
+        formatArrow."""
         self.host = host
+        self.arrow_plugin = arrow_plugin
         self.users = users if users is not None else {"admin": "123456"}
         self.faults = faults or Faults()
         self.store = Store()
@@ -100,8 +105,10 @@ class TestServer:
     def shape_reply(self, req, objects: list) -> bytes:
         """A table in the format the request's flag asks for; anything else DDB-encoded."""
         table = objects[0] if len(objects) == 1 and isinstance(objects[0], c.Table) else None
-        if table is not None and req.flag & FLAG_ARROW:
+        if table is not None and req.flag & FLAG_ARROW and self.arrow_plugin:
             return arrow_table_reply(req.session, table_to_ipc(table))
+        if table is not None and req.flag & FLAG_PICKLE:
+            return pickle_table_reply(req.session, table_to_pickle(table))
         compress = table is not None and bool(req.flag & FLAG_COMPRESS)
         return ok_reply(req.session, objects, c.Encoder(compress=compress))
 

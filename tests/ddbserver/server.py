@@ -17,13 +17,14 @@ import traceback
 
 from tests.ddbserver import codec as c
 from tests.ddbserver.arrow_reply import table_to_ipc
-from tests.ddbserver.dispatch import Dispatcher, Node, ScriptError, Session
+from tests.ddbserver.dispatch import Dispatcher, ScriptError, Session
 from tests.ddbserver.faults import Faults
 from tests.ddbserver.framing import (FLAG_ARROW, FLAG_COMPRESS, FLAG_PICKLE, ProtocolError,
                                      arrow_table_reply, error_reply, ok_reply, pickle_table_reply,
                                      read_request)
 from tests.ddbserver.pickle_reply import table_to_pickle
 from tests.ddbserver.store import Store, StoreError
+from tests.ddbserver.topology import CONTROLLER, DATA, SINGLE, Node, Topology
 
 LOGIN_ERROR = "The user name or password is incorrect."
 
@@ -47,11 +48,12 @@ class TestServer:
             self._servers.append(srv)
         ports = [s.server_address[1] for s in self._servers]
         if data_nodes:
-            self.nodes = [Node("controller", 2, ports[0])] + [
-                Node(f"dnode{i}", 0, p) for i, p in enumerate(ports[1:], start=1)]
+            self.nodes = [Node("controller", CONTROLLER, ports[0])] + [
+                Node(f"dnode{i}", DATA, p) for i, p in enumerate(ports[1:], start=1)]
         else:
-            self.nodes = [Node("local8848", 3, ports[0])]
-        self.dispatcher = Dispatcher(self.store, self.nodes, version, self.faults)
+            self.nodes = [Node("local8848", SINGLE, ports[0])]
+        self.topology = Topology(self.nodes, version)
+        self.dispatcher = Dispatcher(self.store, self.topology, self.faults)
 
     @property
     def ports(self) -> list[int]:

@@ -1,5 +1,8 @@
 """The test server's data: DFS databases and tables, shared tables, held in an in-process DuckDB.
 
+DFS databases and tables form one catalog for the whole cluster; shared tables live in one
+namespace per node, as in DolphinDB (``share`` makes a table visible on its own node only).
+
 Values are stored in DolphinDB's raw encodings (DATE = days since epoch, SECOND = seconds of day,
 TIME = ms of day, TIMESTAMP = ms since epoch...), so queries are answered with the same integers the
 wire carries; DolphinDB null sentinels become SQL NULLs on the way in and come back on the way out.
@@ -66,7 +69,7 @@ class Store:
         self.con = duckdb.connect(":memory:")
         self.databases: dict[str, Database] = {}
         self.tables: dict[tuple[str, str], TableMeta] = {}
-        self.shared: dict[str, TableMeta] = {}
+        self.shared: dict[str, dict[str, TableMeta]] = {}     # node alias -> name -> table
         self.cache_clears = 0
         self._ids = itertools.count(1)
 
@@ -104,18 +107,24 @@ class Store:
             raise StoreError(f"Can't find the table [{name}] in database [{path}].")
         return meta
 
-    def share(self, name: str, columns: list[tuple[str, int]], table: c.Table | None = None) -> None:
+    def share(self, node: str, name: str, columns: list[tuple[str, int]],
+              table: c.Table | None = None) -> None:
         with self.lock:
-            if name in self.shared:
+            space = self.shared.setdefault(node, {})
+            if name in space:
                 raise StoreError(f"The shared table {name} already exists.")
             meta = TableMeta(self._new_table(columns), columns)
-            self.shared[name] = meta
+            space[name] = meta
             if table is not None and table.rows:
                 self.insert(meta, table)
 
-    def unshare(self, name: str) -> None:
+    def shared_table(self, node: str, name: str) -> TableMeta | None:
         with self.lock:
-            meta = self.shared.pop(name, None)
+            return self.shared.get(node, {}).get(name)
+
+    def unshare(self, node: str, name: str) -> None:
+        with self.lock:
+            meta = self.shared.get(node, {}).pop(name, None)
             if meta is None:
                 raise StoreError(f"The shared variable {name} does not exist.")
             self.execute(f"drop table {meta.duck}")
@@ -177,6 +186,7 @@ class Store:
         return t
 
     def clear(self, meta: TableMeta) -> None:
+        """Delete every row, keep the schema (``clear!`` of a shared table)."""
         with self.lock:
             self.execute(f"delete from {meta.duck}")
 

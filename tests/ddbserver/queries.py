@@ -1,0 +1,184 @@
+"""The Tickbench target's read bodies, answered in DuckDB over the stored raw encodings.
+
+A body is the lines a read runs, the last one assigning ``tickbench_res``: a day/slice select,
+minute bars, spread by minute, the map-reduce and the OLS. The same body arrives inside the
+MEASURED template or, with the assignment dropped, as a plain script (see dispatch.py).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tests.ddbserver import codec as c
+from tests.ddbserver.store import Store, TableMeta
+from tests.ddbserver.syntax import (DATE_LIT, IDENT, LOAD, QS, STR, TIME_LIT, TS_LIT, ScriptError,
+                                    parse_date, parse_timestamp_ms, split_conditions, time_value,
+                                    unquote)
+
+RESULT = "tickbench_res"
+
+
+def minute_expr(col: str, ddb_type: int) -> str:
+    return {
+        c.SECOND: f'("{col}" // 60)',
+        c.TIME: f'("{col}" // 60000)',
+        c.TIMESTAMP: f'(("{col}" % 86400000) // 60000)',
+        c.NANOTIMESTAMP: f'(("{col}" % 86400000000000) // 60000000000)',
+        c.DATETIME: f'(("{col}" % 86400) // 60)',
+        c.MINUTE: f'"{col}"',
+    }[ddb_type]
+
+
+def date_expr(col: str, ddb_type: int) -> str:
+    return {
+        c.DATE: f'"{col}"',
+        c.TIMESTAMP: f'("{col}" // 86400000)',
+        c.DATETIME: f'("{col}" // 86400)',
+        c.NANOTIMESTAMP: f'("{col}" // 86400000000000)',
+    }[ddb_type]
+
+
+class Queries:
+    def __init__(self, store: Store):
+        self.store = store
+
+    def run(self, body: str) -> c.Table | None:
+        """The result table of ``body``; None when it is none of the read shapes."""
+        m = re.fullmatch(rf"{RESULT} = select \* from {LOAD} where (.+)", body)
+        if m:
+            meta = self.store.dfs_table(unquote(m.group(1)), unquote(m.group(2)))
+            where = self.where(meta, m.group(3))
+            return self.store.query(f"select * from {meta.duck} where {where} order by rowid",
+                                    [t for _, t in meta.columns])
+        m = re.fullmatch(
+            rf"{RESULT} = select first\(\(({IDENT}) \+ ({IDENT})\) / 2\) as open, "
+            rf"max\(\(\1 \+ \2\) / 2\) as high, min\(\(\1 \+ \2\) / 2\) as low, "
+            rf"last\(\(\1 \+ \2\) / 2\) as close from {LOAD} where (.+) "
+            rf"group by minute\(({IDENT})\) as minute", body)
+        if m:
+            meta = self.store.dfs_table(unquote(m.group(3)), unquote(m.group(4)))
+            mid = f'("{m.group(1)}" + "{m.group(2)}") / 2'
+            minute = minute_expr(m.group(6), meta.type_of(m.group(6)))
+            sql = (f"select {minute} as minute, first({mid} order by rowid) as open, max({mid}) as high, "
+                   f"min({mid}) as low, last({mid} order by rowid) as close from {meta.duck} "
+                   f"where {self.where(meta, m.group(5))} group by 1 order by 1")
+            return self.store.query(sql, [c.MINUTE, c.DOUBLE, c.DOUBLE, c.DOUBLE, c.DOUBLE])
+        m = re.fullmatch(
+            rf"{RESULT} = select avg\(\(({IDENT})-({IDENT})\)/\(\1\+\2\)\*2\) as avgSpread "
+            rf"from {LOAD} where (.+) group by minute\(({IDENT})\) as minute", body)
+        if m:
+            a, b = m.group(1), m.group(2)
+            meta = self.store.dfs_table(unquote(m.group(3)), unquote(m.group(4)))
+            minute = minute_expr(m.group(6), meta.type_of(m.group(6)))
+            sql = (f'select {minute} as minute, avg(("{a}"-"{b}")/("{a}"+"{b}")*2) as avgSpread '
+                   f"from {meta.duck} where {self.where(meta, m.group(5))} group by 1 order by 1")
+            return self.store.query(sql, [c.MINUTE, c.DOUBLE])
+        m = re.fullmatch(MAPREDUCE, body, flags=re.S)
+        if m:
+            return self._mapreduce(m)
+        m = re.fullmatch(OLS, body, flags=re.S)
+        if m:
+            return self._ols(m)
+        return None
+
+    def _mapreduce(self, m) -> c.Table:
+        g = m.groupdict()
+        src = self.store.dfs_table(unquote(g["db2"]), unquote(g["src"]))
+        dst = self.store.dfs_table(unquote(g["db1"]), unquote(g["dst"]))
+        k, d, t, b, a = g["k"], g["d"], g["t"], g["b"], g["a"]
+        minute = minute_expr(t, src.type_of(t))
+        day = date_expr(d, src.type_of(d))
+        sql = (f'select "{k}", {day} as "{d}", {minute} as minute, avg("{b}") as "{b}", avg("{a}") as "{a}" '
+               f"from {src.duck} where {self.where(src, g['where'])} group by 1, 2, 3 order by 2, 1, 3")
+        bars = self.store.query(sql, [c.SYMBOL, c.DATE, c.MINUTE, c.DOUBLE, c.DOUBLE])
+        if bars.rows:
+            self.store.insert(dst, bars)
+        return c.Table("", {"bars": c.Vector(c.LONG, np.array([bars.rows], dtype="i8"))})
+
+    def _ols(self, m) -> c.Table:
+        g = m.groupdict()
+        meta = self.store.dfs_table(unquote(g["db"]), unquote(g["tb"]))
+        a, b, bs, az = g["a"], g["b"], g["bs"], g["az"]
+        where = self.where(meta, g["where"])
+        sql = (f'select "{a}"/"{b}"-1 as y, ("{bs}"+"{az}")*("{a}"+"{b}")/2 as x '
+               f"from {meta.duck} where {where}")
+        with self.store.lock:
+            rows = self.store.con.execute(sql).fetchnumpy()
+        y, x = np.asarray(rows["y"], float), np.asarray(rows["x"], float)
+        if len(y) < 3:
+            raise ScriptError("olsEx: not enough observations")
+        design = np.column_stack([np.ones_like(x), x])
+        beta, *_ = np.linalg.lstsq(design, y, rcond=None)
+        resid = y - design @ beta
+        dof = len(y) - 2
+        sigma2 = float(resid @ resid) / dof
+        cov = sigma2 * np.linalg.inv(design.T @ design)
+        se = np.sqrt(np.diag(cov))
+        tstat = beta / se
+        return c.Table("", {
+            "factor": c.Vector(c.STRING, np.array(["intercept", "quoteSize"], dtype=object)),
+            "beta": c.Vector(c.DOUBLE, beta.astype(float)),
+            "stdError": c.Vector(c.DOUBLE, se.astype(float)),
+            "tstat": c.Vector(c.DOUBLE, tstat.astype(float)),
+        })
+
+    # --- filters ---------------------------------------------------------------------------------
+    def where(self, meta: TableMeta, text: str) -> str:
+        """Translate the target's comma-separated conditions into DuckDB SQL on raw values."""
+        return " and ".join(self._condition(meta, cond) for cond in split_conditions(text))
+
+    def _condition(self, meta: TableMeta, cond: str) -> str:
+        m = re.fullmatch(rf"({IDENT}) = ({DATE_LIT})", cond)
+        if m and meta.type_of(m.group(1)) == c.DATE:
+            return f'"{m.group(1)}" = {parse_date(m.group(2))}'
+        m = re.fullmatch(rf"({IDENT}) between ({DATE_LIT}) : ({DATE_LIT})", cond)
+        if m and meta.type_of(m.group(1)) == c.DATE:
+            return f'"{m.group(1)}" between {parse_date(m.group(2))} and {parse_date(m.group(3))}'
+        m = re.fullmatch(rf"({IDENT}) between ({TS_LIT}) : ({TS_LIT})", cond)
+        if m and meta.type_of(m.group(1)) == c.TIMESTAMP:
+            return (f'"{m.group(1)}" between {parse_timestamp_ms(m.group(2))} '
+                    f"and {parse_timestamp_ms(m.group(3))}")
+        m = re.fullmatch(rf"({IDENT}) between ({TIME_LIT}) : ({TIME_LIT})", cond)
+        if m:
+            t = meta.type_of(m.group(1))
+            if t not in (c.SECOND, c.TIME):
+                raise ScriptError(f"Incompatible time literal for column {m.group(1)}")
+            return f'"{m.group(1)}" between {time_value(m.group(2), t)} and {time_value(m.group(3), t)}'
+        m = re.fullmatch(rf"({IDENT}) = {STR}", cond)
+        if m:
+            if meta.type_of(m.group(1)) not in c.STRINGISH:
+                raise ScriptError(f"Incompatible string literal for column {m.group(1)}")
+            value = unquote(m.group(2)).replace("'", "''")
+            return f"\"{m.group(1)}\" = '{value}'"
+        m = re.fullmatch(rf"({IDENT})\s*([<>]=?)\s*(\d+(?:\.\d+)?)", cond)
+        if m:
+            meta.type_of(m.group(1))
+            return f'"{m.group(1)}" {m.group(2)} {m.group(3)}'
+        m = re.fullmatch(rf"({IDENT})\s*>\s*({IDENT})", cond)
+        if m:
+            meta.type_of(m.group(1)), meta.type_of(m.group(2))
+            return f'"{m.group(1)}" > "{m.group(2)}"'
+        m = re.fullmatch(rf"({IDENT})/({IDENT})\s*<\s*(\d+(?:\.\d+)?)", cond)
+        if m:
+            meta.type_of(m.group(1)), meta.type_of(m.group(2))
+            return f'"{m.group(1)}" / "{m.group(2)}" < {m.group(3)}'
+        raise ScriptError(f"Syntax Error: [line #1] Cannot recognize the condition {cond[:60]}")
+
+
+MAPREDUCE = (
+    rf"def tickbenchSaveMinute\(t\) \{{\n"
+    rf"    m = select avg\((?P<b>{IDENT})\) as (?P=b), avg\((?P<a>{IDENT})\) as (?P=a) from t "
+    rf"group by (?P<k>{IDENT}), date\((?P<d>{IDENT})\) as (?P=d), minute\((?P<t>{IDENT})\) as minute\n"
+    rf'    loadTable\("(?P<db1>{QS})", "(?P<dst>{QS})"\)\.append!\(m\)\n'
+    r"    return m\.size\(\)\n"
+    r"\}\n"
+    rf"tickbenchDs = sqlDS\(<select (?P=k), (?P=d), (?P=t), (?P=b), (?P=a) from "
+    rf'loadTable\("(?P<db2>{QS})", "(?P<src>{QS})"\) where (?P<where>.+)>\)\n'
+    rf"{RESULT} = table\(\[long\(mr\(tickbenchDs, tickbenchSaveMinute, \+\)\)\] as bars\)")
+OLS = (
+    rf"tickbenchDs = sqlDS\(<select (?P<a>{IDENT})/(?P<b>{IDENT})-1 as spread, "
+    rf"\((?P<bs>{IDENT})\+(?P<az>{IDENT})\)\*\((?P=a)\+(?P=b)\)\\2 as quoteSize "
+    rf'from loadTable\("(?P<db>{QS})", "(?P<tb>{QS})"\) '
+    rf"where (?P<where>.+)>\)\n"
+    rf'{RESULT} = olsEx\(tickbenchDs, `spread, `quoteSize, true, 2\)\["Coefficient"\]')

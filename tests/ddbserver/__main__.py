@@ -29,7 +29,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="0: one single-mode node; N: a controller port plus N data-node ports")
     parser.add_argument("--users", type=parse_users, default={"admin": "123456"},
                         help="comma-separated name:password pairs (default admin:123456)")
-    parser.add_argument("--version", default="3.00.1 2024.06.01 tickbench-test-server")
+    parser.add_argument("--version", default=None,
+                        help="version() answer (default: a 3.00 or 2.00 string per --server-major)")
+    parser.add_argument("--server-major", type=int, choices=(2, 3), default=3,
+                        help="2: behave like DolphinDB 2.x (getClusterPerf only on the controller)")
     parser.add_argument("--no-arrow-plugin", action="store_true",
                         help="answer ARROW requests in the DDB format (no formatArrow plugin)")
     parser.add_argument("--refuse-login", action="store_true")
@@ -47,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     faults.update({k: getattr(args, k) for k in Faults.SETTABLE
                    if getattr(args, k) != getattr(Faults(), k)})
     server = TestServer(data_nodes=args.data_nodes, users=args.users, version=args.version,
-                        faults=faults, arrow_plugin=not args.no_arrow_plugin)
+                        faults=faults, server_major=args.server_major,
+                        arrow_plugin=not args.no_arrow_plugin)
     server.start()
     print("PORTS " + " ".join(str(p) for p in server.ports), flush=True)
 

@@ -75,8 +75,11 @@ class Dispatcher:
         return [
             (r"version\(\)", lambda s, m: c.Scalar(c.STRING, topo.version)),
             (r"getNodeAlias\(\)", lambda s, m: c.Scalar(c.STRING, s.node.name)),
+            (r"getControllerAlias\(\)", lambda s, m: c.Scalar(c.STRING, topo.controller_alias())),
             (r"getClusterPerf\(true\)",
              lambda s, m: topo.cluster_perf(s.node, self.faults.connections)),
+            (r"rpc\(getControllerAlias\(\), getClusterPerf, true\)",
+             lambda s, m: topo.rpc_cluster_perf(self.faults.connections)),
             (r"pnodeRun\(clearAllCache\)", self._clear_cache),
             (rf"existsDatabase\({STR}\)",
              lambda s, m: c.Scalar(c.BOOL, unquote(m.group(1)) in self.store.databases)),
@@ -84,6 +87,7 @@ class Dispatcher:
              lambda s, m: c.Scalar(c.BOOL, (unquote(m.group(1)), unquote(m.group(2))) in self.store.tables)),
             (CREATE_DATABASE, self._create_database),
             (CREATE_TABLE, self._create_table),
+            (rf"truncate\({STR}, {STR}\)", self._truncate),
             (rf"select count\(\*\) as n from {LOAD} group by date\(({IDENT})\) as day", self._rows_per_day),
             (rf"tickbenchPt = {LOAD}\ndelete from tickbenchPt where (.+)", self._delete),
             (rf"exec sum\(diskUsage\) from pnodeRun\(getTabletsMeta\{{{STR}, {STR}, true, -1\}}\)",
@@ -118,6 +122,10 @@ class Dispatcher:
         table = unquote(m.group(4))
         parts = [unquote(p) for p in re.findall(STR, m.group(5))]
         self.store.create_table(path, table, columns, parts)
+        return None
+
+    def _truncate(self, s, m):
+        self.store.clear(self.store.dfs_table(unquote(m.group(1)), unquote(m.group(2))))
         return None
 
     def _rows_per_day(self, s, m):

@@ -71,7 +71,12 @@ class RunningServer:
 
 
 def start_server(*args: str, env: dict | None = None, users: dict[str, str] | None = None) -> RunningServer:
-    """Start ``python -m tests.ddbserver`` with ``args``; wait for its ``PORTS`` line."""
+    """Start ``python -m tests.ddbserver`` with ``args``; wait for its ``PORTS`` line.
+
+    Flags (``python -m tests.ddbserver --help``): ``--data-nodes N`` (a controller + N data nodes),
+    ``--server-major 2`` (DolphinDB 2.x: getClusterPerf on the controller only),
+    ``--no-arrow-plugin`` (ARROW requests answered in the DDB format), and the fault flags.
+    """
     cmd = [sys.executable, "-m", "tests.ddbserver", *args]
     if users is not None:
         cmd += ["--users", ",".join(f"{u}:{p}" for u, p in users.items())]

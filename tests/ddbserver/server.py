@@ -31,10 +31,10 @@ LOGIN_ERROR = "The user name or password is incorrect."
 
 class TestServer:
     def __init__(self, data_nodes: int = 0, users: dict[str, str] | None = None,
-                 version: str = "3.00.1 2024.06.01 tickbench-test-server", faults: Faults | None = None,
-                 host: str = "127.0.0.1", arrow_plugin: bool = True):
-        """``arrow_plugin`` False answers ARROW requests in the DDB format, like a server without
-        formatArrow."""
+                 version: str | None = None, faults: Faults | None = None,
+                 host: str = "127.0.0.1", server_major: int = 3, arrow_plugin: bool = True):
+        """``version`` None: the default version string of ``server_major``; ``arrow_plugin``
+        False answers ARROW requests in the DDB format, like a server without formatArrow."""
         self.host = host
         self.arrow_plugin = arrow_plugin
         self.users = users if users is not None else {"admin": "123456"}
@@ -52,7 +52,7 @@ class TestServer:
                 Node(f"dnode{i}", DATA, p) for i, p in enumerate(ports[1:], start=1)]
         else:
             self.nodes = [Node("local8848", SINGLE, ports[0])]
-        self.topology = Topology(self.nodes, version)
+        self.topology = Topology(self.nodes, server_major, version)
         self.dispatcher = Dispatcher(self.store, self.topology, self.faults)
 
     @property

@@ -186,7 +186,7 @@ class Store:
         return t
 
     def clear(self, meta: TableMeta) -> None:
-        """Delete every row, keep the schema (``clear!`` of a shared table)."""
+        """Delete every row, keep the schema (``clear!`` of a shared table, ``truncate`` of a DFS one)."""
         with self.lock:
             self.execute(f"delete from {meta.duck}")
 

@@ -1,4 +1,9 @@
-"""The fake deployment's self-description: nodes, version, getClusterPerf."""
+"""The fake deployment's self-description: nodes, version, getClusterPerf, controller alias, rpc.
+
+DolphinDB 2.x runs ``getClusterPerf`` only on the controller (or a single-mode node); 3.x runs it
+on any node. ``rpc(getControllerAlias(), getClusterPerf, true)`` reaches the controller from
+anywhere, and fails on a single-mode node, whose controller alias is empty.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,9 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from tests.ddbserver import codec as c
+from tests.ddbserver.syntax import ScriptError
 
 CONTROLLER, DATA, SINGLE = 2, 0, 3       # getClusterPerf's mode column
-VERSION = "3.00.1 2024.06.01 tickbench-test-server"
+VERSIONS = {2: "2.00.12 2024.03.14 tickbench-test-server", 3: "3.00.1 2024.06.01 tickbench-test-server"}
+# What a 2.x data node answers (reported by a user of a real 2.x cluster)
+PERF_ON_DATA_NODE = "Only master or single mode supports function getClusterPerf"
 
 
 @dataclass
@@ -19,11 +27,30 @@ class Node:
 
 
 class Topology:
-    def __init__(self, nodes: list[Node], version: str | None = None):
+    def __init__(self, nodes: list[Node], major: int = 3, version: str | None = None):
+        if major not in VERSIONS:
+            raise ValueError(f"server major version {major} is not supported (2 or 3)")
         self.nodes = nodes
-        self.version = version or VERSION
+        self.major = major
+        self.version = version or VERSIONS[major]
+
+    @property
+    def controller(self) -> Node | None:
+        return next((n for n in self.nodes if n.mode == CONTROLLER), None)
+
+    def controller_alias(self) -> str:
+        controller = self.controller
+        return controller.name if controller else ""
 
     def cluster_perf(self, node: Node, connections: dict) -> c.Table:
+        if self.major == 2 and node.mode == DATA:
+            raise ScriptError(PERF_ON_DATA_NODE)
+        return self._perf_table(connections)
+
+    def rpc_cluster_perf(self, connections: dict) -> c.Table:
+        alias = self.controller_alias()
+        if not alias:
+            raise ScriptError(f"rpc: the node alias [{alias}] does not exist.")
         return self._perf_table(connections)
 
     def _perf_table(self, connections: dict) -> c.Table:

@@ -1,4 +1,5 @@
-"""The MEASURED template's per-node share and ``truncate`` of a DFS table, with the REAL client."""
+"""The target's reads sent as plain scripts (as a user calls ``s.run(query)``), the MEASURED
+template's per-node share, and ``truncate`` of a DFS table, with the REAL client."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,6 +9,7 @@ import dolphindb.settings as keys
 import numpy as np
 import pandas as pd
 import pytest
+from pandas.testing import assert_frame_equal
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
 from workloads.targets import ddb_scripts as scripts
@@ -20,6 +22,7 @@ COLS = scripts.Columns(
     names=("date", "time", "symbol", "bid", "ofr", "bidsiz", "ofrsiz"),
     types=("DATE", "SECOND", "SYMBOL", "DOUBLE", "DOUBLE", "INT", "INT"),
     date="date", date_type="DATE", key="symbol", time="time", time_type="SECOND", bid="bid", ask="ofr")
+PREFIX = f"{scripts.RESULT_VAR} = "
 
 
 def names_for(db: str) -> scripts.Names:
@@ -81,12 +84,78 @@ def session(ddb_server):  # noqa: F811
     s.close()
 
 
+def plain(body: list[str]) -> str:
+    """The read as a user would send it: the last line without its ``tickbench_res = ``."""
+    assert body[-1].startswith(PREFIX)
+    return "\n".join(body[:-1] + [body[-1][len(PREFIX):]])
+
+
 def measured(s: ddb.session, body: list[str], name: str = "reads_res") -> pd.DataFrame:
     assert s.run(scripts.measured(name, body)) >= 0
     try:
         return s.run(scripts.fetch(name))
     finally:
         s.run(scripts.drop_shared(name))
+
+
+def bodies(names: scripts.Names) -> dict[str, list[str]]:
+    return {
+        "select_day": scripts.select_day(names, COLS, DAYS[0]),
+        "select_slice": scripts.select_slice(names, COLS, DAYS[1], "IBM"),
+        "minute_bars": scripts.minute_bars(names, COLS, DAYS[0], "AAPL"),
+        "spread": scripts.spread_by_minute(names, COLS, DAYS[0], DAYS[1]),
+        "ols": scripts.ols_spread(names, COLS, DAYS[0], DAYS[1], "bidsiz", "ofrsiz"),
+    }
+
+
+@pytest.mark.parametrize("shape", ["select_day", "select_slice", "minute_bars", "spread", "ols"])
+def test_a_plain_read_answers_what_the_measured_one_shares(laid_out, session, shape):
+    names, frame = laid_out
+    body = bodies(names)[shape]
+    got = session.run(plain(body))
+    assert isinstance(got, pd.DataFrame) and len(got) > 0
+    assert_frame_equal(got, measured(session, body))
+    assert session.run(f'defined("{scripts.RESULT_VAR}", SHARED)') is False   # nothing shared
+    if shape == "select_day":
+        day = frame[frame["date"] == pd.Timestamp(DAYS[0])]
+        assert got["bid"].tolist() == day["bid"].tolist() and got["symbol"].tolist() == day["symbol"].tolist()
+    if shape == "select_slice":
+        assert set(got["symbol"]) == {"IBM"}
+        assert len(got) == ((frame["date"] == pd.Timestamp(DAYS[1])) & (frame["symbol"] == "IBM")).sum()
+    if shape == "minute_bars":
+        rows = frame[(frame["date"] == pd.Timestamp(DAYS[0])) & (frame["symbol"] == "AAPL")]
+        mid = (rows["bid"] + rows["ofr"]) / 2
+        by_minute = mid.groupby(rows["time"].dt.floor("min"))
+        assert len(got) == by_minute.ngroups
+        assert got["open"].tolist() == pytest.approx(by_minute.first().tolist())
+        assert got["high"].tolist() == pytest.approx(by_minute.max().tolist())
+
+
+def test_a_plain_map_reduce_appends_its_bars_and_returns_the_count(laid_out, session):
+    names, frame = laid_out
+    body = scripts.mapreduce_minute_bars(names, COLS, DAYS[0], DAYS[1])
+    minute = scripts.Names(db=names.db, table=names.minute, append=names.append, minute=names.minute,
+                           memory=names.memory)
+
+    def stored() -> int:
+        counts = session.run(scripts.rows_per_day(minute, COLS))
+        return int(counts["n"].sum()) if len(counts) else 0
+
+    before = stored()
+    got = session.run(plain(body))
+    expected = frame.groupby([frame["symbol"], frame["date"], frame["time"].dt.floor("min")]).ngroups
+    assert list(got.columns) == ["bars"] and got["bars"].tolist() == [expected]
+    assert stored() == before + expected
+    assert_frame_equal(measured(session, body), got)
+    assert stored() == before + 2 * expected
+
+
+def test_plain_reads_keep_the_servers_errors(laid_out, session):
+    missing = names_for("dfs://srv_reads_missing")
+    with pytest.raises(RuntimeError, match=r"The database \[dfs://srv_reads_missing\] does not exist"):
+        session.run(plain(scripts.select_day(missing, COLS, DAYS[0])))
+    with pytest.raises(RuntimeError, match="Syntax Error"):
+        session.run("select * from quotes")                           # not one of the target's reads
 
 
 def test_measured_result_is_shared_on_the_node_that_ran_it(ddb_cluster):  # noqa: F811
@@ -100,6 +169,7 @@ def test_measured_result_is_shared_on_the_node_that_ran_it(ddb_cluster):  # noqa
         with pytest.raises(RuntimeError, match="Cannot recognize the token reads_node"):
             two.run(scripts.fetch("reads_node"))
         assert len(one.run(scripts.fetch("reads_node"))) == 50
+        assert len(two.run(plain(scripts.select_day(names, COLS, DAYS[1])))) == 50   # plain reads run anywhere
     finally:
         one.run(scripts.drop_shared("reads_node"))
         one.close()

@@ -1,5 +1,5 @@
 """What the test server answers: the Tickbench target's fixed script templates, a few functions,
-and nothing else ("Syntax Error" for any other script).
+the target's reads sent as plain scripts, and nothing else ("Syntax Error" for any other script).
 
 Each template is recognised by a regular expression written independently of the target's
 builders, so a change on either side that breaks the contract fails the tests. Queries run in
@@ -67,6 +67,9 @@ class Dispatcher:
             if m:
                 result = handler(session, m)
                 return [] if result is None else [result]
+        plain = self._plain(text)
+        if plain is not None:
+            return [plain]
         raise not_recognised(text.split("\n", 1)[0][:80])
 
     # --- templates -------------------------------------------------------------------------
@@ -197,6 +200,13 @@ class Dispatcher:
         columns = [(n, v.type) for n, v in result.columns.items()]
         self.store.share(session.node.name, share_name, columns, result)
         return c.Scalar(c.LONG, elapsed)
+
+    def _plain(self, text: str) -> c.Table | None:
+        """A read sent the way a user calls ``s.run(query)``: the measured body whose last line
+        does not assign the result. Answered directly, nothing shared."""
+        head, _, last = text.rpartition("\n")
+        body = (head + "\n" if head else "") + f"{RESULT} = {last}"
+        return self.queries.run(body)
 
 
 CREATE_DATABASE = (

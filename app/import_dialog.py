@@ -199,7 +199,7 @@ class ImportDialog(QDialog):
         if not self._header:
             found.append("choose a CSV file with a header row")
         name = self.name_edit.text()
-        if not NAME_RULE.match(name):
+        if not NAME_RULE.fullmatch(name):
             found.append("name: 1-40 lower-case letters, digits and _, starting with a letter")
         used: dict[str, list[str]] = {}
         missing = []
@@ -219,13 +219,13 @@ class ImportDialog(QDialog):
 
     def _update_state(self) -> None:
         name = self.name_edit.text()
-        existing = {d.name: d for d in list_imports()} if NAME_RULE.match(name) else {}
+        existing = {d.name: d for d in list_imports()} if NAME_RULE.fullmatch(name) else {}
         if name in existing:
             old = existing[name]
             self.name_hint.setText(f"Run it as {PREFIX}{name}. Replaces the existing import ({old.rows:,} rows "
                                    f"from {Path(old.source['path']).name}) once this one has succeeded.")
         else:
-            self.name_hint.setText(f"Run it as {PREFIX}{name}." if NAME_RULE.match(name) else
+            self.name_hint.setText(f"Run it as {PREFIX}{name}." if NAME_RULE.fullmatch(name) else
                                    "Lower-case letters, digits and _, starting with a letter.")
         problems = self.problems()
         rows = self.columns_table.rowCount()

@@ -49,7 +49,7 @@ from workloads.paths import data_dir
 from workloads.processes import pid_alive
 
 PREFIX = "imp_"
-NAME_RULE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+NAME_RULE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # matched whole: fullmatch
 MANIFEST = "manifest.json"
 FORMAT = 1                       # bump when the stored layout changes
 READ_CHUNK_ROWS = 1_000_000      # CSV rows converted at a time while importing
@@ -77,7 +77,7 @@ def imports_dir() -> Path:
 
 
 def check_name(name: str) -> str:
-    if not isinstance(name, str) or not NAME_RULE.match(name):
+    if not isinstance(name, str) or not NAME_RULE.fullmatch(name):
         raise ValueError(f"import name {name!r} is not valid: use 1-40 lower-case letters, digits "
                          f"and underscores, starting with a letter (e.g. myquotes)")
     return name
@@ -275,7 +275,7 @@ def _import_folders() -> list[Path]:
     root = imports_dir()
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and NAME_RULE.match(p.name)
+    return sorted(p for p in root.iterdir() if p.is_dir() and NAME_RULE.fullmatch(p.name)
                   and (p / MANIFEST).is_file())
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-DB_PATH_RE = re.compile(r"^dfs://[A-Za-z0-9_/]+$")
-IDENTIFIER_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
+# Matched whole (fullmatch): "^...$" with re.match would let a trailing newline through.
+DB_PATH_RE = re.compile(r"dfs://[A-Za-z0-9_/]+")
+IDENTIFIER_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
 
 # DolphinDB type names allowed in schema literals (the types datasets use)
 TYPE_LITERALS = frozenset({
@@ -29,7 +30,7 @@ RESERVED = frozenset({
 
 def db_path(value: str) -> str:
     """A DFS database path such as ``dfs://tickbench_taq``; returned unchanged when valid."""
-    if not isinstance(value, str) or not DB_PATH_RE.match(value) or "//" in value[6:]:
+    if not isinstance(value, str) or not DB_PATH_RE.fullmatch(value) or "//" in value[6:]:
         raise ValueError(
             f"database path {value!r} is not valid: use dfs:// followed by letters, digits, "
             "'_' or '/' (for example dfs://tickbench)")
@@ -38,7 +39,7 @@ def db_path(value: str) -> str:
 
 def identifier(value: str, what: str = "name") -> str:
     """A table, column or variable name: a letter, then letters, digits or '_'."""
-    if not isinstance(value, str) or not IDENTIFIER_RE.match(value):
+    if not isinstance(value, str) or not IDENTIFIER_RE.fullmatch(value):
         raise ValueError(
             f"{what} {value!r} is not valid: start with a letter, then letters, digits or '_' "
             "(at most 63 characters)")

@@ -62,7 +62,7 @@ def test_spread_by_minute_matches_pandas(opened):
     assert list(result.frame.columns) == ["minute", "avgSpread"] and result.rows == len(expected) == 390
     assert pd.to_datetime(result.frame["minute"]).tolist() == expected.index.tolist()
     np.testing.assert_allclose(result.frame["avgSpread"], expected.to_numpy(), rtol=1e-9)
-    assert set(result.phases) <= {"io", "decode", "query"} and all(v >= 0 for v in result.phases.values())
+    assert set(result.phases) <= {"read", "decode", "query"} and all(v >= 0 for v in result.phases.values())
 
 
 def test_ols_matches_least_squares_with_standard_errors(opened):
@@ -170,9 +170,9 @@ def test_compute_workloads_through_the_runner(tmp_path, target):
                             users=(2,), operations=2)
         result = Runner(scenario, store).run()
         assert result.status == "completed", result.message
-        ops = store.ops(result.run_id)
+        ops = store.ops(result.run_id, kinds=("measured",))
         assert len(ops) == 4 and ops["ok"].all() and (ops["rows"] > 0).all()
-        phases = ["query_s", "decode_s"] if target == "duckdb" else ["io_s", "decode_s", "query_s"]
+        phases = ["query_s", "decode_s"] if target == "duckdb" else ["read_s", "decode_s", "query_s"]
         assert ops[phases].notna().all().all()
     store.close()
 

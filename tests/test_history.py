@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.figures_reference import reference_steps
 from workloads.datasets.schema import Scale
+from workloads.figures import step_figures
 from workloads.history import (HISTORY_KEYS, compare_frame, history_rows, latency_points,
                                run_labels, snapshot_from_store, step_offsets)
 from workloads.records import OpRecord
@@ -22,10 +24,11 @@ from workloads.store import ResultsStore
 TINY = Scale(days=1, rows_per_day=2_000, symbols=10)
 
 
-def op(step, worker, seq, end, total, rows=10, ok=True, query=None, decode=None):
+def op(step, worker, seq, end, total, rows=10, ok=True, query=None, decode=None, kind="measured"):
     """A record ending ``end`` seconds after its step's release."""
-    return OpRecord(step, worker, seq, "read_day", end - total, total, None, query, None, None, decode,
-                    rows if ok else 0, rows * 8 if ok else 0, ok, "" if ok else "ValueError: boom", "")
+    return OpRecord(step=step, worker=worker, seq=seq, op="read_day", t_start=end - total, total_s=total,
+                    rows=rows if ok else 0, bytes=rows * 8 if ok else 0, ok=ok, kind=kind,
+                    query_s=query, decode_s=decode, error="" if ok else "ValueError: boom")
 
 
 def handmade_run(store: ResultsStore, run_id: str, steps: list[tuple[int, float, list[OpRecord]]],
@@ -185,7 +188,7 @@ def test_history_rows_of_many_runs_is_one_query_and_matches_per_run_figures(stor
         handmade_run(store, f"run-{i:02d}", steps)
     handmade_run(store, "empty", [], status="failed")          # a run that never started a step
     calls = []
-    for name in ("_frame", "_query"):
+    for name in ("frame", "query"):
         original = getattr(store, name)
         monkeypatch.setattr(store, name, lambda *a, _o=original, **k: (calls.append(a[0]), _o(*a, **k))[1])
     rows = history_rows(store)
@@ -195,9 +198,13 @@ def test_history_rows_of_many_runs_is_one_query_and_matches_per_run_figures(stor
         if row["run_id"] == "empty":
             assert row["rows_per_s"] is None and row["p50_ms"] is None and row["status"] == "failed"
             continue
-        figures = store.step_figures(row["run_id"])
-        best = figures.loc[figures["rows_per_s"].idxmax()]
+        figures = step_figures(store, row["run_id"])
+        # the fastest step long enough to measure (>= 5 ops and a window >= 1 s), if any
+        long_enough = figures[(figures["ops"] >= 5) & (figures["window_s"] >= 1.0)]
+        candidates = long_enough if len(long_enough) else figures
+        best = candidates.loc[candidates["rows_per_s"].idxmax()]
         assert row["headline_step"] == best["step"]
+        assert row["headline_short"] == (len(long_enough) == 0)
         assert row["rows_per_s"] == pytest.approx(best["rows_per_s"])
         assert row["p50_ms"] == pytest.approx(best["p50_s"] * 1000)
         assert row["p99_ms"] == pytest.approx(best["p99_s"] * 1000)
@@ -258,35 +265,41 @@ def real_store(tmp_path_factory):
 def test_real_noop_sweep_reads_back_whole(real_store):
     store, noop_id, _ = real_store
     snap = snapshot_from_store(store, noop_id)
-    figures = store.step_figures(noop_id)
-    assert snap.ops_done == 150 == figures["ops"].sum() and snap.ops_failed == 0
-    assert sum(p.ops_per_s for p in snap.throughput) == 150     # every op in exactly one second
+    reference = reference_steps(store.ops(noop_id))
+    assert snap.ops_done == 150 == sum(r["ops"] for r in reference.values()) and snap.ops_failed == 0
+    assert sum(p.ops_per_s for p in snap.throughput) == 150     # every measured op in exactly one second
     assert [p.users for p in snap.sweep] == [1, 2]
-    assert [p.ops_per_s for p in snap.sweep] == pytest.approx(list(figures["ops_per_s"]))
+    assert [p.ops_per_s for p in snap.sweep] == pytest.approx([reference[s]["ops_per_s"] for s in (0, 1)])
+    assert all(p.short for p in snap.sweep)                      # 50 no-ops take far under a second
     assert snap.workers == {0: "done", 1: "done"} and snap.worker_errors == {}
     assert snap.phase_means == {}                                # a no-op has no phases
     # one clock for everything: the throughput points lie within the run, steps in order
     assert 0 < snap.throughput[-1].t <= snap.elapsed_s + 1
     assert all(0 <= r.t <= snap.elapsed_s for r in snap.resources)
     ops = store.ops(noop_id)
-    assert ops.loc[ops["step"] == 1, "t_start"].min() >= 0
+    measured = ops[ops["kind"] == "measured"]
+    assert measured.loc[measured["step"] == 1, "t_start"].min() >= 0
+    # one warm-up per worker, before its step's release
+    warmups = ops[ops["kind"] == "warmup"]
+    assert len(warmups) == 3 and (warmups["t_start"] + warmups["total_s"] <= 0).all()
 
 
 def test_real_duckdb_read_day_reads_back_with_its_phases(real_store):
     store, _, read_id = real_store
     snap = snapshot_from_store(store, read_id)
-    figures = store.step_figures(read_id)
-    ops = store.ops(read_id)
-    assert sum(p.rows_per_s for p in snap.throughput) == figures["rows"].sum() == 9 * 2_000
-    last = ops[ops["step"] == 1]
-    assert snap.phase_means == pytest.approx({"query": last["query_s"].mean(),
-                                              "decode": last["decode_s"].mean()})
-    assert snap.sweep[1].p99 == pytest.approx(figures["p99_s"].iloc[1])
+    reference = reference_steps(store.ops(read_id))
+    assert sum(p.rows_per_s for p in snap.throughput) == sum(
+        r["rows_per_s"] * r["window_s"] for r in reference.values()) == pytest.approx(9 * 2_000)
+    assert snap.phase_means == pytest.approx({p: m for p, (m, _) in reference[1]["phases"].items()})
+    assert snap.phase_ops == 6 and snap.phase_source == "measured" and snap.phase_step == "2 users"
+    assert snap.sweep[1].p99 == pytest.approx(reference[1]["p99_s"])
+    assert snap.first_op_s == pytest.approx(reference[1]["first_op_s"])
     row = next(r for r in history_rows(store) if r["run_id"] == read_id)
-    best = figures.loc[figures["rows_per_s"].idxmax()]
-    assert row["headline_step"] == best["step"] and row["rows_per_s"] == pytest.approx(best["rows_per_s"])
-    assert row["p50_ms"] == pytest.approx(best["p50_s"] * 1000)
+    best = max(reference, key=lambda s: reference[s]["rows_per_s"])
+    assert row["headline_step"] == best and row["rows_per_s"] == pytest.approx(reference[best]["rows_per_s"])
+    assert row["p50_ms"] == pytest.approx(reference[best]["p50_s"] * 1000)
     frame = compare_frame(store, [read_id])
     assert (frame["query_ms"] > 0).all() and (frame["decode_ms"] > 0).all()
-    assert frame["p99_ms"].tolist() == pytest.approx((figures["p99_s"] * 1000).tolist())
+    assert frame["p99_ms"].tolist() == pytest.approx([reference[s]["p99_s"] * 1000 for s in (0, 1)])
+    assert frame["first_op_ms"].tolist() == pytest.approx([reference[s]["first_op_s"] * 1000 for s in (0, 1)])
     assert pd.isna(frame["io_ms"]).all()

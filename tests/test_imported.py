@@ -338,14 +338,15 @@ def test_runner_reads_days_and_slices_of_an_import_in_worker_processes(kind, taq
         read_day = Runner(Scenario(dataset="imp_x", scale=Scale(days=2), target=kind, target_config=config,
                                    workload="read-day", users=(1,), operations=2), store).run()
         assert read_day.status == "completed", read_day.message
-        assert list(store.ops(read_day.run_id)["rows"]) == ds.day_rows(ALL_DAYS)   # day 1, then day 2
+        measured = store.ops(read_day.run_id, kinds=("measured",))
+        assert list(measured["rows"]) == ds.day_rows(ALL_DAYS)   # day 1, then day 2
         assert store.run(read_day.run_id)["layout"]["rows"] == 6_000
 
         slices = Runner(Scenario(dataset="imp_x", scale=Scale(days=2), target=kind, target_config=config,
                                  workload="slice-download", params={"rows_per_user": 1_000}, users=(1,),
                                  operations=0), store).run()
         assert slices.status == "completed", slices.message
-        ops = store.ops(slices.run_id)
+        ops = store.ops(slices.run_id, kinds=("measured",))
         assert ops["ok"].all() and ops["rows"].sum() >= 1_000
         key_days = taq_source.groupby(["date", "symbol"]).size()
         assert set(ops["rows"]) <= set(key_days) | {0}

@@ -27,33 +27,64 @@ def test_histogram_merge_and_empty():
     assert a.percentile(90) == pytest.approx(1.0, rel=0.02)
 
 
-def _rec(worker, seq, t_start, total, rows=10, ok=True):
-    return OpRecord(0, worker, seq, "x", t_start, total, 0.3 * total, None, None, None, 0.7 * total,
-                    rows, rows * 8, ok, "" if ok else "Err: x", "")
+def _rec(worker, seq, t_start, total, rows=10, ok=True, kind="measured", io=None, decode=None):
+    return OpRecord(step=0, worker=worker, seq=seq, op="x", t_start=t_start, total_s=total, rows=rows,
+                    bytes=rows * 8, ok=ok, kind=kind, io_s=0.3 * total if io is None else io,
+                    decode_s=0.7 * total if decode is None else decode, error="" if ok else "Err: x")
 
 
 def test_live_aggregates_bin_throughput_per_second_and_track_sweep():
     agg = LiveAggregates("r", "duckdb", "read-day", steps_total=1)
-    agg.begin_step(0, 2, run_clock=0.0)
+    agg.begin_step(0, 2, "2 users", run_clock=0.0)
+    agg.release_step(0.5)                  # the workers took 0.5 s to start: not in the window
     records = [_rec(w, i, i * 0.1, 0.05) for w in range(2) for i in range(30)]  # 3 s of ops
-    agg.add(records, step_offset=0.0)
-    agg.add([_rec(0, 99, 0.0, 0.01, ok=False)], step_offset=0.0)
-    snap = agg.snapshot(run_clock=4.0)
+    agg.add(records, step_offset=0.5)
+    agg.add([_rec(0, 99, 0.0, 0.01, ok=False)], step_offset=0.5)
+    snap = agg.snapshot(run_clock=4.5)
     per_second = {p.t: p.ops_per_s for p in snap.throughput}
-    assert per_second[1.0] == 20 and per_second[2.0] == 20 and per_second[3.0] == 20
+    assert per_second[2.0] == 20 and per_second[3.0] == 20
     assert sum(p.rows_per_s for p in snap.throughput) == 600
     assert snap.ops_done == 60 and snap.ops_failed == 1
     assert "Err: x" in snap.message
     assert snap.phase_means["io"] == pytest.approx(0.015)
+    assert snap.phase_ops == 60 and snap.phase_source == "measured" and snap.phase_step == "2 users"
     assert snap.latency and snap.latency[-1].p50 == pytest.approx(0.05, rel=0.02)
-    assert len(snap.sweep) == 1 and not snap.sweep[0].complete
-    agg.end_step()
-    assert agg.snapshot(run_clock=5.0).sweep[0].complete
+    assert len(snap.sweep) == 1 and not snap.sweep[0].complete and not snap.sweep[0].exact
+    # the window runs from the release to the last end (2.95 s after it), not from the spawn
+    assert snap.sweep[0].rows_per_s == pytest.approx(600 / 2.95)
+    agg.end_step({"rows_per_s": 123.0, "mb_per_s": 0.5, "ops_per_s": 7.0, "p50_s": 0.04, "p99_s": 0.06,
+                  "short": False, "mean_s": 0.05, "first_op_s": 0.2,
+                  "io_s": 0.01, "io_n": 4, "io_p50_s": 0.01, "phase_source": "measured"})
+    final = agg.snapshot(run_clock=5.0)
+    # the stored figures replace the estimate once the step ends: the live view ends on them
+    assert final.sweep[0].complete and final.sweep[0].exact and final.sweep[0].rows_per_s == 123.0
+    assert final.phase_means == {"io": 0.01} and final.phase_ops == 4 and final.phase_exact
+    assert final.first_op_s == 0.2
+
+
+def test_warm_up_and_probe_records_stay_out_of_throughput_and_latency():
+    agg = LiveAggregates("r", "pickle", "read-day", steps_total=1)
+    agg.begin_step(0, 1, "1 user", run_clock=0.0)
+    agg.release_step(1.0)
+    agg.add([_rec(0, 0, -0.9, 0.8, kind="warmup")], step_offset=1.0)
+    agg.add([_rec(0, i, 0.1 * i, 0.1, io=None, decode=None) for i in range(5)], step_offset=1.0)
+    snap = agg.snapshot(run_clock=2.0)
+    assert snap.ops_done == 5 and snap.first_op_s == pytest.approx(0.8)
+    assert snap.phase_source == "measured"
+    agg.add([_rec(0, i, 0.6 + 0.2 * i, 0.2, kind="probe", io=0.15, decode=0.05) for i in range(2)],
+            step_offset=1.0)
+    snap = agg.snapshot(run_clock=3.0)
+    assert snap.ops_done == 5                                   # probes are not operations of the step
+    assert sum(p.rows_per_s for p in snap.throughput) == 50     # nor are warm-ups
+    assert snap.sweep[0].rows_per_s == pytest.approx(50 / 0.5)  # window: release -> last measured end
+    # phases come from the probes once there are any (the target splits them only there)
+    assert snap.phase_source == "probe" and snap.phase_ops == 2
+    assert snap.phase_means == pytest.approx({"io": 0.15, "decode": 0.05})
 
 
 def test_worker_states_and_errors_reach_the_snapshot():
     agg = LiveAggregates("r", "pickle", "read-day", steps_total=2)
-    agg.begin_step(1, 3, run_clock=1.0)
+    agg.begin_step(1, 3, "3 users", run_clock=1.0)
     agg.set_worker(0, "running")
     agg.set_worker(2, "failed", "worker process killed by SIGKILL")
     snap = agg.snapshot(2.0)

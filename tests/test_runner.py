@@ -5,10 +5,12 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from workloads.datasets.schema import Scale
+from workloads.figures import step_figures
 from workloads.runner import Runner
 from workloads.scenario import Scenario
 from workloads.store import ResultsStore
@@ -45,6 +47,12 @@ def test_users_sweep_runs_one_step_per_value_with_every_record_stored(store, tmp
     assert (figures["query_s"] > 0).all() and (figures["decode_s"] > 0).all()
     ops = store.ops(result.run_id)
     assert (ops["query_s"] + ops["decode_s"] <= ops["total_s"] + 1e-6).all()
+    # one warm-up per worker and step, before its release; DuckDB splits phases in-call: no probes
+    assert ops["kind"].value_counts().to_dict() == {"measured": 9, "warmup": 3}
+    assert (ops.loc[ops["kind"] == "warmup", "t_start"] < 0).all()
+    steps = store.frame("SELECT release_clock, window_s FROM steps WHERE run_id = ? ORDER BY step",
+                        [result.run_id])
+    assert steps["release_clock"].is_monotonic_increasing and (steps["window_s"] > 0).all()
     workers = store.workers(result.run_id)
     assert set(workers["state"]) == {"done"} and len(workers) == 3
     run = store.run(result.run_id)
@@ -83,11 +91,13 @@ def test_cancel_stops_all_workers_quickly_and_keeps_records(store):
     stopped_after = time.monotonic() - cancelled_at
     assert not thread.is_alive() and stopped_after < 10      # far before the 60 s step ends
     import psutil
-    assert not [c for c in psutil.Process().children(recursive=True) if c.is_running()
-                and c.status() != psutil.STATUS_ZOMBIE and "tickbench-worker" in " ".join(c.cmdline())]
+    pids = [int(p) for p in store.workers(runner.run_id)["pid"].dropna()]
+    assert len(pids) == 2                                     # the first step's two workers
+    still = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not still, f"workers still running after cancel: {still}"
     run = store.run(runner.run_id)
     assert run["status"] == "cancelled"
-    assert len(store.step_figures(runner.run_id)) == 1       # the second step never started
+    assert len(step_figures(store, runner.run_id)) == 1       # the second step never started
     assert len(store.ops(runner.run_id)) >= 1000
 
 
@@ -100,6 +110,26 @@ def test_worker_that_cannot_start_fails_the_run_with_a_reason(store, tmp_path):
     assert result.status == "failed"
     assert result.message and "Traceback" not in result.message
     assert store.run(result.run_id)["status"] == "failed"
+
+
+def test_a_failed_worker_keeps_its_traceback(store, tmp_path):
+    from workloads.targets.files import PickleTarget
+
+    config = {"root": str(tmp_path / "files")}
+    layout = PickleTarget(config).prepare("taq", SMALL, Scenario().string_mode)
+    for path in Path(layout.location).glob("*.pkl"):          # damaged, same size: the cache keeps it
+        path.write_bytes(b"\0" * path.stat().st_size)
+    scenario = Scenario(dataset="taq", scale=SMALL, target="pickle", target_config=config,
+                        workload="read-day", users=(1,), operations=8)
+    result = Runner(scenario, store).run()
+    ops = store.ops(result.run_id)
+    # every read fails; after five in a row the worker gives up with an exception of its own
+    assert not ops["ok"].any() and (ops["kind"] == "measured").sum() == 5
+    failed = store.workers(result.run_id)
+    failed = failed[failed["state"] == "failed"]
+    assert len(failed) == 1 and "5 failed operations in a row" in failed["error"].iloc[0]
+    trace = failed["traceback"].iloc[0]
+    assert trace.startswith("Traceback (most recent call last)") and "worker.py" in trace
 
 
 def test_unknown_target_is_refused_before_anything_runs(store):

@@ -1,19 +1,17 @@
 """Stored runs read back as the figures the GUI shows: one run as a LiveSnapshot, several runs
 as one comparison frame, and every run as a row of the run history table.
 
-A stored run has every operation record, so what the live view approximated (log-histogram
-percentiles) is exact here (numpy / DuckDB percentiles, linear interpolation, like the store's
-``quantile_cont``).
+Every step figure comes from ``workloads.figures`` (one definition for every view). What only
+this module draws is the time series: throughput per second of operation end time and latency
+percentiles over a 5 s sliding window, exact here (numpy percentiles over the stored records)
+where the live view binned them into histograms.
 
 The time axis is the run clock, as live: seconds since the run was created. Records carry times
-relative to their step's release of the workers, and the store does not keep the release time
-itself, so it is recovered from what it does keep: each step ends ``duration_s`` after its
-release, and the next step (or, for the last one, the end of the run) is created right after
-that. Steps never overlap and follow the steps table's order; where timestamps are missing or
-do not fit (hand-made records, clock changes) each step simply starts where the previous one
-ended, the first at 0. On that axis resource samples (taken on the run clock) line up with the
-throughput and latency series, to within the time a step takes to end its worker processes
-(typically well under a second; the estimate errs late by that much).
+relative to their step's release, and files of schema 2 store each release on the run clock. For
+runs recorded before that (schema 1) the release is estimated from what was kept: each step ends
+``window_s`` after its release, and the next step (or, for the last one, the end of the run) is
+created right after that; where timestamps are missing or do not fit, each step starts where the
+previous one ended, the first at 0.
 """
 from __future__ import annotations
 
@@ -23,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workloads.figures import headline_frame, phase_summary, step_figures
 from workloads.kinds import get_workload
 from workloads.metrics import WINDOW_S
 from workloads.scenario import Scenario
@@ -31,76 +30,35 @@ from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, Sweep
 from workloads.store import ResultsStore
 from workloads.targets.base import PHASES
 
-_PHASE_COLUMNS = ", ".join(f"{p}_s" for p in PHASES)
-# Only the columns the figures need: a 1M-op run must not drag its strings into memory.
-_OPS_SQL = (f"SELECT step, t_start, total_s, rows, bytes, ok, {_PHASE_COLUMNS} "
-            "FROM ops WHERE run_id = ? ORDER BY step, t_start")
-_STEPS_SQL = "SELECT step, started_at FROM steps WHERE run_id = ? ORDER BY step"
-
-# history_rows in ONE statement whatever the number of runs: per-step sums for every run, the
-# step with the highest rows/s (then ops/s: runs that move no rows) as the run's headline, and
-# exact percentiles computed for that headline step only.
-HISTORY_SQL = """
-WITH sums AS (
-    SELECT s.run_id, s.step, s.label, s.users AS step_users, s.duration_s,
-           count(o.seq) FILTER (WHERE o.ok) AS ops,
-           coalesce(sum(o.rows) FILTER (WHERE o.ok), 0) AS rows,
-           coalesce(sum(o.bytes) FILTER (WHERE o.ok), 0) AS bytes
-    FROM steps s LEFT JOIN ops o ON o.run_id = s.run_id AND o.step = s.step
-    GROUP BY ALL
-), rated AS (
-    SELECT *, rows / nullif(duration_s, 0) AS rows_per_s,
-           bytes / nullif(duration_s, 0) / 1e6 AS mb_per_s,
-           ops / nullif(duration_s, 0) AS ops_per_s
-    FROM sums
-), best AS (
-    SELECT * FROM rated
-    QUALIFY row_number() OVER (PARTITION BY run_id
-                               ORDER BY rows_per_s DESC NULLS LAST, ops_per_s DESC NULLS LAST, step) = 1
-), latency AS (
-    SELECT b.run_id, quantile_cont(o.total_s, 0.5) AS p50_s, quantile_cont(o.total_s, 0.99) AS p99_s
-    FROM best b JOIN ops o ON o.run_id = b.run_id AND o.step = b.step AND o.ok
-    GROUP BY b.run_id
-)
-SELECT r.run_id, r.name, r.created_at AS started_at, r.finished_at, r.status, r.dataset, r.target,
-       r.workload, r.users, r.cache, r.message,
-       b.step AS headline_step, b.label AS headline_label, b.step_users AS headline_users,
-       b.rows_per_s, b.mb_per_s, b.ops_per_s,
-       l.p50_s * 1000 AS p50_ms, l.p99_s * 1000 AS p99_ms
-FROM runs r LEFT JOIN best b ON b.run_id = r.run_id LEFT JOIN latency l ON l.run_id = r.run_id
-ORDER BY r.created_at DESC, r.run_id
-"""
+# Only the columns the series need: a 1M-op run must not drag its strings into memory.
+_OPS_SQL = ("SELECT step, t_start, total_s, rows, bytes, ok FROM ops "
+            "WHERE run_id = ? AND kind = 'measured' ORDER BY step, t_start")
 
 # The keys of history_rows(): what widgets/run_history.py's RunHistoryView shows (first eleven),
-# the status tooltip, and which step gave the headline figures.
+# the status tooltip, and which step gave the headline figures (and whether it was too short).
 HISTORY_KEYS = ("run_id", "started_at", "workload", "dataset", "target", "users", "status",
                 "rows_per_s", "mb_per_s", "p50_ms", "p99_ms",
-                "message", "name", "headline_step", "headline_label")
+                "message", "name", "headline_step", "headline_label", "headline_short")
 
 
 # --- one run as a snapshot -------------------------------------------------------------------
 
 def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
-    """The figures a live run showed, rebuilt exactly from the stored records.
+    """The figures a live run showed at its end, rebuilt from the stored records.
 
-    Throughput per second of operation end time and latency p50/p95/p99 over a 5 s sliding
-    window on the run clock (see the module doc); the sweep from the store's step figures;
-    phase means and percentiles, worker states and worker errors of the last step (as live, where
-    each step starts them afresh; percentiles here cover that whole step, not a 5 s window);
-    resource samples as taken.
+    Series on the run clock (see the module doc); the sweep, phases (with their step, count and
+    source) and first-operation figures from ``workloads.figures``, phases of the last step that
+    has any, as live; worker states and errors of the last step; resource samples as taken.
     """
     run = store.run(run_id)
     run_id = run["run_id"]                       # a unique prefix was enough to find it
-    figures = store.step_figures(run_id)
-    ops = store._frame(_OPS_SQL, [run_id])       # noqa: SLF001  (see _OPS_SQL: columns chosen)
-    started = store._frame(_STEPS_SQL, [run_id])  # noqa: SLF001
-    steps = figures.merge(started, on="step", how="left")
+    figures = step_figures(store, run_id)
+    ops = store.frame(_OPS_SQL, [run_id])
 
     ends_in_step = (ops["t_start"] + ops["total_s"]).groupby(ops["step"]).max()
-    durations = [_step_duration(row, ends_in_step) for row in steps.itertuples()]
-    offsets = step_offsets(list(steps["started_at"]), durations, run.get("created_at"),
-                           run.get("finished_at"))
-    offset_of = dict(zip(steps["step"], offsets))
+    windows = [_step_window(row, ends_in_step) for row in figures.itertuples()]
+    offsets = release_offsets(figures, windows, run.get("created_at"), run.get("finished_at"))
+    offset_of = dict(zip(figures["step"], offsets))
 
     ok = ops["ok"].to_numpy(dtype=bool)
     ends = (ops["t_start"] + ops["total_s"]).to_numpy(dtype=float) + \
@@ -110,11 +68,10 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
                                    first_second)
     latency = latency_points(ends[ok], ops["total_s"].to_numpy(dtype=float)[ok], first_second)
 
-    last_step = int(steps["step"].iloc[-1]) if len(steps) else 0
-    with_ops = steps.loc[steps["ops"] > 0, "step"]
-    phase_step = int(with_ops.iloc[-1]) if len(with_ops) else last_step
-    step_ops = ops[(ops["step"] == phase_step) & ops["ok"]]
-    phase_means, phase_percentiles = phase_figures(step_ops)
+    last_step = int(figures["step"].iloc[-1]) if len(figures) else 0
+    phase_row = _last_with_phases(figures)
+    means, percentiles, phase_ops, source = phase_summary(phase_row) if phase_row is not None \
+        else ({}, {}, 0, "")
 
     workers = store.workers(run_id)
     workers = workers[workers["step"] == last_step]
@@ -123,13 +80,13 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
                      if isinstance(e, str) and e}
 
     resources = store.resources(run_id)
-    steps_total = max(_planned_steps(run), len(steps))
-    completed = int((steps["status"] == "completed").sum())
+    steps_total = max(_planned_steps(run), len(figures))
+    completed = int((figures["status"] == "completed").sum())
     status = str(run["status"])
     elapsed = _seconds_between(run.get("created_at"), run.get("finished_at"))
     if elapsed is None:
         elapsed = float(max(ends.max(initial=0.0), max(offsets, default=0.0)))
-    last = steps.iloc[-1] if len(steps) else None
+    last = figures.iloc[-1] if len(figures) else None
     return LiveSnapshot(
         run_id=run_id, status=status, target=str(run["target"]), workload=str(run["workload"]),
         step_index=last_step, steps_total=steps_total,
@@ -137,13 +94,41 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
         elapsed_s=elapsed, ops_done=int(ok.sum()), ops_failed=int((~ok).sum()),
         progress=1.0 if status == "completed" else completed / max(steps_total, 1),
         message=str(run.get("message") or ""),
-        throughput=throughput, latency=latency,
-        phase_means=phase_means, phase_percentiles=phase_percentiles,
+        throughput=throughput, latency=latency, step_label=str(last["label"]) if last is not None else "",
+        phase_means=means, phase_percentiles=percentiles,
+        phase_step=str(phase_row["label"]) if phase_row is not None else "",
+        phase_ops=phase_ops, phase_source=source, phase_exact=phase_row is not None,
+        first_op_s=_optional(phase_row, "first_op_s") if phase_row is not None else _optional(last, "first_op_s"),
+        steady_p50_s=_optional(phase_row, "p50_s") if phase_row is not None else _optional(last, "p50_s"),
+        mean_total_s=_optional(phase_row, "mean_s") if phase_row is not None else _optional(last, "mean_s"),
         sweep=sweep_points(figures), workers=worker_states, worker_errors=worker_errors,
         resources=[ResourcePoint(float(r.t), float(r.cpu_percent), int(r.rss_bytes),
                                  float(r.read_bytes_per_s), float(r.write_bytes_per_s))
                    for r in resources.itertuples()],
     )
+
+
+def _last_with_phases(figures: pd.DataFrame):
+    """The last step whose phases were measured (a step cut off before any has none)."""
+    for _, row in figures.iloc[::-1].iterrows():
+        if phase_summary(row.to_dict())[0]:
+            return row.to_dict()
+    return None
+
+
+def _optional(row, key) -> float | None:
+    if row is None:
+        return None
+    value = row.get(key) if isinstance(row, dict) else row[key]
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def release_offsets(figures: pd.DataFrame, windows: list[float], created_at, finished_at) -> list[float]:
+    """Run-clock second of each step's release: as stored (schema 2), else estimated."""
+    stored = figures["release_clock"].tolist() if "release_clock" in figures else []
+    if stored and all(v is not None and not pd.isna(v) for v in stored):
+        return [float(v) for v in stored]
+    return step_offsets(list(figures["started_at"]), windows, created_at, finished_at)
 
 
 def step_offsets(started_at: list, durations: list[float], created_at, finished_at) -> list[float]:
@@ -202,19 +187,6 @@ def latency_points(ends: np.ndarray, totals: np.ndarray, first_second: int = 0,
     return points
 
 
-def phase_figures(ops: pd.DataFrame) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """Mean and p50/p95/p99 seconds of each phase the operations report (NULL = not reported)."""
-    means: dict[str, float] = {}
-    percentiles: dict[str, dict[str, float]] = {}
-    for phase in PHASES:
-        values = ops[f"{phase}_s"].dropna().to_numpy(dtype=float) if len(ops) else np.empty(0)
-        if values.size:
-            means[phase] = float(values.mean())
-            p50, p95, p99 = np.percentile(values, (50, 95, 99))
-            percentiles[phase] = {"p50": float(p50), "p95": float(p95), "p99": float(p99)}
-    return means, percentiles
-
-
 def sweep_points(figures: pd.DataFrame) -> list[SweepPoint]:
     """One complete point per step that ran (a step cut off before any operation is left out)."""
     points = []
@@ -224,15 +196,17 @@ def sweep_points(figures: pd.DataFrame) -> list[SweepPoint]:
         points.append(SweepPoint(
             users=int(row.users), rows_per_s=_number(row.rows_per_s),
             bytes_per_s=_number(row.mb_per_s) * 1e6, ops_per_s=_number(row.ops_per_s),
-            p50=_number(row.p50_s), p99=_number(row.p99_s), complete=True))
+            p50=_number(row.p50_s), p99=_number(row.p99_s), complete=True,
+            label=str(row.label), short=bool(row.short), exact=True))
     return points
 
 
 # --- several runs side by side ---------------------------------------------------------------
 
 COMPARE_COLUMNS = ("run_id", "run", "target", "workload", "dataset", "status", "step", "step_label",
-                   "users", "ops", "errors", "rows_per_s", "mb_per_s", "ops_per_s",
-                   "p50_ms", "p95_ms", "p99_ms", "mean_ms") + tuple(f"{p}_ms" for p in PHASES)
+                   "users", "ops", "errors", "window_s", "short", "rows_per_s", "mb_per_s",
+                   "wire_mb_per_s", "ops_per_s", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
+                   "first_op_ms", "phase_source", "phase_ops") + tuple(f"{p}_ms" for p in PHASES)
 
 
 def run_labels(store: ResultsStore, run_ids: list[str]) -> dict[str, str]:
@@ -248,30 +222,32 @@ def run_labels(store: ResultsStore, run_ids: list[str]) -> dict[str, str]:
 
 
 def compare_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
-    """One row per run and step: throughput, exact latency percentiles and phase means (ms)."""
+    """One row per run and step: the step figures of ``workloads.figures``, times in ms."""
     labels = run_labels(store, run_ids)
     frames = []
     for given in run_ids:
         run = store.run(given)
-        figures = store.step_figures(run["run_id"])
+        figures = step_figures(store, run["run_id"])
         frame = pd.DataFrame({
             "run_id": run["run_id"], "run": labels[run["run_id"]], "target": run["target"],
             "workload": run["workload"], "dataset": run["dataset"], "status": figures["status"],
             "step": figures["step"], "step_label": figures["label"], "users": figures["users"],
-            "ops": figures["ops"], "errors": figures["errors"],
-            "rows_per_s": figures["rows_per_s"], "mb_per_s": figures["mb_per_s"],
-            "ops_per_s": figures["ops_per_s"],
+            "ops": figures["ops"], "errors": figures["errors"], "window_s": figures["window_s"],
+            "short": figures["short"], "rows_per_s": figures["rows_per_s"],
+            "mb_per_s": figures["mb_per_s"], "wire_mb_per_s": figures["wire_mb_per_s"],
+            "ops_per_s": figures["ops_per_s"], "phase_source": figures["phase_source"],
+            "phase_ops": figures[[f"{p}_n" for p in PHASES]].max(axis=1),
         })
-        for name in ("p50", "p95", "p99"):
+        for name in ("p50", "p95", "p99", "mean"):
             frame[f"{name}_ms"] = figures[f"{name}_s"] * 1000
-        frame["mean_ms"] = figures["mean_s"] * 1000
+        frame["first_op_ms"] = figures["first_op_s"] * 1000
         for phase in PHASES:
             frame[f"{phase}_ms"] = figures[f"{phase}_s"] * 1000
         frames.append(frame)
     if not frames:
         return pd.DataFrame(columns=list(COMPARE_COLUMNS))
     result = pd.concat(frames, ignore_index=True)[list(COMPARE_COLUMNS)]
-    numeric = [c for c in COMPARE_COLUMNS if c.endswith(("_per_s", "_ms"))]
+    numeric = [c for c in COMPARE_COLUMNS if c.endswith(("_per_s", "_ms", "window_s"))]
     result[numeric] = result[numeric].astype("float64")
     return result
 
@@ -281,16 +257,18 @@ def compare_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
 def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
     """Every run as a dict for RunHistoryView, newest first, in one SQL query.
 
-    Headline figures (rows/s, MB/s, p50, p99) are those of the run's step with the highest
-    rows/s (ties and runs that move no rows: the highest operations/s); ``headline_label``
-    names that step. ``users`` is the run's list of users (a sweep shows as "1, 2, 4").
+    Headline figures (rows/s, MB/s, p50, p99) are those of one step, named by
+    ``headline_label``: the step with the highest rows/s (runs that move no rows: operations/s)
+    among the steps long enough to measure; ``headline_short`` is True when every step was too
+    short. ``users`` is the run's list of users (a sweep shows as "1, 2, 4").
     """
-    frame = store._frame(HISTORY_SQL)             # noqa: SLF001  one statement for all runs
+    frame = headline_frame(store)
     rows = []
     for record in frame.to_dict("records"):
         row = {key: _plain(record.get(key)) for key in HISTORY_KEYS}
         row["users"] = _users(record.get("users"))
         row["message"] = row["message"] or ""
+        row["headline_short"] = bool(row["headline_short"])
         if row["headline_step"] is not None:
             row["headline_step"] = int(row["headline_step"])
         rows.append(row)
@@ -299,10 +277,10 @@ def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
 
 # --- helpers ---------------------------------------------------------------------------------
 
-def _step_duration(row, ends_in_step: pd.Series) -> float:
-    duration = row.duration_s
-    if duration is not None and not pd.isna(duration):
-        return float(duration)
+def _step_window(row, ends_in_step: pd.Series) -> float:
+    window = row.window_s
+    if window is not None and not pd.isna(window):
+        return float(window)
     # a step cut off (app closed mid-run): it lasted at least until its last record ended
     end = ends_in_step.get(row.step)
     return float(end) if end is not None and not pd.isna(end) else 0.0

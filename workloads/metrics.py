@@ -1,18 +1,26 @@
 """Live aggregates of a run, fed by the collector and read as LiveSnapshot by pollers.
 
-Throughput is binned per second of operation end time; latency percentiles come from log
-histograms over a sliding window, so memory stays constant however long the run.
+While a step runs its figures are live estimates: throughput binned per second of operation end
+time, latency percentiles from log histograms (constant memory however long the run), the step's
+rate over its window so far (release -> latest measured end, the definition of
+``workloads.figures``). When a step ends, the runner hands over that step's stored figures and
+they replace the estimates, so the live view ends on exactly what history, compare and the report
+show. Only measured operations enter throughput and latency; warm-up operations give the "first
+operation in a fresh process"; phases come from measured operations or, where the target splits
+them only in probes, from the probes.
 """
 from __future__ import annotations
 
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from workloads.figures import phase_summary
 from workloads.histogram import LogHistogram
-from workloads.records import Columns, OpRecord, as_columns, batch_length
+from workloads.records import MEASURED, PROBE, WARMUP, Columns, OpRecord, as_columns, batch_length
 from workloads.snapshot import (
     LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint, ThroughputPoint,
 )
@@ -31,15 +39,31 @@ class _Second:
 
 
 @dataclass
+class _PhaseStats:
+    histograms: dict[str, LogHistogram] = field(default_factory=dict)
+    sums: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def add(self, phase: str, values: np.ndarray) -> None:
+        self.histograms.setdefault(phase, LogHistogram()).add_many(values)
+        self.sums[phase] += float(values.sum())
+        self.counts[phase] += int(values.size)
+
+
+@dataclass
 class _StepTotals:
     users: int
-    started_at: float          # run clock, seconds
+    label: str
+    released_at: float | None = None   # run clock of the release (None: workers still starting)
     rows: int = 0
     nbytes: int = 0
     ops: int = 0
-    last_end: float = 0.0      # run clock of the latest op end
+    last_end: float = 0.0              # run clock of the latest measured op end
     latency: LogHistogram = field(default_factory=LogHistogram)
-    finished: bool = False
+    total_s: float = 0.0               # sum of measured operation times (for the mean)
+    phases: dict[str, _PhaseStats] = field(default_factory=lambda: {MEASURED: _PhaseStats(), PROBE: _PhaseStats()})
+    first_ops: list[float] = field(default_factory=list)
+    final: dict[str, Any] | None = None   # the stored figures, once the step has ended
 
 
 class LiveAggregates:
@@ -49,9 +73,6 @@ class LiveAggregates:
         self._throughput: deque[ThroughputPoint] = deque(maxlen=MAX_POINTS)
         self._latency: deque[LatencyPoint] = deque(maxlen=MAX_POINTS)
         self._resources: deque[ResourcePoint] = deque(maxlen=MAX_POINTS)
-        self._phase_hist: dict[int, dict[str, LogHistogram]] = defaultdict(dict)
-        self._phase_sum: dict[str, float] = defaultdict(float)
-        self._phase_count: dict[str, int] = defaultdict(int)
         self._steps: list[_StepTotals] = []
         self._finalised_until = -1  # last whole second turned into points
         self._snapshot = LiveSnapshot(
@@ -61,62 +82,71 @@ class LiveAggregates:
         )
 
     # --- writers (collector thread) --------------------------------------------------
-    def begin_step(self, index: int, users: int, run_clock: float) -> None:
+    def begin_step(self, index: int, users: int, label: str, run_clock: float) -> None:
         with self._lock:
-            self._steps.append(_StepTotals(users=users, started_at=run_clock))
-            self._phase_sum.clear()
-            self._phase_count.clear()
+            self._steps.append(_StepTotals(users=users, label=label))
             snap = self._snapshot
-            snap.step_index, snap.users, snap.status = index, users, "running"
+            snap.step_index, snap.users, snap.status, snap.step_label = index, users, "running", label
             snap.workers = {w: "starting" for w in range(users)}
             snap.worker_errors = {}
 
-    def end_step(self) -> None:
+    def release_step(self, run_clock: float) -> None:
+        """The current step's workers were released: its measurement window starts now."""
         with self._lock:
             if self._steps:
-                self._steps[-1].finished = True
+                self._steps[-1].released_at = run_clock
+                self._steps[-1].last_end = run_clock
+
+    def end_step(self, figures: dict[str, Any] | None = None) -> None:
+        """The step is over; ``figures`` (a ``workloads.figures`` row) become its final word."""
+        with self._lock:
+            if self._steps:
+                self._steps[-1].final = figures or {}
 
     def add(self, records: "Columns | list[OpRecord]", step_offset: float) -> None:
         """Add a batch of records; ``step_offset`` turns step-relative times into run clock."""
         batch = as_columns(records)
         count = batch_length(batch)
-        if not count:
+        if not count or not self._steps:
             return
+        kind = batch["kind"]
         ok = batch["ok"]
+        measured = ok & (kind == MEASURED)
         totals = batch["total_s"]
         ends = batch["t_start"] + totals + step_offset
         seconds = ends.astype(np.int64)
         with self._lock:
             step = self._steps[-1]
-            step.last_end = max(step.last_end, float(ends.max()))
-            good_seconds = seconds[ok]
-            if good_seconds.size:
-                step.rows += int(batch["rows"][ok].sum())
-                step.nbytes += int(batch["bytes"][ok].sum())
-                step.ops += int(good_seconds.size)
-                step.latency.add_many(totals[ok])
-            for sec in np.unique(good_seconds):
-                in_second = ok & (seconds == sec)
+            if measured.any():
+                step.last_end = max(step.last_end, float(ends[measured].max()))
+                step.rows += int(batch["rows"][measured].sum())
+                step.nbytes += int(batch["bytes"][measured].sum())
+                step.ops += int(measured.sum())
+                step.latency.add_many(totals[measured])
+                step.total_s += float(totals[measured].sum())
+            for sec in np.unique(seconds[measured]):
+                in_second = measured & (seconds == sec)
                 second = self._seconds[int(sec)]
                 second.rows += int(batch["rows"][in_second].sum())
                 second.nbytes += int(batch["bytes"][in_second].sum())
                 second.ops += int(in_second.sum())
                 second.latency.add_many(totals[in_second])
+            for source in (MEASURED, PROBE):
+                chosen = ok & (kind == source)
+                if not chosen.any():
+                    continue
                 for phase in PHASES:
-                    values = batch[f"{phase}_s"][in_second]
+                    values = batch[f"{phase}_s"][chosen]
                     values = values[~np.isnan(values)]
                     if values.size:
-                        self._phase_hist[int(sec)].setdefault(phase, LogHistogram()).add_many(values)
-            for phase in PHASES:
-                values = batch[f"{phase}_s"][ok]
-                values = values[~np.isnan(values)]
-                if values.size:
-                    self._phase_sum[phase] += float(values.sum())
-                    self._phase_count[phase] += int(values.size)
-            failed = int(count - good_seconds.size)
-            self._snapshot.ops_done += int(good_seconds.size)
+                        step.phases[source].add(phase, values)
+            first = ok & (kind == WARMUP) & (batch["seq"] == 0)
+            step.first_ops.extend(float(v) for v in totals[first])
+            measured_all = kind == MEASURED
+            failed = int((measured_all & ~ok).sum())
+            self._snapshot.ops_done += int(measured.sum())
             self._snapshot.ops_failed += failed
-            if failed:
+            if (~ok).any():
                 last = int(np.flatnonzero(~ok)[-1])
                 self._snapshot.message = f"worker {batch['worker'][last]}: {batch['error'][last]}"
 
@@ -145,33 +175,63 @@ class LiveAggregates:
             self._finalise_seconds(int(run_clock) - 1)
             snap = self._snapshot
             snap.elapsed_s = run_clock
-            window = [s for s in range(int(run_clock) - WINDOW_S, int(run_clock) + 1)]
-            phase_window: dict[str, LogHistogram] = {}
-            for sec in window:
-                for phase, hist in self._phase_hist.get(sec, {}).items():
-                    phase_window.setdefault(phase, LogHistogram()).merge(hist)
             result = LiveSnapshot(**{**snap.__dict__})
             result.throughput = list(self._throughput)
             result.latency = list(self._latency)
             result.resources = list(self._resources)
             result.workers = dict(snap.workers)
             result.worker_errors = dict(snap.worker_errors)
-            result.phase_means = {p: self._phase_sum[p] / self._phase_count[p]
-                                  for p in PHASES if self._phase_count.get(p)}
-            result.phase_percentiles = {
-                p: {"p50": h.percentile(50), "p95": h.percentile(95), "p99": h.percentile(99)}
-                for p, h in phase_window.items()
-            }
-            result.sweep = [self._sweep_point(s, run_clock) for s in self._steps if s.ops or s.finished]
+            result.sweep = [self._sweep_point(s) for s in self._steps if s.ops or s.final is not None]
+            phase_step = self._phase_step()
+            if phase_step is not None:
+                self._fill_phases(result, phase_step)
             return result
 
-    def _sweep_point(self, step: _StepTotals, run_clock: float) -> SweepPoint:
-        span = max((step.last_end if step.finished else run_clock) - step.started_at, 1e-9)
+    def _phase_step(self) -> _StepTotals | None:
+        """The latest step with phase figures (the current one once it has any)."""
+        for step in reversed(self._steps):
+            if step.final is not None and phase_summary(step.final)[0]:
+                return step
+            if step.final is None and any(s.counts for s in step.phases.values()):
+                return step
+        return None
+
+    def _fill_phases(self, result: LiveSnapshot, step: _StepTotals) -> None:
+        result.phase_step = step.label
+        if step.final is not None:
+            means, percentiles, count, source = phase_summary(step.final)
+            result.phase_means, result.phase_percentiles = means, percentiles
+            result.phase_ops, result.phase_source, result.phase_exact = count, source, True
+            result.first_op_s = _number(step.final.get("first_op_s"))
+            result.steady_p50_s = _number(step.final.get("p50_s"))
+            result.mean_total_s = _number(step.final.get("mean_s"))
+            return
+        source = PROBE if step.phases[PROBE].counts else MEASURED
+        stats = step.phases[source]
+        result.phase_means = {p: stats.sums[p] / stats.counts[p] for p in PHASES if stats.counts.get(p)}
+        result.phase_percentiles = {
+            p: {"p50": h.percentile(50), "p95": h.percentile(95), "p99": h.percentile(99)}
+            for p, h in stats.histograms.items()}
+        result.phase_ops = max(stats.counts.values(), default=0)
+        result.phase_source, result.phase_exact = source, False
+        result.first_op_s = float(np.median(step.first_ops)) if step.first_ops else None
+        result.steady_p50_s = step.latency.percentile(50) if step.latency.total else None
+        result.mean_total_s = step.total_s / step.ops if step.ops else None
+
+    def _sweep_point(self, step: _StepTotals) -> SweepPoint:
+        if step.final:
+            f = step.final
+            return SweepPoint(users=step.users, rows_per_s=_number(f.get("rows_per_s")) or 0.0,
+                              bytes_per_s=(_number(f.get("mb_per_s")) or 0.0) * 1e6,
+                              ops_per_s=_number(f.get("ops_per_s")) or 0.0,
+                              p50=_number(f.get("p50_s")) or 0.0, p99=_number(f.get("p99_s")) or 0.0,
+                              complete=True, label=step.label, short=bool(f.get("short")), exact=True)
+        window = step.last_end - step.released_at if step.released_at is not None else 0.0
+        span = max(window, 1e-9)
         return SweepPoint(
             users=step.users, rows_per_s=step.rows / span, bytes_per_s=step.nbytes / span,
             ops_per_s=step.ops / span, p50=step.latency.percentile(50),
-            p99=step.latency.percentile(99), complete=step.finished,
-        )
+            p99=step.latency.percentile(99), complete=step.final is not None, label=step.label)
 
     def _finalise_seconds(self, until: int) -> None:
         """Turn whole seconds up to ``until`` into chart points (late records are rare)."""
@@ -185,7 +245,15 @@ class LiveAggregates:
             if window.total:
                 self._latency.append(LatencyPoint(sec + 1.0, window.percentile(50),
                                                   window.percentile(95), window.percentile(99)))
-            stale = sec - WINDOW_S
-            self._seconds.pop(stale, None)
-            self._phase_hist.pop(stale, None)
+            self._seconds.pop(sec - WINDOW_S, None)
         self._finalised_until = max(self._finalised_until, until)
+
+
+def _number(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(number) else number

@@ -19,16 +19,18 @@ from typing import Any
 import pandas as pd
 
 from workloads.environment import capture_environment
+from workloads.figures import figures_of_step, step_figures
 from workloads.kinds import StepPlan, get_workload
+from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.metrics import LiveAggregates
-from workloads.records import Columns, batch_length, concat_columns
+from workloads.records import MEASURED, Columns, batch_length, concat_columns
 from workloads.sampler import ResourceSampler
 from workloads.scenario import Scenario
 from workloads.snapshot import LiveSnapshot
-from workloads.store import ResultsStore
+from workloads.store import ResultsStore, host_process
 from workloads.targets import make_target
 from workloads.targets.base import Layout, TargetError
-from workloads.worker import WorkerSpec, describe_error, worker_main
+from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
 
 READY_TIMEOUT_S = 300.0     # spawned workers import pandas/pyarrow: slow with many on 2 cores
 CANCEL_GRACE_S = 0.7        # then workers still busy in an operation are killed (cancel <= 1 s)
@@ -67,6 +69,7 @@ class _Worker:
     pid: int | None = None
     node: str = ""
     error: str = ""
+    traceback: str = ""
 
 
 class Runner:
@@ -106,13 +109,13 @@ class Runner:
     def run(self) -> RunResult:
         scenario, target = self.scenario, self.target
         environment = capture_environment(self._data_paths())
-        environment["target"] = _safe_describe(target)
         environment["string_mode"] = scenario.strings
-        self.store.create_run(self.run_id, _public_scenario(scenario), environment)
+        self.store.create_run(self.run_id, _public_scenario(scenario), environment, host_process())
         self._sampler = ResourceSampler()
         status, message = "completed", ""
         try:
             layout = self._prepare(target) if self.workload.uses_target else None
+            self._describe_target()
             for step in self.steps:
                 if self.cancelled:
                     break
@@ -120,7 +123,7 @@ class Runner:
             if self.cancelled:
                 status, message = "cancelled", "stopped by the user; what was measured is kept"
             elif self._failures:
-                all_failed = self.store.step_figures(self.run_id)["ops"].sum() == 0
+                all_failed = step_figures(self.store, self.run_id)["ops"].sum() == 0
                 status = "failed" if all_failed else "completed"
                 message = "; ".join(self._failures[:3]) + (
                     f" (+{len(self._failures) - 3} more)" if len(self._failures) > 3 else "")
@@ -131,7 +134,7 @@ class Runner:
         finally:
             self.store.finish_run(self.run_id, status, message)
             self._metrics.set_status(status, message or status, progress=1.0 if status == "completed" else None)
-        return RunResult(self.run_id, status, message, self.store.step_figures(self.run_id))
+        return RunResult(self.run_id, status, message, step_figures(self.store, self.run_id))
 
     def _data_paths(self) -> list[str]:
         config = self.scenario.target_config
@@ -147,41 +150,59 @@ class Runner:
         self.store.set_layout(self.run_id, _layout_record(layout))
         return layout
 
+    def _describe_target(self) -> None:
+        """The target as it was used (server version, topology, what preparing it learnt)."""
+        self.store.set_environment_entry(self.run_id, "target", _safe_describe(self.target))
+
     def _run_step(self, step: StepPlan, layout: Layout | None) -> None:
-        start_event, stop_event = self._mp.Event(), self._mp.Event()
+        events = StepEvents(self._mp.Event(), self._mp.Event(), self._mp.Event())
         step_t0 = self._mp.Value("d", 0.0)
         self.store.add_step(self.run_id, step.index, step.users, step.label, step.params)
-        self._metrics.begin_step(step.index, step.users, self.clock())
+        self._metrics.begin_step(step.index, step.users, step.label, self.clock())
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: starting "
                                  f"{step.users} worker process{'es' if step.users > 1 else ''}")
-        workers = [self._spawn(step, layout, i, start_event, stop_event, step_t0)
-                   for i in range(step.users)]
+        if layout is not None and self.workload.writes:
+            self.target.clear_table(layout, self.workload.scratch_table(self.params))
+        workers = [self._spawn(step, layout, i, events, step_t0) for i in range(step.users)]
         collector = _Collector(self, step, workers)
         collector.wait_ready(self.ready_timeout_s)
+        step_methods = self._cold_step(layout)
         step_t0.value = time.monotonic()
         offset = self.clock()
+        self.store.release_step(self.run_id, step.index, offset)
+        self._metrics.release_step(offset)
         for w in workers:
             if w.state == "ready":
-                w.state = "running"
-                self._metrics.set_worker(w.index, "running")
-        start_event.set()
+                collector.set_state(w, "running")
+        events.start.set()
         running = sum(w.state == "running" for w in workers)
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)} ({step.label}): "
                                  f"{running} of {step.users} workers running")
-        collector.collect(offset, stop_event)
-        duration = collector.last_end or (self.clock() - offset)
+        collector.collect(offset, events.stop, until=("running",))
+        window = collector.last_end            # release -> end of the last measured operation
+        if not self.cancelled and any(w.state == "measured" for w in workers):
+            self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: "
+                                     "probe operations for the phase split")
+            events.probe.set()
+        collector.collect(offset, events.stop, until=("running", "measured"))
+        collector.finish()
         step_status = "cancelled" if self.cancelled else "completed"
-        self.store.finish_step(self.run_id, step.index, duration, step_status, collector.cache_methods)
-        self._metrics.end_step()
+        self.store.finish_step(self.run_id, step.index, window, step_status,
+                               step_methods + collector.cache_methods)
+        self._metrics.end_step(figures_of_step(self.store, self.run_id, step.index))
 
-    def _spawn(self, step: StepPlan, layout, index: int, start_event, stop_event, step_t0) -> _Worker:
+    def _cold_step(self, layout: Layout | None) -> list[str]:
+        if self.scenario.cache != "cold" or layout is None or not self.workload.uses_target:
+            return []
+        return self.target.drop_cache_for_step(layout)
+
+    def _spawn(self, step: StepPlan, layout, index: int, events: StepEvents, step_t0) -> _Worker:
         spec = WorkerSpec(scenario=self.scenario.to_dict(), step=asdict(step), worker=index,
                           layout=layout, target_kind=self.scenario.target,
                           target_config=dict(self.scenario.target_config))
         parent_conn, child_conn = self._mp.Pipe(duplex=False)
         process = self._mp.Process(target=worker_main, name=f"tickbench-worker-{index}",
-                                   args=(spec, child_conn, start_event, stop_event, step_t0),
-                                   daemon=True)
+                                   args=(spec, child_conn, events, step_t0), daemon=True)
         process.start()
         child_conn.close()
         return _Worker(index=index, process=process, conn=parent_conn)
@@ -198,19 +219,30 @@ class Runner:
         return min(1.0, 0.1 + 0.9 * (step.index + min(fraction, 1.0)) / len(self.steps))
 
 
+_LIVE = ("starting", "ready", "running", "measured")   # states in which a worker's pipe is read
+
+
 class _Collector:
-    """Reads every worker's pipe, feeds the store and the live aggregates, watches for deaths."""
+    """Reads every worker's pipe, feeds the store and the live aggregates, watches for deaths.
+
+    It owns the workers' states: starting -> ready -> running -> measured -> done, or failed /
+    cancelled from any of them.
+    """
 
     def __init__(self, runner: Runner, step: StepPlan, workers: list[_Worker]):
         self.runner, self.step, self.workers = runner, step, workers
         self.pending: list[Columns] = []
-        self.last_end = 0.0
+        self.last_end = 0.0          # release-relative end of the last measured operation
         self.cache_methods: list[str] = []
         self.ops = self.rows = 0
         self._last_flush = self._last_sample = time.monotonic()
 
     def _open(self) -> list[_Worker]:
         return [w for w in self.workers if w.conn is not None]
+
+    def set_state(self, w: _Worker, state: str) -> None:
+        w.state = state
+        self.runner._metrics.set_worker(w.index, state)
 
     def wait_ready(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -226,9 +258,10 @@ class _Collector:
             self._poll(0.1, None)
             self._sample()
 
-    def collect(self, offset: float, stop_event) -> None:
+    def collect(self, offset: float, stop_event, until: tuple[str, ...]) -> None:
+        """Read records while any worker is in one of the ``until`` states (or cancel)."""
         cancel_deadline = None
-        while self._open():
+        while any(w.state in until and w.conn is not None for w in self.workers):
             if self.runner.cancelled and cancel_deadline is None:
                 stop_event.set()
                 cancel_deadline = time.monotonic() + CANCEL_GRACE_S
@@ -237,7 +270,8 @@ class _Collector:
                     w.process.kill()
                     w.process.join(1.0)
                     self._drain(w, offset)
-                    self._close(w, "cancelled", "stopped by the user during an operation")
+                    if w.conn is not None:
+                        self._close(w, "cancelled", "stopped by the user during an operation")
                 break
             self._poll(0.1, offset)
             self._flush_if_due()
@@ -245,11 +279,15 @@ class _Collector:
             elapsed = self.runner.clock() - offset
             self.runner._metrics.set_status(
                 "running", progress=self.runner._step_progress(self.step, self.ops, self.rows, elapsed))
+
+    def finish(self) -> None:
         for w in self.workers:
             w.process.join(2.0)
             if w.process.is_alive():
                 w.process.kill()
                 w.process.join(2.0)
+            if w.conn is not None:     # a worker that never said Done (stopped before the release)
+                self._close(w, "cancelled" if self.runner.cancelled else w.state)
         self._flush()
 
     def _poll(self, timeout: float, offset: float | None) -> None:
@@ -262,7 +300,7 @@ class _Collector:
         for w in self._open():  # a worker that died without a word (killed, crashed)
             if not w.process.is_alive() and not w.conn.poll():
                 w.process.join(0.1)
-                if w.state in ("starting", "ready", "running"):
+                if w.state in _LIVE:
                     self._fail(w, f"worker process {exit_description(w.process.exitcode)}")
                 else:
                     self._close(w, w.state)
@@ -276,46 +314,54 @@ class _Collector:
             message = w.conn.recv()
         except (EOFError, OSError, Exception):  # closed or half-written by a dying worker
             w.process.join(0.5)
-            if w.state in ("starting", "ready", "running"):
+            if w.state in _LIVE:
                 self._fail(w, f"worker process {exit_description(w.process.exitcode)}")
             else:
                 self._close(w, w.state)
             return
-        kind = message[0]
-        if kind == "ready":
-            info = message[2]
-            w.state, w.pid, w.node = "ready", info["pid"], info.get("node", "")
-            self.runner._metrics.set_worker(w.index, "ready")
+        if isinstance(message, Ready):
+            w.pid, w.node = message.pid, message.node
+            self.set_state(w, "ready")
             self.runner.store.set_worker(self.runner.run_id, self.step.index, w.index, w.pid, w.node, "ready")
-        elif kind == "records":
-            batch: Columns = message[2]
-            if batch_length(batch) and offset is not None:
-                self.pending.append(batch)
-                self.runner._metrics.add(batch, offset)
-                ok = batch["ok"]
-                self.last_end = max(self.last_end, float((batch["t_start"] + batch["total_s"]).max()))
-                self.ops += int(ok.sum())
-                self.rows += int(batch["rows"][ok].sum())
-        elif kind == "done":
-            self.cache_methods = message[2].get("cache_methods") or self.cache_methods
+        elif isinstance(message, Records):
+            self._add(message.batch, offset)
+        elif isinstance(message, MeasuredDone):
+            self.cache_methods = list(message.cache_methods) or self.cache_methods
+            self.set_state(w, "measured")
+        elif isinstance(message, Done):
+            self.cache_methods = list(message.cache_methods) or self.cache_methods
             self._close(w, "cancelled" if self.runner.cancelled else "done")
-        elif kind == "failed":
-            self._fail(w, message[2])
+        elif isinstance(message, Failed):
+            self._fail(w, message.error, traceback=message.traceback)
 
-    def _fail(self, w: _Worker, error: str, state: str = "failed") -> None:
-        w.error = error
+    def _add(self, batch: Columns, offset: float | None) -> None:
+        if not batch_length(batch) or offset is None:
+            return
+        self.pending.append(batch)
+        self.runner._metrics.add(batch, offset)
+        measured = batch["kind"] == MEASURED
+        ok = batch["ok"] & measured
+        if measured.any():
+            ends = batch["t_start"][measured] + batch["total_s"][measured]
+            self.last_end = max(self.last_end, float(ends.max()))
+        self.ops += int(ok.sum())
+        self.rows += int(batch["rows"][ok].sum())
+
+    def _fail(self, w: _Worker, error: str, state: str = "failed", traceback: str = "") -> None:
+        w.error, w.traceback = error, traceback
         if state == "failed":
             self.runner._failures.append(f"worker {w.index} (step {self.step.index + 1}): {error}")
         self._close(w, state)
 
-    def _close(self, w: _Worker, state: str) -> None:
+    def _close(self, w: _Worker, state: str, error: str = "") -> None:
         w.state = state
+        w.error = w.error or error
         if w.conn is not None:
             w.conn.close()
             w.conn = None
         self.runner._metrics.set_worker(w.index, state, w.error)
         self.runner.store.set_worker(self.runner.run_id, self.step.index, w.index, w.pid, w.node,
-                                     state, w.error, w.process.exitcode)
+                                     state, w.error, w.process.exitcode, w.traceback)
 
     def _flush_if_due(self) -> None:
         if time.monotonic() - self._last_flush >= STORE_FLUSH_S:

@@ -27,7 +27,8 @@ class Scenario:
     cache: str = "warm"
     operations: int = 3            # per user per step; 0 means "run for duration_s"
     duration_s: float = 0.0
-    warmup_ops: int = 0            # per user, untimed, before the barrier
+    warmup_ops: int = 1            # per user per step, before the release; recorded apart
+    probe_ops: int = 2             # per user per step, after the window, where phases need probes
 
     def __post_init__(self) -> None:
         StringMode.parse(self.strings)
@@ -37,6 +38,8 @@ class Scenario:
             raise ValueError("users must be one or more whole numbers of at least 1")
         if self.operations < 0 or self.duration_s < 0:
             raise ValueError("operations and duration must not be negative")
+        if self.warmup_ops < 0 or self.probe_ops < 0:
+            raise ValueError("warm-up and probe operations must not be negative")
 
     @property
     def string_mode(self) -> StringMode:

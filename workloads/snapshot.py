@@ -30,11 +30,14 @@ class LatencyPoint:
 class SweepPoint:
     users: int
     rows_per_s: float
-    bytes_per_s: float
+    bytes_per_s: float  # logical bytes (workloads.targets.sizes)
     ops_per_s: float
     p50: float
     p99: float
     complete: bool      # False while the step is still running (the point grows live)
+    label: str = ""     # the step, e.g. "4 users" or "batch 1,000 rows"
+    short: bool = False  # too short to measure (workloads.figures)
+    exact: bool = False  # True once the stored figures replaced the live estimate
 
 
 @dataclass
@@ -62,10 +65,18 @@ class LiveSnapshot:
     message: str = ""                        # latest human-readable status or error
     throughput: list[ThroughputPoint] = field(default_factory=list)
     latency: list[LatencyPoint] = field(default_factory=list)
-    # mean seconds per phase per op over the current window, e.g. {"io": 0.12, "decode": 0.3}
+    step_label: str = ""                     # the current step, e.g. "4 users"
+    # mean seconds per phase per op of one step (phase_step), e.g. {"read": 0.12, "decode": 0.3}
     phase_means: dict[str, float] = field(default_factory=dict)
-    # phase percentiles over the window: {"decode": {"p50": .., "p95": .., "p99": ..}}
+    # that step's phase percentiles: {"decode": {"p50": .., "p95": .., "p99": ..}}
     phase_percentiles: dict[str, dict[str, float]] = field(default_factory=dict)
+    phase_step: str = ""                     # label of the step the phases describe
+    phase_ops: int = 0                       # operations behind the phase figures
+    phase_source: str = ""                   # "measured" operations or "probe" operations
+    phase_exact: bool = False                # stored figures (True) or the live estimate
+    mean_total_s: float | None = None        # that step's mean measured operation time
+    first_op_s: float | None = None          # median first operation of a fresh worker, that step
+    steady_p50_s: float | None = None        # that step's p50 of measured operations
     sweep: list[SweepPoint] = field(default_factory=list)
     workers: dict[int, str] = field(default_factory=dict)      # worker id -> state
     worker_errors: dict[int, str] = field(default_factory=dict)

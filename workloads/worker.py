@@ -1,7 +1,16 @@
-"""The body of one worker process: build the target, wait at the barrier, run, report.
+"""The body of one worker process: build the target, warm up, wait at the barrier, run, report.
 
-Runs in a spawned process (also from the frozen app). Talks to the parent over its own pipe, so
-a worker killed mid-message corrupts only its own channel.
+Runs in a spawned process (also from the frozen app). Talks to the parent over its own pipe
+(``workloads.messages``). Per step a worker runs, in order:
+
+1. set-up (imports, connection, data): not timed, not recorded;
+2. ``warmup_ops`` warm-up operations, timed and recorded as kind "warmup" (the first operation
+   of a fresh process), then ``Ready``;
+3. after the release, the measured operations (kind "measured"): the step's figures;
+4. after every worker's measured operations are over, ``probe_ops`` probe operations where the
+   target splits phases in an instrumented path (kind "probe"), released together again.
+
+For cold runs the cache is dropped before every operation of every kind, outside its timing.
 """
 from __future__ import annotations
 
@@ -15,12 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from workloads.records import OpRecord, to_columns
+from workloads.kinds.base import apply_counts
+from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
+from workloads.records import MEASURED, PROBE, UNKNOWN_BYTES, WARMUP, OpRecord, extra_json, to_columns
 from workloads.targets.base import PHASES, Layout
 
 FLUSH_EVERY_S = 0.2
 FLUSH_EVERY_RECORDS = 256
 MAX_CONSECUTIVE_ERRORS = 5
+POLL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -35,41 +47,73 @@ class WorkerSpec:
     target_config: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class StepEvents:
+    """The step's multiprocessing events, shared by the runner and every worker."""
+
+    start: Any      # release of the measured operations
+    probe: Any      # release of the probe operations
+    stop: Any       # cancel
+
+
 def describe_error(exc: BaseException) -> str:
     """One readable line: the exception's type and message, never a traceback."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else 'no message'}"
 
 
-def worker_main(spec: WorkerSpec, conn: Connection, start_event, stop_event, step_t0) -> None:
+def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0) -> None:
     # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ops = None
     try:
         ctx, workload = _build_context(spec)
-        for _ in range(int(spec.scenario.get("warmup_ops", 0))):
-            op = workload.next_op(ctx, 0)
-            if op is not None:
-                op()
-        ctx.rows_done = 0
-        conn.send(("ready", spec.worker, {"pid": os.getpid(), "node": _node_of(ctx.target)}))
+        ops = _Operations(spec, ctx, workload, conn)
+        ops.warm_up()
+        conn.send(Ready(spec.worker, os.getpid(), str(getattr(ctx.target, "node", "") or "")))
     except BaseException as exc:  # report anything that stops a worker from starting
-        conn.send(("failed", spec.worker, describe_error(exc), traceback.format_exc()))
-        conn.close()
+        conn.send(Failed(spec.worker, describe_error(exc), traceback.format_exc()))
+        _close(ops, conn)
         return
-    while not start_event.wait(0.05):
-        if stop_event.is_set():
-            conn.send(("done", spec.worker, {"ops": 0}))
-            return
     try:
-        _run_loop(spec, ctx, workload, conn, stop_event, step_t0.value)
+        if not _wait(events.start, events.stop):
+            conn.send(Done(spec.worker))
+            return
+        t0 = step_t0.value
+        ops.send_warmups(t0)
+        count = ops.run(MEASURED, t0, events.stop)
+        conn.send(MeasuredDone(spec.worker, count, tuple(ops.cache_methods)))
+        if ops.probes_wanted and not events.stop.is_set() and _wait(events.probe, events.stop):
+            ops.run(PROBE, t0, events.stop)
+        conn.send(Done(spec.worker, tuple(ops.cache_methods)))
     except BaseException as exc:
-        conn.send(("failed", spec.worker, describe_error(exc), traceback.format_exc()))
+        conn.send(Failed(spec.worker, describe_error(exc), traceback.format_exc()))
     finally:
+        _close(ops, conn)
+
+
+_PARENT = os.getppid()       # the run's process; when it dies (kill -9) the worker must not linger
+
+
+def parent_gone() -> bool:
+    return os.getppid() != _PARENT
+
+
+def _wait(event, stop_event) -> bool:
+    """Wait for ``event``; False when the run was stopped (or its process died) first."""
+    while not event.wait(POLL_S):
+        if stop_event.is_set() or parent_gone():
+            return False
+    return True
+
+
+def _close(ops: "_Operations | None", conn: Connection) -> None:
+    if ops is not None:
         try:
-            ctx.target.close()
+            ops.ctx.target.close()
         except Exception:  # closing after a failure must not hide the failure itself
             pass
-        conn.close()
+    conn.close()
 
 
 def _build_context(spec: WorkerSpec):
@@ -93,27 +137,76 @@ def _build_context(spec: WorkerSpec):
     return ctx, workload
 
 
-def _node_of(target) -> str:
-    return str(getattr(target, "node", "") or "")
+class _Operations:
+    """Runs one worker's operations of each kind and streams their records to the parent."""
 
+    def __init__(self, spec: WorkerSpec, ctx, workload, conn: Connection):
+        self.spec, self.ctx, self.workload, self.conn = spec, ctx, workload, conn
+        scenario = ctx.scenario
+        self.cold = scenario.cache == "cold" and workload.uses_target
+        self.cache_methods: list[str] = []
+        self.probes_wanted = (workload.uses_target and scenario.probe_ops > 0
+                              and workload.op_name in ctx.target.probed_ops)
+        self._warmups: list[tuple[float, OpRecord]] = []
+        self._batch: list[OpRecord] = []
+        self._last_flush = time.monotonic()
 
-def _run_loop(spec: WorkerSpec, ctx, workload, conn: Connection, stop_event, t0: float) -> None:
-    scenario = ctx.scenario
-    cold = scenario.cache == "cold" and workload.uses_target
-    op_limit = scenario.operations if workload.bounded_by_operations else 0
-    deadline = t0 + scenario.duration_s if scenario.duration_s > 0 else float("inf")
-    batch: list[OpRecord] = []
-    last_flush = time.monotonic()
-    seq = consecutive_errors = 0
-    cache_methods: list[str] = []
-    while not stop_event.is_set():
-        if (op_limit and seq >= op_limit) or time.monotonic() >= deadline:
-            break
-        op = workload.next_op(ctx, seq)
-        if op is None:
-            break
-        if cold:
-            cache_methods = ctx.target.drop_cache(ctx.layout)
+    # --- warm-up: before the release, so it never overlaps a measured operation ----------------
+    def warm_up(self) -> None:
+        for seq in range(int(self.ctx.scenario.warmup_ops)):
+            op = self.workload.next_op(self.ctx, seq)
+            if op is None:
+                break
+            started, total, result, error = self._timed(op)
+            self._warmups.append((started, self._record(WARMUP, seq, 0.0, total, result, error)))
+        self.ctx.rows_done = 0
+
+    def send_warmups(self, t0: float) -> None:
+        """Warm-up records on the step's clock: they ended before the release (t_start < 0)."""
+        records = [r._replace(t_start=started - t0) for started, r in self._warmups]
+        if records:
+            self.conn.send(Records(self.spec.worker, to_columns(records)))
+
+    # --- measured and probe operations ------------------------------------------------------
+    def run(self, kind: str, t0: float, stop_event) -> int:
+        scenario, ctx = self.ctx.scenario, self.ctx
+        measured = kind == MEASURED
+        limit = (scenario.operations if self.workload.bounded_by_operations else 0) if measured \
+            else scenario.probe_ops
+        deadline = t0 + scenario.duration_s if measured and scenario.duration_s > 0 else float("inf")
+        ctx.rows_done = 0
+        seq = consecutive_errors = 0
+        while not stop_event.is_set():
+            if (limit and seq >= limit) or time.monotonic() >= deadline or parent_gone():
+                break
+            op = self.workload.next_op(ctx, seq)
+            if op is None:
+                break
+            if measured:
+                started, total, result, error = self._timed(op)
+            else:
+                with ctx.target.probe_mode():
+                    started, total, result, error = self._timed(op)
+            self._batch.append(self._record(kind, seq, started - t0, total, result, error))
+            if result is not None:
+                ctx.rows_done += result.rows
+                consecutive_errors = 0
+            else:
+                consecutive_errors += 1
+            seq += 1
+            self._flush_if_due()
+            if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                self._flush()
+                raise RuntimeError(f"stopped after {consecutive_errors} failed operations in a row; "
+                                   f"last: {error}")
+        self._flush()
+        return seq
+
+    def _timed(self, op):
+        """(start on the monotonic clock, seconds, result or None, error text) of one operation;
+        the cold-cache drop comes before the timed span."""
+        if self.cold:
+            self.cache_methods = self.ctx.target.drop_cache(self.ctx.layout)
         started = time.monotonic()
         perf_start = time.perf_counter()
         try:
@@ -122,30 +215,28 @@ def _run_loop(spec: WorkerSpec, ctx, workload, conn: Connection, stop_event, t0:
         except Exception as exc:
             result, error = None, describe_error(exc)
         total = time.perf_counter() - perf_start
-        batch.append(_record(spec, workload.op_name, seq, started - t0, total, result, error))
         if result is not None:
-            ctx.rows_done += result.rows
-            consecutive_errors = 0
-        else:
-            consecutive_errors += 1
-        seq += 1
-        now = time.monotonic()
-        if len(batch) >= FLUSH_EVERY_RECORDS or now - last_flush >= FLUSH_EVERY_S:
-            conn.send(("records", spec.worker, to_columns(batch)))
-            batch, last_flush = [], now
-        if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-            conn.send(("records", spec.worker, to_columns(batch)))
-            raise RuntimeError(f"stopped after {consecutive_errors} failed operations in a row; "
-                               f"last: {error}")
-    conn.send(("records", spec.worker, to_columns(batch)))
-    conn.send(("done", spec.worker, {"ops": seq, "cache_methods": cache_methods}))
+            apply_counts(op, result)
+        return started, total, result, error
 
+    def _record(self, kind: str, seq: int, t_start: float, total: float, result, error: str) -> OpRecord:
+        phases = result.phases if result is not None else {}
+        wire = result.wire_bytes if result is not None and result.wire_bytes is not None else UNKNOWN_BYTES
+        return OpRecord(
+            step=int(self.spec.step["index"]), worker=self.spec.worker, seq=seq,
+            op=self.workload.op_name, t_start=t_start, total_s=total,
+            rows=result.rows if result else 0, bytes=result.nbytes if result else 0,
+            ok=result is not None, kind=kind, **{f"{p}_s": phases.get(p) for p in PHASES},
+            wire_bytes=int(wire), error=error, node=(result.node if result else "") or "",
+            extra=extra_json(result.extra) if result is not None else "",
+        )
 
-def _record(spec: WorkerSpec, op: str, seq: int, t_start: float, total: float, result, error: str) -> OpRecord:
-    phases = result.phases if result is not None else {}
-    return OpRecord(
-        step=int(spec.step["index"]), worker=spec.worker, seq=seq, op=op, t_start=t_start,
-        total_s=total, **{f"{p}_s": phases.get(p) for p in PHASES},
-        rows=result.rows if result else 0, bytes=result.nbytes if result else 0,
-        ok=result is not None, error=error, node=(result.node if result else "") or "",
-    )
+    def _flush_if_due(self) -> None:
+        if len(self._batch) >= FLUSH_EVERY_RECORDS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._batch:
+            self.conn.send(Records(self.spec.worker, to_columns(self._batch)))
+            self._batch = []
+        self._last_flush = time.monotonic()

@@ -16,6 +16,22 @@ from workloads.targets.base import Layout, OpResult, Target
 Operation = Callable[[], OpResult]
 
 
+def counted_as(rows: int, nbytes: int, operation: Operation) -> Operation:
+    """Make ``operation`` count ``rows`` and ``nbytes`` (e.g. the input a computation scans)
+    instead of its result's own; the worker applies it after the timed span, and keeps the
+    result's own size in ``extra`` (result_rows, result_bytes)."""
+    operation.counted_as = (int(rows), int(nbytes))
+    return operation
+
+
+def apply_counts(operation: Operation, result: OpResult) -> OpResult:
+    counts = getattr(operation, "counted_as", None)
+    if counts is not None:
+        result.extra = {**result.extra, "result_rows": result.rows, "result_bytes": result.nbytes}
+        result.rows, result.nbytes = counts
+    return result
+
+
 @dataclass(frozen=True)
 class StepPlan:
     index: int
@@ -49,6 +65,7 @@ class Workload(ABC):
     params: tuple[Param, ...] = ()
     uses_target = True
     bounded_by_operations = True   # False: the workload decides when a worker is done (by rows)
+    writes = False                 # True: each step starts from an emptied scratch table
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, every value coerced; unknown keys are an error."""
@@ -66,6 +83,10 @@ class Workload(ABC):
 
     def setup(self, ctx: WorkerContext) -> None:
         """Untimed per-worker preparation (e.g. build the batches to upload)."""
+
+    def scratch_table(self, params: dict[str, Any]) -> str:
+        """The table a writing workload appends to ("" = the layout's append table)."""
+        return ""
 
     @abstractmethod
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:

@@ -11,11 +11,14 @@ scenario is checked, before any data is prepared.
 from __future__ import annotations
 
 from workloads.datasets import get_dataset
-from workloads.kinds.base import Operation, StepPlan, WorkerContext, Workload
+from workloads.kinds.base import Operation, StepPlan, WorkerContext, Workload, counted_as
 from workloads.params import Param
 from workloads.scenario import Scenario
 from workloads.targets import target_class
 from workloads.targets.quotes import quote_columns
+from workloads.targets.sizes import rows_bytes
+
+MINUTE_TABLE = "minute"   # the layout's table of minute quotes (DolphinDB: quotes_minute)
 
 
 class _Report003(Workload):
@@ -57,14 +60,8 @@ class _Report003(Workload):
         # the rows of the days it covers, in DolphinDB's bytes per row; the result's own size
         # (390 minutes, 2 coefficients...) stays in the target's OpResult.extra.
         scanned = round(ctx.layout.rows * len(days) / len(ctx.layout.days))
-        row_bytes = ctx.dataset.info.schema.row_bytes()
-
-        def operation():
-            result = method(ctx.layout, days)
-            result.extra = {**result.extra, "result_rows": result.rows, "result_bytes": result.nbytes}
-            result.rows, result.nbytes = scanned, scanned * row_bytes
-            return result
-        return operation
+        return counted_as(scanned, rows_bytes(scanned, ctx.dataset.info.schema),
+                          lambda: method(ctx.layout, days))
 
 
 class SpreadByMinute(_Report003):
@@ -83,6 +80,10 @@ class MapReduceMinuteBars(_Report003):
                    "table; the answer is the number of bars. Report 003 (b): a month, 6.5 billion rows.")
     reference = "report 003 (b)"
     op_name = "mapreduce_minute_bars"
+    writes = True
+
+    def scratch_table(self, params) -> str:
+        return MINUTE_TABLE
 
 
 class OlsSpread(_Report003):

@@ -8,6 +8,7 @@ from workloads.params import Param
 from workloads.scenario import Scenario
 
 _POOL_ROWS_MAX = 200_000  # rows generated once per worker and reused batch after batch
+UPLOAD_TABLE = "upload"   # DolphinDB: its in-memory table; elsewhere a scratch table of that name
 
 
 def _row_pool(ctx: WorkerContext, rows: int) -> pd.DataFrame:
@@ -49,6 +50,7 @@ class UploadSweep(Workload):
     reference = "report 002 §1"
     op_name = "upload"
     bounded_by_operations = False
+    writes = True
     params = (
         Param("batch_sizes", "Batch sizes", "int_list", [10, 100, 1000, 10000, 100000], 1, 10_000_000,
               "rows", help="One step per batch size (report 002: 10 .. 100,000)."),
@@ -64,11 +66,14 @@ class UploadSweep(Workload):
     def setup(self, ctx: WorkerContext) -> None:
         ctx.state["pool"] = _row_pool(ctx, ctx.params["rows_per_step"])
 
+    def scratch_table(self, params) -> str:
+        return UPLOAD_TABLE
+
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:
         batch = _next_batch(ctx, ctx.params["batch_rows"], ctx.params["rows_per_step"])
         if batch is None:
             return None
-        return lambda: ctx.target.append(ctx.layout, batch, table="upload")
+        return lambda: ctx.target.append(ctx.layout, batch, table=UPLOAD_TABLE)
 
 
 class ConcurrentAppend(Workload):
@@ -79,6 +84,7 @@ class ConcurrentAppend(Workload):
     reference = "report 002 §2, report 003 (write)"
     op_name = "append"
     bounded_by_operations = False
+    writes = True
     params = (
         Param("rows_per_user", "Rows per user", "int", 100_000, 1, 10_000_000_000, "rows",
               help="Report 002: 5,000,000 rows per user."),

@@ -2,35 +2,93 @@
 
 A target lives in two places. In the parent it ``prepare``s data (cached, reused across runs) and
 reports its footprint. In each worker process it is rebuilt from its plain-dict ``config``,
-``open``ed (connections are made there, outside timing) and asked for operations. Each operation
-returns an ``OpResult`` whose ``phases`` split its time (seconds) the way ARCHITECTURE.md says:
-files io+decode, DuckDB query+decode, DolphinDB server+transfer+decode.
+``open``ed (connections are made there, outside timing) and asked for operations.
+
+An operation's total time is the call a user makes (``pickle.load``, ``pq.read_table(...).to_pandas()``,
+``session.run(query)``) and nothing else. Its ``phases`` split that time only where the call has
+natural parts (Arrow's reader, then ``to_pandas``). A split that needs a different code path
+(pickle's file reads, DolphinDB's server time and raw transfer) is measured in separate *probe*
+operations: the worker runs them after the step's measured operations, with the target in
+``probe_mode()``, and they are stored apart (kind "probe") and never counted in a figure but the
+phase split. The phases (seconds), one meaning each, everywhere:
+
+- ``io``: bytes off the disk into memory, nothing decoded (pickle probes: the unpickler's reads).
+- ``read``: a format's reader into its in-memory form: disk + decompression + decoding into Arrow
+  (``pq.read_table``, ``feather.read_table``).
+- ``query``: a query engine's execution into its result (DuckDB into Arrow), or pandas' own work
+  after decoding (filters, minute bars).
+- ``server``: measured on a server, result kept there (DolphinDB probes).
+- ``transfer``: the same result's bytes read off the socket without decoding (DolphinDB probes).
+- ``decode``: in-memory data to a pandas DataFrame (``to_pandas``; a client's deserialisation).
+
+Bytes, one meaning each: ``OpResult.nbytes`` is the logical size of the rows the operation counts
+(rows x the row width in DolphinDB's column widths, ``workloads.targets.sizes``), the same for every
+target, so MB/s compares across targets; ``wire_bytes`` is what was actually read from disk or the
+network where the target knows it (a file's bytes, a server's reply), else None.
 """
 from __future__ import annotations
 
 import datetime as dt
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from workloads.datasets.schema import Scale, StringMode
+from workloads.datasets.schema import Scale, Schema, StringMode
 
-PHASES = ("io", "query", "server", "transfer", "decode")  # every phase any target may report
+PHASES = ("io", "read", "query", "server", "transfer", "decode")  # every phase, in data-flow order
 
 ProgressCallback = Callable[[int, int, str], None]  # (done, total, message)
 
 
-@dataclass
 class OpResult:
-    rows: int
-    nbytes: int                      # payload bytes moved (DolphinDB encoding size for reads)
-    phases: dict[str, float] = field(default_factory=dict)
-    node: str = ""                   # which server node answered, when there is one
-    frame: pd.DataFrame | None = None  # the data, for tests; workers drop it
-    extra: dict[str, Any] = field(default_factory=dict)  # target-specific facts (DuckDB: lock_wait_s, lock_retries)
+    """What one operation produced. Its sizes may be given, or worked out from the frame (logical
+    bytes) and the file read (wire bytes) on first use: the worker asks only after the timed span,
+    so sizing a result never costs the operation time."""
+
+    def __init__(self, rows: int, nbytes: int | None = None, phases: dict[str, float] | None = None,
+                 node: str = "", frame: pd.DataFrame | None = None, extra: dict[str, Any] | None = None,
+                 wire_bytes: int | None = None, schema: Schema | None = None,
+                 wire_path: str | os.PathLike | None = None):
+        self.rows = rows
+        self.phases = phases if phases is not None else {}
+        self.node = node                 # which server node answered, when there is one
+        self.frame = frame               # the data, for tests; workers drop it
+        self.extra = extra if extra is not None else {}   # target facts (DuckDB: lock_wait_s...)
+        self._nbytes = nbytes
+        self._wire_bytes = wire_bytes
+        self._schema = schema            # the dataset's schema, for the row width of its columns
+        self._wire_path = wire_path      # a file read whole: its size is the wire bytes
+
+    @property
+    def nbytes(self) -> int:
+        """Logical bytes of the counted rows (see the module doc)."""
+        if self._nbytes is None:
+            from workloads.targets.sizes import frame_bytes
+            self._nbytes = frame_bytes(self.frame, self._schema) if self.frame is not None else 0
+        return self._nbytes
+
+    @nbytes.setter
+    def nbytes(self, value: int) -> None:
+        self._nbytes = int(value)
+
+    @property
+    def wire_bytes(self) -> int | None:
+        """Bytes actually read from disk or the network, when known."""
+        if self._wire_bytes is None and self._wire_path is not None:
+            try:
+                self._wire_bytes = os.stat(self._wire_path).st_size
+            except OSError:
+                self._wire_path = None
+        return self._wire_bytes
+
+    @wire_bytes.setter
+    def wire_bytes(self, value: int | None) -> None:
+        self._wire_bytes = value
 
 
 @dataclass(frozen=True)
@@ -55,9 +113,21 @@ class TargetError(RuntimeError):
 class Target(ABC):
     kind: str = ""                   # registry key: pickle, parquet, feather, duckdb, dolphindb
     read_phases: tuple[str, ...] = ()
+    # operations (by OpResult-producing method name) whose phase split comes from probe operations
+    probed_ops: frozenset[str] = frozenset()
 
     def __init__(self, config: dict[str, Any]):
         self.config = dict(config)
+        self.probing = False
+
+    @contextmanager
+    def probe_mode(self) -> Iterator[None]:
+        """Operations inside run their instrumented path (phases split, not the user's plain call)."""
+        self.probing = True
+        try:
+            yield
+        finally:
+            self.probing = False
 
     # --- parent side -------------------------------------------------------------------
     @abstractmethod
@@ -74,8 +144,18 @@ class Target(ABC):
         return {"kind": self.kind}
 
     def drop_cache(self, layout: Layout) -> list[str]:
-        """Make the next read cold; return the methods actually applied."""
+        """Make the next read cold (in a worker, before each operation of a cold run, outside its
+        timing); return the methods actually applied."""
         return []
+
+    def drop_cache_for_step(self, layout: Layout) -> list[str]:
+        """Make a cold step start cold (in the parent, once, right before the release): for caches
+        that dropping under other workers' running queries would disturb (a server's)."""
+        return []
+
+    def clear_table(self, layout: Layout, table: str = "") -> None:
+        """Empty a scratch table that writes append to (default: the layout's append table), so
+        every step of a write workload starts from the same state; called before its workers start."""
 
     # --- worker side ---------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:

@@ -8,8 +8,10 @@ day is loaded in its own transaction (chunks from the generator via Arrow into a
 then one sorted INSERT), so an interrupted ``prepare`` resumes at the first missing day. The
 manifest lives in the table ``_tickbench_layouts``.
 
-Phases: ``query`` = execution into an Arrow table (in-process: no transfer); ``decode`` = Arrow
--> DataFrame in the layout's string mode. Minute bars are computed by DuckDB (SQL).
+Phases: the timed call is ``con.sql(query).to_arrow_table()`` then ``to_pandas`` in the string
+mode (a user's fastest path from DuckDB to pandas); ``query`` = the first (execution into Arrow,
+in-process: no transfer), ``decode`` = the second. Minute bars are computed by DuckDB (SQL).
+Bytes actually read are not known (DuckDB reads its own pages): ``wire_bytes`` stays empty.
 
 Concurrency, honestly: DuckDB lets ONE process open a file read-write, or several processes
 open it read-only, never both at once. So:
@@ -52,6 +54,7 @@ from workloads.targets.bars import price_columns
 from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
 from workloads.targets.cache import drop_file_cache
 from workloads.targets.files import disk_full_message
+from workloads.targets.sizes import rows_bytes
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
 
@@ -373,8 +376,8 @@ class DuckDBTarget(Target):
         t1 = _now()
         frame = frame_from_arrow(arrow, strings or layout.strings)
         t2 = _now()
-        return OpResult(rows=len(frame), nbytes=arrow.nbytes, phases={"query": t1 - t0, "decode": t2 - t1},
-                        frame=frame)
+        return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1}, frame=frame,
+                        schema=self._dataset_info(layout).schema)
 
     def _check_day(self, layout: Layout, day: dt.date) -> None:
         if day not in layout.days:
@@ -422,8 +425,19 @@ class DuckDBTarget(Target):
             con.execute(f"INSERT INTO {quote(target_table)} SELECT {_select_cast_sql(info.schema)} FROM _tb_append")
             con.unregister("_tb_append")
         t2 = _now()
-        return OpResult(rows=len(frame), nbytes=arrow.nbytes, phases={"decode": t1 - t0, "query": t2 - t1},
-                        extra=waits)
+        return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), info.schema),
+                        phases={"decode": t1 - t0, "query": t2 - t1}, extra=waits)
+
+    def clear_table(self, layout: Layout, table: str = "") -> None:
+        if table == "minute":
+            name = self.minute_table(layout)
+        else:
+            name = self.table(layout) + "_append" if not table else table
+        with self._writer() as (con, _waits):
+            exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                                 [name]).fetchone()[0]
+            if exists:
+                con.execute(f"DELETE FROM {quote(name)}")
 
     def row_count(self, layout: Layout, table: str = "") -> int:
         """Rows in ``table`` (default: the layout's main table), for checks and reports."""
@@ -475,7 +489,7 @@ class DuckDBTarget(Target):
         except ValueError as exc:
             raise TargetError(f"{layout.dataset}: {exc}") from None
         t2 = _now()
-        return OpResult(rows=len(frame), nbytes=8 * len(sums), phases={"query": t1 - t0, "decode": t2 - t1},
+        return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1},
                         frame=frame, extra={"observations": int(sums[0] or 0)})
 
     def minute_table(self, layout: Layout) -> str:
@@ -501,5 +515,5 @@ class DuckDBTarget(Target):
                 params).fetchone()[0]
         t1 = _now()
         frame = pd.DataFrame({"bars": [int(bars)]})
-        return OpResult(rows=len(frame), nbytes=8, phases={"query": t1 - t0, "decode": _now() - t1}, frame=frame,
+        return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": _now() - t1}, frame=frame,
                         extra={"bars": int(bars), **waits})

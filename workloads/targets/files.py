@@ -10,18 +10,21 @@ What is stored per string mode: a pickle holds the DataFrame in the layout's str
 report's pickles held object strings: one Python str per row, as here). Parquet and Feather hold plain Arrow strings and apply
 the mode while decoding (Feather's file format cannot change dictionaries between chunks).
 
-Phases of an operation (seconds):
-- ``io``: bytes from disk into memory. Parquet/Feather: the whole file into one buffer.
-  Pickle: the time spent inside the unpickler's file reads (see ``PickleTarget._read``), so
-  io + decode is exactly a plain ``pickle.load`` (benchmarks/bench_fidelity.py checks it).
-- ``decode``: bytes -> DataFrame in the layout's string mode. Parquet and Feather filter a
-  slice inside Arrow here, before pandas sees it (Parquet with a pyarrow filter; rows are in
-  time order, so row-group statistics cannot skip data and the whole file is read anyway).
-- ``query``: work pandas does after decoding: the pickle slice filter, minute bars.
-For ``append`` the direction is reversed: ``decode`` is DataFrame -> bytes (encoding), ``io`` is
-writing them. "Append" for files means one new file per batch in ``append/<table>/`` beside the
-day files (pickle: one pickle per batch; Parquet/Feather: one part file per batch); the day
-files are never rewritten.
+Phases of an operation (seconds; meanings in ``workloads.targets.base``). The timed call is the
+user's own: ``pickle.load(f)`` of the open file; ``pq.read_table(path, ...)`` then ``to_pandas``;
+``feather.read_table(path)`` then ``to_pandas``:
+- Parquet/Feather: ``read`` = the reader into Arrow (disk, decompression, decoding; a slice's key
+  filter inside Arrow for Parquet), ``decode`` = Arrow -> DataFrame in the layout's string mode,
+  ``query`` = Feather's key filter in Arrow, or pandas' work (minute bars, report 003).
+- pickle: one call, no parts. Its split comes from probe operations that read through a wrapper
+  adding up the time of the unpickler's file reads (``io``; the rest of ``pickle.load`` is
+  ``decode``); ``query`` is pandas' own work after it (a slice's filter, minute bars).
+For ``append`` the direction is reversed: ``decode`` is DataFrame -> the format's bytes, ``io``
+writing them (no fsync: a user's ``to_parquet`` does not). "Append" for files means one new file
+per batch in ``append/<table>/`` beside the day files (pickle: one pickle per batch;
+Parquet/Feather: one part file per batch); the day files are never rewritten.
+Wire bytes of a read: the file's size (every byte of a day file is read: rows are in time order,
+so a slice's Parquet filter skips no row group).
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ from typing import Any, BinaryIO
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode, apply_string_mode
@@ -55,6 +59,7 @@ from workloads.targets.arrow_frames import (arrow_schema, arrow_table, frame_fro
 from workloads.targets.bars import minute_bars, price_columns
 from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.sizes import rows_bytes
 from workloads.targets.quotes import (Moments, QuoteColumns, day_span, minute_quotes, ols_moments, ols_table,
                                      quote_columns, spread_combine, spread_partial)
 
@@ -62,7 +67,7 @@ MANIFEST = "manifest.json"
 LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
 KEYS_SAMPLE = 100          # most active keys offered to slice workloads
 DEFAULT_CHUNK_ROWS = 1_000_000
-_TABLE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+_TABLE_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 
 def _now() -> float:
@@ -92,14 +97,16 @@ def _is_disk_full(exc: BaseException | None) -> bool:
 
 
 @contextmanager
-def atomic_file(path: Path) -> Iterator[BinaryIO]:
-    """Write ``path`` via a hidden temp file + fsync + rename; remove the temp file on any failure."""
+def atomic_file(path: Path, durable: bool = True) -> Iterator[BinaryIO]:
+    """Write ``path`` via a hidden temp file (+ fsync when ``durable``) + rename; remove the temp
+    file on any failure."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb") as f:
             yield f
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
@@ -123,15 +130,9 @@ def remove_stale_temp_files(folder: Path) -> list[Path]:
 
 
 
-def write_bytes_atomic(path: Path, payload: bytes) -> None:
-    with atomic_file(path) as f:
+def write_bytes_atomic(path: Path, payload: bytes, durable: bool = True) -> None:
+    with atomic_file(path, durable) as f:
         f.write(payload)
-
-
-def read_bytes(path: Path) -> bytes:
-    """The whole file in one buffer: the ``io`` phase of a file read."""
-    with open(path, "rb", buffering=0) as f:
-        return f.readall()
 
 
 class TimedReader:
@@ -300,41 +301,44 @@ class FileTarget(Target):
         return info
 
     def read_day(self, layout: Layout, day: dt.date) -> OpResult:
-        frame, nbytes, phases = self._read(self.day_path(layout, day), layout, None)
-        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame)
+        path = self.day_path(layout, day)
+        frame, phases = self._read(path, layout, None)
+        return self._result(frame, phases, layout, path)
 
+    def _result(self, frame: pd.DataFrame, phases: dict[str, float], layout: Layout, path: Path) -> OpResult:
+        return OpResult(rows=len(frame), phases=phases, frame=frame,
+                        schema=self._dataset_info(layout).schema, wire_path=path)
+
+    @abstractmethod
     def _read(self, path: Path, layout: Layout, key: tuple[str, Any] | None
-              ) -> tuple[pd.DataFrame, int, dict[str, float]]:
-        """The file as a DataFrame (filtered to ``key`` when the codec can), bytes read, phases."""
-        t0 = _now()
-        buf = read_bytes(path)
-        t1 = _now()
-        frame = self._decode(buf, layout, key)
-        return frame, len(buf), {"io": t1 - t0, "decode": _now() - t1}
+              ) -> tuple[pd.DataFrame, dict[str, float]]:
+        """The file as a DataFrame (filtered to ``key`` where the format's reader can) and the
+        phases of that call: each format's user call, described in the module doc."""
 
-    def _read_key(self, layout: Layout, day: dt.date, key: str) -> tuple[pd.DataFrame, int, dict[str, float]]:
-        """One key-day as a DataFrame, with io/decode (and the pandas filter as query)."""
+    def _read_key(self, layout: Layout, day: dt.date, key: str) -> tuple[pd.DataFrame, dict[str, float], Path]:
+        """One key-day as a DataFrame, with the phases (pandas' filter as query)."""
         info = self._dataset_info(layout)
         value = key_value(info.schema.column(info.key_column), key)
-        frame, nbytes, phases = self._read(self.day_path(layout, day), layout, (info.key_column, value))
+        path = self.day_path(layout, day)
+        frame, phases = self._read(path, layout, (info.key_column, value))
         if not self.filters_in_arrow:
             t0 = _now()
             frame = frame[frame[info.key_column] == value].reset_index(drop=True)
-            phases["query"] = _now() - t0
-        return frame, nbytes, phases
+            phases["query"] = phases.get("query", 0.0) + (_now() - t0)
+        return frame, phases, path
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
-        frame, nbytes, phases = self._read_key(layout, day, key)
-        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame)
+        frame, phases, path = self._read_key(layout, day, key)
+        return self._result(frame, phases, layout, path)
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         info = self._dataset_info(layout)
         bid, ask = price_columns(info)
-        frame, nbytes, phases = self._read_key(layout, day, key)
+        frame, phases, path = self._read_key(layout, day, key)
         t0 = _now()
         bars = minute_bars(frame, info.time_column, bid, ask)
         phases["query"] = phases.get("query", 0.0) + (_now() - t0)
-        return OpResult(rows=len(bars), nbytes=nbytes, phases=phases, frame=bars)
+        return OpResult(rows=len(bars), phases=phases, frame=bars, wire_path=path)
 
     def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
         folder = self.append_dir(layout, table)
@@ -343,13 +347,19 @@ class FileTarget(Target):
         payload = self._encode(frame, layout)
         t1 = _now()
         name = f"part-{os.getpid()}-{time.time_ns()}-{uuid.uuid4().hex[:6]}.{self.ext}"
-        write_bytes_atomic(folder / name, payload)
+        write_bytes_atomic(folder / name, payload, durable=False)
         t2 = _now()
-        return OpResult(rows=len(frame), nbytes=len(payload), phases={"decode": t1 - t0, "io": t2 - t1})
+        return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), self._dataset_info(layout).schema),
+                        phases={"decode": t1 - t0, "io": t2 - t1}, wire_bytes=len(payload))
+
+    def clear_table(self, layout: Layout, table: str = "") -> None:
+        folder = self.minute_dir(layout) if table == "minute" else self.append_dir(layout, table)
+        for part in folder.glob(f"part-*.{self.ext}"):
+            part.unlink(missing_ok=True)
 
     def append_dir(self, layout: Layout, table: str = "") -> Path:
         table = table or "scratch"
-        if not _TABLE_NAME.match(table):
+        if not _TABLE_NAME.fullmatch(table):
             raise ValueError(f"append table name {table!r}: use 1-64 letters, digits or underscores")
         return Path(layout.location) / "append" / table
 
@@ -359,10 +369,6 @@ class FileTarget(Target):
         return sum(self._count_rows(p) for p in sorted(folder.glob(f"part-*.{self.ext}")))
 
     # --- codec hooks ---------------------------------------------------------------------
-    @abstractmethod
-    def _decode(self, buf: bytes, layout: Layout, key: tuple[str, Any] | None) -> pd.DataFrame:
-        """Supplied by each concrete format."""
-
     @abstractmethod
     def _encode(self, frame: pd.DataFrame, layout: Layout) -> bytes:
         """Supplied by each concrete format."""
@@ -387,15 +393,16 @@ class FileTarget(Target):
         """``compute(frame)`` on every day of the span; (results, bytes read, phases)."""
         cols, span = self._span_days(layout, days)
         results, nbytes = [], 0
-        phases = {"io": 0.0, "decode": 0.0, "query": 0.0}
+        phases = {"query": 0.0}
         for day in span:
-            frame, size, read_phases = self._read(self.day_path(layout, day), layout, None)
+            path = self.day_path(layout, day)
+            frame, read_phases = self._read(path, layout, None)
             t0 = _now()
             results.append(compute(frame, cols))
             phases["query"] += _now() - t0
-            phases["io"] += read_phases["io"]
-            phases["decode"] += read_phases["decode"]
-            nbytes += size
+            for phase, seconds in read_phases.items():
+                phases[phase] = phases.get(phase, 0.0) + seconds
+            nbytes += path.stat().st_size
             del frame
         return results, nbytes, phases
 
@@ -404,7 +411,7 @@ class FileTarget(Target):
         t0 = _now()
         frame = spread_combine(partials)
         phases["query"] += _now() - t0
-        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame)
+        return OpResult(rows=len(frame), phases=phases, frame=frame, wire_bytes=nbytes)
 
     def ols_spread(self, layout: Layout, days=()) -> OpResult:
         moments, nbytes, phases = self._each_day(layout, days, ols_moments)
@@ -414,7 +421,7 @@ class FileTarget(Target):
         except ValueError as exc:
             raise TargetError(f"{layout.dataset}: {exc}") from None
         phases["query"] += _now() - t0
-        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame,
+        return OpResult(rows=len(frame), phases=phases, frame=frame, wire_bytes=nbytes,
                         extra={"observations": sum(m.n for m in moments)})
 
     def minute_dir(self, layout: Layout) -> Path:
@@ -431,15 +438,16 @@ class FileTarget(Target):
             payload = self._encode_result(bars)
             t0 = _now()
             name = f"part-{os.getpid()}-{time.time_ns()}-{uuid.uuid4().hex[:6]}.{self.ext}"
-            write_bytes_atomic(folder / name, payload)
+            write_bytes_atomic(folder / name, payload, durable=False)
             written["io"] += _now() - t0     # writing is io, not pandas' work
             return len(bars)
 
         counts, nbytes, phases = self._each_day(layout, days, save_minute_quotes)
-        phases["io"] += written["io"]
+        phases["io"] = phases.get("io", 0.0) + written["io"]
         phases["query"] -= written["io"]
         frame = pd.DataFrame({"bars": [sum(counts)]})
-        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, frame=frame, extra={"bars": sum(counts)})
+        return OpResult(rows=len(frame), phases=phases, frame=frame, wire_bytes=nbytes,
+                        extra={"bars": sum(counts)})
 
     def _encode_result(self, frame: pd.DataFrame) -> bytes:
         """A computed frame in this target's format (pickle, or Arrow through the codec's writer)."""
@@ -482,30 +490,32 @@ class PickleTarget(FileTarget):
             pickle.dump(frame, f, protocol=pickle.HIGHEST_PROTOCOL)
         return len(frame)
 
-    def _read(self, path, layout, key):
-        """``pickle.load`` straight from the file, as report 000 timed it.
+    probed_ops = frozenset({"read_day", "read_slice", "minute_bars", "spread_by_minute", "ols_spread",
+                            "mapreduce_minute_bars"})
 
-        Reading the whole file first and then ``pickle.loads`` would copy every array once more
-        (~45% slower than ``pickle.load`` on a 2M-row day). Instead the unpickler reads the file
-        itself and a thin wrapper adds up the time spent inside its read calls: that is ``io``;
-        the rest of ``pickle.load`` is ``decode``. Their sum is what ``pickle.load`` costs.
+    def _read(self, path, layout, key):
+        """``pickle.load`` of the open file, as report 000 timed it, and nothing else.
+
+        In probe mode the unpickler reads through ``TimedReader``, which adds up the time spent
+        inside its read calls: that is ``io``; the rest of ``pickle.load`` is ``decode``. The
+        wrapper is the one thing a user's call would not do, so only probes use it.
         """
+        if not self.probing:
+            with open(path, "rb") as f:
+                return pickle.load(f), {}
         t0 = _now()
         with open(path, "rb") as f:
             reader = TimedReader(f)
             frame = pickle.load(reader)
-            nbytes = os.fstat(f.fileno()).st_size
         total = _now() - t0
-        return frame, nbytes, {"io": reader.seconds, "decode": max(total - reader.seconds, 0.0)}
-
-    def _decode(self, buf, layout, key) -> pd.DataFrame:
-        return pickle.loads(buf)
+        return frame, {"io": reader.seconds, "decode": max(total - reader.seconds, 0.0)}
 
     def _encode(self, frame, layout) -> bytes:
         return pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
 
     def _count_rows(self, path) -> int:
-        return len(pickle.loads(read_bytes(path)))
+        with open(path, "rb") as f:
+            return len(pickle.load(f))
 
     def _codec(self) -> dict[str, Any]:
         return {"protocol": pickle.HIGHEST_PROTOCOL}
@@ -554,14 +564,18 @@ class ParquetTarget(_ArrowFileTarget):
     def _writer(self, sink, schema):
         return pq.ParquetWriter(sink, schema, compression=self.compression)
 
-    def _decode(self, buf, layout, key) -> pd.DataFrame:
+    def _read(self, path, layout, key):
+        """``pq.read_table(path, ...)`` (read), then ``to_pandas`` in the string mode (decode)."""
         info = self._dataset_info(layout)
         # Category mode: read Parquet's dictionary pages as Arrow dictionaries (no re-hashing).
         dictionary = ([c.name for c in info.schema.columns if c.is_string]
                       if layout.strings is StringMode.CATEGORY else None)
         filters = [(key[0], "==", key[1])] if key is not None else None
-        table = pq.read_table(pa.BufferReader(buf), filters=filters, read_dictionary=dictionary)
-        return frame_from_arrow(table, layout.strings)
+        t0 = _now()
+        table = pq.read_table(path, filters=filters, read_dictionary=dictionary)
+        t1 = _now()
+        frame = frame_from_arrow(table, layout.strings)
+        return frame, {"read": t1 - t0, "decode": _now() - t1}
 
     def _count_rows(self, path) -> int:
         return pq.ParquetFile(path).metadata.num_rows
@@ -578,11 +592,20 @@ class FeatherTarget(_ArrowFileTarget):
         codec = None if self.compression in ("", "uncompressed", "none") else self.compression
         return pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(compression=codec))
 
-    def _decode(self, buf, layout, key) -> pd.DataFrame:
-        table = pa.ipc.open_file(pa.BufferReader(buf)).read_all()
+    def _read(self, path, layout, key):
+        """``feather.read_table(path)`` (read), the key filter in Arrow (query), then
+        ``to_pandas`` in the string mode (decode)."""
+        t0 = _now()
+        table = feather.read_table(path)
+        t1 = _now()
+        phases = {"read": t1 - t0}
         if key is not None:
             table = table.filter(pc.equal(table[key[0]], pa.scalar(key[1])))
-        return frame_from_arrow(table, layout.strings)
+            phases["query"] = _now() - t1
+        t2 = _now()
+        frame = frame_from_arrow(table, layout.strings)
+        phases["decode"] = _now() - t2
+        return frame, phases
 
     def _count_rows(self, path) -> int:
         with pa.memory_map(str(path)) as source:

@@ -1,0 +1,196 @@
+"""The figures of a step, defined once: every view (live at a step's end, history, compare, `show`,
+exports, the report) reads them from here.
+
+Definitions (``STEP_FIGURES_DOC`` says the same in words for the UI and the report):
+- The measurement window of a step runs from the release of its workers to the end of its last
+  measured operation (``steps.window_s``). Warm-up operations end before it, probes after it.
+- Throughput: rows, logical bytes and operations of the step's successful measured operations,
+  divided by the window.
+- Latency: exact percentiles (linear interpolation) and the mean of the successful measured
+  operations' total times.
+- Phases: mean and percentiles of each phase over the operations that report it, with their
+  count: the measured operations, or, where the target splits phases only in probes, the probes.
+- First operation in a fresh process: the median over the step's workers of their first (warm-up)
+  operation, beside the steady state; never part of the figures above.
+- A step with fewer than ``MIN_OPS`` measured operations or a window under ``MIN_WINDOW_S`` is
+  flagged "too short" with what to change; headlines skip it while another step can stand.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workloads.targets.base import PHASES
+
+MIN_OPS = 5
+MIN_WINDOW_S = 1.0
+
+STEP_FIGURES_DOC = ("Measurement window: from the release of the workers to the end of the last "
+                    "measured operation. Throughput = rows (or logical bytes, or operations) of the "
+                    "successful measured operations / window. Latency percentiles are exact over "
+                    "the measured operations. Warm-up operations (the first in a fresh process) and "
+                    "probe operations (for phase splits) are kept apart.")
+
+# Per-step sums of measured operations; {where} selects the runs. Rates and the short flag follow.
+_STEP_SUMS = """
+SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.released_at, s.started_at,
+       s.status, s.cache_methods,
+       count(o.seq) FILTER (WHERE o.ok) AS ops,
+       count(o.seq) FILTER (WHERE NOT o.ok) AS errors,
+       coalesce(sum(o.rows) FILTER (WHERE o.ok), 0) AS rows,
+       coalesce(sum(o.bytes) FILTER (WHERE o.ok), 0) AS bytes,
+       sum(o.wire_bytes) FILTER (WHERE o.ok) AS wire_bytes,
+       count(o.wire_bytes) FILTER (WHERE o.ok) AS wire_ops
+FROM steps s LEFT JOIN ops o ON o.run_id = s.run_id AND o.step = s.step AND o.kind = 'measured'
+{where}
+GROUP BY ALL
+"""
+_RATES = f"""
+rows / nullif(window_s, 0) AS rows_per_s,
+bytes / nullif(window_s, 0) / 1e6 AS mb_per_s,
+ops / nullif(window_s, 0) AS ops_per_s,
+CASE WHEN ops > 0 AND wire_ops = ops THEN wire_bytes / nullif(window_s, 0) / 1e6 END AS wire_mb_per_s,
+(ops < {MIN_OPS} OR coalesce(window_s, 0) < {MIN_WINDOW_S}) AS short
+"""
+_LATENCY = """
+SELECT step, quantile_cont(total_s, 0.50) AS p50_s, quantile_cont(total_s, 0.95) AS p95_s,
+       quantile_cont(total_s, 0.99) AS p99_s, avg(total_s) AS mean_s, min(total_s) AS min_s
+FROM ops WHERE run_id = ? AND kind = 'measured' AND ok GROUP BY step
+"""
+_FIRST_OP = """
+SELECT step, count(*) AS first_ops, quantile_cont(total_s, 0.5) AS first_op_s
+FROM ops WHERE run_id = ? AND kind = 'warmup' AND seq = 0 AND ok GROUP BY step
+"""
+STEP_FIGURES_SQL = f"""
+WITH sums AS ({_STEP_SUMS.format(where="WHERE s.run_id = ?")}),
+     lat AS ({_LATENCY}), first AS ({_FIRST_OP})
+SELECT sums.*, {_RATES}, lat.p50_s, lat.p95_s, lat.p99_s, lat.mean_s, lat.min_s,
+       coalesce(first.first_ops, 0) AS first_ops, first.first_op_s
+FROM sums LEFT JOIN lat USING (step) LEFT JOIN first USING (step)
+ORDER BY step
+"""
+_PHASE_COLUMNS = ", ".join(f"{p}_s" for p in PHASES)
+PHASE_SQL = f"""
+SELECT step, kind, replace(phase, '_s', '') AS phase, count(*) AS n, avg(seconds) AS mean_s,
+       quantile_cont(seconds, 0.50) AS p50_s, quantile_cont(seconds, 0.95) AS p95_s,
+       quantile_cont(seconds, 0.99) AS p99_s
+FROM (UNPIVOT (SELECT step, kind, {_PHASE_COLUMNS} FROM ops
+               WHERE run_id = ? AND ok AND kind IN ('measured', 'probe'))
+      ON {_PHASE_COLUMNS} INTO NAME phase VALUE seconds)
+GROUP BY ALL
+"""
+# One row per run: its headline step (highest rows/s, then ops/s, among steps long enough to
+# measure while there are any) with that step's figures, for the history table.
+HEADLINE_SQL = f"""
+WITH sums AS ({_STEP_SUMS.format(where="")}),
+rated AS (SELECT *, {_RATES} FROM sums),
+best AS (
+    SELECT * FROM rated
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY short, rows_per_s DESC NULLS LAST,
+                                                             ops_per_s DESC NULLS LAST, step) = 1
+), latency AS (
+    SELECT b.run_id, quantile_cont(o.total_s, 0.5) AS p50_s, quantile_cont(o.total_s, 0.99) AS p99_s
+    FROM best b JOIN ops o ON o.run_id = b.run_id AND o.step = b.step AND o.ok AND o.kind = 'measured'
+    GROUP BY b.run_id
+)
+SELECT r.run_id, r.name, r.created_at AS started_at, r.finished_at, r.status, r.dataset, r.target,
+       r.workload, r.users, r.cache, r.message,
+       b.step AS headline_step, b.label AS headline_label, b.users AS headline_users, b.short AS headline_short,
+       b.rows_per_s, b.mb_per_s, b.ops_per_s, l.p50_s * 1000 AS p50_ms, l.p99_s * 1000 AS p99_ms
+FROM runs r LEFT JOIN best b ON b.run_id = r.run_id LEFT JOIN latency l ON l.run_id = r.run_id
+ORDER BY r.created_at DESC, r.run_id
+"""
+
+
+def step_figures(store, run_id: str) -> pd.DataFrame:
+    """One row per step of ``run_id``: window, throughput, latency, first operation, phases.
+
+    Phase columns per phase p: ``p_s`` (mean seconds), ``p_n`` (operations), ``p_p50_s``,
+    ``p_p95_s``, ``p_p99_s``; ``phase_source`` says whether they come from measured operations
+    or probes. ``short_reason`` says why a step is too short to measure (empty when it is not).
+    """
+    frame = store.frame(STEP_FIGURES_SQL, [run_id, run_id, run_id])
+    frame = _with_phases(frame, store.frame(PHASE_SQL, [run_id]))
+    frame["short"] = frame["short"].astype(bool)
+    frame["short_reason"] = [short_reason(o, w) if s else "" for o, w, s in
+                             zip(frame["ops"], frame["window_s"], frame["short"])]
+    return frame
+
+
+def figures_of_step(store, run_id: str, step: int) -> dict[str, Any] | None:
+    """The figures of one step as a plain dict (the live view's final word on a step)."""
+    frame = step_figures(store, run_id)
+    rows = frame[frame["step"] == step]
+    return None if rows.empty else rows.iloc[0].to_dict()
+
+
+def short_reason(ops: int, window_s: float | None) -> str:
+    """Why a step is too short to measure, and what to change."""
+    window = 0.0 if window_s is None or (isinstance(window_s, float) and math.isnan(window_s)) else window_s
+    return (f"too short to measure: {int(ops)} operation{'s' if ops != 1 else ''} in {window:.2f} s; "
+            f"use at least {MIN_OPS} operations per step or a duration of a few seconds")
+
+
+def _with_phases(frame: pd.DataFrame, phases: pd.DataFrame) -> pd.DataFrame:
+    """Phase columns per step, from probes where the step has phase-bearing probes."""
+    for phase in PHASES:
+        for suffix in ("s", "n", "p50_s", "p95_s", "p99_s"):
+            frame[f"{phase}_{suffix}"] = np.nan
+    frame["phase_source"] = ""
+    for step, rows in phases.groupby("step"):
+        source = "probe" if (rows["kind"] == "probe").any() else "measured"
+        mask = frame["step"] == step
+        frame.loc[mask, "phase_source"] = source
+        for row in rows[rows["kind"] == source].itertuples():
+            frame.loc[mask, f"{row.phase}_s"] = row.mean_s
+            frame.loc[mask, f"{row.phase}_n"] = row.n
+            frame.loc[mask, f"{row.phase}_p50_s"] = row.p50_s
+            frame.loc[mask, f"{row.phase}_p95_s"] = row.p95_s
+            frame.loc[mask, f"{row.phase}_p99_s"] = row.p99_s
+    return frame
+
+
+def phase_summary(row) -> tuple[dict[str, float], dict[str, dict[str, float]], int, str]:
+    """(means, percentiles, operations, source) of a step_figures row, phases it reports only."""
+    means, percentiles, count = {}, {}, 0
+    for phase in PHASES:
+        mean = _get(row, f"{phase}_s")
+        if mean is None:
+            continue
+        means[phase] = mean
+        percentiles[phase] = {q: _get(row, f"{phase}_{q}_s") or 0.0 for q in ("p50", "p95", "p99")}
+        count = max(count, int(_get(row, f"{phase}_n") or 0))
+    return means, percentiles, count, str(_value(row, "phase_source") or "")
+
+
+OTHER = "other"
+OTHER_SHARE = 0.03      # a remainder smaller than this share of the mean is noise, not drawn
+
+
+def breakdown(means: dict[str, float], mean_total: float | None) -> dict[str, float]:
+    """Phase means plus "other": what of the mean operation time no phase covers (phases from
+    probes need not add up to the measured operations' mean), when it is more than noise."""
+    result = dict(means)
+    if mean_total and means:
+        rest = mean_total - sum(means.values())
+        if rest > OTHER_SHARE * mean_total:
+            result[OTHER] = rest
+    return result
+
+
+def headline_frame(store) -> pd.DataFrame:
+    return store.frame(HEADLINE_SQL)
+
+
+def _value(row, key):
+    return row.get(key) if isinstance(row, dict) else getattr(row, key, None)
+
+
+def _get(row, key) -> float | None:
+    value = _value(row, key)
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return None
+    return float(value)

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QInputDialog, QLabel, Q
 
 from widgets.cluster_dialog import DEFAULT_DB_PREFIX, ClusterDialog
 from widgets.theme import OKABE_ITO
-from workloads.cluster import (ClusterProfile, NodeInfo, Verdict, discover_nodes, profile_from_discovery,
+from workloads.cluster import (ClusterProfile, Discovery, Verdict, discover_nodes, profile_from_discovery,
                                test_connection)
 
 log = logging.getLogger(__name__)
@@ -441,9 +441,16 @@ class TargetsPanel(QWidget):
             return Light("ok", "ok", verdict.message)
         return Light("failed", VERDICT_WORDS.get(verdict.kind, verdict.kind), verdict.message)
 
-    def _apply_discovery(self, entry: _Profile, asked: str, infos: list[NodeInfo]) -> None:
+    def _apply_discovery(self, entry: _Profile, asked: str, discovery: Discovery) -> None:
         old = entry.profile
-        entry.profile = profile_from_discovery(old, infos).with_password("")
+        entry.profile = profile_from_discovery(old, discovery).with_password("")
+        infos = discovery.nodes
+        if not discovery.from_cluster:    # the typed nodes stay: a single node's answer says nothing of the rest
+            info = infos[0] if infos else None
+            entry.lights[asked] = Light("ok", "running", f"{asked} ({info.name if info else 'node'}) is running "
+                                        f"but reported no cluster: {discovery.note}.")
+            entry.note = f"{asked} is not part of a cluster; the profile's nodes are kept as typed."
+            return
         reported = {f"{n.host}:{n.port}": n for n in infos}
         entry.lights = {}
         for node in entry.profile.nodes:

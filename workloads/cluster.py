@@ -2,8 +2,9 @@
 
 A ``ClusterProfile`` is plain data (saved without its password: the password is passed at run
 time or kept in the OS keyring by the app). ``test_connection`` gives a clear verdict within a few
-seconds; ``discover_nodes`` reads the topology with ``getClusterPerf(true)`` (falling back to the
-one node when the server is not a cluster); ``pick_node`` spreads workers over nodes.
+seconds; ``discover_nodes`` reads the topology with ``rpc(getControllerAlias(), getClusterPerf,
+true)`` (DolphinDB 2.x answers getClusterPerf only on the controller), and says when it could only
+describe the one node it asked (not a cluster); ``pick_node`` spreads workers over nodes.
 """
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ class ClusterProfile:
         if self.node_policy not in NODE_POLICIES:
             raise ValueError(f"profile {self.name!r}: node policy {self.node_policy!r} is not one of "
                              f"{', '.join(NODE_POLICIES)}")
+        if self.compress and self.protocol != "DDB":
+            # the client refuses ARROW with compression and silently ignores it under PICKLE
+            raise ValueError(f"profile {self.name!r}: compression works only with the DDB protocol, "
+                             f"not with {self.protocol}; turn compression off or choose DDB")
 
     @property
     def data_nodes(self) -> tuple[Node, ...]:
@@ -135,15 +140,19 @@ def protocol_constant(protocol: str) -> int:
             "ARROW": keys.PROTOCOL_ARROW}[protocol]
 
 
-def open_session(profile: ClusterProfile, node: Node, timeout: float = 10.0, net_timeout: float | None = None):
+def open_session(profile: ClusterProfile, node: Node, timeout: float = 10.0, net_timeout: float | None = None,
+                 metadata: bool = False):
     """A logged-in ``dolphindb.session`` on ``node``; raises ConnectionError with the reason.
 
     ``timeout`` bounds connecting and each reply (socket receive timeout); use a long one for
-    sessions that run big queries.
+    sessions that run big queries. ``metadata``: a plain DDB session without compression whatever
+    the profile says, for set-up and metadata calls that expect DataFrames and scalars (under
+    PROTOCOL_ARROW tables come back as pyarrow Tables).
     """
     import dolphindb as ddb
 
-    session = ddb.session(compress=profile.compress, protocol=protocol_constant(profile.protocol),
+    protocol = "DDB" if metadata else profile.protocol
+    session = ddb.session(compress=profile.compress and not metadata, protocol=protocol_constant(protocol),
                           show_output=False)
     ok = session.connect(node.host, node.port, profile.user, profile.password,
                          timeout=dt.timedelta(seconds=timeout),
@@ -220,17 +229,30 @@ def _server_text(exc: BaseException) -> str:
     return text.strip()
 
 
-def discover_nodes(profile: ClusterProfile, timeout: float = 5.0) -> list[NodeInfo]:
-    """Every node with its load, from ``getClusterPerf(true)`` on the entry node; a single node's
-    own description when the server is not a cluster."""
-    session = open_session(profile, profile.entry, timeout=timeout)
+@dataclass(frozen=True)
+class Discovery:
+    """What a node said of its cluster: every node (``from_cluster``), or only itself."""
+
+    nodes: list[NodeInfo]
+    from_cluster: bool
+    note: str = ""
+
+
+def discover_nodes(profile: ClusterProfile, timeout: float = 5.0) -> Discovery:
+    """Every node with its load, asked of the entry node through ``rpc(getControllerAlias(),
+    getClusterPerf, true)``; only the entry node's own description when it is not part of a
+    cluster (no controller to ask)."""
+    from workloads.targets import ddb_scripts as scripts
+
+    session = open_session(profile, profile.entry, timeout=timeout, metadata=True)
     try:
         try:
-            perf = session.run("getClusterPerf(true)")
-        except RuntimeError:
-            alias = str(session.run("getNodeAlias()"))
+            perf = session.run(scripts.cluster_perf())
+        except RuntimeError as exc:
+            alias = str(session.run(scripts.node_alias()))
             node = profile.entry
-            return [NodeInfo(alias, "single", node.host, node.port, True, 0.0, 0, 0)]
+            return Discovery([NodeInfo(alias, "single", node.host, node.port, True, 0.0, 0, 0)], False,
+                             f"{node.address} answered as a single node ({_server_text(exc)})")
         nodes = []
         for row in perf.to_dict("records"):
             mode = MODE_NAMES.get(int(row.get("mode", 3)), str(row.get("mode")))
@@ -240,13 +262,17 @@ def discover_nodes(profile: ClusterProfile, timeout: float = 5.0) -> list[NodeIn
                 cpu_percent=float(row.get("cpuUsage", 0.0) or 0.0),
                 memory_used=int(row.get("memoryUsed", 0) or 0),
                 connections=int(row.get("connectionNum", 0) or 0)))
-        return nodes
+        return Discovery(nodes, True)
     finally:
         session.close()
 
 
-def profile_from_discovery(profile: ClusterProfile, nodes: list[NodeInfo]) -> ClusterProfile:
-    """The profile with its node list replaced by what the cluster reported (agents left out)."""
+def profile_from_discovery(profile: ClusterProfile, discovery: Discovery) -> ClusterProfile:
+    """The profile with its node list replaced by what the cluster reported (agents left out);
+    unchanged when the node could only describe itself: a fallback never rewrites a profile."""
+    if not discovery.from_cluster:
+        return profile
+    nodes = discovery.nodes
     roles = {"data": "data", "controller": "controller", "compute": "compute", "single": "single"}
     listed = tuple(Node(n.host, n.port, roles[n.mode]) for n in nodes if n.mode in roles and n.state)
     return ClusterProfile(profile.name, listed or profile.nodes, profile.user, profile.password,

@@ -4,8 +4,8 @@ Each builder returns the exact text sent with ``session.run``; every name and va
 ``ddb_quote`` first. Keeping them in one module lets them be listed, reviewed and tried on a real
 cluster, and lets the test server recognise them.
 
-DolphinDB functions used (all documented built-ins): ``version``, ``getClusterPerf``,
-``getNodeAlias``, ``existsDatabase``, ``existsTable``, ``database`` (VALUE, RANGE, COMPO with
+DolphinDB functions used (all documented built-ins): ``version``, ``getClusterPerf`` (through
+``rpc`` and ``getControllerAlias``), ``getNodeAlias``, ``truncate``, ``existsDatabase``, ``existsTable``, ``database`` (VALUE, RANGE, COMPO with
 ``atomic="CHUNK"`` so concurrent appends to one partition are allowed), ``table``,
 ``createPartitionedTable``, ``loadTable``, ``tableInsert``, ``share``, ``defined``, ``undef``,
 ``clear!``, ``now``, ``pnodeRun``, ``clearAllCache``, ``getTabletsMeta`` (``diskUsage`` column: bytes
@@ -83,7 +83,13 @@ def version() -> str:
 
 
 def cluster_perf() -> str:
-    return "getClusterPerf(true)"
+    """Every node's load. DolphinDB 2.x runs getClusterPerf only on the controller; through
+    ``rpc`` it works from any node of a cluster (a single node has no controller: it fails)."""
+    return "rpc(getControllerAlias(), getClusterPerf, true)"
+
+
+def controller_alias() -> str:
+    return "getControllerAlias()"
 
 
 def node_alias() -> str:
@@ -170,6 +176,11 @@ def clear_memory_table(names: Names) -> str:
     return f"clear!({names.memory})"
 
 
+def truncate(names: Names, table: str) -> str:
+    """Every row of a DFS table removed, its schema kept (a write workload's scratch table)."""
+    return f"truncate({q.string(names.db)}, {q.string(q.identifier(table, 'table name'))})"
+
+
 # --- filters ---------------------------------------------------------------------------------
 def day_filter(cols: Columns, day: dt.date) -> str:
     if cols.date_type == "DATE":
@@ -211,6 +222,15 @@ def measured(share_name: str, body: list[str]) -> str:
         f"undef(\"{RESULT_VAR}\")",
         ELAPSED_VAR,
     ])
+
+
+def plain(body: list[str]) -> str:
+    """The query as a user sends it with ``session.run``: the body, its last statement's value
+    returned instead of kept in ``RESULT_VAR``."""
+    prefix = f"{RESULT_VAR} = "
+    if not body or not body[-1].startswith(prefix):
+        raise ValueError("a measured body ends by assigning its result")
+    return "\n".join([*body[:-1], body[-1][len(prefix):]])
 
 
 def fetch(share_name: str) -> str:

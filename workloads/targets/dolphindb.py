@@ -10,25 +10,37 @@ appends, ``<table>_minute`` for report 003's map-reduce output, and a shared in-
 loaded through the client in batches (``tableInsert``); days whose row count on the server is
 complete are skipped, incomplete days are deleted and loaded again.
 
-Phases of a read (report 000's breakdown):
+A measured read is what a user's ``session.run(query)`` costs and nothing else (the plain query
+of ``ddb_scripts.plain``; under PROTOCOL_ARROW also the ``to_pandas`` a user needs for a
+DataFrame, as ``decode``). Report 000's breakdown comes from probe operations, run after the
+step's measured ones:
 - server: measured ON the server. The query runs inside a script that reads ``now(true)`` before
   and after it, keeps the result on the server as a shared table, and returns the nanoseconds.
-- transfer: that shared result is requested again over a bare socket (``ddb_wire``) and read to
-  its last byte without decoding; ``nbytes`` is the reply's size on the wire.
-- decode: the client's own time to fetch the same result into a DataFrame (``session.run``),
-  minus the transfer time, clamped at 0. In the real client transfer and decode overlap (it
-  decodes while reading), so this split is an estimate, as report 000 says.
-The query therefore runs once per operation; the result is fetched twice from server memory.
+- transfer: that shared result requested over a bare socket (``ddb_wire``) and read to its last
+  byte without decoding; the reply's size is the probe's wire bytes. Not measured under
+  PROTOCOL_PICKLE (the raw reader cannot frame the vendor's pickle stream).
+- decode: the client's own fetch of the same result into a DataFrame (``session.run``), minus
+  the transfer time, clamped at 0. In the real client transfer and decode overlap (it decodes
+  while reading), so this split is an estimate, as report 000 says.
+The shared result is dropped on every path, through a fresh session if the probe's was lost.
+Strings come back as the client makes them (pandas' default string type); the string mode of a
+scenario does not apply to DolphinDB.
 
-Cold cache: ``pnodeRun(clearAllCache)`` empties DolphinDB's caches on every data node; the
+Cold cache: ``pnodeRun(clearAllCache)`` empties DolphinDB's caches on every data node, once per
+step before the release (``drop_cache_for_step``), never while other workers' queries run; the
 servers' OS page cache cannot be dropped from a client (report 000 did it on the servers).
+
+Shared tables live on the node that shared them: the upload sweep's in-memory table is created
+in each worker's own session on its node, and emptied on every data node before each step.
+Set-up and metadata (prepare, footprint, node discovery) use plain DDB sessions whatever the
+profile's protocol.
 
 Config keys: ``host``/``port``/``user``/``password`` (one node) or ``profile`` (a
 ``ClusterProfile`` dict) plus ``password``; ``db_prefix`` (default ``dfs://tickbench``);
 ``protocol`` (DDB|PICKLE|ARROW) and ``compress`` (override the profile's); ``node_policy``
 (one|round_robin|random) and ``seed``; ``timeout`` (connect/login, s, default 10);
 ``query_timeout`` (one reply, s, default 3600); ``chunk_rows`` (load batch, default 200,000);
-``measure_transfer`` (default true).
+``measure_transfer`` (default true; probes read the raw reply).
 """
 from __future__ import annotations
 
@@ -40,8 +52,9 @@ from typing import Any
 import pandas as pd
 
 from workloads.cluster import ClusterProfile, Node, _server_text, open_session, pick_node
+from workloads.targets.sizes import rows_bytes
 from workloads.datasets import get_dataset
-from workloads.datasets.schema import Scale, StringMode, apply_string_mode
+from workloads.datasets.schema import Scale, StringMode
 from workloads.targets import ddb_quote as q
 from workloads.targets import ddb_scripts as scripts
 from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
@@ -89,6 +102,8 @@ def key_bounds(keys: list[str], buckets: int) -> list[str]:
 class DolphinDBTarget(Target):
     kind = "dolphindb"
     read_phases = ("server", "transfer", "decode")
+    probed_ops = frozenset({"read_day", "read_slice", "minute_bars", "spread_by_minute", "ols_spread",
+                            "mapreduce_minute_bars"})
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
@@ -108,6 +123,7 @@ class DolphinDBTarget(Target):
         self._worker = 0
         self._share_name = ""
         self._ensured: set[str] = set()
+        self.reply_note = ""          # what prepare learnt of the server's reply format
 
     # --- names ---------------------------------------------------------------------------------
     def names(self, dataset: str, scale: Scale) -> scripts.Names:
@@ -146,11 +162,14 @@ class DolphinDBTarget(Target):
             raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
         return session, raw
 
-    def _admin_session(self):
-        """A short-lived session for parent-side work (prepare, footprint, describe)."""
-        node = self.profile.data_nodes[0]
-        session, raw = self._connect(node)
-        raw.close()
+    def _admin_session(self, node: Node | None = None):
+        """A short-lived DDB session for parent-side work (prepare, footprint, describe)."""
+        node = node or self.profile.data_nodes[0]
+        try:
+            session = open_session(self.profile, node, timeout=self.query_timeout, net_timeout=self.timeout,
+                                   metadata=True)
+        except ConnectionError as exc:
+            raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
         return session, node
 
     def _run(self, session, node: Node, script: str, *args):
@@ -184,14 +203,13 @@ class DolphinDBTarget(Target):
                     run(scripts.create_table(names, table, schema_cols, partition))
             if self._has_minute_table(cols) and not run(scripts.exists_table(names, names.minute)):
                 run(scripts.create_table(names, names.minute, scripts.minute_table_columns(cols), partition))
-            if not run(scripts.memory_table_exists(names)):
-                run(scripts.create_memory_table(names, schema_cols))
             loaded = self._load(session, node, ds, names, cols, scale, days, progress)
             counts = self._rows_per_day(session, node, names, cols)
             rows = sum(counts.get(d, 0) for d in days)
             footprint = self._footprint(session, node, names)
         finally:
             session.close()
+        self.reply_note = self._reply_format(names, cols, days[0], keys[0])
         return Layout(dataset=dataset, scale=scale, strings=StringMode.parse(strings), days=tuple(days),
                       keys_sample=tuple(keys[:KEYS_SAMPLE]), rows=rows, footprint_bytes=footprint,
                       reused=loaded == 0, location=f"{names.db}/{names.table}")
@@ -238,6 +256,23 @@ class DolphinDBTarget(Target):
         except (TypeError, ValueError):
             return 0
 
+    def _reply_format(self, names, cols, day: dt.date, key: str) -> str:
+        """What the server answers a table query with under the profile's protocol: a server
+        without the formatArrow plugin answers PROTOCOL_ARROW in the DDB format, silently."""
+        if self.profile.protocol != "ARROW":
+            return ""
+        node = self.profile.data_nodes[0]
+        session, raw = self._connect(node)
+        raw.close()
+        try:
+            result = self._run(session, node, scripts.plain(scripts.select_slice(names, cols, day, str(key))))
+        finally:
+            session.close()
+        if _is_arrow_table(result):
+            return "the server answered PROTOCOL_ARROW with Arrow"
+        return ("the server answered PROTOCOL_ARROW in the DDB format (no formatArrow plugin): "
+                "figures are DDB-protocol figures")
+
     def footprint(self, layout: Layout) -> int:
         session, node = self._admin_session()
         try:
@@ -250,32 +285,57 @@ class DolphinDBTarget(Target):
 
         info: dict[str, Any] = {
             "kind": self.kind, "profile": self.profile.to_dict(), "db_prefix": self.prefix,
-            "transfer_method": "bare-socket re-read of the server-kept result, DDB framing walked "
-                               "without decoding" + (" (DDB encoding stands in for PICKLE)"
-                                                     if self.profile.protocol == "PICKLE" else ""),
-            "cold_cache": "pnodeRun(clearAllCache); the servers' OS page cache is not controlled",
+            "transfer_method": ("not measured under PROTOCOL_PICKLE" if self.profile.protocol == "PICKLE"
+                                else "probe operations: bare-socket re-read of the server-kept result, "
+                                     "framing walked without decoding"),
+            "cold_cache": "pnodeRun(clearAllCache) once per step before the release; the servers' "
+                          "OS page cache is not controlled",
+            "strings": "as the dolphindb client returns them",
         }
+        if self.reply_note:
+            info["reply_format"] = self.reply_note
         try:
             session, node = self._admin_session()
             try:
                 info["server_version"] = str(self._run(session, node, scripts.version()))
             finally:
                 session.close()
-            info["nodes"] = [vars(n) for n in discover_nodes(self.profile, timeout=self.timeout)]
+            discovery = discover_nodes(self.profile, timeout=self.timeout)
+            info["nodes"] = [vars(n) for n in discovery.nodes]
+            if not discovery.from_cluster:
+                info["nodes_note"] = discovery.note
         except (TargetError, ConnectionError, RuntimeError) as exc:
             info["error"] = str(exc)
         return info
 
-    def drop_cache(self, layout: Layout) -> list[str]:
-        if self._session is not None:
-            self._run(self._session, self._node, scripts.clear_cache())
-        else:
-            session, node = self._admin_session()
-            try:
-                self._run(session, node, scripts.clear_cache())
-            finally:
-                session.close()
-        return [scripts.clear_cache()]
+    def drop_cache_for_step(self, layout: Layout) -> list[str]:
+        session, node = self._admin_session()
+        try:
+            self._run(session, node, scripts.clear_cache())
+        finally:
+            session.close()
+        return [f"{scripts.clear_cache()} once before the step"]
+
+    def clear_table(self, layout: Layout, table: str = "") -> None:
+        """Empty a write workload's table before a step: the upload table on every data node
+        (shared tables are per node), a DFS scratch table with ``truncate``."""
+        names = self.names(layout.dataset, layout.scale)
+        if table in MEMORY_TABLE_ALIASES:
+            for node in self.profile.data_nodes:
+                session, node = self._admin_session(node)
+                try:
+                    if self._run(session, node, scripts.memory_table_exists(names)):
+                        self._run(session, node, scripts.clear_memory_table(names))
+                finally:
+                    session.close()
+            return
+        target = {"": names.append, "minute": names.minute}.get(table) or q.identifier(table, "table name")
+        session, node = self._admin_session()
+        try:
+            if self._run(session, node, scripts.exists_table(names, target)):
+                self._run(session, node, scripts.truncate(names, target))
+        finally:
+            session.close()
 
     # --- worker side ---------------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:
@@ -301,60 +361,87 @@ class DolphinDBTarget(Target):
         if self._session is None:
             self.open(layout, self._worker)
 
-    def _measured(self, layout: Layout, body: list[str]) -> OpResult:
-        """Run ``body`` on the server (timed there), then fetch its result twice: through the
-        client (API total) and through the bare socket (transfer)."""
+    def _measured(self, layout: Layout, body: list[str], schema=None) -> OpResult:
+        """The user's ``session.run(query)`` (in probe mode: the instrumented probe)."""
+        if self.probing:
+            return self._probe(layout, body, schema)
+        self._require_open(layout)
+        result = self._run(self._session, self._node, scripts.plain(body))
+        phases: dict[str, float] = {}
+        if _is_arrow_table(result):            # PROTOCOL_ARROW: a user calls to_pandas for a DataFrame
+            start = time.perf_counter()
+            result = result.to_pandas()
+            phases["decode"] = time.perf_counter() - start
+        frame = self._frame_of(result)
+        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame, schema=schema)
+
+    def _probe(self, layout: Layout, body: list[str], schema) -> OpResult:
+        """Server time, raw transfer and client fetch of the same result, kept on the server."""
         self._require_open(layout)
         session, node, name = self._session, self._node, self._share_name
         server_ns = self._run(session, node, scripts.measured(name, body))
+        transfer_s = wire = None
         try:
-            start = time.perf_counter()
-            result = self._run(session, node, scripts.fetch(name))
-            frame = self._to_frame(result, layout)
-            api_seconds = time.perf_counter() - start
-            raw_seconds, nbytes = 0.0, 0
-            if self.measure_transfer:
+            if self.measure_transfer and self.profile.protocol != "PICKLE":
                 try:
                     reply = self._raw.run_discard(scripts.fetch(name))
                 except WireError as exc:
                     raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
-                raw_seconds, nbytes = reply.seconds, reply.nbytes
+                transfer_s, wire = reply.seconds, reply.nbytes
+            start = time.perf_counter()
+            result = self._run(session, node, scripts.fetch(name))
+            if _is_arrow_table(result):
+                result = result.to_pandas()
+            fetch_s = time.perf_counter() - start
         finally:
-            if self._session is session:   # still connected: free the server-side copy
-                self._run(session, node, scripts.drop_shared(name))
-        if self.measure_transfer:
-            phases = {"server": int(server_ns) / 1e9, "transfer": raw_seconds,
-                      "decode": max(0.0, api_seconds - raw_seconds)}
-            extra = {"api_seconds": api_seconds}
+            self._drop_shared(name)
+        frame = self._frame_of(result)
+        phases = {"server": int(server_ns) / 1e9}
+        extra: dict[str, Any] = {"client_fetch_s": fetch_s}
+        if transfer_s is not None:
+            phases["transfer"] = transfer_s
+            phases["decode"] = max(0.0, fetch_s - transfer_s)
         else:
-            phases = {"server": int(server_ns) / 1e9, "transfer": api_seconds, "decode": 0.0}
-            extra = {"api_seconds": api_seconds, "transfer_includes_decode": True}
-            nbytes = estimated_bytes(frame)
-        return OpResult(rows=len(frame), nbytes=nbytes, phases=phases, node=node.address,
-                        frame=frame, extra=extra)
+            extra["transfer"] = "not measured" + (" under PROTOCOL_PICKLE" if self.profile.protocol == "PICKLE" else "")
+        return OpResult(rows=len(frame), phases=phases, node=node.address, frame=frame, schema=schema,
+                        extra=extra, wire_bytes=wire)
+
+    def _drop_shared(self, name: str) -> None:
+        """Free the server-side copy of a probe's result, through a fresh session if ours is gone."""
+        if self._session is not None:
+            try:
+                self._run(self._session, self._node, scripts.drop_shared(name))
+                return
+            except TargetError:
+                pass
+        try:
+            session, node = self._admin_session(self._node)
+        except TargetError:
+            return       # the node is unreachable: its shared result goes with the node's restart
+        try:
+            self._run(session, node, scripts.drop_shared(name))
+        except TargetError:
+            pass         # already gone
+        finally:
+            session.close()
 
     @staticmethod
-    def _to_frame(result, layout: Layout) -> pd.DataFrame:
+    def _frame_of(result) -> pd.DataFrame:
         if isinstance(result, pd.DataFrame):
-            frame = result
-        elif hasattr(result, "to_pandas") and hasattr(result, "schema"):   # pyarrow.Table (ARROW)
-            from workloads.targets.arrow_frames import frame_from_arrow
-
-            return frame_from_arrow(times_as_timestamps(result), layout.strings)
-        else:
-            raise TargetError(f"expected a table from the server, got {type(result).__name__}")
-        if layout.strings is not StringMode.ARROW:
-            schema = get_dataset(layout.dataset).info.schema
-            apply_string_mode(frame, schema, layout.strings)
-        return frame
+            return result
+        raise TargetError(f"expected a table from the server, got {type(result).__name__}")
 
     def read_day(self, layout: Layout, day: dt.date) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
-        return self._measured(layout, scripts.select_day(names, cols, day))
+        return self._measured(layout, scripts.select_day(names, cols, day), self._schema(layout))
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
-        return self._measured(layout, scripts.select_slice(names, cols, day, str(key)))
+        return self._measured(layout, scripts.select_slice(names, cols, day, str(key)), self._schema(layout))
+
+    @staticmethod
+    def _schema(layout: Layout):
+        return get_dataset(layout.dataset).info.schema
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
@@ -402,6 +489,7 @@ class DolphinDBTarget(Target):
         names = self.names(layout.dataset, layout.scale)
         schema = get_dataset(layout.dataset).info.schema
         if table in MEMORY_TABLE_ALIASES:
+            self._ensure_memory_table(layout, names)
             function = scripts.memory_insert_function(names)
         else:
             target = q.identifier(table, "table name") if table else names.append
@@ -411,9 +499,24 @@ class DolphinDBTarget(Target):
         start = time.perf_counter()
         self._run(self._session, self._node, function, data)
         seconds = time.perf_counter() - start
-        return OpResult(rows=len(frame), nbytes=schema.row_bytes() * len(frame),
+        return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), schema),
                         phases={"transfer": seconds}, node=self._node.address,
                         extra={"transfer_includes_server_insert": True})
+
+    def _ensure_memory_table(self, layout: Layout, names: scripts.Names) -> None:
+        """The upload table in this worker's own node (shared tables are per node)."""
+        if names.memory in self._ensured:
+            return
+        if not self._run(self._session, self._node, scripts.memory_table_exists(names)):
+            cols = self.columns(layout.dataset)
+            try:
+                self._run(self._session, self._node,
+                          scripts.create_memory_table(names, list(zip(cols.names, cols.types))))
+            except TargetError:
+                # another worker on this node shared it first
+                if not self._run(self._session, self._node, scripts.memory_table_exists(names)):
+                    raise
+        self._ensured.add(names.memory)
 
     def _ensure_table(self, layout: Layout, names: scripts.Names, table: str) -> None:
         if table in self._ensured:
@@ -423,12 +526,6 @@ class DolphinDBTarget(Target):
             self._run(self._session, self._node,
                       scripts.create_table(names, table, list(zip(cols.names, cols.types)), [cols.date, cols.key]))
         self._ensured.add(table)
-
-    def clear_upload_table(self, layout: Layout) -> None:
-        """Empty the in-memory upload table (between steps of an upload sweep)."""
-        self._require_open(layout)
-        self._run(self._session, self._node, scripts.clear_memory_table(self.names(layout.dataset, layout.scale)))
-
 
 # --- frames on their way up ------------------------------------------------------------------------
 _HINT_TYPES = ("DATE", "SECOND", "TIME", "TIMESTAMP", "SYMBOL", "STRING", "MINUTE", "DATETIME")
@@ -453,20 +550,5 @@ def typed_frame(frame: pd.DataFrame, hints: dict[str, int]) -> pd.DataFrame:
     return frame
 
 
-def times_as_timestamps(table):
-    """Arrow time-of-day columns (DolphinDB SECOND/TIME/MINUTE under PROTOCOL_ARROW) as timestamps
-    on 1970-01-01, the project's DataFrame convention (what the DDB protocol gives)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for i, field in enumerate(table.schema):
-        if pa.types.is_time(field.type):
-            unit_ns = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[field.type.unit]
-            raw = pc.cast(table.column(i), pa.int64() if field.type.bit_width == 64 else pa.int32())
-            ns = pc.multiply(pc.cast(raw, pa.int64()), unit_ns)
-            table = table.set_column(i, field.name, pc.cast(ns, pa.timestamp("ns")))
-    return table
-
-
-def estimated_bytes(frame: pd.DataFrame) -> int:
-    return int(frame.memory_usage(index=False, deep=False).sum())
+def _is_arrow_table(result) -> bool:
+    return hasattr(result, "to_pandas") and hasattr(result, "schema") and not isinstance(result, pd.DataFrame)

@@ -50,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cache", help="warm | cold")
     run.add_argument("--operations", type=int, help="operations per user per step")
     run.add_argument("--duration", type=float, help="seconds per step instead of an operation count")
+    run.add_argument("--warmup", type=int, help="warm-up operations per user per step, recorded apart "
+                                                "(default 1)")
+    run.add_argument("--probes", type=int, help="probe operations per user per step for phase splits "
+                                                "that need them (default 2; 0: none)")
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
     run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
@@ -124,6 +128,10 @@ def scenario_from_args(args) -> "Scenario":
         changes["duration_s"] = args.duration
         if args.operations is None:
             changes["operations"] = 0
+    if args.warmup is not None:
+        changes["warmup_ops"] = args.warmup
+    if args.probes is not None:
+        changes["probe_ops"] = args.probes
     params = dict(base.params)
     for item in args.param:
         name, sep, value = item.partition("=")
@@ -211,28 +219,43 @@ def _ms(value) -> str:
 
 
 def _print_figures(store, run_id: str) -> None:
-    figures = store.step_figures(run_id)
+    from workloads.figures import STEP_FIGURES_DOC, phase_summary, step_figures
+    from workloads.targets.base import PHASES
+
+    figures = step_figures(store, run_id)
     run = store.run(run_id)
-    table = Table(title=f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}")
-    for column in ("step", "users", "ops", "errors", "rows/s", "MB/s", "ops/s", "p50 ms", "p95 ms",
-                   "p99 ms"):
+    table = Table(title=f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}",
+                  caption=STEP_FIGURES_DOC, caption_justify="left")
+    table.add_column("step")
+    for column in ("ops", "errors", "window s", "rows/s", "MB/s", "ops/s", "p50 ms", "p95 ms",
+                   "p99 ms", "first op ms"):
         table.add_column(column, justify="right")
-    phase_columns = [p for p in ("io_s", "query_s", "server_s", "transfer_s", "decode_s")
-                     if figures[p].notna().any()]
-    for p in phase_columns:
-        table.add_column(f"{p[:-2]} ms", justify="right")
+    phases = [p for p in PHASES if figures[f"{p}_s"].notna().any()]
+    for p in phases:
+        table.add_column(f"{p} ms", justify="right")
+    if phases:
+        table.add_column("phases from", justify="right")
     for row in figures.itertuples():
-        cells = [row.label, str(row.users), f"{row.ops:,}", f"{row.errors:,}",
-                 _num(row.rows_per_s), _num(row.mb_per_s, 1), _num(row.ops_per_s, 1),
-                 _ms(row.p50_s), _ms(row.p95_s), _ms(row.p99_s)]
-        cells += [_ms(getattr(row, p)) for p in phase_columns]
+        cells = [row.label + (" ⚠" if row.short else ""), f"{row.ops:,}", f"{row.errors:,}",
+                 _num(row.window_s, 2), _num(row.rows_per_s), _num(row.mb_per_s, 1), _num(row.ops_per_s, 1),
+                 _ms(row.p50_s), _ms(row.p95_s), _ms(row.p99_s), _ms(row.first_op_s)]
+        cells += [_ms(getattr(row, f"{p}_s")) for p in phases]
+        if phases:
+            _, _, count, source = phase_summary(row)
+            cells.append(f"{count} {source} op{'s' if count != 1 else ''}" if count else "")
         table.add_row(*cells)
     console.print(table)
+    console.print("MB/s: logical bytes (rows x the row width in DolphinDB's column widths). "
+                  "first op: the first operation of a fresh worker process (a warm-up, not in the "
+                  "figures), median over the step's workers.", highlight=False, soft_wrap=True)
+    for row in figures.itertuples():
+        if row.short:
+            console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)
 
 
 def _print_op_errors(store, run_id: str, shown: int = 3) -> None:
     """Why operations failed (a server error, a lost connection...): the commonest messages."""
-    ops = store.ops(run_id)
+    ops = store.ops(run_id, kinds=("measured", "warmup", "probe"))
     failed = ops[~ops["ok"]] if len(ops) else ops
     if not len(failed):
         return
@@ -273,8 +296,9 @@ def cmd_show(args) -> int:
 
 def cmd_export(args) -> int:
     from workloads.store import StoreError
+    from workloads.exports import export_run
     try:
-        paths = _store(args).export_run(args.run_id, args.out, args.format)
+        paths = export_run(_store(args), args.run_id, args.out, args.format)
     except StoreError as exc:
         raise CliError(str(exc)) from None
     for path in paths:

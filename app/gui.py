@@ -114,14 +114,14 @@ def run_gui(argv: list[str]) -> int:
         from PySide6.QtWidgets import QMessageBox
         QMessageBox.critical(None, "Tickbench", f"{exc}\n\nStart with --results to use another file.")
         return 1
-    aborted = store.mark_abandoned_runs()
+    aborted = store.aborted_on_open
 
     from app.main_window import MainWindow
     window = MainWindow(store, data_dir, settings, KeyringPasswords(), theme)
     if args.scenario:
         window.load_scenario(args.scenario)
     if aborted:
-        window.statusBar().showMessage(f"{aborted} run(s) left 'running' by an earlier session were marked aborted")
+        window.statusBar().showMessage(f"{aborted} run(s) whose process had stopped during the run were marked aborted")
     window.show()
     if args.demo:
         window.toggle_demo()

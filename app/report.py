@@ -42,6 +42,7 @@ from widgets.dashboard import LiveDashboard
 from widgets.exporters import export_png
 from widgets.live_chart import TimeSeriesChart
 from widgets.sweep_chart import SweepChart
+from workloads.figures import STEP_FIGURES_DOC, breakdown, short_reason, step_figures
 from workloads.history import compare_frame, run_labels, snapshot_from_store
 from workloads.kinds import get_workload
 from workloads.references import Reference, references_for
@@ -199,14 +200,15 @@ def render_shared_charts(frame: pd.DataFrame, snapshots: dict[str, LiveSnapshot]
                   if not pd.isna(getattr(row, f"{p}_ms"))}
         if phases:
             label = row.run if several_steps[row.run_id] == 1 else f"{row.run} · {row.step_label}"
-            bars[label] = phases
+            bars[label] = breakdown(phases, None if pd.isna(row.mean_ms) else row.mean_ms / 1000)
     if bars:
         chart = BreakdownChart("Phases per operation (mean)")
         _offscreen(chart, CHART_PX, 130 + 42 * len(bars))
         try:
             chart.set_data(bars)
             figures.append(Figure(chart.title, chart_png(chart),
-                                  f"{MEASURED_LABEL}: mean seconds per operation in each phase"))
+                                  f"{MEASURED_LABEL}: mean seconds per operation in each phase; "
+                                  "'other' is the part of the measured mean no phase covers"))
         finally:
             _dispose(chart)
     sweeps = {rid: s.sweep for rid, s in snapshots.items() if len({p.users for p in s.sweep}) > 1}
@@ -219,7 +221,7 @@ def render_shared_charts(frame: pd.DataFrame, snapshots: dict[str, LiveSnapshot]
                 chart.set_series(labels[rid], [p.users for p in points],
                                  [p.rows_per_s if moved_rows else p.ops_per_s for p in points])
             figures.append(Figure(chart.title, chart_png(chart),
-                                  f"{MEASURED_LABEL}: throughput of each step over its duration"))
+                                  f"{MEASURED_LABEL}: throughput of each step over its measurement window"))
         finally:
             _dispose(chart)
     return figures
@@ -322,12 +324,13 @@ def _runs_table(runs: list[dict[str, Any]], labels: dict[str, str]) -> str:
 
 def _compare_table(frame: pd.DataFrame) -> str:
     phases = _phases_present(frame)
-    header = ["Run", "Step", "Users", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p99\nms"] + \
+    header = ["Run", "Step", "Users", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p99\nms", "first op\nms"] + \
         [f"{p}\nms" for p in phases]
     rows = []
     for r in frame.itertuples():
-        rows.append([r.run, r.step_label, _int(r.users), fmt_num(r.rows_per_s), fmt_num(r.mb_per_s),
-                     fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p99_ms)] +
+        rows.append([r.run, r.step_label + (" ⚠" if r.short else ""), _int(r.users), fmt_num(r.rows_per_s),
+                     fmt_num(r.mb_per_s), fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p99_ms),
+                     fmt_num(r.first_op_ms)] +
                     [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
     return _table(header, rows, numeric_from=2, wrap=(0,))
 
@@ -354,7 +357,7 @@ def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
         out.extend(_figure_html(f) for f in figures)
     out.append(_references_html(run, steps))
     out.append("<h3>Environment</h3>")
-    out.append(_table(["", ""], _environment_rows(run, store.step_figures(run["run_id"])),
+    out.append(_table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])),
                       show_header=False, wrap=(1,)))
     return "\n".join(out)
 
@@ -385,18 +388,35 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
 
 def _steps_table(steps: pd.DataFrame) -> str:
     phases = _phases_present(steps)
-    header = ["Step", "Users", "Ops", "Errors", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p95\nms",
-              "p99\nms", "mean\nms"] + [f"{p}\nms" for p in phases]
+    header = ["Step", "Users", "Ops", "Errors", "Window\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms",
+              "p95\nms", "p99\nms", "mean\nms", "first op\nms"] + [f"{p}\nms" for p in phases]
     rows = []
     for r in steps.itertuples():
-        rows.append([r.step_label, _int(r.users), _int(r.ops), _int(r.errors), fmt_num(r.rows_per_s),
-                     fmt_num(r.mb_per_s), fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p95_ms),
-                     fmt_num(r.p99_ms), fmt_num(r.mean_ms)] +
+        rows.append([r.step_label + (" ⚠" if r.short else ""), _int(r.users), _int(r.ops), _int(r.errors),
+                     fmt_num(r.window_s), fmt_num(r.rows_per_s), fmt_num(r.mb_per_s), fmt_num(r.ops_per_s),
+                     fmt_num(r.p50_ms), fmt_num(r.p95_ms), fmt_num(r.p99_ms), fmt_num(r.mean_ms),
+                     fmt_num(r.first_op_ms)] +
                     [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
-    note = ("<p class='note'>Phases: mean milliseconds per successful operation. "
+    sources = {(r.phase_source, int(r.phase_ops)) for r in steps.itertuples()
+               if r.phase_source and r.phase_ops == r.phase_ops}
+    origin = ""
+    if sources:
+        origin = "; ".join(f"{r.step_label}: {int(r.phase_ops):,} {r.phase_source} operations"
+                           for r in steps.itertuples() if r.phase_source and r.phase_ops == r.phase_ops)
+        origin = f"Phases rest on {origin}. "
+    short = [f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short]
+    note = (f"<p class='note'>{_e(STEP_FIGURES_DOC)} MB/s counts logical bytes (rows × the row width "
+            "in DolphinDB's column widths), the same for every target. First op: the first operation "
+            "of a fresh worker process (a warm-up), median over the step's workers. "
+            "Phases: mean milliseconds per successful operation. " + _e(origin)
+            + ("Probe operations are run after the measured ones, with the target's instrumented "
+               "path, to split phases that the user's own call cannot show. " if any(
+                   s == "probe" for s, _ in sources) else "")
             + ("DolphinDB's transfer and decode overlap in the client; their split is approximate. "
                if {"transfer", "decode"} <= set(phases) else "")
             + "Errors are failed operations, left out of every other figure.</p>")
+    if short:
+        note += "<p class='error'>⚠ " + "<br>⚠ ".join(_e(t) for t in short) + "</p>"
     return _table(header, rows, numeric_from=1) + note
 
 

@@ -35,7 +35,7 @@ def test_bad_arguments_get_one_clear_line_and_exit_2(tmp_path, args, message):
 def test_run_then_list_show_and_export(tmp_path):
     result = tickbench("run", "--target", "pickle", "--dataset", "taq", "--days", "2",
                        "--rows-per-day", "20000", "--symbols", "40", "--workload", "read-day",
-                       "--users", "1,2", "--operations", "2", "--cache", "cold", home=tmp_path)
+                       "--users", "1,2", "--operations", "3", "--cache", "cold", home=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "rows/s" in result.stdout and "io ms" in result.stdout and "decode ms" in result.stdout
     run_id = result.stdout.strip().splitlines()[-1].split()[1].rstrip(":")
@@ -47,9 +47,50 @@ def test_run_then_list_show_and_export(tmp_path):
     exported = tickbench("export", run_id, "--format", "parquet", "--out", str(out), home=tmp_path)
     assert exported.returncode == 0, exported.stderr
     ops = pd.read_parquet(out / f"{run_id}_ops.parquet")
-    assert len(ops) == 2 + 4 and (ops["rows"] == 20000).all()
+    # measured 3 + 6, one warm-up per worker, and two io/decode probes per worker (pickle)
+    assert ops["kind"].value_counts().to_dict() == {"measured": 9, "probe": 6, "warmup": 3}
+    assert (ops["rows"] == 20000).all() and (ops["wire_bytes"] > 0).all()
+    assert ops.loc[ops["kind"] == "measured", "io_s"].isna().all()    # the plain pickle.load: no split
+    assert ops.loc[ops["kind"] == "probe", "io_s"].notna().all()
     steps = pd.read_parquet(out / f"{run_id}_steps.parquet")
     assert set(steps["cache_methods"].iloc[0].split(",")) >= {"fsync", "posix_fadvise(DONTNEED)"}
+    # `show`: the first operation of a fresh worker stands apart from the steady figures
+    assert "first op ms" in shown.stdout and "probe ops" in shown.stdout
+    first = ops[(ops["kind"] == "warmup") & (ops["step"] == 0)]["total_s"].iloc[0]
+    p50 = ops[(ops["kind"] == "measured") & (ops["step"] == 0)]["total_s"].median()
+    step_line = next(line for line in shown.stdout.splitlines() if line.startswith("│ 1 user"))
+    assert f"{first * 1000:,.1f}" in step_line and f"{p50 * 1000:,.1f}" in step_line
+
+
+def test_a_killed_run_is_listed_as_aborted(tmp_path):
+    import os
+    import signal
+    import time
+
+    import psutil
+
+    env = {"TICKBENCH_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "app", "run", "--workload", "noop", "--duration", "120"],
+                            cwd=Path(__file__).resolve().parent.parent, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    while not run.children() and time.monotonic() < deadline:   # a worker runs: so does the run
+        time.sleep(0.1)
+    workers = run.children(recursive=True)
+    assert workers, "the run never started a worker"
+    time.sleep(1.0)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    gone, alive = psutil.wait_procs(workers, timeout=15)        # orphaned workers leave on their own
+    assert not alive, f"workers outlived the killed run: {[p.pid for p in alive]}"
+    listing = tickbench("runs", home=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    row = next(line for line in listing.stdout.splitlines() if "noop" in line)
+    assert "aborted" in row and "running" not in row
+    run_id = row.split("│")[1].strip()
+    shown = tickbench("show", run_id, home=tmp_path)
+    assert f"pid {proc.pid}" in shown.stdout and "aborted" in shown.stdout
 
 
 def test_global_results_option_before_the_subcommand(tmp_path):

@@ -21,9 +21,11 @@ except ImportError:
 
 from app.report import fmt_num, write_report
 from tests.ddbserver.fixture import ddb_server  # noqa: F401
+from tests.figures_reference import reference_steps
 from tests.test_history import STEP0, STEP1, TINY, handmade_run, op
 from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
 from widgets.live_chart import TimeSeriesChart
+from workloads.figures import step_figures
 from workloads.runner import Runner
 from workloads.scenario import Scenario
 from workloads.store import ResultsStore, StoreError
@@ -136,12 +138,16 @@ def test_html_report_of_a_real_run_holds_store_figures_charts_and_environment(re
     store, run_id = real_run
     text = write_report(store, [run_id], tmp_path / "real.html").read_text(encoding="utf-8")
     page = Tables(text)
-    figures = store.step_figures(run_id)
+    reference = reference_steps(store.ops(run_id))       # figures from the raw records, independently
     steps = page.table_with("Step", "Rows/s")
-    for row, (_, fig) in zip(steps, figures.iterrows()):
+    assert len(steps) == len(reference) == 2
+    for row, fig in zip(steps, (reference[0], reference[1])):
         assert row["Rows/s"] == fmt_num(fig["rows_per_s"]) and row["MB/s"] == fmt_num(fig["mb_per_s"])
         assert row["p99ms"] == fmt_num(fig["p99_s"] * 1000)
-        assert row["queryms"] == fmt_num(fig["query_s"] * 1000)
+        assert row["queryms"] == fmt_num(fig["phases"]["query"][0] * 1000)
+        assert row["first opms"] == fmt_num(fig["first_op_s"] * 1000)
+        assert row["Windows"] == fmt_num(fig["window_s"])
+    assert "Measurement window: from the release of the workers" in text
     images = png_images(page.images)
     titles = re.findall(r"alt='([^']+)'", text)
     assert {"Rows per second", "Latency per operation", "Phases per operation (mean)",
@@ -220,7 +226,10 @@ def test_a_test_server_run_is_never_called_dolphindb(ddb_server, tmp_path, qtbot
     assert page.table_with("Run", "Took")[0]["Run"] == f"dolphindb read-day (test server){result.run_id}"
     assert f"127.0.0.1:{ddb_server.port}" in text
     steps = page.table_with("Step", "Rows/s")
-    assert steps[0]["serverms"] == fmt_num(store.step_figures(result.run_id)["server_s"].iloc[0] * 1000)
+    reference = reference_steps(store.ops(result.run_id))
+    assert reference[0]["phase_source"] == "probe"
+    assert steps[0]["serverms"] == fmt_num(reference[0]["phases"]["server"][0] * 1000)
+    assert "probe operations" in text
     store.close()
 
 
@@ -232,8 +241,8 @@ def test_report_of_several_runs_compares_them(store, exact, tmp_path, qtbot, lig
     page = Tables(write_report(store, [exact, "other"], tmp_path / "two.html").read_text(encoding="utf-8"))
     compared = page.table_with("Run", "Step")
     assert [(r["Run"], r["Step"], r["Rows/s"]) for r in compared] == [
-        ("duckdb read-day", "2 users", "13.3"), ("duckdb read-day", "3 users", "37.5"),
-        ("other scenario", "1 users", "5")]
+        ("duckdb read-day", "2 users ⚠", "13.3"), ("duckdb read-day", "3 users ⚠", "37.5"),
+        ("other scenario", "1 users ⚠", "5")]                  # hand-made steps of a few operations
 
 
 def test_pdf_has_pages_with_the_figures(real_run, tmp_path, qtbot, light_theme):
@@ -245,7 +254,7 @@ def test_pdf_has_pages_with_the_figures(real_run, tmp_path, qtbot, light_theme):
     if shutil.which("pdftotext"):                             # poppler-utils, where installed
         text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
                               text=True, check=True).stdout
-        figures = store.step_figures(run_id)
+        figures = step_figures(store, run_id)
         assert fmt_num(figures["rows_per_s"].iloc[0]) in text and "page 1 of" in text
         assert PUBLISHED_LABEL in text
 

@@ -49,7 +49,7 @@ def test_snapshot_data_reaches_every_chart(dashboard, qtbot):
     assert dashboard.breakdown_chart.data()[0] == {"duckdb": {"query": 0.004, "decode": 0.006}}
     assert dashboard.worker_grid.worker_ids() == [0, 1]
     assert dashboard.phase_table.item(0, 0).text() == "query"
-    assert dashboard.phase_table.item(0, 4).text() == "9 ms"
+    assert dashboard.phase_table.item(0, 5).text() == "9 ms"
 
 
 def test_header_shows_the_run_at_a_glance(dashboard, qtbot):
@@ -219,3 +219,30 @@ def test_snapshots_from_another_thread_are_refused(dashboard):
     thread.join(5)
     assert errors and "another thread" in errors[0]
     assert dashboard.snapshot is None
+
+
+def test_the_step_figures_line_names_its_step_and_sets_the_first_operation_apart(dashboard, qtbot):
+    sweep = [SweepPoint(1, 2e6, 90e6, 40, 0.012, 0.02, True, label="1 user", exact=True),
+             SweepPoint(2, 3e6, 135e6, 60, 0.015, 0.03, True, label="2 users", exact=True, short=True)]
+    dashboard.show_final(snapshot(sweep=sweep, step_label="2 users", phase_step="2 users", phase_ops=8,
+                                  phase_source="probe", phase_exact=True, first_op_s=0.06,
+                                  steady_p50_s=0.015, mean_total_s=0.02,
+                                  phase_means={"io": 0.008, "decode": 0.006}))
+    line = dashboard.figures_label.text()
+    assert "Step 2 users" in line and "3 M rows/s" in line and "p50 15 ms" in line
+    assert "first operation in a fresh process 60 ms (4.0× the steady p50)" in line
+    assert "exact" in line and "too short to measure" in line
+    # the phases say which step and how many probe operations they rest on
+    assert dashboard.phase_caption.text() == "Phases of step 2 users, 8 probe operations."
+    assert dashboard.breakdown_chart.title.endswith("step 2 users, 8 probe operations")
+    # what of the measured mean no probe phase covers is drawn as "other", not hidden
+    bars = dashboard.breakdown_chart.data()[0]["duckdb"]
+    assert bars == pytest.approx({"io": 0.008, "decode": 0.006, "other": 0.006})
+    assert dashboard.phase_table.item(0, 1).text() == "8"
+
+
+def test_a_live_step_is_labelled_an_estimate(dashboard, qtbot):
+    dashboard.show_final(snapshot(step_label="2 users", phase_step="2 users", phase_ops=3,
+                                  phase_source="measured", phase_exact=False))
+    assert "live estimate" in dashboard.figures_label.text()
+    assert dashboard.phase_caption.text() == "Phases of step 2 users, 3 measured operations, live estimate."

@@ -7,9 +7,12 @@ from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTableWidget, QTa
 
 from widgets.breakdown_chart import BreakdownChart
 from widgets.sweep_chart import SweepChart
+from workloads.figures import breakdown as with_other
 
-TABLE_COLUMNS = (("run", "run"), ("users", "users"), ("rows/s", "rows_per_s"), ("MB/s", "mb_per_s"),
-                 ("ops/s", "ops_per_s"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"))
+TABLE_COLUMNS = (("run", "run"), ("step", "step_label"), ("users", "users"), ("rows/s", "rows_per_s"),
+                 ("MB/s", "mb_per_s"), ("ops/s", "ops_per_s"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"),
+                 ("first op ms", "first_op_ms"), ("window s", "window_s"))
+PHASE_KEYS = ("io", "read", "query", "server", "transfer", "decode")
 
 
 class CompareView(QWidget):
@@ -51,17 +54,22 @@ class CompareView(QWidget):
             steps = sorted(steps, key=lambda r: r["users"])
             self.sweep_chart.set_series(label, [r["users"] for r in steps],
                                         [r["rows_per_s"] or 0.0 for r in steps])
-            best = max(steps, key=lambda r: r["rows_per_s"] or 0.0)
-            phases = {p: best[f"{p}_ms"] / 1000 for p in ("io", "query", "server", "transfer", "decode")
+            best = max(steps, key=lambda r: (not r.get("short"), r["rows_per_s"] or 0.0))
+            phases = {p: best[f"{p}_ms"] / 1000 for p in PHASE_KEYS
                       if best.get(f"{p}_ms") is not None and best[f"{p}_ms"] == best[f"{p}_ms"]}
             if phases:
-                breakdown[label] = phases
+                mean = best.get("mean_ms")
+                breakdown[f"{label} · {best.get('step_label', '')}"] = with_other(
+                    phases, mean / 1000 if mean == mean and mean is not None else None)
         self.breakdown_chart.set_data(breakdown)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, (_title, key) in enumerate(TABLE_COLUMNS):
                 value = row.get(key)
-                text = f"{value:,.1f}" if isinstance(value, float) else str(value if value is not None else "")
+                text = f"{value:,.1f}" if isinstance(value, float) and value == value else \
+                    ("" if value is None or (isinstance(value, float)) else str(value))
+                if key == "step_label" and row.get("short"):
+                    text += " ⚠"
                 item = QTableWidgetItem(text)
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

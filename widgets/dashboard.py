@@ -21,7 +21,8 @@ from widgets.live_chart import TimeSeriesChart
 from widgets.sweep_chart import SweepChart
 from widgets.theme import current_theme, theme_notifier
 from widgets.worker_grid import WorkerGrid
-from workloads.snapshot import LiveSnapshot
+from workloads.figures import STEP_FIGURES_DOC, breakdown
+from workloads.snapshot import LiveSnapshot, SweepPoint
 
 APPLY_INTERVAL_MS = 200
 # metric key -> (menu text, axis label, unit, getter of a SweepPoint)
@@ -33,6 +34,47 @@ SWEEP_METRICS = {
     "p99": ("latency p99", "latency p99", "s", lambda p: p.p99),
 }
 _MAX_MESSAGE = 400
+BREAKDOWN_TITLE = "Phases per operation (mean)"
+
+
+def phase_origin(snap: LiveSnapshot) -> str:
+    """Which step the phase figures describe and what they rest on, e.g.
+    "step 2 users, 8 probe operations" (probes: the target splits phases only in probes)."""
+    ops = f"{snap.phase_ops:,} {snap.phase_source or 'measured'} operation{'s' if snap.phase_ops != 1 else ''}"
+    live = "" if snap.phase_exact else ", live estimate"
+    return f"step {snap.phase_step or snap.step_label}, {ops}{live}"
+
+
+def step_figures_line(snap: LiveSnapshot, warning_colour: str) -> str:
+    """One line of the latest step's figures, naming the step; the first operation of a fresh
+    process beside the steady state; a too-short step flagged."""
+    point: SweepPoint | None = snap.sweep[-1] if snap.sweep else None
+    if point is None:
+        return ""
+    moved = point.rows_per_s > 0
+    rate = f"{_si(point.rows_per_s)} rows/s · {_si(point.bytes_per_s)}B/s" if moved else \
+        f"{point.ops_per_s:,.1f} ops/s"
+    parts = [f"<b>Step {html.escape(point.label or str(point.users))}</b>", rate,
+             f"p50 {format_seconds(point.p50)}", f"p99 {format_seconds(point.p99)}"]
+    step = snap.phase_step or snap.step_label
+    if snap.first_op_s is not None and step == point.label:
+        first = f"first operation in a fresh process {format_seconds(snap.first_op_s)}"
+        if snap.steady_p50_s:
+            first += f" ({snap.first_op_s / snap.steady_p50_s:.1f}× the steady p50)"
+        parts.append(first)
+    parts.append("exact" if point.exact else "live estimate")
+    line = " · ".join(parts)
+    if point.short:
+        line += (f"<br><span style='color:{warning_colour}'>⚠ too short to measure: give the step more "
+                 "operations or a duration of a few seconds</span>")
+    return line
+
+
+def _si(value: float) -> str:
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}"
+    return f"{value:.3g} "
 
 
 def readable_message(text: str) -> str:
@@ -77,6 +119,11 @@ class LiveDashboard(QWidget):
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the step's figures in one line, naming the step (live estimate until the step ends)
+        self.figures_label = QLabel()
+        self.figures_label.setWordWrap(True)
+        self.figures_label.setTextFormat(Qt.TextFormat.RichText)
+        self.figures_label.setToolTip(STEP_FIGURES_DOC)
 
         # charts
         self.rows_chart = TimeSeriesChart("Rows per second", y_label="", y_unit="rows/s",
@@ -93,8 +140,10 @@ class LiveDashboard(QWidget):
                                             show_legend=False)
         self.sweep_chart = SweepChart()
         self.worker_grid = WorkerGrid()
-        self.phase_table = QTableWidget(0, 5)
-        self.phase_table.setHorizontalHeaderLabels(["phase", "mean", "p50", "p95", "p99"])
+        self.phase_caption = QLabel()
+        self.phase_caption.setWordWrap(True)
+        self.phase_table = QTableWidget(0, 6)
+        self.phase_table.setHorizontalHeaderLabels(["phase", "operations", "mean", "p50", "p95", "p99"])
         self.phase_table.verticalHeader().hide()
         self.phase_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.phase_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -131,7 +180,12 @@ class LiveDashboard(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(live, "Live")
         self.tabs.addTab(sweep_page, "Users sweep")
-        self.tabs.addTab(self.phase_table, "Phase percentiles")
+        phase_page = QWidget()
+        phase_layout = QVBoxLayout(phase_page)
+        phase_layout.setContentsMargins(0, 4, 0, 0)
+        phase_layout.addWidget(self.phase_caption)
+        phase_layout.addWidget(self.phase_table, 1)
+        self.tabs.addTab(phase_page, "Phase percentiles")
 
         workers = QWidget()
         workers_layout = QVBoxLayout(workers)
@@ -153,6 +207,7 @@ class LiveDashboard(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(header)
+        layout.addWidget(self.figures_label)
         layout.addWidget(self.message_label)
         layout.addWidget(self.splitter, 1)
 
@@ -197,6 +252,8 @@ class LiveDashboard(QWidget):
         self._refresh_sweep()
         self.worker_grid.clear()
         self.phase_table.setRowCount(0)
+        self.phase_caption.setText("")
+        self.breakdown_chart.set_title(BREAKDOWN_TITLE)
         self._apply_text()
 
     def charts(self) -> dict[str, QWidget]:
@@ -274,7 +331,9 @@ class LiveDashboard(QWidget):
         self._feed(self.memory_chart, "RSS", ts, [p.rss_bytes for p in res])
         if snap.phase_means:
             published = {k: v for k, v in self._breakdown_refs.items() if k == snap.target}
-            self.breakdown_chart.set_data({snap.target: snap.phase_means}, published)
+            self.breakdown_chart.set_data({snap.target: breakdown(snap.phase_means, snap.mean_total_s)},
+                                          published)
+            self.breakdown_chart.set_title(f"{BREAKDOWN_TITLE} · {phase_origin(snap)}")
         self._refresh_sweep()
         self.worker_grid.set_workers(snap.workers, snap.worker_errors)
         self._fill_phase_table(snap)
@@ -305,10 +364,12 @@ class LiveDashboard(QWidget):
 
     def _fill_phase_table(self, snap: LiveSnapshot) -> None:
         phases = ordered_phases({"": snap.phase_means}, {"": snap.phase_percentiles})
+        self.phase_caption.setText(f"Phases of {phase_origin(snap)}." if phases else "")
         self.phase_table.setRowCount(len(phases))
         for row, phase in enumerate(phases):
             pct = snap.phase_percentiles.get(phase, {})
-            cells = [phase, snap.phase_means.get(phase)] + [pct.get(k) for k in ("p50", "p95", "p99")]
+            cells = [phase, f"{snap.phase_ops:,}", snap.phase_means.get(phase)] + \
+                [pct.get(k) for k in ("p50", "p95", "p99")]
             for col, value in enumerate(cells):
                 text = value if isinstance(value, str) else ("" if value is None else format_seconds(value))
                 item = self.phase_table.item(row, col)
@@ -323,6 +384,7 @@ class LiveDashboard(QWidget):
         snap, theme = self._snapshot, current_theme()
         if snap is None:
             self.header_label.setText("<b>No run</b>&nbsp;&nbsp;start a scenario to see live figures here")
+            self.figures_label.setText("")
             self.progress.setValue(0)
             self._set_message("", error=False)
             return
@@ -342,6 +404,7 @@ class LiveDashboard(QWidget):
             errors,
         ]
         self.header_label.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts))
+        self.figures_label.setText(step_figures_line(snap, theme.warning))
         self.progress.setValue(round(min(max(snap.progress, 0.0), 1.0) * 1000))
         message = readable_message(snap.message)
         failed = snap.status == "failed" or bool(snap.worker_errors)

@@ -26,12 +26,14 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("target", "Target"),
     ("users", "Users"),
     ("status", "Status"),
+    ("headline_label", "Step"),
     ("rows_per_s", "Rows/s"),
     ("mb_per_s", "MB/s"),
     ("p50_ms", "p50 (ms)"),
     ("p99_ms", "p99 (ms)"),
 )
 _NUMERIC = {"users", "rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}
+_STEP_FIGURES = {"rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}   # figures of the headline step
 _BAD_STATUS = {"failed", "aborted", "cancelled"}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -111,7 +113,8 @@ class RunHistoryModel(QAbstractTableModel):
         row = self._rows[index.row()]
         value = row.get(key)
         if role == Qt.ItemDataRole.DisplayRole:
-            return _display(key, value)
+            text = _display(key, value)
+            return text + " ⚠" if key == "headline_label" and text and row.get("headline_short") else text
         if role == SORT_ROLE:
             return _sort_key(key, value)
         if role == Qt.ItemDataRole.UserRole:
@@ -122,6 +125,13 @@ class RunHistoryModel(QAbstractTableModel):
             return QColor(current_theme().error)
         if role == Qt.ItemDataRole.ToolTipRole and key == "status" and row.get("message"):
             return str(row["message"])
+        if role == Qt.ItemDataRole.ToolTipRole and (key in _STEP_FIGURES or key == "headline_label") \
+                and row.get("headline_label"):
+            tip = f"Figures of step {row['headline_label']}, the run's fastest step long enough to measure"
+            if row.get("headline_short"):
+                tip = (f"Figures of step {row['headline_label']}: every step of this run was too short "
+                       "to measure; give steps more operations or a duration")
+            return tip
         return None
 
 

@@ -28,15 +28,17 @@ OKABE_ITO = {
 }
 
 # Canonical order of phases inside a stacked bar: the order data flows through them.
-PHASE_ORDER = ("io", "query", "server", "transfer", "decode")
+PHASE_ORDER = ("io", "read", "query", "server", "transfer", "decode", "other")
 PHASE_COLOURS = {
     "io": OKABE_ITO["sky_blue"],
+    "read": OKABE_ITO["blue"],
+    "other": "#9A9A9A",          # the part of an operation no phase covers
     "query": OKABE_ITO["bluish_green"],
     "server": OKABE_ITO["reddish_purple"],
     "transfer": OKABE_ITO["orange"],
     "decode": OKABE_ITO["vermillion"],
 }
-_OTHER_PHASE_COLOURS = (OKABE_ITO["blue"], OKABE_ITO["yellow"], "#888888")
+_OTHER_PHASE_COLOURS = (OKABE_ITO["yellow"], "#5A5A5A", "#B07A2A")
 
 WORKER_STATE_COLOURS = {
     "starting": "#8C8C8C",

@@ -1,14 +1,16 @@
-"""Timing fidelity: does the pickle target report what a plain ``pickle.load`` costs?
+"""Timing fidelity: does Tickbench report what the same call costs timed directly?
 
-Report 000 timed ``pickle.load`` of a file holding one TAQ day. The pickle target splits the same
-read into io (file -> bytes) + decode (``pickle.loads``). This script times both in one process
-on the same file (warm cache, alternating so drift hits both alike) and prints best and median
-of each and their difference in %. Aim: within 3%.
+For each file target and DuckDB, one TAQ day is read:
+- directly, in this process, by the call a user makes (``pickle.load``, ``pq.read_table(path)
+  .to_pandas()``, ``feather.read_table(path).to_pandas()``, DuckDB ``con.sql(q).to_arrow_table()
+  .to_pandas()``), written here without Tickbench's code: one warm-up call, then ``--repeat``
+  timed calls;
+- by a Tickbench run: one worker process, one warm-up operation (recorded apart), ``--repeat``
+  measured operations; the figures are the stored ones (``workloads.figures``).
+It prints best and median of each and the gaps. Aim: medians within 3 % on a quiet machine.
 
-    .venv/bin/python benchmarks/bench_fidelity.py [--rows 2000000] [--repeat 9] [--root DIR]
-
-To compare another way of timing (e.g. the runner's worker harness), add a function taking
-(path, n) or (target, layout, day, n) and returning a list of seconds to ``METHODS``.
+    .venv/bin/python benchmarks/bench_fidelity.py [--rows 2000000] [--repeat 9]
+        [--targets pickle,parquet,feather,duckdb] [--strings str] [--root DIR]
 """
 from __future__ import annotations
 
@@ -17,116 +19,127 @@ import gc
 import pickle
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import duckdb  # noqa: E402
+import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.feather as feather  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
 from workloads.datasets.schema import Scale, StringMode  # noqa: E402
+from workloads.figures import step_figures  # noqa: E402
+from workloads.runner import Runner  # noqa: E402
+from workloads.scenario import Scenario  # noqa: E402
+from workloads.store import ResultsStore  # noqa: E402
 from workloads.targets import make_target  # noqa: E402
 
+TARGETS = ("pickle", "parquet", "feather", "duckdb")
+_STR = pd.StringDtype(storage="pyarrow", na_value=float("nan"))
 
-def time_direct(path: Path, n: int) -> list[float]:
-    """``pickle.load`` of the file, as report 000 did it: open + load, n times."""
+
+def to_pandas(table: pa.Table, strings: StringMode) -> pd.DataFrame:
+    """Arrow to pandas as a user asks for each string representation."""
+    options = {"date_as_object": False, "coerce_temporal_nanoseconds": True}
+    if strings is StringMode.CATEGORY:
+        return table.to_pandas(strings_to_categorical=True, **options)
+    if strings is StringMode.ARROW:
+        return table.to_pandas(types_mapper=lambda t: _STR if pa.types.is_large_string(t)
+                               or pa.types.is_string(t) else None, **options)
+    names = [f.name for f in table.schema if pa.types.is_large_string(f.type) or pa.types.is_string(f.type)]
+    frame = table.drop_columns(names).to_pandas(**options)
+    for name in names:
+        frame.insert(table.schema.get_field_index(name), name,
+                     pd.Series(table.column(name).to_numpy(zero_copy_only=False), dtype=object, copy=False))
+    return frame
+
+
+def direct_call(kind: str, target, layout, strings: StringMode):
+    """The user's own call for ``kind``, with nothing of Tickbench inside it."""
+    day = layout.days[0]
+    if kind == "duckdb":
+        path, _, table = layout.location.rpartition(":")
+        con = duckdb.connect(path, read_only=True)
+        sql = f'SELECT * FROM "{table}" WHERE "date" = ?'
+        return lambda: to_pandas(con.sql(sql, params=[day]).to_arrow_table(), strings)
+    path = target.day_path(layout, day)
+    if kind == "pickle":
+        def load():
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        return load
+    if kind == "parquet":
+        dictionary = ["symbol", "mmid"] if strings is StringMode.CATEGORY else None
+        return lambda: to_pandas(pq.read_table(path, read_dictionary=dictionary), strings)
+    return lambda: to_pandas(feather.read_table(path), strings)
+
+
+def time_direct(call, repeat: int) -> list[float]:
+    call()                               # warm-up: as the engine's worker, not counted
     times = []
-    for _ in range(n):
+    for _ in range(repeat):
         gc.collect()
         start = time.perf_counter()
-        with open(path, "rb") as f:
-            frame = pickle.load(f)
+        frame = call()
         times.append(time.perf_counter() - start)
         del frame
     return times
 
 
-def time_target(target, layout, day, n: int) -> list[float]:
-    """What the target reports for ``read_day``: io + decode."""
-    times = []
-    for _ in range(n):
-        gc.collect()
-        result = target.read_day(layout, day)
-        times.append(result.phases["io"] + result.phases["decode"])
-        del result
-    return times
-
-
-def time_target_wall(target, layout, day, n: int) -> list[float]:
-    """Wall time around ``read_day`` (what the reported phases leave out: bookkeeping)."""
-    times = []
-    for _ in range(n):
-        gc.collect()
-        start = time.perf_counter()
-        result = target.read_day(layout, day)
-        times.append(time.perf_counter() - start)
-        del result
-    return times
-
-
-def time_engine(root: str, rows: int, strings: str, n: int) -> list[float]:
-    """What a full engine run records: one worker process, read-day, the op's total_s."""
-    import tempfile
-
-    from workloads.runner import Runner
-    from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
-
+def time_engine(kind: str, config: dict, rows: int, strings: StringMode, repeat: int) -> tuple[list[float], dict]:
+    """A Tickbench run of read-day on the same day: one worker, the stored measured operations."""
     with tempfile.TemporaryDirectory() as tmp:
         store = ResultsStore(Path(tmp) / "r.duckdb")
-        scenario = Scenario(dataset="taq", scale=Scale(days=1, rows_per_day=rows), strings=strings,
-                            target="pickle", target_config={"root": root} if root else {},
-                            workload="read-day", users=(1,), operations=n)
+        scenario = Scenario(dataset="taq", scale=Scale(days=1, rows_per_day=rows), strings=strings.value,
+                            target=kind, target_config=config, workload="read-day", users=(1,),
+                            operations=repeat, warmup_ops=1, probe_ops=0)
         result = Runner(scenario, store).run()
-        times = list(store.ops(result.run_id)["total_s"])
+        if result.status != "completed":
+            raise RuntimeError(f"{kind}: engine run {result.status}: {result.message}")
+        ops = store.ops(result.run_id, kinds=("measured",))
+        figures = step_figures(store, result.run_id).iloc[0].to_dict()
         store.close()
-    return times
-
-
-METHODS: dict[str, Callable[..., list[float]]] = {
-    "engine run (worker process)": lambda ctx, n: time_engine(ctx["root"], ctx["rows"], ctx["strings"], n),
-    "direct pickle.load": lambda ctx, n: time_direct(ctx["path"], n),
-    "target read_day (io+decode)": lambda ctx, n: time_target(ctx["target"], ctx["layout"], ctx["day"], n),
-    "target read_day (wall)": lambda ctx, n: time_target_wall(ctx["target"], ctx["layout"], ctx["day"], n),
-}
+    return list(ops["total_s"]), figures
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000, help="rows of the TAQ day")
     parser.add_argument("--repeat", type=int, default=9, help="timed reads per method")
-    parser.add_argument("--strings", default="object", help="object (report 000), str or category")
-    parser.add_argument("--root", default="", help="folder for the pickle layout (default: datasets dir)")
+    parser.add_argument("--strings", default="str", help="object, str (pandas' default) or category")
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--root", default="", help="folder for the layouts (default: a temp folder)")
     args = parser.parse_args(argv)
-
     strings = StringMode.parse(args.strings)
-    target = make_target("pickle", {"root": args.root} if args.root else {})
-    started = time.perf_counter()
-    layout = target.prepare("taq", Scale(days=1, rows_per_day=args.rows), strings)
-    day = layout.days[0]
-    path = target.day_path(layout, day)
-    print(f"file: {path} ({path.stat().st_size / 1e6:.1f} MB, {layout.rows:,} rows, strings={strings.value}, "
-          f"{'reused' if layout.reused else f'written in {time.perf_counter() - started:.1f} s'})")
-    target.open(layout)
-    ctx = {"path": path, "target": target, "layout": layout, "day": day, "root": args.root,
-           "rows": args.rows, "strings": strings.value}
+    root = Path(args.root or tempfile.mkdtemp(prefix="tickbench-fidelity-"))
 
-    for method in METHODS.values():  # warm-up: page cache and allocator, not counted
-        method(ctx, 1)
-    samples: dict[str, list[float]] = {name: [] for name in METHODS}
-    for _ in range(args.repeat):  # alternate so machine noise hits every method alike
-        for name, method in METHODS.items():
-            samples[name] += method(ctx, 1)
-
-    base_best = min(samples["direct pickle.load"])
-    base_median = statistics.median(samples["direct pickle.load"])
-    print(f"{'method':32} {'best s':>9} {'median s':>9} {'best vs direct':>15} {'median vs direct':>17}")
-    for name, values in samples.items():
-        best, median = min(values), statistics.median(values)
-        print(f"{name:32} {best:9.4f} {median:9.4f} {100 * (best / base_best - 1):+14.1f}% "
-              f"{100 * (median / base_median - 1):+16.1f}%")
-    for name in ("target read_day (io+decode)", "engine run (worker process)"):
-        gap = abs(min(samples[name]) / base_best - 1) * 100
-        print(f"{name} vs direct (best): {gap:.1f}% -> {'within' if gap <= 3 else 'OUTSIDE'} the 3% aim")
+    print(f"TAQ day of {args.rows:,} rows, strings={strings.value}, {args.repeat} timed reads each "
+          f"after one warm-up; data in {root}")
+    print(f"{'target':8} {'method':34} {'best s':>8} {'median s':>9} {'best vs direct':>15} "
+          f"{'median vs direct':>17}")
+    verdicts = []
+    for kind in args.targets.split(","):
+        config = {"path": str(root / "data.duckdb")} if kind == "duckdb" else {"root": str(root)}
+        target = make_target(kind, config)
+        layout = target.prepare("taq", Scale(days=1, rows_per_day=args.rows), strings)
+        target.open(layout)
+        direct = time_direct(direct_call(kind, target, layout, strings), args.repeat)
+        target.close()
+        engine, figures = time_engine(kind, config, args.rows, strings, args.repeat)
+        base_best, base_median = min(direct), statistics.median(direct)
+        for name, values in (("direct, this process", direct), ("Tickbench (stored ops)", engine)):
+            best, median = min(values), statistics.median(values)
+            print(f"{kind:8} {name:34} {best:8.4f} {median:9.4f} {100 * (best / base_best - 1):+14.1f}% "
+                  f"{100 * (median / base_median - 1):+16.1f}%")
+        print(f"{kind:8} {'Tickbench p50 (figures), first op':34} {figures['p50_s']:8.4f} "
+              f"{'':9} first operation of the worker: {figures['first_op_s']:.4f} s")
+        gap = 100 * (statistics.median(engine) / base_median - 1)
+        verdicts.append(f"{kind}: median gap {gap:+.1f}% -> {'within' if abs(gap) <= 3 else 'OUTSIDE'} 3%")
+    print("\n".join(verdicts))
     return 0
 
 

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.ddbserver import codec as c
@@ -195,7 +195,7 @@ def test_any_key_stays_inside_its_literal(key):
 
 
 @pytest.mark.parametrize("path", ["dfs://a b", 'dfs://x")\nwhatever', "dfs:/x", "/tmp/x", "dfs://x;y",
-                                  "dfs://", "DFS://x", "dfs://x//y", 123])
+                                  "dfs://", "DFS://x", "dfs://x//y", 123, "dfs://x\n"])
 def test_bad_database_paths_are_refused(path):
     with pytest.raises(ValueError, match="database path"):
         q.db_path(path)
@@ -203,6 +203,9 @@ def test_bad_database_paths_are_refused(path):
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=20))
+@example("A\n")
+@example("quotes\n")
+@example("tickbench_res\r\n")   # found by hypothesis once: always tried now
 def test_identifiers_are_plain_names(value):
     try:
         q.identifier(value)

@@ -176,7 +176,7 @@ def test_bad_base_or_missing_file_is_a_clear_error(taq_csv, tmp_path):
 def test_suggested_names_are_valid():
     assert suggest_name("/data/Quotes 2007-08.csv") == "quotes_2007_08"
     assert suggest_name("2007.csv") == "data_2007"
-    assert imported_module.NAME_RULE.match(suggest_name("---.csv"))
+    assert imported_module.NAME_RULE.fullmatch(suggest_name("---.csv"))
 
 
 # --- failures leave nothing half-made -------------------------------------------------------------------

@@ -220,10 +220,11 @@ def _append_in_process(path: str, layout, batches: int, rows: int, barrier, resu
     frame = get_dataset("taq").day_frame(0, layout.scale, StringMode.ARROW).iloc[:rows]
     target.open(layout)
     barrier.wait(timeout=60)
-    waited = 0.0
+    turns = []
     for _ in range(batches):
-        waited += target.append(layout, frame, table="concurrent").extra["lock_wait_s"]
-    results.put(waited)
+        extra = target.append(layout, frame, table="concurrent").extra
+        turns.append((extra["turn_asked"], extra["turn_taken"], extra["turn_released"], extra["lock_wait_s"]))
+    results.put(turns)
 
 
 def _run_processes(target_fn, args_per_process) -> list:
@@ -247,8 +248,17 @@ def test_two_processes_read_the_file_at_once_read_only(db_path, layout):
 
 def test_appends_from_two_processes_are_serialised_and_all_land(db_path, layout):
     batches, rows = 6, 300
-    waits = _run_processes(_append_in_process, [(str(db_path), layout, batches, rows)] * 2)
-    assert len(waits) == 2 and sum(waits) > 0  # started together: someone waited its turn
+    turns = _run_processes(_append_in_process, [(str(db_path), layout, batches, rows)] * 2)
+    held = sorted((taken, released) for process in turns for _, taken, released, _ in process)
+    # one writer at a time: every turn starts after the one before it ended
+    assert all(later[0] >= earlier[1] for earlier, later in zip(held, held[1:]))
+    # started together, appends asked while the other process held the file, and waited for it
+    a, b = turns
+    blocked = [(asked, wait, other_released) for mine, others in ((a, b), (b, a))
+               for asked, _, _, wait in mine for _, other_taken, other_released, _ in others
+               if other_taken <= asked < other_released]
+    assert blocked, "no append ever found the file taken by the other process"
+    assert all(wait >= other_released - asked - 0.005 for asked, wait, other_released in blocked)
     target = make_target("duckdb", config(db_path))
     assert target.row_count(layout, "concurrent") == 2 * batches * rows
     target.close()

@@ -130,20 +130,24 @@ class DuckDBTarget(Target):
         """The file's read-write connection, taken in turn with other processes (DuckDB allows one
         writing process per file); yields it with the wait facts an OpResult reports."""
         self.close()  # a read-only handle in this process would block our own read-write open
+        asked = time.monotonic()          # the system-wide clock: turns compare across processes
         turn, queued, polls = self._queue_for_writing()
+        taken = time.monotonic()
         try:
             con, waited, retries = self._connect(read_only=False)
         except BaseException:
             if turn is not None:
                 os.close(turn)
             raise
+        facts = {"lock_wait_s": queued + waited, "lock_retries": retries, "queue_polls": polls,
+                 "serialised": True, "turn_asked": asked, "turn_taken": taken}
         try:
-            yield con, {"lock_wait_s": queued + waited, "lock_retries": retries, "queue_polls": polls,
-                        "serialised": True}
+            yield con, facts
         except duckdb.Error as exc:
             raise self._disk_full(exc) or exc
         finally:
             con.close()  # hand the file to the next writer
+            facts["turn_released"] = time.monotonic()
             if turn is not None:
                 os.close(turn)
 

@@ -213,6 +213,8 @@ def test_a_dolphindb_profile_runs_through_the_window(qtbot, window_factory, ddb_
     result = finished.args[0]
     assert result.status == "completed", result.message
     assert asked, "the password was asked for, not stored"
-    ops = window.store.ops(result.run_id)
-    assert len(ops) == 4 and ops["server_s"].notna().all() and ops["transfer_s"].notna().all()
+    measured = window.store.ops(result.run_id, kinds=("measured",))
+    probes = window.store.ops(result.run_id, kinds=("probe",))
+    assert len(measured) == 4 and measured["server_s"].isna().all()      # the plain session.run
+    assert len(probes) == 4 and probes["server_s"].notna().all() and probes["transfer_s"].notna().all()
     assert "123456" not in str(window.store.run(result.run_id)["scenario"])

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QMessageBox
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
 from widgets.cluster_dialog import ClusterDialog
 from widgets.targets_panel import TargetsPanel
+from workloads.cluster import ClusterProfile
 
 pytestmark = pytest.mark.timeout(60)
 PASSWORD = "123456"
@@ -258,7 +259,7 @@ def test_edit_renames_and_keeps_the_password(qtbot, panel, store, ddb_server):  
 
 
 def test_state_round_trip_without_passwords(make_widget, panel, tmp_path, store, ddb_server):  # noqa: F811
-    panel.add_profile(entry("one", (ddb_server.port, "single"), protocol="ARROW", compress=True),
+    panel.add_profile(entry("one", (ddb_server.port, "single"), protocol="ARROW"),
                       password="typed", remember=True)
     panel.add_profile(entry("two", (1234, "controller"), (1235, "data"), node_policy="random"), password="x")
     state = panel.save_state()
@@ -268,6 +269,21 @@ def test_state_round_trip_without_passwords(make_widget, panel, tmp_path, store,
     assert again.targets() == panel.targets()
     again.restore_state({"version": 1, "profiles": [{"profile": {"name": "bad", "nodes": []}}, state["profiles"][0]]})
     assert again.profile_keys() == ["ddb:one"]                   # the broken one is left out
+
+
+def test_a_saved_profile_with_compression_under_arrow_is_kept_with_compression_off(make_widget, tmp_path):
+    with pytest.raises(ValueError, match="compression works only with the DDB protocol"):
+        ClusterProfile.from_dict({"name": "x", "nodes": [{"host": "127.0.0.1", "port": 1}],
+                                  "protocol": "PICKLE", "compress": True})
+    panel = make_widget(TargetsPanel, tmp_path / "data", FakeStore())
+    saved = entry("old", (1, "single"), protocol="ARROW")
+    saved["profile"]["compress"] = True                          # as an older version saved it
+    panel.restore_state({"version": 1, "profiles": [saved]})
+    assert panel.profile_keys() == ["ddb:old"]
+    config = next(c for key, _label, _kind, c in panel.targets() if key == "ddb:old")
+    assert config["protocol"] == "ARROW" and config["compress"] is False
+    panel.select("ddb:old")
+    assert "Compression was turned off" in panel.detail_label.text()
 
 
 # --- the GUI thread stays free ----------------------------------------------------------------------

@@ -115,12 +115,20 @@ class ScenarioBuilder(QWidget):
         self.cache_combo = QComboBox(objectName="cache")
         for state in CACHE_STATES:
             self.cache_combo.addItem(state, state)
-        self.ops_spin = self._spin("operations", 0, 1_000_000, 3, " ops/user")
+        self.ops_spin = self._spin("operations", 0, 1_000_000, 0, " ops/user")
         self.ops_spin.setSpecialValueText("by duration")
         self.duration_spin = QDoubleSpinBox(objectName="duration")
         self.duration_spin.setRange(0, 86_400)
         self.duration_spin.setSuffix(" s")
         self.duration_spin.setSpecialValueText("by operations")
+        self.duration_spin.setValue(5.0)       # long enough for stable figures on most workloads
+        self.warmup_spin = self._spin("warmup", 0, 1000, 1, " ops/user")
+        self.warmup_spin.setToolTip("Operations each worker makes before the measured ones: the first "
+                                    "operation of a fresh process, recorded and shown apart")
+        self.probe_spin = self._spin("probes", 0, 1000, 2, " ops/user")
+        self.probe_spin.setToolTip("Instrumented operations after the measured ones, for phase splits "
+                                   "the user's own call cannot show (pickle io/decode, DolphinDB "
+                                   "server/transfer/decode); never in the figures")
         run_form.addRow("Target:", self.target_combo)
         run_form.addRow("Workload:", self.workload_combo)
         run_form.addRow(self.workload_note)
@@ -129,6 +137,8 @@ class ScenarioBuilder(QWidget):
         run_form.addRow("Cache:", self.cache_combo)
         run_form.addRow("Operations:", self.ops_spin)
         run_form.addRow("Duration:", self.duration_spin)
+        run_form.addRow("Warm-up:", self.warmup_spin)
+        run_form.addRow("Probes:", self.probe_spin)
 
         self.estimate_label = QLabel(wordWrap=True, objectName="estimate")
         self.error_label = QLabel(wordWrap=True, objectName="scenario_error")
@@ -161,6 +171,7 @@ class ScenarioBuilder(QWidget):
                        self.strings_combo.currentIndexChanged, self.target_combo.currentIndexChanged,
                        self.users_edit.textChanged, self.cache_combo.currentIndexChanged,
                        self.ops_spin.valueChanged, self.duration_spin.valueChanged,
+                       self.warmup_spin.valueChanged, self.probe_spin.valueChanged,
                        self.param_form.changed, self.name_edit.textChanged):
             signal.connect(self.changed)
 
@@ -232,7 +243,8 @@ class ScenarioBuilder(QWidget):
             target_config={**config, "target_key": key} if kind == "dolphindb" else config,
             workload=self.workload_combo.currentData(), params=params, users=users,
             cache=self.cache_combo.currentData(), operations=self.ops_spin.value(),
-            duration_s=self.duration_spin.value(),
+            duration_s=self.duration_spin.value(), warmup_ops=self.warmup_spin.value(),
+            probe_ops=self.probe_spin.value(),
         )
 
     def set_scenario(self, scenario: Scenario) -> None:
@@ -252,6 +264,8 @@ class ScenarioBuilder(QWidget):
         self._select(self.cache_combo, scenario.cache)
         self.ops_spin.setValue(scenario.operations)
         self.duration_spin.setValue(scenario.duration_s)
+        self.warmup_spin.setValue(scenario.warmup_ops)
+        self.probe_spin.setValue(scenario.probe_ops)
 
     def save_to(self, path: Path) -> None:
         self.scenario().save_toml(Path(path))

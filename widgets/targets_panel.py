@@ -198,8 +198,14 @@ class TargetsPanel(QWidget):
         profiles: dict[str, _Profile] = {}
         for i, item in enumerate(state.get("profiles") or []):
             try:
-                profile = ClusterProfile.from_dict(dict(item["profile"]))
-                entry = _Profile(profile.with_password(""), str(item.get("db_prefix") or DEFAULT_DB_PREFIX))
+                data, note = dict(item["profile"]), ""
+                if data.get("compress") and str(data.get("protocol", "DDB")).upper() != "DDB":
+                    # saved by a version that allowed it; the client refuses or ignores it
+                    data["compress"], note = False, (f"Compression was turned off: it works only with the "
+                                                     f"DDB protocol, not {str(data['protocol']).upper()}.")
+                profile = ClusterProfile.from_dict(data)
+                entry = _Profile(profile.with_password(""), str(item.get("db_prefix") or DEFAULT_DB_PREFIX),
+                                 note=note)
             except (KeyError, TypeError, ValueError) as exc:
                 log.warning("targets panel: ignoring saved cluster %d: %s", i + 1, exc)
                 continue

@@ -22,7 +22,7 @@ def profile_for(server, password="123456", **kw) -> ClusterProfile:
 # --- profiles ----------------------------------------------------------------------------------------
 def test_profile_round_trips_without_its_password():
     profile = ClusterProfile("lab", (Node("10.0.0.1", 8900, "controller"), Node("10.0.0.2", 8848, "data"),
-                                     Node("10.0.0.3", 8848, "data")), "bench", "s3cret", "ARROW", True,
+                                     Node("10.0.0.3", 8848, "data")), "bench", "s3cret", "DDB", True,
                              "round_robin")
     data = profile.to_dict()
     assert "password" not in data and "s3cret" not in repr(data) and "s3cret" not in repr(profile)
@@ -110,19 +110,20 @@ def test_error_verdict_carries_the_server_text(ddb_server):  # noqa: F811
 # --- discovery ------------------------------------------------------------------------------------------
 def test_discover_cluster_nodes(ddb_cluster):  # noqa: F811
     entry = ClusterProfile("fake", (Node("127.0.0.1", ddb_cluster.port, "controller"),), "admin", "123456")
-    nodes = discover_nodes(entry)
+    discovery = discover_nodes(entry)
+    nodes = discovery.nodes
+    assert discovery.from_cluster
     assert [n.mode for n in nodes] == ["controller", "data", "data", "data"]
     assert [n.port for n in nodes] == ddb_cluster.ports and [n.name for n in nodes][1:] == ["dnode1", "dnode2", "dnode3"]
     assert all(n.state for n in nodes) and nodes[2].cpu_percent > 0 and nodes[1].memory_used > 0
-    full = profile_from_discovery(entry, nodes)
+    full = profile_from_discovery(entry, discovery)
     assert [n.port for n in full.data_nodes] == ddb_cluster.data_ports
 
 
 def test_discover_falls_back_to_the_single_node(ddb_server):  # noqa: F811
-    ddb_server.control(error_match="^getClusterPerf", error_message="getClusterPerf is only for clusters")
-    try:
-        nodes = discover_nodes(profile_for(ddb_server))
-    finally:
-        ddb_server.control(reset=True)
+    # a single node has no controller to ask: rpc(getControllerAlias(), ...) fails there
+    discovery = discover_nodes(profile_for(ddb_server))
+    nodes = discovery.nodes
+    assert not discovery.from_cluster and "single node" in discovery.note
     assert len(nodes) == 1 and nodes[0].name == "local8848" and nodes[0].mode == "single"
     assert nodes[0].port == ddb_server.port

@@ -91,19 +91,24 @@ def test_key_bounds_cover_every_key():
 
 
 # --- reads ---------------------------------------------------------------------------------------------
-def test_read_day_returns_the_generated_day_with_a_breakdown(taq):
+def test_read_day_returns_the_generated_day_and_a_probe_splits_it(taq):
     target, layout = taq
     result = target.read_day(layout, layout.days[0])
     expected = day_frame(0)
     pd.testing.assert_frame_equal(result.frame.reset_index(drop=True), expected, check_dtype=False)
     assert result.rows == 20_000 and result.node == f"127.0.0.1:{target.profile.nodes[0].port}"
-    assert set(result.phases) == {"server", "transfer", "decode"}
-    assert all(v >= 0 for v in result.phases.values()) and result.phases["server"] > 0
+    # the measured read is the user's session.run(query): no parts, logical bytes, nothing read raw
+    assert result.phases == {} and result.nbytes == 20_000 * 45 and result.wire_bytes is None
+    with target.probe_mode():
+        probe = target.read_day(layout, layout.days[0])
+    assert set(probe.phases) == {"server", "transfer", "decode"}
+    assert all(v >= 0 for v in probe.phases.values()) and probe.phases["server"] > 0
+    assert probe.extra["client_fetch_s"] >= probe.phases["decode"]
     # bytes on the wire: DolphinDB's encoding of 10 columns (45 bytes/row + the symbol bases)
-    assert 20_000 * 45 <= result.nbytes < 20_000 * 60
+    assert 20_000 * 45 <= probe.wire_bytes < 20_000 * 60 and probe.nbytes == 20_000 * 45
 
 
-def test_read_slice_and_string_modes(taq):
+def test_read_slice_strings_come_as_the_client_makes_them(taq):
     target, layout = taq
     key = layout.keys_sample[0]
     result = target.read_slice(layout, layout.days[1], key)
@@ -111,10 +116,13 @@ def test_read_slice_and_string_modes(taq):
     expected = frame[frame["symbol"] == key].reset_index(drop=True)
     assert result.rows == len(expected) > 0
     assert result.frame["bid"].tolist() == expected["bid"].tolist()
-    for mode, dtype in ((StringMode.OBJECT, object), (StringMode.CATEGORY, "category")):
+    # converting strings is no part of a user's session.run: a layout's string mode changes nothing
+    for mode in (StringMode.OBJECT, StringMode.CATEGORY):
         layout_mode = type(layout)(**{**vars(layout), "strings": mode})
         got = target.read_slice(layout_mode, layout.days[1], key).frame
-        assert got["symbol"].dtype == dtype and got["symbol"].astype(str).tolist() == [key] * len(expected)
+        assert got["symbol"].dtype == result.frame["symbol"].dtype
+        assert got["symbol"].astype(str).tolist() == [key] * len(expected)
+    assert target.describe()["strings"] == "as the dolphindb client returns them"
 
 
 def test_minute_bars_match_pandas(taq):
@@ -147,7 +155,8 @@ def test_spread_by_minute_matches_pandas(taq):
     expected = spread.groupby(quotes["time"].dt.floor("min")).mean()
     assert result.frame["minute"].tolist() == expected.index.tolist()
     np.testing.assert_allclose(result.frame["avgSpread"], expected.to_numpy())
-    assert result.phases["server"] > 0
+    with target.probe_mode():
+        assert target.spread_by_minute(layout, layout.days).phases["server"] > 0
 
 
 def test_mapreduce_minute_bars_counts_symbol_minutes(taq):
@@ -200,7 +209,7 @@ def test_concurrent_appends_all_land(taq, ddb_server):  # noqa: F811
 def test_upload_sweep_table_in_memory(taq, ddb_server):  # noqa: F811
     target, layout = taq
     names = target.names("taq", TAQ)
-    target.clear_upload_table(layout)
+    target.clear_table(layout, "upload")
     category = day_frame(0).head(1_000)
     category["symbol"] = category["symbol"].astype("category")     # the client refuses category
     target.append(layout, category, table="upload")
@@ -209,17 +218,30 @@ def test_upload_sweep_table_in_memory(taq, ddb_server):  # noqa: F811
     s.connect(ddb_server.host, ddb_server.port, "admin", "123456")
     held = s.run(names.memory)
     assert len(held) == 1_010 and held["symbol"].tolist()[:3] == category["symbol"].astype(str).tolist()[:3]
-    target.clear_upload_table(layout)
+    target.clear_table(layout, "upload")
     assert len(s.run(names.memory)) == 0
     s.close()
 
 
+def test_the_append_table_is_emptied_before_a_step(taq, ddb_server):  # noqa: F811
+    target, layout = taq
+    names = target.names("taq", TAQ)
+    target.append(layout, day_frame(0).head(500))
+    assert server_rows(ddb_server, names.db, names.append) >= 500
+    target.clear_table(layout)                                  # truncate: the schema stays
+    assert server_rows(ddb_server, names.db, names.append) == 0
+    assert target.append(layout, day_frame(0).head(7)).rows == 7
+    assert server_rows(ddb_server, names.db, names.append) == 7
+
+
 def test_drop_cache_and_describe(taq):
     target, layout = taq
-    assert target.drop_cache(layout) == ["pnodeRun(clearAllCache)"]
+    assert target.drop_cache(layout) == []                     # never by a worker, per operation
+    assert target.drop_cache_for_step(layout) == ["pnodeRun(clearAllCache) once before the step"]
     info = target.describe()
     assert "tickbench-test-server" in info["server_version"]
     assert info["nodes"][0]["mode"] == "single" and "password" not in info["profile"]
+    assert "single node" in info["nodes_note"]
 
 
 # --- protocols --------------------------------------------------------------------------------------
@@ -230,13 +252,27 @@ def test_protocols_give_the_same_day(taq, ddb_server, protocol, compress):  # no
     target.open(layout, 0)
     try:
         result = target.read_day(layout, layout.days[0])
+        with target.probe_mode():
+            probe = target.read_day(layout, layout.days[0])
     finally:
         target.close()
     expected = day_frame(0)
-    assert result.rows == 20_000 and result.nbytes > 20_000 * 40
+    assert result.rows == 20_000 and result.nbytes == 20_000 * 45
     for col in ("symbol", "bid", "bidsiz", "ex"):
         assert result.frame[col].astype(expected[col].dtype).tolist() == expected[col].tolist(), col
-    assert pd.to_datetime(result.frame["time"]).tolist() == expected["time"].tolist()
+    if protocol == "ARROW":       # a plain to_pandas gives SECOND columns as times of day
+        assert result.frame["time"].tolist() == expected["time"].dt.time.tolist()
+    else:
+        assert pd.to_datetime(result.frame["time"]).tolist() == expected["time"].tolist()
+    # ARROW: a user's to_pandas is part of the call, as decode
+    assert set(result.phases) == ({"decode"} if protocol == "ARROW" else set())
+    if protocol == "PICKLE":      # the vendor's pickle stream cannot be read raw: transfer not measured
+        assert set(probe.phases) == {"server"} and probe.wire_bytes is None
+        assert probe.extra["transfer"] == "not measured under PROTOCOL_PICKLE"
+    else:
+        assert set(probe.phases) == {"server", "transfer", "decode"} and probe.wire_bytes > 0
+    if compress:                  # the server compressed its reply: fewer bytes on the wire
+        assert probe.wire_bytes < 20_000 * 45
 
 
 # --- errors -----------------------------------------------------------------------------------------
@@ -266,11 +302,11 @@ def test_server_errors_and_dropped_connections_become_target_errors(taq, ddb_ser
     faults(error_match=r"select \* from loadTable", error_message="Disk /hdd2 is full")
     with pytest.raises(TargetError, match="answered: Disk /hdd2 is full"):
         target.read_day(layout, layout.days[0])
-    faults(reset=True, delay=4, delay_match="^tickbench_t0")
+    faults(reset=True, delay=4, delay_match=r"^select \* from loadTable")
     with pytest.raises(TargetError, match="connection lost or reply timed out"):
         target.read_day(layout, layout.days[0])
     target.close()
-    faults(reset=True, close_match=r"^tickbench_w")
+    faults(reset=True, close_match=r"^select \* from loadTable")
     target.open(layout, 0)
     with pytest.raises(TargetError, match="connection lost"):
         target.read_day(layout, layout.days[0])
@@ -367,5 +403,7 @@ def test_runner_workers_use_the_target(ddb_cluster, tmp_path, workload, params, 
     assert ops["ok"].all() and len(ops) > 0
     assert set(ops["node"]) == {f"127.0.0.1:{p}" for p in ddb_cluster.data_ports[:users]}
     if workload == "read-day":
-        assert (ops["rows"] == 5_000).all() and (ops["server_s"] > 0).all() and (ops["transfer_s"] > 0).all()
+        measured, probes = ops[ops["kind"] == "measured"], ops[ops["kind"] == "probe"]
+        assert (measured["rows"] == 5_000).all() and measured["server_s"].isna().all()
+        assert len(probes) == 2 * users and (probes["server_s"] > 0).all() and (probes["transfer_s"] > 0).all()
     store.close()

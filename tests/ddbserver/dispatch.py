@@ -8,6 +8,7 @@ the namespace of the node the session is connected to.
 """
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ class Dispatcher:
             return [c.Scalar(c.BOOL, not self.faults.not_initialised)]
         if name == "testServerControl":
             return [c.Scalar(c.STRING, self.faults.control(args[0].value))]
+        if name == "testServerStats":      # what the server saw, for tests (JSON object)
+            return [c.Scalar(c.STRING, json.dumps({"cache_clears": self.store.cache_clears}))]
         m = re.fullmatch(rf"tableInsert\{{{LOAD}\}}", name)
         if m:
             return [c.Scalar(c.INT, self._insert_dfs(unquote(m.group(1)), unquote(m.group(2)), args))]

@@ -42,6 +42,13 @@ class RunningServer:
         Sent over a bare socket with this package's codec, not through the client: the client
         refuses to connect to a node whose faults make it look uninitialised.
         """
+        return self._call("testServerControl", json.dumps(faults))
+
+    def stats(self) -> dict:
+        """What the server has seen so far (``cache_clears``: pnodeRun(clearAllCache) calls)."""
+        return self._call("testServerStats", "")
+
+    def _call(self, function: str, argument: str) -> dict:
         import socket
 
         from tests.ddbserver import codec as c
@@ -51,13 +58,13 @@ class RunningServer:
             src = c.Source(sock=sock)
             session = src.read_line().split(" ")[0]
             src.read_line()
-            body = "function\ntestServerControl\n1\n1"
+            body = f"function\n{function}\n1\n1"
             sock.sendall(f"API2 {session} {len(body)} / 32_1_4_64__0\n{body}".encode()
-                         + c.encode(c.Scalar(c.STRING, json.dumps(faults))))
+                         + c.encode(c.Scalar(c.STRING, argument)))
             src.read_line()
             status = src.read_line()
             if status != "OK":
-                raise RuntimeError(f"the test server refused the fault settings: {status}")
+                raise RuntimeError(f"the test server refused {function}: {status}")
             return json.loads(c.Decoder(src).object().value)
 
     def stop(self) -> None:

@@ -146,8 +146,11 @@ class DolphinDBTarget(Target):
             time_type=schema.column(info.time_column).ddb_type, bid=bid, ask=ask)
 
     # --- sessions ------------------------------------------------------------------------------
-    def _connect(self, node: Node):
-        """A client session and a raw connection on ``node``; clear errors when it fails."""
+    def _connect(self, node: Node, metadata: bool = False):
+        """A client session and a raw connection on ``node``; clear errors when it fails.
+
+        The raw login comes first: it tells refused, silent and wrong password apart within
+        ``timeout``, where the client would wait for ``query_timeout``."""
         try:
             raw = RawConnection(node.host, node.port, self.profile.user, self.profile.password,
                                 protocol=self.profile.protocol, compress=self.profile.compress,
@@ -156,7 +159,8 @@ class DolphinDBTarget(Target):
             raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
         raw.sock.settimeout(self.query_timeout)
         try:
-            session = open_session(self.profile, node, timeout=self.query_timeout, net_timeout=self.timeout)
+            session = open_session(self.profile, node, timeout=self.query_timeout, net_timeout=self.timeout,
+                                   metadata=metadata)
         except ConnectionError as exc:
             raw.close()
             raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
@@ -165,11 +169,8 @@ class DolphinDBTarget(Target):
     def _admin_session(self, node: Node | None = None):
         """A short-lived DDB session for parent-side work (prepare, footprint, describe)."""
         node = node or self.profile.data_nodes[0]
-        try:
-            session = open_session(self.profile, node, timeout=self.query_timeout, net_timeout=self.timeout,
-                                   metadata=True)
-        except ConnectionError as exc:
-            raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
+        session, raw = self._connect(node, metadata=True)
+        raw.close()
         return session, node
 
     def _run(self, session, node: Node, script: str, *args):
@@ -384,8 +385,9 @@ class DolphinDBTarget(Target):
         try:
             if self.measure_transfer and self.profile.protocol != "PICKLE":
                 try:
-                    reply = self._raw.run_discard(scripts.fetch(name))
+                    reply = self._raw_connection().run_discard(scripts.fetch(name))
                 except WireError as exc:
+                    self._drop_raw()              # a half-read reply leaves the socket unusable
                     raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
                 transfer_s, wire = reply.seconds, reply.nbytes
             start = time.perf_counter()
@@ -405,6 +407,22 @@ class DolphinDBTarget(Target):
             extra["transfer"] = "not measured" + (" under PROTOCOL_PICKLE" if self.profile.protocol == "PICKLE" else "")
         return OpResult(rows=len(frame), phases=phases, node=node.address, frame=frame, schema=schema,
                         extra=extra, wire_bytes=wire)
+
+    def _raw_connection(self) -> RawConnection:
+        if self._raw is None:
+            try:
+                self._raw = RawConnection(self._node.host, self._node.port, self.profile.user,
+                                          self.profile.password, protocol=self.profile.protocol,
+                                          compress=self.profile.compress, timeout=self.timeout)
+            except WireError as exc:
+                raise TargetError(f"DolphinDB at {self._node.address}: {exc}") from None
+            self._raw.sock.settimeout(self.query_timeout)
+        return self._raw
+
+    def _drop_raw(self) -> None:
+        if self._raw is not None:
+            self._raw.close()
+            self._raw = None
 
     def _drop_shared(self, name: str) -> None:
         """Free the server-side copy of a probe's result, through a fresh session if ours is gone."""

@@ -40,12 +40,12 @@ def bare_loop(seconds: float) -> float:
 def engine(seconds: float, store: ResultsStore) -> tuple[float, int]:
     result = Runner(Scenario(workload="noop", users=(1,), operations=0, duration_s=seconds), store).run()
     figures = result.figures.iloc[0]
-    return figures["duration_s"] / figures["ops"], int(figures["ops"])
+    return figures["window_s"] / figures["ops"], int(figures["ops"])
 
 
 def ingest(records: int, store: ResultsStore, batch_size: int) -> float:
-    batch = [OpRecord(0, 0, i, "read_day", i * 1e-3, 1e-3, None, 5e-4, None, None, 5e-4, 100, 4500,
-                      True, "", "") for i in range(batch_size)]
+    batch = [OpRecord(step=0, worker=0, seq=i, op="read_day", t_start=i * 1e-3, total_s=1e-3, rows=100,
+                      bytes=4500, ok=True, query_s=5e-4, decode_s=5e-4) for i in range(batch_size)]
     store.delete_run("ingest")
     store.create_run("ingest", {"dataset": "taq", "target": "x", "workload": "x", "users": [1],
                                 "cache": "warm"}, {})

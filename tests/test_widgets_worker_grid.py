@@ -21,7 +21,7 @@ def test_cells_take_the_colour_of_their_state(make_widget):
     assert grid.counts() == dict.fromkeys(WORKER_STATES, 1)
     # the painted pixel at a cell's centre-left edge region is the state colour
     image = grid.grab().toImage()
-    rect = grid.cell_rect(3)   # "done": plain cell, no glyph
+    rect = grid.cell_rect(WORKER_STATES.index("done"))   # a plain cell, no glyph
     pixel = QColor(image.pixel(rect.left() + 3, rect.top() + 3))
     assert pixel == QColor(worker_state_colour("done"))
 

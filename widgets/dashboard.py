@@ -35,6 +35,8 @@ SWEEP_METRICS = {
 }
 _MAX_MESSAGE = 400
 BREAKDOWN_TITLE = "Phases per operation (mean)"
+WINDOW_NOTE = ("Each step's throughput is over its measurement window: from the release of the workers "
+               "to the end of their last measured operation. Warm-up and probe operations are not counted.")
 
 
 def phase_origin(snap: LiveSnapshot) -> str:
@@ -175,6 +177,10 @@ class LiveDashboard(QWidget):
         metric_row.addStretch(1)
         sweep_layout.addLayout(metric_row)
         sweep_layout.addWidget(self.sweep_chart, 1)
+        self.window_note = QLabel(WINDOW_NOTE, wordWrap=True)
+        self.window_note.setProperty("role", "muted")
+        self.window_note.setToolTip(STEP_FIGURES_DOC)
+        sweep_layout.addWidget(self.window_note)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)

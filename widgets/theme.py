@@ -32,7 +32,6 @@ PHASE_ORDER = ("io", "read", "query", "server", "transfer", "decode", "other")
 PHASE_COLOURS = {
     "io": OKABE_ITO["sky_blue"],
     "read": OKABE_ITO["blue"],
-    "other": "#9A9A9A",          # the part of an operation no phase covers
     "query": OKABE_ITO["bluish_green"],
     "server": OKABE_ITO["reddish_purple"],
     "transfer": OKABE_ITO["orange"],
@@ -44,6 +43,7 @@ WORKER_STATE_COLOURS = {
     "starting": "#8C8C8C",
     "ready": OKABE_ITO["sky_blue"],
     "running": OKABE_ITO["blue"],
+    "measured": OKABE_ITO["reddish_purple"],    # measured operations over, probes follow
     "done": OKABE_ITO["bluish_green"],
     "failed": OKABE_ITO["vermillion"],
     "cancelled": OKABE_ITO["yellow"],
@@ -110,8 +110,13 @@ def series_colour(index: int, theme: Theme | None = None) -> str:
     return colours[index % len(colours)]
 
 
+REMAINDER_COLOUR = "#9A9A9A"   # "other": the part of an operation no phase covers; not a phase
+
+
 def phase_colour(phase: str) -> str:
     """Fixed colour of a phase; unknown phases get a stable colour from their name."""
+    if phase == "other":
+        return REMAINDER_COLOUR
     if phase in PHASE_COLOURS:
         return PHASE_COLOURS[phase]
     return _OTHER_PHASE_COLOURS[sum(map(ord, phase)) % len(_OTHER_PHASE_COLOURS)]

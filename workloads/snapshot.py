@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-WORKER_STATES = ("starting", "ready", "running", "done", "failed", "cancelled")
+WORKER_STATES = ("starting", "ready", "running", "measured", "done", "failed", "cancelled")
+# measured: its measured operations are over; probe operations (if any) follow
 
 
 @dataclass

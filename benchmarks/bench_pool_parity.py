@@ -3,13 +3,14 @@
 For each users value N, a plain script starts N spawned processes that each make one warm-up
 read, wait at a barrier with the parent, and then read ``--ops`` TAQ days with the target's own
 file format (``pq.read_table(path).to_pandas()`` or ``pickle.load``), the day of read k of
-process w being day (w + k) mod days, as Tickbench's read-day picks it. Its throughput is rows
-read / (end of the last read - release), the definition of ``workloads.figures``. Then a
-Tickbench run does the same (read-day, same users, same operations, one warm-up) and its stored
-step figures are printed beside. Aim: within 3 %.
+process w being day (w + k) mod days, as Tickbench's read-day picks it, each frame freed before the
+next read. Its throughput is rows read / (end of the last read - release), the definition of
+``workloads.figures``. Right after it a Tickbench run does the same (read-day, same users, same
+operations, one warm-up) and its stored step figure is set beside: pairs back to back, because
+this machine's speed drifts by 20-30 % over minutes. Aim: within 3 %.
 
-    .venv/bin/python benchmarks/bench_pool_parity.py [--target parquet] [--users 1,2,4] [--ops 6]
-        [--rows 1000000] [--days 4] [--repeat 3]
+    .venv/bin/python benchmarks/bench_pool_parity.py [--target parquet] [--users 1,2,4] [--ops 30]
+        [--rows 1000000] [--days 4] [--repeat 5]
 """
 from __future__ import annotations
 
@@ -31,11 +32,15 @@ def _read(kind: str, path: str):
             return pickle.load(f)
     import pyarrow.feather as feather
     import pyarrow.parquet as pq
+
+    from benchmarks.bench_fidelity import to_pandas   # the same to_pandas options, written without Tickbench
+    from workloads.datasets.schema import StringMode
     table = pq.read_table(path) if kind == "parquet" else feather.read_table(path)
-    return table.to_pandas()
+    return to_pandas(table, StringMode.ARROW)
 
 
 def _plain_worker(kind: str, paths: list[str], worker: int, ops: int, barrier, results) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     frame = _read(kind, paths[worker % len(paths)])          # warm-up, before the release
     del frame
     barrier.wait()
@@ -89,10 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="parquet", choices=("parquet", "feather", "pickle"))
     parser.add_argument("--users", default="1,2,4")
-    parser.add_argument("--ops", type=int, default=6, help="measured reads per user per step")
+    parser.add_argument("--ops", type=int, default=30, help="measured reads per user per step")
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per day")
     parser.add_argument("--days", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=3, help="alternating repetitions of both")
+    parser.add_argument("--repeat", type=int, default=5, help="back-to-back pairs per users value")
     parser.add_argument("--root", default="")
     args = parser.parse_args(argv)
     users = [int(u) for u in args.users.split(",")]
@@ -104,17 +109,19 @@ def main(argv: list[str] | None = None) -> int:
 
     plain: dict[int, list[float]] = {u: [] for u in users}
     ours: dict[int, list[float]] = {u: [] for u in users}
-    for _ in range(args.repeat):     # alternate so machine noise hits both alike
-        for u in users:
+    for _ in range(args.repeat):
+        for u in users:            # each pair back to back: this machine's speed drifts by 20-30 %
             plain[u].append(plain_step(args.target, paths, u, args.ops))
-        for u, rate in zip(users, tickbench_steps(args.target, root, scale, users, args.ops)):
-            ours[u].append(rate)
+            ours[u].append(tickbench_steps(args.target, root, scale, [u], args.ops)[0])
     print(f"{args.target}, TAQ {args.days} days x {args.rows:,} rows, {args.ops} reads per user after one "
-          f"warm-up; median of {args.repeat} (M rows/s)")
-    print(f"{'users':>5} {'plain Pool':>11} {'Tickbench':>10} {'gap':>7}")
+          f"warm-up; {args.repeat} back-to-back pairs (M rows/s)")
+    print(f"{'users':>5} {'plain Pool':>11} {'Tickbench':>10} {'median gap of pairs':>20}   "
+          "every pair (plain/Tickbench)")
     for u in users:
         a, b = statistics.median(plain[u]) / 1e6, statistics.median(ours[u]) / 1e6
-        print(f"{u:5d} {a:11.2f} {b:10.2f} {100 * (b / a - 1):+6.1f}%")
+        gaps = [100 * (t / p - 1) for p, t in zip(plain[u], ours[u])]
+        pairs = " ".join(f"{p / 1e6:.1f}/{t / 1e6:.1f}" for p, t in zip(plain[u], ours[u]))
+        print(f"{u:5d} {a:11.2f} {b:10.2f} {statistics.median(gaps):+19.1f}%   {pairs}")
     return 0
 
 

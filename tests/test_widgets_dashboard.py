@@ -234,7 +234,7 @@ def test_the_step_figures_line_names_its_step_and_sets_the_first_operation_apart
     assert "exact" in line and "too short to measure" in line
     # the phases say which step and how many probe operations they rest on
     assert dashboard.phase_caption.text() == "Phases of step 2 users, 8 probe operations."
-    assert dashboard.breakdown_chart.title.endswith("step 2 users, 8 probe operations")
+    assert dashboard.breakdown_chart.note.startswith("Phases of step 2 users, 8 probe operations.")
     # what of the measured mean no probe phase covers is drawn as "other", not hidden
     bars = dashboard.breakdown_chart.data()[0]["duckdb"]
     assert bars == pytest.approx({"io": 0.008, "decode": 0.006, "other": 0.006})

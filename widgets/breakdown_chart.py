@@ -143,7 +143,7 @@ class BreakdownChart(ChartBase):
         phases = ordered_phases(self._measured, self._published)
         data = {"measured": self._measured, "published": self._published}
         longest = max((sum(data[k][lab].values()) for lab, k, _, _ in bars), default=0.0) or 1.0
-        x_max = longest * 1.22          # room on the right for the total labels
+        x_max = longest * 1.3           # room on the right for the total labels
         fits = self._label_fits(x_max)
 
         for kind in ("measured", "published"):

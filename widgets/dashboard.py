@@ -259,7 +259,6 @@ class LiveDashboard(QWidget):
         self.worker_grid.clear()
         self.phase_table.setRowCount(0)
         self.phase_caption.setText("")
-        self.breakdown_chart.set_title(BREAKDOWN_TITLE)
         self._apply_text()
 
     def charts(self) -> dict[str, QWidget]:
@@ -339,7 +338,9 @@ class LiveDashboard(QWidget):
             published = {k: v for k, v in self._breakdown_refs.items() if k == snap.target}
             self.breakdown_chart.set_data({snap.target: breakdown(snap.phase_means, snap.mean_total_s)},
                                           published)
-            self.breakdown_chart.set_title(f"{BREAKDOWN_TITLE} · {phase_origin(snap)}")
+            # which step and how many operations, under the bars (a long title would widen the chart)
+            origin = f"Phases of {phase_origin(snap)}."
+            self.breakdown_chart.set_note(" ".join(filter(None, [origin, self.breakdown_chart.note])))
         self._refresh_sweep()
         self.worker_grid.set_workers(snap.workers, snap.worker_errors)
         self._fill_phase_table(snap)

@@ -14,8 +14,10 @@ def _pick_day_key(ctx: WorkerContext):
 class ReadDay(Workload):
     name = "read-day"
     title = "Read one trading day"
-    description = ("Load a whole day into a pandas DataFrame, split into phases "
-                   "(files: io + decode; DuckDB: query + decode; DolphinDB: server + transfer + decode).")
+    description = ("Load a whole day into a pandas DataFrame with the call a user makes. Phases where "
+                   "that call has parts (Parquet, Feather: read + decode; DuckDB: query + decode); "
+                   "probe operations after the measured ones split pickle (io + decode) and "
+                   "DolphinDB (server + transfer + decode).")
     reference = "report 000"
     op_name = "read_day"
 

@@ -285,7 +285,7 @@ def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFr
            f"<h1>{_e(_title(runs))}</h1>",
            f"<p class='muted'>Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by Tickbench {_e(_version())} "
            f"from {_e(str(store.path))}. Latency percentiles are exact, computed from every stored "
-           f"operation; throughput is each step's operations over its duration.</p>",
+           f"operation; throughput is over each step's measurement window.</p>",
            "<h2>Runs</h2>", _runs_table(runs, labels)]
     if given:
         out.append("<h2>Charts</h2>")
@@ -388,8 +388,8 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
 
 def _steps_table(steps: pd.DataFrame) -> str:
     phases = _phases_present(steps)
-    header = ["Step", "Users", "Ops", "Errors", "Window\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms",
-              "p95\nms", "p99\nms", "mean\nms", "first op\nms"] + [f"{p}\nms" for p in phases]
+    header = ["Step", "Users", "Ops", "Err", "Win\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms",
+              "p95\nms", "p99\nms", "mean\nms", "1st op\nms"] + [f"{p}\nms" for p in phases]
     rows = []
     for r in steps.itertuples():
         rows.append([r.step_label + (" ⚠" if r.short else ""), _int(r.users), _int(r.ops), _int(r.errors),
@@ -405,9 +405,10 @@ def _steps_table(steps: pd.DataFrame) -> str:
                            for r in steps.itertuples() if r.phase_source and r.phase_ops == r.phase_ops)
         origin = f"Phases rest on {origin}. "
     short = [f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short]
-    note = (f"<p class='note'>{_e(STEP_FIGURES_DOC)} MB/s counts logical bytes (rows × the row width "
-            "in DolphinDB's column widths), the same for every target. First op: the first operation "
-            "of a fresh worker process (a warm-up), median over the step's workers. "
+    note = (f"<p class='note'>{_e(STEP_FIGURES_DOC)} Win: the window in seconds. MB/s counts logical "
+            "bytes (rows × the row width in DolphinDB's column widths), the same for every target. "
+            "1st op: the first operation of a fresh worker process (a warm-up), median over the "
+            "step's workers. "
             "Phases: mean milliseconds per successful operation. " + _e(origin)
             + ("Probe operations are run after the measured ones, with the target's instrumented "
                "path, to split phases that the user's own call cannot show. " if any(

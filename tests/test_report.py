@@ -145,8 +145,8 @@ def test_html_report_of_a_real_run_holds_store_figures_charts_and_environment(re
         assert row["Rows/s"] == fmt_num(fig["rows_per_s"]) and row["MB/s"] == fmt_num(fig["mb_per_s"])
         assert row["p99ms"] == fmt_num(fig["p99_s"] * 1000)
         assert row["queryms"] == fmt_num(fig["phases"]["query"][0] * 1000)
-        assert row["first opms"] == fmt_num(fig["first_op_s"] * 1000)
-        assert row["Windows"] == fmt_num(fig["window_s"])
+        assert row["1st opms"] == fmt_num(fig["first_op_s"] * 1000)
+        assert row["Wins"] == fmt_num(fig["window_s"])
     assert "Measurement window: from the release of the workers" in text
     images = png_images(page.images)
     titles = re.findall(r"alt='([^']+)'", text)

@@ -121,7 +121,7 @@ def test_html_report_has_the_exact_figures_of_each_step(store, exact, tmp_path, 
     steps = page.table_with("Step", "Rows/s")
     assert [s["Users"] for s in steps] == ["2", "3"]
     # step 0: 4 ok ops of 10 rows in 3 s, totals 0.1..0.4 s; step 1: 300 rows in 8 s
-    assert steps[0]["Rows/s"] == "13.3" and steps[0]["Errors"] == "1" and steps[0]["Ops"] == "4"
+    assert steps[0]["Rows/s"] == "13.3" and steps[0]["Err"] == "1" and steps[0]["Ops"] == "4"
     assert steps[0]["p50ms"] == "250" and steps[0]["p95ms"] == "385"
     assert steps[1]["Rows/s"] == "37.5" and steps[1]["p50ms"] == "500"
     assert steps[1]["decodems"] == fmt_num(np.mean([0.04, 0.30, 0.40]) * 1000) == "247"

@@ -29,6 +29,7 @@ from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.records import MEASURED, PROBE, UNKNOWN_BYTES, WARMUP, OpRecord, extra_json, to_columns
 from workloads.targets.base import PHASES, Layout
 
+_NO_PHASES = (None,) * len(PHASES)
 FLUSH_EVERY_S = 0.2
 FLUSH_EVERY_RECORDS = 256
 MAX_CONSECUTIVE_ERRORS = 5
@@ -148,6 +149,7 @@ class _Operations:
         self.probes_wanted = (workload.uses_target and scenario.probe_ops > 0
                               and workload.op_name in ctx.target.probed_ops)
         self._warmups: list[tuple[float, OpRecord]] = []
+        self._step_index = int(spec.step["index"])
         self._batch: list[OpRecord] = []
         self._last_flush = time.monotonic()
 
@@ -225,16 +227,17 @@ class _Operations:
         return started, total, result, error
 
     def _record(self, kind: str, seq: int, t_start: float, total: float, result, error: str) -> OpRecord:
-        phases = result.phases if result is not None else {}
-        wire = result.wire_bytes if result is not None and result.wire_bytes is not None else UNKNOWN_BYTES
-        return OpRecord(
-            step=int(self.spec.step["index"]), worker=self.spec.worker, seq=seq,
-            op=self.workload.op_name, t_start=t_start, total_s=total,
-            rows=result.rows if result else 0, bytes=result.nbytes if result else 0,
-            ok=result is not None, kind=kind, **{f"{p}_s": phases.get(p) for p in PHASES},
-            wire_bytes=int(wire), error=error, node=(result.node if result else "") or "",
-            extra=extra_json(result.extra) if result is not None else "",
-        )
+        # positional, in field order: this runs once per operation (the harness's own cost)
+        step, worker, op = self._step_index, self.spec.worker, self.workload.op_name
+        if result is None:
+            return OpRecord(step, worker, seq, op, t_start, total, 0, 0, False, kind, *_NO_PHASES,
+                            UNKNOWN_BYTES, error, "", "")
+        phases = result.phases
+        wire = result.wire_bytes
+        return OpRecord(step, worker, seq, op, t_start, total, result.rows, result.nbytes, True, kind,
+                        *(tuple(phases.get(p) for p in PHASES) if phases else _NO_PHASES),
+                        UNKNOWN_BYTES if wire is None else int(wire), error, result.node or "",
+                        extra_json(result.extra))
 
     def _flush_if_due(self) -> None:
         if len(self._batch) >= FLUSH_EVERY_RECORDS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:

@@ -69,31 +69,26 @@ def lz4_block_size(block: bytes) -> int:
     pyarrow's decompress needs the exact output size and the container does not store it (STRING
     blocks hold a variable number of bytes), so the sequences are walked without copying data.
     """
-    pos, out, end = 0, 0, len(block)
-    while pos < end:
-        token = block[pos]
-        pos += 1
-        literals = token >> 4
-        if literals == 15:
+    def length(value: int, pos: int) -> tuple[int, int]:
+        """A 4-bit length, extended by bytes while they are 255 (LZ4's encoding)."""
+        if value == 15:
             while True:
                 b = block[pos]
                 pos += 1
-                literals += b
+                value += b
                 if b != 255:
                     break
+        return value, pos
+
+    pos, out, end = 0, 0, len(block)
+    while pos < end:
+        token = block[pos]
+        literals, pos = length(token >> 4, pos + 1)
         pos += literals
         out += literals
         if pos >= end:                          # the last sequence has literals only
             break
-        pos += 2                                # match offset
-        match = token & 15
-        if match == 15:
-            while True:
-                b = block[pos]
-                pos += 1
-                match += b
-                if b != 255:
-                    break
+        match, pos = length(token & 15, pos + 2)  # after the 2-byte match offset
         out += match + 4
     if pos != end:
         raise CompressError("truncated LZ4 block")

@@ -426,22 +426,23 @@ class DolphinDBTarget(Target):
 
     def _drop_shared(self, name: str) -> None:
         """Free the server-side copy of a probe's result, through a fresh session if ours is gone."""
-        if self._session is not None:
-            try:
-                self._run(self._session, self._node, scripts.drop_shared(name))
-                return
-            except TargetError:
-                pass
+        if self._session is not None and self._dropped(self._session, self._node, name):
+            return
         try:
             session, node = self._admin_session(self._node)
         except TargetError:
             return       # the node is unreachable: its shared result goes with the node's restart
         try:
-            self._run(session, node, scripts.drop_shared(name))
-        except TargetError:
-            pass         # already gone
+            self._dropped(session, node, name)       # False: gone already
         finally:
             session.close()
+
+    def _dropped(self, session, node: Node, name: str) -> bool:
+        try:
+            self._run(session, node, scripts.drop_shared(name))
+            return True
+        except TargetError:
+            return False
 
     @staticmethod
     def _frame_of(result) -> pd.DataFrame:

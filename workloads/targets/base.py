@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from abc import ABC, abstractmethod
+from pathlib import Path
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ import pandas as pd
 from workloads.datasets.schema import Scale, Schema, StringMode
 
 PHASES = ("io", "read", "query", "server", "transfer", "decode")  # every phase, in data-flow order
+IMPORT_TABLE = "import"          # where the import workload loads CSV files (beside the main table)
 
 ProgressCallback = Callable[[int, int, str], None]  # (done, total, message)
 
@@ -110,6 +112,26 @@ class TargetError(RuntimeError):
     """A failure a user can act on (unreachable host, wrong password, disk full)."""
 
 
+class NotSupported(TargetError):
+    """The target cannot express this (a query its engine has no construct for): a state of its
+    own in figures, never an error and never a zero."""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Space a laid-out (or imported) table takes, as the engine stores it."""
+
+    bytes: int                                   # on disk, replicas included as stored
+    columns: dict[str, int] = field(default_factory=dict)   # per column, where the engine tells
+    replicas: int | None = None                  # copies ``bytes`` includes (None: not replicated)
+    runtime_bytes: int | None = None             # extra space while serving (a segment cache)
+    method: str = ""                             # how it was measured (storage_info, file sizes...)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bytes": self.bytes, "columns": dict(self.columns), "replicas": self.replicas,
+                "runtime_bytes": self.runtime_bytes, "method": self.method}
+
+
 class Target(ABC):
     kind: str = ""                   # registry key: pickle, parquet, feather, duckdb, dolphindb
     read_phases: tuple[str, ...] = ()
@@ -177,3 +199,27 @@ class Target(ABC):
     @abstractmethod
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         """One key-day's one-minute OHLC bars of the mid price, computed where the target computes."""
+
+    # --- reports 001 and 004: import, export, footprint, query suites ------------------------
+    query_dialect: str = ""          # which text of a suite's query this target runs
+
+    @abstractmethod
+    def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
+        """Bulk-load one day's CSV file with the target's own loader into the layout's import table
+        (``IMPORT_TABLE``, emptied by ``clear_table`` before each step). ``wire_bytes``: the CSV's
+        size; ``extra["queryable_s"]``: time after the load until the data can be queried (an index
+        build), where the engine has one."""
+
+    @abstractmethod
+    def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:
+        """Write one day of the layout to ``path`` as CSV with the target's own exporter;
+        ``wire_bytes``: the CSV's size. A server target writes where its server sees ``path``."""
+
+    @abstractmethod
+    def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
+        """Space of the layout's main table ("") or its import table (``IMPORT_TABLE``)."""
+
+    @abstractmethod
+    def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
+        """Run a suite query (``workloads.queries.Query``) with its parameter values, in this
+        target's dialect; raise ``NotSupported`` when the query has no text for it."""

@@ -1,0 +1,288 @@
+"""The suites' queries in pandas, as a user of the file targets would write them.
+
+Each function takes the tables the query reads (``quotes``; ``readings`` and ``info``), already
+restricted to the day files the query needs, and the parameter values; it returns the suite's
+columns in order. Times of day compare on seconds since midnight (TAQ ``time`` is a time on
+1970-01-01, as the datasets hold it).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import pandas as pd
+
+FUNCTIONS: dict[str, Callable[..., pd.DataFrame]] = {}
+
+
+def query(function: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
+    FUNCTIONS[function.__name__] = function
+    return function
+
+
+def _on_day(q: pd.DataFrame, day: dt.date) -> pd.DataFrame:
+    return q[q["date"] == pd.Timestamp(day)]
+
+
+def _seconds(times: pd.Series) -> pd.Series:
+    return (times - times.dt.normalize()).dt.total_seconds()
+
+
+def _tod(value: dt.time) -> float:
+    return value.hour * 3600 + value.minute * 60 + value.second
+
+
+def _rel_spread(q: pd.DataFrame) -> pd.Series:
+    return (q["ofr"] - q["bid"]) / ((q["ofr"] + q["bid"]) / 2)
+
+
+# --- report 001 on TAQ --------------------------------------------------------------------------
+@query
+def taq_symbol_day(quotes, day, symbol):
+    q = _on_day(quotes, day)
+    return q[q["symbol"] == symbol][["symbol", "date", "time", "bid", "ofr", "bidsiz", "ofrsiz", "mode", "ex", "mmid"]]
+
+
+@query
+def taq_window_count(quotes, day, start, end):
+    q = _on_day(quotes, day)
+    seconds = _seconds(q["time"])
+    return pd.DataFrame({"n": [int(((seconds >= _tod(start)) & (seconds <= _tod(end))).sum())]})
+
+
+@query
+def taq_symbols_spread(quotes, symbols):
+    q = quotes[quotes["symbol"].isin(symbols) & (quotes["bid"] > 0) & (quotes["ofr"] > 0)]
+    q = q.assign(rel=_rel_spread(q))
+    out = q.groupby("symbol", observed=True).agg(n=("rel", "size"), rel_spread=("rel", "mean"))
+    return out.reset_index()[["symbol", "n", "rel_spread"]]
+
+
+@query
+def taq_per_date(quotes):
+    q = quotes.assign(spread=quotes["ofr"] - quotes["bid"])
+    out = q.groupby("date").agg(n=("spread", "size"), avg_spread=("spread", "mean"))
+    return out.reset_index()[["date", "n", "avg_spread"]]
+
+
+@query
+def taq_top_spread(quotes, day):
+    q = _on_day(quotes, day)
+    q = q[(q["bid"] > 0) & (q["ofr"] > q["bid"])]
+    out = q.assign(rel=_rel_spread(q)).groupby("symbol", observed=True)["rel"].mean().rename("rel_spread")
+    out = out.reset_index().sort_values(["rel_spread", "symbol"], ascending=[False, True]).head(10)
+    return out[["symbol", "rel_spread"]]
+
+
+@query
+def taq_minute_bars(quotes, day, symbols):
+    q = _on_day(quotes, day)
+    q = q[q["symbol"].isin(symbols)]
+    q = q.assign(minute=q["time"].dt.floor("min"), mid=(q["bid"] + q["ofr"]) / 2)
+    out = q.groupby(["symbol", "minute"], observed=True).agg(n=("mid", "size"), avg_mid=("mid", "mean"))
+    return out.reset_index()[["symbol", "minute", "n", "avg_mid"]]
+
+
+@query
+def taq_symbol_daily(quotes, symbol):
+    q = quotes[quotes["symbol"] == symbol]
+    out = q.groupby("date").agg(n=("bid", "size"), avg_bid=("bid", "mean"), avg_ofr=("ofr", "mean"),
+                                max_ofr=("ofr", "max"), min_bid=("bid", "min"))
+    return out.reset_index()[["date", "n", "avg_bid", "avg_ofr", "max_ofr", "min_bid"]]
+
+
+# --- report 004's categories on TAQ -------------------------------------------------------------
+@query
+def taq_first_after(quotes, day, symbol, start):
+    q = _on_day(quotes, day)
+    q = q[(q["symbol"] == symbol) & (_seconds(q["time"]) >= _tod(start))]
+    cols = ["time", "bid", "ofr", "bidsiz", "ofrsiz"]
+    return q[cols].sort_values(cols).head(1)
+
+
+@query
+def taq_symbol_range(quotes, day, symbol, start, end):
+    q = _on_day(quotes, day)
+    seconds = _seconds(q["time"])
+    q = q[(q["symbol"] == symbol) & (seconds >= _tod(start)) & (seconds <= _tod(end))]
+    return q[["time", "bid", "ofr", "ex"]]
+
+
+@query
+def taq_bid_stats(quotes):
+    bid = quotes["bid"]
+    return pd.DataFrame({"n": [len(bid)], "avg_bid": [bid.mean()], "max_bid": [bid.max()],
+                         "min_bid": [bid.min()], "std_bid": [bid.std(ddof=1)]})
+
+
+@query
+def taq_ten_minutes(quotes, day):
+    q = _on_day(quotes, day)
+    q = q.assign(bucket=q["time"].dt.floor("10min"), spread=q["ofr"] - q["bid"])
+    out = q.groupby("bucket").agg(n=("spread", "size"), avg_spread=("spread", "mean"))
+    return out.reset_index()[["bucket", "n", "avg_spread"]]
+
+
+@query
+def taq_pivot(quotes, day, symbols):
+    q = _on_day(quotes, day)
+    q = q[q["symbol"].isin(symbols)]
+    q = q.assign(hour=q["time"].dt.hour, mid=(q["bid"] + q["ofr"]) / 2)
+    wide = q.pivot_table(index="symbol", columns="hour", values="mid", aggfunc="mean", observed=True)
+    wide = wide.reindex(columns=range(9, 16))
+    wide.columns = [f"h{h:02d}" for h in wide.columns]
+    return wide.reset_index()
+
+
+@query
+def taq_most_quoted(quotes):
+    q = quotes.assign(size=quotes["bidsiz"].astype("int64") + quotes["ofrsiz"])
+    out = q.groupby("symbol", observed=True).agg(n=("size", "size"), total_size=("size", "sum")).reset_index()
+    return out.sort_values(["n", "symbol"], ascending=[False, True]).head(10)[["symbol", "n", "total_size"]]
+
+
+@query
+def taq_wide_spreads(quotes, day):
+    q = _on_day(quotes, day)
+    q = q[(q["bid"] > 0) & (_rel_spread(q) > 0.005)]
+    return q.groupby("ex").size().rename("n").reset_index()[["ex", "n"]]
+
+
+# --- report 004 on devices ----------------------------------------------------------------------
+def _between(r: pd.DataFrame, start: dt.datetime, end: dt.datetime) -> pd.DataFrame:
+    return r[(r["time"] >= pd.Timestamp(start)) & (r["time"] < pd.Timestamp(end))]
+
+
+@query
+def devices_latest(readings, device, at, since):
+    r = readings[(readings["device_id"] == device) & (readings["time"] >= pd.Timestamp(since))
+                 & (readings["time"] <= pd.Timestamp(at))]
+    cols = ["time", "device_id", "battery_level", "battery_status", "cpu_avg_1min", "mem_free", "ssid"]
+    return r.sort_values("time", ascending=False).head(1)[cols]
+
+
+@query
+def devices_one_day(readings, device, start, end):
+    r = _between(readings[readings["device_id"] == device], start, end)
+    return r[["time", "battery_level", "battery_temperature", "cpu_avg_1min", "rssi"]]
+
+
+@query
+def devices_window(readings, device, start, end):
+    r = _between(readings[readings["device_id"] == device], start, end)
+    return r[["time", "battery_level", "cpu_avg_1min", "cpu_avg_5min", "mem_used"]]
+
+
+@query
+def devices_low_discharging(readings, start, end):
+    r = _between(readings, start, end)
+    r = r[(r["battery_level"] < 10) & (r["battery_status"] == "discharging")]
+    return r[["time", "device_id", "battery_level", "battery_temperature"]]
+
+
+@query
+def devices_cpu_stats(readings, start, end):
+    cpu = _between(readings, start, end)["cpu_avg_1min"]
+    return pd.DataFrame({"n": [len(cpu)], "avg_cpu": [cpu.mean()], "sum_cpu": [cpu.sum()],
+                         "max_cpu": [cpu.max()], "min_cpu": [cpu.min()], "std_cpu": [cpu.std(ddof=1)]})
+
+
+@query
+def devices_hourly(readings, start, end):
+    r = _between(readings, start, end)
+    out = r.assign(hour=r["time"].dt.floor("h")).groupby("hour")["cpu_avg_1min"].agg(["mean", "max"])
+    return out.reset_index().set_axis(["hour", "avg_cpu", "max_cpu"], axis=1)
+
+
+@query
+def devices_ten_minutes(readings, device, start, end):
+    r = _between(readings[readings["device_id"] == device], start, end)
+    out = r.assign(bucket=r["time"].dt.floor("10min")).groupby("bucket")["battery_level"].mean()
+    return out.reset_index().set_axis(["bucket", "avg_battery"], axis=1)
+
+
+@query
+def devices_by_model(readings, info, start, end):
+    r = _between(readings, start, end).merge(info, on="device_id")
+    out = r.groupby(["model", "os_name"], observed=True)["battery_level"].agg(["size", "mean"])
+    return out.reset_index().set_axis(["model", "os_name", "n", "avg_battery"], axis=1)
+
+
+@query
+def devices_pivot(readings, devices, start, end):
+    r = _between(readings[readings["device_id"].isin(devices)], start, end)
+    wide = r.assign(hour=r["time"].dt.hour).pivot_table(index="device_id", columns="hour", values="cpu_avg_1min",
+                                                        aggfunc="mean", observed=True)
+    wide = wide.reindex(columns=range(24))
+    wide.columns = [f"h{h:02d}" for h in wide.columns]
+    return wide.reset_index()
+
+
+@query
+def devices_sample(readings, start, end):
+    r = _between(readings, start, end)
+    r = r[r["device_id"].astype(str).str.endswith("00")]
+    out = r.groupby("device_id", observed=True).agg(avg_battery=("battery_level", "mean"),
+                                                    avg_cpu=("cpu_avg_1min", "mean"))
+    return out.reset_index()
+
+
+@query
+def devices_low_last_hour(readings, start, end):
+    r = _between(readings, start, end)
+    r = r[r["battery_level"] < 10]
+    return r.groupby("device_id", observed=True)["battery_level"].min().rename("min_battery").reset_index()
+
+
+@query
+def devices_top_cpu(readings, start, end):
+    r = _between(readings, start, end)
+    out = r.groupby("device_id", observed=True)["cpu_avg_1min"].mean().rename("avg_cpu").reset_index()
+    return out.sort_values(["avg_cpu", "device_id"], ascending=[False, True]).head(10)
+
+
+@query
+def devices_by_network(readings, start, end):
+    r = _between(readings, start, end)
+    out = r.groupby(["ssid", "battery_status"], observed=True)["mem_free"].agg(["size", "mean"])
+    return out.reset_index().set_axis(["ssid", "battery_status", "n", "avg_mem_free"], axis=1)
+
+
+def _gappy(readings: pd.DataFrame, device: str, start, end) -> pd.DataFrame:
+    r = _between(readings[readings["device_id"] == device], start, end).sort_values("time")
+    level = r["battery_level"].astype("float64")
+    return pd.DataFrame({"time": r["time"].to_numpy(), "level": level.where(level % 3 != 0).to_numpy()})
+
+
+@query
+def devices_ffill(readings, device, start, end):
+    s = _gappy(readings, device, start, end)
+    return s.assign(level=s["level"].ffill())
+
+
+@query
+def devices_bfill(readings, device, start, end):
+    s = _gappy(readings, device, start, end)
+    return s.assign(level=s["level"].bfill())
+
+
+@query
+def devices_linear_fill(readings, device, start, end):
+    s = _gappy(readings, device, start, end)
+    return s.assign(level=s["level"].interpolate(method="linear", limit_area="inside"))
+
+
+@query
+def devices_value_fill(readings, device, start, end):
+    s = _gappy(readings, device, start, end)
+    return s.assign(level=s["level"].fillna(-1))
+
+
+def run(name: str, tables: dict[str, pd.DataFrame], values: dict) -> pd.DataFrame:
+    try:
+        function = FUNCTIONS[name]
+    except KeyError:
+        raise ValueError(f"no pandas query named {name!r}") from None
+    wanted = function.__code__.co_varnames[:function.__code__.co_argcount]
+    return function(**{k: v for k, v in {**tables, **values}.items() if k in wanted})
+

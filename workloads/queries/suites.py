@@ -1,0 +1,139 @@
+"""Query suites: the reports' analytic queries as data, each with its text per dialect.
+
+A suite file (``resources/queries/<name>.toml``) names its dataset and lists queries: an id, a
+category, a one-line description, parameters drawn deterministically from the layout, the result
+columns (every dialect returns them in that order), which day files the pandas version reads, and
+one text per dialect (``duckdb`` SQL with ``$name`` parameters and ``{table}`` placeholders,
+``dolphindb`` script with ``{name}`` parameters and ``{table}`` placeholders, ``pandas``: the name
+of a function in ``workloads.queries.pandas_suite``). A dialect without a text is "not supported".
+
+Parameter grammar (values drawn from the layout, so every target answers the same question):
+``day:K`` the K-th trading day (negative from the end); ``key:K`` the K-th most active key;
+``keys:N`` the N most active keys; ``at:K HH:MM:SS`` a time on day K (24:00:00 is its end);
+``tod:HH:MM:SS`` a time of day; numbers as they are.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from workloads.paths import resources_dir
+
+DIALECTS = ("duckdb", "dolphindb", "pandas")
+_FIELDS = ("id", "category", "description", "params", "columns", "days", *DIALECTS)
+
+
+class SuiteError(ValueError):
+    """A suite file is malformed; the message names the file and the query."""
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    category: str
+    description: str
+    params: dict[str, Any]
+    columns: tuple[str, ...]
+    days: str                          # "day": only the day parameter's day; "all": every day
+    texts: dict[str, str] = field(default_factory=dict)    # dialect -> text (or pandas function)
+
+    def text(self, dialect: str) -> str | None:
+        return self.texts.get(dialect)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    title: str
+    dataset: str
+    report: str
+    queries: tuple[Query, ...]
+
+    def query(self, query_id: str) -> Query:
+        for query in self.queries:
+            if query.id == query_id:
+                return query
+        raise KeyError(f"suite {self.name} has no query {query_id!r}")
+
+
+def suites_dir() -> Path:
+    return resources_dir() / "queries"
+
+
+def suite_names() -> list[str]:
+    return sorted(p.stem for p in suites_dir().glob("*.toml"))
+
+
+@lru_cache(maxsize=16)
+def load_suite(name: str) -> Suite:
+    path = suites_dir() / f"{name}.toml"
+    if not path.is_file():
+        raise SuiteError(f"unknown query suite {name!r}: choose one of {', '.join(suite_names())}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"{path.name}: not valid TOML ({exc})") from None
+    queries = []
+    for index, item in enumerate(data.get("query", []), start=1):
+        unknown = set(item) - set(_FIELDS)
+        missing = {"id", "category", "description", "columns"} - set(item)
+        if unknown or missing:
+            raise SuiteError(f"{path.name}: query {index}: unknown {sorted(unknown)} / missing {sorted(missing)}")
+        for value in (item.get("params") or {}).values():
+            _check_spec(value, f"{path.name}: query {item['id']}")
+        queries.append(Query(
+            id=item["id"], category=item["category"], description=item["description"],
+            params=dict(item.get("params") or {}), columns=tuple(item["columns"]),
+            days=item.get("days", "all"), texts={d: item[d].strip() for d in DIALECTS if d in item}))
+    ids = [q.id for q in queries]
+    if len(set(ids)) != len(ids) or not ids:
+        raise SuiteError(f"{path.name}: query ids must be unique and there must be at least one")
+    return Suite(name, data.get("title", name), data["dataset"], str(data.get("report", "")), tuple(queries))
+
+
+_SPEC = re.compile(r"(day|key):(-?\d+)|keys:(\d+)|at:(-?\d+) (\d\d):(\d\d):(\d\d)|tod:(\d\d):(\d\d):(\d\d)")
+
+
+def _check_spec(value: Any, where: str) -> None:
+    if isinstance(value, str) and not _SPEC.fullmatch(value):
+        raise SuiteError(f"{where}: parameter {value!r} is not day:K, key:K, keys:N, at:K HH:MM:SS "
+                         "or tod:HH:MM:SS")
+
+
+def draw_values(query: Query, days: tuple[dt.date, ...], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The query's parameter values on a layout (its days and most active keys, in order)."""
+    values = {}
+    for name, spec in query.params.items():
+        values[name] = _draw(spec, days, keys, f"query {query.id}, parameter {name}")
+    return values
+
+
+def _draw(spec: Any, days, keys, where: str) -> Any:
+    if not isinstance(spec, str):
+        return spec
+    match = _SPEC.fullmatch(spec)
+    kind, index = match.group(1), match.group(2)
+    try:
+        if kind == "day":
+            return days[int(index)]
+        if kind == "key":
+            return str(keys[int(index)])
+        if match.group(3):
+            count = int(match.group(3))
+            if count > len(keys):
+                raise IndexError
+            return [str(k) for k in keys[:count]]
+        if match.group(4):
+            day = days[int(match.group(4))]
+            h, m, s = (int(match.group(i)) for i in (5, 6, 7))
+            return dt.datetime.combine(day, dt.time()) + dt.timedelta(hours=h, minutes=m, seconds=s)
+        h, m, s = (int(match.group(i)) for i in (8, 9, 10))
+        return dt.time(h, m, s)
+    except IndexError:
+        raise SuiteError(f"{where}: {spec!r} is beyond the layout ({len(days)} days, "
+                         f"{len(keys)} keys)") from None

@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="version() answer (default: a 3.00 or 2.00 string per --server-major)")
     parser.add_argument("--server-major", type=int, choices=(2, 3), default=3,
                         help="2: behave like DolphinDB 2.x (getClusterPerf only on the controller)")
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="dfsReplicationFactor: copies of each tablet the footprint scripts count")
     parser.add_argument("--no-arrow-plugin", action="store_true",
                         help="answer ARROW requests in the DDB format (no formatArrow plugin)")
     parser.add_argument("--refuse-login", action="store_true")
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                    if getattr(args, k) != getattr(Faults(), k)})
     server = TestServer(data_nodes=args.data_nodes, users=args.users, version=args.version,
                         faults=faults, server_major=args.server_major,
-                        arrow_plugin=not args.no_arrow_plugin)
+                        arrow_plugin=not args.no_arrow_plugin, replicas=args.replicas)
     server.start()
     print("PORTS " + " ".join(str(p) for p in server.ports), flush=True)
 

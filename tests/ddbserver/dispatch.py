@@ -8,6 +8,7 @@ the namespace of the node the session is connected to.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import time
@@ -19,6 +20,8 @@ import numpy as np
 from tests.ddbserver import codec as c
 from tests.ddbserver.queries import MAPREDUCE, OLS, RESULT, Queries, date_expr  # noqa: F401
 from tests.ddbserver.store import Database, Store, TableMeta
+from tests.ddbserver.suites import DfsHandle, SuiteQueries
+from tests.ddbserver.textio import load_text, save_text
 from tests.ddbserver.syntax import (DATE_LIT, IDENT, LOAD, QS, STR, ScriptError,  # noqa: F401
                                     not_recognised, parse_date, schema, split_conditions, unquote)
 from tests.ddbserver.topology import Node, Topology  # noqa: F401  (Node: re-exported)
@@ -37,6 +40,7 @@ class Dispatcher:
         self.store = store
         self.topology = topology
         self.queries = Queries(store)
+        self.suites = SuiteQueries(store)
         self.faults = faults
 
     # --- entry points ----------------------------------------------------------------------
@@ -73,6 +77,9 @@ class Dispatcher:
         plain = self._plain(text)
         if plain is not None:
             return [plain]
+        answered = self.suites.run(session.variables, text)
+        if answered is not None:
+            return answered
         raise not_recognised(text.split("\n", 1)[0][:80])
 
     # --- templates -------------------------------------------------------------------------
@@ -94,6 +101,12 @@ class Dispatcher:
             (CREATE_DATABASE, self._create_database),
             (CREATE_TABLE, self._create_table),
             (rf"truncate\({STR}, {STR}\)", self._truncate),
+            (CREATE_DIMENSION, self._create_dimension),
+            (rf"dropTable\(database\({STR}\), {STR}\)",
+             lambda s, m: self.store.drop_table(unquote(m.group(1)), unquote(m.group(2)))),
+            (LOAD_TEXT, self._load_text),
+            (SAVE_TEXT, self._save_text),
+            (FOOTPRINT_DETAIL, self._footprint_detail),
             (rf"select count\(\*\) as n from {LOAD} group by date\(({IDENT})\) as day", self._rows_per_day),
             (rf"tickbenchPt = {LOAD}\ndelete from tickbenchPt where (.+)", self._delete),
             (rf"exec sum\(diskUsage\) from pnodeRun\(getTabletsMeta\{{{STR}, {STR}, true, -1\}}\)",
@@ -148,18 +161,78 @@ class Dispatcher:
         return None
 
     def _footprint(self, s, m):
-        chunk, table = unquote(m.group(1)), unquote(m.group(2))
+        meta = self._tablets_of(m.group(1), m.group(2))
+        return c.Scalar(c.LONG, self._stand_in_bytes(meta) * self.topology.replicas)
+
+    def _footprint_detail(self, s, m):
+        """getTabletsMeta on every node, summed: one tablet per partition with rows, per replica."""
+        meta = self._tablets_of(m.group(1), m.group(2))
+        chunks = self._chunks(m.group(1), meta)
+        copies = chunks * self.topology.replicas
+        used = self._stand_in_bytes(meta) * self.topology.replicas if chunks else None
+        return c.Table("", {"copies": c.Vector(c.INT, np.array([copies], "i4")),
+                            "chunks": c.Vector(c.INT, np.array([chunks], "i4")),
+                            "bytes": c.Vector(c.LONG, np.array([c.LONG_NULL if used is None else used], "i8"))})
+
+    def _tablets_of(self, chunk_text: str, table_text: str) -> TableMeta:
+        chunk, table = unquote(chunk_text), unquote(table_text)
         hit = re.fullmatch(r"/([A-Za-z0-9_/]+)/%", chunk)
         if not hit:
             raise ScriptError(f"Invalid chunk path {chunk}")
-        meta = self.store.dfs_table("dfs://" + hit.group(1), table)
-        # bytes of the stored rows in DolphinDB's encoding: this server's stand-in for disk usage
+        return self.store.dfs_table("dfs://" + hit.group(1), table)
+
+    def _stand_in_bytes(self, meta: TableMeta) -> int:
+        """Bytes of the stored rows in DolphinDB's encoding: this server's stand-in for disk usage."""
         widths = []
         for name, t in meta.columns:
             widths.append(f'coalesce(sum(strlen("{name}") + 1), 0)' if t in c.STRINGISH
                           else f"count(*) * {np.dtype(c.NUMPY_OF[t]).itemsize}")
-        total = self.store.scalar(f"select {' + '.join(widths)} from {meta.duck}")
-        return c.Scalar(c.LONG, int(total or 0))
+        return int(self.store.scalar(f"select {' + '.join(widths)} from {meta.duck}") or 0)
+
+    def _chunks(self, chunk_text: str, meta: TableMeta) -> int:
+        """Partitions holding rows: (day, key range) pairs, or one for a dimension table."""
+        if not meta.partition_columns:
+            return 1 if self.store.scalar(f"select count(*) from {meta.duck}") else 0
+        db = self.store.databases["dfs://" + unquote(chunk_text)[1:-2]]
+        day_col, key_col = meta.partition_columns[:2]
+        day = date_expr(day_col, meta.type_of(day_col))
+        with self.store.lock:
+            pairs = self.store.con.execute(f'select distinct {day}, "{key_col}" from {meta.duck}').fetchall()
+        return len({(d, bisect.bisect_right(db.key_bounds, k)) for d, k in pairs})
+
+    def _create_dimension(self, s, m):
+        self.store.create_table(unquote(m.group(1)), unquote(m.group(4)), schema(m.group(2), m.group(3)), [])
+        return None
+
+    def _load_text(self, s, m):
+        g = m.groupdict()
+        db_path = unquote(g["db"])
+        names = [unquote(n) for n in re.findall(STR, g["names"])]
+        types = [unquote(t) for t in re.findall(STR, g["types"])]
+        if len(names) != len(types) or not all(t in c.TYPE_BY_NAME for t in types):
+            raise ScriptError("The schema table of loadTextEx needs a name and a type per column")
+        parts = [unquote(p) for p in re.findall(STR, g["parts"])]
+        table = unquote(g["table"])
+        load_text(self.store, db_path, table, parts, unquote(g["path"]), unquote(g["delim"]),
+                  [(n, c.TYPE_BY_NAME[t]) for n, t in zip(names, types)])
+        s.variables[g["var"]] = DfsHandle(db_path, table)
+        return self._rest(s, g["rest"])
+
+    def _save_text(self, s, m):
+        table = self.suites.run(s.variables, m.group(1))
+        if not table or not isinstance(table[0], c.Table):
+            raise ScriptError("saveText: the metacode is not a query")
+        save_text(table[0], unquote(m.group(2)))
+        return self._rest(s, m.group(3))
+
+    def _rest(self, session: Session, rest: str | None):
+        """The statements after a template's own lines (a count), answered as queries."""
+        if not rest:
+            return None
+        answered = self.suites.run(session.variables, rest)
+        if answered is None:
+            raise not_recognised(rest.split("\n", 1)[0][:80], line=4)
+        return answered[0] if answered else None
 
     def _share_empty(self, s, m):
         self.store.share(s.node.name, m.group(3), schema(m.group(1), m.group(2)))
@@ -220,6 +293,20 @@ CREATE_TABLE = (
     rf"db = database\({STR}\)\n"
     rf"schemaTable = table\(1:0, (\[[^\]]*\]), \[([A-Z, ]*)\]\)\n"
     rf"pt = db\.createPartitionedTable\(schemaTable, {STR}, (\[[^\]]*\])\)")
+CREATE_DIMENSION = (
+    rf"db = database\({STR}\)\n"
+    rf"schemaTable = table\(1:0, (\[[^\]]*\]), \[([A-Z, ]*)\]\)\n"
+    rf"db\.createTable\(schemaTable, {STR}\)")
+LOAD_TEXT = (
+    rf'db = database\("(?P<db>{QS})"\)\n'
+    r"schemaTable = table\((?P<names>\[[^\]]*\]) as name, (?P<types>\[[^\]]*\]) as type\)\n"
+    rf'(?P<var>{IDENT}) = loadTextEx\(db, "(?P<table>{QS})", (?P<parts>\[[^\]]*\]), "(?P<path>{QS})", '
+    rf'"(?P<delim>{QS})", schemaTable\)'
+    r"(?:\n(?P<rest>.*))?")
+SAVE_TEXT = rf'saveText\(<(select [^\n]+)>, {STR}\)(?:\n(.*))?'
+FOOTPRINT_DETAIL = (
+    r"select count\(\*\) as copies, nunique\(chunkId\) as chunks, sum\(diskUsage\) as bytes "
+    rf"from pnodeRun\(getTabletsMeta\{{{STR}, {STR}, true, -1\}}\)")
 MEASURED = (
     r"tickbench_t0 = now\(true\)\n(.+)\n"
     r"tickbench_ns = long\(now\(true\) - tickbench_t0\)\n"

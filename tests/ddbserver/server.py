@@ -32,7 +32,8 @@ LOGIN_ERROR = "The user name or password is incorrect."
 class TestServer:
     def __init__(self, data_nodes: int = 0, users: dict[str, str] | None = None,
                  version: str | None = None, faults: Faults | None = None,
-                 host: str = "127.0.0.1", server_major: int = 3, arrow_plugin: bool = True):
+                 host: str = "127.0.0.1", server_major: int = 3, arrow_plugin: bool = True,
+                 replicas: int = 1):
         """``version`` None: the default version string of ``server_major``; ``arrow_plugin``
         False answers ARROW requests in the DDB format, like a server without formatArrow."""
         self.host = host
@@ -52,7 +53,7 @@ class TestServer:
                 Node(f"dnode{i}", DATA, p) for i, p in enumerate(ports[1:], start=1)]
         else:
             self.nodes = [Node("local8848", SINGLE, ports[0])]
-        self.topology = Topology(self.nodes, server_major, version)
+        self.topology = Topology(self.nodes, server_major, version, replicas)
         self.dispatcher = Dispatcher(self.store, self.topology, self.faults)
 
     @property

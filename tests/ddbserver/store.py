@@ -99,6 +99,25 @@ class Store:
                     raise StoreError(f"The partitioning column {p} does not exist in the table.")
             self.tables[(path, name)] = TableMeta(self._new_table(columns), columns, partition_columns)
 
+    def drop_table(self, path: str, name: str) -> None:
+        """dropTable: the table and its rows go, the database stays."""
+        with self.lock:
+            meta = self.dfs_table(path, name)
+            del self.tables[(path, name)]
+            self.execute(f"drop table {meta.duck}")
+
+    def temp_table(self, table: c.Table) -> TableMeta:
+        """An in-memory table (a session variable) as a DuckDB table in its row order; ``drop`` it."""
+        columns = [(name, vec.type) for name, vec in table.columns.items()]
+        with self.lock:
+            meta = TableMeta(self._new_table(columns), columns)
+            if table.rows:
+                self.insert(meta, table)
+        return meta
+
+    def drop(self, meta: TableMeta) -> None:
+        self.execute(f"drop table if exists {meta.duck}")
+
     def dfs_table(self, path: str, name: str) -> TableMeta:
         if path not in self.databases:
             raise StoreError(f"The database [{path}] does not exist.")

@@ -1,4 +1,5 @@
-"""The fake deployment's self-description: nodes, version, getClusterPerf, controller alias, rpc.
+"""The fake deployment's self-description: nodes, version, getClusterPerf, controller alias, rpc,
+and its replication factor (how many copies of each tablet getTabletsMeta lists).
 
 DolphinDB 2.x runs ``getClusterPerf`` only on the controller (or a single-mode node); 3.x runs it
 on any node. ``rpc(getControllerAlias(), getClusterPerf, true)`` reaches the controller from
@@ -27,12 +28,15 @@ class Node:
 
 
 class Topology:
-    def __init__(self, nodes: list[Node], major: int = 3, version: str | None = None):
+    def __init__(self, nodes: list[Node], major: int = 3, version: str | None = None, replicas: int = 1):
         if major not in VERSIONS:
             raise ValueError(f"server major version {major} is not supported (2 or 3)")
+        if replicas < 1:
+            raise ValueError("replicas must be at least 1")
         self.nodes = nodes
         self.major = major
         self.version = version or VERSIONS[major]
+        self.replicas = replicas          # dfsReplicationFactor: tablet copies getTabletsMeta reports
 
     @property
     def controller(self) -> Node | None:

@@ -1,0 +1,417 @@
+"""The suite queries (reports 001 and 004), answered in DuckDB over the stored raw encodings.
+
+A script of queries, one statement per line (``[name =] select ...`` / ``exec ...``), is parsed by
+``dsql`` and each statement translated to DuckDB SQL with DolphinDB's meaning, as its manual
+documents it: ``group by`` keys come first in the result, ``pivot by a, b`` makes one column per
+value of ``b`` (string values only here) in ascending order, ``bar(x, n)`` is ``x - x % n`` in x's
+own unit, ``hour``/``minute`` of a time, ``std`` the sample deviation, ``iif`` with both branches of
+one type, ``int()``/``double()`` typed NULLs, ``ffill``/``bfill``/``lfill``/``nullFill`` over the
+table's row order (``lfill`` fills only between two values, by position), ``ej`` an equi join,
+``top``/``limit`` after ``order by``, ``exec`` of one aggregate a scalar. An assignment keeps the
+result as a session variable (an in-memory table) for the next statement. Comparisons must be
+between values of one kind (a SECOND column with a SECOND literal...), integer ``/`` and pivots by
+numbers are refused rather than guessed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from tests.ddbserver import codec as c
+from tests.ddbserver.dsql import Select, parse_statement, split_statements
+from tests.ddbserver.queries import date_expr, minute_expr
+from tests.ddbserver.store import Store, TableMeta, from_arrow
+from tests.ddbserver.syntax import ScriptError
+
+NUMERIC = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG, c.FLOAT, c.DOUBLE)
+INTEGRAL = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG)
+TEMPORAL = (c.DATE, c.MONTH, c.TIME, c.MINUTE, c.SECOND, c.DATETIME, c.TIMESTAMP, c.NANOTIMESTAMP)
+LITERAL_TYPES = {"int": c.INT, "float": c.DOUBLE, "str": c.STRING, "date": c.DATE, "second": c.SECOND,
+                 "time": c.TIME, "timestamp": c.TIMESTAMP}
+AGGREGATES = {"count", "avg", "sum", "max", "min", "std"}
+CASTS = {"int": (c.INT, "INTEGER"), "long": (c.LONG, "BIGINT"), "short": (c.SHORT, "SMALLINT"),
+         "double": (c.DOUBLE, "DOUBLE"), "float": (c.FLOAT, "FLOAT")}
+HOUR_OF = {c.SECOND: "({x} // 3600)", c.TIME: "({x} // 3600000)", c.MINUTE: "({x} // 60)",
+           c.TIMESTAMP: "(({x} % 86400000) // 3600000)", c.DATETIME: "(({x} % 86400) // 3600)"}
+BOOL_TYPE = -1                      # a condition's type (not a column type)
+
+
+@dataclass(frozen=True)
+class DfsHandle:
+    """A session variable holding a DFS table (what loadTable / loadTextEx return)."""
+    db: str
+    table: str
+
+
+@dataclass
+class Expr:
+    sql: str
+    type: int
+    agg: bool = False
+    window: bool = False
+
+
+@dataclass
+class Relation:
+    sql: str                       # the FROM clause
+    types: dict[str, int]
+    order_key: str | None          # keeps the source's row order
+    temps: list[TableMeta]
+
+
+def q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class SuiteQueries:
+    def __init__(self, store: Store):
+        self.store = store
+
+    def run(self, variables: dict, script: str) -> list | None:
+        """The reply objects of a query script; None when the script is not one."""
+        statements = split_statements(script)
+        if statements is None:
+            return None
+        value = None
+        for index, text in enumerate(statements, start=1):
+            try:
+                target, query = parse_statement(text)
+            except ScriptError as exc:
+                raise ScriptError(str(exc).replace("[line #1]", f"[line #{index}]")) from None
+            value = self.evaluate(variables, query)
+            if target is not None:
+                variables[target] = value
+                value = None
+        return [] if value is None else [value]
+
+    # --- one statement --------------------------------------------------------------------------
+    def evaluate(self, variables: dict, query: Select):
+        rel = self.relation(variables, query.source)
+        try:
+            if query.pivot:
+                return self._pivot(rel, query)
+            return self._select(rel, query)
+        finally:
+            for meta in rel.temps:
+                self.store.drop(meta)
+
+    def relation(self, variables: dict, source: tuple) -> Relation:
+        kind = source[0]
+        if kind == "load":
+            meta = self.store.dfs_table(source[1], source[2])
+            return Relation(f"{meta.duck} AS src", dict(meta.columns), "src.rowid", [])
+        if kind == "var":
+            value = variables.get(source[1])
+            if isinstance(value, DfsHandle):
+                return self.relation(variables, ("load", value.db, value.table))
+            if not isinstance(value, c.Table):
+                raise ScriptError(f"Syntax Error: [line #1] Cannot recognize the token {source[1]}")
+            meta = self.store.temp_table(value)
+            return Relation(f"{meta.duck} AS src", dict(meta.columns), "src.rowid", [meta])
+        left, right = (self.relation(variables, s) for s in source[1:3])
+        if left.temps or right.temps or not left.sql.endswith(" AS src") or not right.sql.endswith(" AS src"):
+            raise ScriptError("The test server joins two DFS tables only")
+        for col in source[3]:
+            if col not in left.types or col not in right.types:
+                raise ScriptError(f"ej: the matching column {col} is not in both tables")
+        using = ", ".join(q(col) for col in source[3])
+        types = {**left.types, **{k: v for k, v in right.types.items() if k not in left.types}}
+        sql = (f"{left.sql[:-len(' AS src')]} AS l JOIN {right.sql[:-len(' AS src')]} AS r "
+               f"USING ({using})")
+        return Relation(sql, types, None, [])
+
+    def _select(self, rel: Relation, query: Select):
+        if [e for e, _ in query.items] == [("star",)]:            # select *: every column, in order
+            query.items = [(("col", name), None) for name in rel.types]
+        keys = [(self.compile(rel, e), a or default_name(e, i)) for i, (e, a) in enumerate(query.group)]
+        items = [(self.compile(rel, e), a or default_name(e, i)) for i, (e, a) in enumerate(query.items)]
+        aggregated = bool(keys) or any(x.agg for x, _ in items)
+        if any(x.window for x, _ in items) and aggregated:
+            raise ScriptError("The test server does not mix order-sensitive and aggregate functions")
+        if aggregated and any(not x.agg for x, _ in items):
+            raise ScriptError("Every select item of a grouped query must be an aggregate")
+        outputs = keys + items
+        names = dedupe([n for _, n in outputs])
+        select = ", ".join(f"{x.sql} AS {q(n)}" for (x, _), n in zip(outputs, names))
+        sql = f"SELECT {select} FROM {rel.sql}{self._where(rel, query)}"
+        if keys:
+            sql += " GROUP BY " + ", ".join(str(i + 1) for i in range(len(keys)))
+        order = self._order(rel, query, names, aggregated)
+        if order:
+            sql += " ORDER BY " + order
+        elif keys:
+            sql += " ORDER BY " + ", ".join(str(i + 1) for i in range(len(keys)))
+        elif not aggregated and rel.order_key:
+            sql += f" ORDER BY {rel.order_key}"
+        if query.limit is not None:
+            sql += f" LIMIT {int(query.limit)}"
+        table = self.store.query(sql, [x.type for x, _ in outputs])
+        if query.exec:
+            return exec_value(table, aggregated and not keys)
+        return table
+
+    def _where(self, rel: Relation, query: Select) -> str:
+        if not query.where:
+            return ""
+        conditions = []
+        for cond in query.where:
+            x = self.compile(rel, cond)
+            if x.type != BOOL_TYPE or x.agg or x.window:
+                raise ScriptError("A where condition must be a comparison of the table's values")
+            conditions.append(x.sql)
+        return " WHERE " + " AND ".join(conditions)
+
+    def _order(self, rel: Relation, query: Select, names: list[str], aggregated: bool) -> str:
+        parts = []
+        for expr, desc in query.order:
+            if expr[0] == "col" and expr[1] in names:
+                sql = q(expr[1])
+            elif aggregated:
+                raise ScriptError("order by of a grouped query takes its result's columns")
+            else:
+                sql = self.compile(rel, expr).sql
+            # DolphinDB sorts NULL as the smallest value
+            parts.append(sql + (" DESC NULLS LAST" if desc else " ASC NULLS FIRST"))
+        return ", ".join(parts)
+
+    def _pivot(self, rel: Relation, query: Select) -> c.Table:
+        if query.group or query.order or query.limit is not None or query.exec:
+            raise ScriptError("The test server pivots plain select ... pivot by queries only")
+        if len(query.items) != 1 or len(query.pivot) < 2:
+            raise ScriptError("The test server pivots one aggregate by row keys and one column key")
+        value = self.compile(rel, query.items[0][0])
+        if not value.agg:
+            raise ScriptError("The test server pivots an aggregate only")
+        keys = [(self.compile(rel, e), a or default_name(e, i)) for i, (e, a) in enumerate(query.pivot)]
+        column_key = keys[-1][0]
+        if column_key.type not in c.STRINGISH:
+            raise ScriptError("The test server pivots by a string column only (column names)")
+        row_names = dedupe([n for _, n in keys[:-1]])
+        select = ", ".join([f"{x.sql} AS {q(n)}" for (x, _), n in zip(keys[:-1], row_names)]
+                           + [f"{column_key.sql} AS __pivot", f"{value.sql} AS __value"])
+        groups = ", ".join(str(i + 1) for i in range(len(keys)))
+        sql = f"SELECT {select} FROM {rel.sql}{self._where(rel, query)} GROUP BY {groups}"
+        with self.store.lock:
+            long = self.store.con.sql(sql).to_arrow_table().to_pandas()
+        wide = long.pivot(index=row_names, columns="__pivot", values="__value")
+        wide = wide.reindex(columns=sorted(c for c in wide.columns if c is not None)).reset_index()
+        value_names = [str(name) for name in wide.columns[len(row_names):]]
+        wide.columns = row_names + value_names
+        arrow = pa.Table.from_pandas(wide.sort_values(row_names), preserve_index=False)
+        types = [x.type for x, _ in keys[:-1]] + [value.type] * len(value_names)
+        return from_arrow(arrow, types)
+
+    # --- expressions ----------------------------------------------------------------------------
+    def compile(self, rel: Relation, node) -> Expr:
+        kind = node[0]
+        if kind == "col":
+            if node[1] not in rel.types:
+                raise ScriptError(f"Unrecognized column name {node[1]}")
+            return Expr(q(node[1]), rel.types[node[1]])
+        if kind == "lit":
+            lit_type = LITERAL_TYPES[node[1]]
+            if node[1] == "str":
+                return Expr(sql_string(node[2]), c.STRING)
+            if node[1] == "int" and not -2**31 < node[2] < 2**31:
+                lit_type = c.LONG
+            return Expr(repr(node[2]), lit_type)
+        if kind == "neg":
+            x = self.compile(rel, node[1])
+            numeric(x, "-")
+            return Expr(f"(-{x.sql})", x.type, x.agg, x.window)
+        if kind == "bin":
+            return self._binary(rel, node[1], self.compile(rel, node[2]), self.compile(rel, node[3]))
+        if kind == "between":
+            x, lo, hi = (self.compile(rel, n) for n in node[1:4])
+            comparable(x, lo)
+            comparable(x, hi)
+            return Expr(f"({x.sql} BETWEEN {lo.sql} AND {hi.sql})", BOOL_TYPE, x.agg, x.window)
+        if kind == "in":
+            x = self.compile(rel, node[1])
+            if node[2][0] != "vec":
+                raise ScriptError("The test server takes in [...] with a vector literal only")
+            values = [self.compile(rel, v) for v in node[2][1]]
+            for v in values:
+                comparable(x, v)
+            return Expr(f"({x.sql} IN ({', '.join(v.sql for v in values)}))", BOOL_TYPE, x.agg, x.window)
+        if kind == "like":
+            return self._like(self.compile(rel, node[1]), node[2], node[3])
+        if kind == "call":
+            return self._call(rel, node[1], node[2])
+        if kind == "star":
+            raise ScriptError("* is allowed in count(*) only")
+        raise ScriptError(f"The test server cannot evaluate {kind} expressions")
+
+    def _binary(self, rel: Relation, op: str, a: Expr, b: Expr) -> Expr:
+        agg, window = a.agg or b.agg, a.window or b.window
+        if op in ("and", "or"):
+            if a.type != BOOL_TYPE or b.type != BOOL_TYPE:
+                raise ScriptError(f"{op} takes two conditions")
+            return Expr(f"({a.sql} {op.upper()} {b.sql})", BOOL_TYPE, agg, window)
+        if op in ("==", "!=", "<", ">", "<=", ">="):
+            comparable(a, b)
+            sql_op = {"==": "=", "!=": "<>"}.get(op, op)
+            return Expr(f"({a.sql} {sql_op} {b.sql})", BOOL_TYPE, agg, window)
+        if op == "+" and a.type in c.STRINGISH and b.type in c.STRINGISH:
+            return Expr(f"({a.sql} || {b.sql})", c.STRING, agg, window)
+        numeric(a, op)
+        numeric(b, op)
+        floats = a.type in (c.FLOAT, c.DOUBLE) or b.type in (c.FLOAT, c.DOUBLE)
+        if op == "/" and not floats:
+            raise ScriptError("The test server refuses / of two integers (DolphinDB divides them "
+                              "as integers); make one side DOUBLE")
+        if op == "%" and floats:
+            raise ScriptError("The test server takes % of integers only")
+        result = c.DOUBLE if floats else (c.LONG if c.LONG in (a.type, b.type) else c.INT)
+        sql = f"(CAST({a.sql} AS DOUBLE) / {b.sql})" if op == "/" else f"({a.sql} {op} {b.sql})"
+        return Expr(sql, result, agg, window)
+
+    @staticmethod
+    def _like(x: Expr, pattern_node, negated: bool) -> Expr:
+        if x.type not in c.STRINGISH or pattern_node[:2] != ("lit", "str"):
+            raise ScriptError("like takes a string column and a string pattern")
+        pattern = "".join({"%": "%", "?": "_", "_": "\\_", "\\": "\\\\"}.get(ch, ch) for ch in pattern_node[2])
+        return Expr(f"({x.sql} {'NOT ' if negated else ''}LIKE {sql_string(pattern)} ESCAPE '\\')",
+                    BOOL_TYPE, x.agg, x.window)
+
+    def _call(self, rel: Relation, name: str, args: list) -> Expr:
+        if name == "count" and len(args) == 1 and args[0] == ("star",):
+            return Expr("count(*)", c.INT, agg=True)
+        if name in CASTS and not args:
+            ddb_type, duck = CASTS[name]
+            return Expr(f"CAST(NULL AS {duck})", ddb_type)
+        if name == "like" and len(args) == 2:
+            return self._like(self.compile(rel, args[0]), args[1], False)
+        values = [self.compile(rel, a) for a in args]
+        agg = any(v.agg for v in values)
+        window = any(v.window for v in values)
+        if name in AGGREGATES:
+            return self._aggregate(name, values)
+        if name in CASTS and len(values) == 1:
+            ddb_type, duck = CASTS[name]
+            numeric(values[0], name)
+            return Expr(f"CAST({values[0].sql} AS {duck})", ddb_type, agg, window)
+        if name == "iif" and len(values) == 3:
+            cond, yes, no = values
+            if cond.type != BOOL_TYPE or yes.type != no.type:
+                raise ScriptError("iif takes a condition and two results of one type")
+            return Expr(f"(CASE WHEN {cond.sql} THEN {yes.sql} ELSE {no.sql} END)", yes.type, agg, window)
+        if name == "hour" and len(values) == 1 and values[0].type in HOUR_OF:
+            return Expr(HOUR_OF[values[0].type].format(x=values[0].sql), c.INT, agg, window)
+        if name == "minute" and len(values) == 1 and values[0].type in (c.SECOND, c.TIME, c.TIMESTAMP):
+            return Expr(minute_expr("__x", values[0].type).replace('"__x"', values[0].sql), c.MINUTE, agg, window)
+        if name == "date" and len(values) == 1 and values[0].type in (c.DATE, c.TIMESTAMP):
+            return Expr(date_expr("__x", values[0].type).replace('"__x"', values[0].sql), c.DATE, agg, window)
+        if name == "bar" and len(args) == 2 and args[1][:2] == ("lit", "int") and args[1][2] > 0:
+            x = values[0]
+            if x.type not in TEMPORAL + INTEGRAL:
+                raise ScriptError("bar takes a temporal or integral column")
+            return Expr(f"({x.sql} - {x.sql} % {args[1][2]})", x.type, agg, window)
+        if name == "string" and len(values) == 1 and values[0].type in INTEGRAL + c.STRINGISH:
+            return Expr(f"CAST({values[0].sql} AS VARCHAR)", c.STRING, agg, window)
+        if name == "lpad" and len(values) == 3 and values[0].type in c.STRINGISH:
+            return Expr(f"lpad({values[0].sql}, {values[1].sql}, {values[2].sql})", c.STRING, agg, window)
+        if name == "nullFill" and len(values) == 2:
+            numeric(values[1], name)
+            return Expr(f"coalesce({values[0].sql}, {values[1].sql})", values[0].type, agg, window)
+        if name in ("ffill", "bfill", "lfill") and len(values) == 1:
+            return self._fill(rel, name, values[0])
+        raise ScriptError(f"The test server does not evaluate {name}() with these arguments")
+
+    @staticmethod
+    def _aggregate(name: str, values: list[Expr]) -> Expr:
+        if len(values) != 1 or values[0].agg:
+            raise ScriptError(f"{name} takes one column")
+        x = values[0]
+        if name == "count":
+            return Expr(f"count({x.sql})", c.INT, agg=True)
+        if name in ("max", "min"):
+            return Expr(f"{name}({x.sql})", x.type, agg=True)
+        numeric(x, name)
+        if name == "avg":
+            return Expr(f"avg({x.sql})", c.DOUBLE, agg=True)
+        if name == "std":
+            return Expr(f"stddev_samp({x.sql})", c.DOUBLE, agg=True)
+        if x.type in INTEGRAL:
+            return Expr(f"CAST(sum({x.sql}) AS BIGINT)", c.LONG, agg=True)
+        return Expr(f"sum({x.sql})", c.DOUBLE, agg=True)
+
+    @staticmethod
+    def _fill(rel: Relation, name: str, x: Expr) -> Expr:
+        if rel.order_key is None or x.agg:
+            raise ScriptError(f"{name} needs an ordered table")
+        numeric(x, name)
+        key = rel.order_key
+        before = f"OVER (ORDER BY {key} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+        after = f"OVER (ORDER BY {key} ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)"
+        if name == "ffill":
+            return Expr(f"last_value({x.sql} IGNORE NULLS) {before}", x.type, window=True)
+        if name == "bfill":
+            return Expr(f"first_value({x.sql} IGNORE NULLS) {after}", x.type, window=True)
+        prev_i = f"last_value(CASE WHEN {x.sql} IS NOT NULL THEN {key} END IGNORE NULLS) {before}"
+        next_i = f"first_value(CASE WHEN {x.sql} IS NOT NULL THEN {key} END IGNORE NULLS) {after}"
+        prev_v = f"last_value({x.sql} IGNORE NULLS) {before}"
+        next_v = f"first_value({x.sql} IGNORE NULLS) {after}"
+        line = (f"({prev_v} + ({next_v} - {prev_v}) * CAST({key} - {prev_i} AS DOUBLE) / ({next_i} - {prev_i}))")
+        if x.type in INTEGRAL:                     # lfill keeps an integral vector integral
+            line = f"CAST(round({line}) AS BIGINT)"
+        sql = f"(CASE WHEN {x.sql} IS NOT NULL THEN {x.sql} ELSE {line} END)"
+        return Expr(sql, x.type, window=True)
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+def numeric(x: Expr, where: str) -> None:
+    if x.type not in NUMERIC:
+        raise ScriptError(f"{where} takes numbers, not {c.TYPE_NAMES.get(x.type, 'conditions')}")
+
+
+def comparable(a: Expr, b: Expr) -> None:
+    if a.type in NUMERIC and b.type in NUMERIC:
+        return
+    if a.type in c.STRINGISH and b.type in c.STRINGISH:
+        return
+    if a.type == b.type and a.type in TEMPORAL:
+        return
+    raise ScriptError(f"The test server does not compare {c.TYPE_NAMES.get(a.type, a.type)} with "
+                      f"{c.TYPE_NAMES.get(b.type, b.type)}")
+
+
+def default_name(node, index: int) -> str:
+    """DolphinDB's name for an unnamed column: the column, ``func_column``, or ``count``."""
+    if node[0] == "col":
+        return node[1]
+    if node[0] == "call":
+        if node[2] == [("star",)]:
+            return node[1]
+        inner = [a for a in node[2] if a[0] == "col"]
+        return f"{node[1]}_{inner[0][1]}" if inner else node[1]
+    return f"col{index}"
+
+
+def dedupe(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        out.append(name if not count else f"{name}_{count}")
+    return out
+
+
+def exec_value(table: c.Table, scalar: bool):
+    """``exec``: one column as a vector, or one aggregate as a scalar."""
+    if len(table.columns) != 1:
+        raise ScriptError("The test server execs one column only")
+    vector = next(iter(table.columns.values()))
+    if scalar:
+        value = vector.values[0] if len(vector) else None
+        if vector.type in c.NUMPY_OF and value is not None:
+            value = value.item() if hasattr(value, "item") else value
+        return c.Scalar(vector.type, value)
+    return vector
+

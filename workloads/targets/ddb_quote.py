@@ -111,3 +111,65 @@ def positive_int(value: int, what: str) -> str:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} must be a non-negative whole number, got {value!r}")
     return str(value)
+
+
+def timestamp(value: dt.datetime) -> str:
+    """A TIMESTAMP literal, ``2016.11.15T12:00:00.000`` (naive datetimes, whole milliseconds)."""
+    if not isinstance(value, dt.datetime):
+        raise ValueError(f"expected a datetime, got {value!r}")
+    if value.tzinfo is not None:
+        raise ValueError(f"timestamp {value!r} has a time zone: DolphinDB TIMESTAMPs are naive")
+    if value.microsecond % 1000:
+        raise ValueError(f"timestamp {value!r} is finer than a millisecond")
+    return (f"{date(value)}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+            f".{value.microsecond // 1000:03d}")
+
+
+def second(value: dt.time) -> str:
+    """A SECOND literal, ``10:00:00`` (a time of day in whole seconds)."""
+    if not isinstance(value, dt.time):
+        raise ValueError(f"expected a time of day, got {value!r}")
+    if value.microsecond or value.tzinfo is not None:
+        raise ValueError(f"time of day {value!r} is not a whole second without a time zone")
+    return f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+
+
+def number(value: int | float) -> str:
+    """An INT/LONG or DOUBLE literal; a DOUBLE always keeps its decimal point (``2.0``, ``0.005``)."""
+    import math
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"number {value!r} is not finite")
+        text = repr(value)
+        if "e" in text or "E" in text:          # DolphinDB literals: positional notation only
+            import numpy as np
+
+            text = np.format_float_positional(value, trim="0")
+        return text if "." in text else text + ".0"
+    raise ValueError(f"expected a number, got {type(value).__name__}")
+
+
+def literal(value) -> str:
+    """A suite parameter as a DolphinDB literal, by its Python type: date -> DATE, datetime ->
+    TIMESTAMP, time -> SECOND, str -> STRING, a list of str -> STRING vector, int/float -> number.
+    Anything else raises ``ValueError``: nothing is pasted into a script unformatted."""
+    if isinstance(value, dt.datetime):
+        return timestamp(value)
+    if isinstance(value, dt.date):
+        return date(value)
+    if isinstance(value, dt.time):
+        return second(value)
+    if isinstance(value, str):
+        return string(value)
+    if isinstance(value, (list, tuple)):
+        if not all(isinstance(v, str) for v in value):
+            raise ValueError("only lists of text become DolphinDB vectors")
+        return string_vector(value)
+    if isinstance(value, (bool, int, float)):
+        return number(value)
+    raise ValueError(f"no DolphinDB literal for a {type(value).__name__}")

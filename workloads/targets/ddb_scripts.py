@@ -10,10 +10,14 @@ DolphinDB functions used (all documented built-ins): ``version``, ``getClusterPe
 ``createPartitionedTable``, ``loadTable``, ``tableInsert``, ``share``, ``defined``, ``undef``,
 ``clear!``, ``now``, ``pnodeRun``, ``clearAllCache``, ``getTabletsMeta`` (``diskUsage`` column: bytes
 of each tablet chunk on each node, replicas included), ``sqlDS``, ``mr``, ``olsEx``, ``append!``.
+Reports 001 and 004: ``createTable`` (a dimension table), ``dropTable``, ``loadTextEx`` (appends to
+an existing partitioned table, as report 001's own import script does), ``saveText`` (with SQL
+metacode), ``nunique``; the suite queries are the texts of ``resources/queries/*.toml``.
 """
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from workloads.targets import ddb_quote as q
@@ -66,6 +70,11 @@ class Names:
         q.db_path(self.db)
         for n in (self.table, self.append, self.minute, self.memory):
             q.identifier(n, "table name")
+
+    @property
+    def imports(self) -> str:
+        """Where the import workload loads CSV files: ``<table>_import``, partitioned as the seed."""
+        return q.identifier(f"{self.table}_import", "table name")
 
     @property
     def chunk_path(self) -> str:
@@ -304,3 +313,85 @@ def ols_spread(names: Names, cols: Columns, first: dt.date, last: dt.date,
         f"{session_filter(cols)}, {a}>{b}, {a}>0, {b}>0, {a}/{b}<1.2>)",
         f"{RESULT_VAR} = olsEx(tickbenchDs, `spread, `quoteSize, true, 2)[\"Coefficient\"]",
     ]
+
+
+# --- reports 001 and 004: side tables, import, export, footprint, suite queries -----------------
+def create_dimension_table(names: Names, table: str, columns: list[tuple[str, str]]) -> str:
+    """A non-partitioned (dimension) table in the dataset's database (devices: ``info``)."""
+    col_names = [q.identifier(c, "column name") for c, _ in columns]
+    col_types = [q.type_literal(t) for _, t in columns]
+    return "\n".join([
+        f"db = database({q.string(names.db)})",
+        f"schemaTable = table(1:0, {q.string_vector(col_names)}, [{', '.join(col_types)}])",
+        f"db.createTable(schemaTable, {q.string(q.identifier(table, 'table name'))})",
+    ])
+
+
+def drop_table(names: Names, table: str) -> str:
+    return f"dropTable(database({q.string(names.db)}), {q.string(q.identifier(table, 'table name'))})"
+
+
+def count_rows(names: Names, table: str, where: str = "") -> str:
+    """``exec count(*)``: a scalar; ``where`` is a condition made by ``day_filter``."""
+    return f"exec count(*) from {load(names, table)}" + (f" where {where}" if where else "")
+
+
+LOADED_VAR = "tickbenchLoaded"
+
+
+def load_text(names: Names, table: str, columns: list[tuple[str, str]], partition_columns: list[str],
+              server_path: str, day_condition: str) -> str:
+    """``loadTextEx`` of one CSV file (header line, comma-separated, DolphinDB's text formats)
+    into an existing partitioned table (it appends, as report 001's import script relies on);
+    the script's value is the day's row count, read through the table handle loadTextEx returns
+    (``day_condition`` from ``day_filter``)."""
+    col_names = [q.identifier(c, "column name") for c, _ in columns]
+    col_types = [q.type_literal(t) for _, t in columns]
+    return "\n".join([
+        f"db = database({q.string(names.db)})",
+        f"schemaTable = table({q.string_vector(col_names)} as name, {q.string_vector(col_types)} as type)",
+        f"{LOADED_VAR} = loadTextEx(db, {q.string(q.identifier(table, 'table name'))}, "
+        f"{q.string_vector(partition_columns)}, {q.string(server_path)}, \",\", schemaTable)",
+        f"exec count(*) from {LOADED_VAR} where {day_condition}",
+    ])
+
+
+def save_text(names: Names, cols: Columns, day: dt.date, server_path: str) -> str:
+    """The server writes one day of the seed table as CSV (header line, DolphinDB text formats;
+    SQL metacode lets it read the partitions with several workers); the script's value is the
+    day's row count."""
+    where = day_filter(cols, day)
+    return "\n".join([
+        f"saveText(<select * from {load(names, names.table)} where {where}>, {q.string(server_path)})",
+        count_rows(names, names.table, where),
+    ])
+
+
+def footprint_detail(names: Names, table: str) -> str:
+    """Bytes of one table on every data node, with its tablet copies and distinct chunks
+    (copies / chunks = replicas: each replica of a chunk is a tablet with the same chunkId)."""
+    return ("select count(*) as copies, nunique(chunkId) as chunks, sum(diskUsage) as bytes "
+            f"from pnodeRun(getTabletsMeta{{{q.string(names.chunk_path)}, "
+            f"{q.string(q.identifier(table, 'table name'))}, true, -1}})")
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def suite_query(text: str, names: Names, tables: dict[str, str], values: dict) -> str:
+    """A suite query's DolphinDB text with its placeholders filled: ``{table}`` by
+    ``loadTable(db, name)`` (``tables`` maps placeholder -> table name in ``names.db``) and
+    ``{param}`` by the value's literal (``ddb_quote.literal``). An unknown placeholder raises
+    ``ValueError``, so a text cannot reach the server half-filled."""
+    db = q.db_path(names.db)
+
+    def fill(match: re.Match) -> str:
+        name = match.group(1)
+        if name in tables:
+            return f"loadTable({q.string(db)}, {q.string(q.identifier(tables[name], 'table name'))})"
+        if name in values:
+            return q.literal(values[name])
+        raise ValueError(f"the query names {{{name}}}, which is neither a table of this layout "
+                         f"({', '.join(sorted(tables))}) nor one of its parameters")
+
+    return _PLACEHOLDER.sub(fill, text)

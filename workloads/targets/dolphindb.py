@@ -35,18 +35,31 @@ in each worker's own session on its node, and emptied on every data node before 
 Set-up and metadata (prepare, footprint, node discovery) use plain DDB sessions whatever the
 profile's protocol.
 
+Reports 001 and 004. A dataset with a side table (devices: ``info``) gets it as a dimension table
+(``createTable``) in the same database, loaded once. Suite queries run their ``dolphindb`` text
+(``resources/queries/*.toml``) with ``{quotes}``/``{readings}``/``{info}`` as ``loadTable`` calls
+and every parameter a literal made by ``ddb_quote.literal``; the timed call is ``session.run``.
+Import is ``loadTextEx`` into ``<table>_import`` (same partitioning as the seed table), export is
+``saveText`` of one day, both run BY THE SERVER on files it can read or write: the server sees
+``<csv_dir_on_server>/<file name>`` when that config key is set, else the client's own path, which
+is right only when the server runs on this machine or shares the folder at the same path. Disk
+space per table comes from ``getTabletsMeta`` on every node (replicas included, and counted).
+
 Config keys: ``host``/``port``/``user``/``password`` (one node) or ``profile`` (a
 ``ClusterProfile`` dict) plus ``password``; ``db_prefix`` (default ``dfs://tickbench``);
 ``protocol`` (DDB|PICKLE|ARROW) and ``compress`` (override the profile's); ``node_policy``
 (one|round_robin|random) and ``seed``; ``timeout`` (connect/login, s, default 10);
 ``query_timeout`` (one reply, s, default 3600); ``chunk_rows`` (load batch, default 200,000);
-``measure_transfer`` (default true; probes read the raw reply).
+``measure_transfer`` (default true; probes read the raw reply); ``csv_dir_on_server`` (the folder
+where the server reads imported and writes exported CSV files, when it is not the client's).
 """
 from __future__ import annotations
 
 import datetime as dt
 import os
+import posixpath
 import time
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -57,7 +70,8 @@ from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets import ddb_quote as q
 from workloads.targets import ddb_scripts as scripts
-from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
+from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
+                                    ProgressCallback, Target, TargetError)
 from workloads.targets.ddb_wire import RawConnection, WireError
 
 TABLE_NAMES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
@@ -205,6 +219,7 @@ class DolphinDBTarget(Target):
             if self._has_minute_table(cols) and not run(scripts.exists_table(names, names.minute)):
                 run(scripts.create_table(names, names.minute, scripts.minute_table_columns(cols), partition))
             loaded = self._load(session, node, ds, names, cols, scale, days, progress)
+            loaded += self._load_side_tables(session, node, ds, names, scale)
             counts = self._rows_per_day(session, node, names, cols)
             rows = sum(counts.get(d, 0) for d in days)
             footprint = self._footprint(session, node, names)
@@ -248,6 +263,34 @@ class DolphinDBTarget(Target):
                 loaded += len(chunk)
                 if progress:
                     progress(done, total, f"{day}: {done:,} of {total:,} rows loaded")
+        return loaded
+
+    @staticmethod
+    def side_tables(ds) -> dict[str, Any]:
+        """The dataset's tables beside the seed table (devices: ``info``), name -> schema; each
+        has its rows from ``dataset.<name>_frame(scale)``."""
+        name = ds.info.extra.get("info_table")
+        schema = getattr(ds, f"{name}_schema", None) if name else None
+        if name and schema is not None and callable(getattr(ds, f"{name}_frame", None)):
+            return {q.identifier(name, "table name"): schema}
+        return {}
+
+    def _load_side_tables(self, session, node, ds, names, scale) -> int:
+        """Each side table as a dimension table, loaded once: a complete one is kept, an
+        incomplete one dropped and loaded again. Returns the rows loaded now."""
+        loaded = 0
+        for table, schema in self.side_tables(ds).items():
+            frame = getattr(ds, f"{table}_frame")(scale)
+            if self._run(session, node, scripts.exists_table(names, table)):
+                have = int(self._run(session, node, scripts.count_rows(names, table)))
+                if have == len(frame):
+                    continue
+                self._run(session, node, scripts.drop_table(names, table))
+            columns = [(c.name, c.ddb_type) for c in schema.columns]
+            self._run(session, node, scripts.create_dimension_table(names, table, columns))
+            self._run(session, node, scripts.insert_function(names, table),
+                      typed_frame(frame, upload_hints(schema)))
+            loaded += len(frame)
         return loaded
 
     def _footprint(self, session, node, names) -> int:
@@ -319,7 +362,8 @@ class DolphinDBTarget(Target):
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
         """Empty a write workload's table before a step: the upload table on every data node
-        (shared tables are per node), a DFS scratch table with ``truncate``."""
+        (shared tables are per node), a DFS scratch table (appends, minute bars, imports) with
+        ``truncate``."""
         names = self.names(layout.dataset, layout.scale)
         if table in MEMORY_TABLE_ALIASES:
             for node in self.profile.data_nodes:
@@ -330,7 +374,8 @@ class DolphinDBTarget(Target):
                 finally:
                     session.close()
             return
-        target = {"": names.append, "minute": names.minute}.get(table) or q.identifier(table, "table name")
+        target = ({"": names.append, "minute": names.minute, IMPORT_TABLE: names.imports}.get(table)
+                  or q.identifier(table, "table name"))
         session, node = self._admin_session()
         try:
             if self._run(session, node, scripts.exists_table(names, target)):
@@ -367,14 +412,19 @@ class DolphinDBTarget(Target):
         if self.probing:
             return self._probe(layout, body, schema)
         self._require_open(layout)
-        result = self._run(self._session, self._node, scripts.plain(body))
+        frame, phases = self._user_frame(scripts.plain(body))
+        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame, schema=schema)
+
+    def _user_frame(self, script: str) -> tuple[pd.DataFrame, dict[str, float]]:
+        """What a user does for a DataFrame: ``session.run(script)``, and under PROTOCOL_ARROW
+        the ``to_pandas`` of its Arrow table (timed as ``decode``)."""
+        result = self._run(self._session, self._node, script)
         phases: dict[str, float] = {}
         if _is_arrow_table(result):            # PROTOCOL_ARROW: a user calls to_pandas for a DataFrame
             start = time.perf_counter()
             result = result.to_pandas()
             phases["decode"] = time.perf_counter() - start
-        frame = self._frame_of(result)
-        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame, schema=schema)
+        return self._frame_of(result), phases
 
     def _probe(self, layout: Layout, body: list[str], schema) -> OpResult:
         """Server time, raw transfer and client fetch of the same result, kept on the server."""
@@ -546,6 +596,102 @@ class DolphinDBTarget(Target):
                       scripts.create_table(names, table, list(zip(cols.names, cols.types)), [cols.date, cols.key]))
         self._ensured.add(table)
 
+    # --- reports 001 and 004: suite queries, import, export, footprint ----------------------------
+    query_dialect = "dolphindb"
+
+    def query_tables(self, layout: Layout) -> dict[str, str]:
+        """Placeholder -> table of a suite text: the seed table (``{quotes}``, ``{readings}``)
+        and the dataset's side tables (``{info}``)."""
+        names = self.names(layout.dataset, layout.scale)
+        tables = {names.table: names.table}
+        tables.update({t: t for t in self.side_tables(get_dataset(layout.dataset))})
+        return tables
+
+    def query_script(self, layout: Layout, query, values: dict[str, Any]) -> str:
+        """The script ``run_query`` sends: the query's ``dolphindb`` text, placeholders filled."""
+        text = query.text(self.query_dialect)
+        if text is None:
+            raise NotSupported(f"query {query.id} has no DolphinDB text")
+        try:
+            return scripts.suite_query(text, self.names(layout.dataset, layout.scale),
+                                       self.query_tables(layout), values)
+        except ValueError as exc:
+            raise TargetError(f"query {query.id}: {exc}") from None
+
+    def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
+        """The user's ``session.run(script)`` of a suite query (and ``to_pandas`` under ARROW)."""
+        script = self.query_script(layout, query, values)
+        self._require_open(layout)
+        frame, phases = self._user_frame(script)
+        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame)
+
+    def server_path(self, path: Path) -> str:
+        """Where the server reads or writes ``path``: ``<csv_dir_on_server>/<file name>`` when that
+        key is set (joined in the server folder's own style), else this machine's absolute path."""
+        folder = str(self.config.get("csv_dir_on_server") or "")
+        name = Path(path).name
+        if not folder:
+            return str(Path(path).absolute())
+        if "\\" in folder and "/" not in folder:          # a Windows server's folder
+            return folder.rstrip("\\") + "\\" + name
+        return posixpath.join(folder, name)
+
+    def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
+        """``loadTextEx`` of one day's CSV file into ``<table>_import`` (created on first use,
+        partitioned as the seed table), run by the server on ``server_path(path)``. The same
+        script counts the day's rows in the import table from loadTextEx's returned handle: the
+        rows loaded, as each step loads every file once into an emptied table. DolphinDB data is
+        queryable once the load commits (no index to build): ``queryable_s`` 0."""
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        self._require_open(layout)
+        self._ensure_table(layout, names, names.imports)
+        script = scripts.load_text(names, names.imports, list(zip(cols.names, cols.types)),
+                                   [cols.date, cols.key], self.server_path(path),
+                                   scripts.day_filter(cols, day))
+        rows = self._run(self._session, self._node, script)
+        rows = _count(rows)
+        schema = get_dataset(layout.dataset).info.schema
+        return OpResult(rows=rows, nbytes=rows_bytes(rows, schema), node=self._node.address,
+                        wire_path=path, extra={"queryable_s": 0.0})
+
+    def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:
+        """``saveText`` of one day of the seed table, written by the server at ``server_path(path)``;
+        the same script returns the day's row count. ``wire_bytes``: the file's size when this
+        machine sees it at ``path`` (written or rewritten by this call), else unknown."""
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        self._require_open(layout)
+        before = _stat(path)
+        rows = _count(self._run(self._session, self._node,
+                                scripts.save_text(names, cols, day, self.server_path(path))))
+        after = _stat(path)
+        wire = after[1] if after is not None and after != before else None
+        schema = get_dataset(layout.dataset).info.schema
+        return OpResult(rows=rows, nbytes=rows_bytes(rows, schema), node=self._node.address,
+                        wire_bytes=wire)
+
+    def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
+        """Bytes of the seed table ("") or the import table from ``getTabletsMeta`` on every data
+        node: replicas included, and counted (tablet copies / distinct chunks)."""
+        names = self.names(layout.dataset, layout.scale)
+        target = names.imports if table == IMPORT_TABLE else (q.identifier(table, "table name")
+                                                                if table else names.table)
+        session, node = self._admin_session()
+        try:
+            if not self._run(session, node, scripts.exists_table(names, target)):
+                return Footprint(bytes=0, method=f"{target} does not exist yet")
+            frame = self._run(session, node, scripts.footprint_detail(names, target))
+        finally:
+            session.close()
+        copies, chunks = _count(frame["copies"].iloc[0]), _count(frame["chunks"].iloc[0])
+        used = frame["bytes"].iloc[0]
+        return Footprint(
+            bytes=int(used) if used == used else 0,
+            replicas=round(copies / chunks) if chunks else None,
+            method="getTabletsMeta diskUsage summed over every data node (pnodeRun), replicas included; "
+                   "replicas = tablet copies / distinct chunkIds. No per-column sizes: DolphinDB "
+                   "documents none (getTabletsMeta and getChunksMeta report whole tablets and chunks)")
+
+
 # --- frames on their way up ------------------------------------------------------------------------
 _HINT_TYPES = ("DATE", "SECOND", "TIME", "TIMESTAMP", "SYMBOL", "STRING", "MINUTE", "DATETIME")
 
@@ -571,3 +717,21 @@ def typed_frame(frame: pd.DataFrame, hints: dict[str, int]) -> pd.DataFrame:
 
 def _is_arrow_table(result) -> bool:
     return hasattr(result, "to_pandas") and hasattr(result, "schema") and not isinstance(result, pd.DataFrame)
+
+
+def _count(value) -> int:
+    """A count the server sent (a scalar, or NaN/None for an empty table) as an int."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TargetError(f"expected a row count from the server, got {value!r}") from None
+    return int(number) if number == number else 0
+
+
+def _stat(path) -> tuple[int, int] | None:
+    """(mtime in ns, size) of a local file, or None when this machine does not see it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size

@@ -1,0 +1,352 @@
+"""Reports 001 and 004 on the DolphinDB target: suite queries, CSV import and export, footprint,
+the devices info table; the real ``dolphindb`` client against the test server.
+
+Every suite query's normalised answer must equal the suite's own DuckDB text run here with DuckDB
+over the same generated data (and the pandas version's). Nothing measured here is DolphinDB's: the
+test server answers the DolphinDB texts with its own DuckDB SQL (tests/ddbserver/suites.py).
+"""
+from __future__ import annotations
+
+import re
+
+import dolphindb as ddb
+import duckdb
+import pandas as pd
+import pytest
+
+from tests.ddbserver.fixture import ddb_server, ddb_server_factory  # noqa: F401
+from workloads.datasets import get_dataset
+from workloads.datasets.csv_files import csv_files
+from workloads.datasets.schema import Scale, StringMode
+from workloads.queries import draw_values, load_suite
+from workloads.queries import pandas_suite
+from workloads.queries.answers import normalise
+from workloads.queries.suites import Query
+from workloads.targets import ddb_quote as q
+from workloads.targets import ddb_scripts as scripts
+from workloads.targets.base import IMPORT_TABLE, NotSupported, TargetError
+from workloads.targets.dolphindb import DolphinDBTarget
+
+pytestmark = pytest.mark.timeout(120)
+
+TAQ = Scale(days=2, rows_per_day=4000, symbols=20)
+DEVICES = Scale(days=2, rows_per_day=2000, symbols=20)
+SCALES = {"taq": TAQ, "devices": DEVICES}
+SUITES = ("taq001", "taq004", "devices004")
+CASES = [(name, query.id) for name in SUITES for query in load_suite(name).queries]
+DUCK_TYPES = {"DATE": "DATE", "SECOND": "TIMESTAMP", "TIME": "TIMESTAMP", "TIMESTAMP": "TIMESTAMP",
+              "CHAR": "TINYINT", "SHORT": "SMALLINT", "INT": "INTEGER", "LONG": "BIGINT",
+              "DOUBLE": "DOUBLE", "SYMBOL": "VARCHAR", "STRING": "VARCHAR"}
+
+
+def make_target(server, **extra) -> DolphinDBTarget:
+    config = {"host": server.host, "port": server.port, "user": "admin", "password": "123456",
+              "timeout": 3, "query_timeout": 20, **extra}
+    return DolphinDBTarget(config)
+
+
+def admin(server) -> ddb.session:
+    s = ddb.session()
+    s.connect(server.host, server.port, "admin", "123456")
+    return s
+
+
+@pytest.fixture(scope="module")
+def laid_out(ddb_server):  # noqa: F811
+    """Both datasets laid out on the shared test server, each with an open target."""
+    out = {}
+    for dataset, scale in SCALES.items():
+        target = make_target(ddb_server)
+        layout = target.prepare(dataset, scale, StringMode.ARROW)
+        target.open(layout, 0)
+        out[dataset] = (target, layout)
+    yield out
+    for target, _ in out.values():
+        target.close()
+
+
+@pytest.fixture(scope="module")
+def generated():
+    """The generated tables, as the pandas versions read them."""
+    taq, devices = get_dataset("taq"), get_dataset("devices")
+    return {
+        "quotes": pd.concat([taq.day_frame(i, TAQ) for i in range(TAQ.days)], ignore_index=True),
+        "readings": pd.concat([devices.day_frame(i, DEVICES) for i in range(DEVICES.days)], ignore_index=True),
+        "info": devices.info_frame(DEVICES),
+    }
+
+
+@pytest.fixture(scope="module")
+def duck(generated):
+    """The same tables in DuckDB with the DuckDB target's column types (DATE, TIMESTAMP, TINYINT...)."""
+    con = duckdb.connect()
+    schemas = {"quotes": get_dataset("taq").info.schema, "readings": get_dataset("devices").info.schema,
+               "info": get_dataset("devices").info_schema}
+    for name, frame in generated.items():
+        con.register(f"{name}_frame", frame)
+        cols = ", ".join(f'CAST("{c.name}" AS {DUCK_TYPES[c.ddb_type]}) AS "{c.name}"' for c in schemas[name].columns)
+        con.execute(f"CREATE TABLE {name} AS SELECT {cols} FROM {name}_frame")
+    yield con
+    con.close()
+
+
+def duckdb_answer(con, query: Query, values: dict) -> pd.DataFrame:
+    sql = query.text("duckdb").format(quotes="quotes", readings="readings", info="info")
+    params = {k: v for k, v in values.items() if re.search(rf"\${k}\b", sql)}
+    return con.execute(sql, params).df()
+
+
+def case(name: str, query_id: str, laid_out):
+    suite = load_suite(name)
+    query = suite.query(query_id)
+    target, layout = laid_out[suite.dataset]
+    return query, target, layout, draw_values(query, layout.days, layout.keys_sample)
+
+
+# --- suite queries ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("suite,query_id", CASES)
+def test_query_answers_as_the_duckdb_text(suite, query_id, laid_out, duck):
+    query, target, layout, values = case(suite, query_id, laid_out)
+    result = target.run_query(layout, query, values)
+    assert result.rows == len(result.frame) and result.node == target.node
+    assert result.phases == {}                      # PROTOCOL_DDB: the user's session.run only
+    assert list(result.frame.columns) == list(query.columns)     # named as the suite says
+    expected = normalise(duckdb_answer(duck, query, values), query.columns)
+    pd.testing.assert_frame_equal(normalise(result.frame, query.columns), expected)
+
+
+@pytest.mark.parametrize("suite,query_id", CASES)
+def test_query_answers_as_the_pandas_version(suite, query_id, laid_out, generated):
+    query, target, layout, values = case(suite, query_id, laid_out)
+    tables = {k: v for k, v in generated.items() if k in ("quotes",)} if layout.dataset == "taq" else \
+        {k: v for k, v in generated.items() if k in ("readings", "info")}
+    expected = normalise(pandas_suite.run(query.text("pandas"), tables, values), query.columns)
+    result = target.run_query(layout, query, values)
+    pd.testing.assert_frame_equal(normalise(result.frame, query.columns), expected)
+
+
+def test_most_answers_have_rows(laid_out):
+    """The comparisons above mean something: at this scale nearly every query has an answer."""
+    empty = []
+    for name, query_id in CASES:
+        query, target, layout, values = case(name, query_id, laid_out)
+        if target.run_query(layout, query, values).rows == 0:
+            empty.append(query_id)
+    assert len(empty) <= 3, empty
+
+
+def test_arrow_protocol_times_the_users_to_pandas(ddb_server, laid_out, duck):  # noqa: F811
+    query, _, layout, values = case("taq001", "t06", laid_out)
+    target = make_target(ddb_server, protocol="ARROW")
+    target.open(layout, 0)
+    try:
+        result = target.run_query(layout, query, values)
+    finally:
+        target.close()
+    assert set(result.phases) == {"decode"} and result.phases["decode"] >= 0
+    expected = normalise(duckdb_answer(duck, query, values), query.columns)
+    pd.testing.assert_frame_equal(normalise(result.frame, query.columns), expected)
+
+
+def test_a_query_without_a_dolphindb_text_is_not_supported(laid_out):
+    target, layout = laid_out["taq"]
+    query = Query(id="x1", category="c", description="d", params={}, columns=("n",), days="all",
+                  texts={"duckdb": "SELECT count(*) AS n FROM {quotes}"}, )
+    with pytest.raises(NotSupported):
+        target.run_query(layout, query, {})
+
+
+def test_a_placeholder_that_is_neither_table_nor_parameter_is_refused(laid_out):
+    target, layout = laid_out["taq"]
+    query = Query(id="x2", category="c", description="d", params={}, columns=("n",), days="all",
+                  texts={"dolphindb": "select count(*) as n from {readings}"})
+    with pytest.raises(TargetError, match="readings"):
+        target.run_query(layout, query, {})
+    with pytest.raises(TargetError, match="literal"):
+        target.query_script(layout, load_suite("taq001").query("t01"), {"day": object(), "symbol": "A"})
+
+
+def test_parameters_cannot_break_out_of_their_literals(ddb_server, laid_out):  # noqa: F811
+    target, layout = laid_out["taq"]
+    query = load_suite("taq001").query("t01")
+    day, symbol = layout.days[0], layout.keys_sample[0]
+    breakout = f'{symbol}" or 1 == 1 or symbol = "'
+    script = target.query_script(layout, query, {"day": day, "symbol": breakout})
+    assert script.count("\n") == 0 and '\\"' in script
+    assert target.run_query(layout, query, {"day": day, "symbol": breakout}).rows == 0
+    # the same text pasted unquoted would have widened the filter to the whole day: the test can fail
+    pasted = query.text("dolphindb").replace("{quotes}", scripts.load(target.names("taq", TAQ), "quotes")) \
+        .replace("{day}", q.date(day)).replace("{symbol}", f'"{breakout}"')
+    s = admin(ddb_server)
+    try:
+        assert len(s.run(pasted)) == TAQ.rows_per_day
+    finally:
+        s.close()
+    newline = f"{symbol}\nselect * from t"
+    script = target.query_script(layout, query, {"day": day, "symbol": newline})
+    assert "\n" not in script and "\\n" in script
+    assert target.run_query(layout, query, {"day": day, "symbol": newline}).rows == 0
+    values = {"day": day, "symbols": [symbol, 'x"], "y']}
+    assert target.run_query(layout, load_suite("taq001").query("t06"), values).rows > 0
+
+
+# --- side table --------------------------------------------------------------------------------------
+def test_devices_info_is_a_dimension_table_loaded_once(ddb_server, laid_out):  # noqa: F811
+    target, layout = laid_out["devices"]
+    names = target.names("devices", DEVICES)
+    info = get_dataset("devices").info_frame(DEVICES)
+    s = admin(ddb_server)
+    try:
+        frame = s.run(f'select * from loadTable("{names.db}", "info")')
+        assert list(frame.columns) == list(info.columns) and len(frame) == len(info) == DEVICES.symbols
+        assert sorted(frame["device_id"]) == sorted(info["device_id"])
+        assert make_target(ddb_server).prepare("devices", DEVICES, StringMode.ARROW).reused
+        s.run(scripts.truncate(names, "info"))              # an incomplete info table is loaded again
+        again = make_target(ddb_server).prepare("devices", DEVICES, StringMode.ARROW)
+        assert not again.reused
+        assert s.run(scripts.count_rows(names, "info")) == len(info)
+    finally:
+        s.close()
+
+
+# --- import -----------------------------------------------------------------------------------------
+def server_day(server, db: str, table: str, where: str = "") -> pd.DataFrame:
+    s = admin(server)
+    try:
+        return s.run(f'select * from loadTable("{db}", "{table}")' + (f" where {where}" if where else ""))
+    finally:
+        s.close()
+
+
+def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    cols = list(b.columns)
+    left = a[cols].astype({c: "object" for c in cols}).sort_values(cols).reset_index(drop=True)
+    right = b[cols].astype({c: "object" for c in cols}).sort_values(cols).reset_index(drop=True)
+    pd.testing.assert_frame_equal(left, right, check_dtype=False)
+
+
+@pytest.mark.parametrize("dataset", ["taq", "devices"])
+def test_import_lands_every_row_once_per_step(dataset, ddb_server, laid_out, tmp_path):  # noqa: F811
+    target, layout = laid_out[dataset]
+    scale = SCALES[dataset]
+    names, cols = target.names(dataset, scale), target.columns(dataset)
+    files = csv_files(dataset, scale, root=tmp_path)
+    for _ in range(2):                                  # two steps: cleared in between, not doubled
+        target.clear_table(layout, IMPORT_TABLE)
+        for file in files:
+            result = target.import_csv(layout, file.path, file.day)
+            assert result.rows == file.rows == scale.rows_per_day
+            assert result.wire_bytes == file.bytes == file.path.stat().st_size
+            assert result.extra["queryable_s"] == 0.0 and result.nbytes > 0
+        assert len(server_day(ddb_server, names.db, names.imports)) == scale.days * scale.rows_per_day
+    ds = get_dataset(dataset)
+    day = server_day(ddb_server, names.db, names.imports, scripts.day_filter(cols, layout.days[1]))
+    same_rows(day, ds.day_frame(1, scale, StringMode.OBJECT))
+    target.clear_table(layout, IMPORT_TABLE)
+    assert len(server_day(ddb_server, names.db, names.imports)) == 0
+
+
+def test_import_reads_the_servers_folder_when_configured(ddb_server, laid_out, tmp_path):  # noqa: F811
+    _, layout = laid_out["taq"]
+    file = csv_files("taq", TAQ, root=tmp_path / "client")[0]
+    server_dir = tmp_path / "server"
+    server_dir.mkdir()
+    lines = file.path.read_text().splitlines(keepends=True)
+    (server_dir / file.path.name).write_text("".join(lines[:11]))       # the header and 10 rows
+    target = make_target(ddb_server, csv_dir_on_server=str(server_dir))
+    target.clear_table(layout, IMPORT_TABLE)
+    result = target.import_csv(layout, file.path, file.day)
+    target.close()
+    assert result.rows == 10 and result.wire_bytes == file.bytes       # the server's copy, our size
+    target.clear_table(layout, IMPORT_TABLE)
+    missing = make_target(ddb_server, csv_dir_on_server=str(tmp_path / "nowhere"))
+    with pytest.raises(TargetError, match="nowhere"):
+        missing.import_csv(layout, file.path, file.day)
+    missing.close()
+
+
+# --- export -----------------------------------------------------------------------------------------
+def read_dolphindb_csv(path, schema) -> pd.DataFrame:
+    text = pd.read_csv(path, dtype=str, keep_default_na=False)
+    out = {}
+    for col in schema.columns:
+        values = text[col.name]
+        if col.ddb_type == "DATE":
+            out[col.name] = pd.to_datetime(values, format="%Y.%m.%d")
+        elif col.ddb_type == "SECOND":
+            out[col.name] = pd.to_datetime("1970.01.01 " + values, format="%Y.%m.%d %H:%M:%S")
+        elif col.ddb_type == "TIMESTAMP":
+            out[col.name] = pd.to_datetime(values, format="%Y.%m.%dT%H:%M:%S.%f")
+        elif col.ddb_type == "CHAR":
+            out[col.name] = values.map(ord).astype("int8")
+        elif col.is_string:
+            out[col.name] = values
+        else:
+            out[col.name] = pd.to_numeric(values)
+    return pd.DataFrame(out)
+
+
+@pytest.mark.parametrize("dataset", ["taq", "devices"])
+def test_export_writes_the_day_as_dolphindb_text(dataset, laid_out, tmp_path):
+    target, layout = laid_out[dataset]
+    scale, ds = SCALES[dataset], get_dataset(dataset)
+    path = tmp_path / "export" / f"{layout.days[0].isoformat()}.csv"
+    path.parent.mkdir()
+    result = target.export_csv(layout, layout.days[0], path)
+    assert result.rows == scale.rows_per_day and result.wire_bytes == path.stat().st_size > 0
+    header = path.read_text().split("\n", 1)[0]
+    assert header.replace('"', "").split(",") == ds.info.schema.names
+    back = read_dolphindb_csv(path, ds.info.schema)
+    same_rows(back, ds.day_frame(0, scale, StringMode.OBJECT))
+    again = target.export_csv(layout, layout.days[0], path)          # rewritten: its size again
+    assert again.wire_bytes == path.stat().st_size
+
+
+def test_export_to_a_folder_only_the_server_sees_has_no_local_size(ddb_server, laid_out, tmp_path):  # noqa: F811
+    _, layout = laid_out["taq"]
+    server_dir = tmp_path / "server"
+    server_dir.mkdir()
+    target = make_target(ddb_server, csv_dir_on_server=str(server_dir))
+    local = tmp_path / "client" / "day.csv"
+    try:
+        result = target.export_csv(layout, layout.days[1], local)
+    finally:
+        target.close()
+    assert result.wire_bytes is None and not local.exists()
+    assert (server_dir / "day.csv").stat().st_size > 0 and result.rows == TAQ.rows_per_day
+
+
+# --- footprint -------------------------------------------------------------------------------------
+def test_footprint_detail_of_the_seed_and_import_tables(laid_out, tmp_path):
+    target, layout = laid_out["taq"]
+    seed = target.footprint_detail(layout)
+    assert seed.bytes == layout.footprint_bytes > 0 and seed.replicas == 1 and seed.columns == {}
+    assert "getTabletsMeta" in seed.method and "per-column" in seed.method
+    target.clear_table(layout, IMPORT_TABLE)
+    file = csv_files("taq", TAQ, root=tmp_path)[0]
+    target.import_csv(layout, file.path, file.day)
+    imported = target.footprint_detail(layout, IMPORT_TABLE)
+    assert 0 < imported.bytes < seed.bytes and imported.replicas == 1
+    target.clear_table(layout, IMPORT_TABLE)
+    assert target.footprint_detail(layout, IMPORT_TABLE).bytes == 0
+
+
+def test_footprint_counts_replicas(ddb_server_factory):  # noqa: F811
+    small = Scale(days=1, rows_per_day=600, symbols=6)
+    sizes = {}
+    for replicas in (1, 2):
+        server = ddb_server_factory("--replicas", str(replicas))
+        target = make_target(server)
+        layout = target.prepare("taq", small, StringMode.ARROW)
+        sizes[replicas] = target.footprint_detail(layout)
+        assert sizes[replicas].replicas == replicas
+    assert sizes[2].bytes == 2 * sizes[1].bytes > 0
+
+
+def test_clear_and_footprint_of_a_missing_import_table(ddb_server):  # noqa: F811
+    small = Scale(days=1, rows_per_day=300, symbols=3)
+    target = make_target(ddb_server)
+    layout = target.prepare("taq", small, StringMode.ARROW)
+    target.clear_table(layout, IMPORT_TABLE)                # nothing to empty: no error
+    missing = target.footprint_detail(layout, IMPORT_TABLE)
+    assert missing.bytes == 0 and missing.replicas is None and "does not exist" in missing.method

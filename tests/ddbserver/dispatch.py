@@ -1,5 +1,7 @@
 """What the test server answers: the Tickbench target's fixed script templates, a few functions,
-the target's reads sent as plain scripts, and nothing else ("Syntax Error" for any other script).
+the target's reads sent as plain scripts, the suite queries' DolphinDB subset (suites.py: scripts
+of ``select``/``exec`` statements, one per line), loadTextEx/saveText (textio.py), and nothing
+else ("Syntax Error" for any other script).
 
 Each template is recognised by a regular expression written independently of the target's
 builders, so a change on either side that breaks the contract fails the tests. Queries run in

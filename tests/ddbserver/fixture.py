@@ -82,7 +82,8 @@ def start_server(*args: str, env: dict | None = None, users: dict[str, str] | No
 
     Flags (``python -m tests.ddbserver --help``): ``--data-nodes N`` (a controller + N data nodes),
     ``--server-major 2`` (DolphinDB 2.x: getClusterPerf on the controller only),
-    ``--no-arrow-plugin`` (ARROW requests answered in the DDB format), and the fault flags.
+    ``--no-arrow-plugin`` (ARROW requests answered in the DDB format), ``--replicas N`` (tablet
+    copies the footprint scripts see), and the fault flags.
     """
     cmd = [sys.executable, "-m", "tests.ddbserver", *args]
     if users is not None:

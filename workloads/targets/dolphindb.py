@@ -648,8 +648,7 @@ class DolphinDBTarget(Target):
         script = scripts.load_text(names, names.imports, list(zip(cols.names, cols.types)),
                                    [cols.date, cols.key], self.server_path(path),
                                    scripts.day_filter(cols, day))
-        rows = self._run(self._session, self._node, script)
-        rows = _count(rows)
+        rows = _count(self._run(self._session, self._node, script))
         schema = get_dataset(layout.dataset).info.schema
         return OpResult(rows=rows, nbytes=rows_bytes(rows, schema), node=self._node.address,
                         wire_path=path, extra={"queryable_s": 0.0})

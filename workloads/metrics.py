@@ -20,7 +20,8 @@ import numpy as np
 
 from workloads.figures import phase_summary
 from workloads.histogram import LogHistogram
-from workloads.records import MEASURED, PROBE, WARMUP, Columns, OpRecord, as_columns, batch_length
+from workloads.records import (MEASURED, PROBE, UNSUPPORTED, WARMUP, Columns, OpRecord, as_columns,
+                               batch_length)
 from workloads.snapshot import (
     LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint, ThroughputPoint,
 )
@@ -146,8 +147,9 @@ class LiveAggregates:
             failed = int((measured_all & ~ok).sum())
             self._snapshot.ops_done += int(measured.sum())
             self._snapshot.ops_failed += failed
-            if (~ok).any():
-                last = int(np.flatnonzero(~ok)[-1])
+            bad = ~ok & (kind != UNSUPPORTED)
+            if bad.any():
+                last = int(np.flatnonzero(bad)[-1])
                 self._snapshot.message = f"worker {batch['worker'][last]}: {batch['error'][last]}"
 
     def add_resources(self, point: ResourcePoint) -> None:

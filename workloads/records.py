@@ -10,7 +10,9 @@ Three kinds of record, so nothing but measured operations enters a figure:
 - ``warmup``: a worker's first operations, before the release (``t_start`` < 0): the cost of the
   first operation in a fresh process, shown apart, never in a step's figures;
 - ``probe``: an instrumented run of the same operation after the window, for the phase split a
-  plain call cannot give (``workloads.targets.base``).
+  plain call cannot give (``workloads.targets.base``);
+- ``unsupported``: an operation the target cannot express (a query without a text in its
+  dialect): recorded once, a state of its own, neither an error nor a time.
 """
 from __future__ import annotations
 
@@ -21,8 +23,8 @@ import numpy as np
 
 from workloads.targets.base import PHASES
 
-MEASURED, WARMUP, PROBE = "measured", "warmup", "probe"
-KINDS = (MEASURED, WARMUP, PROBE)
+MEASURED, WARMUP, PROBE, UNSUPPORTED = "measured", "warmup", "probe", "unsupported"
+KINDS = (MEASURED, WARMUP, PROBE, UNSUPPORTED)
 UNKNOWN_BYTES = -1          # wire_bytes not known: NULL in the results file
 
 

@@ -11,7 +11,7 @@ import secrets
 import signal
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from multiprocessing.connection import wait
 from typing import Any
@@ -29,7 +29,10 @@ from workloads.scenario import Scenario
 from workloads.snapshot import LiveSnapshot
 from workloads.store import ResultsStore, host_process
 from workloads.targets import make_target
-from workloads.targets.base import Layout, TargetError
+from workloads.datasets import get_dataset
+from workloads.datasets.csv_files import existing_csv_bytes
+from workloads.targets.base import IMPORT_TABLE, Layout, TargetError
+from workloads.targets.sizes import rows_bytes
 from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
 
 READY_TIMEOUT_S = 300.0     # spawned workers import pandas/pyarrow: slow with many on 2 cores
@@ -116,10 +119,12 @@ class Runner:
         try:
             layout = self._prepare(target) if self.workload.uses_target else None
             self._describe_target()
+            run_params = self.workload.prepare_run(self.scenario, layout, self._run_dir())
             for step in self.steps:
                 if self.cancelled:
                     break
-                self._run_step(step, layout)
+                self._run_step(replace(step, params={**step.params, **run_params}), layout)
+                self.workload.finish_step(run_params)
             if self.cancelled:
                 status, message = "cancelled", "stopped by the user; what was measured is kept"
             elif self._failures:
@@ -147,8 +152,24 @@ class Runner:
         self._metrics.set_status("preparing", "preparing data")
         layout = target.prepare(self.scenario.dataset, self.scenario.scale,
                                 self.scenario.string_mode, progress)
-        self.store.set_layout(self.run_id, _layout_record(layout))
+        record = _layout_record(layout)
+        record["footprint"] = self._footprint(layout)
+        self.store.set_layout(self.run_id, record)
         return layout
+
+    def _footprint(self, layout: Layout, table: str = "") -> dict[str, Any]:
+        """The table's space as the engine tells it, with what to compare it with."""
+        try:
+            footprint = self.target.footprint_detail(layout, table).to_dict()
+        except Exception as exc:  # a footprint must never stop a run
+            return {"error": describe_error(exc)}
+        footprint["logical_bytes"] = rows_bytes(layout.rows, get_dataset(layout.dataset).info.schema)
+        footprint["csv_bytes"] = existing_csv_bytes(layout.dataset, layout.scale)
+        return footprint
+
+    def _run_dir(self):
+        from workloads.paths import data_dir
+        return data_dir() / "runs" / self.run_id
 
     def _describe_target(self) -> None:
         """The target as it was used (server version, topology, what preparing it learnt)."""
@@ -161,11 +182,16 @@ class Runner:
         self._metrics.begin_step(step.index, step.users, step.label, self.clock())
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: starting "
                                  f"{step.users} worker process{'es' if step.users > 1 else ''}")
-        if layout is not None and self.workload.writes:
+        # A write workload's table is emptied after the warm-ups (they write too), or before the
+        # workers start when there are none (a DuckDB worker then still holds the file read-only).
+        clear = layout is not None and self.workload.writes
+        if clear and not self.scenario.warmup_ops:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
         workers = [self._spawn(step, layout, i, events, step_t0) for i in range(step.users)]
         collector = _Collector(self, step, workers)
         collector.wait_ready(self.ready_timeout_s)
+        if clear and self.scenario.warmup_ops:
+            self.target.clear_table(layout, self.workload.scratch_table(self.params))
         step_methods = self._cold_step(layout)
         step_t0.value = time.monotonic()
         offset = self.clock()
@@ -189,6 +215,9 @@ class Runner:
         step_status = "cancelled" if self.cancelled else "completed"
         self.store.finish_step(self.run_id, step.index, window, step_status,
                                step_methods + collector.cache_methods)
+        if layout is not None and self.workload.scratch_table(self.params) == IMPORT_TABLE:
+            self.store.set_step_facts(self.run_id, step.index,
+                                      {"footprint": self._footprint(layout, IMPORT_TABLE)})
         self._metrics.end_step(figures_of_step(self.store, self.run_id, step.index))
 
     def _cold_step(self, layout: Layout | None) -> list[str]:

@@ -59,7 +59,8 @@ CREATE TABLE IF NOT EXISTS "references" (
 # Version 2: complete records. Warm-up and probe operations kept apart (ops.kind); the "read"
 # phase; bytes actually read (wire_bytes) beside the logical bytes; target facts (extra); each
 # step's release (wall clock and run clock) and its measurement window under its real name; a
-# failed worker's traceback; the process that runs a run, so a dead one is recognised.
+# failed worker's traceback; the process that runs a run, so a dead one is recognised; facts of a
+# step (the import table's footprint after an import).
 _SCHEMA_V2 = [
     "ALTER TABLE runs ADD COLUMN host VARCHAR",
     "ALTER TABLE runs ADD COLUMN host_pid INTEGER",
@@ -67,6 +68,7 @@ _SCHEMA_V2 = [
     "ALTER TABLE steps ADD COLUMN released_at TIMESTAMP",
     "ALTER TABLE steps ADD COLUMN release_clock DOUBLE",
     "ALTER TABLE steps RENAME COLUMN duration_s TO window_s",
+    "ALTER TABLE steps ADD COLUMN facts JSON",
     "ALTER TABLE workers ADD COLUMN traceback VARCHAR",
     "ALTER TABLE ops ADD COLUMN kind VARCHAR DEFAULT 'measured'",
     "ALTER TABLE ops ADD COLUMN read_s DOUBLE",
@@ -262,6 +264,10 @@ class ResultsStore:
         self._exec("UPDATE steps SET window_s = ?, status = ?, cache_methods = ? "
                    "WHERE run_id = ? AND step = ?",
                    [window_s, status, ",".join(cache_methods), run_id, step])
+
+    def set_step_facts(self, run_id: str, step: int, facts: dict[str, Any]) -> None:
+        self._exec("UPDATE steps SET facts = ? WHERE run_id = ? AND step = ?",
+                   [json.dumps(facts, default=str), run_id, step])
 
     def set_worker(self, run_id: str, step: int, worker: int, pid: int | None, node: str,
                    state: str, error: str = "", exitcode: int | None = None, traceback: str = "") -> None:

@@ -26,8 +26,9 @@ import numpy as np
 
 from workloads.kinds.base import apply_counts
 from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
-from workloads.records import MEASURED, PROBE, UNKNOWN_BYTES, WARMUP, OpRecord, extra_json, to_columns
-from workloads.targets.base import PHASES, Layout
+from workloads.records import (MEASURED, PROBE, UNKNOWN_BYTES, UNSUPPORTED, WARMUP, OpRecord, extra_json,
+                               to_columns)
+from workloads.targets.base import PHASES, Layout, NotSupported
 
 _NO_PHASES = (None,) * len(PHASES)
 FLUSH_EVERY_S = 0.2
@@ -160,7 +161,7 @@ class _Operations:
             if op is None:
                 break
             started, total, result, error = self._timed(op)
-            self._warmups.append((started, self._record(WARMUP, seq, 0.0, total, result, error)))
+            self._warmups.append((started, self._record(WARMUP, seq, 0.0, total, result, error, op)))
             result = None
         self.ctx.rows_done = 0
 
@@ -190,11 +191,13 @@ class _Operations:
             else:
                 with ctx.target.probe_mode():
                     started, total, result, error = self._timed(op)
-            self._batch.append(self._record(kind, seq, started - t0, total, result, error))
+            unsupported = error.startswith(NotSupported.__name__)
+            record_kind = UNSUPPORTED if unsupported else kind
+            self._batch.append(self._record(record_kind, seq, started - t0, total, result, error, op))
             if result is not None:
                 ctx.rows_done += result.rows
                 consecutive_errors = 0
-            else:
+            elif not unsupported:
                 consecutive_errors += 1
             # Free the result before the next operation, as a job that handles one day at a time
             # does: a frame still held while the next one loads changes how memory is reused
@@ -226,9 +229,11 @@ class _Operations:
             apply_counts(op, result)
         return started, total, result, error
 
-    def _record(self, kind: str, seq: int, t_start: float, total: float, result, error: str) -> OpRecord:
+    def _record(self, kind: str, seq: int, t_start: float, total: float, result, error: str,
+                operation) -> OpRecord:
         # positional, in field order: this runs once per operation (the harness's own cost)
-        step, worker, op = self._step_index, self.spec.worker, self.workload.op_name
+        step, worker = self._step_index, self.spec.worker
+        op = getattr(operation, "op_name", self.workload.op_name)
         if result is None:
             return OpRecord(step, worker, seq, op, t_start, total, 0, 0, False, kind, *_NO_PHASES,
                             UNKNOWN_BYTES, error, "", "")

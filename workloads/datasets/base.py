@@ -7,7 +7,17 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from workloads.datasets.schema import DatasetInfo, Scale, StringMode
+from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
+
+
+def side_tables(dataset: "Dataset") -> dict[str, Schema]:
+    """A dataset's tables beside its main one (devices: ``info``), by name: each laid out by the
+    targets as a table of its own, with rows from ``dataset.<name>_frame(scale)``."""
+    name = dataset.info.extra.get("info_table")
+    schema = getattr(dataset, f"{name}_schema", None) if name else None
+    if name and isinstance(schema, Schema) and callable(getattr(dataset, f"{name}_frame", None)):
+        return {name: schema}
+    return {}
 
 
 class Dataset(ABC):

@@ -61,6 +61,23 @@ def csv_files(dataset: str, scale: Scale, root: Path | None = None) -> list[CsvF
     return files
 
 
+def existing_csv_bytes(dataset: str, scale: Scale, root: Path | None = None) -> int | None:
+    """Bytes of the dataset's CSV files when all of them were written already, else None
+    (for compression ratios: nothing is written to find out)."""
+    from workloads.datasets import get_dataset
+    from workloads.paths import default_datasets_dir
+
+    folder = csv_dir(root or default_datasets_dir(), dataset, scale)
+    entries = {e["date"]: e for e in _read_manifest(folder).get("entries", [])}
+    try:
+        days = [d.isoformat() for d in get_dataset(dataset).trading_days(scale)]
+    except ValueError:
+        return None
+    if not days or any(d not in entries or not (folder / f"{d}.csv").is_file() for d in days):
+        return None
+    return sum(entries[d]["bytes"] for d in days)
+
+
 def _write(path: Path, chunks, schema) -> int:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:

@@ -6,10 +6,12 @@ from workloads.kinds.compute import MapReduceMinuteBars, OlsSpread, SpreadByMinu
 from workloads.kinds.reads import MinuteBars, ReadDay, SliceDownload
 from workloads.kinds.writes import ConcurrentAppend, UploadSweep
 from workloads.kinds.harness import NoOp
+from workloads.kinds.queries import QuerySuite
+from workloads.kinds.transfers import ExportCsv, ImportCsv
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     ReadDay(), SliceDownload(), UploadSweep(), ConcurrentAppend(), MinuteBars(), NoOp(),
-    SpreadByMinute(), MapReduceMinuteBars(), OlsSpread(),
+    SpreadByMinute(), MapReduceMinuteBars(), OlsSpread(), ImportCsv(), ExportCsv(), QuerySuite(),
 )}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,11 +25,28 @@ def counted_as(rows: int, nbytes: int, operation: Operation) -> Operation:
     return operation
 
 
+def named(name: str, operation: Operation) -> Operation:
+    """Record ``operation`` under ``name`` (a query id) instead of the workload's op name."""
+    operation.op_name = name
+    return operation
+
+
+def checked(check: Callable[[OpResult], dict[str, Any]], operation: Operation) -> Operation:
+    """Facts about the result (an answer's fingerprint) that the worker adds to ``extra`` after
+    the timed span, so working them out never costs the operation time."""
+    operation.check = check
+    return operation
+
+
 def apply_counts(operation: Operation, result: OpResult) -> OpResult:
+    """What the worker does with a result after the timed span: counts and checks."""
     counts = getattr(operation, "counted_as", None)
     if counts is not None:
         result.extra = {**result.extra, "result_rows": result.rows, "result_bytes": result.nbytes}
         result.rows, result.nbytes = counts
+    check = getattr(operation, "check", None)
+    if check is not None:
+        result.extra = {**result.extra, **check(result)}
     return result
 
 
@@ -87,6 +105,14 @@ class Workload(ABC):
     def scratch_table(self, params: dict[str, Any]) -> str:
         """The table a writing workload appends to ("" = the layout's append table)."""
         return ""
+
+    def prepare_run(self, scenario: Scenario, layout: Layout | None, run_dir: Path) -> dict[str, Any]:
+        """Parent-side, untimed work before any worker starts (files to import, a folder to export
+        to under ``run_dir``); the returned values join every step's parameters."""
+        return {}
+
+    def finish_step(self, params: dict[str, Any]) -> None:
+        """Parent-side clean-up after a step (files it wrote that nobody needs)."""
 
     @abstractmethod
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:

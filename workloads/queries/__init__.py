@@ -1,4 +1,4 @@
 """Analytic query suites (reports 001 and 004) as data: ``resources/queries/<suite>.toml``."""
-from workloads.queries.suites import Query, Suite, draw_values, load_suite, suite_names
+from workloads.queries.suites import Query, Suite, draw_values, load_suite, query_days, suite_names
 
-__all__ = ["Query", "Suite", "draw_values", "load_suite", "suite_names"]
+__all__ = ["Query", "Suite", "draw_values", "load_suite", "query_days", "suite_names"]

@@ -1,9 +1,11 @@
 """Checked answers: a query's result, normalised so that every engine's answer to the same
 question reads the same, and fingerprinted.
 
-Normalisation: the suite's column names by position; numbers as floats rounded to ``DIGITS``
-significant digits (engines sum and average in different orders; booleans and integers become
-numbers); times as ISO text to the millisecond (dates, times of day, timestamps and engines' minute
+Normalisation: the suite's column names by position; numbers rounded to ``DIGITS`` significant
+digits (engines sum and average in different orders; booleans, integers and decimals become
+numbers). Rounding is in two steps: first to ``SNAP_DIGITS`` digits, which erases the last-bit
+differences of float arithmetic, so that a value that is exactly a rounding tie (an average of a
+few prices in cents often is) reads the same from every engine, then half-to-even to ``DIGITS``; times as ISO text to the millisecond (dates, times of day, timestamps and engines' minute
 types alike: a time of day is a time on 1970-01-01, as the datasets hold them); missing values
 (None, NaN, NaT) as empty text; rows sorted. The fingerprint is the SHA-256 of that table as CSV.
 """
@@ -12,12 +14,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 DIGITS = 6
+SNAP_DIGITS = 12
 PREVIEW_ROWS = 20
 
 
@@ -44,7 +48,7 @@ def _column(series: pd.Series) -> list[str]:
 def _value(value: Any) -> str:
     if value is None or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if isinstance(value, (bool, np.bool_, int, np.integer, float, np.floating)):
+    if isinstance(value, (bool, np.bool_, int, np.integer, float, np.floating, Decimal)):
         return _number(value)
     if isinstance(value, (dt.datetime, dt.date, dt.time, np.datetime64, pd.Timestamp)):
         return _time(value)
@@ -59,7 +63,8 @@ def _number(value: Any) -> str:
         return ""
     if number == 0:
         return "0"
-    return f"{number:.{DIGITS - 1}e}"
+    snapped = Decimal(f"{number:.{SNAP_DIGITS - 1}e}")
+    return f"{snapped:.{DIGITS - 1}e}"          # Decimal rounds half to even
 
 
 def _time(value: Any) -> str:

@@ -25,6 +25,8 @@ from typing import Any
 from workloads.paths import resources_dir
 
 DIALECTS = ("duckdb", "dolphindb", "pandas")
+# The seed table of each dataset, as the suites' texts name it ({quotes}, {readings})
+SEED_TABLES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
 _FIELDS = ("id", "category", "description", "params", "columns", "days", *DIALECTS)
 
 
@@ -39,8 +41,14 @@ class Query:
     description: str
     params: dict[str, Any]
     columns: tuple[str, ...]
-    days: str                          # "day": only the day parameter's day; "all": every day
+    days: str                          # "day": only the parameters' first day; "all": every day
     texts: dict[str, str] = field(default_factory=dict)    # dialect -> text (or pandas function)
+    dataset: str = ""                  # of its suite
+
+    @property
+    def table(self) -> str:
+        """The seed table's name in the texts (``{quotes}``...)."""
+        return SEED_TABLES.get(self.dataset, self.dataset)
 
     def text(self, dialect: str) -> str | None:
         return self.texts.get(dialect)
@@ -89,7 +97,8 @@ def load_suite(name: str) -> Suite:
         queries.append(Query(
             id=item["id"], category=item["category"], description=item["description"],
             params=dict(item.get("params") or {}), columns=tuple(item["columns"]),
-            days=item.get("days", "all"), texts={d: item[d].strip() for d in DIALECTS if d in item}))
+            days=item.get("days", "all"), texts={d: item[d].strip() for d in DIALECTS if d in item},
+            dataset=data["dataset"]))
     ids = [q.id for q in queries]
     if len(set(ids)) != len(ids) or not ids:
         raise SuiteError(f"{path.name}: query ids must be unique and there must be at least one")
@@ -103,6 +112,15 @@ def _check_spec(value: Any, where: str) -> None:
     if isinstance(value, str) and not _SPEC.fullmatch(value):
         raise SuiteError(f"{where}: parameter {value!r} is not day:K, key:K, keys:N, at:K HH:MM:SS "
                          "or tod:HH:MM:SS")
+
+
+def query_days(query: Query, values: dict[str, Any], days: tuple[dt.date, ...]) -> list[dt.date]:
+    """The days a query reads: every day, or its parameters' first day (a date, or a time's date)."""
+    if query.days == "all":
+        return list(days)
+    dates = [v.date() if isinstance(v, dt.datetime) else v for v in values.values()
+             if isinstance(v, (dt.date, dt.datetime))]
+    return [min(dates)] if dates else list(days)
 
 
 def draw_values(query: Query, days: tuple[dt.date, ...], keys: tuple[str, ...]) -> dict[str, Any]:

@@ -203,6 +203,10 @@ class Target(ABC):
     # --- reports 001 and 004: import, export, footprint, query suites ------------------------
     query_dialect: str = ""          # which text of a suite's query this target runs
 
+    def supports(self, query) -> bool:
+        """Whether this target can run the suite query (it has a text in its dialect)."""
+        return query.text(self.query_dialect) is not None
+
     @abstractmethod
     def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
         """Bulk-load one day's CSV file with the target's own loader into the layout's import table

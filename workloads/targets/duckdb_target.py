@@ -48,10 +48,12 @@ try:
 except ImportError:  # Windows: no writer queue, DuckDB's own lock and our retries remain
     fcntl = None
 
+from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.arrow_frames import arrow_schema, arrow_table, frame_from_arrow, key_value, library_versions
 from workloads.targets.bars import price_columns
-from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
+from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
+                                    ProgressCallback, Target, TargetError)
 from workloads.targets.cache import drop_file_cache
 from workloads.targets.files import disk_full_message
 from workloads.targets.sizes import rows_bytes
@@ -92,6 +94,29 @@ def _select_cast_sql(schema: Schema) -> str:
     """Arrow's timestamp[ns] etc. cast to the table's types (DATE, TIMESTAMP, ...)."""
     return ", ".join(f"CAST({quote(c.name)} AS {_SQL_TYPES[c.ddb_type]}) AS {quote(c.name)}"
                      for c in schema.columns)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# DolphinDB's text style (workloads.datasets.csv_files) to the table's types, column by column
+_FROM_TEXT = {
+    "DATE": "CAST(strptime({c}, '%Y.%m.%d') AS DATE)",
+    "SECOND": "strptime('1970.01.01 ' || {c}, '%Y.%m.%d %H:%M:%S')",
+    "TIME": "strptime('1970.01.01 ' || {c}, '%Y.%m.%d %H:%M:%S.%g')",
+    "TIMESTAMP": "strptime({c}, '%Y.%m.%dT%H:%M:%S.%g')",
+    "CHAR": "CAST(ascii(nullif({c}, '')) AS TINYINT)",
+}
+
+
+def _from_text_sql(schema: Schema) -> str:
+    parts = []
+    for c in schema.columns:
+        name = quote(c.name)
+        expr = _FROM_TEXT.get(c.ddb_type, f"CAST(nullif({name}, '') AS {_SQL_TYPES[c.ddb_type]})")
+        parts.append(expr.format(c=name) + f" AS {name}")
+    return ", ".join(parts)
 
 
 def _get_dataset(name: str):
@@ -253,12 +278,14 @@ class DuckDBTarget(Target):
         entries = json.loads(row[2]) if compatible else []
         if compatible and row[4] and [e["date"] for e in entries] == [d.isoformat() for d in days]:
             self._ensure_append_table(con, table, table + "_append")
+            self._ensure_side_tables(con, ds, scale, table)
             return self._layout(dataset, scale, strings, entries, json.loads(row[3]), table, reused=True)
         if not compatible:  # a different format or scale under this name: start over
             con.execute(f"DROP TABLE IF EXISTS {quote(table)}")
             con.execute(f"DELETE FROM {MANIFEST_TABLE} WHERE table_name = ?", [table])
         con.execute(f"CREATE TABLE IF NOT EXISTS {quote(table)} ({_columns_sql(info.schema)})")
         self._ensure_append_table(con, table, table + "_append")
+        self._ensure_side_tables(con, ds, scale, table)
         keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
         manifest = {"format": LAYOUT_FORMAT, "dataset": dataset, "scale": scale_json,
                     "keys_sample": json.dumps(keys),
@@ -303,6 +330,21 @@ class DuckDBTarget(Target):
                     f"ORDER BY {quote(info.key_column)}, {quote(info.time_column)}, _arrival")
         con.execute("DROP TABLE _tb_stage")
         return rows
+
+    @staticmethod
+    def _ensure_side_tables(con, ds, scale: Scale, table: str) -> None:
+        """A dataset's side tables (devices: ``info``) as ``<table>_<name>``, loaded once."""
+        for name, schema in side_tables(ds).items():
+            side = f"{table}_{name}"
+            exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                                 [side]).fetchone()[0]
+            if exists and con.execute(f"SELECT count(*) FROM {quote(side)}").fetchone()[0]:
+                continue
+            frame = getattr(ds, f"{name}_frame")(scale)
+            con.execute(f"CREATE OR REPLACE TABLE {quote(side)} ({_columns_sql(schema)})")
+            con.register("_tb_side", arrow_table(frame, arrow_schema(schema)))
+            con.execute(f"INSERT INTO {quote(side)} SELECT {_select_cast_sql(schema)} FROM _tb_side")
+            con.unregister("_tb_side")
 
     @staticmethod
     def _ensure_append_table(con, table: str, append_table: str) -> None:
@@ -372,7 +414,8 @@ class DuckDBTarget(Target):
         start = dt.datetime.combine(day, dt.time())
         return f"{quote(column.name)} >= ? AND {quote(column.name)} < ?", [start, start + dt.timedelta(days=1)]
 
-    def _run(self, layout: Layout, sql: str, params: list[Any], strings: StringMode | None) -> OpResult:
+    def _run(self, layout: Layout, sql: str, params: list[Any] | dict[str, Any],
+             strings: StringMode | None) -> OpResult:
         con = self._con(layout)
         t0 = _now()
         # A relation straight to Arrow (a DB-API result would copy the rows once more)
@@ -435,6 +478,8 @@ class DuckDBTarget(Target):
     def clear_table(self, layout: Layout, table: str = "") -> None:
         if table == "minute":
             name = self.minute_table(layout)
+        elif table == IMPORT_TABLE:
+            name = self.import_table(layout)
         else:
             name = self.table(layout) + "_append" if not table else table
         with self._writer() as (con, _waits):
@@ -442,6 +487,69 @@ class DuckDBTarget(Target):
                                  [name]).fetchone()[0]
             if exists:
                 con.execute(f"DELETE FROM {quote(name)}")
+
+    # --- reports 001 and 004 -------------------------------------------------------------------
+    query_dialect = "duckdb"
+
+    def import_table(self, layout: Layout) -> str:
+        return self.table(layout) + "_import"
+
+    def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
+        """``INSERT INTO <table>_import SELECT ... FROM read_csv(path)``: DuckDB's own CSV reader,
+        every column read as text and converted from DolphinDB's text style (2007.08.23, 09:30:07,
+        a CHAR as its letter); the writer's turn is taken as for appends."""
+        info = self._dataset_info(layout)
+        target = quote(self.import_table(layout))
+        with self._writer() as (con, waits):
+            con.execute(f"CREATE TABLE IF NOT EXISTS {target} AS SELECT * FROM {quote(self.table(layout))} LIMIT 0")
+            rows = con.execute(f"INSERT INTO {target} SELECT {_from_text_sql(info.schema)} FROM "
+                               "read_csv(?, header = true, all_varchar = true, quote = '\"')",
+                               [str(path)]).fetchone()[0]
+        return OpResult(rows=int(rows), nbytes=rows_bytes(int(rows), info.schema), wire_path=path,
+                        extra={**waits, "queryable_s": 0.0})
+
+    def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:
+        """``COPY (SELECT ... one day) TO path``: DuckDB's own CSV writer (ISO dates and times)."""
+        self._check_day(layout, day)
+        info = self._dataset_info(layout)
+        where, params = self._day_where(info, day)
+        con = self._con(layout)
+        # COPY takes no prepared parameters: the day is a date literal made by code, the path quoted
+        literal = where.replace("?", "{}").format(*(f"TIMESTAMP '{p.isoformat(sep=' ')}'" if isinstance(p, dt.datetime)
+                                                    else f"DATE '{p.isoformat()}'" for p in params))
+        target = "'" + str(path).replace("'", "''") + "'"
+        con.execute(f"COPY (SELECT * FROM {quote(self.table(layout))} WHERE {literal}) TO {target} (HEADER)")
+        rows = con.execute(f"SELECT count(*) FROM {quote(self.table(layout))} WHERE {where}", params).fetchone()[0]
+        return OpResult(rows=int(rows), nbytes=rows_bytes(int(rows), info.schema), wire_path=path)
+
+    def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
+        """Bytes of the table's column segments (``pragma_storage_info``): a segment runs from its
+        offset to the next segment's in the same block, the last one of a block to the block's end
+        (256 KB blocks: a slight overcount), plus any whole blocks it spans."""
+        name = self.import_table(layout) if table == IMPORT_TABLE else self.table(layout)
+        con = self._con(layout)
+        segments = con.sql("SELECT column_name, block_id, block_offset, additional_block_ids "
+                           f"FROM pragma_storage_info({_literal(name)}) WHERE persistent").df()
+        block = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+        columns: dict[str, int] = {}
+        for _, in_block in segments.groupby("block_id"):
+            ordered = in_block.sort_values("block_offset")
+            offsets = ordered["block_offset"].tolist() + [block]
+            for (_, row), start, end in zip(ordered.iterrows(), offsets, offsets[1:]):
+                extra = len(row["additional_block_ids"]) if row["additional_block_ids"] is not None else 0
+                columns[row["column_name"]] = columns.get(row["column_name"], 0) + (end - start) + extra * block
+        return Footprint(bytes=sum(columns.values()), columns=columns, replicas=None,
+                         method="pragma_storage_info segments (block-level estimate)")
+
+    def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
+        """The suite's SQL with ``{quotes}``/``{readings}``/``{info}`` as this layout's tables and
+        ``$name`` parameters bound: ``con.sql(sql, params).to_arrow_table()``, then to_pandas."""
+        text = query.text(self.query_dialect)
+        if text is None:
+            raise NotSupported(f"query {query.id} has no DuckDB text")
+        table = self.table(layout)
+        sql = text.format(quotes=quote(table), readings=quote(table), info=quote(f"{table}_info"))
+        return self._run(layout, sql, values, StringMode.ARROW)
 
     def row_count(self, layout: Layout, table: str = "") -> int:
         """Rows in ``table`` (default: the layout's main table), for checks and reports."""

@@ -57,7 +57,13 @@ from workloads.processes import pid_alive
 from workloads.targets.arrow_frames import (arrow_schema, arrow_table, frame_from_arrow, key_value,
                                             library_versions)
 from workloads.targets.bars import minute_bars, price_columns
-from workloads.targets.base import Layout, OpResult, ProgressCallback, Target, TargetError
+from workloads.datasets.base import side_tables
+from workloads.datasets.csv_files import STYLE as CSV_STYLE
+from workloads.datasets.csvread import read_csv
+from workloads.datasets.csvwrite import write_csv
+from workloads.queries import pandas_suite, query_days
+from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult, ProgressCallback,
+                                    Target, TargetError)
 from workloads.targets.cache import drop_file_cache
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.quotes import (Moments, QuoteColumns, day_span, minute_quotes, ols_moments, ols_table,
@@ -214,6 +220,7 @@ class FileTarget(Target):
         done = {e["date"]: e for e in manifest["entries"]} if same else {}
         if same and manifest.get("complete") and manifest["days"] == wanted["days"] \
                 and all(self._entry_ok(folder, done.get(d)) for d in wanted["days"]):
+            self._write_side_tables(ds, scale, folder)
             return self._layout(manifest, folder, reused=True)
 
         folder.mkdir(parents=True, exist_ok=True)
@@ -238,9 +245,20 @@ class FileTarget(Target):
             self._write_manifest(folder, manifest)
             if progress is not None:
                 progress(min(rows_done, total), total, f"{day.isoformat()} done")
+        self._write_side_tables(ds, scale, folder)
         manifest["complete"] = True
         self._write_manifest(folder, manifest)
         return self._layout(manifest, folder, reused=False)
+
+    def _write_side_tables(self, ds, scale: Scale, folder: Path) -> None:
+        """A dataset's side tables (devices: ``info``) as ``<name>.<ext>`` beside the days."""
+        for name, schema in side_tables(ds).items():
+            path = folder / f"{name}.{self.ext}"
+            if not path.is_file():
+                write_bytes_atomic(path, self._encode_frame(getattr(ds, f"{name}_frame")(scale), schema))
+
+    def side_path(self, layout: Layout, name: str) -> Path:
+        return Path(layout.location) / f"{name}.{self.ext}"
 
     def _layout(self, manifest: dict[str, Any], folder: Path, reused: bool) -> Layout:
         entries = manifest["entries"]
@@ -276,6 +294,22 @@ class FileTarget(Target):
 
     def footprint(self, layout: Layout) -> int:
         return sum(p.stat().st_size for p in self.day_files(layout) if p.is_file())
+
+    def _table_files(self, layout: Layout, table: str) -> list[Path]:
+        if table == IMPORT_TABLE:
+            return sorted(self.import_dir(layout).glob(f"*.{self.ext}"))
+        sides = [self.side_path(layout, n) for n in side_tables(_get_dataset(layout.dataset))]
+        return [p for p in self.day_files(layout) + sides if p.is_file()]
+
+    def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
+        files = self._table_files(layout, table)
+        columns = self._column_bytes(files)
+        return Footprint(bytes=sum(p.stat().st_size for p in files), columns=columns,
+                         method="file sizes" + (", column chunks from the Parquet footers" if columns else ""))
+
+    def _column_bytes(self, files: list[Path]) -> dict[str, int]:
+        """Bytes per column where the format's metadata says (Parquet's column chunks)."""
+        return {}
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "root": str(self.root), "format": self.ext,
@@ -353,9 +387,64 @@ class FileTarget(Target):
                         phases={"decode": t1 - t0, "io": t2 - t1}, wire_bytes=len(payload))
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
+        if table == IMPORT_TABLE:
+            for path in self.import_dir(layout).glob(f"*.{self.ext}"):
+                path.unlink(missing_ok=True)
+            return
         folder = self.minute_dir(layout) if table == "minute" else self.append_dir(layout, table)
         for part in folder.glob(f"part-*.{self.ext}"):
             part.unlink(missing_ok=True)
+
+    # --- reports 001 and 004: import, export, query suites --------------------------------------
+    query_dialect = "pandas"
+
+    def import_dir(self, layout: Layout) -> Path:
+        return Path(layout.location) / IMPORT_TABLE
+
+    def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
+        """pyarrow's CSV reader into the schema's columns (``read``), then the format's writer
+        (``io``) to ``import/<day>.<ext>`` beside the layout."""
+        schema = self._dataset_info(layout).schema
+        folder = self.import_dir(layout)
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = _now()
+        frame = read_csv(path, layout.dataset)
+        t1 = _now()
+        write_bytes_atomic(folder / f"{day.isoformat()}.{self.ext}", self._encode_frame(frame, schema),
+                           durable=False)
+        t2 = _now()
+        return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), schema), wire_path=path,
+                        phases={"read": t1 - t0, "io": t2 - t1}, extra={"queryable_s": 0.0})
+
+    def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:
+        """The day file read as a user reads it, then pyarrow's CSV writer (``io``)."""
+        schema = self._dataset_info(layout).schema
+        frame, phases = self._read(self.day_path(layout, day), layout, None)
+        t0 = _now()
+        write_csv(frame, path, schema, style=CSV_STYLE)
+        phases["io"] = _now() - t0
+        return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), schema), wire_path=path, phases=phases)
+
+    def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
+        """The query's pandas function over the day files it needs, read as a user reads them
+        (phases of the reads), then pandas' own work (``query``)."""
+        name = query.text(self.query_dialect)
+        if name is None:
+            raise NotSupported(f"query {query.id} has no pandas version")
+        phases: dict[str, float] = {}
+        frames = []
+        for day in query_days(query, values, layout.days):
+            frame, read_phases = self._read(self.day_path(layout, day), layout, None)
+            for phase, seconds in read_phases.items():
+                phases[phase] = phases.get(phase, 0.0) + seconds
+            frames.append(frame)
+        tables = {query.table: frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)}
+        for side in side_tables(_get_dataset(layout.dataset)):
+            tables[side], _ = self._read(self.side_path(layout, side), layout, None)
+        t0 = _now()
+        result = pandas_suite.run(name, tables, values)
+        phases["query"] = phases.get("query", 0.0) + (_now() - t0)
+        return OpResult(rows=len(result), phases=phases, frame=result)
 
     def append_dir(self, layout: Layout, table: str = "") -> Path:
         table = table or "scratch"
@@ -372,6 +461,10 @@ class FileTarget(Target):
     @abstractmethod
     def _encode(self, frame: pd.DataFrame, layout: Layout) -> bytes:
         """Supplied by each concrete format."""
+
+    def _encode_frame(self, frame: pd.DataFrame, schema) -> bytes:
+        """Any table of ``schema`` in this format (side tables, imported days)."""
+        return pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
 
     @abstractmethod
     def _count_rows(self, path: Path) -> int:
@@ -549,10 +642,13 @@ class _ArrowFileTarget(FileTarget):
         """Supplied by each concrete format."""
 
     def _encode(self, frame, layout) -> bytes:
-        schema = arrow_schema(self._dataset_info(layout).schema)
+        return self._encode_frame(frame, self._dataset_info(layout).schema)
+
+    def _encode_frame(self, frame, schema) -> bytes:
+        arrow = arrow_schema(schema)
         sink = io.BytesIO()
-        with self._writer(sink, schema) as writer:
-            writer.write_table(arrow_table(frame, schema))
+        with self._writer(sink, arrow) as writer:
+            writer.write_table(arrow_table(frame, arrow))
         return sink.getvalue()
 
 
@@ -579,6 +675,17 @@ class ParquetTarget(_ArrowFileTarget):
 
     def _count_rows(self, path) -> int:
         return pq.ParquetFile(path).metadata.num_rows
+
+    def _column_bytes(self, files: list[Path]) -> dict[str, int]:
+        columns: dict[str, int] = {}
+        for path in files:
+            meta = pq.ParquetFile(path).metadata
+            for group in range(meta.num_row_groups):
+                row_group = meta.row_group(group)
+                for index in range(row_group.num_columns):
+                    chunk = row_group.column(index)
+                    columns[chunk.path_in_schema] = columns.get(chunk.path_in_schema, 0) + chunk.total_compressed_size
+        return columns
 
 
 class FeatherTarget(_ArrowFileTarget):

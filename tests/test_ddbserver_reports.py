@@ -60,6 +60,16 @@ def test_group_keys_come_first_and_aliases_name_columns(server):
     assert list(t.columns) == ["date", "max_px"] and t.columns["date"].type == c.DATE
 
 
+def test_having_keeps_the_groups_whose_aggregate_passes(server):
+    # n is NULL for every B and N row: their sums are NULL, and NULL > 0 is false
+    t = run(server, f"select max(px) as mx from {LOAD} group by sym having sum(n) > 0")
+    assert column(t, "sym") == ["A"] and column(t, "mx") == [6.0]
+    t = run(server, f"select max(px) as mx from {LOAD} group by sym having count(*) > 1, max(px) < 6")
+    assert column(t, "sym") == ["B"]
+    with pytest.raises(ScriptError, match="having"):
+        run(server, f"select max(px) as mx from {LOAD} group by sym having px > 1")
+
+
 def test_where_conditions_with_dolphindb_literals(server):
     t = run(server, f"select px from {LOAD} where date = 2020.01.02, time between 09:30:00 : 10:30:00, "
                     f'sym in ["A", "N"]')

@@ -2,8 +2,8 @@
 
 Written from DolphinDB's documentation, independently of the target's texts: ``select``/``exec``
 with ``top``, a select list with ``as`` aliases, ``from`` a ``loadTable(...)``, an ``ej(...)`` of two
-of them or a variable, ``where`` conditions separated by commas, ``group by`` or ``pivot by`` keys
-(with aliases), ``order by`` (``asc``/``desc``) and ``limit``; expressions with arithmetic,
+of them or a variable, ``where`` conditions separated by commas, ``group by`` (with ``having``) or
+``pivot by`` keys (with aliases), ``order by`` (``asc``/``desc``) and ``limit``; expressions with arithmetic,
 comparisons, ``between a : b``, ``in [...]``, ``like``, ``and``/``or``, function calls and DolphinDB
 literals (``2007.08.23``, ``10:00:00``, ``2016.11.15T12:00:00.000``, ``"text"``, numbers). Anything
 else is a syntax error, as a real server would answer a script it cannot parse.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from tests.ddbserver.syntax import ScriptError, parse_date, parse_time_ms, parse_timestamp_ms, unquote
 
-KEYWORDS = {"select", "exec", "from", "where", "group", "by", "pivot", "order", "limit", "top", "as",
+KEYWORDS = {"select", "exec", "from", "where", "group", "by", "having", "pivot", "order", "limit", "top", "as",
             "asc", "desc", "between", "in", "like", "and", "or", "not"}
 
 _TOKEN = re.compile(r"""
@@ -65,6 +65,7 @@ class Select:
     source: tuple                                  # ("load", db, table) | ("ej", left, right, cols) | ("var", name)
     where: list = field(default_factory=list)
     group: list = field(default_factory=list)     # [(expr, alias or None)]
+    having: list = field(default_factory=list)    # aggregate conditions on the groups
     pivot: list = field(default_factory=list)     # [(expr, alias or None)]
     order: list = field(default_factory=list)     # [(expr, descending)]
     limit: int | None = None
@@ -128,6 +129,8 @@ class Parser:
             keys = self.aliased_list()
             if kind == "group":
                 query.group = keys
+                if self.accept("kw", "having"):
+                    query.having = self.expr_list()
             else:
                 query.pivot = keys
         if self.accept("kw", "order"):

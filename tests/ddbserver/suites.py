@@ -141,6 +141,7 @@ class SuiteQueries:
         sql = f"SELECT {select} FROM {rel.sql}{self._where(rel, query)}"
         if keys:
             sql += " GROUP BY " + ", ".join(str(i + 1) for i in range(len(keys)))
+            sql += self._having(rel, query)
         order = self._order(rel, query, names, aggregated)
         if order:
             sql += " ORDER BY " + order
@@ -165,6 +166,15 @@ class SuiteQueries:
                 raise ScriptError("A where condition must be a comparison of the table's values")
             conditions.append(x.sql)
         return " WHERE " + " AND ".join(conditions)
+
+    def _having(self, rel: Relation, query: Select) -> str:
+        conditions = []
+        for cond in query.having:
+            x = self.compile(rel, cond)
+            if x.type != BOOL_TYPE or not x.agg:
+                raise ScriptError("A having condition must compare aggregates of the group")
+            conditions.append(x.sql)
+        return " HAVING " + " AND ".join(conditions) if conditions else ""
 
     def _order(self, rel: Relation, query: Select, names: list[str], aggregated: bool) -> str:
         parts = []

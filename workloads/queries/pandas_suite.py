@@ -36,59 +36,59 @@ def _rel_spread(q: pd.DataFrame) -> pd.Series:
     return (q["ofr"] - q["bid"]) / ((q["ofr"] + q["bid"]) / 2)
 
 
-# --- report 001 on TAQ --------------------------------------------------------------------------
+# --- report 001 on TAQ (the report's own queries) --------------------------------------------------
 @query
-def taq_symbol_day(quotes, day, symbol):
+def taq_first_thousand(quotes, day, symbol):
     q = _on_day(quotes, day)
-    return q[q["symbol"] == symbol][["symbol", "date", "time", "bid", "ofr", "bidsiz", "ofrsiz", "mode", "ex", "mmid"]]
+    q = q[q["symbol"] == symbol]
+    order = ["time", "bid", "ofr", "bidsiz", "ofrsiz", "mode", "ex"]
+    return q.sort_values(order, kind="stable").head(1000)[
+        ["symbol", "date", "time", "bid", "ofr", "bidsiz", "ofrsiz", "mode", "ex", "mmid"]]
 
 
 @query
-def taq_window_count(quotes, day, start, end):
+def taq_valid_count(quotes, day, symbols):
     q = _on_day(quotes, day)
-    seconds = _seconds(q["time"])
-    return pd.DataFrame({"n": [int(((seconds >= _tod(start)) & (seconds <= _tod(end))).sum())]})
+    return pd.DataFrame({"n": [int((q["symbol"].isin(symbols) & (q["bid"] > 0) & (q["ofr"] > q["bid"])).sum())]})
 
 
 @query
-def taq_symbols_spread(quotes, symbols):
-    q = quotes[quotes["symbol"].isin(symbols) & (quotes["bid"] > 0) & (quotes["ofr"] > 0)]
-    q = q.assign(rel=_rel_spread(q))
-    out = q.groupby("symbol", observed=True).agg(n=("rel", "size"), rel_spread=("rel", "mean"))
-    return out.reset_index()[["symbol", "n", "rel_spread"]]
+def taq_spread_sum(quotes, day):
+    q = _on_day(quotes, day)
+    out = (q["ofr"] - q["bid"]).groupby(q["symbol"], observed=True).sum().rename("spread").reset_index()
+    return out.sort_values("spread")[["symbol", "spread"]]
 
 
 @query
-def taq_per_date(quotes):
-    q = quotes.assign(spread=quotes["ofr"] - quotes["bid"])
-    out = q.groupby("date").agg(n=("spread", "size"), avg_spread=("spread", "mean"))
-    return out.reset_index()[["date", "n", "avg_spread"]]
-
-
-@query
-def taq_top_spread(quotes, day):
+def taq_hourly_spread(quotes, day):
     q = _on_day(quotes, day)
     q = q[(q["bid"] > 0) & (q["ofr"] > q["bid"])]
-    out = q.assign(rel=_rel_spread(q)).groupby("symbol", observed=True)["rel"].mean().rename("rel_spread")
-    out = out.reset_index().sort_values(["rel_spread", "symbol"], ascending=[False, True]).head(10)
-    return out[["symbol", "rel_spread"]]
+    spread = (q["ofr"] - q["bid"]) / (q["ofr"] + q["bid"])
+    out = spread.groupby(q["time"].dt.hour.rename("hour")).mean().rename("spread")
+    return out.reset_index()[["hour", "spread"]]
 
 
 @query
-def taq_minute_bars(quotes, day, symbols):
+def taq_gap(quotes, day):
     q = _on_day(quotes, day)
-    q = q[q["symbol"].isin(symbols)]
-    q = q.assign(minute=q["time"].dt.floor("min"), mid=(q["bid"] + q["ofr"]) / 2)
-    out = q.groupby(["symbol", "minute"], observed=True).agg(n=("mid", "size"), avg_mid=("mid", "mean"))
-    return out.reset_index()[["symbol", "minute", "n", "avg_mid"]]
+    q = q[(q["bid"] > 0) & (q["ofr"] > q["bid"])]
+    out = q.groupby("symbol", observed=True).agg(mx=("ofr", "max"), mn=("bid", "min"))
+    return out.assign(gap=out["mx"] - out["mn"]).reset_index()[["symbol", "gap"]]
 
 
 @query
-def taq_symbol_daily(quotes, symbol):
-    q = quotes[quotes["symbol"] == symbol]
-    out = q.groupby("date").agg(n=("bid", "size"), avg_bid=("bid", "mean"), avg_ofr=("ofr", "mean"),
-                                max_ofr=("ofr", "max"), min_bid=("bid", "min"))
-    return out.reset_index()[["date", "n", "avg_bid", "avg_ofr", "max_ofr", "min_bid"]]
+def taq_max_bid(quotes, day):
+    q = _on_day(quotes, day)
+    out = q.groupby(["symbol", "date"], observed=True).agg(mx=("bid", "max"), size=("bidsiz", "sum"))
+    out = out[out["size"] > 0].reset_index().sort_values(["symbol", "date"])
+    return out[["symbol", "date", "mx"]]
+
+
+@query
+def taq_max_mid(quotes, day):
+    q = _on_day(quotes, day)
+    out = (q["ofr"] + q["bid"]).groupby([q["symbol"], q["date"]], observed=True).max() / 2.0
+    return out.rename("mx").reset_index()[["symbol", "date", "mx"]]
 
 
 # --- report 004's categories on TAQ -------------------------------------------------------------
@@ -144,7 +144,7 @@ def taq_most_quoted(quotes):
 @query
 def taq_wide_spreads(quotes, day):
     q = _on_day(quotes, day)
-    q = q[(q["bid"] > 0) & (_rel_spread(q) > 0.005)]
+    q = q[(q["bid"] > 0) & (_rel_spread(q) > 0.00123)]
     return q.groupby("ex").size().rename("n").reset_index()[["ex", "n"]]
 
 

@@ -123,7 +123,7 @@ class Footprint:
 
     bytes: int                                   # on disk, replicas included as stored
     columns: dict[str, int] = field(default_factory=dict)   # per column, where the engine tells
-    replicas: int | None = None                  # copies ``bytes`` includes (None: not replicated)
+    replicas: int | None = None                  # copies ``bytes`` includes (1: one; None: unknown)
     runtime_bytes: int | None = None             # extra space while serving (a segment cache)
     method: str = ""                             # how it was measured (storage_info, file sizes...)
 

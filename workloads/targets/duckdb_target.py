@@ -538,7 +538,7 @@ class DuckDBTarget(Target):
             for (_, row), start, end in zip(ordered.iterrows(), offsets, offsets[1:]):
                 extra = len(row["additional_block_ids"]) if row["additional_block_ids"] is not None else 0
                 columns[row["column_name"]] = columns.get(row["column_name"], 0) + (end - start) + extra * block
-        return Footprint(bytes=sum(columns.values()), columns=columns, replicas=None,
+        return Footprint(bytes=sum(columns.values()), columns=columns, replicas=1,
                          method="pragma_storage_info segments (block-level estimate)")
 
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:

@@ -304,7 +304,7 @@ class FileTarget(Target):
     def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
         files = self._table_files(layout, table)
         columns = self._column_bytes(files)
-        return Footprint(bytes=sum(p.stat().st_size for p in files), columns=columns,
+        return Footprint(bytes=sum(p.stat().st_size for p in files), columns=columns, replicas=1,
                          method="file sizes" + (", column chunks from the Parquet footers" if columns else ""))
 
     def _column_bytes(self, files: list[Path]) -> dict[str, int]:

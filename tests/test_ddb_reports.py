@@ -135,6 +135,19 @@ def test_most_answers_have_rows(laid_out):
     assert len(empty) <= 3, empty
 
 
+def test_verify_finds_the_test_server_and_the_local_engines_agree(ddb_server, tmp_path):  # noqa: F811
+    """``tickbench verify``'s check with the DolphinDB target beside DuckDB and Parquet."""
+    from workloads.verify import SAME, verify
+
+    config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": "123456"}
+    targets = [("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}),
+               ("parquet", "parquet", {"root": str(tmp_path / "files")}), ("dolphindb", "dolphindb", config)]
+    for dataset, scale in SCALES.items():
+        verdicts = verify(dataset, scale, targets)
+        assert verdicts.agree and len(verdicts.queries) >= 7, verdicts.verdicts
+        assert all(set(row.values()) == {SAME} for row in verdicts.verdicts.values())
+
+
 def test_arrow_protocol_times_the_users_to_pandas(ddb_server, laid_out, duck):  # noqa: F811
     query, _, layout, values = case("taq001", "t06", laid_out)
     target = make_target(ddb_server, protocol="ARROW")

@@ -1,6 +1,7 @@
 """Query suites: the reports' analytic queries as data, each with its text per dialect.
 
-A suite file (``resources/queries/<name>.toml``) names its dataset and lists queries: an id, a
+A suite file (``resources/queries/<name>.toml``, or the user's own in ``<data dir>/queries``; a
+built-in name wins) names its dataset and lists queries: an id, a
 category, a one-line description, parameters drawn deterministically from the layout, the result
 columns (every dialect returns them in that order), which day files the pandas version reads, and
 one text per dialect (``duckdb`` SQL with ``$name`` parameters and ``{table}`` placeholders,
@@ -22,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workloads.paths import resources_dir
+from workloads.paths import data_dir, resources_dir
 
 DIALECTS = ("duckdb", "dolphindb", "pandas")
 # The seed table of each dataset, as the suites' texts name it ({quotes}, {readings})
@@ -73,19 +74,37 @@ def suites_dir() -> Path:
     return resources_dir() / "queries"
 
 
+def user_suites_dir() -> Path:
+    """Where a user's own suites go (same format); read by the app, the CLI and the workers."""
+    return data_dir() / "queries"
+
+
+def _suite_paths() -> dict[str, Path]:
+    paths = {p.stem: p for p in sorted(user_suites_dir().glob("*.toml"))}
+    paths.update({p.stem: p for p in suites_dir().glob("*.toml")})     # a built-in name wins
+    return paths
+
+
 def suite_names() -> list[str]:
-    return sorted(p.stem for p in suites_dir().glob("*.toml"))
+    return sorted(_suite_paths())
 
 
-@lru_cache(maxsize=16)
 def load_suite(name: str) -> Suite:
-    path = suites_dir() / f"{name}.toml"
-    if not path.is_file():
+    path = _suite_paths().get(name)
+    if path is None:
         raise SuiteError(f"unknown query suite {name!r}: choose one of {', '.join(suite_names())}")
+    return _load(path, path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=32)
+def _load(path: Path, mtime_ns: int) -> Suite:     # the mtime makes an edited file load afresh
+    name = path.stem
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"{path.name}: not valid TOML ({exc})") from None
+    if data.get("dataset") not in SEED_TABLES:
+        raise SuiteError(f"{path.name}: dataset must be one of {', '.join(SEED_TABLES)}")
     queries = []
     for index, item in enumerate(data.get("query", []), start=1):
         unknown = set(item) - set(_FIELDS)

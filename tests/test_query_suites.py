@@ -1,0 +1,229 @@
+"""Query suites as data (resources/queries and the user's own), their answers' normal form, and
+``verify``: every local engine gives the same answer to every query of reports 001 and 004 over the
+same generated data (real files, real DuckDB, pandas)."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workloads.datasets.schema import Scale
+from workloads.queries import draw_values, load_suite, suite_names
+from workloads.queries.answers import fingerprint, normalise
+from workloads.queries.suites import DIALECTS, SuiteError, query_days, user_suites_dir
+from workloads.verify import DIFFERS, ERROR, NOT_SUPPORTED, SAME, suites_of, verify
+
+BUILT_IN = ("devices004", "taq001", "taq004")
+TAQ = Scale(days=2, rows_per_day=20_000, symbols=30)
+DEVICES = Scale(days=2, rows_per_day=40_000, symbols=400)
+DAYS = (dt.date(2007, 8, 23), dt.date(2007, 8, 24))
+
+
+def local_targets(tmp_path) -> list[tuple[str, str, dict]]:
+    files = {"root": str(tmp_path / "files")}
+    return [("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}), ("parquet", "parquet", files),
+            ("pickle", "pickle", files), ("feather", "feather", files)]
+
+
+def write_user_suite(name: str, body: str) -> None:
+    folder = user_suites_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.toml").write_text(textwrap.dedent(body), encoding="utf-8")
+
+
+# --- suites as data ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_built_in_suites_have_every_dialect(name):
+    suite = load_suite(name)
+    assert suite.report and suite.queries
+    for query in suite.queries:
+        assert all(query.text(d) for d in DIALECTS), (name, query.id)
+        assert "{" + query.table + "}" in query.text("duckdb")
+
+
+def test_report_001_suite_is_its_seven_queries():
+    suite = load_suite("taq001")
+    assert [q.id for q in suite.queries] == [f"t0{i}" for i in range(1, 8)]
+    assert "having sum(bidsiz) > 0" in suite.query("t06").text("dolphindb")
+
+
+def test_user_suites_are_listed_and_built_in_names_win():
+    write_user_suite("mine", """
+        dataset = "taq"
+        [[query]]
+        id = "m1"
+        category = "mine"
+        description = "rows on one day"
+        params = { day = "day:0" }
+        columns = ["n"]
+        duckdb = "SELECT count(*) AS n FROM {quotes} WHERE date = $day"
+    """)
+    write_user_suite("taq001", 'dataset = "taq"\n[[query]]\nid = "x"\ncategory = "c"\ndescription = "d"\n'
+                               'columns = ["n"]\nduckdb = "SELECT 1"\n')
+    assert {"mine", *BUILT_IN} <= set(suite_names())
+    assert load_suite("mine").query("m1").text("pandas") is None
+    assert len(load_suite("taq001").queries) == 7
+    from workloads.kinds import get_workload
+
+    assert "mine" in next(p for p in get_workload("query-suite").params if p.name == "suite").choices
+
+
+def test_an_edited_user_suite_loads_afresh():
+    body = 'dataset = "taq"\n[[query]]\nid = "{id}"\ncategory = "c"\ndescription = "d"\ncolumns = ["n"]\n'
+    write_user_suite("edited", body.replace("{id}", "a1"))
+    assert load_suite("edited").queries[0].id == "a1"
+    path = user_suites_dir() / "edited.toml"
+    path.write_text(body.replace("{id}", "b2"), encoding="utf-8")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert load_suite("edited").queries[0].id == "b2"
+
+
+@pytest.mark.parametrize("body, message", [
+    ('dataset = "taq"\n[[query]\n', "not valid TOML"),
+    ('dataset = "nope"\n', "dataset must be one of"),
+    ('dataset = "taq"\n[[query]]\nid = "a"\ncategory = "c"\ncolumns = ["n"]\n', "missing \\['description'\\]"),
+    ('dataset = "taq"\n[[query]]\nid = "a"\ncategory = "c"\ndescription = "d"\ncolumns = ["n"]\n'
+     'params = { day = "yesterday" }\n', "is not day:K"),
+    ('dataset = "taq"\n', "at least one"),
+])
+def test_malformed_user_suites_say_what_is_wrong(body, message):
+    write_user_suite("bad", body)
+    with pytest.raises(SuiteError, match=message):
+        load_suite("bad")
+    with pytest.raises(SuiteError, match="unknown query suite 'absent'"):
+        load_suite("absent")
+
+
+def test_parameters_are_drawn_from_the_layout():
+    write_user_suite("params", """
+        dataset = "taq"
+        [[query]]
+        id = "p"
+        category = "c"
+        description = "d"
+        columns = ["n"]
+        days = "day"
+        params = { first = "day:0", last = "day:-1", top = "key:1", three = "keys:3", end = "at:1 24:00:00", open = "tod:09:30:00", n = 5 }
+    """)
+    query = load_suite("params").query("p")
+    values = draw_values(query, DAYS, ("AAA", "BBB", "CCC", "DDD"))
+    assert values == {"first": DAYS[0], "last": DAYS[1], "top": "BBB", "three": ["AAA", "BBB", "CCC"],
+                      "end": dt.datetime(2007, 8, 25), "open": dt.time(9, 30), "n": 5}
+    assert query_days(query, values, DAYS) == [DAYS[0]]
+    with pytest.raises(SuiteError, match="beyond the layout"):
+        draw_values(query, DAYS[:1], ("AAA",))
+
+
+# --- answers --------------------------------------------------------------------------------
+def test_answers_read_the_same_whatever_the_engines_types_and_row_order():
+    from_sql = pd.DataFrame({"sym": ["B", "A"], "avg": [0.1 + 0.2, 2.5], "n": [3, 4],
+                             "t": pd.to_datetime(["2007-08-23 09:30:00.0004", "2007-08-23 10:00:00.0000"])})
+    from_pandas = pd.DataFrame({"symbol": ["A", "B"], "mean": [2.5, 0.3], "count": [4.0, 3.0],
+                                "time": [dt.datetime(2007, 8, 23, 10), dt.datetime(2007, 8, 23, 9, 30)]})
+    columns = ("symbol", "mean", "n", "time")
+    a, b = normalise(from_sql, columns), normalise(from_pandas, columns)
+    assert a.equals(b) and fingerprint(a) == fingerprint(b)
+    assert list(a["time"]) == ["2007-08-23T10:00:00.000", "2007-08-23T09:30:00.000"]   # A, then B
+    changed = from_pandas.assign(mean=[2.5, 0.3001])
+    assert fingerprint(normalise(changed, columns)) != fingerprint(b)
+
+
+def test_rounding_ties_snap_before_half_even():
+    # 1.0000005 is a tie at six digits; sums in another order land a last bit either side of it
+    below, above = np.nextafter(1.0000005, 0), np.nextafter(1.0000005, 2)
+    assert normalise(pd.DataFrame({"x": [below]}), ("x",)).equals(normalise(pd.DataFrame({"x": [above]}), ("x",)))
+    assert normalise(pd.DataFrame({"x": [None, 0.0]}), ("x",))["x"].tolist() == ["", "0"]
+    with pytest.raises(ValueError, match="2 columns, the suite expects 1"):
+        normalise(pd.DataFrame({"a": [1], "b": [2]}), ("x",))
+
+
+# --- every engine, the same answer ----------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset, scale", [("taq", TAQ), ("devices", DEVICES)])
+def test_every_local_engine_answers_every_query_alike(tmp_path, dataset, scale):
+    verdicts = verify(dataset, scale, local_targets(tmp_path))
+    assert verdicts.queries and verdicts.agree, verdicts.verdicts
+    assert {v for row in verdicts.verdicts.values() for v in row.values()} == {SAME}
+    rows = {key: answers["duckdb"].rows for key, answers in verdicts.answers.items()}
+    assert sum(1 for n in rows.values() if n > 0) >= len(rows) - 1, rows   # answers that say something
+    assert {s.name for s in suites_of(dataset)} == {s for s, _ in verdicts.queries}
+
+
+def test_a_wrong_text_differs_a_missing_one_is_not_supported_and_a_broken_one_errs(tmp_path):
+    write_user_suite("mixed", """
+        dataset = "taq"
+        [[query]]
+        id = "right"
+        category = "c"
+        description = "rows of the busiest symbol on one day"
+        params = { day = "day:0", symbol = "key:0" }
+        columns = ["n"]
+        days = "day"
+        duckdb = "SELECT count(*) AS n FROM {quotes} WHERE date = $day AND symbol = $symbol"
+        pandas = "taq_first_thousand"
+
+        [[query]]
+        id = "sql_only"
+        category = "c"
+        description = "a query pandas has no function for"
+        columns = ["n"]
+        duckdb = "SELECT count(*) AS n FROM {quotes}"
+
+        [[query]]
+        id = "broken"
+        category = "c"
+        description = "a text with an error"
+        columns = ["n"]
+        duckdb = "SELECT count(*) AS n FROM {quotes} WHERE no_such_column > 0"
+        pandas = "no_such_function"
+    """)
+    scale = Scale(days=1, rows_per_day=5_000, symbols=10)
+    verdicts = verify("taq", scale, local_targets(tmp_path)[:2], suites=[load_suite("mixed")])
+    v = verdicts.verdicts
+    # the pandas function answers a thousand rows of ten columns: not the count the SQL gives
+    assert v[("mixed", "right")] == {"duckdb": SAME, "parquet": ERROR}
+    assert "10 columns" in verdicts.answers[("mixed", "right")]["parquet"].error
+    assert v[("mixed", "sql_only")] == {"duckdb": SAME, "parquet": NOT_SUPPORTED}
+    assert v[("mixed", "broken")] == {"duckdb": ERROR, "parquet": ERROR}
+    assert "no_such_column" in verdicts.answers[("mixed", "broken")]["duckdb"].error
+    assert not verdicts.agree
+
+
+def test_answers_that_disagree_are_told_apart(tmp_path):
+    write_user_suite("split", """
+        dataset = "taq"
+        [[query]]
+        id = "spread"
+        category = "c"
+        description = "sum of spreads per symbol on the last day"
+        params = { day = "day:-1" }
+        columns = ["symbol", "spread"]
+        days = "day"
+        duckdb = "SELECT symbol, sum(ofr - bid) * 1.001 AS spread FROM {quotes} WHERE date = $day GROUP BY symbol"
+        pandas = "taq_spread_sum"
+    """)
+    scale = Scale(days=1, rows_per_day=5_000, symbols=10)
+    verdicts = verify("taq", scale, local_targets(tmp_path)[:2], suites=[load_suite("split")])
+    assert verdicts.verdicts[("split", "spread")] == {"duckdb": SAME, "parquet": DIFFERS}
+    answers = verdicts.answers[("split", "spread")]
+    assert answers["duckdb"].preview["head"] != answers["parquet"].preview["head"]
+    assert answers["duckdb"].rows == answers["parquet"].rows == 10
+
+
+def test_an_unreachable_target_errs_on_every_query(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]          # nothing listens on it once closed: refused
+    scale = Scale(days=1, rows_per_day=5_000, symbols=10)
+    targets = local_targets(tmp_path)[:1] + [
+        ("dolphindb", "dolphindb", {"host": "127.0.0.1", "port": port, "user": "admin", "password": "x"})]
+    verdicts = verify("taq", scale, targets, suites=[load_suite("taq001")])
+    assert all(row == {"duckdb": SAME, "dolphindb": ERROR} for row in verdicts.verdicts.values())
+    assert str(port) in verdicts.answers[("taq001", "t01")]["dolphindb"].error

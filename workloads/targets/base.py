@@ -48,15 +48,17 @@ ProgressCallback = Callable[[int, int, str], None]  # (done, total, message)
 
 
 class OpResult:
-    """What one operation produced. Its sizes may be given, or worked out from the frame (logical
-    bytes) and the file read (wire bytes) on first use: the worker asks only after the timed span,
+    """What one operation produced. Its sizes may be given, or worked out on first use: rows by
+    ``count_rows`` (a server-side count of what a load wrote), logical bytes from the frame or the
+    rows and the schema, wire bytes from the file read. The worker asks only after the timed span,
     so sizing a result never costs the operation time."""
 
-    def __init__(self, rows: int, nbytes: int | None = None, phases: dict[str, float] | None = None,
+    def __init__(self, rows: int | None, nbytes: int | None = None, phases: dict[str, float] | None = None,
                  node: str = "", frame: pd.DataFrame | None = None, extra: dict[str, Any] | None = None,
                  wire_bytes: int | None = None, schema: Schema | None = None,
-                 wire_path: str | os.PathLike | None = None):
-        self.rows = rows
+                 wire_path: str | os.PathLike | None = None, count_rows: Callable[[], int] | None = None):
+        self._rows = rows
+        self._count_rows = count_rows
         self.phases = phases if phases is not None else {}
         self.node = node                 # which server node answered, when there is one
         self.frame = frame               # the data, for tests; workers drop it
@@ -67,11 +69,28 @@ class OpResult:
         self._wire_path = wire_path      # a file read whole: its size is the wire bytes
 
     @property
+    def rows(self) -> int:
+        if self._rows is None:
+            try:
+                self._rows = int(self._count_rows()) if self._count_rows is not None else 0
+            except Exception as exc:  # the load itself succeeded: say the count failed, count none
+                self._rows = 0
+                self.extra = {**self.extra, "count_error": f"{type(exc).__name__}: {exc}"}
+        return self._rows
+
+    @rows.setter
+    def rows(self, value: int) -> None:
+        self._rows = int(value)
+
+    @property
     def nbytes(self) -> int:
         """Logical bytes of the counted rows (see the module doc)."""
         if self._nbytes is None:
-            from workloads.targets.sizes import frame_bytes
-            self._nbytes = frame_bytes(self.frame, self._schema) if self.frame is not None else 0
+            from workloads.targets.sizes import frame_bytes, rows_bytes
+            if self.frame is not None:
+                self._nbytes = frame_bytes(self.frame, self._schema)
+            else:
+                self._nbytes = rows_bytes(self.rows, self._schema) if self._schema is not None else 0
         return self._nbytes
 
     @nbytes.setter

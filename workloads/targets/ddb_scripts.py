@@ -340,11 +340,11 @@ LOADED_VAR = "tickbenchLoaded"
 
 
 def load_text(names: Names, table: str, columns: list[tuple[str, str]], partition_columns: list[str],
-              server_path: str, day_condition: str) -> str:
+              server_path: str) -> str:
     """``loadTextEx`` of one CSV file (header line, comma-separated, DolphinDB's text formats)
-    into an existing partitioned table (it appends, as report 001's import script relies on);
-    the script's value is the day's row count, read through the table handle loadTextEx returns
-    (``day_condition`` from ``day_filter``)."""
+    into an existing partitioned table (it appends, as report 001's import script relies on).
+    The script's last statement is an assignment, so it returns nothing: the call a user times;
+    ``count_loaded`` counts the rows afterwards through the handle it keeps."""
     col_names = [q.identifier(c, "column name") for c, _ in columns]
     col_types = [q.type_literal(t) for _, t in columns]
     return "\n".join([
@@ -352,19 +352,21 @@ def load_text(names: Names, table: str, columns: list[tuple[str, str]], partitio
         f"schemaTable = table({q.string_vector(col_names)} as name, {q.string_vector(col_types)} as type)",
         f"{LOADED_VAR} = loadTextEx(db, {q.string(q.identifier(table, 'table name'))}, "
         f"{q.string_vector(partition_columns)}, {q.string(server_path)}, \",\", schemaTable)",
-        f"exec count(*) from {LOADED_VAR} where {day_condition}",
     ])
+
+
+def count_loaded(day_condition: str) -> str:
+    """The day's rows in the table the last ``load_text`` of this session loaded into (each step
+    loads every file once into an emptied table: the rows it loaded)."""
+    return f"exec count(*) from {LOADED_VAR} where {day_condition}"
 
 
 def save_text(names: Names, cols: Columns, day: dt.date, server_path: str) -> str:
     """The server writes one day of the seed table as CSV (header line, DolphinDB text formats;
-    SQL metacode lets it read the partitions with several workers); the script's value is the
-    day's row count."""
+    SQL metacode lets it read the partitions with several workers); returns nothing (the day's
+    rows: ``count_rows`` with the same ``day_filter``, afterwards)."""
     where = day_filter(cols, day)
-    return "\n".join([
-        f"saveText(<select * from {load(names, names.table)} where {where}>, {q.string(server_path)})",
-        count_rows(names, names.table, where),
-    ])
+    return f"saveText(<select * from {load(names, names.table)} where {where}>, {q.string(server_path)})"
 
 
 def footprint_detail(names: Names, table: str) -> str:

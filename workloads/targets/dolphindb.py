@@ -638,34 +638,36 @@ class DolphinDBTarget(Target):
 
     def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
         """``loadTextEx`` of one day's CSV file into ``<table>_import`` (created on first use,
-        partitioned as the seed table), run by the server on ``server_path(path)``. The same
-        script counts the day's rows in the import table from loadTextEx's returned handle: the
-        rows loaded, as each step loads every file once into an emptied table. DolphinDB data is
-        queryable once the load commits (no index to build): ``queryable_s`` 0."""
+        partitioned as the seed table), run by the server on ``server_path(path)``. The timed
+        call is the load alone; the rows are counted after it, through the table handle
+        loadTextEx returned, on the same session. DolphinDB data is queryable once the load
+        commits (no index to build): ``queryable_s`` 0."""
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
         self._require_open(layout)
         self._ensure_table(layout, names, names.imports)
         script = scripts.load_text(names, names.imports, list(zip(cols.names, cols.types)),
-                                   [cols.date, cols.key], self.server_path(path),
-                                   scripts.day_filter(cols, day))
-        rows = _count(self._run(self._session, self._node, script))
-        schema = get_dataset(layout.dataset).info.schema
-        return OpResult(rows=rows, nbytes=rows_bytes(rows, schema), node=self._node.address,
+                                   [cols.date, cols.key], self.server_path(path))
+        session, node = self._session, self._node
+        self._run(session, node, script)
+        count = scripts.count_loaded(scripts.day_filter(cols, day))
+        return OpResult(rows=None, count_rows=lambda: _count(self._run(session, node, count)),
+                        schema=get_dataset(layout.dataset).info.schema, node=node.address,
                         wire_path=path, extra={"queryable_s": 0.0})
 
     def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:
         """``saveText`` of one day of the seed table, written by the server at ``server_path(path)``;
-        the same script returns the day's row count. ``wire_bytes``: the file's size when this
-        machine sees it at ``path`` (written or rewritten by this call), else unknown."""
+        the day's rows are counted after the timed call. ``wire_bytes``: the file's size when
+        this machine sees it at ``path`` (written or rewritten by this call), else unknown."""
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
         self._require_open(layout)
         before = _stat(path)
-        rows = _count(self._run(self._session, self._node,
-                                scripts.save_text(names, cols, day, self.server_path(path))))
+        session, node = self._session, self._node
+        self._run(session, node, scripts.save_text(names, cols, day, self.server_path(path)))
         after = _stat(path)
         wire = after[1] if after is not None and after != before else None
-        schema = get_dataset(layout.dataset).info.schema
-        return OpResult(rows=rows, nbytes=rows_bytes(rows, schema), node=self._node.address,
+        count = scripts.count_rows(names, names.table, scripts.day_filter(cols, day))
+        return OpResult(rows=None, count_rows=lambda: _count(self._run(session, node, count)),
+                        schema=get_dataset(layout.dataset).info.schema, node=node.address,
                         wire_bytes=wire)
 
     def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:

@@ -10,6 +10,7 @@ import multiprocessing as mp
 import secrets
 import signal
 import threading
+import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
@@ -120,6 +121,8 @@ class Runner:
             layout = self._prepare(target) if self.workload.uses_target else None
             self._describe_target()
             run_params = self.workload.prepare_run(self.scenario, layout, self._run_dir())
+            if layout is not None:      # after prepare_run: an import's CSV files exist by now
+                self.store.set_layout(self.run_id, {**_layout_record(layout), "footprint": self._footprint(layout)})
             for step in self.steps:
                 if self.cancelled:
                     break
@@ -137,6 +140,7 @@ class Runner:
         except Exception as exc:  # keep the record: a run never vanishes
             status, message = "failed", describe_error(exc)
         finally:
+            shutil.rmtree(self._run_dir(), ignore_errors=True)      # the run's scratch files
             self.store.finish_run(self.run_id, status, message)
             self._metrics.set_status(status, message or status, progress=1.0 if status == "completed" else None)
         return RunResult(self.run_id, status, message, step_figures(self.store, self.run_id))
@@ -152,9 +156,7 @@ class Runner:
         self._metrics.set_status("preparing", "preparing data")
         layout = target.prepare(self.scenario.dataset, self.scenario.scale,
                                 self.scenario.string_mode, progress)
-        record = _layout_record(layout)
-        record["footprint"] = self._footprint(layout)
-        self.store.set_layout(self.run_id, record)
+        self.store.set_layout(self.run_id, _layout_record(layout))
         return layout
 
     def _footprint(self, layout: Layout, table: str = "") -> dict[str, Any]:

@@ -320,6 +320,12 @@ class ResultsStore:
             row[key] = json.loads(row[key]) if isinstance(row[key], str) and row[key] else {}
         return row
 
+    def step_facts(self, run_id: str) -> dict[int, dict[str, Any]]:
+        """Facts a step recorded (an import table's footprint), by step."""
+        rows = self.query("SELECT step, facts FROM steps WHERE run_id = ? AND facts IS NOT NULL "
+                          "ORDER BY step", [run_id])
+        return {int(step): json.loads(facts) for step, facts in rows}
+
     def ops(self, run_id: str, kinds: tuple[str, ...] | None = None) -> pd.DataFrame:
         """Every record of the run (or only those of ``kinds``), in time order per step."""
         where, params = "run_id = ?", [run_id]

@@ -119,6 +119,20 @@ def _from_text_sql(schema: Schema) -> str:
     return ", ".join(parts)
 
 
+# The table's types as a CSV holds them: a time of day without the 1970-01-01 it is stored on,
+# a CHAR as its letter (as the dataset's CSV files and DolphinDB's saveText write them)
+_TO_TEXT = {
+    "SECOND": "CAST({c} AS TIME)",
+    "TIME": "CAST({c} AS TIME)",
+    "CHAR": "chr(CAST({c} AS INTEGER))",
+}
+
+
+def _to_text_sql(schema: Schema) -> str:
+    return ", ".join(_TO_TEXT.get(c.ddb_type, "{c}").format(c=quote(c.name)) + f" AS {quote(c.name)}"
+                     for c in schema.columns)
+
+
 def _get_dataset(name: str):
     from workloads.datasets import get_dataset  # the generators' registry, imported on use
     return get_dataset(name)
@@ -509,7 +523,8 @@ class DuckDBTarget(Target):
                         extra={**waits, "queryable_s": 0.0})
 
     def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:
-        """``COPY (SELECT ... one day) TO path``: DuckDB's own CSV writer (ISO dates and times)."""
+        """``COPY (SELECT ... one day) TO path``: DuckDB's own CSV writer (ISO dates and
+        timestamps; times of day and CHAR letters as the dataset's CSV files hold them)."""
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         where, params = self._day_where(info, day)
@@ -519,7 +534,8 @@ class DuckDBTarget(Target):
                                                     else f"DATE '{p.isoformat()}'" for p in params))
         target = "'" + str(path).replace("'", "''") + "'"
         # COPY answers with the rows it wrote: no second query inside the timed span
-        rows = con.execute(f"COPY (SELECT * FROM {quote(self.table(layout))} WHERE {literal}) "
+        rows = con.execute(f"COPY (SELECT {_to_text_sql(info.schema)} FROM {quote(self.table(layout))} "
+                           f"WHERE {literal}) "
                            f"TO {target} (HEADER)").fetchone()[0]
         return OpResult(rows=int(rows), nbytes=rows_bytes(int(rows), info.schema), wire_path=path)
 
@@ -528,10 +544,18 @@ class DuckDBTarget(Target):
         offset to the next segment's in the same block, the last one of a block to the block's end
         (256 KB blocks: a slight overcount), plus any whole blocks it spans."""
         name = self.import_table(layout) if table == IMPORT_TABLE else self.table(layout)
+        held = self._reader is not None
         con = self._con(layout)
-        segments = con.sql("SELECT column_name, block_id, block_offset, additional_block_ids "
-                           f"FROM pragma_storage_info({_literal(name)}) WHERE persistent").df()
-        block = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+        try:
+            if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                               [name]).fetchall()[0][0]:
+                return Footprint(bytes=0, method=f"{name} does not exist yet")
+            segments = con.sql("SELECT column_name, block_id, block_offset, additional_block_ids "
+                               f"FROM pragma_storage_info({_literal(name)}) WHERE persistent").df()
+            block = con.execute("SELECT block_size FROM pragma_database_size()").fetchall()[0][0]
+        finally:
+            if not held:     # the runner asks between steps: hold no lock the workers' writers need
+                self.close()
         columns: dict[str, int] = {}
         for _, in_block in segments.groupby("block_id"):
             ordered = in_block.sort_values("block_offset")

@@ -1,4 +1,4 @@
-"""The command line: ``tickbench run | runs | show | export | import | datasets | workloads``."""
+"""The command line: ``tickbench run | runs | show | verify | export | import | datasets | workloads``."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from app.cli_reports import add_verify_parser, cmd_verify, print_report_figures
+from app.ddb_options import add_dolphindb_arguments
 from workloads.paths import default_datasets_dir, default_results_path
 
 # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
@@ -57,17 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
     run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
-    ddb = run.add_argument_group("DolphinDB")
-    ddb.add_argument("--node", action="append", default=[], metavar="HOST:PORT[:ROLE]",
-                     help="a cluster node (repeatable); ROLE: data (default), controller or compute; "
-                          "the first data node prepares the data")
-    ddb.add_argument("--user", default=None)
-    ddb.add_argument("--password", default=None,
-                     help="or set TICKBENCH_DDB_PASSWORD; asked for when neither is given")
-    ddb.add_argument("--protocol", help="DDB | PICKLE | ARROW")
-    ddb.add_argument("--compress", action="store_true", default=None)
-    ddb.add_argument("--node-policy", help="one | round_robin | random")
-    ddb.add_argument("--db-prefix", help="database path prefix, e.g. dfs://tickbench")
+    add_dolphindb_arguments(run)
+    add_verify_parser(sub)
     sub.add_parser("runs", help="list stored runs")
     show = sub.add_parser("show", help="figures of one run")
     show.add_argument("run_id")
@@ -227,8 +220,9 @@ def _print_figures(store, run_id: str) -> None:
     table = Table(title=f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}",
                   caption=STEP_FIGURES_DOC, caption_justify="left")
     table.add_column("step")
-    for column in ("ops", "errors", "window s", "rows/s", "MB/s", "ops/s", "p50 ms", "p95 ms",
-                   "p99 ms", "first op ms"):
+    wire = bool(figures["wire_mb_per_s"].notna().any())
+    for column in ("ops", "errors", "window s", "rows/s", "MB/s", *(("wire MB/s",) if wire else ()), "ops/s",
+                   "p50 ms", "p95 ms", "p99 ms", "first op ms"):
         table.add_column(column, justify="right")
     phases = [p for p in PHASES if figures[f"{p}_s"].notna().any()]
     for p in phases:
@@ -237,7 +231,8 @@ def _print_figures(store, run_id: str) -> None:
         table.add_column("phases from", justify="right")
     for row in figures.itertuples():
         cells = [row.label + (" ⚠" if row.short else ""), f"{row.ops:,}", f"{row.errors:,}",
-                 _num(row.window_s, 2), _num(row.rows_per_s), _num(row.mb_per_s, 1), _num(row.ops_per_s, 1),
+                 _num(row.window_s, 2), _num(row.rows_per_s), _num(row.mb_per_s, 1),
+                 *((_num(row.wire_mb_per_s, 1),) if wire else ()), _num(row.ops_per_s, 1),
                  _ms(row.p50_s), _ms(row.p95_s), _ms(row.p99_s), _ms(row.first_op_s)]
         cells += [_ms(getattr(row, f"{p}_s")) for p in phases]
         if phases:
@@ -246,6 +241,8 @@ def _print_figures(store, run_id: str) -> None:
         table.add_row(*cells)
     console.print(table)
     console.print("MB/s: logical bytes (rows x the row width in DolphinDB's column widths). "
+                  + ("wire MB/s: bytes actually read or written (for import and export, the CSV "
+                     "files). " if wire else "") +
                   "first op: the first operation of a fresh worker process (a warm-up, not in the "
                   "figures), median over the step's workers.", highlight=False, soft_wrap=True)
     for row in figures.itertuples():
@@ -291,6 +288,7 @@ def cmd_show(args) -> int:
     except StoreError as exc:
         raise CliError(str(exc)) from None
     _print_figures(store, run["run_id"])
+    print_report_figures(console, store, run)
     console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
                   highlight=False)
     return 0
@@ -363,5 +361,7 @@ def cmd_workloads(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show, "export": cmd_export,
+COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
+            "verify": lambda args: cmd_verify(args, console, err_console, CliError, _target_config),
+            "export": cmd_export,
             "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

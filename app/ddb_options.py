@@ -1,4 +1,4 @@
-"""The DolphinDB flags of ``tickbench run`` turned into the target's config.
+"""The DolphinDB flags of ``tickbench run`` and ``verify`` turned into the target's config.
 
 ``--node HOST:PORT[:ROLE]`` (repeatable) builds a cluster profile: one node is a ``single`` node;
 several are ``data`` nodes unless a role says otherwise (``controller``, ``data``, ``compute``).
@@ -53,6 +53,21 @@ def _choice(flag: str, value: str, choices: tuple[str, ...], upper: bool = False
     if value not in choices:
         raise ValueError(f"{flag} {value!r} is not one of {', '.join(choices)}")
     return value
+
+
+def add_dolphindb_arguments(parser) -> None:
+    """The DolphinDB flags, shared by ``run`` and ``verify``."""
+    ddb = parser.add_argument_group("DolphinDB")
+    ddb.add_argument("--node", action="append", default=[], metavar="HOST:PORT[:ROLE]",
+                     help="a cluster node (repeatable); ROLE: data (default), controller or compute; "
+                          "the first data node prepares the data")
+    ddb.add_argument("--user", default=None)
+    ddb.add_argument("--password", default=None,
+                     help="or set TICKBENCH_DDB_PASSWORD; asked for when neither is given")
+    ddb.add_argument("--protocol", help="DDB | PICKLE | ARROW")
+    ddb.add_argument("--compress", action="store_true", default=None)
+    ddb.add_argument("--node-policy", help="one | round_robin | random")
+    ddb.add_argument("--db-prefix", help="database path prefix, e.g. dfs://tickbench")
 
 
 def dolphindb_config(args, config: dict[str, Any], password_fn: Callable[[str], str]) -> dict[str, Any]:

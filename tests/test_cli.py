@@ -24,6 +24,9 @@ def tickbench(*args: str, home: Path, timeout: float = 240) -> subprocess.Comple
     (["run", "--param", "rows_per_user"], "--param takes NAME=VALUE"),
     (["run", "--days", "many"], "invalid int value"),
     (["show", "no-such-run"], "no run 'no-such-run'"),
+    (["verify", "--dataset", "level2"], "the suites run on taq or devices"),
+    (["verify", "--suite", "devices004"], "runs on another dataset than taq"),
+    (["verify", "--suite", "nope"], "unknown query suite 'nope'"),
 ])
 def test_bad_arguments_get_one_clear_line_and_exit_2(tmp_path, args, message):
     result = tickbench(*args, home=tmp_path)
@@ -102,3 +105,62 @@ def test_global_results_option_before_the_subcommand(tmp_path):
     assert "noop" in listing.stdout
     default_listing = tickbench("runs", home=tmp_path)
     assert "noop" not in default_listing.stdout
+
+
+def test_every_subcommand_is_routed_to_the_command_line():
+    from app import __main__ as entry
+    from app.cli import COMMANDS
+
+    assert set(COMMANDS) <= entry.COMMANDS
+    assert all(entry._subcommand([name]) == name for name in COMMANDS)
+    assert entry._subcommand(["--theme", "dark"]) is None
+
+
+SMALL = ("--days", "2", "--rows-per-day", "20000", "--symbols", "30")
+
+
+def test_verify_compares_every_local_engine(tmp_path):
+    result = tickbench("verify", *SMALL, home=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "t07" in result.stdout and "q07" in result.stdout
+    assert "Every target answered every query alike (14 queries)" in result.stdout
+    for line in [l for l in result.stdout.splitlines() if "│ t0" in l or "│ q0" in l]:
+        assert line.count("same") == 4, line
+
+
+def test_verify_shows_differing_answers_and_unreachable_targets(tmp_path):
+    import socket
+
+    suites = tmp_path / "queries"
+    suites.mkdir()
+    (suites / "skewed.toml").write_text(
+        'dataset = "taq"\n[[query]]\nid = "spread"\ncategory = "c"\ndescription = "d"\n'
+        'params = { day = "day:-1" }\ncolumns = ["symbol", "spread"]\ndays = "day"\n'
+        'duckdb = "SELECT symbol, sum(ofr - bid) * 2 AS spread FROM {quotes} WHERE date = $day GROUP BY symbol"\n'
+        'pandas = "taq_spread_sum"\ndolphindb = "select sum(ofr - bid) as spread from {quotes} group by symbol"\n')
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = tickbench("verify", "--suite", "skewed", "--targets", "parquet,duckdb,dolphindb", *SMALL,
+                       "--node", f"127.0.0.1:{port}", "--password", "x", home=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "spread answers differ" in result.stdout
+    assert "parquet (30 rows)" in result.stdout and "duckdb (30 rows)" in result.stdout
+    assert f"spread on dolphindb" in result.stdout and str(port) in result.stdout
+
+
+def test_show_prints_queries_and_footprints(tmp_path):
+    ran = tickbench("run", "--target", "duckdb", "--workload", "query-suite", "--param", "suite=taq001",
+                    "--param", "repetitions=2", *SMALL, home=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    run_id = ran.stdout.strip().splitlines()[-1].split()[1].rstrip(":")
+    shown = tickbench("show", run_id, home=tmp_path).stdout
+    assert "Queries · 1 user" in shown and "7 answered, 0 not supported, 0 failed" in shown
+    assert "geometric mean" in shown and "Bytes on disk per column" in shown
+    ran = tickbench("run", "--target", "parquet", "--workload", "import", "--users", "1,2", *SMALL, home=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert "wire MB/s" in ran.stdout
+    run_id = ran.stdout.strip().splitlines()[-1].split()[1].rstrip(":")
+    shown = tickbench("show", run_id, home=tmp_path).stdout
+    assert "Imported table after step 2" in shown and "the disk bytes" in shown
+    assert "[file sizes, column chunks from the Parquet footers]" in shown

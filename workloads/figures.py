@@ -131,7 +131,8 @@ def short_reason(ops: int, window_s: float | None) -> str:
     """Why a step is too short to measure, and what to change."""
     window = 0.0 if window_s is None or (isinstance(window_s, float) and math.isnan(window_s)) else window_s
     return (f"too short to measure: {int(ops)} operation{'s' if ops != 1 else ''} in {window:.2f} s; "
-            f"use at least {MIN_OPS} operations per step or a duration of a few seconds")
+            f"use at least {MIN_OPS} operations per step, a duration of a few seconds, or more data "
+            f"(more days or rows per day for imports, exports and query suites)")
 
 
 def _with_phases(frame: pd.DataFrame, phases: pd.DataFrame) -> pd.DataFrame:

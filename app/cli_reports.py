@@ -1,0 +1,173 @@
+"""The command line's side of reports 001 and 004: ``tickbench verify`` (every engine gives the same
+answer), and what ``show`` prints for query-suite runs (per query, geometric mean) and footprints."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+LOCAL_TARGETS = "duckdb,parquet,pickle,feather"
+# A check runs every query once per target: enough rows that most answers say something
+VERIFY_SCALES = {"taq": (2, 100_000, 100), "devices": (2, 100_000, 1_000)}
+VERDICT_STYLES = {"same": "green", "differs": "bold red", "error": "red", "not supported": "yellow"}
+REPORT_WORKLOADS = ("import", "export", "query-suite")
+
+
+def add_verify_parser(sub) -> None:
+    from app.ddb_options import add_dolphindb_arguments
+
+    verify = sub.add_parser("verify", help="check that every target answers every suite query alike")
+    verify.add_argument("--dataset", default="taq", help="taq | devices (default taq)")
+    verify.add_argument("--targets", default=LOCAL_TARGETS,
+                        help=f"targets to compare, comma-separated (default {LOCAL_TARGETS}; add dolphindb "
+                             "with --node)")
+    verify.add_argument("--suite", action="append", default=[],
+                        help="a suite to check (repeatable; default: every suite of the dataset)")
+    verify.add_argument("--days", type=int)
+    verify.add_argument("--rows-per-day", type=int)
+    verify.add_argument("--symbols", type=int, help="symbols / devices")
+    verify.add_argument("--seed", type=int)
+    verify.add_argument("--data-dir", type=Path, help="where local targets lay out data")
+    verify.add_argument("--rows", type=int, default=3, help="rows of each differing answer to print")
+    add_dolphindb_arguments(verify)
+
+
+def cmd_verify(args, console: Console, err_console: Console, cli_error, target_config) -> int:
+    from workloads.datasets.schema import Scale
+    from workloads.queries import load_suite
+    from workloads.verify import DIFFERS, suites_of, verify
+
+    if args.dataset not in VERIFY_SCALES:
+        raise cli_error(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)}, not {args.dataset!r}")
+    days, rows, keys = VERIFY_SCALES[args.dataset]
+    try:
+        scale = Scale(days=args.days or days, rows_per_day=args.rows_per_day or rows,
+                      symbols=args.symbols or keys, **({"seed": args.seed} if args.seed is not None else {}))
+        suites = [load_suite(name) for name in args.suite] or suites_of(args.dataset)
+        wrong = [s.name for s in suites if s.dataset != args.dataset]
+        if wrong:
+            raise ValueError(f"suite {wrong[0]} runs on another dataset than {args.dataset}")
+        kinds = [k.strip() for k in args.targets.split(",") if k.strip()]
+        if not kinds:
+            raise ValueError("--targets needs at least one target")
+        targets = [(kind, kind, target_config(args, kind, {})) for kind in kinds]
+    except ValueError as exc:
+        raise cli_error(str(exc)) from None
+    with err_console.status("verifying") as status:
+        verdicts = verify(args.dataset, scale, targets, suites,
+                          progress=lambda text: status.update(f"verifying: {text}"))
+    table = Table(title=f"Answers on {args.dataset}: {scale.days} days × {scale.rows_per_day:,} rows, "
+                        f"{scale.symbols:,} keys")
+    for column in ("suite", "query", "rows"):
+        table.add_column(column, justify="right" if column == "rows" else "left")
+    for label in verdicts.targets:
+        table.add_column(label)
+    for key in verdicts.queries:
+        answers = verdicts.answers[key]
+        rows_seen = next((a.rows for a in answers.values() if a.status == "answered"), None)
+        cells = [key[0], key[1], "" if rows_seen is None else f"{rows_seen:,}"]
+        for label in verdicts.targets:
+            verdict = verdicts.verdicts[key][label]
+            cells.append(f"[{VERDICT_STYLES[verdict]}]{verdict}[/]")
+        table.add_row(*cells)
+    console.print(table)
+    for key in verdicts.queries:
+        answers, row = verdicts.answers[key], verdicts.verdicts[key]
+        for label in verdicts.targets:
+            if row[label] == "error":
+                console.print(f"[red]{key[1]} on {label}[/red]: {escape(answers[label].error)}", highlight=False,
+                              soft_wrap=True)
+        if DIFFERS in row.values():
+            reference = next(l for l in verdicts.targets if row[l] == "same")
+            console.print(f"[bold red]{key[1]}[/bold red] answers differ:", highlight=False)
+            for label in [reference] + [l for l in verdicts.targets if row[l] == DIFFERS]:
+                head = answers[label].preview.get("head", [])[:args.rows]
+                console.print(f"  {label} ({answers[label].rows:,} rows): {escape(str(head))}", highlight=False, soft_wrap=True)
+    if verdicts.agree:
+        console.print(f"[green]Every target answered every query alike[/green] ({len(verdicts.queries)} queries).",
+                      highlight=False)
+        return 0
+    console.print("[red]Some answers differ or failed[/red]: see above.", highlight=False)
+    return 1
+
+
+# --- show --------------------------------------------------------------------------------------------
+def print_report_figures(console: Console, store, run: dict) -> None:
+    """Per-query figures of a query-suite run and the footprints a run recorded."""
+    if run["workload"] == "query-suite":
+        _print_queries(console, store, run["run_id"])
+    _print_footprints(console, store, run, per_column=run["workload"] in REPORT_WORKLOADS)
+
+
+def _ms(value) -> str:
+    return "" if value is None or value != value else f"{value * 1000:,.2f}"
+
+
+def _print_queries(console: Console, store, run_id: str) -> None:
+    from workloads.suite_figures import OK, query_figures, suite_summary
+
+    queries = query_figures(store, run_id)
+    if queries.empty:
+        return
+    steps = store.frame("SELECT step, label FROM steps WHERE run_id = ? ORDER BY step", [run_id])
+    labels = dict(zip(steps["step"], steps["label"]))
+    summary = suite_summary(queries).set_index("step")
+    for step, group in queries.groupby("step"):
+        table = Table(title=f"Queries · {labels.get(step, step)}")
+        for column, justify in (("query", "left"), ("category", "left"), ("runs", "right"), ("mean ms", "right"),
+                                ("p50 ms", "right"), ("min ms", "right"), ("status", "left"),
+                                ("answer", "left")):
+            table.add_column(column, justify=justify)
+        for row in group.itertuples():
+            status = row.status if row.status == OK else f"[{'yellow' if row.status == 'not supported' else 'red'}]" \
+                                                         f"{row.status}[/]"
+            table.add_row(row.query, row.category, f"{row.runs:,}", _ms(row.mean_s), _ms(row.p50_s),
+                          _ms(row.min_s), status, (row.fingerprint or "")[:8])
+        console.print(table)
+        s = summary.loc[step]
+        geomean = "" if s["geomean_s"] is None or s["geomean_s"] != s["geomean_s"] else \
+            f"; geometric mean of the answered queries' means {s['geomean_s'] * 1000:,.2f} ms"
+        console.print(f"{int(s['answered'])} answered, {int(s['not_supported'])} not supported, "
+                      f"{int(s['failed'])} failed"
+                      + geomean + ". answer: the first 8 characters of the answer's fingerprint (the same "
+                      "on every engine that answers alike).", highlight=False, soft_wrap=True)
+
+
+def _mb(value) -> str:
+    return f"{value / 1e6:,.1f} MB"
+
+
+def _print_footprints(console: Console, store, run: dict, per_column: bool) -> None:
+    from workloads.suite_figures import run_footprints
+
+    footprints = run_footprints(store, run["run_id"])
+    layout = footprints["layout"]
+    if layout:
+        console.print("Laid-out data: " + _footprint_line(layout), highlight=False, soft_wrap=True)
+        if per_column and layout.get("columns"):
+            _print_columns(console, layout)
+    for step, footprint in footprints["steps"].items():
+        console.print(f"Imported table after step {step + 1}: " + _footprint_line(footprint), highlight=False,
+                      soft_wrap=True)
+
+
+def _footprint_line(f: dict) -> str:
+    parts = [f"{_mb(f['bytes'])} on disk" + (f" ({f['replicas']} copies)" if (f.get("replicas") or 1) > 1 else "")]
+    if f.get("csv_ratio"):
+        parts.append(f"CSV {_mb(f['csv_bytes'])} = {f['csv_ratio']:.2f}× the disk bytes")
+    if f.get("logical_ratio"):
+        parts.append(f"in memory {_mb(f['logical_bytes'])} = {f['logical_ratio']:.2f}×")
+    return "; ".join(parts) + (escape(f" [{f['method']}]") if f.get("method") else "")
+
+
+def _print_columns(console: Console, footprint: dict) -> None:
+    table = Table(title="Bytes on disk per column")
+    table.add_column("column")
+    table.add_column("MB", justify="right")
+    table.add_column("share", justify="right")
+    total = sum(footprint["columns"].values()) or 1
+    for name, size in sorted(footprint["columns"].items(), key=lambda kv: -kv[1]):
+        table.add_row(name, f"{size / 1e6:,.2f}", f"{size / total:.0%}")
+    console.print(table)

@@ -14,6 +14,7 @@ from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
 from workloads.datasets.schema import Scale, StringMode
+from workloads.history import snapshot_from_store
 from workloads.queries.answers import normalise
 from workloads.queries.suites import user_suites_dir
 from workloads.runner import Runner
@@ -124,9 +125,20 @@ def run(tmp_path, kind: str, workload: str, params: dict | None = None, users=(1
     scenario = Scenario(dataset=extra.pop("dataset", "taq"), scale=extra.pop("scale", SCALE), target=kind,
                         target_config=config(kind, tmp_path), workload=workload, params=params or {},
                         users=users, **extra)
-    result = Runner(scenario, store).run()
+    runner = Runner(scenario, store)
+    result = runner.run()
     assert result.status == "completed", result.message
+    live_ends_as_stored(runner.snapshot(), snapshot_from_store(store, result.run_id))
     return store, result
+
+
+def live_ends_as_stored(live, stored) -> None:
+    """What the dashboard showed at the end of the run is what history shows of it."""
+    assert [q.query for q in live.queries] == [q.query for q in stored.queries]
+    for a, b in zip(live.queries, stored.queries):
+        assert (a.status, a.runs, a.fingerprint, a.category) == (b.status, b.runs, b.fingerprint, b.category)
+        assert a.mean_s == pytest.approx(b.mean_s) and a.min_s == pytest.approx(b.min_s)
+    assert [p.wire_bytes_per_s for p in live.sweep] == pytest.approx([p.wire_bytes_per_s for p in stored.sweep])
 
 
 @pytest.mark.slow
@@ -136,6 +148,9 @@ def test_import_workload_loads_each_file_once_per_step(tmp_path, kind):
     figures = result.figures
     files = csv_files("taq", SCALE)
     csv_bytes = sum(f.bytes for f in files)
+    stored = snapshot_from_store(store, result.run_id)
+    assert [p.wire_bytes_per_s for p in stored.sweep] == pytest.approx(list(figures["wire_mb_per_s"] * 1e6))
+    assert stored.footprints == run_footprints(store, result.run_id) and stored.queries == []
     assert list(figures["rows"]) == [2 * SCALE.rows_per_day] * 2 and list(figures["ops"]) == [2, 2]
     # CSV MB/s: the files' bytes over the window, the report's import rate
     for _, step in figures.iterrows():
@@ -225,6 +240,9 @@ def test_query_suite_times_each_query_and_keeps_unsupported_apart(tmp_path):
             assert figures.loc[query, "mean_s"] == pytest.approx(mine.mean())
             assert figures.loc[query, "min_s"] == pytest.approx(mine.min())
         answers[kind] = figures.loc[["spreads", "valid"], "fingerprint"].tolist()
+        points = {q.query: q for q in snapshot_from_store(store, result.run_id).queries}
+        assert points["spreads"].mean_s == pytest.approx(figures.loc["spreads", "mean_s"])
+        assert points["sql_only"].status == figures.loc["sql_only", "status"]
         summary = suite_summary(query_figures(store, result.run_id)).iloc[0]
         answered = figures[figures["status"] == OK]["mean_s"]
         assert summary["geomean_s"] == pytest.approx(math.exp(np.log(answered).mean()))

@@ -25,8 +25,9 @@ from workloads.figures import headline_frame, phase_summary, step_figures
 from workloads.kinds import get_workload
 from workloads.metrics import WINDOW_S
 from workloads.scenario import Scenario
-from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
+from workloads.snapshot import (LatencyPoint, LiveSnapshot, QueryPoint, ResourcePoint, SweepPoint,
                                 ThroughputPoint)
+from workloads.suite_figures import query_figures, run_footprints
 from workloads.store import ResultsStore
 from workloads.targets.base import PHASES
 
@@ -87,6 +88,7 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
     if elapsed is None:
         elapsed = float(max(ends.max(initial=0.0), max(offsets, default=0.0)))
     last = figures.iloc[-1] if len(figures) else None
+    queries, query_step = stored_query_points(store, run) if run["workload"] == "query-suite" else ([], "")
     return LiveSnapshot(
         run_id=run_id, status=status, target=str(run["target"]), workload=str(run["workload"]),
         step_index=last_step, steps_total=steps_total,
@@ -105,7 +107,21 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
         resources=[ResourcePoint(float(r.t), float(r.cpu_percent), int(r.rss_bytes),
                                  float(r.read_bytes_per_s), float(r.write_bytes_per_s))
                    for r in resources.itertuples()],
+        queries=queries, query_step=query_step, footprints=run_footprints(store, run_id),
     )
+
+
+def stored_query_points(store: ResultsStore, run: dict) -> tuple[list[QueryPoint], str]:
+    """The per-query figures of a query-suite run's last step that ran any, and that step's label."""
+    queries = query_figures(store, run["run_id"])
+    if queries.empty:
+        return [], ""
+    step = int(queries["step"].max())
+    label = store.query("SELECT label FROM steps WHERE run_id = ? AND step = ?", [run["run_id"], step])
+    return [QueryPoint(str(r.query), str(r.category), str(r.description), int(r.runs), _optional_number(r.mean_s),
+                       _optional_number(r.p50_s), _optional_number(r.min_s), str(r.status),
+                       _text(r.fingerprint), _text(r.error))
+            for r in queries[queries["step"] == step].itertuples()], (label[0][0] if label else "")
 
 
 def _last_with_phases(figures: pd.DataFrame):
@@ -114,6 +130,14 @@ def _last_with_phases(figures: pd.DataFrame):
         if phase_summary(row.to_dict())[0]:
             return row.to_dict()
     return None
+
+
+def _text(value) -> str:
+    return "" if value is None or pd.isna(value) else str(value)
+
+
+def _optional_number(value) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 def _optional(row, key) -> float | None:
@@ -193,11 +217,13 @@ def sweep_points(figures: pd.DataFrame) -> list[SweepPoint]:
     for row in figures.itertuples():
         if not row.ops and row.status == "running":
             continue
+        wire = _optional_number(row.wire_mb_per_s)
         points.append(SweepPoint(
             users=int(row.users), rows_per_s=_number(row.rows_per_s),
             bytes_per_s=_number(row.mb_per_s) * 1e6, ops_per_s=_number(row.ops_per_s),
             p50=_number(row.p50_s), p99=_number(row.p99_s), complete=True,
-            label=str(row.label), short=bool(row.short), exact=True))
+            label=str(row.label), short=bool(row.short), exact=True,
+            wire_bytes_per_s=wire * 1e6 if wire is not None else None))
     return points
 
 

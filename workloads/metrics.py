@@ -11,6 +11,7 @@ them only in probes, from the probes.
 """
 from __future__ import annotations
 
+import json
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -20,11 +21,12 @@ import numpy as np
 
 from workloads.figures import phase_summary
 from workloads.histogram import LogHistogram
-from workloads.records import (MEASURED, PROBE, UNSUPPORTED, WARMUP, Columns, OpRecord, as_columns,
-                               batch_length)
+from workloads.records import (MEASURED, PROBE, UNKNOWN_BYTES, UNSUPPORTED, WARMUP, Columns, OpRecord,
+                               as_columns, batch_length)
 from workloads.snapshot import (
-    LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint, ThroughputPoint,
+    LatencyPoint, LiveSnapshot, QueryPoint, ResourcePoint, SweepPoint, ThroughputPoint,
 )
+from workloads.suite_figures import FAILED, NOT_SUPPORTED, OK, PENDING
 from workloads.targets.base import PHASES
 
 WINDOW_S = 5            # sliding window for live percentiles
@@ -52,6 +54,18 @@ class _PhaseStats:
 
 
 @dataclass
+class _NamedOps:
+    """Measured executions of one named operation (a suite's query) in a step: exact sums."""
+    total_s: float = 0.0
+    runs: int = 0
+    min_s: float = float("inf")
+    failed: int = 0
+    unsupported: bool = False
+    fingerprint: str = ""
+    error: str = ""
+
+
+@dataclass
 class _StepTotals:
     users: int
     label: str
@@ -64,6 +78,9 @@ class _StepTotals:
     total_s: float = 0.0               # sum of measured operation times (for the mean)
     phases: dict[str, _PhaseStats] = field(default_factory=lambda: {MEASURED: _PhaseStats(), PROBE: _PhaseStats()})
     first_ops: list[float] = field(default_factory=list)
+    wire_bytes: int = 0                # of measured operations whose wire bytes are known
+    wire_ops: int = 0
+    named: dict[str, _NamedOps] = field(default_factory=dict)
     final: dict[str, Any] | None = None   # the stored figures, once the step has ended
 
 
@@ -76,6 +93,7 @@ class LiveAggregates:
         self._resources: deque[ResourcePoint] = deque(maxlen=MAX_POINTS)
         self._steps: list[_StepTotals] = []
         self._finalised_until = -1  # last whole second turned into points
+        self._planned: list[tuple[str, str, str]] = []
         self._snapshot = LiveSnapshot(
             run_id=run_id, status="preparing", target=target, workload=workload,
             step_index=0, steps_total=steps_total, users=0, elapsed_s=0.0,
@@ -83,6 +101,11 @@ class LiveAggregates:
         )
 
     # --- writers (collector thread) --------------------------------------------------
+    def plan_ops(self, planned: list[tuple[str, str, str]]) -> None:
+        """The named operations each step runs (``Workload.planned_ops``), listed while pending."""
+        with self._lock:
+            self._planned = list(planned)
+
     def begin_step(self, index: int, users: int, label: str, run_clock: float) -> None:
         with self._lock:
             self._steps.append(_StepTotals(users=users, label=label))
@@ -143,6 +166,11 @@ class LiveAggregates:
                         step.phases[source].add(phase, values)
             first = ok & (kind == WARMUP) & (batch["seq"] == 0)
             step.first_ops.extend(float(v) for v in totals[first])
+            known = measured & (batch["wire_bytes"] != UNKNOWN_BYTES)
+            step.wire_bytes += int(batch["wire_bytes"][known].sum())
+            step.wire_ops += int(known.sum())
+            if self._planned:
+                self._add_named(step, batch, ok, kind, totals)
             measured_all = kind == MEASURED
             failed = int((measured_all & ~ok).sum())
             self._snapshot.ops_done += int(measured.sum())
@@ -151,6 +179,23 @@ class LiveAggregates:
             if bad.any():
                 last = int(np.flatnonzero(bad)[-1])
                 self._snapshot.message = f"worker {batch['worker'][last]}: {batch['error'][last]}"
+
+    @staticmethod
+    def _add_named(step: _StepTotals, batch: Columns, ok, kind, totals) -> None:
+        for i in np.flatnonzero((kind == MEASURED) | (kind == UNSUPPORTED) | (ok & (kind == WARMUP))):
+            named = step.named.setdefault(str(batch["op"][i]), _NamedOps())
+            if kind[i] == UNSUPPORTED:
+                named.unsupported = True
+            elif kind[i] == MEASURED and ok[i]:
+                named.total_s += float(totals[i])
+                named.runs += 1
+                named.min_s = min(named.min_s, float(totals[i]))
+            elif kind[i] == MEASURED:
+                named.failed += 1
+                named.error = str(batch["error"][i])
+            extra = str(batch["extra"][i])
+            if not named.fingerprint and "fingerprint" in extra:
+                named.fingerprint = json.loads(extra).get("fingerprint", "")
 
     def add_resources(self, point: ResourcePoint) -> None:
         with self._lock:
@@ -187,7 +232,25 @@ class LiveAggregates:
             phase_step = self._phase_step()
             if phase_step is not None:
                 self._fill_phases(result, phase_step)
+            if self._planned and self._steps:
+                step = next((s for s in reversed(self._steps) if s.named), self._steps[-1])
+                result.queries, result.query_step = self._query_points(step), step.label
             return result
+
+    def _query_points(self, step: _StepTotals) -> list[QueryPoint]:
+        """The planned operations of ``step``, as ``workloads.suite_figures`` words its statuses."""
+        points = []
+        for name, category, description in self._planned:
+            named = step.named.get(name)
+            point = QueryPoint(name, category, description)
+            if named is not None:
+                point.runs, point.fingerprint, point.error = named.runs, named.fingerprint, named.error
+                point.mean_s = named.total_s / named.runs if named.runs else None
+                point.min_s = named.min_s if named.runs else None
+                point.status = NOT_SUPPORTED if named.unsupported else \
+                    FAILED if named.failed else OK if named.runs else PENDING
+            points.append(point)
+        return points
 
     def _phase_step(self) -> _StepTotals | None:
         """The latest step with phase figures (the current one once it has any)."""
@@ -227,13 +290,15 @@ class LiveAggregates:
                               bytes_per_s=(_number(f.get("mb_per_s")) or 0.0) * 1e6,
                               ops_per_s=_number(f.get("ops_per_s")) or 0.0,
                               p50=_number(f.get("p50_s")) or 0.0, p99=_number(f.get("p99_s")) or 0.0,
-                              complete=True, label=step.label, short=bool(f.get("short")), exact=True)
+                              complete=True, label=step.label, short=bool(f.get("short")), exact=True,
+                              wire_bytes_per_s=_wire(f.get("wire_mb_per_s")))
         window = step.last_end - step.released_at if step.released_at is not None else 0.0
         span = max(window, 1e-9)
         return SweepPoint(
             users=step.users, rows_per_s=step.rows / span, bytes_per_s=step.nbytes / span,
             ops_per_s=step.ops / span, p50=step.latency.percentile(50),
-            p99=step.latency.percentile(99), complete=step.final is not None, label=step.label)
+            p99=step.latency.percentile(99), complete=step.final is not None, label=step.label,
+            wire_bytes_per_s=step.wire_bytes / span if step.ops and step.wire_ops == step.ops else None)
 
     def _finalise_seconds(self, until: int) -> None:
         """Turn whole seconds up to ``until`` into chart points (late records are rare)."""
@@ -259,3 +324,8 @@ def _number(value) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if np.isnan(number) else number
+
+
+def _wire(mb_per_s) -> float | None:
+    number = _number(mb_per_s)
+    return None if number is None else number * 1e6

@@ -91,6 +91,7 @@ class Runner:
         self._cancel = threading.Event()
         self._t0 = time.monotonic()
         self._metrics = LiveAggregates(self.run_id, scenario.target, scenario.workload, len(self.steps))
+        self._metrics.plan_ops(self.workload.planned_ops(self.params))
         self._mp = mp.get_context("spawn")
         self._sampler: ResourceSampler | None = None
         self._failures: list[str] = []

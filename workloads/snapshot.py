@@ -39,6 +39,7 @@ class SweepPoint:
     label: str = ""     # the step, e.g. "4 users" or "batch 1,000 rows"
     short: bool = False  # too short to measure (workloads.figures)
     exact: bool = False  # True once the stored figures replaced the live estimate
+    wire_bytes_per_s: float | None = None   # bytes read or written (an import's CSV); None: unknown
 
 
 @dataclass
@@ -48,6 +49,21 @@ class ResourcePoint:
     rss_bytes: int      # parent + worker processes
     read_bytes_per_s: float = 0.0
     write_bytes_per_s: float = 0.0
+
+
+@dataclass
+class QueryPoint:
+    """One query of a query suite in one step (``workloads.suite_figures``)."""
+    query: str
+    category: str = ""
+    description: str = ""
+    runs: int = 0                # measured executions that answered
+    mean_s: float | None = None
+    p50_s: float | None = None   # stored figures only (live: None)
+    min_s: float | None = None
+    status: str = "pending"      # pending (not run yet) | ok | failed | not supported
+    fingerprint: str = ""        # of the answer (workloads.queries.answers)
+    error: str = ""
 
 
 @dataclass
@@ -82,3 +98,7 @@ class LiveSnapshot:
     workers: dict[int, str] = field(default_factory=dict)      # worker id -> state
     worker_errors: dict[int, str] = field(default_factory=dict)
     resources: list[ResourcePoint] = field(default_factory=list)
+    queries: list[QueryPoint] = field(default_factory=list)    # a query suite's latest step
+    query_step: str = ""                     # label of that step
+    # footprints with ratios (workloads.suite_figures.run_footprints): "layout" and import "steps"
+    footprints: dict = field(default_factory=dict)

@@ -21,7 +21,7 @@ SELECT step, op AS query,
 FROM ops WHERE run_id = ? AND kind IN ('measured', 'warmup', 'unsupported')
 GROUP BY step, op ORDER BY step, min(seq), op
 """
-NOT_SUPPORTED, FAILED, OK = "not supported", "failed", "ok"
+NOT_SUPPORTED, FAILED, OK, PENDING = "not supported", "failed", "ok", "pending"   # PENDING: live only
 
 
 def query_figures(store, run_id: str) -> pd.DataFrame:

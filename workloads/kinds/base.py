@@ -114,6 +114,11 @@ class Workload(ABC):
     def finish_step(self, params: dict[str, Any]) -> None:
         """Parent-side clean-up after a step (files it wrote that nobody needs)."""
 
+    def planned_ops(self, params: dict[str, Any]) -> list[tuple[str, str, str]]:
+        """(name, category, description) of the operations each worker runs under their own
+        names, in order (a suite's queries), so a live view can list them before they run."""
+        return []
+
     @abstractmethod
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:
         """The next operation, or None when this worker has done its share."""

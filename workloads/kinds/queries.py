@@ -50,6 +50,9 @@ class QuerySuite(Workload):
         self.check(scenario)        # the runner asks for the steps before preparing anything
         return super().steps(scenario)
 
+    def planned_ops(self, params) -> list[tuple[str, str, str]]:
+        return [(q.id, q.category, q.description) for q in load_suite(params["suite"]).queries]
+
     def setup(self, ctx: WorkerContext) -> None:
         suite = load_suite(ctx.params["suite"])
         reps = ctx.params["repetitions"]

@@ -17,7 +17,8 @@ from widgets.run_history import RunHistoryView
 from widgets.scenario_builder import ScenarioBuilder
 from widgets.state import load_state, store_state
 from widgets.targets_panel import TargetsPanel
-from workloads.history import compare_frame, history_rows, snapshot_from_store
+from workloads.history import compare_frame, history_rows, run_labels, snapshot_from_store
+from workloads.suite_history import suite_comparison
 from workloads.references import published_sweeps
 from workloads.scenario import Scenario, load_playlist
 from workloads.store import ResultsStore
@@ -194,6 +195,8 @@ class MainWindow(QMainWindow):
     def compare_runs(self, run_ids: list[str]) -> None:
         frame = compare_frame(self.store, run_ids)
         self.compare.show_runs(frame.to_dict("records"))
+        suites = suite_comparison(self.store, run_ids, run_labels(self.store, run_ids))
+        self.compare.show_suites(suites.queries, suites.answers, suites.footprints)
         self.tabs.setCurrentWidget(self.compare)
 
     def delete_runs(self, run_ids: list[str]) -> None:

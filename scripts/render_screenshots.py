@@ -3,6 +3,11 @@
 Runs real scenarios on the embedded default in a temporary home, so nothing is synthetic:
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/render_screenshots.py [--out docs/screenshots]
+        [--set main|reports]
+
+``main``: read-day sweeps (running, after, history, compare, demo mode); ``reports``: reports 001
+and 004's experiments (a query suite on DuckDB and Parquet side by side, with one query whose
+Parquet answer differs on purpose, its answers dialog, footprints, an import).
 """
 from __future__ import annotations
 
@@ -31,6 +36,52 @@ from workloads.store import ResultsStore  # noqa: E402
 SCALE = Scale(days=2, rows_per_day=400_000, symbols=300)
 
 
+REPORT_SCALE = Scale(days=3, rows_per_day=300_000, symbols=200)
+# A user suite with report 001's spread sums, and the same question asked wrongly in SQL, so the
+# compare view has a differing answer to show (the real suites agree: tickbench verify).
+SKEWED_SUITE = """
+dataset = "taq"
+title = "Spread sums, and one asked wrongly"
+[[query]]
+id = "spread"
+category = "group by symbol"
+description = "sum of spreads per symbol on the last day"
+params = { day = "day:-1" }
+columns = ["symbol", "spread"]
+days = "day"
+duckdb = "SELECT symbol, sum(ofr - bid) AS spread FROM {quotes} WHERE date = $day GROUP BY symbol"
+pandas = "taq_spread_sum"
+
+[[query]]
+id = "spread_wrong"
+category = "group by symbol"
+description = "the same, with the SQL text summing every day"
+params = { day = "day:-1" }
+columns = ["symbol", "spread"]
+days = "day"
+duckdb = "SELECT symbol, sum(ofr - bid) AS spread FROM {quotes} GROUP BY symbol"
+pandas = "taq_spread_sum"
+"""
+
+
+def report_scenarios(data: Path) -> list[Scenario]:
+    duck = {"path": str(data / "tickbench_data.duckdb")}
+    files = {"root": str(data)}
+    suite = {"suite": "taq001", "repetitions": 5}
+    return [
+        Scenario(name="DuckDB import", scale=REPORT_SCALE, target="duckdb", target_config=duck,
+                 workload="import", users=(1, 2)),
+        Scenario(name="DuckDB report 001 suite", scale=REPORT_SCALE, target="duckdb", target_config=duck,
+                 workload="query-suite", params=suite),
+        Scenario(name="Parquet report 001 suite", scale=REPORT_SCALE, target="parquet", target_config=files,
+                 workload="query-suite", params=suite),
+        Scenario(name="DuckDB skewed suite", scale=REPORT_SCALE, target="duckdb", target_config=duck,
+                 workload="query-suite", params={"suite": "skewed", "repetitions": 3}),
+        Scenario(name="Parquet skewed suite", scale=REPORT_SCALE, target="parquet", target_config=files,
+                 workload="query-suite", params={"suite": "skewed", "repetitions": 3}),
+    ]
+
+
 def scenarios(data: Path) -> list[Scenario]:
     duck = {"path": str(data / "tickbench_data.duckdb")}
     files = {"root": str(data)}
@@ -45,18 +96,21 @@ def scenarios(data: Path) -> list[Scenario]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
+    parser.add_argument("--set", choices=("main", "reports"), default="main")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     app = QApplication(sys.argv[:1])
     apply_theme(app, "light")
     tmp = Path(tempfile.mkdtemp(prefix="tickbench-shots-"))
     os.environ["TICKBENCH_HOME"] = str(tmp)
+    (tmp / "queries").mkdir()
+    (tmp / "queries" / "skewed.toml").write_text(SKEWED_SUITE)
     store = ResultsStore(tmp / "results.duckdb")
     settings = QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(store, tmp / "data", settings)
     window.resize(1440, 900)
     window.show()
-    queue = scenarios(tmp / "data")
+    queue = (scenarios if args.set == "main" else report_scenarios)(tmp / "data")
     shots = {"mid": False}
 
     def save(name: str) -> None:
@@ -68,16 +122,50 @@ def main() -> int:
         print(f"wrote {path}")
 
     def on_snapshot(snapshot) -> None:
+        if args.set == "reports":
+            done = sum(q.status != "pending" for q in snapshot.queries)
+            if not shots["mid"] and snapshot.workload == "query-suite" and 3 <= done < len(snapshot.queries):
+                shots["mid"] = True
+                window.dashboard.tabs.setCurrentWidget(window.dashboard.query_chart)
+                save("suite_running")
+            return
         all_running = snapshot.workers and all(s == "running" for s in snapshot.workers.values())
         if not shots["mid"] and snapshot.step_index == 2 and all_running:
             shots["mid"] = True
             QTimer.singleShot(1500, lambda: save("main_window_running"))
+
+    def finish_reports() -> None:
+        ids = list(store.runs().sort_values("created_at")["run_id"])
+        window.open_run(ids[0])
+        window.dashboard.tabs.setCurrentWidget(window.dashboard.footprint_chart)
+        save("import_footprint")
+        window.open_run(ids[1])
+        window.dashboard.tabs.setCurrentWidget(window.dashboard.query_chart)
+        save("suite_after_run")
+        window.compare_runs(ids[1:3])
+        save("compare_suites")
+        window.compare.tabs.setCurrentWidget(window.compare.footprint_chart)
+        save("compare_footprints")
+        window.compare_runs(ids[3:5])
+        save("compare_differs")
+        window.compare.show_answers("spread_wrong")
+        loop = QEventLoop()
+        QTimer.singleShot(500, loop.quit)
+        loop.exec()
+        path = args.out / "answers_dialog.png"
+        window.compare.answers_dialog.grab().save(str(path))
+        print(f"wrote {path}")
+        window.close()
+        app.quit()
 
     def next_or_finish(_result=None) -> None:
         if queue:
             scenario = queue.pop(0)
             window.builder.set_scenario(scenario)
             window.start_scenario(scenario)
+            return
+        if args.set == "reports":
+            finish_reports()
             return
         save("main_window_after_run")
         window.refresh_history()

@@ -204,10 +204,11 @@ def test_answers_that_disagree_are_told_apart(tmp_path):
         params = { day = "day:-1" }
         columns = ["symbol", "spread"]
         days = "day"
-        duckdb = "SELECT symbol, sum(ofr - bid) * 1.001 AS spread FROM {quotes} WHERE date = $day GROUP BY symbol"
+        duckdb = "SELECT symbol, sum(ofr - bid) AS spread FROM {quotes} GROUP BY symbol"
         pandas = "taq_spread_sum"
     """)
-    scale = Scale(days=1, rows_per_day=5_000, symbols=10)
+    # the SQL text forgot its day filter (and so leaves $day unused): it sums both days
+    scale = Scale(days=2, rows_per_day=5_000, symbols=10)
     verdicts = verify("taq", scale, local_targets(tmp_path)[:2], suites=[load_suite("split")])
     assert verdicts.verdicts[("split", "spread")] == {"duckdb": SAME, "parquet": DIFFERS}
     answers = verdicts.answers[("split", "spread")]

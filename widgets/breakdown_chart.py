@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
-from widgets.chart_base import DEFAULT_MAX_FPS, ChartBase
+from widgets.chart_base import DEFAULT_MAX_FPS, BarChartBase
 from widgets.theme import PHASE_ORDER, Theme, current_theme, phase_colour, readable_text_colour
 
 Breakdown = dict[str, dict[str, float]]
@@ -52,7 +52,7 @@ def ordered_phases(*breakdowns: Breakdown) -> list[str]:
     return known + [p for p in seen if p not in PHASE_ORDER]
 
 
-class BreakdownChart(ChartBase):
+class BreakdownChart(BarChartBase):
     """Stacked bars of mean phase seconds per target, measured and (optionally) published."""
 
     def __init__(self, title: str = "Where the time goes", *, auto_note: bool = True,
@@ -60,13 +60,8 @@ class BreakdownChart(ChartBase):
         self._measured: Breakdown = {}
         self._published: Breakdown = {}
         self._auto_note = auto_note
-        self._items: list[pg.GraphicsObject] = []
         super().__init__(title, x_label="mean time per operation", x_unit="s", x_si_prefix=True,
                          y_si_prefix=False, legend_below=True, max_fps=max_fps, parent=parent)
-        self.plot_item.setMouseEnabled(x=False, y=False)
-        self.plot_item.getViewBox().invertY(True)          # first label on top, reading order
-        self.plot_item.showGrid(x=True, y=False, alpha=0.25)
-        self._legend_keys: list = []
         # which value labels fit depends on the width in pixels: redo them when it changes
         self.plot_item.getViewBox().sigResized.connect(self.mark_dirty)
 
@@ -98,14 +93,6 @@ class BreakdownChart(ChartBase):
                                  "seconds": phases[phase]})
         return rows
 
-    def bar_items(self) -> list[pg.BarGraphItem]:
-        """The bar items drawn now (one per phase and kind)."""
-        return [i for i in self._items if isinstance(i, pg.BarGraphItem)]
-
-    def label_texts(self) -> list[str]:
-        """The value labels drawn now."""
-        return [i.textItem.toPlainText() for i in self._items if isinstance(i, pg.TextItem)]
-
     @staticmethod
     def _checked(data: Breakdown, what: str) -> Breakdown:
         clean: Breakdown = {}
@@ -134,10 +121,7 @@ class BreakdownChart(ChartBase):
         return bars
 
     def _render(self) -> None:
-        for item in self._items:
-            self.plot_item.removeItem(item)
-        self._items.clear()
-        self.legend.clear()
+        self._remove_items()
         theme = current_theme()
         bars = self._layout()
         phases = ordered_phases(self._measured, self._published)
@@ -209,16 +193,3 @@ class BreakdownChart(ChartBase):
         if kind == "measured":
             return {"brush": pg.mkBrush(colour), "pen": pg.mkPen(theme.window, width=1)}
         return {"brush": QBrush(colour, Qt.BrushStyle.BDiagPattern), "pen": pg.mkPen(colour, width=1.5)}
-
-    def _label(self, text: str, x: float, y: float, colour: str, anchor, fill=None) -> None:
-        item = pg.TextItem(text, color=colour, anchor=anchor, fill=fill)
-        item.setFont(self._font())
-        item.setPos(x, y)
-        self._add(item)
-
-    def _add(self, item) -> None:
-        self.plot_item.addItem(item)
-        self._items.append(item)
-
-    def _restyle_items(self, theme: Theme) -> None:
-        self.mark_dirty()    # colours of labels depend on the theme: rebuild at the next repaint

@@ -58,6 +58,19 @@ class RowLegend(pg.LegendItem):
         self.updateGeometry()
 
 
+class NoteItem(pg.LabelItem):
+    """A wrapped line of text under the plot that never holds the chart wide.
+
+    LabelItem makes its text's width its minimum width on every resize: a chart laid out wide once
+    (in a hidden tab, before the docks took their room) could then never shrink to its view again
+    and was cut off on the right. The note's height still follows its wrapped text."""
+
+    def updateMin(self) -> None:
+        super().updateMin()
+        self.setMinimumWidth(0)
+        self._sizeHint[Qt.SizeHint.MinimumSize] = (0, self._sizeHint[Qt.SizeHint.MinimumSize][1])
+
+
 class ChartBase(QWidget):
     """Base of the charts: subclasses keep their own data and implement `_render()`."""
 
@@ -98,7 +111,7 @@ class ChartBase(QWidget):
         else:
             self.legend = self.plot_item.addLegend(offset=(8, 8))
         self.legend.setVisible(show_legend)   # a one-series chart says what it shows in its title
-        self._note = pg.LabelItem("", justify="left")
+        self._note = NoteItem("", justify="left")
         self._note_row = 2 if legend_below else 1
         self._note_text = ""
 
@@ -237,3 +250,43 @@ class ChartBase(QWidget):
 
     def _restyle_items(self, theme: Theme) -> None:
         """Subclasses recolour their series here."""
+
+
+class BarChartBase(ChartBase):
+    """Base of the bar charts, which rebuild their items on every render: keeps the items, adds
+    value labels, and rebuilds on a theme change (label colours come from the theme)."""
+
+    def __init__(self, title: str = "", **kwargs) -> None:
+        self._items: list[pg.GraphicsObject] = []
+        self._legend_keys: list = []         # the legend only draws its samples: keep them alive
+        super().__init__(title, **kwargs)
+        self.plot_item.setMouseEnabled(x=False, y=False)
+        self.plot_item.getViewBox().invertY(True)          # first label on top, reading order
+        self.plot_item.showGrid(x=True, y=False, alpha=0.25)
+
+    def bar_items(self) -> list[pg.BarGraphItem]:
+        """The bar items drawn now."""
+        return [i for i in self._items if isinstance(i, pg.BarGraphItem)]
+
+    def label_texts(self) -> list[str]:
+        """The value labels drawn now."""
+        return [i.textItem.toPlainText() for i in self._items if isinstance(i, pg.TextItem)]
+
+    def _remove_items(self) -> None:
+        for item in self._items:
+            self.plot_item.removeItem(item)
+        self._items.clear()
+        self.legend.clear()
+
+    def _label(self, text: str, x: float, y: float, colour: str, anchor=(0, 0.5), fill=None) -> None:
+        item = pg.TextItem(text, color=colour, anchor=anchor, fill=fill)
+        item.setFont(self._font())
+        item.setPos(x, y)
+        self._add(item)
+
+    def _add(self, item) -> None:
+        self.plot_item.addItem(item)
+        self._items.append(item)
+
+    def _restyle_items(self, theme: Theme) -> None:
+        self.mark_dirty()

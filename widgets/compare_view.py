@@ -1,13 +1,19 @@
-"""CompareView: two or more stored runs overlaid: throughput vs users, phases, and a table."""
+"""CompareView: two or more stored runs overlaid: throughput vs users, phases and a table; for
+query suites the time per query side by side (a differing answer in red, both answers a click
+away); the footprints of the runs' tables with their compression ratios."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+                               QTabWidget, QVBoxLayout, QWidget)
 
+from widgets.answers_dialog import AnswersDialog
 from widgets.breakdown_chart import BreakdownChart
+from widgets.footprint_chart import FootprintChart
+from widgets.query_chart import QueryChart
 from widgets.sweep_chart import SweepChart
 from workloads.figures import breakdown as with_other
+from workloads.snapshot import QueryPoint
 
 TABLE_COLUMNS = (("run", "run"), ("step", "step_label"), ("users", "users"), ("rows/s", "rows_per_s"),
                  ("MB/s", "mb_per_s"), ("ops/s", "ops_per_s"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"),
@@ -33,14 +39,49 @@ class CompareView(QWidget):
         outer.addWidget(charts)
         outer.addWidget(self.table)
         outer.setSizes([500, 200])
+        self.query_chart = QueryChart("Time per query (mean), runs side by side")
+        self.query_chart.query_clicked.connect(self.show_answers)
+        self.footprint_chart = FootprintChart("Footprint of each run's table")
+        self.answers_dialog = AnswersDialog(self)
+        self._answers: dict[str, dict[str, dict]] = {}
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(outer, "Throughput and phases")
+        self.tabs.addTab(self.query_chart, "Queries")
+        self.tabs.addTab(self.footprint_chart, "Footprint")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.title)
-        layout.addWidget(outer, 1)
+        layout.addWidget(self.tabs, 1)
+        self.show_suites({}, {}, {})
 
     def charts(self) -> dict[str, QWidget]:
         return {"Compare: throughput vs users": self.sweep_chart,
-                "Compare: phases": self.breakdown_chart}
+                "Compare: phases": self.breakdown_chart,
+                "Compare: time per query": self.query_chart,
+                "Compare: footprint": self.footprint_chart}
+
+    def show_suites(self, queries: dict[str, list[QueryPoint]], answers: dict[str, dict[str, dict]],
+                    footprints: dict[str, dict]) -> None:
+        """Per run label: its query points, its recorded answers (query -> preview) and its
+        footprint; tabs without data are hidden, and a comparison of suites opens on its queries."""
+        self.query_chart.set_data(queries)
+        self._answers = {label: dict(a) for label, a in answers.items()}
+        self.footprint_chart.set_data(footprints)
+        self.tabs.setTabVisible(1, bool(queries))
+        self.tabs.setTabVisible(2, bool(self.footprint_chart.labels()))
+        self.tabs.setCurrentIndex(1 if queries else 0)
+
+    def show_answers(self, query: str) -> None:
+        """Every run's answer to ``query`` side by side (a click on the query in the chart)."""
+        labels = [label for label in self._answers if self.query_chart.point(label, query) is not None]
+        points = {label: self.query_chart.point(label, query) for label in labels}
+        description = next((p.description for p in points.values() if p.description), "")
+        self.answers_dialog.show_answers(
+            query, description, {label: self._answers[label].get(query, {}) for label in labels},
+            {label: p.fingerprint for label, p in points.items()}, self.query_chart.reference(query))
+        self.answers_dialog.show()
+        self.answers_dialog.raise_()
 
     def show_runs(self, rows: list[dict]) -> None:
         """One dict per run-step (workloads.history.compare_frame rows): run (label), users,

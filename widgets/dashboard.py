@@ -17,7 +17,9 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView,
                                QTabWidget, QVBoxLayout, QWidget)
 
 from widgets.breakdown_chart import BreakdownChart, Breakdown, format_seconds, ordered_phases
+from widgets.footprint_chart import FootprintChart
 from widgets.live_chart import TimeSeriesChart
+from widgets.query_chart import QueryChart
 from widgets.sweep_chart import SweepChart
 from widgets.theme import current_theme, theme_notifier
 from widgets.worker_grid import WorkerGrid
@@ -34,6 +36,7 @@ SWEEP_METRICS = {
     "p99": ("latency p99", "latency p99", "s", lambda p: p.p99),
 }
 _MAX_MESSAGE = 400
+CSV_WORKLOADS = ("import", "export")      # their wire bytes are the CSV files
 BREAKDOWN_TITLE = "Phases per operation (mean)"
 WINDOW_NOTE = ("Each step's throughput is over its measurement window: from the release of the workers "
                "to the end of their last measured operation. Warm-up and probe operations are not counted.")
@@ -56,6 +59,9 @@ def step_figures_line(snap: LiveSnapshot, warning_colour: str) -> str:
     moved = point.rows_per_s > 0
     rate = f"{_si(point.rows_per_s)} rows/s · {_si(point.bytes_per_s)}B/s" if moved else \
         f"{point.ops_per_s:,.1f} ops/s"
+    if point.wire_bytes_per_s is not None:
+        wire = "CSV" if snap.workload in CSV_WORKLOADS else "read"
+        rate += f" · {wire} {_si(point.wire_bytes_per_s)}B/s"
     parts = [f"<b>Step {html.escape(point.label or str(point.users))}</b>", rate,
              f"p50 {format_seconds(point.p50)}", f"p99 {format_seconds(point.p99)}"]
     step = snap.phase_step or snap.step_label
@@ -68,7 +74,7 @@ def step_figures_line(snap: LiveSnapshot, warning_colour: str) -> str:
     line = " · ".join(parts)
     if point.short:
         line += (f"<br><span style='color:{warning_colour}'>⚠ too short to measure: give the step more "
-                 "operations or a duration of a few seconds</span>")
+                 "operations, a duration of a few seconds, or more data</span>")
     return line
 
 
@@ -141,6 +147,8 @@ class LiveDashboard(QWidget):
         self.memory_chart = TimeSeriesChart("Client memory (RSS)", y_label="memory", y_unit="B",
                                             show_legend=False)
         self.sweep_chart = SweepChart()
+        self.query_chart = QueryChart()
+        self.footprint_chart = FootprintChart()
         self.worker_grid = WorkerGrid()
         self.phase_caption = QLabel()
         self.phase_caption.setWordWrap(True)
@@ -192,6 +200,8 @@ class LiveDashboard(QWidget):
         phase_layout.addWidget(self.phase_caption)
         phase_layout.addWidget(self.phase_table, 1)
         self.tabs.addTab(phase_page, "Phase percentiles")
+        self.tabs.addTab(self.query_chart, "Queries")
+        self.tabs.addTab(self.footprint_chart, "Footprint")
 
         workers = QWidget()
         workers_layout = QVBoxLayout(workers)
@@ -259,6 +269,10 @@ class LiveDashboard(QWidget):
         self.worker_grid.clear()
         self.phase_table.setRowCount(0)
         self.phase_caption.setText("")
+        self.query_chart.clear()
+        self.footprint_chart.clear()
+        self._show_tab(self.query_chart, False)
+        self._show_tab(self.footprint_chart, False)
         self._apply_text()
 
     def charts(self) -> dict[str, QWidget]:
@@ -266,7 +280,8 @@ class LiveDashboard(QWidget):
         return {"Rows per second": self.rows_chart, "Data per second": self.bytes_chart,
                 "Latency": self.latency_chart, "Phases": self.breakdown_chart,
                 "Client CPU": self.cpu_chart, "Client memory": self.memory_chart,
-                "Users sweep": self.sweep_chart}
+                "Users sweep": self.sweep_chart, "Time per query": self.query_chart,
+                "Footprint": self.footprint_chart}
 
     @property
     def snapshot(self) -> LiveSnapshot | None:
@@ -344,6 +359,24 @@ class LiveDashboard(QWidget):
         self._refresh_sweep()
         self.worker_grid.set_workers(snap.workers, snap.worker_errors)
         self._fill_phase_table(snap)
+        self._fill_suite(snap)
+
+    def _fill_suite(self, snap: LiveSnapshot) -> None:
+        """Per-query bars of a query suite and the footprints of a stored run."""
+        if snap.queries:
+            self.query_chart.set_data({snap.target: snap.queries})
+            self.query_chart.set_title(f"Time per query (mean) · step {snap.query_step}")
+        footprints = {}
+        if snap.footprints.get("layout"):
+            footprints[f"{snap.target} table"] = snap.footprints["layout"]
+        for step, footprint in snap.footprints.get("steps", {}).items():
+            footprints[f"imported, step {int(step) + 1}"] = footprint
+        self.footprint_chart.set_data(footprints)
+        self._show_tab(self.query_chart, bool(snap.queries))
+        self._show_tab(self.footprint_chart, bool(footprints))
+
+    def _show_tab(self, page: QWidget, visible: bool) -> None:
+        self.tabs.setTabVisible(self.tabs.indexOf(page), visible)
 
     @staticmethod
     def _feed(chart: TimeSeriesChart, name: str, ts: list[float], ys: list[float]) -> None:

@@ -25,9 +25,10 @@ from workloads.figures import headline_frame, phase_summary, step_figures
 from workloads.kinds import get_workload
 from workloads.metrics import WINDOW_S
 from workloads.scenario import Scenario
-from workloads.snapshot import (LatencyPoint, LiveSnapshot, QueryPoint, ResourcePoint, SweepPoint,
+from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
                                 ThroughputPoint)
-from workloads.suite_figures import query_figures, run_footprints
+from workloads.suite_figures import run_footprints
+from workloads.suite_history import stored_query_points
 from workloads.store import ResultsStore
 from workloads.targets.base import PHASES
 
@@ -111,29 +112,12 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
     )
 
 
-def stored_query_points(store: ResultsStore, run: dict) -> tuple[list[QueryPoint], str]:
-    """The per-query figures of a query-suite run's last step that ran any, and that step's label."""
-    queries = query_figures(store, run["run_id"])
-    if queries.empty:
-        return [], ""
-    step = int(queries["step"].max())
-    label = store.query("SELECT label FROM steps WHERE run_id = ? AND step = ?", [run["run_id"], step])
-    return [QueryPoint(str(r.query), str(r.category), str(r.description), int(r.runs), _optional_number(r.mean_s),
-                       _optional_number(r.p50_s), _optional_number(r.min_s), str(r.status),
-                       _text(r.fingerprint), _text(r.error))
-            for r in queries[queries["step"] == step].itertuples()], (label[0][0] if label else "")
-
-
 def _last_with_phases(figures: pd.DataFrame):
     """The last step whose phases were measured (a step cut off before any has none)."""
     for _, row in figures.iloc[::-1].iterrows():
         if phase_summary(row.to_dict())[0]:
             return row.to_dict()
     return None
-
-
-def _text(value) -> str:
-    return "" if value is None or pd.isna(value) else str(value)
 
 
 def _optional_number(value) -> float | None:

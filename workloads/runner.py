@@ -241,8 +241,11 @@ class Runner:
 
     # called by the collector
     def _step_progress(self, step: StepPlan, ops: int, rows: int, elapsed: float) -> float:
+        planned = self.workload.operations_per_step(self.scenario, step, self.params)
         if self.scenario.duration_s:
             fraction = elapsed / self.scenario.duration_s
+        elif planned:
+            fraction = ops / planned
         elif self.workload.bounded_by_operations:
             fraction = ops / max(1, step.users * self.scenario.operations)
         else:

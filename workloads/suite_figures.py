@@ -47,6 +47,17 @@ def query_figures(store, run_id: str) -> pd.DataFrame:
     return frame
 
 
+def answer_previews(store, run_id: str, step: int) -> dict[str, dict[str, Any]]:
+    """Each query's answer as recorded with its first execution in ``step`` (rows, columns, the
+    first rows: ``workloads.queries.answers.preview``), for showing two answers side by side."""
+    import json
+
+    rows = store.query("SELECT op, any_value(json_extract(extra, '$.answer')) FROM ops WHERE run_id = ? "
+                       "AND step = ? AND json_extract(extra, '$.answer') IS NOT NULL GROUP BY op",
+                       [run_id, step])
+    return {str(op): json.loads(answer) if isinstance(answer, str) else answer for op, answer in rows}
+
+
 def suite_summary(queries: pd.DataFrame) -> pd.DataFrame:
     """Per step: queries answered, not supported and failed, and the geometric mean of the
     answered queries' mean times (ClickBench's summary, for ranking targets)."""

@@ -114,6 +114,11 @@ class Workload(ABC):
     def finish_step(self, params: dict[str, Any]) -> None:
         """Parent-side clean-up after a step (files it wrote that nobody needs)."""
 
+    def operations_per_step(self, scenario: Scenario, step: StepPlan, params: dict[str, Any]) -> int | None:
+        """How many measured operations a step runs in all, where the workload knows it (for
+        progress); None: it ends by operations per user, by a duration or by rows."""
+        return None
+
     def planned_ops(self, params: dict[str, Any]) -> list[tuple[str, str, str]]:
         """(name, category, description) of the operations each worker runs under their own
         names, in order (a suite's queries), so a live view can list them before they run."""

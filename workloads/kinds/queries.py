@@ -50,6 +50,9 @@ class QuerySuite(Workload):
         self.check(scenario)        # the runner asks for the steps before preparing anything
         return super().steps(scenario)
 
+    def operations_per_step(self, scenario, step, params) -> int:
+        return len(load_suite(params["suite"]).queries) * params["repetitions"] * step.users
+
     def planned_ops(self, params) -> list[tuple[str, str, str]]:
         return [(q.id, q.category, q.description) for q in load_suite(params["suite"]).queries]
 

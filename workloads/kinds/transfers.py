@@ -39,6 +39,9 @@ class ImportCsv(Workload):
     def scratch_table(self, params) -> str:
         return IMPORT_TABLE
 
+    def operations_per_step(self, scenario, step, params) -> int:
+        return scenario.scale.days          # every file once
+
     def prepare_run(self, scenario: Scenario, layout: Layout | None, run_dir: Path) -> dict:
         csv_files(scenario.dataset, scenario.scale)      # written now, in the parent, or found
         return {}
@@ -65,6 +68,9 @@ class ExportCsv(Workload):
     reference = "report 004 §3.2"
     op_name = "export_csv"
     bounded_by_operations = False
+
+    def operations_per_step(self, scenario, step, params) -> int:
+        return scenario.scale.days          # every day once
 
     def prepare_run(self, scenario: Scenario, layout: Layout | None, run_dir: Path) -> dict:
         folder = run_dir / "export"

@@ -34,6 +34,7 @@ import datetime as dt
 import json
 import os
 import random
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -574,7 +575,9 @@ class DuckDBTarget(Target):
             raise NotSupported(f"query {query.id} has no DuckDB text")
         table = self.table(layout)
         sql = text.format(quotes=quote(table), readings=quote(table), info=quote(f"{table}_info"))
-        return self._run(layout, sql, values, StringMode.ARROW)
+        # DuckDB refuses a parameter the text does not use: bind only those it names
+        used = {name: value for name, value in values.items() if re.search(rf"\${name}\b", sql)}
+        return self._run(layout, sql, used, StringMode.ARROW)
 
     def row_count(self, layout: Layout, table: str = "") -> int:
         """Rows in ``table`` (default: the layout's main table), for checks and reports."""

@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,6 +16,9 @@ from rich.table import Table
 from app.cli_reports import add_verify_parser, cmd_verify, print_report_figures
 from app.ddb_options import add_dolphindb_arguments
 from workloads.paths import default_datasets_dir, default_results_path
+
+if TYPE_CHECKING:
+    from workloads.scenario import Scenario
 
 # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
 console = Console(width=None if sys.stdout.isatty() else 200)

@@ -18,42 +18,29 @@ application's theme.
 from __future__ import annotations
 
 import base64
-import html
 import importlib.metadata
-import math
-import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import pyqtgraph as pg
 from PySide6.QtCore import QMarginsF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (QColor, QFont, QPageLayout, QPageSize, QPainter, QPdfWriter,
                            QTextDocument)
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
-from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL, BreakdownChart
-from widgets.chart_base import ChartBase
-from widgets.dashboard import LiveDashboard
-from widgets.exporters import export_png
-from widgets.live_chart import TimeSeriesChart
-from widgets.sweep_chart import SweepChart
-from workloads.figures import STEP_FIGURES_DOC, breakdown, short_reason, step_figures
+from app.report_charts import Figure, application, render_run_charts, render_shared_charts, widgets_as_figures
+from app.report_html import (Markup, esc, fmt_bytes, fmt_count, fmt_duration, fmt_int, fmt_num, fmt_when,
+                             html_table)
+from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
+from workloads.figures import STEP_FIGURES_DOC, short_reason, step_figures
 from workloads.history import compare_frame, run_labels, snapshot_from_store
 from workloads.kinds import get_workload
 from workloads.references import Reference, references_for
-from workloads.snapshot import LiveSnapshot
 from workloads.store import ResultsStore
 from workloads.targets.base import PHASES
 
-CHART_PX = 680            # on-screen width of a chart drawn for the report
-# PNGs are exported at the size the chart is laid out: pyqtgraph 0.14's exporter, asked for a
-# larger width, scales everything but the legends, which then read tiny.
-EXPORT_PX: int | None = None
 SHOWN_PX = 640            # width of an image in the document (fits A4 with 15 mm margins)
 PDF_MARGIN_MM = 15
 PDF_DPI = 300
@@ -61,7 +48,6 @@ FOOTER_PX = 24            # at the bottom of each PDF page: title and page numbe
 STRING_MODES = {"object": "Python objects (object)", "str": "Arrow-backed strings (str)",
                 "category": "categories (category)"}
 TEST_SERVER_MARK = "tickbench-test-server"   # in the version string of tests/ddbserver
-_QAPP: QApplication | None = None            # made on demand for headless use, kept alive here
 
 STYLE = """
 body { font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 10pt; color: #1a1a1a; }
@@ -89,15 +75,6 @@ p.chart img { width: 100%; max-width: 680px; height: auto; }   /* drawn 680 px w
 """
 
 
-@dataclass
-class Figure:
-    """A chart as PNG bytes with a caption; without PNG bytes, a note where charts were left out."""
-
-    title: str
-    png: bytes
-    caption: str = ""
-
-
 # --- the one public entry point ----------------------------------------------------------------
 
 def write_report(store: ResultsStore, run_ids: list[str], path: Path,
@@ -116,7 +93,7 @@ def write_report(store: ResultsStore, run_ids: list[str], path: Path,
         raise ValueError("no runs selected: choose one or more runs to report")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
-    _application()
+    application()
     runs = [store.run(r) for r in run_ids]          # unknown ids fail here, naming the id
     ids = [r["run_id"] for r in runs]
     snapshots = {rid: snapshot_from_store(store, rid) for rid in ids}
@@ -149,129 +126,6 @@ def report_labels(store: ResultsStore, runs: list[dict[str, Any]]) -> dict[str, 
     return labels
 
 
-# --- charts ------------------------------------------------------------------------------------
-
-def render_run_charts(snapshot: LiveSnapshot) -> list[Figure]:
-    """One run's time series as the live view draws them, from a LiveDashboard fed the snapshot."""
-    dashboard = LiveDashboard()
-    _offscreen(dashboard, 2 * CHART_PX + 300, 1050)
-    try:
-        dashboard.show_final(snapshot)
-        moved_rows = any(p.rows_per_s for p in snapshot.throughput)
-        # a line needs two points: a run whose operations all ended within one second has none
-        seconds, samples = len(snapshot.throughput) > 1, len(snapshot.resources) > 1
-        wanted: list[tuple[QWidget, str, bool]] = [
-            (dashboard.rows_chart, "rows per second, by second of operation end", moved_rows and seconds),
-            (dashboard.bytes_chart, "bytes per second, by second of operation end", moved_rows and seconds),
-            (dashboard.latency_chart, "exact percentiles of the operations that ended in the last "
-                                      "5 s", len(snapshot.latency) > 1),
-            (dashboard.cpu_chart, "client machine, parent and worker processes; 100% = one core",
-             samples),
-            (dashboard.memory_chart, "resident memory of the parent and worker processes", samples),
-        ]
-        figures = [Figure(chart.title, chart_png(chart), caption) for chart, caption, show in wanted if show]
-    finally:
-        _dispose(dashboard)
-    if not seconds:
-        figures.append(Figure("", b"", "No throughput or latency over time: every operation of this run "
-                                       "ended within one second (the step table has its figures)."))
-    if not moved_rows and len(snapshot.throughput) > 1:
-        # no rows moved (the no-op workload): operations per second say what happened instead
-        chart = TimeSeriesChart("Operations per second", y_label="", y_unit="ops/s", show_legend=False)
-        _offscreen(chart, CHART_PX, 300)
-        try:
-            tp = snapshot.throughput
-            chart.set_series("ops/s", [p.t for p in tp], [p.ops_per_s for p in tp])
-            figures.insert(0, Figure(chart.title, chart_png(chart), "operations per second, by "
-                                     "second of operation end"))
-        finally:
-            _dispose(chart)
-    return figures
-
-
-def render_shared_charts(frame: pd.DataFrame, snapshots: dict[str, LiveSnapshot],
-                         labels: dict[str, str]) -> list[Figure]:
-    """Phase breakdown (a bar per run and step) and, for users sweeps, throughput against users."""
-    figures = []
-    bars: dict[str, dict[str, float]] = {}
-    several_steps = frame.groupby("run_id")["step"].nunique().to_dict()
-    for row in frame.itertuples():
-        phases = {p: getattr(row, f"{p}_ms") / 1000 for p in PHASES
-                  if not pd.isna(getattr(row, f"{p}_ms"))}
-        if phases:
-            label = row.run if several_steps[row.run_id] == 1 else f"{row.run} · {row.step_label}"
-            bars[label] = breakdown(phases, None if pd.isna(row.mean_ms) else row.mean_ms / 1000)
-    if bars:
-        chart = BreakdownChart("Phases per operation (mean)")
-        _offscreen(chart, CHART_PX, 130 + 42 * len(bars))
-        try:
-            chart.set_data(bars)
-            figures.append(Figure(chart.title, chart_png(chart),
-                                  f"{MEASURED_LABEL}: mean seconds per operation in each phase; "
-                                  "'other' is the part of the measured mean no phase covers"))
-        finally:
-            _dispose(chart)
-    sweeps = {rid: s.sweep for rid, s in snapshots.items() if len({p.users for p in s.sweep}) > 1}
-    if sweeps:
-        moved_rows = any(p.rows_per_s for points in sweeps.values() for p in points)
-        chart = SweepChart(y_label="throughput", y_unit="rows/s" if moved_rows else "ops/s")
-        _offscreen(chart, CHART_PX, 360)
-        try:
-            for rid, points in sweeps.items():
-                chart.set_series(labels[rid], [p.users for p in points],
-                                 [p.rows_per_s if moved_rows else p.ops_per_s for p in points])
-            figures.append(Figure(chart.title, chart_png(chart),
-                                  f"{MEASURED_LABEL}: throughput of each step over its measurement window"))
-        finally:
-            _dispose(chart)
-    return figures
-
-
-def widgets_as_figures(charts: dict[str, QWidget]) -> list[Figure]:
-    """The caller's widgets as PNGs: charts through widgets/exporters.py, others grabbed."""
-    figures = []
-    for title, widget in charts.items():
-        figures.append(Figure(str(title), chart_png(widget)))
-    return figures
-
-
-def chart_png(widget: QWidget, width: int | None = EXPORT_PX) -> bytes:
-    """PNG bytes of a chart (pyqtgraph exporter via widgets/exporters.py) or of any widget."""
-    if isinstance(widget, (ChartBase, pg.GraphicsView, pg.PlotItem)):
-        with tempfile.TemporaryDirectory(prefix="tickbench-report-") as folder:
-            target = Path(folder) / "chart.png"
-            export_png(widget, target, width=width)
-            return target.read_bytes()
-    if not isinstance(widget, QWidget):
-        raise TypeError(f"cannot put a {type(widget).__name__} in a report: expected a chart or a widget")
-    with tempfile.TemporaryDirectory(prefix="tickbench-report-") as folder:
-        target = Path(folder) / "widget.png"
-        if not widget.grab().save(str(target), "PNG"):
-            raise OSError(f"could not draw the widget {type(widget).__name__} as a PNG")
-        return target.read_bytes()
-
-
-def _offscreen(widget: QWidget, width: int, height: int) -> None:
-    """Lay a widget out at a size without putting a window on the screen."""
-    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-    widget.resize(width, height)
-    widget.show()
-
-
-def _dispose(widget: QWidget) -> None:
-    widget.close()
-    widget.deleteLater()
-
-
-def _application() -> QApplication:
-    """The running QApplication, or one made here so the command line can write reports too."""
-    global _QAPP
-    app = QApplication.instance()
-    if app is None:
-        _QAPP = app = QApplication([])
-    return app
-
-
 # --- the document ------------------------------------------------------------------------------
 
 def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFrame,
@@ -280,11 +134,11 @@ def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFr
     """The whole report as one HTML string (images inline as data URIs); ``for_pdf`` leaves out
     the page-width rules only a browser should follow."""
     style = STYLE if for_pdf else STYLE + SCREEN_STYLE
-    out = [f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{_e(_title(runs))}</title>"
+    out = [f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{esc(_title(runs))}</title>"
            f"<style>{style}</style></head><body>",
-           f"<h1>{_e(_title(runs))}</h1>",
-           f"<p class='muted'>Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by Tickbench {_e(_version())} "
-           f"from {_e(str(store.path))}. Latency percentiles are exact, computed from every stored "
+           f"<h1>{esc(_title(runs))}</h1>",
+           f"<p class='muted'>Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by Tickbench {esc(_version())} "
+           f"from {esc(str(store.path))}. Latency percentiles are exact, computed from every stored "
            f"operation; throughput is over each step's measurement window.</p>",
            "<h2>Runs</h2>", _runs_table(runs, labels)]
     if given:
@@ -315,11 +169,11 @@ def _runs_table(runs: list[dict[str, Any]], labels: dict[str, str]) -> str:
     for run in runs:
         took = _seconds_between(run.get("created_at"), run.get("finished_at"))
         # label over id in one cell: two lines that never break inside a word
-        name = _Html(f"{_e(labels[run['run_id']])}<br><span class='muted'>{_e(run['run_id'])}</span>")
+        name = Markup(f"{esc(labels[run['run_id']])}<br><span class='muted'>{esc(run['run_id'])}</span>")
         rows.append([name, run["workload"], run["dataset"], run["target"],
                      (run.get("users") or "").replace(",", ", "), run["status"],
-                     _when(run.get("created_at"), zone=False), "" if took is None else _duration(took)])
-    return _table(["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started (UTC)", "Took"], rows)
+                     fmt_when(run.get("created_at"), zone=False), "" if took is None else fmt_duration(took)])
+    return html_table(["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started (UTC)", "Took"], rows)
 
 
 def _compare_table(frame: pd.DataFrame) -> str:
@@ -328,11 +182,11 @@ def _compare_table(frame: pd.DataFrame) -> str:
         [f"{p}\nms" for p in phases]
     rows = []
     for r in frame.itertuples():
-        rows.append([r.run, r.step_label + (" ⚠" if r.short else ""), _int(r.users), fmt_num(r.rows_per_s),
+        rows.append([r.run, r.step_label + (" ⚠" if r.short else ""), fmt_int(r.users), fmt_num(r.rows_per_s),
                      fmt_num(r.mb_per_s), fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p99_ms),
                      fmt_num(r.first_op_ms)] +
                     [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
-    return _table(header, rows, numeric_from=2, wrap=(0,))
+    return html_table(header, rows, numeric_from=2, wrap=(0,))
 
 
 def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
@@ -340,36 +194,36 @@ def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
     scenario = run.get("scenario") or {}
     # each run after the first starts a new page in print
     style = "" if first else " style='page-break-before: always'"
-    out = [f"<h2{style}>Run {_e(run['run_id'])}: {_e(run['workload'])} on {_e(run['target'])}</h2>",
-           f"<p>{_e(_scenario_text(run, scenario))}</p>"]
+    out = [f"<h2{style}>Run {esc(run['run_id'])}: {esc(run['workload'])} on {esc(run['target'])}</h2>",
+           f"<p>{esc(_scenario_text(run, scenario))}</p>"]
     message = str(run.get("message") or "").strip()
     if message:
         css = "error" if run["status"] in ("failed", "aborted") else "note"
-        out.append(f"<p class='{css}'>{_e(run['status'].capitalize())}: {_e(message)}</p>")
+        out.append(f"<p class='{css}'>{esc(run['status'].capitalize())}: {esc(message)}</p>")
     out.append("<h3>Figures per step</h3>")
     out.append(_steps_table(steps))
     errors = _worker_errors(store, run["run_id"], dict(zip(steps["step"], steps["step_label"])))
     if errors:
         out.append("<h3>Worker errors</h3>")
-        out.append(_table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)))
+        out.append(html_table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)))
     if figures:
         out.append("<h3>Charts</h3>")
         out.extend(_figure_html(f) for f in figures)
     out.append(_references_html(run, steps))
     out.append("<h3>Environment</h3>")
-    out.append(_table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])),
+    out.append(html_table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])),
                       show_header=False, wrap=(1,)))
     return "\n".join(out)
 
 
 def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
     scale = scenario.get("scale") or {}
-    parts = [f"Status {run['status']}", f"started {_when(run.get('created_at'))}"]
+    parts = [f"Status {run['status']}", f"started {fmt_when(run.get('created_at'))}"]
     if not _uses_target(run):
         parts.append(f"no data read or written: {run['workload']} measures the harness alone")
     elif scale:
-        parts.append(f"dataset {run['dataset']} ({_count(scale.get('days'), 'day')} × "
-                     f"{_int(scale.get('rows_per_day'))} rows, {_int(scale.get('symbols'))} keys)")
+        parts.append(f"dataset {run['dataset']} ({fmt_count(scale.get('days'), 'day')} × "
+                     f"{fmt_int(scale.get('rows_per_day'))} rows, {fmt_int(scale.get('symbols'))} keys)")
     else:
         parts.append(f"dataset {run['dataset']}")
     if scenario.get("strings") and _uses_target(run):
@@ -380,7 +234,7 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
     if scenario.get("duration_s"):
         parts.append(f"for {scenario['duration_s']:g} s per step")
     elif scenario.get("operations"):
-        parts.append(f"{_count(scenario['operations'], 'operation')} per user")
+        parts.append(f"{fmt_count(scenario['operations'], 'operation')} per user")
     if scenario.get("params"):
         parts.append("parameters " + ", ".join(f"{k}={v}" for k, v in scenario["params"].items()))
     return "; ".join(parts) + "."
@@ -392,7 +246,7 @@ def _steps_table(steps: pd.DataFrame) -> str:
               "p95\nms", "p99\nms", "mean\nms", "1st op\nms"] + [f"{p}\nms" for p in phases]
     rows = []
     for r in steps.itertuples():
-        rows.append([r.step_label + (" ⚠" if r.short else ""), _int(r.users), _int(r.ops), _int(r.errors),
+        rows.append([r.step_label + (" ⚠" if r.short else ""), fmt_int(r.users), fmt_int(r.ops), fmt_int(r.errors),
                      fmt_num(r.window_s), fmt_num(r.rows_per_s), fmt_num(r.mb_per_s), fmt_num(r.ops_per_s),
                      fmt_num(r.p50_ms), fmt_num(r.p95_ms), fmt_num(r.p99_ms), fmt_num(r.mean_ms),
                      fmt_num(r.first_op_ms)] +
@@ -405,11 +259,11 @@ def _steps_table(steps: pd.DataFrame) -> str:
                            for r in steps.itertuples() if r.phase_source and r.phase_ops == r.phase_ops)
         origin = f"Phases rest on {origin}. "
     short = [f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short]
-    note = (f"<p class='note'>{_e(STEP_FIGURES_DOC)} Win: the window in seconds. MB/s counts logical "
+    note = (f"<p class='note'>{esc(STEP_FIGURES_DOC)} Win: the window in seconds. MB/s counts logical "
             "bytes (rows × the row width in DolphinDB's column widths), the same for every target. "
             "1st op: the first operation of a fresh worker process (a warm-up), median over the "
             "step's workers. "
-            "Phases: mean milliseconds per successful operation. " + _e(origin)
+            "Phases: mean milliseconds per successful operation. " + esc(origin)
             + ("Probe operations are run after the measured ones, with the target's instrumented "
                "path, to split phases that the user's own call cannot show. " if any(
                    s == "probe" for s, _ in sources) else "")
@@ -417,8 +271,8 @@ def _steps_table(steps: pd.DataFrame) -> str:
                if {"transfer", "decode"} <= set(phases) else "")
             + "Errors are failed operations, left out of every other figure.</p>")
     if short:
-        note += "<p class='error'>⚠ " + "<br>⚠ ".join(_e(t) for t in short) + "</p>"
-    return _table(header, rows, numeric_from=1) + note
+        note += "<p class='error'>⚠ " + "<br>⚠ ".join(esc(t) for t in short) + "</p>"
+    return html_table(header, rows, numeric_from=1) + note
 
 
 def _worker_errors(store: ResultsStore, run_id: str, labels: dict[int, str]) -> list[list[str]]:
@@ -433,12 +287,12 @@ def _worker_errors(store: ResultsStore, run_id: str, labels: dict[int, str]) -> 
 
 def _figure_html(figure: Figure) -> str:
     if not figure.png:
-        return f"<p class='note'>{_e(figure.caption)}</p>"
+        return f"<p class='note'>{esc(figure.caption)}</p>"
     data = base64.b64encode(figure.png).decode("ascii")
     # the chart draws its own title; the caption says how its figures were made
-    caption = f"\n<p class='caption' align='center'>{_e(figure.caption)}</p>" if figure.caption else ""
+    caption = f"\n<p class='caption' align='center'>{esc(figure.caption)}</p>" if figure.caption else ""
     return (f"<p class='chart' align='center'><img src='data:image/png;base64,{data}' "
-            f"width='{SHOWN_PX}' alt='{_e(figure.title)}'></p>{caption}")
+            f"width='{SHOWN_PX}' alt='{esc(figure.title)}'></p>{caption}")
 
 
 # --- published beside measured ------------------------------------------------------------------
@@ -449,15 +303,15 @@ def _references_html(run: dict[str, Any], steps: pd.DataFrame) -> str:
     server = _dolphindb_server(run)
     out = ["<h3>Published figures (their hardware) and this run (your hardware)</h3>"]
     if run["target"] == "dolphindb" and not server["verified"]:
-        out.append(f"<p class='note'>This run measured <b>{_e(where)}</b>. "
+        out.append(f"<p class='note'>This run measured <b>{esc(where)}</b>. "
                    + ("It is not a DolphinDB server, so no" if server["test"] else "Without a version "
                       "it cannot be told from a stand-in, so no")
                    + " figure here is DolphinDB's own: the step table above is what was measured, "
                    "and where. The published figures are shown for reference only, with no measured "
                    "value beside them.</p>")
     if not refs:
-        out.append(f"<p class='note'>The seed reports publish no figure for the {_e(run['workload'])} "
-                   f"workload on the {_e(run['dataset'])} dataset.</p>")
+        out.append(f"<p class='note'>The seed reports publish no figure for the {esc(run['workload'])} "
+                   f"workload on the {esc(run['dataset'])} dataset.</p>")
         return "\n".join(out)
     rows, placed = [], 0
     for ref in refs:
@@ -470,14 +324,14 @@ def _references_html(run: dict[str, Any], steps: pd.DataFrame) -> str:
     # an "At" or "measured" column with nothing in it only narrows the others
     keep = [i for i in range(len(header)) if i not in (2, 4) or any(row[i] for row in rows)]
     numeric = [i for i in keep if i in (3, 4)]
-    out.append(_table([header[i] for i in keep], [[row[i] for i in keep] for row in rows],
+    out.append(html_table([header[i] for i in keep], [[row[i] for i in keep] for row in rows],
                       numeric_from=keep.index(numeric[0]), numeric_to=keep.index(numeric[-1]) + 1,
                       raw_header=True, wrap=(1, len(keep) - 1)))
     reports = {r.report: r for r in refs}
     out.append("<p class='note'>" + "<br>".join(
-        f"<b>Report {_e(r.report)}</b> ({_e(r.title)}): {_e(r.environment)}" for r in reports.values())
+        f"<b>Report {esc(r.report)}</b> ({esc(r.title)}): {esc(r.environment)}" for r in reports.values())
         + "</p>")
-    out.append("<p class='note'>" + _e(_measured_note(run, steps, placed, where, server)) + "</p>")
+    out.append("<p class='note'>" + esc(_measured_note(run, steps, placed, where, server)) + "</p>")
     return "\n".join(out)
 
 
@@ -587,13 +441,13 @@ def _environment_rows(run: dict[str, Any], steps: pd.DataFrame) -> list[list[str
     rows = [["Host", env.get("host", "")],
             ["CPU", f"{env.get('cpu', '')} ({env.get('cores_logical', '?')} logical / "
                     f"{env.get('cores_physical', '?')} physical cores)"],
-            ["RAM", _bytes(env.get("ram_bytes"))],
+            ["RAM", fmt_bytes(env.get("ram_bytes"))],
             ["OS", env.get("os", "")],
             ["Python", env.get("python", "")],
             ["Libraries", ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items())]]
     for disk in env.get("disks") or []:
         rows.append(["Disk", f"{disk.get('path')}: {disk.get('device') or 'device unknown'}, "
-                             f"{_bytes(disk.get('total_bytes'))} total, {_bytes(disk.get('free_bytes'))} free"])
+                             f"{fmt_bytes(disk.get('total_bytes'))} total, {fmt_bytes(disk.get('free_bytes'))} free"])
     if not _uses_target(run):
         rows.append(["Target", f"not used by the {run['workload']} workload"])
     else:
@@ -601,7 +455,7 @@ def _environment_rows(run: dict[str, Any], steps: pd.DataFrame) -> list[list[str
             rows.append(["String columns", STRING_MODES.get(env["string_mode"], env["string_mode"])])
         rows.extend([key, value] for key, value in _flatten(env.get("target") or {}, "Target"))
     if layout:
-        rows.append(["Data laid out", f"{_int(layout.get('rows'))} rows, {_bytes(layout.get('footprint_bytes'))} "
+        rows.append(["Data laid out", f"{fmt_int(layout.get('rows'))} rows, {fmt_bytes(layout.get('footprint_bytes'))} "
                                       f"on disk at {layout.get('location', '?')}"
                                       + (" (reused from an earlier run)" if layout.get("reused") else "")])
     rows.append(["Cache state", str(run.get("cache") or "")])
@@ -691,90 +545,10 @@ def write_pdf(document: str, path: Path, title: str = "Tickbench report") -> Pat
     return path
 
 
-# --- small formatting helpers ---------------------------------------------------------------------
-
-def fmt_num(value: Any) -> str:
-    """3 significant figures, never scientific: 0.0000900, 12.5, 1,235; missing -> '–'."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
-        return "–"
-    v = float(value)
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if v == 0:
-        return "0"
-    return np.format_float_positional(v, precision=3, unique=False, fractional=False, trim="-")
-
-
-def _table(columns: list[str], rows: list[list[Any]], numeric_from: int | None = None,
-           numeric_to: int | None = None, show_header: bool = True, raw_header: bool = False,
-           wrap: tuple[int, ...] = ()) -> str:
-    """A bordered table; cells from ``numeric_from`` up to ``numeric_to`` are right-aligned.
-    Only the ``wrap`` columns break their text over lines: a narrow column must never break a
-    word ("complete-d"). Attributes as well as CSS: QTextDocument (the PDF) reads the attributes."""
-    out = ["<table border='1' cellspacing='0' cellpadding='3' width='100%'>"]
-    if show_header:
-        # a header's unit goes on a line of its own ("p50\nms"): narrow columns, no broken words
-        cells = "".join(f"<th>{(c if raw_header else _e(c)).replace(chr(10), '<br>')}</th>"
-                        for c in columns)
-        out.append(f"<thead><tr>{cells}</tr></thead>")
-    out.append("<tbody>")
-    for row in rows:
-        cells = []
-        for i, value in enumerate(row):
-            numeric = numeric_from is not None and i >= numeric_from and (numeric_to is None or i < numeric_to)
-            attrs = " class='num' align='right'" if numeric else "" if i in wrap else " class='nw'"
-            text = value if isinstance(value, _Html) else _e(str(value))
-            cells.append(f"<td{attrs}>{text}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-class _Html(str):
-    """Cell text that is markup already (escaped where it came from data)."""
-
+# --- small helpers ---------------------------------------------------------------------------------
 
 def _phases_present(frame: pd.DataFrame) -> list[str]:
     return [p for p in PHASES if f"{p}_ms" in frame and frame[f"{p}_ms"].notna().any()]
-
-
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _int(value: Any) -> str:
-    if value is None or pd.isna(value):
-        return "–"
-    return f"{int(value):,}"
-
-
-def _count(value: Any, noun: str) -> str:
-    return f"{_int(value)} {noun}{'' if value == 1 else 's'}"
-
-
-def _bytes(value: Any) -> str:
-    if value is None or pd.isna(value):
-        return "?"
-    v = float(value)
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if v >= size:
-            return f"{v / size:.3g} {unit}"
-    return f"{v:.0f} B"
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def _when(value: Any, zone: bool = True) -> str:
-    """Stored times are UTC (the results store writes them so)."""
-    if value is None or pd.isna(value):
-        return "?"
-    return f"{pd.Timestamp(value):%Y-%m-%d %H:%M:%S}" + (" UTC" if zone else "")
 
 
 def _seconds_between(start: Any, end: Any) -> float | None:

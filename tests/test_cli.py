@@ -146,7 +146,7 @@ def test_verify_shows_differing_answers_and_unreachable_targets(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "spread answers differ" in result.stdout
     assert "parquet (30 rows)" in result.stdout and "duckdb (30 rows)" in result.stdout
-    assert f"spread on dolphindb" in result.stdout and str(port) in result.stdout
+    assert "spread on dolphindb" in result.stdout and str(port) in result.stdout
 
 
 def test_show_prints_queries_and_footprints(tmp_path):

@@ -71,7 +71,6 @@ def test_operation_bounded_workload_needs_a_count_or_duration(tmp_path):
 
 
 def test_shipped_scenarios_and_playlists_load():
-    from pathlib import Path
     from workloads.paths import resources_dir
     from workloads.scenario import load_playlist
     folder = resources_dir() / "scenarios"

@@ -71,8 +71,8 @@ def test_prepare_builds_one_table_and_a_manifest(layout, db_path, taq):
     assert layout.footprint_bytes == db_path.stat().st_size > 0
     with duckdb.connect(str(db_path), read_only=True) as con:
         assert con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] == layout.rows
-        types = dict(con.execute(f"SELECT column_name, data_type FROM information_schema.columns "
-                                 f"WHERE table_name = ?", [table]).fetchall())
+        types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                 "WHERE table_name = ?", [table]).fetchall())
         complete, days = con.execute(f"SELECT complete, days FROM {MANIFEST_TABLE} WHERE table_name = ?",
                                      [table]).fetchone()
     assert types["symbol"] == "VARCHAR" and types["date"] == "DATE" and types["bid"] == "DOUBLE"

@@ -1,0 +1,158 @@
+"""Charts of the run report, drawn offscreen with the widgets the live view uses (or the
+caller's own widgets), as PNG bytes with a caption."""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QWidget
+
+from widgets.breakdown_chart import MEASURED_LABEL, BreakdownChart
+from widgets.chart_base import ChartBase
+from widgets.dashboard import LiveDashboard
+from widgets.exporters import export_png
+from widgets.live_chart import TimeSeriesChart
+from widgets.sweep_chart import SweepChart
+from workloads.figures import breakdown
+from workloads.snapshot import LiveSnapshot
+from workloads.targets.base import PHASES
+
+CHART_PX = 680            # on-screen width of a chart drawn for the report
+# PNGs are exported at the size the chart is laid out: pyqtgraph 0.14's exporter, asked for a
+# larger width, scales everything but the legends, which then read tiny.
+EXPORT_PX: int | None = None
+_QAPP: QApplication | None = None            # made on demand for headless use, kept alive here
+
+
+@dataclass
+class Figure:
+    """A chart as PNG bytes with a caption; without PNG bytes, a note where charts were left out."""
+
+    title: str
+    png: bytes
+    caption: str = ""
+
+
+def render_run_charts(snapshot: LiveSnapshot) -> list[Figure]:
+    """One run's time series as the live view draws them, from a LiveDashboard fed the snapshot."""
+    dashboard = LiveDashboard()
+    offscreen(dashboard, 2 * CHART_PX + 300, 1050)
+    try:
+        dashboard.show_final(snapshot)
+        moved_rows = any(p.rows_per_s for p in snapshot.throughput)
+        # a line needs two points: a run whose operations all ended within one second has none
+        seconds, samples = len(snapshot.throughput) > 1, len(snapshot.resources) > 1
+        wanted: list[tuple[QWidget, str, bool]] = [
+            (dashboard.rows_chart, "rows per second, by second of operation end", moved_rows and seconds),
+            (dashboard.bytes_chart, "bytes per second, by second of operation end", moved_rows and seconds),
+            (dashboard.latency_chart, "exact percentiles of the operations that ended in the last "
+                                      "5 s", len(snapshot.latency) > 1),
+            (dashboard.cpu_chart, "client machine, parent and worker processes; 100% = one core",
+             samples),
+            (dashboard.memory_chart, "resident memory of the parent and worker processes", samples),
+        ]
+        figures = [Figure(chart.title, chart_png(chart), caption) for chart, caption, show in wanted if show]
+    finally:
+        dispose(dashboard)
+    if not seconds:
+        figures.append(Figure("", b"", "No throughput or latency over time: every operation of this run "
+                                       "ended within one second (the step table has its figures)."))
+    if not moved_rows and len(snapshot.throughput) > 1:
+        # no rows moved (the no-op workload): operations per second say what happened instead
+        chart = TimeSeriesChart("Operations per second", y_label="", y_unit="ops/s", show_legend=False)
+        offscreen(chart, CHART_PX, 300)
+        try:
+            tp = snapshot.throughput
+            chart.set_series("ops/s", [p.t for p in tp], [p.ops_per_s for p in tp])
+            figures.insert(0, Figure(chart.title, chart_png(chart), "operations per second, by "
+                                     "second of operation end"))
+        finally:
+            dispose(chart)
+    return figures
+
+
+def render_shared_charts(frame: pd.DataFrame, snapshots: dict[str, LiveSnapshot],
+                         labels: dict[str, str]) -> list[Figure]:
+    """Phase breakdown (a bar per run and step) and, for users sweeps, throughput against users."""
+    figures = []
+    bars: dict[str, dict[str, float]] = {}
+    several_steps = frame.groupby("run_id")["step"].nunique().to_dict()
+    for row in frame.itertuples():
+        phases = {p: getattr(row, f"{p}_ms") / 1000 for p in PHASES
+                  if not pd.isna(getattr(row, f"{p}_ms"))}
+        if phases:
+            label = row.run if several_steps[row.run_id] == 1 else f"{row.run} · {row.step_label}"
+            bars[label] = breakdown(phases, None if pd.isna(row.mean_ms) else row.mean_ms / 1000)
+    if bars:
+        chart = BreakdownChart("Phases per operation (mean)")
+        offscreen(chart, CHART_PX, 130 + 42 * len(bars))
+        try:
+            chart.set_data(bars)
+            figures.append(Figure(chart.title, chart_png(chart),
+                                  f"{MEASURED_LABEL}: mean seconds per operation in each phase; "
+                                  "'other' is the part of the measured mean no phase covers"))
+        finally:
+            dispose(chart)
+    sweeps = {rid: s.sweep for rid, s in snapshots.items() if len({p.users for p in s.sweep}) > 1}
+    if sweeps:
+        moved_rows = any(p.rows_per_s for points in sweeps.values() for p in points)
+        chart = SweepChart(y_label="throughput", y_unit="rows/s" if moved_rows else "ops/s")
+        offscreen(chart, CHART_PX, 360)
+        try:
+            for rid, points in sweeps.items():
+                chart.set_series(labels[rid], [p.users for p in points],
+                                 [p.rows_per_s if moved_rows else p.ops_per_s for p in points])
+            figures.append(Figure(chart.title, chart_png(chart),
+                                  f"{MEASURED_LABEL}: throughput of each step over its measurement window"))
+        finally:
+            dispose(chart)
+    return figures
+
+
+def widgets_as_figures(charts: dict[str, QWidget]) -> list[Figure]:
+    """The caller's widgets as PNGs: charts through widgets/exporters.py, others grabbed."""
+    figures = []
+    for title, widget in charts.items():
+        figures.append(Figure(str(title), chart_png(widget)))
+    return figures
+
+
+def chart_png(widget: QWidget, width: int | None = EXPORT_PX) -> bytes:
+    """PNG bytes of a chart (pyqtgraph exporter via widgets/exporters.py) or of any widget."""
+    if isinstance(widget, (ChartBase, pg.GraphicsView, pg.PlotItem)):
+        with tempfile.TemporaryDirectory(prefix="tickbench-report-") as folder:
+            target = Path(folder) / "chart.png"
+            export_png(widget, target, width=width)
+            return target.read_bytes()
+    if not isinstance(widget, QWidget):
+        raise TypeError(f"cannot put a {type(widget).__name__} in a report: expected a chart or a widget")
+    with tempfile.TemporaryDirectory(prefix="tickbench-report-") as folder:
+        target = Path(folder) / "widget.png"
+        if not widget.grab().save(str(target), "PNG"):
+            raise OSError(f"could not draw the widget {type(widget).__name__} as a PNG")
+        return target.read_bytes()
+
+
+def offscreen(widget: QWidget, width: int, height: int) -> None:
+    """Lay a widget out at a size without putting a window on the screen."""
+    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    widget.resize(width, height)
+    widget.show()
+
+
+def dispose(widget: QWidget) -> None:
+    widget.close()
+    widget.deleteLater()
+
+
+def application() -> QApplication:
+    """The running QApplication, or one made here so the command line can write reports too."""
+    global _QAPP
+    app = QApplication.instance()
+    if app is None:
+        _QAPP = app = QApplication([])
+    return app

@@ -12,7 +12,6 @@ LOCAL_TARGETS = "duckdb,parquet,pickle,feather"
 # A check runs every query once per target: enough rows that most answers say something
 VERIFY_SCALES = {"taq": (2, 100_000, 100), "devices": (2, 100_000, 1_000)}
 VERDICT_STYLES = {"same": "green", "differs": "bold red", "error": "red", "not supported": "yellow"}
-REPORT_WORKLOADS = ("import", "export", "query-suite")
 
 
 def add_verify_parser(sub) -> None:
@@ -96,6 +95,8 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
 # --- show --------------------------------------------------------------------------------------------
 def print_report_figures(console: Console, store, run: dict) -> None:
     """Per-query figures of a query-suite run and the footprints a run recorded."""
+    from workloads.suite_figures import REPORT_WORKLOADS
+
     if run["workload"] == "query-suite":
         _print_queries(console, store, run["run_id"])
     _print_footprints(console, store, run, per_column=run["workload"] in REPORT_WORKLOADS)

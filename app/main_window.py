@@ -18,8 +18,9 @@ from widgets.scenario_builder import ScenarioBuilder
 from widgets.state import load_state, store_state
 from widgets.targets_panel import TargetsPanel
 from workloads.history import compare_frame, history_rows, run_labels, snapshot_from_store
+from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
-from workloads.references import published_sweeps
+from workloads.references import DISK, published_findings, published_sweeps
 from workloads.scenario import Scenario, load_playlist
 from workloads.store import ResultsStore
 from workloads.worker import describe_error
@@ -150,11 +151,19 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Playing “{title}”: {len(scenarios)} scenarios", 5000)
         self.controller.start_playlist(scenarios)
 
+    def _show_references(self, workload: str, dataset: str) -> None:
+        """The seed reports' figures for this workload and dataset beside what is measured."""
+        self.dashboard.clear_references()
+        for sweep in published_sweeps(workload, dataset):
+            self.dashboard.set_sweep_reference(sweep.label, sweep.users, sweep.values, sweep.metric)
+        queries = published_findings("query-suite", dataset) if workload == "query-suite" else []
+        footprint = published_findings(DISK, dataset) if workload in REPORT_WORKLOADS else []
+        own = published_findings(workload, dataset) if workload in ("import", "export") else []
+        self.dashboard.set_published_findings(own, queries, footprint)
+
     def _on_run_started(self, run_id: str, scenario: Scenario) -> None:
         self.dashboard.clear()
-        self.dashboard.clear_references()
-        for sweep in published_sweeps(scenario.workload, scenario.dataset):
-            self.dashboard.set_sweep_reference(sweep.label, sweep.users, sweep.values, sweep.metric)
+        self._show_references(scenario.workload, scenario.dataset)
         self.builder.set_running(True)
         self.builder.show_error("")
         self.tabs.setCurrentWidget(self.dashboard)
@@ -189,6 +198,8 @@ class MainWindow(QMainWindow):
         except Exception as exc:
             self.show_error(f"cannot open run {run_id}: {describe_error(exc)}")
             return
+        run = self.store.run(snapshot.run_id)
+        self._show_references(str(run["workload"]), str(run["dataset"]))
         self.dashboard.show_final(snapshot)
         self.tabs.setCurrentWidget(self.dashboard)
 

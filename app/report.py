@@ -33,12 +33,16 @@ from PySide6.QtWidgets import QWidget
 from app.report_charts import Figure, application, render_run_charts, render_shared_charts, widgets_as_figures
 from app.report_html import (Markup, esc, fmt_bytes, fmt_count, fmt_duration, fmt_int, fmt_num, fmt_when,
                              html_table)
+from app.report_suites import comparison_figures, comparison_html, run_suite_figures, run_suite_html
 from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
 from workloads.figures import STEP_FIGURES_DOC, short_reason, step_figures
 from workloads.history import compare_frame, run_labels, snapshot_from_store
 from workloads.kinds import get_workload
-from workloads.references import Reference, references_for
+from workloads.references import DISK, Reference, references_for
+from workloads.snapshot import LiveSnapshot
 from workloads.store import ResultsStore
+from workloads.suite_figures import REPORT_WORKLOADS
+from workloads.suite_history import SuiteComparison, suite_comparison
 from workloads.targets.base import PHASES
 
 SHOWN_PX = 640            # width of an image in the document (fits A4 with 15 mm margins)
@@ -100,13 +104,16 @@ def write_report(store: ResultsStore, run_ids: list[str], path: Path,
     labels = report_labels(store, runs)
     frame = compare_frame(store, ids)
     frame["run"] = frame["run_id"].map(labels)
+    suites = suite_comparison(store, ids, labels)
     if charts is None:
-        per_run = {rid: render_run_charts(snapshots[rid]) for rid in ids}
-        shared = render_shared_charts(frame, snapshots, labels)
+        per_run = {rid: render_run_charts(snapshots[rid]) + run_suite_figures(
+            snapshots[rid].queries, snapshots[rid].target, snapshots[rid].footprints) for rid in ids}
+        shared = render_shared_charts(frame, snapshots, labels) + comparison_figures(suites)
         given: list[Figure] = []
     else:
         per_run, shared, given = {rid: [] for rid in ids}, [], widgets_as_figures(charts)
-    document = build_html(store, runs, frame, labels, per_run, shared, given, for_pdf=kind == ".pdf")
+    document = build_html(store, runs, frame, labels, per_run, shared, given, for_pdf=kind == ".pdf",
+                          snapshots=snapshots, suites=suites)
     if kind == ".pdf":
         write_pdf(document, path, title=_title(runs))
     else:
@@ -130,9 +137,11 @@ def report_labels(store: ResultsStore, runs: list[dict[str, Any]]) -> dict[str, 
 
 def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFrame,
                labels: dict[str, str], per_run: dict[str, list[Figure]], shared: list[Figure],
-               given: list[Figure], for_pdf: bool = False) -> str:
+               given: list[Figure], for_pdf: bool = False, snapshots: dict[str, LiveSnapshot] | None = None,
+               suites: SuiteComparison | None = None) -> str:
     """The whole report as one HTML string (images inline as data URIs); ``for_pdf`` leaves out
-    the page-width rules only a browser should follow."""
+    the page-width rules only a browser should follow. ``snapshots`` and ``suites`` add the
+    query-suite and footprint sections (workloads.history, workloads.suite_history)."""
     style = STYLE if for_pdf else STYLE + SCREEN_STYLE
     out = [f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{esc(_title(runs))}</title>"
            f"<style>{style}</style></head><body>",
@@ -147,12 +156,16 @@ def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFr
     if len(runs) > 1:
         out.append("<h2>Across runs</h2>")
         out.append(_compare_table(frame))
+        if suites is not None:
+            out.append(comparison_html(suites))
         out.extend(_figure_html(f) for f in shared)
     for index, run in enumerate(runs):
         rid = run["run_id"]
         steps = frame[frame["run_id"] == rid]
         figures = per_run.get(rid, []) + (shared if len(runs) == 1 else [])
-        out.append(_run_section(store, run, steps, figures, first=index == 0 and len(runs) == 1))
+        snapshot = (snapshots or {}).get(rid)
+        suite = run_suite_html(store, run, snapshot.queries, snapshot.query_step) if snapshot else ""
+        out.append(_run_section(store, run, steps, figures, first=index == 0 and len(runs) == 1, suite=suite))
     out.append("</body></html>")
     return "\n".join(out)
 
@@ -190,7 +203,7 @@ def _compare_table(frame: pd.DataFrame) -> str:
 
 
 def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
-                 figures: list[Figure], first: bool) -> str:
+                 figures: list[Figure], first: bool, suite: str = "") -> str:
     scenario = run.get("scenario") or {}
     # each run after the first starts a new page in print
     style = "" if first else " style='page-break-before: always'"
@@ -202,6 +215,8 @@ def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
         out.append(f"<p class='{css}'>{esc(run['status'].capitalize())}: {esc(message)}</p>")
     out.append("<h3>Figures per step</h3>")
     out.append(_steps_table(steps))
+    if suite:
+        out.append(suite)
     errors = _worker_errors(store, run["run_id"], dict(zip(steps["step"], steps["step_label"])))
     if errors:
         out.append("<h3>Worker errors</h3>")
@@ -233,7 +248,7 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
     parts.append(f"users {', '.join(str(u) for u in users)}")
     if scenario.get("duration_s"):
         parts.append(f"for {scenario['duration_s']:g} s per step")
-    elif scenario.get("operations"):
+    elif scenario.get("operations") and _bounded_by_operations(run):
         parts.append(f"{fmt_count(scenario['operations'], 'operation')} per user")
     if scenario.get("params"):
         parts.append("parameters " + ", ".join(f"{k}={v}" for k, v in scenario["params"].items()))
@@ -298,7 +313,8 @@ def _figure_html(figure: Figure) -> str:
 # --- published beside measured ------------------------------------------------------------------
 
 def _references_html(run: dict[str, Any], steps: pd.DataFrame) -> str:
-    refs = [r for r in references_for(run["workload"]) if r.dataset in (None, run["dataset"])]
+    experiments = [run["workload"]] + ([DISK] if run["workload"] in REPORT_WORKLOADS else [])
+    refs = [r for e in experiments for r in references_for(e) if r.dataset in (None, run["dataset"])]
     where = _where(run)
     server = _dolphindb_server(run)
     out = ["<h3>Published figures (their hardware) and this run (your hardware)</h3>"]
@@ -468,6 +484,14 @@ def _uses_target(run: dict[str, Any]) -> bool:
     try:
         return get_workload(str(run["workload"])).uses_target
     except ValueError:            # a workload this version no longer has: assume it did
+        return True
+
+
+def _bounded_by_operations(run: dict[str, Any]) -> bool:
+    """False for workloads that end by their own plan (rows, files, a suite's queries)."""
+    try:
+        return get_workload(str(run["workload"])).bounded_by_operations
+    except ValueError:
         return True
 
 

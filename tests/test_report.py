@@ -268,3 +268,52 @@ def test_bad_requests_are_refused_clearly(store, exact, tmp_path, qtbot):
         write_report(store, ["nope"], tmp_path / "report.html")
     with pytest.raises(FileNotFoundError, match="does not exist"):
         write_report(store, [exact], tmp_path / "missing" / "report.html")
+
+
+def test_report_of_query_suites_sets_queries_side_by_side(tmp_path, qapp, light_theme):  # noqa: F811
+    """Two query-suite runs (DuckDB and Parquet) of a user suite where one text is wrong on purpose:
+    the report's per-query tables, the comparison with the differing answer marked, footprints,
+    the published query figures of reports 001 and 004, and a PDF of the same."""
+    from workloads.datasets.schema import Scale
+    from workloads.suite_figures import geometric_mean
+
+    from workloads.queries.suites import user_suites_dir
+
+    suites = user_suites_dir()
+    suites.mkdir(parents=True, exist_ok=True)
+    (suites / "mine.toml").write_text(
+        'dataset = "taq"\n'
+        '[[query]]\nid = "spread"\ncategory = "group by symbol"\ndescription = "spread sums"\n'
+        'params = { day = "day:-1" }\ncolumns = ["symbol", "spread"]\ndays = "day"\n'
+        'duckdb = "SELECT symbol, sum(ofr - bid) AS spread FROM {quotes} WHERE date = $day GROUP BY symbol"\n'
+        'pandas = "taq_spread_sum"\n'
+        '[[query]]\nid = "wrong"\ncategory = "group by symbol"\ndescription = "every day, by mistake"\n'
+        'params = { day = "day:-1" }\ncolumns = ["symbol", "spread"]\ndays = "day"\n'
+        'duckdb = "SELECT symbol, sum(ofr - bid) AS spread FROM {quotes} GROUP BY symbol"\n'
+        'pandas = "taq_spread_sum"\n')
+    store = ResultsStore(tmp_path / "r.duckdb")
+    scale = Scale(days=2, rows_per_day=8_000, symbols=10)
+    ids = []
+    for target, config in (("duckdb", {"path": str(tmp_path / "d.duckdb")}), ("parquet", {"root": str(tmp_path)})):
+        scenario = Scenario(name=f"{target} suite", dataset="taq", scale=scale, target=target, target_config=config,
+                            workload="query-suite", params={"suite": "mine", "repetitions": 3})
+        result = Runner(scenario, store).run()
+        assert result.status == "completed", result.message
+        ids.append(result.run_id)
+    page = write_report(store, ids, tmp_path / "suites.html").read_text()
+    tables = Tables(page)
+    across = tables.table_with("Query", "parquet suite")
+    assert [r["Query"] for r in across] == ["spread", "wrong", "geometric mean"]
+    assert "≠" in across[1]["parquet suite"] and "≠" not in across[0]["parquet suite"]
+    per_run = tables.table_with("Query", "Answer")
+    assert [r["Status"] for r in per_run] == ["ok", "ok"]
+    means = [float(r["Meanms"]) for r in per_run]         # the header's <br> reads as nothing
+    assert float(across[2]["duckdb suite"]) == pytest.approx(geometric_mean(means), rel=0.01)
+    footprints = tables.table_with("Table", "CSV ÷disk")
+    assert {r["Table"] for r in footprints} == {"duckdb suite", "parquet suite"}
+    assert "query speed vs Druid" in page and "static disk size above Druid" in page
+    assert "operations per user" not in page
+    assert len(png_images(tables.images)) >= 4        # query and footprint charts among them
+    pdf = write_report(store, ids, tmp_path / "suites.pdf")
+    assert pdf.stat().st_size > 20_000
+    store.close()

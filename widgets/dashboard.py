@@ -132,6 +132,10 @@ class LiveDashboard(QWidget):
         self.figures_label.setWordWrap(True)
         self.figures_label.setTextFormat(Qt.TextFormat.RichText)
         self.figures_label.setToolTip(STEP_FIGURES_DOC)
+        self.published_label = QLabel()
+        self.published_label.setWordWrap(True)
+        self.published_label.setProperty("role", "muted")
+        self.published_label.setVisible(False)
 
         # charts
         self.rows_chart = TimeSeriesChart("Rows per second", y_label="", y_unit="rows/s",
@@ -224,6 +228,7 @@ class LiveDashboard(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(header)
         layout.addWidget(self.figures_label)
+        layout.addWidget(self.published_label)
         layout.addWidget(self.message_label)
         layout.addWidget(self.splitter, 1)
 
@@ -295,8 +300,17 @@ class LiveDashboard(QWidget):
         self._sweep_refs[(name, metric)] = (list(users), list(values))
         self._refresh_sweep()
 
+    def set_published_findings(self, run: list[str], queries: list[str], footprint: list[str]) -> None:
+        """Published figures of the seed reports as text: those of the run's workload under the
+        figures line, those of query suites and disk space under their charts."""
+        self.published_label.setText("Published (their hardware): " + "; ".join(run) if run else "")
+        self.published_label.setVisible(bool(run))
+        self.query_chart.set_published(queries)
+        self.footprint_chart.set_published(footprint)
+
     def clear_references(self) -> None:
         """Drop every published series (a new run may compare against other reports)."""
+        self.set_published_findings([], [], [])
         self._sweep_refs.clear()
         self._breakdown_refs = {}
         self.sweep_chart.clear()

@@ -49,8 +49,7 @@ class FootprintChart(BarChartBase):
         self._data: dict[str, dict] = {}
         super().__init__(title, x_label="size", x_unit="B", x_si_prefix=True, y_si_prefix=False,
                          legend_below=True, max_fps=max_fps, parent=parent)
-        self.set_note("Ratios: CSV bytes and in-memory bytes over the bytes on disk (higher: "
-                      "tighter storage). Replicas count as the engine stores them.")
+        self.set_published([])
 
     def set_data(self, footprints: dict[str, dict]) -> None:
         self._data = {str(k): dict(v) for k, v in footprints.items() if v and v.get("bytes")}
@@ -58,6 +57,14 @@ class FootprintChart(BarChartBase):
 
     def clear(self) -> None:
         self.set_data({})
+
+    def set_published(self, findings: list[str]) -> None:
+        """Published figures of the seed reports (their hardware), one line each, in the note."""
+        note = ("Ratios: CSV bytes and in-memory bytes over the bytes on disk (higher: tighter "
+                "storage). Replicas count as the engine stores them.")
+        if findings:
+            note += " Published (their hardware): " + "; ".join(findings) + "."
+        self.set_note(note)
 
     def labels(self) -> list[str]:
         return list(self._data)

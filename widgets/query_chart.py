@@ -34,6 +34,7 @@ class QueryChart(BarChartBase):
                  parent: QWidget | None = None) -> None:
         self._series: dict[str, list[QueryPoint]] = {}
         self._order: list[str] = []
+        self._published: list[str] = []
         super().__init__(title, x_label="mean time per query", x_unit="s", x_si_prefix=True,
                          y_si_prefix=False, legend_below=True, max_fps=max_fps, parent=parent)
         self.graphics.scene().sigMouseClicked.connect(self._on_click)
@@ -53,6 +54,11 @@ class QueryChart(BarChartBase):
 
     def clear(self) -> None:
         self.set_data({})
+
+    def set_published(self, findings: list[str]) -> None:
+        """Published figures of the seed reports (their hardware), one line each, in the note."""
+        self._published = list(findings)
+        self._update_note()
 
     def queries(self) -> list[str]:
         return list(self._order)
@@ -97,6 +103,8 @@ class QueryChart(BarChartBase):
             parts.append(f"Red, hatched: the answer differs from the first series that answered ({len(differing)} "
                          f"quer{'y' if len(differing) == 1 else 'ies'}). Click a query to see the answers."
                          if differing else "Every series that answered gave the same answer.")
+        if self._published:
+            parts.append("Published (their hardware): " + "; ".join(self._published) + ".")
         self.set_note(" ".join(parts))
 
     # ---- drawing ----------------------------------------------------------------------------

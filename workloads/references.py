@@ -22,8 +22,9 @@ from workloads.paths import resources_dir
 # Tickbench workload names the published experiments map onto.
 EXPERIMENTS = (
     "read-day", "slice-download", "upload-sweep", "concurrent-append", "minute-bars",
-    "spread-by-minute", "mapreduce-minute-bars", "ols-spread", "import", "export", "disk", "queries",
+    "spread-by-minute", "mapreduce-minute-bars", "ols-spread", "import", "export", "disk", "query-suite",
 )
+DISK = "disk"           # footprint figures: shown beside every run that records a footprint
 DATASETS = ("taq", "level2", "devices", "api45")
 CACHE_STATES = ("cold", "warm")
 X_UNITS = ("users", "nodes", "rows per batch")
@@ -252,3 +253,11 @@ def published_sweeps(workload: str, dataset: str | None = None, folder: str | Pa
         sweeps.append(PublishedSweep(f"report {report}, {series}", metric,
                                      tuple(r.x for r in refs), tuple(r.value * scale for r in refs)))
     return sweeps
+
+
+def published_findings(experiment: str, dataset: str | None = None, folder: str | Path | None = None
+                       ) -> list[str]:
+    """The published figures of an experiment as one line each, for a note beside a chart:
+    "report 001, dolphindb: query speed vs Druid, typical ~10x"."""
+    return [f"report {r.report}, {r.target}: {r.series} {r.value_text}" + (f" ({r.note})" if r.note else "")
+            for r in references_for(experiment, folder=folder) if dataset is None or r.dataset in (None, dataset)]

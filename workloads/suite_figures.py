@@ -21,6 +21,8 @@ SELECT step, op AS query,
 FROM ops WHERE run_id = ? AND kind IN ('measured', 'warmup', 'unsupported')
 GROUP BY step, op ORDER BY step, min(seq), op
 """
+# Reports 001 and 004's experiments: their runs show footprints in detail (per column, published)
+REPORT_WORKLOADS = ("import", "export", "query-suite")
 NOT_SUPPORTED, FAILED, OK, PENDING = "not supported", "failed", "ok", "pending"   # PENDING: live only
 
 
@@ -58,17 +60,22 @@ def answer_previews(store, run_id: str, step: int) -> dict[str, dict[str, Any]]:
     return {str(op): json.loads(answer) if isinstance(answer, str) else answer for op, answer in rows}
 
 
+def geometric_mean(seconds) -> float | None:
+    """ClickBench's summary of a suite: the geometric mean of the queries' times (None: none)."""
+    values = np.asarray([v for v in seconds if v is not None and v == v and v > 0], dtype=float)
+    return float(np.exp(np.log(values).mean())) if values.size else None
+
+
 def suite_summary(queries: pd.DataFrame) -> pd.DataFrame:
     """Per step: queries answered, not supported and failed, and the geometric mean of the
     answered queries' mean times (ClickBench's summary, for ranking targets)."""
     rows = []
     for step, group in queries.groupby("step"):
         answered = group[group["status"] == OK]
-        means = answered["mean_s"].to_numpy(dtype=float)
         rows.append({"step": step, "answered": len(answered),
                      "not_supported": int((group["status"] == NOT_SUPPORTED).sum()),
                      "failed": int((group["status"] == FAILED).sum()),
-                     "geomean_s": float(np.exp(np.log(means).mean())) if means.size else None})
+                     "geomean_s": geometric_mean(answered["mean_s"].tolist())})
     return pd.DataFrame(rows, columns=["step", "answered", "not_supported", "failed", "geomean_s"])
 
 

@@ -315,7 +315,7 @@ class ScenarioBuilder(QWidget):
         self.param_form.set_params(list(workload.params))
         note = workload.description + (f" ({workload.reference})" if workload.reference else "")
         if not workload.bounded_by_operations:
-            note += " Ends by rows, not by the operation count."
+            note += f" A step ends when {workload.ends_when}, not by the operation count."
         self.workload_note.setText(note)
 
     def _update_estimate(self) -> None:

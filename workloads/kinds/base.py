@@ -83,6 +83,7 @@ class Workload(ABC):
     params: tuple[Param, ...] = ()
     uses_target = True
     bounded_by_operations = True   # False: the workload decides when a worker is done (by rows)
+    ends_when = "its rows are moved"   # how a step ends when not bounded by operations
     writes = False                 # True: each step starts from an emptied scratch table
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:

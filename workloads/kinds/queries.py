@@ -29,6 +29,7 @@ class QuerySuite(Workload):
     reference = "report 001 §5.1, report 004 §5"
     op_name = "query"
     bounded_by_operations = False
+    ends_when = "every query has run its repetitions"
     @property
     def params(self) -> tuple[Param, ...]:     # the suites on disk now, the user's own included
         return (

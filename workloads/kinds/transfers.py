@@ -34,6 +34,7 @@ class ImportCsv(Workload):
     reference = "report 001 §5.2, report 004 §3.1"
     op_name = "import_csv"
     bounded_by_operations = False
+    ends_when = "every CSV file is loaded once"
     writes = True
 
     def scratch_table(self, params) -> str:
@@ -68,6 +69,7 @@ class ExportCsv(Workload):
     reference = "report 004 §3.2"
     op_name = "export_csv"
     bounded_by_operations = False
+    ends_when = "every day is written once"
 
     def operations_per_step(self, scenario, step, params) -> int:
         return scenario.scale.days          # every day once

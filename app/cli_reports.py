@@ -107,7 +107,7 @@ def _ms(value) -> str:
 
 
 def _print_queries(console: Console, store, run_id: str) -> None:
-    from workloads.suite_figures import OK, query_figures, suite_summary
+    from workloads.suite_figures import OK, category_summary, query_figures, suite_summary
 
     queries = query_figures(store, run_id)
     if queries.empty:
@@ -115,6 +115,7 @@ def _print_queries(console: Console, store, run_id: str) -> None:
     steps = store.frame("SELECT step, label FROM steps WHERE run_id = ? ORDER BY step", [run_id])
     labels = dict(zip(steps["step"], steps["label"]))
     summary = suite_summary(queries).set_index("step")
+    categories = category_summary(queries)
     for step, group in queries.groupby("step"):
         table = Table(title=f"Queries · {labels.get(step, step)}")
         for column, justify in (("query", "left"), ("category", "left"), ("runs", "right"), ("mean ms", "right"),
@@ -134,6 +135,11 @@ def _print_queries(console: Console, store, run_id: str) -> None:
                       f"{int(s['failed'])} failed"
                       + geomean + ". answer: the first 8 characters of the answer's fingerprint (the same "
                       "on every engine that answers alike).", highlight=False, soft_wrap=True)
+        per_category = categories[categories["step"] == step]
+        if len(per_category) > 1 and per_category["queries"].max() > 1:   # categories of several queries
+            console.print("per category (mean of the queries' means): " + "; ".join(
+                f"{c.category} {c.queries} quer{'y' if c.queries == 1 else 'ies'} {_ms(c.mean_s)} ms"
+                for c in per_category.itertuples()), highlight=False, soft_wrap=True)
 
 
 def _mb(value) -> str:

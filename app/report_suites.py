@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from app.report_charts import CHART_PX, Figure, chart_png, dispose, offscreen
 from app.report_html import Markup, esc, fmt_bytes, fmt_num, html_table
 from widgets.footprint_chart import FootprintChart
 from widgets.query_chart import QueryChart
 from workloads.snapshot import QueryPoint
 from workloads.store import ResultsStore
-from workloads.suite_figures import OK, REPORT_WORKLOADS, geometric_mean, run_footprints
+from workloads.suite_figures import OK, REPORT_WORKLOADS, category_summary, geometric_mean, run_footprints
 from workloads.suite_history import SuiteComparison
 
 DIFFERS_MARK = "≠"
@@ -27,6 +29,14 @@ def run_suite_html(store: ResultsStore, run: dict[str, Any], queries: list[Query
                                 p.fingerprint[:8]] for p in queries], numeric_from=2, numeric_to=6, wrap=(1,)))
         out.append(f"<p>{esc(_summary(queries))} Answer: the first characters of the answer's fingerprint, "
                    "the same on every engine that answers alike (<code>tickbench verify</code>).</p>")
+        categories = category_summary(pd.DataFrame({"step": 0, "query": [p.query for p in queries],
+                                                    "category": [p.category for p in queries],
+                                                    "status": [p.status for p in queries],
+                                                    "mean_s": [p.mean_s for p in queries]}))
+        if len(categories) > 1 and categories["queries"].max() > 1:     # categories of several queries
+            out.append(html_table(["Category", "Queries", "Mean of their means\nms"],
+                                  [[c.category, c.queries, _ms(c.mean_s)] for c in categories.itertuples()],
+                                  numeric_from=1))
     footprints = run_footprints(store, run["run_id"])
     rows = []
     if footprints["layout"]:

@@ -60,7 +60,13 @@ def test_frozen_app_answers_a_headless_subcommand(frozen_app, tmp_path):
     env.pop("QT_QPA_PLATFORM", None)
     done = subprocess.run([str(frozen_app), "workloads"], env=env, text=True, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "read-day" in done.stdout
+    assert "read-day" in done.stdout and "suite=taq001" in done.stdout
+    # the query suites (resources/queries) and their pandas versions are in the binary
+    done = subprocess.run([str(frozen_app), "verify", "--targets", "duckdb,parquet", "--days", "1",
+                           "--rows-per-day", "3000", "--symbols", "10"], env=env, text=True,
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Every target answered every query alike (14 queries)" in done.stdout
 
 
 def test_desktop_entry_installs_with_the_real_paths_and_uninstalls(frozen_app, tmp_path):

@@ -368,3 +368,37 @@ def test_clear_and_footprint_of_a_missing_import_table(ddb_server):  # noqa: F81
     target.clear_table(layout, IMPORT_TABLE)                # nothing to empty: no error
     missing = target.footprint_detail(layout, IMPORT_TABLE)
     assert missing.bytes == 0 and missing.replicas is None and "does not exist" in missing.method
+
+
+# --- through the runner: worker processes and the real client -----------------------------------
+@pytest.mark.slow
+def test_report_workloads_run_on_dolphindb_through_the_runner(ddb_server, tmp_path):  # noqa: F811
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+    from workloads.suite_figures import OK, query_figures, run_footprints
+
+    store = ResultsStore(tmp_path / "r.duckdb")
+    config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": "123456"}
+
+    def run(target, target_config, workload, params=None, users=(1,)):
+        scenario = Scenario(dataset="taq", scale=TAQ, target=target, target_config=target_config,
+                            workload=workload, params=params or {}, users=users)
+        result = Runner(scenario, store).run()
+        assert result.status == "completed", result.message
+        return result
+
+    imported = run("dolphindb", config, "import", users=(1, 2))
+    assert list(imported.figures["rows"]) == [TAQ.days * TAQ.rows_per_day] * 2
+    assert imported.figures["wire_mb_per_s"].notna().all()
+    footprints = run_footprints(store, imported.run_id)
+    assert footprints["layout"]["bytes"] > 0 and footprints["layout"]["replicas"] == 1
+    assert set(footprints["steps"]) == {0, 1} and footprints["steps"][1]["csv_ratio"] > 0
+    exported = run("dolphindb", config, "export", users=(2,))
+    assert exported.figures["rows"].iloc[0] == TAQ.days * TAQ.rows_per_day
+    suite = {"suite": "taq001", "repetitions": 2}
+    on_ddb = query_figures(store, run("dolphindb", config, "query-suite", suite).run_id)
+    on_duck = query_figures(store, run("duckdb", {"path": str(tmp_path / "d.duckdb")}, "query-suite", suite).run_id)
+    assert (on_ddb["status"] == OK).all() and (on_ddb["runs"] == 2).all()
+    assert list(on_ddb["fingerprint"]) == list(on_duck["fingerprint"])
+    store.close()

@@ -31,7 +31,7 @@ from workloads.scenario import Scenario
 from workloads.store import ResultsStore, StoreError
 
 REAL_DOLPHINDB = {"host": "lab", "target": {"kind": "dolphindb", "server_version": "2.00.11 2024.01.01",
-                                            "profile": {"nodes": [{"host": "10.1.1.1", "port": 8848}]}}}
+                                            "profile": {"nodes": [{"host": "127.0.0.1", "port": 8848}]}}}
 
 
 class Tables(HTMLParser):
@@ -206,7 +206,7 @@ def test_a_dolphindb_server_that_says_its_version_is_compared_with_dolphindb(sto
     rows = {r["Figure"]: r for r in Tables(text).table_with("Report", PUBLISHED_LABEL)}
     assert rows["dolphindb-server, taq, cold, all columns"][MEASURED_LABEL] == "0.1 s (1 users)"
     assert rows["dolphindb-api-python, taq, cold, all columns"][MEASURED_LABEL] == "0.4 s (1 users)"
-    assert "a server reporting version 2.00.11 2024.01.01 at 10.1.1.1:8848" in text
+    assert "a server reporting version 2.00.11 2024.01.01 at 127.0.0.1:8848" in text
 
 
 @pytest.mark.timeout(180)

@@ -11,7 +11,7 @@ TRACEBACK = """Traceback (most recent call last):
     frame = session.run(query)
   File "/venv/dolphindb/session.py", line 88, in run
     raise RuntimeError(msg)
-RuntimeError: Server response: 'The table quotes does not exist' host 10.0.0.2:8848"""
+RuntimeError: Server response: 'The table quotes does not exist' host 127.0.0.1:8848"""
 
 
 def snapshot(n_points=5, run_id="run-1", **overrides):

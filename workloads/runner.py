@@ -95,6 +95,7 @@ class Runner:
         self._mp = mp.get_context("spawn")
         self._sampler: ResourceSampler | None = None
         self._failures: list[str] = []
+        self._planned_ops: dict[int, int | None] = {}
 
     # --- control -------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -241,7 +242,10 @@ class Runner:
 
     # called by the collector
     def _step_progress(self, step: StepPlan, ops: int, rows: int, elapsed: float) -> float:
-        planned = self.workload.operations_per_step(self.scenario, step, self.params)
+        # asked on every collector pass: the planned count (a suite file read) once per step
+        if step.index not in self._planned_ops:
+            self._planned_ops[step.index] = self.workload.operations_per_step(self.scenario, step, self.params)
+        planned = self._planned_ops[step.index]
         if self.scenario.duration_s:
             fraction = elapsed / self.scenario.duration_s
         elif planned:

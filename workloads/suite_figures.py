@@ -3,6 +3,7 @@ geometric mean, per-category means, and footprints (bytes on disk beside the CSV
 sizes). Step figures (windows, throughput, latency) stay in ``workloads.figures``."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -52,8 +53,6 @@ def query_figures(store, run_id: str) -> pd.DataFrame:
 def answer_previews(store, run_id: str, step: int) -> dict[str, dict[str, Any]]:
     """Each query's answer as recorded with its first execution in ``step`` (rows, columns, the
     first rows: ``workloads.queries.answers.preview``), for showing two answers side by side."""
-    import json
-
     rows = store.query("SELECT op, any_value(json_extract(extra, '$.answer')) FROM ops WHERE run_id = ? "
                        "AND step = ? AND json_extract(extra, '$.answer') IS NOT NULL GROUP BY op",
                        [run_id, step])

@@ -21,6 +21,15 @@ from workloads.datasets.schema import StringMode
 ARROW_STR = pd.StringDtype(storage="pyarrow", na_value=np.nan)  # pandas 3's default ``str``
 
 
+def arrow_strings(values: pa.Array) -> ArrowStringArray:
+    """An Arrow string array as a pandas ``str`` column without copying the strings."""
+    try:
+        return ArrowStringArray(values, dtype=ARROW_STR)
+    except TypeError:  # pandas 2 (ArcticDB pins pandas<3): the "str" array has its own class
+        from pandas.core.arrays.string_arrow import ArrowStringArrayNumpySemantics
+        return ArrowStringArrayNumpySemantics(values)
+
+
 class Vocabulary:
     """A fixed list of strings, ready to be indexed by codes in any string mode."""
 
@@ -43,7 +52,7 @@ class Vocabulary:
             return pd.Categorical.from_codes(codes, dtype=self.category)
         if strings is StringMode.OBJECT:
             return _object_column(self.objects[codes])
-        return ArrowStringArray(self.arrow.take(pa.array(codes)), dtype=ARROW_STR)
+        return arrow_strings(self.arrow.take(pa.array(codes)))
 
 
 @lru_cache(maxsize=32)
@@ -58,7 +67,7 @@ def fixed_width_column(chars: np.ndarray, strings: StringMode):
     data = np.ascontiguousarray(chars)
     offsets = np.arange(0, n * width + 1, width, dtype=np.int64)
     arrow = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-    column = ArrowStringArray(arrow, dtype=ARROW_STR)
+    column = arrow_strings(arrow)
     if strings is StringMode.ARROW:
         return column
     if strings is StringMode.OBJECT:

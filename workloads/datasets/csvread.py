@@ -19,9 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
-from pandas.arrays import ArrowStringArray
 
-from workloads.datasets._strings import ARROW_STR
+from workloads.datasets._strings import ARROW_STR, arrow_strings
 from workloads.datasets.schema import Column, Schema, StringMode
 
 _INTEGERS = {"SHORT": pa.int16(), "INT": pa.int32(), "LONG": pa.int64()}
@@ -255,7 +254,7 @@ def _convert(text: pa.ChunkedArray, column: Column, strings: StringMode):
 
 def _strings(text: pa.ChunkedArray, strings: StringMode):
     if strings is StringMode.ARROW:
-        return ArrowStringArray(text.cast(pa.large_string()), dtype=ARROW_STR)
+        return arrow_strings(text.cast(pa.large_string()))
     if strings is StringMode.OBJECT:
         return pd.Series(text.to_numpy(zero_copy_only=False), dtype=object, copy=False)
     dictionary, codes = _distinct(text)

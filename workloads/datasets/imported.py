@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import errno
 import json
 import os
 import re
@@ -355,7 +354,8 @@ def import_csv(path: str | Path, base: str, name: str, mapping: Mapping[str, str
         _swap_in(work, root / name)
     except BaseException as exc:
         shutil.rmtree(work, ignore_errors=True)
-        if _is_disk_full(exc):
+        from workloads.targets.storage import is_disk_full  # the targets package imports datasets
+        if is_disk_full(exc):
             raise ImportFailed(_disk_full_message(source, root, name)) from exc
         raise
     return load_import(name)
@@ -517,15 +517,6 @@ def _remove_stale_temp_folders(root: Path) -> None:
         if folder.is_dir() and not pid_alive(pid):
             shutil.rmtree(folder, ignore_errors=True)
 
-
-
-def _is_disk_full(exc: BaseException | None) -> bool:
-    while exc is not None:  # pyarrow wraps the original ENOSPC in its own OSError text
-        if isinstance(exc, OSError) and (exc.errno in (errno.ENOSPC, errno.EDQUOT)
-                                         or "No space left" in str(exc)):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 def _disk_full_message(source: Path, root: Path, name: str) -> str:

@@ -56,7 +56,7 @@ from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.cache import drop_file_cache
-from workloads.targets.files import disk_full_message
+from workloads.targets.storage import disk_full_error
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
@@ -275,11 +275,7 @@ class DuckDBTarget(Target):
 
     def _disk_full(self, exc: duckdb.Error) -> TargetError | None:
         """DuckDB's "No space left on device" as the clear error the files targets give."""
-        if "No space left" not in str(exc):
-            return None
-        error = TargetError(disk_full_message(self.path))
-        error.__cause__ = exc
-        return error
+        return disk_full_error(exc, self.path)
 
     def _prepare(self, con, ds, dataset: str, scale: Scale, strings: StringMode, table: str,
                  days: list[dt.date], scale_json: str, progress: ProgressCallback | None) -> Layout:

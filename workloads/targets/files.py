@@ -31,17 +31,13 @@ from __future__ import annotations
 from abc import abstractmethod
 
 import datetime as dt
-import errno
 import io
 import json
 import os
 import pickle
 import re
-import shutil
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -53,7 +49,6 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode, apply_string_mode
-from workloads.processes import pid_alive
 from workloads.targets.arrow_frames import (arrow_schema, arrow_table, frame_from_arrow, key_value,
                                             library_versions)
 from workloads.targets.bars import minute_bars, price_columns
@@ -61,13 +56,13 @@ from workloads.datasets.base import side_tables
 from workloads.datasets.csv_files import STYLE as CSV_STYLE
 from workloads.datasets.csvread import read_csv
 from workloads.datasets.csvwrite import write_csv
-from workloads.queries import pandas_suite, query_days
-from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult, ProgressCallback,
+from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, OpResult, ProgressCallback,
                                     Target, TargetError)
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.sizes import rows_bytes
-from workloads.targets.quotes import (Moments, QuoteColumns, day_span, minute_quotes, ols_moments, ols_table,
-                                     quote_columns, spread_combine, spread_partial)
+from workloads.targets.storage import atomic_file, remove_stale_temp_files, write_bytes_atomic
+from workloads.targets.quotes import QuoteColumns, minute_quotes
 
 MANIFEST = "manifest.json"
 LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
@@ -83,62 +78,6 @@ def _now() -> float:
 def _get_dataset(name: str):
     from workloads.datasets import get_dataset  # the generators' registry, imported on use
     return get_dataset(name)
-
-
-# --- writing safely -------------------------------------------------------------------------
-def disk_full_message(path: Path) -> str:
-    try:
-        free = shutil.disk_usage(path.parent).free
-    except OSError:
-        free = 0
-    return f"disk full while writing {path}: {free // (1024 * 1024)} MB free"
-
-
-def _is_disk_full(exc: BaseException | None) -> bool:
-    while exc is not None:  # pyarrow and close() may wrap or chain the original ENOSPC
-        if isinstance(exc, OSError) and (exc.errno == errno.ENOSPC or "No space left" in str(exc)):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-@contextmanager
-def atomic_file(path: Path, durable: bool = True) -> Iterator[BinaryIO]:
-    """Write ``path`` via a hidden temp file (+ fsync when ``durable``) + rename; remove the temp
-    file on any failure."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            yield f
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if _is_disk_full(exc):
-            raise TargetError(disk_full_message(path)) from exc
-        raise
-
-
-def remove_stale_temp_files(folder: Path) -> list[Path]:
-    """Delete temp files left by writers that died (kill -9, power loss); keep live writers' ones."""
-    removed = []
-    for tmp in folder.glob(".*.tmp"):
-        try:
-            pid = int(tmp.name.rsplit(".", 3)[-3])
-        except (ValueError, IndexError):
-            continue
-        if not pid_alive(pid):
-            tmp.unlink(missing_ok=True)
-            removed.append(tmp)
-    return removed
-
-
-
-def write_bytes_atomic(path: Path, payload: bytes, durable: bool = True) -> None:
-    with atomic_file(path, durable) as f:
-        f.write(payload)
 
 
 class TimedReader:
@@ -170,7 +109,7 @@ class TimedReader:
 
 
 # --- the targets ----------------------------------------------------------------------------
-class FileTarget(Target):
+class FileTarget(ClientPandas, Target):
     """One file per day under ``config["root"]``; subclasses say how a file is encoded."""
 
     ext = ""
@@ -395,8 +334,7 @@ class FileTarget(Target):
         for part in folder.glob(f"part-*.{self.ext}"):
             part.unlink(missing_ok=True)
 
-    # --- reports 001 and 004: import, export, query suites --------------------------------------
-    query_dialect = "pandas"
+    # --- reports 001 and 004: import, export (the suites: client_pandas.py) ---------------------
 
     def import_dir(self, layout: Layout) -> Path:
         return Path(layout.location) / IMPORT_TABLE
@@ -425,26 +363,14 @@ class FileTarget(Target):
         phases["io"] = _now() - t0
         return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), schema), wire_path=path, phases=phases)
 
-    def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
-        """The query's pandas function over the day files it needs, read as a user reads them
-        (phases of the reads), then pandas' own work (``query``)."""
-        name = query.text(self.query_dialect)
-        if name is None:
-            raise NotSupported(f"query {query.id} has no pandas version")
-        phases: dict[str, float] = {}
-        frames = []
-        for day in query_days(query, values, layout.days):
-            frame, read_phases = self._read(self.day_path(layout, day), layout, None)
-            for phase, seconds in read_phases.items():
-                phases[phase] = phases.get(phase, 0.0) + seconds
-            frames.append(frame)
-        tables = {query.table: frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)}
-        for side in side_tables(_get_dataset(layout.dataset)):
-            tables[side], _ = self._read(self.side_path(layout, side), layout, None)
-        t0 = _now()
-        result = pandas_suite.run(name, tables, values)
-        phases["query"] = phases.get("query", 0.0) + (_now() - t0)
-        return OpResult(rows=len(result), phases=phases, frame=result)
+    def _day_frame(self, layout: Layout, day: dt.date) -> tuple[pd.DataFrame, dict[str, float], int | None]:
+        path = self.day_path(layout, day)
+        frame, phases = self._read(path, layout, None)
+        return frame, phases, path.stat().st_size
+
+    def _side_frame(self, layout: Layout, name: str) -> pd.DataFrame:
+        frame, _ = self._read(self.side_path(layout, name), layout, None)
+        return frame
 
     def append_dir(self, layout: Layout, table: str = "") -> Path:
         table = table or "scratch"
@@ -470,53 +396,8 @@ class FileTarget(Target):
     def _count_rows(self, path: Path) -> int:
         """Supplied by each concrete format."""
 
-    # --- report 003's computations, with pandas on the client (definitions: quotes.py) ------------
-    # Day by day: io reads a day file, decode makes it a DataFrame, query is pandas' work (and
-    # the map-reduce's encoding of its bars); partial results are combined, so memory stays at
-    # one day. Whole day files are read: no column pruning, as report 000's pickles allowed none.
-    def _span_days(self, layout: Layout, days) -> tuple[QuoteColumns, list[dt.date]]:
-        try:
-            cols = quote_columns(self._dataset_info(layout))
-            first, last = day_span(layout.days, days)
-        except ValueError as exc:
-            raise TargetError(f"{layout.dataset}: {exc}") from None
-        return cols, [d for d in layout.days if first <= d <= last]
-
-    def _each_day(self, layout: Layout, days, compute):
-        """``compute(frame)`` on every day of the span; (results, bytes read, phases)."""
-        cols, span = self._span_days(layout, days)
-        results, nbytes = [], 0
-        phases = {"query": 0.0}
-        for day in span:
-            path = self.day_path(layout, day)
-            frame, read_phases = self._read(path, layout, None)
-            t0 = _now()
-            results.append(compute(frame, cols))
-            phases["query"] += _now() - t0
-            for phase, seconds in read_phases.items():
-                phases[phase] = phases.get(phase, 0.0) + seconds
-            nbytes += path.stat().st_size
-            del frame
-        return results, nbytes, phases
-
-    def spread_by_minute(self, layout: Layout, days=()) -> OpResult:
-        partials, nbytes, phases = self._each_day(layout, days, spread_partial)
-        t0 = _now()
-        frame = spread_combine(partials)
-        phases["query"] += _now() - t0
-        return OpResult(rows=len(frame), phases=phases, frame=frame, wire_bytes=nbytes)
-
-    def ols_spread(self, layout: Layout, days=()) -> OpResult:
-        moments, nbytes, phases = self._each_day(layout, days, ols_moments)
-        t0 = _now()
-        try:
-            frame = ols_table(sum(moments, Moments()))
-        except ValueError as exc:
-            raise TargetError(f"{layout.dataset}: {exc}") from None
-        phases["query"] += _now() - t0
-        return OpResult(rows=len(frame), phases=phases, frame=frame, wire_bytes=nbytes,
-                        extra={"observations": sum(m.n for m in moments)})
-
+    # --- report 003's computations, with pandas on the client (client_pandas.py) -----------------
+    # Whole day files are read: no column pruning, as report 000's pickles allowed none.
     def minute_dir(self, layout: Layout) -> Path:
         """Where the map-reduce writes its minute quotes: one part file per day and operation."""
         return Path(layout.location) / "minute"

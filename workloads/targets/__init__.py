@@ -1,7 +1,8 @@
 """Registry of storage targets: ``make_target(kind, config)`` builds one from plain data.
 
-The local targets are imported eagerly. DolphinDB is registered by dotted path and imported only
-when asked for, so the engine (and the tests of other targets) do not need its client to load.
+The local targets are imported eagerly. DolphinDB and the optional engines are registered by
+dotted path and imported only when asked for, so the engine (and the tests of other targets) do
+not need their clients to load; a missing client names the extra that installs it.
 """
 from __future__ import annotations
 
@@ -21,7 +22,23 @@ TARGETS: dict[str, type[Target]] = {
 
 LAZY_TARGETS: dict[str, str] = {
     "dolphindb": "workloads.targets.dolphindb:DolphinDBTarget",
+    "clickhouse": "workloads.targets.clickhouse_target:ClickHouseTarget",
+    "arcticdb": "workloads.targets.arcticdb_target:ArcticDBTarget",
+    "hdf5": "workloads.targets.hdf5_target:HDF5Target",
 }
+
+# The pip extra that installs a lazily loaded target's client: ``pip install tickbench[<extra>]``
+EXTRAS: dict[str, str] = {"clickhouse": "clickhouse", "arcticdb": "arcticdb", "hdf5": "hdf5"}
+
+
+class MissingClient(TargetError):
+    """A target whose client library is not installed: the message names the extra to install."""
+
+    def __init__(self, kind: str, library: str):
+        extra = EXTRAS.get(kind, kind)
+        super().__init__(f"{kind} needs the {library} package: install tickbench[{extra}] "
+                         f"(pip install 'tickbench[{extra}]')")
+        self.kind, self.library, self.extra = kind, library, extra
 
 
 def target_kinds() -> list[str]:
@@ -37,6 +54,10 @@ def target_class(kind: str) -> type[Target]:
     module_name, _, class_name = LAZY_TARGETS[kind].partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and not exc.name.startswith("workloads"):
+            raise MissingClient(kind, exc.name.split(".")[0]) from exc
+        raise TargetError(f"target {kind!r} is unavailable: cannot load {LAZY_TARGETS[kind]} ({exc})") from exc
     except (ImportError, AttributeError) as exc:
         raise TargetError(f"target {kind!r} is unavailable: cannot load {LAZY_TARGETS[kind]} "
                           f"({type(exc).__name__}: {exc})") from exc
@@ -48,5 +69,5 @@ def make_target(kind: str, config: dict[str, Any] | None = None) -> Target:
     return target_class(kind)(dict(config or {}))
 
 
-__all__ = ["TARGETS", "LAZY_TARGETS", "PHASES", "Layout", "OpResult", "Target", "TargetError",
+__all__ = ["TARGETS", "LAZY_TARGETS", "EXTRAS", "MissingClient", "PHASES", "Layout", "OpResult", "Target", "TargetError",
            "make_target", "target_class", "target_kinds"]

@@ -1,4 +1,4 @@
-"""The command line: ``tickbench run | runs | show | verify | export | import | datasets | workloads``."""
+"""The command line: ``tickbench run | runs | show | verify | export | import | datasets | workloads | targets``."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from app.cli_reports import add_verify_parser, cmd_verify, print_report_figures
+from app.cli_targets import add_targets_parser, cmd_targets
 from app.ddb_options import add_dolphindb_arguments
 from workloads.paths import default_datasets_dir, default_results_path
 
@@ -43,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a scenario and print its figures")
     run.add_argument("--scenario", type=Path, help="a scenario TOML file; flags given also override it")
     run.add_argument("--name", help="a name for the run")
-    run.add_argument("--target", help="pickle | parquet | feather | duckdb | dolphindb")
+    run.add_argument("--target", help="pickle | parquet | feather | duckdb | clickhouse | arcticdb | hdf5 | "
+                                      "dolphindb, or a saved server's key (ddb:NAME, ch:NAME: see 'tickbench targets')")
     run.add_argument("--dataset", help="taq | level2 | devices | api45 | imp_NAME (an imported CSV)")
     run.add_argument("--days", type=int)
     run.add_argument("--rows-per-day", type=int)
@@ -80,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="read the CSV column CSVCOL as the schema's column (repeatable)")
     sub.add_parser("datasets", help="list datasets and their schemas")
     sub.add_parser("workloads", help="list workloads and their parameters")
+    add_targets_parser(sub)
     return parser
 
 
@@ -137,8 +140,49 @@ def scenario_from_args(args) -> "Scenario":
         params[name.strip()] = value.strip()
     changes["params"] = params
     target = changes.get("target", base.target)
-    changes["target_config"] = _target_config(args, target, dict(base.target_config))
+    if ":" in target:               # a saved server profile: its kind and config come from the registry
+        kind, config = _profile_config(args, target)
+        changes["target"] = kind
+        changes["target_config"] = config
+    else:
+        changes["target_config"] = _target_config(args, target, dict(base.target_config))
     return base.with_changes(**changes)
+
+
+def _kind_and_config(args, key: str) -> tuple[str, dict]:
+    """A target kind with its default config, or a saved server profile's kind and config."""
+    if ":" in key:
+        return _profile_config(args, key)
+    return key, _target_config(args, key, {})
+
+
+def _registry(args):
+    from workloads.passwords import KeyringPasswords
+    from workloads.target_registry import TargetRegistry
+    return TargetRegistry.load(getattr(args, "data_dir", None) or default_datasets_dir(), KeyringPasswords())
+
+
+def _profile_config(args, key: str) -> tuple[str, dict]:
+    """(kind, config with password) of a saved server profile."""
+    registry = _registry(args)
+    try:
+        item = registry.entry(key)
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from None
+    if item.missing:
+        raise CliError(f"{key}: {item.missing}")
+
+    def ask(profile, refused: bool) -> str:
+        variable = f"TICKBENCH_{'DDB' if profile.kind == 'dolphindb' else 'CLICKHOUSE'}_PASSWORD"
+        if getattr(args, "password", None) is not None:
+            return args.password
+        if os.environ.get(variable) is not None:
+            return os.environ[variable]
+        if not sys.stdin.isatty():
+            raise CliError(f"{key}: password needed: give --password or set {variable}")
+        return getpass.getpass(f"Password of {profile.user} on {profile.name}: ")
+    config = registry.resolve(key, ask=ask)
+    return item.kind, {**config, "target_key": key}
 
 
 def _users(text: str) -> list[int]:
@@ -152,14 +196,19 @@ def _users(text: str) -> list[int]:
 
 
 def _target_config(args, target: str, config: dict) -> dict:
-    data_dir = args.data_dir or config.get("root") or default_datasets_dir()
-    if target in ("pickle", "parquet", "feather"):
-        config.setdefault("root", str(data_dir))
-        if args.data_dir:
-            config["root"] = str(args.data_dir)
-    elif target == "duckdb":
-        if args.data_dir or "path" not in config:
-            config["path"] = str(Path(data_dir) / "tickbench_data.duckdb")
+    from workloads.target_registry import default_config, engine, missing_client
+    try:
+        local = engine(target).local
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from None
+    missing = missing_client(target) if local or target != "dolphindb" else None
+    if missing and not config.get("host"):
+        raise CliError(f"target {target}: {missing}")
+    data_dir = getattr(args, "data_dir", None)
+    if local and not config.get("host"):
+        # the scenario file's place wins, unless --data-dir is given
+        defaults = default_config(target, Path(data_dir or config.get("root") or default_datasets_dir()))
+        config = {**config, **defaults} if data_dir else {**defaults, **config}
     elif target == "dolphindb":
         from app.ddb_options import dolphindb_config
         config = dolphindb_config(args, config, _password)
@@ -366,6 +415,7 @@ def cmd_workloads(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
-            "verify": lambda args: cmd_verify(args, console, err_console, CliError, _target_config),
+            "verify": lambda args: cmd_verify(args, console, err_console, CliError, _kind_and_config),
+            "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),
             "export": cmd_export,
             "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

@@ -8,10 +8,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-LOCAL_TARGETS = "duckdb,parquet,pickle,feather"
 # A check runs every query once per target: enough rows that most answers say something
 VERIFY_SCALES = {"taq": (2, 100_000, 100), "devices": (2, 100_000, 1_000)}
 VERDICT_STYLES = {"same": "green", "differs": "bold red", "error": "red", "not supported": "yellow"}
+
+
+def installed_local_targets() -> str:
+    from workloads.target_registry import ENGINES, missing_client
+    return ",".join(e.kind for e in ENGINES if e.local and missing_client(e.kind) is None)
 
 
 def add_verify_parser(sub) -> None:
@@ -19,9 +23,9 @@ def add_verify_parser(sub) -> None:
 
     verify = sub.add_parser("verify", help="check that every target answers every suite query alike")
     verify.add_argument("--dataset", default="taq", help="taq | devices (default taq)")
-    verify.add_argument("--targets", default=LOCAL_TARGETS,
-                        help=f"targets to compare, comma-separated (default {LOCAL_TARGETS}; add dolphindb "
-                             "with --node)")
+    verify.add_argument("--targets", default=None,
+                        help="targets to compare, comma-separated (default: every local engine installed; add "
+                             "dolphindb with --node, or a saved server's key such as ch:NAME)")
     verify.add_argument("--suite", action="append", default=[],
                         help="a suite to check (repeatable; default: every suite of the dataset)")
     verify.add_argument("--days", type=int)
@@ -34,6 +38,7 @@ def add_verify_parser(sub) -> None:
 
 
 def cmd_verify(args, console: Console, err_console: Console, cli_error, target_config) -> int:
+    """``target_config(args, key)``: (kind, config) of a target kind or a saved server's key."""
     from workloads.datasets.schema import Scale
     from workloads.queries import load_suite
     from workloads.verify import DIFFERS, suites_of, verify
@@ -48,10 +53,10 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
         wrong = [s.name for s in suites if s.dataset != args.dataset]
         if wrong:
             raise ValueError(f"suite {wrong[0]} runs on another dataset than {args.dataset}")
-        kinds = [k.strip() for k in args.targets.split(",") if k.strip()]
+        kinds = [k.strip() for k in (args.targets or installed_local_targets()).split(",") if k.strip()]
         if not kinds:
             raise ValueError("--targets needs at least one target")
-        targets = [(kind, kind, target_config(args, kind, {})) for kind in kinds]
+        targets = [(key, *target_config(args, key)) for key in kinds]
     except ValueError as exc:
         raise cli_error(str(exc)) from None
     with err_console.status("verifying") as status:

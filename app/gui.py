@@ -28,26 +28,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class KeyringPasswords:
-    """Adapter from app.passwords to the panel's password_store protocol."""
-
-    def load(self, profile: str, user: str):
-        from app.passwords import load_password
-        return load_password(profile, user)
-
-    def save(self, profile: str, user: str, password: str) -> bool:
-        from app.passwords import save_password
-        return save_password(profile, user, password)
-
-    def forget(self, profile: str, user: str) -> None:
-        from app.passwords import forget_password
-        forget_password(profile, user)
-
-    def available(self) -> bool:
-        from app.passwords import keyring_available
-        return keyring_available()
-
-
 def display_problem() -> str | None:
     """Why no window can open here, in words a user can act on (Qt would just abort)."""
     if os.environ.get("QT_QPA_PLATFORM") or sys.platform != "linux":
@@ -117,6 +97,7 @@ def run_gui(argv: list[str]) -> int:
     aborted = store.aborted_on_open
 
     from app.main_window import MainWindow
+    from workloads.passwords import KeyringPasswords
     window = MainWindow(store, data_dir, settings, KeyringPasswords(), theme)
     if args.scenario:
         window.load_scenario(args.scenario)

@@ -17,6 +17,7 @@ from widgets.run_history import RunHistoryView
 from widgets.scenario_builder import ScenarioBuilder
 from widgets.state import load_state, store_state
 from widgets.targets_panel import TargetsPanel
+from workloads.target_registry import TargetRegistry
 from workloads.history import compare_frame, history_rows, run_labels, snapshot_from_store
 from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
@@ -38,7 +39,7 @@ class MainWindow(QMainWindow):
         self.store = store
         self.settings = settings
         self.controller = RunController(store, self)
-        self.targets_panel = TargetsPanel(data_dir, password_store)
+        self.targets_panel = TargetsPanel(data_dir, registry=TargetRegistry.load(data_dir, password_store))
         self.builder = ScenarioBuilder(data_dir)
         self.dashboard = LiveDashboard()
         self.history = RunHistoryView()
@@ -122,9 +123,9 @@ class MainWindow(QMainWindow):
 
     # ---- runs -------------------------------------------------------------------------------
     def _with_password(self, scenario: Scenario) -> Scenario | None:
-        """DolphinDB profiles need their password at run time; local targets pass through."""
+        """Server profiles need their password at run time; local targets pass through."""
         key = scenario.target_config.get("target_key")
-        if scenario.target != "dolphindb" or not key:
+        if not key or key not in {p.key for p in self.targets_panel.registry.profiles()}:
             return scenario
         config = self.targets_panel.resolve_config(key)
         if config is None:
@@ -322,7 +323,8 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
-        load_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
+        if not self.targets_panel.registry.profiles():   # profiles kept by versions before targets.json
+            load_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
         load_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
         load_state(STATE_KEYS["history"], self.history, self.settings)
         self.builder.set_targets(self.targets_panel.targets())
@@ -331,7 +333,6 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
-        store_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
         store_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
         store_state(STATE_KEYS["history"], self.history, self.settings)
         store_state(STATE_KEYS["builder"], self.builder, self.settings)

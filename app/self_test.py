@@ -32,7 +32,7 @@ def _open_window(tmp_path: Path) -> str:
     from PySide6.QtCore import QCoreApplication, QEvent, QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.gui import KeyringPasswords
+    from workloads.passwords import KeyringPasswords
     from app.main_window import MainWindow
     from widgets.theme import apply_theme
     from workloads.store import ResultsStore

@@ -95,9 +95,12 @@ def press_ok(qtbot, dialog: ClusterDialog) -> None:
 def test_embedded_targets_are_always_ready_with_their_folder(panel, tmp_path):
     data = tmp_path / "data"
     targets = {key: (label, kind, config) for key, label, kind, config in panel.targets()}
-    assert list(targets) == ["duckdb", "pickle", "parquet", "feather"]
+    assert list(targets) == ["duckdb", "pickle", "parquet", "feather", "clickhouse", "arcticdb", "hdf5"]
     assert targets["duckdb"][2] == {"path": str(data / "tickbench_data.duckdb")}
-    assert all(targets[k][2] == {"root": str(data)} and targets[k][1] == k for k in ("pickle", "parquet", "feather"))
+    assert targets["clickhouse"][2] == {"path": str(data / "clickhouse")}
+    assert targets["arcticdb"][2] == {"uri": f"lmdb://{data / 'arcticdb'}?map_size=4GB"}
+    assert all(targets[k][2] == {"root": str(data)} and targets[k][1] == k
+               for k in ("pickle", "parquet", "feather", "hdf5"))
     for key in targets:
         item = panel.item_for(key)
         assert item.text(1) == "ready" and str(data) in item.text(2)
@@ -107,6 +110,35 @@ def test_embedded_targets_are_always_ready_with_their_folder(panel, tmp_path):
     assert not panel.test_button.isEnabled() and not panel.remove_button.isEnabled()
     with pytest.raises(KeyError, match="no target 'ddb:nope'"):
         panel.resolve_config("ddb:nope")
+
+
+def test_an_engine_whose_client_is_missing_says_what_to_install(make_widget, tmp_path, monkeypatch):
+    import workloads.target_registry as registry
+    installed = registry._installed
+    monkeypatch.setattr(registry, "_installed", lambda module: module != "arcticdb" and installed(module))
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(700, 520))
+    assert "arcticdb" not in [key for key, *_ in panel.targets()]      # the builder cannot pick it
+    assert panel.item_for("arcticdb").text(1) == "not installed"
+    panel.select("arcticdb")
+    assert "install tickbench[arcticdb]" in panel.detail_label.text()
+
+
+def test_a_clickhouse_server_profile_is_listed_and_refused_port_turns_red(qtbot, make_widget, tmp_path):
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(700, 520))
+    dialog = panel.add_server_dialog()
+    dialog.name_edit.setText("analytics")
+    dialog.host_edit.setText("127.0.0.1")
+    dialog.port_spin.setValue(closed_port())
+    dialog.password_edit.setText("secret")
+    dialog.accept()
+    assert "ch:analytics" in [key for key, *_ in panel.targets()]
+    assert panel.save_state()["profiles"][0]["kind"] == "clickhouse"
+    assert "secret" not in json.dumps(panel.save_state())
+    assert panel.resolve_config("ch:analytics")["password"] == "secret"
+    with qtbot.waitSignal(panel.check_finished, timeout=10_000):
+        assert panel.test_profile("ch:analytics")
+    assert panel.light("ch:analytics").state == "failed"
+    assert panel.item_for("ch:analytics").text(1) in ("refused", "error")
 
 
 # --- the dialog ---------------------------------------------------------------------------------
@@ -242,7 +274,7 @@ def test_remove_forgets_the_password(qtbot, panel, store, monkeypatch, ddb_serve
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     with qtbot.waitSignal(panel.targets_changed, timeout=2_000):
         qtbot.mouseClick(panel.remove_button, Qt.MouseButton.LeftButton)
-    assert panel.profile_keys() == [] and store == {} and len(panel.targets()) == 4
+    assert panel.profile_keys() == [] and store == {} and not [k for k, *_ in panel.targets() if ":" in k]
 
 
 def test_edit_renames_and_keeps_the_password(qtbot, panel, store, ddb_server):  # noqa: F811

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialog,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from workloads.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
+from workloads.target_registry import DEFAULT_DB_PREFIX
 from workloads.targets import ddb_quote
 
 DEFAULT_PORT = 8848          # DolphinDB's default port
-DEFAULT_DB_PREFIX = "dfs://tickbench"
 NAME_MAX = 64
 POLICY_LABELS = {
     "one": "one: every worker on the first data node",
@@ -28,6 +28,28 @@ POLICY_LABELS = {
     "random": "random: a seeded random data node per worker",
 }
 HOST, PORT, ROLE = range(3)
+
+
+def password_fields(keyring_available: bool, password_stored: bool) -> tuple[QLineEdit, QCheckBox]:
+    """The password box and the keyring check box of a server dialog."""
+    edit = QLineEdit(objectName="password_edit")
+    edit.setEchoMode(QLineEdit.EchoMode.Password)
+    edit.setPlaceholderText("stored: leave empty to keep it" if password_stored else "optional: asked for when needed")
+    remember = QCheckBox("Remember in the system keyring", objectName="remember_check")
+    remember.setEnabled(keyring_available)
+    remember.setChecked(keyring_available and password_stored)
+    if not keyring_available:
+        remember.setToolTip("No usable keyring on this computer: the password is asked for once per session "
+                            "and never written to disk.")
+    return edit, remember
+
+
+def error_label() -> QLabel:
+    label = QLabel(objectName="error_label")
+    label.setProperty("role", "error")     # the theme's error style
+    label.setWordWrap(True)
+    label.hide()
+    return label
 
 
 class ClusterDialog(QDialog):
@@ -59,16 +81,7 @@ class ClusterDialog(QDialog):
         self.remove_node_button.clicked.connect(self._remove_selected_node)
 
         self.user_edit = QLineEdit(str(profile.get("user", "admin")), objectName="user_edit")
-        self.password_edit = QLineEdit(objectName="password_edit")
-        self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.password_edit.setPlaceholderText("stored: leave empty to keep it" if password_stored
-                                              else "optional: asked for when needed")
-        self.remember_check = QCheckBox("Remember in the system keyring", objectName="remember_check")
-        self.remember_check.setEnabled(keyring_available)
-        self.remember_check.setChecked(keyring_available and password_stored)
-        if not keyring_available:
-            self.remember_check.setToolTip("No usable keyring on this computer: the password is asked "
-                                           "for once per session and never written to disk.")
+        self.password_edit, self.remember_check = password_fields(keyring_available, password_stored)
         self.protocol_combo = QComboBox(objectName="protocol_combo")
         self.protocol_combo.addItems(PROTOCOLS)
         self.protocol_combo.setCurrentText(str(profile.get("protocol", "DDB")).upper())
@@ -80,10 +93,7 @@ class ClusterDialog(QDialog):
         self.policy_combo.setCurrentIndex(max(0, self.policy_combo.findData(profile.get("node_policy", "one"))))
         self.prefix_edit = QLineEdit(str((entry or {}).get("db_prefix", DEFAULT_DB_PREFIX)), objectName="prefix_edit")
 
-        self.error_label = QLabel(objectName="error_label")
-        self.error_label.setProperty("role", "error")
-        self.error_label.setWordWrap(True)
-        self.error_label.hide()
+        self.error_label = error_label()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)

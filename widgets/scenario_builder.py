@@ -240,7 +240,7 @@ class ScenarioBuilder(QWidget):
         return Scenario(
             name=self.name_edit.text().strip() or "untitled", dataset=self.dataset_combo.currentData(),
             scale=scale, strings=self.strings_combo.currentData(), target=kind,
-            target_config={**config, "target_key": key} if kind == "dolphindb" else config,
+            target_config={**config, "target_key": key} if key != kind else config,
             workload=self.workload_combo.currentData(), params=params, users=users,
             cache=self.cache_combo.currentData(), operations=self.ops_spin.value(),
             duration_s=self.duration_spin.value(), warmup_ops=self.warmup_spin.value(),

@@ -1,14 +1,16 @@
-"""TargetsPanel: where data can live. The embedded targets (always ready) and DolphinDB clusters
-with a state light per node, and the buttons to add, edit, remove, test and refresh them.
+"""TargetsPanel: where data can live, a view of the engine's ``TargetRegistry``. The embedded
+targets (ready, or what to install), DolphinDB clusters with a state light per node, ClickHouse
+servers, and the buttons to add, edit, remove, test and refresh them.
 
 Connection tests and node discovery run in a thread pool, never on the GUI thread; each result
 comes back through a Qt signal emitted from the worker thread, which Qt queues to the panel's
 (GUI) thread. A test gives a verdict within a few seconds (``workloads.cluster.test_connection``).
 
-Passwords never go into the panel's state. They come, in this order, from what was typed this
-session, from ``password_store`` (an object with ``load(profile, user) -> str | None``,
+The registry holds the profiles and resolves passwords (this session's, then the store's); the
+panel adds only the prompt when neither has one, and the lights of the last checks. Passwords never
+go into any state. ``password_store``: an object with ``load(profile, user) -> str | None``,
 ``save(profile, user, password) -> bool``, ``forget(profile, user)`` and optionally
-``available() -> bool``; the app passes a keyring adapter), or from a password prompt.
+``available() -> bool`` (the app passes ``workloads.passwords.KeyringPasswords``).
 
 API for the main window: ``targets_changed()``; ``targets()`` -> [(key, label, kind, config)];
 ``resolve_config(key)`` -> config with the password, or None when the user cancels;
@@ -27,10 +29,12 @@ from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit, QMessageBox,
                                QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from widgets.cluster_dialog import DEFAULT_DB_PREFIX, ClusterDialog
+from widgets.cluster_dialog import ClusterDialog
 from widgets.theme import OKABE_ITO
+from widgets.server_dialog import ServerDialog
 from workloads.cluster import (ClusterProfile, Discovery, Verdict, discover_nodes, profile_from_discovery,
                                test_connection)
+from workloads.target_registry import CLICKHOUSE, DDB, Profile, ServerProfile, TargetRegistry, check_server, where
 
 log = logging.getLogger(__name__)
 STATE_VERSION = 1
@@ -40,12 +44,6 @@ LIGHTS = {"ready": OKABE_ITO["bluish_green"], "ok": OKABE_ITO["bluish_green"], "
           "testing": OKABE_ITO["sky_blue"], "unknown": "#8C8C8C"}
 VERDICT_WORDS = {"ok": "ok", "refused": "refused", "timed_out": "timed out", "wrong_password": "wrong password",
                  "not_initialised": "not initialised", "error": "error"}
-EMBEDDED = (  # key, label, what the folder holds
-    ("duckdb", "DuckDB (embedded)", "one database file"),
-    ("pickle", "Pickle files", "one file per day"),
-    ("parquet", "Parquet files", "one file per day"),
-    ("feather", "Feather files", "one file per day"),
-)
 KEY_ROLE = Qt.ItemDataRole.UserRole
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 TARGET, STATE, WHERE = range(3)
@@ -60,22 +58,30 @@ class Light:
 
 @dataclass
 class _Profile:
-    profile: ClusterProfile      # never holds a password
+    """What the panel shows of a registry profile: the lights of its last checks."""
+    profile: ClusterProfile | ServerProfile      # the registry's, never holding a password
     db_prefix: str
     lights: dict[str, Light] = field(default_factory=dict)   # node address -> light
     note: str = ""               # last discovery's remark
     generation: int = 0          # results of older jobs are ignored
     pending: int = 0
+    kind: str = DDB
 
     @property
     def key(self) -> str:
-        return f"ddb:{self.profile.name}"
+        return Profile(self.kind, self.profile, self.db_prefix).key
+
+    @property
+    def addresses(self) -> list[str]:
+        if self.kind == DDB:
+            return [n.address for n in self.profile.nodes]
+        return [f"{self.profile.host}:{self.profile.port}"]
 
     def light(self, address: str) -> Light:
         return self.lights.setdefault(address, Light())
 
     def overall(self) -> Light:
-        lights = [self.light(n.address) for n in self.profile.nodes]
+        lights = [self.light(address) for address in self.addresses]
         if any(l.state == "testing" for l in lights):
             return Light("testing", "testing…", "Testing the nodes…")
         failed = [l for l in lights if l.state == "failed"]
@@ -85,6 +91,8 @@ class _Profile:
                 f"{len(failed)} of {len(lights)} failed"
             return Light("failed", word, failed[0].detail)
         if lights and all(l.state == "ok" for l in lights):
+            if self.kind != DDB:
+                return Light("ok", "ok", lights[0].detail)
             return Light("ok", "ok", f"All {len(lights)} node{'s' if len(lights) > 1 else ''} answered.")
         return Light()
 
@@ -108,17 +116,16 @@ class TargetsPanel(QWidget):
     check_finished = Signal(str)         # a profile's key, when its Test or Refresh has finished
     _job_done = Signal(object)           # (tag, result) from a worker thread, queued to this thread
 
-    def __init__(self, data_dir: Path, password_store=None, parent=None):
+    def __init__(self, data_dir: Path, password_store=None, parent=None, registry: TargetRegistry | None = None):
         super().__init__(parent)
         self.setObjectName("targets_panel")
-        self.data_dir = Path(data_dir)
-        self.password_store = password_store
-        self._profiles: dict[str, _Profile] = {}
-        self._session_passwords: dict[str, str] = {}     # profile name -> typed this session
+        self.registry = registry or TargetRegistry(Path(data_dir), password_store)
+        self.data_dir = self.registry.data_dir
+        self.password_store = self.registry.password_store
+        self._profiles: dict[str, _Profile] = {}          # the registry's profiles with their lights
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tickbench-targets")
         self._icons = {state: light_icon(colour) for state, colour in LIGHTS.items()}
         self.active_dialog: ClusterDialog | None = None
-        self._distrusted: set[str] = set()                # profiles whose stored password was refused
         self._job_done.connect(self._on_job_done)
         pool = self._pool                                  # not self: the wrapper may be gone by then
         self.destroyed.connect(lambda *_: pool.shutdown(wait=False, cancel_futures=True))
@@ -140,7 +147,8 @@ class TargetsPanel(QWidget):
         self.detail_label.setMinimumHeight(self.fontMetrics().lineSpacing() * 3)
         self.detail_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
 
-        self.add_button = QPushButton("Add…", objectName="add_button")
+        self.add_button = QPushButton("Add cluster…", objectName="add_button")
+        self.add_server_button = QPushButton("Add ClickHouse server…", objectName="add_server_button")
         self.edit_button = QPushButton("Edit…", objectName="edit_button")
         self.remove_button = QPushButton("Remove", objectName="remove_button")
         self.test_button = QPushButton("Test", objectName="test_button")
@@ -148,115 +156,87 @@ class TargetsPanel(QWidget):
         self.add_button.setToolTip("Add a DolphinDB cluster or single node")
         self.test_button.setToolTip("Log in to every node of the cluster and show each verdict")
         self.refresh_button.setToolTip("Ask the cluster which nodes it has (getClusterPerf) and list them")
+        self.add_server_button.setToolTip("Add a ClickHouse server (HTTP interface, clickhouse-connect)")
         self.add_button.clicked.connect(self.add_dialog)
+        self.add_server_button.clicked.connect(self.add_server_dialog)
         self.edit_button.clicked.connect(lambda: self.edit_dialog())
         self.remove_button.clicked.connect(lambda: self.remove_with_confirmation())
         self.test_button.clicked.connect(lambda: self.test_profile())
         self.refresh_button.clicked.connect(lambda: self.refresh_nodes())
 
         buttons = QHBoxLayout()
-        for button in (self.add_button, self.edit_button, self.remove_button, self.test_button, self.refresh_button):
+        for button in (self.add_button, self.add_server_button, self.edit_button, self.remove_button, self.test_button, self.refresh_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail_label)
         layout.addLayout(buttons)
-        self._rebuild()
+        self._sync()
 
     # --- the main window's API ----------------------------------------------------------------------
     def targets(self) -> list[tuple[str, str, str, dict[str, Any]]]:
-        """(key, label, kind, config) of every target; DolphinDB configs carry no password."""
-        out = [(key, label, key, self._embedded_config(key)) for key, label, _ in EMBEDDED]
-        for entry in self._profiles.values():
-            p = entry.profile
-            config = {"profile": p.to_dict(), "db_prefix": entry.db_prefix, "protocol": p.protocol,
-                      "compress": p.compress, "node_policy": p.node_policy}
-            out.append((entry.key, f"DolphinDB: {p.name}", "dolphindb", config))
-        return out
+        """(key, label, kind, config) of every usable target (its client installed); no passwords."""
+        return [(e.key, e.label, e.kind, e.config) for e in self.registry.entries() if e.missing is None]
 
     def resolve_config(self, key: str) -> dict[str, Any] | None:
-        """The target's config ready to run: DolphinDB's with its password (asked for if need be)."""
-        for target_key, _label, _kind, config in self.targets():
-            if target_key == key:
-                break
-        else:
-            raise KeyError(f"no target {key!r} in the targets panel")
-        if not key.startswith("ddb:"):
-            return config
-        password = self._password_for(self._profiles[key].profile)
-        if password is None:
-            return None
-        return {**config, "password": password}
+        """The target's config ready to run: a server's with its password (asked for if need be)."""
+        return self.registry.resolve(key, ask=self._ask_password)
 
     def save_state(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION,
-                "profiles": [{"profile": e.profile.to_dict(), "db_prefix": e.db_prefix}
-                             for e in self._profiles.values()]}
+        return self.registry.state()
 
     def restore_state(self, state: dict[str, Any]) -> None:
-        profiles: dict[str, _Profile] = {}
-        for i, item in enumerate(state.get("profiles") or []):
-            try:
-                data, note = dict(item["profile"]), ""
-                if data.get("compress") and str(data.get("protocol", "DDB")).upper() != "DDB":
-                    # saved by a version that allowed it; the client refuses or ignores it
-                    data["compress"], note = False, (f"Compression was turned off: it works only with the "
-                                                     f"DDB protocol, not {str(data['protocol']).upper()}.")
-                profile = ClusterProfile.from_dict(data)
-                entry = _Profile(profile.with_password(""), str(item.get("db_prefix") or DEFAULT_DB_PREFIX),
-                                 note=note)
-            except (KeyError, TypeError, ValueError) as exc:
-                log.warning("targets panel: ignoring saved cluster %d: %s", i + 1, exc)
-                continue
-            profiles[entry.key] = entry
-        self._profiles = profiles
-        self._rebuild()
+        self.registry.restore(state)
+        self._profiles = {}
+        self._sync()
         self.targets_changed.emit()
+
+    def _sync(self, select: tuple[str, str] | str | None = None) -> None:
+        """Mirror the registry's profiles, keeping the lights of those unchanged."""
+        views = {}
+        for profile in self.registry.profiles():
+            view = self._profiles.get(profile.key)
+            if view is None or view.profile != profile.profile or view.db_prefix != profile.db_prefix:
+                view = _Profile(profile.profile, profile.db_prefix, kind=profile.kind,
+                                note=self.registry.notes.get(profile.key, ""),
+                                generation=view.generation + 1 if view else 0)
+            views[profile.key] = view
+        self._profiles = views
+        self._rebuild(select=select)
 
     # --- profiles -----------------------------------------------------------------------------------
     def profile_keys(self) -> list[str]:
         return list(self._profiles)
 
     def add_profile(self, entry: dict[str, Any], password: str = "", remember: bool = False) -> str:
-        """Add a cluster from plain data ({"profile": ..., "db_prefix": ...}); returns its key."""
-        profile = ClusterProfile.from_dict(entry["profile"]).with_password("")
-        item = _Profile(profile, str(entry.get("db_prefix") or DEFAULT_DB_PREFIX))
-        if item.key in self._profiles:
-            raise ValueError(f"a cluster named {profile.name!r} exists already")
-        self._profiles[item.key] = item
-        self._keep_password(profile, password, remember)
-        self._rebuild(select=item.key)
+        """Add a server from plain data ({"profile": ..., "db_prefix": ...} for a DolphinDB cluster,
+        {"kind": "clickhouse", "profile": ...} for a ClickHouse server); returns its key."""
+        key = self.registry.add(Profile.from_dict(entry), password, remember)
+        self._password_kept_note(password, remember)
+        self._sync(select=key)
         self.targets_changed.emit()
-        return item.key
+        return key
 
     def replace_profile(self, key: str, entry: dict[str, Any], password: str = "", remember: bool = False) -> str:
-        old = self._profiles[key]
-        profile = ClusterProfile.from_dict(entry["profile"]).with_password("")
-        new = _Profile(profile, str(entry.get("db_prefix") or DEFAULT_DB_PREFIX),
-                       generation=old.generation + 1)
-        if new.key != key and new.key in self._profiles:
-            raise ValueError(f"a cluster named {profile.name!r} exists already")
-        renamed = (old.profile.name, old.profile.user) != (profile.name, profile.user)
-        if renamed and not password:   # carry a known password over to the new name or user
-            password = self._session_passwords.get(old.profile.name) or self._stored(old.profile) or ""
-            remember = remember and bool(password)
-        if renamed:
-            self._forget(old.profile)
-        profiles = {}
-        for k, v in self._profiles.items():          # keep the order; the edited one in its place
-            profiles[new.key if k == key else k] = new if k == key else v
-        self._profiles = profiles
-        self._keep_password(profile, password, remember, drop_stored=not remember)
-        self._rebuild(select=new.key)
+        new_key = self.registry.replace(key, Profile.from_dict(entry), password, remember)
+        old = self._profiles.pop(key, None)
+        if old is not None:      # answers of checks on the old profile are ignored
+            self._profiles[new_key] = _Profile(old.profile, old.db_prefix, kind=old.kind, generation=old.generation)
+        self._password_kept_note(password, remember)
+        self._sync(select=new_key)
         self.targets_changed.emit()
-        return new.key
+        return new_key
 
     def remove_profile(self, key: str) -> None:
-        entry = self._profiles.pop(key)
-        self._forget(entry.profile)
-        self._rebuild()
+        self.registry.remove(key)
+        self._sync()
         self.targets_changed.emit()
+
+    def _password_kept_note(self, password: str, remember: bool) -> None:
+        if password and remember and not self.registry.last_save_ok:
+            self.detail_label.setText("The keyring did not store the password: it will be asked for "
+                                      "once per session.")
 
     def light(self, key: str, address: str | None = None) -> Light:
         """The light of a profile (overall) or of one of its nodes: for tests and tooltips."""
@@ -271,8 +251,8 @@ class TargetsPanel(QWidget):
         return bool(available()) if callable(available) else True
 
     def _open_dialog(self, entry: dict[str, Any] | None, on_accept: Callable[[ClusterDialog], None]) -> ClusterDialog:
-        stored = bool(entry) and self._stored(ClusterProfile.from_dict(entry["profile"])) is not None
-        dialog = ClusterDialog(entry, [e.profile.name for e in self._profiles.values()],
+        stored = bool(entry) and self.registry.stored_password(Profile.from_dict(entry)) is not None
+        dialog = ClusterDialog(entry, [e.profile.name for e in self._profiles.values() if e.kind == DDB],
                                keyring_available=self._keyring_available(), password_stored=stored, parent=self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
@@ -290,12 +270,34 @@ class TargetsPanel(QWidget):
     def add_dialog(self) -> ClusterDialog:
         return self._open_dialog(None, lambda d: self.add_profile(d.entry(), d.password(), d.remember()))
 
-    def edit_dialog(self, key: str | None = None) -> ClusterDialog | None:
+    def add_server_dialog(self) -> ServerDialog:
+        return self._open_server_dialog(None, lambda d: self.add_profile(d.entry(), d.password(), d.remember()))
+
+    def _open_server_dialog(self, entry: dict[str, Any] | None, on_accept) -> ServerDialog:
+        stored = bool(entry) and self.registry.stored_password(Profile.from_dict(entry)) is not None
+        dialog = ServerDialog(entry, [e.profile.name for e in self._profiles.values() if e.kind == CLICKHOUSE],
+                              keyring_available=self._keyring_available(), password_stored=stored, parent=self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def accepted() -> None:
+            try:
+                on_accept(dialog)
+            except ValueError as exc:
+                self.detail_label.setText(str(exc))
+        dialog.accepted.connect(accepted)
+        dialog.finished.connect(lambda _result: setattr(self, "active_dialog", None))
+        self.active_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def edit_dialog(self, key: str | None = None):
         key = key or self.selected_profile_key()
         if key is None:
             return None
-        entry = self._profiles[key]
-        data = {"profile": entry.profile.to_dict(), "db_prefix": entry.db_prefix}
+        data = self.registry.profile(key).to_dict()
+        if self._profiles[key].kind == CLICKHOUSE:
+            return self._open_server_dialog(data, lambda d: self.replace_profile(key, d.entry(), d.password(),
+                                                                                 d.remember()))
         return self._open_dialog(data, lambda d: self.replace_profile(key, d.entry(), d.password(), d.remember()))
 
     def remove_with_confirmation(self, key: str | None = None) -> bool:
@@ -303,67 +305,23 @@ class TargetsPanel(QWidget):
         if key is None:
             return False
         name = self._profiles[key].profile.name
-        answer = QMessageBox.question(self, "Remove cluster",
-                                      f"Remove the cluster “{name}” from Tickbench?\n"
+        what = "cluster" if self._profiles[key].kind == DDB else "server"
+        answer = QMessageBox.question(self, f"Remove {what}",
+                                      f"Remove the {what} “{name}” from Tickbench?\n"
                                       "Its data on the cluster is not touched; a stored password is forgotten.")
         if answer != QMessageBox.StandardButton.Yes:
             return False
         self.remove_profile(key)
         return True
 
-    # --- passwords ----------------------------------------------------------------------------------
-    def _stored(self, profile: ClusterProfile) -> str | None:
-        if self.password_store is None:
-            return None
-        try:
-            return self.password_store.load(profile.name, profile.user)
-        except Exception as exc:  # a broken keyring must not break the panel
-            log.warning("password store: %s", exc)
-            return None
-
-    def _keep_password(self, profile: ClusterProfile, password: str, remember: bool,
-                       drop_stored: bool = False) -> None:
-        if password:
-            self._session_passwords[profile.name] = password
-            self._distrusted.discard(profile.name)
-        if self.password_store is None:
-            return
-        try:
-            if password and remember:
-                if not self.password_store.save(profile.name, profile.user, password):
-                    self.detail_label.setText("The keyring did not store the password: it will be asked for "
-                                              "once per session.")
-            elif drop_stored:
-                self.password_store.forget(profile.name, profile.user)
-        except Exception as exc:
-            log.warning("password store: %s", exc)
-
-    def _forget(self, profile: ClusterProfile) -> None:
-        self._session_passwords.pop(profile.name, None)
-        self._distrusted.discard(profile.name)
-        if self.password_store is not None:
-            try:
-                self.password_store.forget(profile.name, profile.user)
-            except Exception as exc:
-                log.warning("password store: %s", exc)
-
-    def _password_for(self, profile: ClusterProfile) -> str | None:
-        if profile.name in self._session_passwords:
-            return self._session_passwords[profile.name]
-        stored = self._stored(profile)
-        if stored is not None and profile.name not in self._distrusted:
-            return stored
-        refused = " (the stored one was refused)" if stored is not None else ""
-        text, ok = QInputDialog.getText(self, "DolphinDB password",
-                                        f"Password of {profile.user} on “{profile.name}”{refused}:",
+    # --- passwords: the registry's, and a prompt when it has none -----------------------------------
+    def _ask_password(self, profile: Profile, refused: bool) -> str | None:
+        what = "DolphinDB" if profile.kind == DDB else "ClickHouse"
+        note = " (the stored one was refused)" if refused else ""
+        text, ok = QInputDialog.getText(self, f"{what} password",
+                                        f"Password of {profile.user} on “{profile.name}”{note}:",
                                         QLineEdit.EchoMode.Password)
-        if not ok:
-            return None
-        self._session_passwords[profile.name] = text
-        if stored is not None:          # the user keeps passwords in the keyring: replace the refused one
-            self._distrusted.discard(profile.name)
-            self._keep_password(profile, text, remember=True)
-        return text
+        return text if ok else None
 
     # --- tests and discovery, off the GUI thread ------------------------------------------------------
     def _submit(self, tag: tuple, job: Callable[[], Any]) -> None:
@@ -384,10 +342,12 @@ class TargetsPanel(QWidget):
         if key is None:
             return None, None, None
         entry = self._profiles[key]
-        password = self._password_for(entry.profile)
+        password = self.registry.password(key, ask=self._ask_password)
         if password is None:
             return key, entry, None
         entry.generation += 1   # answers of an older check are ignored
+        if entry.kind != DDB:
+            return key, entry, {**self.registry.config(key), "password": password}
         return key, entry, entry.profile.with_password(password)
 
     def test_profile(self, key: str | None = None) -> bool:
@@ -395,6 +355,14 @@ class TargetsPanel(QWidget):
         key, entry, profile = self._start_check(key)
         if profile is None:
             return False
+        if entry.kind != DDB:              # a server: one check of its HTTP interface
+            address = entry.addresses[0]
+            entry.pending = 1
+            entry.lights[address] = Light("testing", "testing…", f"Testing {address}…")
+            self._submit(("test", key, entry.generation, address),
+                         lambda: check_server(profile, timeout=TEST_TIMEOUT_S))
+            self._rebuild(select=self.selected_key())
+            return True
         entry.pending = len(profile.nodes)
         for node in profile.nodes:
             entry.lights[node.address] = Light("testing", "testing…", f"Testing {node.address}…")
@@ -405,6 +373,9 @@ class TargetsPanel(QWidget):
 
     def refresh_nodes(self, key: str | None = None) -> bool:
         """Ask the cluster for its nodes (getClusterPerf) and list them instead of the typed ones."""
+        if (key or self.selected_profile_key()) in self._profiles and \
+                self._profiles[key or self.selected_profile_key()].kind != DDB:
+            return self.test_profile(key)  # a server has no nodes to discover
         key, entry, profile = self._start_check(key)
         if profile is None:
             return False
@@ -433,8 +404,7 @@ class TargetsPanel(QWidget):
         if isinstance(result, Verdict):
             entry.lights[address] = self._verdict_light(result)
             if not result.ok and result.kind == "wrong_password":          # ask again next time
-                self._session_passwords.pop(entry.profile.name, None)
-                self._distrusted.add(entry.profile.name)
+                self.registry.distrust(key)
         elif kind == "discover":
             self._apply_discovery(entry, address, result)
         self._rebuild(select=self.selected_key())
@@ -468,14 +438,10 @@ class TargetsPanel(QWidget):
         entry.note = (f"{len(entry.profile.nodes)} node{'s' if len(entry.profile.nodes) != 1 else ''} found via {asked}"
                       + (f"; left out, not running: {', '.join(down)}" if down else "") + ".")
         if entry.profile.to_dict() != old.with_password("").to_dict():
+            self.registry.update_profile(Profile(DDB, entry.profile, entry.db_prefix))
             self.targets_changed.emit()
 
     # --- the tree -------------------------------------------------------------------------------------
-    def _embedded_config(self, key: str) -> dict[str, Any]:
-        if key == "duckdb":
-            return {"path": str(self.data_dir / "tickbench_data.duckdb")}
-        return {"root": str(self.data_dir)}
-
     def selected_key(self) -> tuple[str, str] | None:
         """(target key, node address or "") of the selected row, or None."""
         items = self.tree.selectedItems()
@@ -530,28 +496,44 @@ class TargetsPanel(QWidget):
             select = (select, "")
         self.tree.clear()
         local = self._group("On this computer")
-        for key, label, holds in EMBEDDED:
-            where = self._embedded_config(key).get("path") or self._embedded_config(key)["root"]
-            self._row(local, label, Light("ready", "ready", f"{label}: {holds}, in {where}. Always available."),
-                      where, key)
-        clusters = self._group("DolphinDB clusters")
-        if not self._profiles:
-            hint = QTreeWidgetItem(clusters, ["None yet: press Add… to describe a cluster or a single node."])
-            hint.setFlags(Qt.ItemFlag.ItemIsEnabled)
-            hint.setFirstColumnSpanned(True)
-            hint.setForeground(0, self.palette().placeholderText())
-        for entry in self._profiles.values():
-            p = entry.profile
-            summary = f"{p.user} · {p.protocol}{' compressed' if p.compress else ''} · {p.node_policy.replace('_', ' ')}"
-            top = self._row(clusters, p.name, entry.overall(), f"{entry.db_prefix} · {summary}", entry.key)
-            for node in p.nodes:
-                self._row(top, node.address, entry.light(node.address), f"{node.role} node", entry.key, node.address)
-            top.setExpanded(True)
+        for item in self.registry.local_entries():
+            self._row(local, item.label, self._local_light(item), where(item.config), item.key)
+        for kind, title, hint in ((DDB, "DolphinDB clusters", "press Add cluster… to describe a cluster or a single node"),
+                                  (CLICKHOUSE, "ClickHouse servers", "press Add ClickHouse server… to describe one")):
+            group = self._group(title)
+            entries = [e for e in self._profiles.values() if e.kind == kind]
+            if not entries:
+                row = QTreeWidgetItem(group, [f"None yet: {hint}."])
+                row.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                row.setFirstColumnSpanned(True)
+                row.setForeground(0, self.palette().placeholderText())
+            for entry in entries:
+                self._profile_rows(group, entry)
+            group.setExpanded(True)
         local.setExpanded(True)
-        clusters.setExpanded(True)
         if select is not None:
             self.select(*select)
         self._selection_changed()
+
+    @staticmethod
+    def _local_light(item) -> Light:
+        if item.missing:
+            return Light("unknown", "not installed", f"{item.label}: {item.missing}.")
+        return Light("ready", "ready", f"{item.label}: {item.holds}, in {where(item.config)}. Always available.")
+
+    def _profile_rows(self, group: QTreeWidgetItem, entry: _Profile) -> None:
+        p = entry.profile
+        if entry.kind == DDB:
+            summary = f"{p.user} · {p.protocol}{' compressed' if p.compress else ''} · {p.node_policy.replace('_', ' ')}"
+            top = self._row(group, p.name, entry.overall(), f"{entry.db_prefix} · {summary}", entry.key)
+            for node in p.nodes:
+                self._row(top, node.address, entry.light(node.address), f"{node.role} node", entry.key, node.address)
+            top.setExpanded(True)
+            return
+        scheme = "https" if p.secure else "http"
+        missing = self.registry.entry(entry.key).missing
+        light = Light("unknown", "not installed", missing) if missing else entry.overall()
+        self._row(group, p.name, light, f"{scheme}://{p.host}:{p.port} · {p.user} · {p.database}", entry.key)
 
     def _selection_changed(self) -> None:
         selected = self.selected_key()
@@ -574,9 +556,8 @@ class TargetsPanel(QWidget):
             return "Select a target to see where it keeps its data, or a cluster to test it.", False
         key, address = selected
         if key not in self._profiles:
-            label, holds = next((l, h) for k, l, h in EMBEDDED if k == key)
-            config = self._embedded_config(key)
-            return f"{label}: {holds}, in {config.get('path') or config['root']}. Always ready.", False
+            item = self.registry.entry(key)
+            return self._local_light(item).detail, False
         entry = self._profiles[key]
         light = entry.light(address) if address else entry.overall()
         text = light.detail if address or light.state != "unknown" else "Not tested yet: press Test."

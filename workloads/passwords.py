@@ -1,4 +1,4 @@
-"""Cluster passwords live in the OS keyring when there is one; otherwise they are asked each time.
+"""Server passwords live in the OS keyring when there is one; otherwise they are asked each time.
 
 They are never written to QSettings, scenario files or the results file.
 """
@@ -58,3 +58,19 @@ def forget_password(profile: str, user: str) -> None:
         keyring.delete_password(SERVICE, f"{profile}/{user}")
     except Exception:  # nothing stored, or a locked keyring: forgetting has nothing to do
         pass
+
+
+class KeyringPasswords:
+    """The password store a ``TargetRegistry`` asks: the OS keyring, when there is one."""
+
+    def load(self, profile: str, user: str) -> str | None:
+        return load_password(profile, user)
+
+    def save(self, profile: str, user: str, password: str) -> bool:
+        return save_password(profile, user, password)
+
+    def forget(self, profile: str, user: str) -> None:
+        forget_password(profile, user)
+
+    def available(self) -> bool:
+        return keyring_available()

@@ -1,0 +1,128 @@
+"""Every local engine on the same generated TAQ days, through Tickbench's runner with real worker
+processes: read a day, a key-day slice, appends, minute bars, CSV import, footprint and compression,
+and the geometric mean of report 001's and 004's TAQ suites. Answers are checked with ``verify``
+first. Prints what it measured, with the scale and the machine.
+
+    .venv/bin/python benchmarks/bench_engines.py [--targets duckdb,clickhouse,...] [--days 4]
+        [--rows-per-day 1000000] [--symbols 500] [--operations 8] [--repetitions 5]
+
+Default targets: every local engine whose client is installed (``tickbench targets``). Every run
+goes into a results file in a temporary Tickbench home (``--home`` keeps it), so
+``tickbench --results <home>/results.duckdb show <run>`` reads any of them afterwards.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+SUITES = ("taq001", "taq004")
+
+
+def machine() -> str:
+    import psutil
+    return (f"{platform.node() or 'this machine'}: {psutil.cpu_count(logical=True)} logical CPUs, "
+            f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}")
+
+
+def run(store, scenario) -> str:
+    from workloads.runner import Runner
+
+    result = Runner(scenario, store).run()
+    if result.status != "completed":
+        raise SystemExit(f"{scenario.name}: {result.status}: {result.message}")
+    return result.run_id
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", help="comma-separated (default: every installed local engine)")
+    parser.add_argument("--days", type=int, default=4)
+    parser.add_argument("--rows-per-day", type=int, default=1_000_000)
+    parser.add_argument("--symbols", type=int, default=500)
+    parser.add_argument("--operations", type=int, default=8, help="measured operations per read workload")
+    parser.add_argument("--append-rows", type=int, default=500_000, help="rows appended (25,000-row batches)")
+    parser.add_argument("--repetitions", type=int, default=5, help="runs of each suite query")
+    parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
+    args = parser.parse_args()
+    home = args.home or Path(tempfile.mkdtemp(prefix="tickbench-engines-"))
+    os.environ["TICKBENCH_HOME"] = str(home)
+
+    from workloads.datasets.schema import Scale
+    from workloads.figures import step_figures
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+    from workloads.suite_figures import query_figures, run_footprints, suite_summary
+    from workloads.target_registry import ENGINES, default_config, missing_client
+    from workloads.verify import verify
+
+    targets = ([t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else
+               [e.kind for e in ENGINES if e.local and missing_client(e.kind) is None])
+    scale = Scale(days=args.days, rows_per_day=args.rows_per_day, symbols=args.symbols)
+    data = home / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    configs = {t: default_config(t, data) for t in targets}
+    store = ResultsStore(home / "results.duckdb")
+    print(f"# Tickbench engines: {', '.join(targets)}")
+    print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
+          f"{args.operations} operations per read figure, warm cache, one user")
+    print(f"# {machine()}")
+    print(f"# home {home}\n")
+
+    started = time.perf_counter()
+    verdicts = verify("taq", scale, [(t, t, configs[t]) for t in targets])
+    states = sorted({v for row in verdicts.verdicts.values() for v in row.values()})
+    print(f"verify taq: {len(verdicts.queries)} queries x {len(targets)} targets: "
+          f"{'all the same' if verdicts.agree else 'DIFFERENCES'} {states} "
+          f"({time.perf_counter() - started:.0f} s, laying the data out included)\n")
+
+    rows = {}
+    for target in targets:
+        figures = {}
+
+        def scenario(workload: str, **changes) -> Scenario:
+            return Scenario(name=f"{workload} {target}", dataset="taq", scale=scale, target=target,
+                            target_config=configs[target], workload=workload, users=(1,), **changes)
+
+        for workload, key in (("read-day", "day"), ("slice-download", "slice"), ("minute-bars", "bars")):
+            step = step_figures(store, run(store, scenario(workload, operations=args.operations))).iloc[0]
+            figures[key] = step
+        append = scenario("concurrent-append", operations=0,
+                          params={"rows_per_user": args.append_rows, "batch_rows": 25_000})
+        figures["append"] = step_figures(store, run(store, append)).iloc[0]
+        imported = run(store, scenario("import"))
+        figures["import"] = step_figures(store, imported).iloc[0]
+        figures["footprint"] = run_footprints(store, imported)["layout"] or {}
+        for suite in SUITES:
+            suite_run = run(store, scenario("query-suite", params={"suite": suite, "repetitions": args.repetitions}))
+            figures[suite] = suite_summary(query_figures(store, suite_run))["geomean_s"].iloc[0]
+        rows[target] = figures
+        print(f"{target}: done ({time.perf_counter() - started:.0f} s so far)", flush=True)
+
+    print()
+    print("| engine | read day ms | day MB/s | slice ms | minute bars ms | append k rows/s | import CSV MB/s "
+          "| on disk MB | CSV / disk | memory / disk | taq001 geomean ms | taq004 geomean ms |")
+    print("|---|" + "---:|" * 11)
+    for target, f in rows.items():
+        fp = f["footprint"]
+        print(f"| {target} | {f['day']['p50_s'] * 1000:.1f} | {f['day']['mb_per_s']:.0f} "
+              f"| {f['slice']['p50_s'] * 1000:.2f} | {f['bars']['p50_s'] * 1000:.2f} "
+              f"| {f['append']['rows_per_s'] / 1000:.0f} | {f['import']['wire_mb_per_s']:.1f} "
+              f"| {fp.get('bytes', 0) / 1e6:.1f} | {fp.get('csv_ratio') or 0:.2f} | {fp.get('logical_ratio') or 0:.2f} "
+              f"| {f['taq001'] * 1000:.2f} | {f['taq004'] * 1000:.2f} |")
+    print("\nread day, slice and bars: p50 of the measured operations (warm-up apart); append and import: "
+          "the step's rows or CSV bytes over its window; memory / disk: logical bytes (45 B/row) over the "
+          "footprint; CSV / disk: the day CSVs' size over the footprint.")
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

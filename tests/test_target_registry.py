@@ -103,7 +103,7 @@ def test_names_are_unique_per_kind_and_bad_saved_profiles_are_skipped(tmp_path):
 def test_a_missing_client_names_the_extra_to_install(tmp_path, monkeypatch):
     installed = registry_module._installed
     monkeypatch.setattr(registry_module, "_installed", lambda module: module != "tables" and installed(module))
-    assert missing_client("hdf5") == "not installed: install tickbench[hdf5] (needs tables)"
+    assert missing_client("hdf5") == "not installed: install tickbench[hdf5] (needs tables)"   # h5py is optional
     assert missing_client("duckdb") is None
     hdf5 = next(e for e in TargetRegistry(tmp_path).local_entries() if e.kind == "hdf5")
     assert "install tickbench[hdf5]" in hdf5.missing

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -49,7 +50,7 @@ ENGINES: tuple[Engine, ...] = (
     Engine("clickhouse", "ClickHouse (chDB, embedded)", "a MergeTree table per dataset, partitioned by day",
            ("chdb",), "clickhouse"),
     Engine("arcticdb", "ArcticDB (LMDB)", "a library per dataset, a symbol per day", ("arcticdb",), "arcticdb"),
-    Engine("hdf5", "HDF5 (PyTables)", "one table node per day", ("tables", "h5py"), "hdf5"),
+    Engine("hdf5", "HDF5 (PyTables)", "a file per day, one table node each", ("tables",), "hdf5"),
     Engine(DDB, "DolphinDB", "a DFS database per dataset", ("dolphindb",), local=False),
 )
 SERVER_KINDS = {DDB: "DolphinDB clusters", CLICKHOUSE: "ClickHouse servers"}
@@ -81,6 +82,9 @@ def missing_client(kind: str, server: bool = False) -> str | None:
     missing = [m for m in modules if not _installed(m)]
     if not missing:
         return None
+    if getattr(sys, "frozen", False):        # the double-click app: nothing to pip install into it
+        return (f"not in this build (needs {', '.join(missing)}): use the pip install with "
+                f"tickbench[{extra or 'engines'}]")
     if extra:
         return f"not installed: install tickbench[{extra}] (needs {', '.join(missing)})"
     return f"not installed: pip install {' '.join(missing)}"

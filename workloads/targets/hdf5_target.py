@@ -37,7 +37,7 @@ Phases (seconds; meanings in ``workloads.targets.base``). The timed span opens t
   pandas' str -> the layout's string mode; a slice reads the whole day and filters in pandas
   (``query``).
 
-Which whole-day reader, measured (``python -m workloads.targets.hdf5_bench --rows 1000000
+Which whole-day reader, measured (``.venv/bin/python benchmarks/bench_hdf5_readers.py --rows 1000000
 --repeats 5``: a 1 M-row TAQ day, 500 symbols, table format, warm, best of 5, on a 2-core machine
 shared with other jobs; decode = records -> DataFrame with Arrow str, object str 0.21-0.23 s):
 
@@ -56,7 +56,7 @@ without the separate ``hdf5plugin`` package and beats PyTables only on zlib, so 
 layouts and PyTables every other (``describe()["day_reader"]``). A key's slice (3,790 rows):
 ``HDFStore.select(where=...)`` 0.013 s, ``Table.read_where`` 0.003 s. Stored in time order
 instead of key order, a 31,864-row slice took 0.29 s instead of 0.05 s (blosc:lz4; an earlier
-ad-hoc script, not part of ``hdf5_bench``): the key order is what makes ``where`` pay. In that
+ad-hoc script, not part of ``bench_hdf5_readers``): the key order is what makes ``where`` pay. In that
 script fixed format (``HDFStore.get``) read the same day in 2.8 s (its strings are pickled).
 
 Wire bytes: a whole-day read's file size; a table slice reads an unknown part of it (None).
@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import importlib.util
 import json
 import os
 import re
@@ -236,7 +237,10 @@ class HDF5Target(ClientPandas, Target):
         """The whole-day reader this layout uses (the faster one measured, see the module doc)."""
         if self.format == "fixed":
             return "pandas HDFStore.get"
-        return "h5py" if self.complib == "zlib" else "PyTables Table.read"
+        # h5py is optional (the double-click app leaves it out): PyTables reads every file too
+        if self.complib == "zlib" and importlib.util.find_spec("h5py") is not None:
+            return "h5py"
+        return "PyTables Table.read"
 
     def layout_dir(self, dataset: str, scale: Scale) -> Path:
         return self.root / self.kind / dataset / scale.key() / self.format / self.codec

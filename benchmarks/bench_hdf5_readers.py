@@ -1,6 +1,6 @@
 """Which reader is fastest for a whole HDF5 day: the measurement behind ``hdf5_target``'s choice.
 
-``python -m workloads.targets.hdf5_bench [--rows 1000000] [--repeats 5]`` lays one TAQ day out
+``.venv/bin/python benchmarks/bench_hdf5_readers.py [--rows 1000000] [--repeats 5]`` lays one TAQ day out
 with each compressor (table format, in a temp folder), then times, warm, best and median of the
 repeats: ``HDFStore.select`` (pandas' whole path), PyTables' ``Table.read`` and h5py's read of
 the node's numpy records, the records' decode into a DataFrame, and a key's slice both ways.
@@ -8,10 +8,13 @@ the node's numpy records, the records' decode into a DataFrame, and a key's slic
 from __future__ import annotations
 
 import argparse
+import sys
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import h5py
 import pandas as pd

@@ -22,6 +22,8 @@ def add_targets_parser(sub) -> None:
 
 
 def cmd_targets(args, registry, console: Console, cli_error) -> int:
+    from rich.markup import escape
+
     from workloads.target_registry import CLICKHOUSE, Profile, ServerProfile, where
     if args.action == "add-clickhouse":
         try:
@@ -43,9 +45,9 @@ def cmd_targets(args, registry, console: Console, cli_error) -> int:
     for column in ("key", "target", "state", "where"):
         table.add_column(column)
     for item in registry.entries():
-        state = "[green]ready[/]" if item.missing is None else f"[yellow]{item.missing}[/]"
+        state = "[green]ready[/]" if item.missing is None else f"[yellow]{escape(item.missing)}[/]"
         if item.profile is not None and item.missing is None:
             state = "saved (test it from the window, or run)"
-        table.add_row(item.key, item.label, state, where(item.config))
+        table.add_row(escape(item.key), escape(item.label), state, escape(where(item.config)))
     console.print(table)
     return 0

@@ -62,11 +62,32 @@ def test_frozen_app_answers_a_headless_subcommand(frozen_app, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "read-day" in done.stdout and "suite=taq001" in done.stdout
     # the query suites (resources/queries) and their pandas versions are in the binary
-    done = subprocess.run([str(frozen_app), "verify", "--targets", "duckdb,parquet", "--days", "1",
+    done = subprocess.run([str(frozen_app), "verify", "--targets", "duckdb,parquet,hdf5", "--days", "1",
                            "--rows-per-day", "3000", "--symbols", "10"], env=env, text=True,
                           capture_output=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Every target answered every query alike (14 queries)" in done.stdout
+
+
+def test_frozen_app_says_which_engines_it_bundles(frozen_app, tmp_path):
+    env = {**os.environ, "TICKBENCH_HOME": str(tmp_path), "COLUMNS": "200"}
+    done = subprocess.run([str(frozen_app), "targets"], env=env, text=True, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines() if line.count("│") >= 4}
+    for bundled in ("duckdb", "parquet", "hdf5"):
+        assert "ready" in rows[bundled], done.stdout
+    for left_out, extra in (("clickhouse", "clickhouse"), ("arcticdb", "arcticdb")):
+        assert "not in this build" in rows[left_out] and f"tickbench[{extra}]" in rows[left_out], done.stdout
+
+
+def test_frozen_app_packs_under_150_mb(frozen_app, tmp_path):
+    import tarfile
+    archive = tmp_path / "tickbench.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(frozen_app.parent, arcname="tickbench")
+    size_mb = archive.stat().st_size / 1e6
+    print(f"tar.gz: {size_mb:.1f} MB")
+    assert size_mb < 150, f"the double-click app packs to {size_mb:.1f} MB"
 
 
 def test_desktop_entry_installs_with_the_real_paths_and_uninstalls(frozen_app, tmp_path):

@@ -83,8 +83,7 @@ def missing_client(kind: str, server: bool = False) -> str | None:
     if not missing:
         return None
     if getattr(sys, "frozen", False):        # the double-click app: nothing to pip install into it
-        return (f"not in this build (needs {', '.join(missing)}): use the pip install with "
-                f"tickbench[{extra or 'engines'}]")
+        return f"not in this build: pip install 'tickbench[{extra or 'engines'}]'"
     if extra:
         return f"not installed: install tickbench[{extra}] (needs {', '.join(missing)})"
     return f"not installed: pip install {' '.join(missing)}"

@@ -3,11 +3,13 @@
 Runs real scenarios on the embedded default in a temporary home, so nothing is synthetic:
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/render_screenshots.py [--out docs/screenshots]
-        [--set main|reports]
+        [--set main|reports|engines]
 
 ``main``: read-day sweeps (running, after, history, compare, demo mode); ``reports``: reports 001
 and 004's experiments (a query suite on DuckDB and Parquet side by side, with one query whose
-Parquet answer differs on purpose, its answers dialog, footprints, an import).
+Parquet answer differs on purpose, its answers dialog, footprints, an import); ``engines``: the
+targets panel with every engine and a saved ClickHouse server, and report 001's suite on the
+embedded engines compared.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ _SCREEN.write_text('{"screens": [{"name": "demo", "x": 0, "y": 0, "width": 1920,
 os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={_SCREEN}")
 
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app.main_window import MainWindow  # noqa: E402
 from widgets.theme import apply_theme  # noqa: E402
@@ -82,6 +84,14 @@ def report_scenarios(data: Path) -> list[Scenario]:
     ]
 
 
+def engine_scenarios(data: Path) -> list[Scenario]:
+    from workloads.target_registry import ENGINES, default_config, missing_client
+    suite = {"suite": "taq001", "repetitions": 3}
+    return [Scenario(name=f"{e.label}: report 001 suite", scale=REPORT_SCALE, target=e.kind,
+                     target_config=default_config(e.kind, data), workload="query-suite", params=suite)
+            for e in ENGINES if e.kind in ("duckdb", "clickhouse", "arcticdb", "hdf5") and not missing_client(e.kind)]
+
+
 def scenarios(data: Path) -> list[Scenario]:
     duck = {"path": str(data / "tickbench_data.duckdb")}
     files = {"root": str(data)}
@@ -96,7 +106,7 @@ def scenarios(data: Path) -> list[Scenario]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
-    parser.add_argument("--set", choices=("main", "reports"), default="main")
+    parser.add_argument("--set", choices=("main", "reports", "engines"), default="main")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     app = QApplication(sys.argv[:1])
@@ -110,7 +120,10 @@ def main() -> int:
     window = MainWindow(store, tmp / "data", settings)
     window.resize(1440, 900)
     window.show()
-    queue = (scenarios if args.set == "main" else report_scenarios)(tmp / "data")
+    queue = {"main": scenarios, "reports": report_scenarios, "engines": engine_scenarios}[args.set](tmp / "data")
+    if args.set == "engines":     # a saved server (no traffic: nothing is tested) beside the engines
+        window.targets_panel.add_profile({"kind": "clickhouse", "profile": {
+            "name": "analytics", "host": "127.0.0.1", "port": 8123, "user": "reader", "database": "ticks"}})
     shots = {"mid": False}
 
     def save(name: str) -> None:
@@ -158,11 +171,29 @@ def main() -> int:
         window.close()
         app.quit()
 
+    def finish_engines() -> None:
+        ids = list(store.runs().sort_values("created_at")["run_id"])
+        window.targets_panel.select("hdf5")
+        window.compare_runs(ids)
+        window.compare.tabs.setCurrentWidget(window.compare.query_chart)
+        save("engines_compare")
+        dock = window.findChild(QWidget, "targets_dock")
+        loop = QEventLoop()
+        QTimer.singleShot(300, loop.quit)
+        loop.exec()
+        window.targets_panel.grab().save(str(args.out / "targets_panel.png"))
+        print(f"wrote {args.out / 'targets_panel.png'} ({dock is not None})")
+        window.close()
+        app.quit()
+
     def next_or_finish(_result=None) -> None:
         if queue:
             scenario = queue.pop(0)
             window.builder.set_scenario(scenario)
             window.start_scenario(scenario)
+            return
+        if args.set == "engines":
+            finish_engines()
             return
         if args.set == "reports":
             finish_reports()

@@ -5,8 +5,10 @@ built-in name wins) names its dataset and lists queries: an id, a
 category, a one-line description, parameters drawn deterministically from the layout, the result
 columns (every dialect returns them in that order), which day files the pandas version reads, and
 one text per dialect (``duckdb`` SQL with ``$name`` parameters and ``{table}`` placeholders,
-``dolphindb`` script with ``{name}`` parameters and ``{table}`` placeholders, ``pandas``: the name
-of a function in ``workloads.queries.pandas_suite``). A dialect without a text is "not supported".
+``dolphindb`` script with ``{name}`` parameters and ``{table}`` placeholders, ``clickhouse`` SQL with
+ClickHouse's own ``{name:Type}`` parameters and the same ``{table}`` placeholders (the ClickHouse
+target replaces only ``{quotes}``, ``{readings}`` and ``{info}``, so the two brace forms never
+clash), ``pandas``: the name of a function in ``workloads.queries.pandas_suite``). A dialect without a text is "not supported".
 
 Parameter grammar (values drawn from the layout, so every target answers the same question):
 ``day:K`` the K-th trading day (negative from the end); ``key:K`` the K-th most active key;
@@ -25,7 +27,7 @@ from typing import Any
 
 from workloads.paths import data_dir, resources_dir
 
-DIALECTS = ("duckdb", "dolphindb", "pandas")
+DIALECTS = ("duckdb", "dolphindb", "clickhouse", "pandas")
 # The seed table of each dataset, as the suites' texts name it ({quotes}, {readings})
 SEED_TABLES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
 _FIELDS = ("id", "category", "description", "params", "columns", "days", *DIALECTS)

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QMessageBox
 
+from tests.chserver.fixture import ch_server  # noqa: F401
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
 from widgets.cluster_dialog import ClusterDialog
 from widgets.targets_panel import TargetsPanel
@@ -139,6 +140,20 @@ def test_a_clickhouse_server_profile_is_listed_and_refused_port_turns_red(qtbot,
         assert panel.test_profile("ch:analytics")
     assert panel.light("ch:analytics").state == "failed"
     assert panel.item_for("ch:analytics").text(1) in ("refused", "error")
+
+
+def test_a_clickhouse_server_tests_green_then_red_on_a_wrong_password(qtbot, make_widget, tmp_path, ch_server):  # noqa: F811
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(700, 520))
+    key = panel.add_profile({"kind": "clickhouse", "profile": {"name": "standin", "host": "127.0.0.1",
+                                                               "port": ch_server.port, "user": "tick"}},
+                            password=ch_server.users["tick"])
+    with qtbot.waitSignal(panel.check_finished, timeout=15_000):
+        panel.test_profile(key)
+    assert panel.light(key).state == "ok" and "ClickHouse" in panel.light(key).detail
+    edited = panel.replace_profile(key, panel.registry.profile(key).to_dict(), password="wrong")
+    with qtbot.waitSignal(panel.check_finished, timeout=15_000):
+        panel.test_profile(edited)
+    assert panel.light(edited).state == "failed" and panel.item_for(edited).text(1) == "wrong password"
 
 
 # --- the dialog ---------------------------------------------------------------------------------

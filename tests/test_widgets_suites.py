@@ -154,3 +154,21 @@ def test_a_chart_laid_out_wide_fits_a_narrower_view_again(make_widget, qapp):
         chart.resize(700, 500)
         qapp.processEvents()
         assert chart.graphics.ci.geometry().width() <= chart.graphics.width() + 1, factory.__name__
+
+
+def test_many_long_series_names_wrap_in_the_legend_instead_of_pushing_the_bars_out(make_widget, qapp):
+    names = [f"{engine}: report 001 suite" for engine in
+             ("DuckDB (embedded)", "ClickHouse (chDB, embedded)", "ArcticDB (LMDB)", "HDF5 (PyTables)")]
+    chart = make_widget(QueryChart, size=(700, 500))
+    chart.set_data({name: [q("t01", 0.01 * (i + 1))] for i, name in enumerate(names)})
+    chart.render_now()
+    qapp.processEvents()
+    assert 1 <= chart.legend.columnCount < len(names)          # four keys do not fit one 700 px row
+    assert chart.legend.rowCount == -(-len(names) // chart.legend.columnCount)
+    assert chart.graphics.ci.geometry().width() <= chart.graphics.width() + 1
+    view = chart.plot_item.getViewBox()
+    assert view.viewRange()[0][1] >= 0.04                      # the longest bar is inside the view
+    assert view.sceneBoundingRect().right() <= chart.graphics.width() + 1
+    chart.resize(1800, 500)
+    qapp.processEvents()
+    assert chart.legend.columnCount == len(names)              # room for one row again

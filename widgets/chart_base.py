@@ -49,13 +49,44 @@ class RowLegend(pg.LegendItem):
     for the room it needs instead.
     """
 
+    available_width = 0.0      # the chart's width: keys wrap into rows that fit it
+
     def updateSize(self) -> None:
         pos = self.pos()
+        self._fit_columns()
         super().updateSize()
         self.setPos(pos)
         self.setMinimumHeight(self.height())
-        self.setPreferredSize(self.width(), self.height())
+        self.setMinimumWidth(0)           # never hold the chart wider than its view
+        self.setPreferredSize(min(self.width(), self.available_width or self.width()), self.height())
         self.updateGeometry()
+
+    def _fit_columns(self) -> None:
+        """As many keys per row as the width takes (long run names wrap instead of pushing the
+        plot's right edge out of view)."""
+        if not self.items or not self.available_width:
+            return
+        widest = max(sample.boundingRect().width() + label.boundingRect().width() + 24
+                     for sample, label in self.items)
+        columns = max(1, min(len(self.items), int(self.available_width // widest)))
+        if columns != self.columnCount:
+            self.columnCount = columns
+            self._applyColumns()
+
+    def _applyColumns(self) -> None:
+        # LegendItem.setColumnCount's layout part, placing each key by its index (its own placement
+        # reads the grid's column count, which a cleared grid keeps)
+        for i in range(self.layout.count() - 1, -1, -1):
+            self.layout.removeAt(i)
+        for i, (sample, label) in enumerate(self.items):
+            row, col = divmod(i, self.columnCount)
+            self.layout.addItem(sample, row, col * 2, alignment=Qt.AlignmentFlag.AlignVCenter)
+            self.layout.addItem(label, row, col * 2 + 1)
+        self.rowCount = -(-len(self.items) // self.columnCount)
+
+    def fit_width(self, width: float) -> None:
+        self.available_width = max(0.0, width)
+        self.updateSize()
 
 
 class NoteItem(pg.LabelItem):
@@ -103,6 +134,7 @@ class ChartBase(QWidget):
         if legend_below:
             # A row of keys under the plot, for charts whose data fills the whole view (bars).
             self.legend = RowLegend(colCount=6, frame=False)
+            self.legend.available_width = 600.0   # until the first resize says the real width
             self.plot_item.legend = self.legend   # PlotItem.addItem puts named items here
             self.graphics.ci.addItem(self.legend, row=1, col=0)
             # keep the keys together on the left instead of spread over the whole width
@@ -247,6 +279,8 @@ class ChartBase(QWidget):
         super().resizeEvent(event)
         if self._note_text:
             self._wrap_note()
+        if isinstance(self.legend, RowLegend):
+            self.legend.fit_width(self.graphics.width() - 24)
 
     def _restyle_items(self, theme: Theme) -> None:
         """Subclasses recolour their series here."""

@@ -24,7 +24,8 @@ from workloads.store import ResultsStore
 from workloads.targets import make_target
 from workloads.targets.bars import minute_bars
 from workloads.targets.base import IMPORT_TABLE, TargetError
-from workloads.targets.hdf5_target import MANIFEST, day_node
+from workloads.targets.day_files import MANIFEST
+from workloads.targets.hdf5_target import day_node
 from workloads.verify import NOT_SUPPORTED, SAME, verify
 
 SCALE = Scale(days=2, rows_per_day=12_000, symbols=30)

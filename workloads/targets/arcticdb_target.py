@@ -81,11 +81,6 @@ from arcticdb import Arctic, QueryBuilder, ReadRequest, UpdatePayload, WritePayl
 from arcticdb.config import set_config_int
 from arcticdb.exceptions import NoSuchVersionException
 
-try:
-    import fcntl
-except ImportError:  # Windows: no writer turn
-    fcntl = None
-
 from workloads.datasets.base import side_tables
 from workloads.datasets.csv_files import STYLE as CSV_STYLE
 from workloads.datasets.csvread import read_csv
@@ -98,6 +93,7 @@ from workloads.targets.cache import drop_file_cache
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.quotes import minute_quotes
 from workloads.targets.sizes import rows_bytes
+from workloads.targets.turns import take_turn
 from workloads.targets.storage import disk_full_error
 
 LAYOUT_FORMAT = 1
@@ -273,31 +269,18 @@ class ArcticDBTarget(ClientPandas, Target):
         """This library's writer turn among this machine's processes (ArcticDB loses concurrent
         writes to one symbol); yields the wait facts an OpResult reports."""
         asked = time.monotonic()
-        fd = None
-        start = _now()
-        if fcntl is not None:
-            folder = lmdb_folder(self.uri)
-            if folder is not None:
-                folder.mkdir(parents=True, exist_ok=True)
-                path = folder / f".{library}.writers.lock"
-            else:
-                digest = hashlib.sha1(f"{display_uri(self.uri)}|{library}".encode()).hexdigest()[:16]
-                path = Path(tempfile.gettempdir()) / f"tickbench-arcticdb-{digest}.writers.lock"
-            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-            delay = 0.0002
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if _now() - start > self.lock_timeout_s:
-                        os.close(fd)
-                        raise TargetError(f"no turn to write ArcticDB library {library} within "
-                                          f"{self.lock_timeout_s:g} s: other Tickbench processes kept "
-                                          "writing (ArcticDB loses concurrent writes to one symbol)") from None
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.002)
-        facts = {"lock_wait_s": _now() - start, "serialised": fd is not None,
+        folder = lmdb_folder(self.uri)
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f".{library}.writers.lock"
+        else:
+            digest = hashlib.sha1(f"{display_uri(self.uri)}|{library}".encode()).hexdigest()[:16]
+            path = Path(tempfile.gettempdir()) / f"tickbench-arcticdb-{digest}.writers.lock"
+        fd, waited, _polls = take_turn(path, self.lock_timeout_s,
+                                       f"no turn to write ArcticDB library {library} within {self.lock_timeout_s:g} s: "
+                                       "other Tickbench processes kept writing (ArcticDB loses concurrent writes "
+                                       "to one symbol)")
+        facts = {"lock_wait_s": waited, "serialised": fd is not None,
                  "turn_asked": asked, "turn_taken": time.monotonic()}
         try:
             with self._store_errors():

@@ -110,11 +110,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-try:
-    import fcntl
-except ImportError:  # Windows: no turn queue; chDB's own lock and our retries remain
-    fcntl = None
-
 from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.arrow_frames import arrow_schema, arrow_table, frame_from_arrow, key_value, library_versions
@@ -126,6 +121,7 @@ from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_
                                      ols_from_sums, quote_columns)
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.storage import disk_full_error
+from workloads.targets.turns import can_queue, others_waiting, take_turn
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -371,7 +367,7 @@ class _Folder:
     """A chDB data folder taken in turns by Tickbench processes (module doc: Concurrency)."""
 
     def __init__(self, path: Path, hold: bool, timeout: float, threads: int | None):
-        self.path, self.hold, self.timeout, self.threads = path, hold and fcntl is not None, timeout, threads
+        self.path, self.hold, self.timeout, self.threads = path, hold and can_queue(), timeout, threads
         self._session = None
         self._turn: int | None = None
         self._waiters: int | None = None
@@ -435,45 +431,17 @@ class _Folder:
     def _queue(self) -> tuple[int | None, float, int]:
         """Wait for the folder's turn among Tickbench processes: (fd, seconds, polls). A waiting
         process holds a shared lock on the waiters file, so an idle holder hands over."""
-        if fcntl is None:
-            return None, 0.0, 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._lock_path("turn"), os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd, 0.0, 0
-        except BlockingIOError:
-            pass
-        start, polls, delay = _now(), 0, 0.0002
-        waiting = os.open(self._lock_path("waiters"), os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(waiting, fcntl.LOCK_SH)
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    return fd, _now() - start, polls
-                except BlockingIOError:
-                    if _now() - start > self.timeout:
-                        os.close(fd)
-                        raise TargetError(f"no turn on chDB folder {self.path} within {self.timeout:g} s: other "
-                                          "Tickbench processes kept it (chDB allows one process per folder)") from None
-                    polls += 1
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.002)
-        finally:
-            os.close(waiting)
+        return take_turn(self._lock_path("turn"), self.timeout,
+                         f"no turn on chDB folder {self.path} within {self.timeout:g} s: other Tickbench "
+                         "processes kept it (chDB allows one process per folder)", self._lock_path("waiters"))
 
     def _others_waiting(self) -> bool:
-        if fcntl is None:
+        if not can_queue():
             return True
         if self._waiters is None:
             self._waiters = os.open(self._lock_path("waiters"), os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(self._waiters, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(self._waiters, fcntl.LOCK_UN)
-        return False
+        return others_waiting(self._waiters)
 
     def _watch(self) -> None:
         """Hand an idle held session over within ~IDLE_POLL_S of another process asking."""

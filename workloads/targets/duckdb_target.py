@@ -44,11 +44,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-try:
-    import fcntl
-except ImportError:  # Windows: no writer queue, DuckDB's own lock and our retries remain
-    fcntl = None
-
 from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.arrow_frames import arrow_schema, arrow_table, frame_from_arrow, key_value, library_versions
@@ -57,6 +52,7 @@ from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupporte
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.cache import drop_file_cache
 from workloads.targets.storage import disk_full_error
+from workloads.targets.turns import take_turn
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
@@ -192,28 +188,10 @@ class DuckDBTarget(Target):
                 os.close(turn)
 
     def _queue_for_writing(self) -> tuple[int | None, float, int]:
-        """Wait for this file's writer turn among Tickbench processes: (fd, seconds, polls).
-
-        A non-blocking ``flock`` polled every <= 2 ms: cheap syscalls, and the timeout is kept.
-        Closing the fd releases the turn. Without ``fcntl`` (Windows) there is no queue.
-        """
-        if fcntl is None:
-            return None, 0.0, 0
-        fd = os.open(self.path.with_name(self.path.name + ".writers.lock"), os.O_CREAT | os.O_RDWR, 0o644)
-        start, polls, delay = _now(), 0, 0.0002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd, _now() - start, polls
-            except BlockingIOError:
-                if _now() - start > self.lock_timeout_s:
-                    os.close(fd)
-                    raise TargetError(f"no turn to write {self.path} within {self.lock_timeout_s:g} s: "
-                                      "other Tickbench processes kept appending (DuckDB allows one "
-                                      "writing process per file)") from None
-                polls += 1
-                time.sleep(delay)
-                delay = min(delay * 2, 0.002)
+        """Wait for this file's writer turn among Tickbench processes: (fd, seconds, polls)."""
+        return take_turn(self.path.with_name(self.path.name + ".writers.lock"), self.lock_timeout_s,
+                         f"no turn to write {self.path} within {self.lock_timeout_s:g} s: other Tickbench "
+                         "processes kept appending (DuckDB allows one writing process per file)")
 
     def _connect(self, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, float, int]:
         """Open the file, waiting while another process holds a conflicting lock.

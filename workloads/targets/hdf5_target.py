@@ -74,7 +74,6 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import importlib.util
-import json
 import os
 import re
 import time
@@ -104,11 +103,10 @@ from workloads.targets.cache import drop_file_cache
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.quotes import QuoteColumns, minute_quotes
 from workloads.targets.sizes import rows_bytes
-from workloads.targets.storage import atomic_path, free_mb, remove_stale_temp_files, write_bytes_atomic
+from workloads.targets.day_files import lay_out_days
+from workloads.targets.storage import atomic_path, free_mb
 
-MANIFEST = "manifest.json"
 LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
-KEYS_SAMPLE = 100          # most active keys offered to slice workloads
 FORMATS = ("table", "fixed")
 DEFAULT_COMPLIB = "blosc:lz4"
 DEFAULT_COMPLEVEL = 5
@@ -314,41 +312,9 @@ class HDF5Target(ClientPandas, Target):
         wanted = {"format": LAYOUT_FORMAT, "kind": self.kind, "dataset": dataset, "scale": asdict(scale),
                   "content": ds.content_id, "hdf5_format": self.format, "complib": self.complib or "none",
                   "complevel": self.complevel, "days": [d.isoformat() for d in days]}
-        if folder.is_dir():
-            remove_stale_temp_files(folder)
-        manifest = self._read_manifest(folder)
-        same = manifest is not None and all(manifest.get(k) == v for k, v in wanted.items() if k != "days")
-        done = {e["date"]: e for e in manifest["entries"]} if same else {}
-        if same and manifest.get("complete") and manifest["days"] == wanted["days"] \
-                and all(self._entry_ok(folder, done.get(d)) for d in wanted["days"]):
-            self._write_side_tables(ds, scale, folder)
-            return self._layout(manifest, folder, strings, reused=True)
-
-        folder.mkdir(parents=True, exist_ok=True)
-        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
-        manifest = {**wanted, "complete": False, "entries": [], "keys_sample": keys,
-                    "schema": [[c.name, c.ddb_type] for c in ds.info.schema.columns],
-                    "versions": hdf5_versions(), "created": dt.datetime.now().isoformat()}
-        total = scale.days * scale.rows_per_day
-        rows_done = 0
-        for index, day in enumerate(days):
-            path = folder / f"{day.isoformat()}.{EXT}"
-            entry = done.get(day.isoformat())
-            if not self._entry_ok(folder, entry):
-                def on_chunk(rows: int, base=rows_done, name=path.name) -> None:
-                    if progress is not None:
-                        progress(min(base + rows, total), total, f"generating {name}")
-                rows = self._write_day(ds, index, scale, path, on_chunk)
-                entry = {"date": day.isoformat(), "file": path.name, "rows": rows, "bytes": path.stat().st_size}
-            manifest["entries"].append(entry)
-            rows_done += entry["rows"]
-            self._write_manifest(folder, manifest)
-            if progress is not None:
-                progress(min(rows_done, total), total, f"{day.isoformat()} done")
-        self._write_side_tables(ds, scale, folder)
-        manifest["complete"] = True
-        self._write_manifest(folder, manifest)
-        return self._layout(manifest, folder, strings, reused=False)
+        return lay_out_days(folder, wanted, ds, scale, strings, EXT,
+                            lambda index, path, on_chunk: self._write_day(ds, index, scale, path, on_chunk),
+                            lambda where: self._write_side_tables(ds, scale, where), hdf5_versions(), progress)
 
     def _write_side_tables(self, ds, scale: Scale, folder: Path) -> None:
         """A dataset's side tables (devices: ``info``) as ``<name>.h5`` beside the days."""
@@ -356,33 +322,6 @@ class HDF5Target(ClientPandas, Target):
             path = folder / f"{name}.{EXT}"
             if not path.is_file():
                 self._write(path, name, getattr(ds, f"{name}_frame")(scale))
-
-    @staticmethod
-    def _layout(manifest: dict[str, Any], folder: Path, strings: StringMode, reused: bool) -> Layout:
-        entries = manifest["entries"]
-        return Layout(
-            dataset=manifest["dataset"], scale=Scale(**manifest["scale"]), strings=strings,
-            days=tuple(dt.date.fromisoformat(e["date"]) for e in entries),
-            keys_sample=tuple(manifest["keys_sample"]), rows=sum(e["rows"] for e in entries),
-            footprint_bytes=sum(e["bytes"] for e in entries), reused=reused, location=str(folder))
-
-    @staticmethod
-    def _entry_ok(folder: Path, entry: dict[str, Any] | None) -> bool:
-        if not entry:
-            return False
-        path = folder / entry["file"]
-        return path.is_file() and path.stat().st_size == entry["bytes"]
-
-    @staticmethod
-    def _read_manifest(folder: Path) -> dict[str, Any] | None:
-        try:
-            return json.loads((folder / MANIFEST).read_text())
-        except (OSError, ValueError):
-            return None  # missing or damaged: rebuild what is not verifiably there
-
-    @staticmethod
-    def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
-        write_bytes_atomic(folder / MANIFEST, json.dumps(manifest, indent=1).encode())
 
     def footprint(self, layout: Layout) -> int:
         return sum(p.stat().st_size for p in self.day_files(layout) if p.is_file())

@@ -1,0 +1,77 @@
+"""Turns between Tickbench processes on one store: a kernel lock (``flock``) on a file beside it.
+
+Engines that allow one writing process (DuckDB's file, chDB's folder, an ArcticDB library whose
+concurrent writers lose rows) make several workers take turns. A refused open of the engine itself
+is an error, not a queue, so Tickbench queues on the kernel instead: a non-blocking ``flock`` polled
+every <= 2 ms (cheap syscalls, and the timeout is kept). Closing the descriptor ends the turn.
+POSIX only: without ``fcntl`` (Windows) there is no queue and the engine's own refusal remains.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from workloads.targets.base import TargetError
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
+FIRST_POLL_S = 0.0002
+LONGEST_POLL_S = 0.002
+
+
+def can_queue() -> bool:
+    return fcntl is not None
+
+
+def take_turn(lock_path: Path, timeout_s: float, refusal: str, waiters_path: Path | None = None
+              ) -> tuple[int | None, float, int]:
+    """Wait for the turn on ``lock_path``: (descriptor to close when done, seconds waited, polls).
+
+    ``refusal`` is the TargetError's text when no turn came within ``timeout_s``. While waiting,
+    a process holds a shared lock on ``waiters_path`` when given, so a holder can tell that
+    somebody waits (``others_waiting``) and hand an idle turn over.
+    """
+    if fcntl is None:
+        return None, 0.0, 0
+    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd, 0.0, 0
+    except BlockingIOError:
+        pass
+    waiting = None
+    if waiters_path is not None:
+        waiting = os.open(waiters_path, os.O_CREAT | os.O_RDWR, 0o644)
+        fcntl.flock(waiting, fcntl.LOCK_SH)
+    start, polls, delay = time.perf_counter(), 0, FIRST_POLL_S
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd, time.perf_counter() - start, polls
+            except BlockingIOError:
+                if time.perf_counter() - start > timeout_s:
+                    os.close(fd)
+                    raise TargetError(refusal) from None
+                polls += 1
+                time.sleep(delay)
+                delay = min(delay * 2, LONGEST_POLL_S)
+    finally:
+        if waiting is not None:
+            os.close(waiting)
+
+
+def others_waiting(waiters_fd: int) -> bool:
+    """Whether another process waits for the turn (holds the waiters file shared)."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(waiters_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(waiters_fd, fcntl.LOCK_UN)
+    return False

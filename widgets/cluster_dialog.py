@@ -12,10 +12,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialog, QDialogButtonBox,
-                               QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialogButtonBox,
+                               QFormLayout, QHBoxLayout, QHeaderView, QLineEdit, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from widgets.profile_dialog import ProfileDialog, error_label, password_fields
 from workloads.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
 from workloads.target_registry import DEFAULT_DB_PREFIX
 from workloads.targets import ddb_quote
@@ -30,29 +31,7 @@ POLICY_LABELS = {
 HOST, PORT, ROLE = range(3)
 
 
-def password_fields(keyring_available: bool, password_stored: bool) -> tuple[QLineEdit, QCheckBox]:
-    """The password box and the keyring check box of a server dialog."""
-    edit = QLineEdit(objectName="password_edit")
-    edit.setEchoMode(QLineEdit.EchoMode.Password)
-    edit.setPlaceholderText("stored: leave empty to keep it" if password_stored else "optional: asked for when needed")
-    remember = QCheckBox("Remember in the system keyring", objectName="remember_check")
-    remember.setEnabled(keyring_available)
-    remember.setChecked(keyring_available and password_stored)
-    if not keyring_available:
-        remember.setToolTip("No usable keyring on this computer: the password is asked for once per session "
-                            "and never written to disk.")
-    return edit, remember
-
-
-def error_label() -> QLabel:
-    label = QLabel(objectName="error_label")
-    label.setProperty("role", "error")     # the theme's error style
-    label.setWordWrap(True)
-    label.hide()
-    return label
-
-
-class ClusterDialog(QDialog):
+class ClusterDialog(ProfileDialog):
     def __init__(self, entry: dict[str, Any] | None = None, taken_names: Iterable[str] = (),
                  keyring_available: bool = False, password_stored: bool = False, parent=None):
         super().__init__(parent)
@@ -207,19 +186,3 @@ class ClusterDialog(QDialog):
             raise ValueError(problem)
         profile = ClusterProfile.from_dict(self._profile_dict(self.name_edit.text().strip(), nodes))
         return {"profile": profile.to_dict(), "db_prefix": self.prefix_edit.text().strip()}
-
-    def password(self) -> str:
-        return self.password_edit.text()
-
-    def remember(self) -> bool:
-        return self.remember_check.isEnabled() and self.remember_check.isChecked()
-
-    def show_error(self, message: str) -> None:
-        self.error_label.setText(message)
-        self.error_label.setVisible(bool(message))
-
-    def accept(self) -> None:
-        message = self.validate()
-        self.show_error(message)
-        if not message:
-            super().accept()

@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QSpinBox, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QFormLayout, QLineEdit, QSpinBox, QVBoxLayout
 
-from widgets.cluster_dialog import NAME_MAX, error_label, password_fields
+from widgets.cluster_dialog import NAME_MAX
+from widgets.profile_dialog import ProfileDialog, error_label, password_fields
 from workloads.target_registry import CLICKHOUSE, ServerProfile
 
 DEFAULT_HTTP_PORT = 8123
 
 
-class ServerDialog(QDialog):
+class ServerDialog(ProfileDialog):
     def __init__(self, entry: dict[str, Any] | None = None, taken_names: Iterable[str] = (),
                  keyring_available: bool = False, password_stored: bool = False, parent=None):
         super().__init__(parent)
@@ -80,19 +81,3 @@ class ServerDialog(QDialog):
 
     def entry(self) -> dict[str, Any]:
         return {"kind": CLICKHOUSE, "profile": self._profile().to_dict()}
-
-    def password(self) -> str:
-        return self.password_edit.text()
-
-    def remember(self) -> bool:
-        return self.remember_check.isEnabled() and self.remember_check.isChecked()
-
-    def show_error(self, message: str) -> None:
-        self.error_label.setText(message)
-        self.error_label.setVisible(bool(message))
-
-    def accept(self) -> None:
-        message = self.validate()
-        self.show_error(message)
-        if not message:
-            super().accept()

@@ -23,6 +23,15 @@ MANIFEST = "manifest.json"
 KEYS_SAMPLE = 100          # most active keys offered to slice workloads
 
 
+def root_folder(config: dict[str, Any]) -> Path:
+    """Where a day-file target lays its folders out: ``config["root"]``, else the datasets folder."""
+    root = config.get("root")
+    if not root:
+        from workloads.paths import default_datasets_dir
+        return default_datasets_dir()
+    return Path(root)
+
+
 def read_manifest(folder: Path) -> dict[str, Any] | None:
     try:
         return json.loads((folder / MANIFEST).read_text())

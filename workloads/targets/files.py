@@ -60,7 +60,7 @@ from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, OpResult, P
 from workloads.targets.cache import drop_file_cache
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.sizes import rows_bytes
-from workloads.targets.day_files import lay_out_days
+from workloads.targets.day_files import lay_out_days, root_folder
 from workloads.targets.storage import atomic_file, write_bytes_atomic
 from workloads.targets.quotes import QuoteColumns, minute_quotes
 
@@ -117,11 +117,7 @@ class FileTarget(ClientPandas, Target):
     # --- layout ------------------------------------------------------------------------
     @property
     def root(self) -> Path:
-        root = self.config.get("root")
-        if not root:
-            from workloads.paths import default_datasets_dir
-            return default_datasets_dir()
-        return Path(root)
+        return root_folder(self.config)
 
     @property
     def chunk_rows(self) -> int:

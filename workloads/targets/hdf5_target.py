@@ -103,7 +103,7 @@ from workloads.targets.cache import drop_file_cache
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.quotes import QuoteColumns, minute_quotes
 from workloads.targets.sizes import rows_bytes
-from workloads.targets.day_files import lay_out_days
+from workloads.targets.day_files import lay_out_days, root_folder
 from workloads.targets.storage import atomic_path, free_mb
 
 LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
@@ -188,11 +188,7 @@ class HDF5Target(ClientPandas, Target):
     # --- configuration -------------------------------------------------------------------
     @property
     def root(self) -> Path:
-        root = self.config.get("root")
-        if not root:
-            from workloads.paths import default_datasets_dir
-            return default_datasets_dir()
-        return Path(root)
+        return root_folder(self.config)
 
     @property
     def format(self) -> str:

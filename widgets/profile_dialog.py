@@ -1,0 +1,55 @@
+"""What the server-profile dialogs share: the password box with its keyring check, the error line,
+and OK that accepts only what ``validate()`` finds right (``ClusterDialog``, ``ServerDialog``)."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QCheckBox, QDialog, QLabel, QLineEdit
+
+
+def password_fields(keyring_available: bool, password_stored: bool) -> tuple[QLineEdit, QCheckBox]:
+    """The password box and the keyring check box of a server dialog."""
+    edit = QLineEdit(objectName="password_edit")
+    edit.setEchoMode(QLineEdit.EchoMode.Password)
+    edit.setPlaceholderText("stored: leave empty to keep it" if password_stored else "optional: asked for when needed")
+    remember = QCheckBox("Remember in the system keyring", objectName="remember_check")
+    remember.setEnabled(keyring_available)
+    remember.setChecked(keyring_available and password_stored)
+    if not keyring_available:
+        remember.setToolTip("No usable keyring on this computer: the password is asked for once per session "
+                            "and never written to disk.")
+    return edit, remember
+
+
+def error_label() -> QLabel:
+    label = QLabel(objectName="error_label")
+    label.setProperty("role", "error")     # the theme's error style
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
+class ProfileDialog(QDialog):
+    """Subclasses build ``password_edit``, ``remember_check`` and ``error_label`` (the helpers
+    above) and implement ``validate() -> str`` ("" when right) and ``entry()``."""
+
+    password_edit: QLineEdit
+    remember_check: QCheckBox
+    error_label: QLabel
+
+    def validate(self) -> str:
+        raise NotImplementedError
+
+    def password(self) -> str:
+        return self.password_edit.text()
+
+    def remember(self) -> bool:
+        return self.remember_check.isEnabled() and self.remember_check.isChecked()
+
+    def show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.setVisible(bool(message))
+
+    def accept(self) -> None:
+        message = self.validate()
+        self.show_error(message)
+        if not message:
+            super().accept()

@@ -37,11 +37,14 @@ def write_user_suite(name: str, body: str) -> None:
 
 # --- suites as data ---------------------------------------------------------------------------
 @pytest.mark.parametrize("name", BUILT_IN)
-def test_built_in_suites_have_every_dialect(name):
+def test_built_in_suites_have_every_targets_dialect(name):
+    from workloads.targets import target_class, target_kinds
+    dialects = {target_class(kind).query_dialect for kind in target_kinds()}
+    assert dialects <= set(DIALECTS) and {"duckdb", "dolphindb", "clickhouse", "pandas"} <= dialects
     suite = load_suite(name)
     assert suite.report and suite.queries
     for query in suite.queries:
-        assert all(query.text(d) for d in DIALECTS), (name, query.id)
+        assert all(query.text(d) for d in dialects), (name, query.id)
         assert "{" + query.table + "}" in query.text("duckdb")
 
 
@@ -81,6 +84,28 @@ def test_an_edited_user_suite_loads_afresh():
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     assert load_suite("edited").queries[0].id == "b2"
+
+
+def test_an_engines_texts_can_live_in_an_overlay_beside_the_suite():
+    body = ('dataset = "taq"\n[[query]]\nid = "a1"\ncategory = "c"\ndescription = "d"\ncolumns = ["n"]\n'
+            'duckdb = "SELECT 1 AS n"\n')
+    write_user_suite("layered", body)
+    (user_suites_dir() / "layered.questdb.toml").write_text('[texts]\na1 = "SELECT 1 AS n FROM long_sequence(1)"\n')
+    assert "layered" in suite_names() and "layered.questdb" not in suite_names()
+    assert load_suite("layered").query("a1").text("questdb") == "SELECT 1 AS n FROM long_sequence(1)"
+    overlay = user_suites_dir() / "layered.postgres.toml"
+    overlay.write_text('[texts]\nzz = "SELECT 1"\n')
+    with pytest.raises(SuiteError, match="layered.postgres.toml: no query 'zz'"):
+        load_suite("layered")
+    overlay.write_text('[texts]\na1 = "SELECT 1"\n')
+    assert load_suite("layered").query("a1").text("postgres") == "SELECT 1"
+    (user_suites_dir() / "layered.duckdb.toml").write_text('[texts]\na1 = "SELECT 2"\n')
+    with pytest.raises(SuiteError, match="has a duckdb text in the suite already"):
+        load_suite("layered")
+    (user_suites_dir() / "layered.duckdb.toml").unlink()
+    (user_suites_dir() / "layered.oracle.toml").write_text('[texts]\n')
+    with pytest.raises(SuiteError, match="'oracle' is not a dialect"):
+        load_suite("layered")
 
 
 @pytest.mark.parametrize("body, message", [

@@ -10,6 +10,11 @@ ClickHouse's own ``{name:Type}`` parameters and the same ``{table}`` placeholder
 target replaces only ``{quotes}``, ``{readings}`` and ``{info}``, so the two brace forms never
 clash), ``pandas``: the name of a function in ``workloads.queries.pandas_suite``). A dialect without a text is "not supported".
 
+A dialect's texts may also live in an overlay beside the suite, ``<suite>.<dialect>.toml``, with a
+``[texts]`` table of query id -> text: an engine's texts in a file of their own (the server
+engines'), merged into the suite when it loads; an overlay naming an unknown query or dialect is an
+error, as is a text given twice.
+
 Parameter grammar (values drawn from the layout, so every target answers the same question):
 ``day:K`` the K-th trading day (negative from the end); ``key:K`` the K-th most active key;
 ``keys:N`` the N most active keys; ``at:K HH:MM:SS`` a time on day K (24:00:00 is its end);
@@ -27,7 +32,7 @@ from typing import Any
 
 from workloads.paths import data_dir, resources_dir
 
-DIALECTS = ("duckdb", "dolphindb", "clickhouse", "pandas")
+DIALECTS = ("duckdb", "dolphindb", "clickhouse", "questdb", "postgres", "druid", "mongodb", "pandas")
 # The seed table of each dataset, as the suites' texts name it ({quotes}, {readings})
 SEED_TABLES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
 _FIELDS = ("id", "category", "description", "params", "columns", "days", *DIALECTS)
@@ -82,9 +87,14 @@ def user_suites_dir() -> Path:
 
 
 def _suite_paths() -> dict[str, Path]:
-    paths = {p.stem: p for p in sorted(user_suites_dir().glob("*.toml"))}
-    paths.update({p.stem: p for p in suites_dir().glob("*.toml")})     # a built-in name wins
+    """Suite name -> file; overlays (``<suite>.<dialect>.toml``) are not suites."""
+    paths = {p.stem: p for p in sorted(user_suites_dir().glob("*.toml")) if "." not in p.stem}
+    paths.update({p.stem: p for p in suites_dir().glob("*.toml") if "." not in p.stem})  # a built-in name wins
     return paths
+
+
+def _overlays(path: Path) -> tuple[tuple[Path, int], ...]:
+    return tuple((p, p.stat().st_mtime_ns) for p in sorted(path.parent.glob(f"{path.stem}.*.toml")))
 
 
 def suite_names() -> list[str]:
@@ -95,11 +105,12 @@ def load_suite(name: str) -> Suite:
     path = _suite_paths().get(name)
     if path is None:
         raise SuiteError(f"unknown query suite {name!r}: choose one of {', '.join(suite_names())}")
-    return _load(path, path.stat().st_mtime_ns)
+    return _load(path, path.stat().st_mtime_ns, _overlays(path))
 
 
 @lru_cache(maxsize=32)
-def _load(path: Path, mtime_ns: int) -> Suite:     # the mtime makes an edited file load afresh
+def _load(path: Path, mtime_ns: int, overlays: tuple[tuple[Path, int], ...] = ()) -> Suite:
+    # the mtimes make an edited file load afresh
     name = path.stem
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -123,7 +134,28 @@ def _load(path: Path, mtime_ns: int) -> Suite:     # the mtime makes an edited f
     ids = [q.id for q in queries]
     if len(set(ids)) != len(ids) or not ids:
         raise SuiteError(f"{path.name}: query ids must be unique and there must be at least one")
+    for overlay, _mtime in overlays:
+        _merge_overlay(overlay, queries)
     return Suite(name, data.get("title", name), data["dataset"], str(data.get("report", "")), tuple(queries))
+
+
+def _merge_overlay(path: Path, queries: list[Query]) -> None:
+    """Add an overlay's texts (one dialect, ``[texts]`` query id -> text) to the suite's queries."""
+    dialect = path.stem.split(".", 1)[1]
+    if dialect not in DIALECTS:
+        raise SuiteError(f"{path.name}: {dialect!r} is not a dialect ({', '.join(DIALECTS)})")
+    try:
+        texts = tomllib.loads(path.read_text(encoding="utf-8")).get("texts") or {}
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"{path.name}: not valid TOML ({exc})") from None
+    by_id = {q.id: q for q in queries}
+    for query_id, text in texts.items():
+        query = by_id.get(query_id)
+        if query is None:
+            raise SuiteError(f"{path.name}: no query {query_id!r} in the suite")
+        if dialect in query.texts:
+            raise SuiteError(f"{path.name}: query {query_id} has a {dialect} text in the suite already")
+        query.texts[dialect] = str(text).strip()
 
 
 _SPEC = re.compile(r"(day|key):(-?\d+)|keys:(\d+)|at:(-?\d+) (\d\d):(\d\d):(\d\d)|tod:(\d\d):(\d\d):(\d\d)")

@@ -1,0 +1,291 @@
+"""MongoDB target through pymongo against the wire-protocol stand-in (mongo-java-server: a real
+server process, NOT MongoDB: these tests check answers, never timings). Checked against the
+generator and against DuckDB."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import pymongo  # the test extra installs pymongo<4.18: a missing one fails here, never skips
+
+from tests import mongodb_fixture
+from tests.test_targets_files import (assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
+                                      reference_bars, timed)
+from workloads.datasets import get_dataset
+from workloads.datasets.csv_files import csv_files
+from workloads.datasets.csvread import read_csv
+from workloads.datasets.schema import Scale, StringMode
+from workloads.queries.answers import normalise
+from workloads.targets import make_target
+from workloads.targets.base import IMPORT_TABLE, TargetError
+from workloads.targets.mongodb_target import SEQ, STAND_IN, table_name
+from workloads.verify import NOT_SUPPORTED, SAME, verify
+
+SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
+LOOPBACK = "127.0.0.1"
+mongo_server = mongodb_fixture.mongo_server      # the stand-in, once per test session
+
+
+def config(server, **more) -> dict:
+    return {**server.config, "batch_rows": 7_000, **more}
+
+
+@pytest.fixture(scope="module")
+def laid_out(mongo_server):
+    target = make_target("mongodb", config(mongo_server))
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.close()
+    return config(mongo_server), layout
+
+
+@pytest.fixture
+def opened(laid_out):
+    cfg, layout = laid_out
+    target = make_target("mongodb", cfg)
+    target.open(layout)
+    yield target, layout
+    target.close()
+
+
+@pytest.fixture(scope="module")
+def duck(tmp_path_factory):
+    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.open(layout)
+    yield target, layout
+    target.close()
+
+
+@pytest.fixture(scope="module")
+def day_frames():
+    taq = get_dataset("taq")
+    return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
+
+
+def stored_order(frame: pd.DataFrame, info) -> pd.DataFrame:
+    ordered = frame.assign(_key=frame[info.key_column].astype(object))
+    return ordered.sort_values(["_key", info.time_column], kind="stable").drop(columns="_key")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def test_pymongo_is_one_the_stand_in_accepts():
+    major, minor = (int(p) for p in pymongo.version.split(".")[:2])
+    assert (major, minor) < (4, 18), "pymongo 4.18+ refuses mongo-java-server: pip install 'pymongo<4.18'"
+
+
+def test_the_module_imports_pymongo_only_when_it_connects():
+    code = ("import sys, workloads.targets.mongodb_target as m; m.MongoDBTarget({'host': '127.0.0.1'}); "
+            "print('pymongo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    assert out == ["False"]
+
+
+# --- layout ---------------------------------------------------------------------------------------
+def test_prepare_lays_out_one_collection_with_the_day_key_index(laid_out):
+    cfg, layout = laid_out
+    target = make_target("mongodb", cfg)
+    assert layout.rows == SCALE.rows_per_day * SCALE.days and not layout.reused and layout.footprint_bytes > 0
+    assert layout.days == tuple(get_dataset("taq").trading_days(SCALE))
+    assert target.row_count(layout) == layout.rows
+    coll = target.db()[table_name("taq", SCALE)]
+    keys = {i["name"]: list(i["key"].items()) for i in coll.list_indexes()}
+    assert keys["day_key"] == [("date", 1), ("symbol", 1), ("time", 1), (SEQ, 1)]
+    doc = coll.find_one({}, {"_id": 0})
+    assert set(doc) == set(get_dataset("taq").info.schema.names) | {SEQ}
+    assert doc["date"].hour == 0 and doc["time"].date().isoformat() == "1970-01-01"   # datetimes, UTC
+    manifest = target.db()["_tickbench_layouts"].find_one({"_id": table_name("taq", SCALE)})
+    assert manifest["complete"] and len(manifest["keys_sample"]) == 50 and "content" in manifest["scale"]
+    target.close()
+
+
+def test_second_prepare_is_reused_without_generating(laid_out, monkeypatch):
+    cfg, layout = laid_out
+
+    def must_not_generate(*args, **kwargs):
+        raise AssertionError("a reused layout must not generate data")
+    monkeypatch.setattr(type(get_dataset("taq")), "generate_day", must_not_generate)
+    again = make_target("mongodb", cfg).prepare("taq", SCALE, StringMode.CATEGORY)
+    assert again.reused and again.rows == layout.rows and again.days == layout.days
+
+
+def test_the_stand_in_is_named_everywhere(opened):
+    target, layout = opened
+    described = target.describe()
+    assert described["server"] == STAND_IN and "not MongoDB" in described["server"]
+    assert described["server_version"] and described["local_engine"] is True and "warning" in described
+    assert target.read_slice(layout, layout.days[0], layout.keys_sample[0]).extra["server"] == STAND_IN
+    assert target.probed_ops == frozenset()        # the stand-in has no explain: no server time
+
+
+# --- reads ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("strings", list(StringMode), ids=lambda m: m.value)
+def test_read_day_gives_back_duckdbs_frame(strings, opened, duck, day_frames):
+    target, layout = opened
+    duck_target, duck_layout = duck
+    info = get_dataset("taq").info
+    lay = replace(layout, strings=strings)
+    for index, day in enumerate(lay.days[:1] if strings is not StringMode.ARROW else lay.days):
+        result, wall = timed(lambda: target.read_day(lay, day))
+        assert result.rows == SCALE.rows_per_day and result.nbytes == SCALE.rows_per_day * 45
+        assert_phases(result, wall, {"query", "decode"})
+        assert result.wire_bytes > 0
+        assert_string_dtypes(result.frame, info, strings)
+        pd.testing.assert_frame_equal(result.frame, duck_target.read_day(replace(duck_layout, strings=strings), day).frame)
+        if strings is StringMode.OBJECT:
+            assert_same_rows(result.frame, stored_order(day_frames[index], info), info)
+
+
+def test_read_slice_holds_only_that_key_and_day(opened, day_frames):
+    target, layout = opened
+    info = get_dataset("taq").info
+    lay = replace(layout, strings=StringMode.OBJECT)
+    key = busiest_key(day_frames[0], info)
+    got = target.read_slice(lay, lay.days[0], key).frame
+    want = stored_order(day_frames[0][day_frames[0][info.key_column].astype(object) == key], info)
+    assert_same_rows(got, want, info)
+    assert target.read_slice(lay, lay.days[0], "NO_SUCH_KEY").rows == 0
+    assert target.read_slice(lay, lay.days[0], "{'$ne': 1}").rows == 0           # a value, never a query
+
+
+def test_minute_bars_match_an_independent_pandas_reference(opened, day_frames):
+    target, layout = opened
+    info = get_dataset("taq").info
+    for index in range(SCALE.days):
+        key = busiest_key(day_frames[index], info)
+        result = target.minute_bars(layout, layout.days[index], key)
+        want = reference_bars(day_frames[index], info, key)
+        assert result.rows == len(want) > 10
+        pd.testing.assert_frame_equal(result.frame, want, check_dtype=True)
+
+
+# --- writes, import, export, footprint --------------------------------------------------------------
+def test_append_adds_rows_to_the_layouts_append_collection(opened, day_frames):
+    target, layout = opened
+    target.clear_table(layout)
+    batch = day_frames[0].iloc[:500]
+    result, wall = timed(lambda: target.append(layout, batch))
+    assert result.rows == 500 and result.nbytes == 500 * 45
+    assert_phases(result, wall, {"decode", "query"})
+    assert target.appended_rows(layout) == 500
+    target.append(layout, batch, table="upload_test")
+    assert target.row_count(layout, "upload_test") == 500 and target.row_count(layout) == layout.rows
+    target.clear_table(layout)
+    assert target.appended_rows(layout) == 0
+
+
+def test_import_and_export_round_trip(opened, tmp_path):
+    target, layout = opened
+    files = csv_files("taq", SCALE)
+    target.clear_table(layout, IMPORT_TABLE)
+    results = [target.import_csv(layout, f.path, f.day) for f in files]
+    assert [r.rows for r in results] == [f.rows for f in files] == [SCALE.rows_per_day] * 2
+    assert [r.wire_bytes for r in results] == [f.bytes for f in files]
+    assert all(r.extra["queryable_s"] > 0 and set(r.phases) == {"decode", "query"} for r in results)
+    columns = tuple(get_dataset("taq").info.schema.names)
+    coll = target.db()[target.import_table(layout)]
+    imported = pd.DataFrame(list(coll.find({}, {"_id": 0})))
+    generated = pd.concat([get_dataset("taq").day_frame(i, SCALE) for i in range(2)], ignore_index=True)
+    assert normalise(imported[list(columns)], columns).equals(normalise(generated, columns))
+    assert target.footprint_detail(layout, IMPORT_TABLE).bytes > 0
+    target.clear_table(layout, IMPORT_TABLE)
+    assert target.footprint_detail(layout, IMPORT_TABLE).bytes == 0
+    path = tmp_path / "day.csv"
+    result = target.export_csv(layout, layout.days[1], path)
+    assert result.rows == SCALE.rows_per_day and result.wire_bytes == path.stat().st_size > 0
+    assert normalise(read_csv(path, "taq"), columns).equals(normalise(get_dataset("taq").day_frame(1, SCALE), columns))
+
+
+def test_footprint_detail_says_how_it_was_measured(opened):
+    target, layout = opened
+    footprint = target.footprint_detail(layout)
+    assert footprint.bytes == target.footprint(layout) > 0 and footprint.replicas == 1
+    assert footprint.columns == {} and "collStats" in footprint.method
+
+
+def test_cold_cache_lists_only_what_was_applied(opened):
+    target, layout = opened
+    assert target.drop_cache(layout) == []                 # nothing per operation on a server
+    assert target.drop_cache_for_step(layout) == []        # the stand-in has no planCacheClear
+
+
+# --- report 003 -----------------------------------------------------------------------------------
+def test_report_003_computations_equal_duckdbs(opened, duck):
+    target, layout = opened
+    duck_target, duck_layout = duck
+    pd.testing.assert_frame_equal(target.spread_by_minute(layout).frame,
+                                  duck_target.spread_by_minute(duck_layout).frame, rtol=1e-9)
+    ols = target.ols_spread(layout)
+    pd.testing.assert_frame_equal(ols.frame, duck_target.ols_spread(duck_layout).frame, rtol=1e-6)
+    assert ols.extra["observations"] > 0
+    target.clear_table(layout, "minute")
+    bars = target.mapreduce_minute_bars(layout, layout.days[:1])
+    want = duck_target.mapreduce_minute_bars(duck_layout, layout.days[:1]).frame["bars"].iloc[0]
+    assert bars.frame["bars"].iloc[0] == want == target.row_count(layout, target.minute_table(layout)) > 0
+
+
+# --- every suite query ------------------------------------------------------------------------------
+@pytest.mark.parametrize("dataset, scale", [("taq", Scale(days=2, rows_per_day=20_000, symbols=30)),
+                                            ("devices", Scale(days=2, rows_per_day=40_000, symbols=400))])
+def test_every_suite_query_answers_as_duckdb_and_parquet(dataset, scale, tmp_path, mongo_server):
+    verdicts = verify(dataset, scale, [
+        ("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}),
+        ("parquet", "parquet", {"root": str(tmp_path / "files")}),
+        ("mongo", "mongodb", config(mongo_server, database=f"verify_{dataset}")),
+    ])
+    unsupported = {q for (_, q), row in verdicts.verdicts.items() if row["mongo"] == NOT_SUPPORTED}
+    assert unsupported == ({"d14", "d15", "d16"} if dataset == "devices" else set())     # window fills
+    assert {v for row in verdicts.verdicts.values() for k, v in row.items() if k != "mongo" or v != NOT_SUPPORTED} \
+        == {SAME}, verdicts.verdicts
+
+
+# --- a server that cannot be used -------------------------------------------------------------------
+def test_a_refused_port_is_a_clear_error_quickly():
+    target = make_target("mongodb", {"host": LOOPBACK, "port": free_port(), "timeout_ms": 1500})
+    start = time.monotonic()
+    with pytest.raises(TargetError, match=r"MongoDB at 127\.0\.0\.1:\d+: connection refused") as caught:
+        target.prepare("taq", SCALE, StringMode.ARROW)
+    assert time.monotonic() - start < 10 and caught.value.__suppress_context__
+    with pytest.raises(TargetError, match="port 'x' is not a number"):
+        make_target("mongodb", {"host": LOOPBACK, "port": "x"})
+
+
+def test_a_wrong_password_is_a_clear_error(mongo_server):
+    """The stand-in has no authentication at all: credentials are refused as an authentication
+    failure that says so (a real MongoDB answers code 18, mapped to 'wrong password')."""
+    target = make_target("mongodb", config(mongo_server, user="tick", password="wrong"))
+    with pytest.raises(TargetError, match=r"authentication failed for user 'tick'.*does not support authentication"):
+        target.prepare("taq", SCALE, StringMode.ARROW)
+
+
+# --- worker processes through the runner ---------------------------------------------------------------
+@pytest.mark.parametrize("workload,params", [("read-day", {}),
+                                             ("concurrent-append", {"rows_per_user": 1_000, "batch_rows": 250})])
+def test_runner_workers_use_the_target(mongo_server, laid_out, tmp_path, workload, params):
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+
+    cfg, _ = laid_out
+    store = ResultsStore(tmp_path / "r.duckdb")
+    scenario = Scenario(dataset="taq", scale=SCALE, target="mongodb", target_config=cfg,
+                        workload=workload, params=params, users=(2,), operations=2)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    ops = store.ops(result.run_id)
+    assert ops["ok"].all() and len(ops) > 0 and set(ops["worker"]) == {0, 1}
+    if workload == "read-day":
+        assert (ops[ops["kind"] == "measured"]["rows"] == SCALE.rows_per_day).all()
+    store.close()

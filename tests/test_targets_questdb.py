@@ -1,0 +1,288 @@
+"""QuestDB target against a real QuestDB 9.3.4 (tests/questdb_fixture.py starts it once, on loopback,
+through Tickbench's launcher): layout, reads equal to DuckDB's, ILP appends, /imp and /exp, report 003,
+the suites' answers, errors a user can act on, and worker processes through the real runner."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import psycopg
+import questdb
+
+from tests import questdb_fixture
+from tests.test_targets_files import (assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
+                                      reference_bars, timed)
+from workloads.datasets import get_dataset
+from workloads.datasets.csv_files import csv_files
+from workloads.datasets.csvread import read_csv
+from workloads.datasets.schema import Scale, StringMode
+from workloads.queries.answers import normalise
+from workloads.targets import make_target
+from workloads.targets.base import IMPORT_TABLE, TargetError
+from workloads.targets.questdb_target import SEQ, TS, table_name
+from workloads.verify import SAME, verify
+
+SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
+LOOPBACK = "127.0.0.1"
+CLIENTS = (psycopg, questdb)       # the questdb extra installs both: a missing one fails, never skips
+questdb_server = questdb_fixture.questdb_server        # the session's server
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def config(questdb_server) -> dict:
+    return {**questdb_server.config, "chunk_rows": 7_000}
+
+
+@pytest.fixture(scope="module")
+def layout(config):
+    target = make_target("questdb", config)
+    prepared = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.close()
+    return prepared
+
+
+@pytest.fixture
+def target(config, layout):
+    opened = make_target("questdb", config)
+    opened.open(layout)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def duck(tmp_path_factory):
+    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.open(layout)
+    yield target, layout
+    target.close()
+
+
+@pytest.fixture(scope="module")
+def day_frames():
+    taq = get_dataset("taq")
+    return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
+
+
+def stored_order(frame: pd.DataFrame, info) -> pd.DataFrame:
+    ordered = frame.assign(_key=frame[info.key_column].astype(object))
+    return ordered.sort_values(["_key", info.time_column], kind="stable").drop(columns="_key")
+
+
+# --- module, launcher, layout ------------------------------------------------------------------
+def test_the_module_imports_neither_client_until_it_needs_one():
+    code = ("import sys, workloads.targets.questdb_target as m; m.QuestDBTarget({'host': '127.0.0.1'}); "
+            "print('questdb' in sys.modules, 'psycopg' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_the_launcher_binds_loopback_only(questdb_server):
+    from workloads.local_engines import questdb as launcher
+    assert launcher.KIND == "questdb" and questdb_server.alive and questdb_server.config["local_engine"]
+    assert set(questdb_server.ports) == {"http", "http_min", "pg", "ilp"}
+    assert questdb_server.config["user"] == "admin" and questdb_server.config["port"] == questdb_server.ports["pg"]
+
+
+def test_prepare_lays_out_a_wal_table_partitioned_by_day_with_an_arrival_ordinal(config, layout):
+    target = make_target("questdb", config)
+    table = table_name("taq", SCALE)
+    assert layout.rows == SCALE.rows_per_day * SCALE.days and layout.footprint_bytes > 0
+    assert layout.days == tuple(get_dataset("taq").trading_days(SCALE))
+    found = target.sql_rows(f"SELECT walEnabled, designatedTimestamp, partitionBy FROM tables() "
+                            f"WHERE table_name = '{table}'")[0]
+    assert found == {"walEnabled": True, "designatedTimestamp": TS, "partitionBy": "DAY"}
+    types = {r["column"]: r["type"] for r in target.sql_rows(f"SELECT \"column\", type FROM table_columns('{table}')")}
+    assert types == {"symbol": "SYMBOL", "date": "DATE", "time": "TIMESTAMP", "bid": "DOUBLE", "ofr": "DOUBLE",
+                     "bidsiz": "INT", "ofrsiz": "INT", "mode": "INT", "ex": "BYTE", "mmid": "SYMBOL",
+                     SEQ: "LONG", TS: "TIMESTAMP"}
+    parts = target.sql_rows(f"SELECT name, numRows FROM table_partitions('{table}')")
+    assert [p["numRows"] for p in parts] == [SCALE.rows_per_day] * 2
+    assert target.row_count(layout) == layout.rows
+    described = target.describe()
+    assert described["server_version"] == "9.3.4" and described["local_engine"] is True
+    target.close()
+
+
+def test_second_prepare_is_reused_without_generating(config, layout, monkeypatch):
+    def must_not_generate(*args, **kwargs):
+        raise AssertionError("a reused layout must not generate data")
+    monkeypatch.setattr(type(get_dataset("taq")), "generate_day", must_not_generate)
+    again = make_target("questdb", config).prepare("taq", SCALE, StringMode.CATEGORY)
+    assert again.reused and again.rows == layout.rows and again.days == layout.days
+    assert again.keys_sample == layout.keys_sample and again.strings is StringMode.CATEGORY
+
+
+# --- reads -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("strings", list(StringMode), ids=lambda m: m.value)
+def test_read_day_gives_back_duckdbs_frame(strings, target, layout, duck, day_frames):
+    duck_target, duck_layout = duck
+    info = get_dataset("taq").info
+    lay = replace(layout, strings=strings)
+    for index, day in enumerate(lay.days):
+        result, wall = timed(lambda: target.read_day(lay, day))
+        assert result.rows == SCALE.rows_per_day and result.nbytes == SCALE.rows_per_day * 45
+        assert_phases(result, wall, {"decode"})
+        assert result.wire_bytes > 0
+        assert_string_dtypes(result.frame, info, strings)
+        pd.testing.assert_frame_equal(result.frame, duck_target.read_day(replace(duck_layout, strings=strings), day).frame)
+        if strings is StringMode.OBJECT:
+            assert_same_rows(result.frame, stored_order(day_frames[index], info), info)
+
+
+def test_read_slice_holds_only_that_key_and_day(target, layout, day_frames):
+    info = get_dataset("taq").info
+    lay = replace(layout, strings=StringMode.OBJECT)
+    for key in (busiest_key(day_frames[0], info), layout.keys_sample[-1]):
+        got = target.read_slice(lay, lay.days[0], key).frame
+        want = stored_order(day_frames[0][day_frames[0][info.key_column].astype(object) == key], info)
+        assert_same_rows(got, want, info)
+    assert target.read_slice(lay, lay.days[0], "NO_SUCH_KEY").rows == 0
+    assert target.read_slice(lay, lay.days[0], "x' OR '1'='1").rows == 0        # quoted, not injected
+
+
+def test_minute_bars_match_an_independent_pandas_reference(target, layout, day_frames):
+    info = get_dataset("taq").info
+    for index in range(SCALE.days):
+        key = busiest_key(day_frames[index], info)
+        result = target.minute_bars(layout, layout.days[index], key)
+        want = reference_bars(day_frames[index], info, key)
+        assert result.rows == len(want) > 10
+        pd.testing.assert_frame_equal(result.frame, want, check_dtype=True)
+
+
+def test_probes_split_server_transfer_and_decode(target, layout):
+    assert {"read_day", "minute_bars", "run_query"} <= target.probed_ops
+    plain = target.read_day(layout, layout.days[0])
+    with target.probe_mode():
+        probe, wall = timed(lambda: target.read_day(layout, layout.days[0]))
+    assert_phases(probe, wall, {"server", "transfer", "decode"})
+    assert probe.phases["server"] > 0 and probe.extra["server_time"].startswith("/exec timings")
+    pd.testing.assert_frame_equal(probe.frame, plain.frame)
+
+
+def test_cold_cache_applies_nothing_and_says_so(target, layout):
+    assert target.drop_cache(layout) == [] and target.drop_cache_for_step(layout) == []
+    assert "none" in target.describe()["cold_cache"]
+
+
+# --- writes, import, export, footprint ----------------------------------------------------------------
+def test_append_adds_rows_to_the_layouts_append_table(target, layout, day_frames):
+    target.clear_table(layout)
+    batch = day_frames[0].iloc[:500]
+    result, wall = timed(lambda: target.append(layout, batch))
+    assert result.rows == 500 and result.nbytes == 500 * 45
+    assert_phases(result, wall, {"decode", "transfer"})
+    assert target.appended_rows(layout) == 500            # after the WAL applied it
+    target.append(layout, batch, table="upload_test")
+    assert target.row_count(layout, "upload_test") == 500
+    assert target.row_count(layout) == layout.rows
+    target.clear_table(layout)
+    assert target.appended_rows(layout) == 0
+
+
+def test_import_loads_every_csv_row_as_generated(target, layout):
+    files = csv_files("taq", SCALE)
+    target.clear_table(layout, IMPORT_TABLE)
+    results = [target.import_csv(layout, f.path, f.day) for f in files]
+    assert [r.rows for r in results] == [f.rows for f in files] == [SCALE.rows_per_day] * 2
+    assert [r.wire_bytes for r in results] == [f.bytes for f in files]
+    assert all(r.extra["queryable_s"] >= 0 and r.extra["rows_rejected"] == 0 for r in results)
+    columns = tuple(get_dataset("taq").info.schema.names)
+    imported = pd.DataFrame(target.sql_rows(f"SELECT {', '.join(columns)} FROM "
+                                            f"\"{target.import_table(layout)}\""))
+    generated = pd.concat([get_dataset("taq").day_frame(i, SCALE) for i in range(2)], ignore_index=True)
+    assert normalise(imported[list(columns)], columns).equals(normalise(generated, columns))
+    footprint = target.footprint_detail(layout, IMPORT_TABLE)
+    assert footprint.bytes > 0 and footprint.replicas == 1
+    target.clear_table(layout, IMPORT_TABLE)
+    assert target.footprint_detail(layout, IMPORT_TABLE).bytes == 0
+
+
+def test_export_writes_the_day_that_reads_back_equal(target, layout, tmp_path):
+    path = tmp_path / "day.csv"
+    result = target.export_csv(layout, layout.days[1], path)
+    assert result.rows == SCALE.rows_per_day and result.wire_bytes == path.stat().st_size > 0
+    columns = tuple(get_dataset("taq").info.schema.names)
+    assert normalise(read_csv(path, "taq"), columns).equals(normalise(get_dataset("taq").day_frame(1, SCALE), columns))
+    first = path.read_text().splitlines()[1].split(",")
+    assert first[1] == '"2007-08-24"' and len(first[2].strip('"')) == 8 and len(first[8].strip('"')) == 1
+
+
+def test_footprint_detail_is_the_engines_partition_size(target, layout):
+    footprint = target.footprint_detail(layout)
+    assert footprint.bytes == target.footprint(layout) > 0 and footprint.columns == {}
+    assert "table_partitions" in footprint.method
+
+
+# --- report 003 -------------------------------------------------------------------------------------
+def test_report_003_computations_equal_duckdbs(target, layout, duck):
+    duck_target, duck_layout = duck
+    pd.testing.assert_frame_equal(target.spread_by_minute(layout).frame,
+                                  duck_target.spread_by_minute(duck_layout).frame, rtol=1e-9)
+    ols = target.ols_spread(layout)
+    pd.testing.assert_frame_equal(ols.frame, duck_target.ols_spread(duck_layout).frame, rtol=1e-6)
+    target.clear_table(layout, "minute")
+    bars = target.mapreduce_minute_bars(layout, layout.days[:1])
+    want = duck_target.mapreduce_minute_bars(duck_layout, layout.days[:1]).frame["bars"].iloc[0]
+    assert bars.frame["bars"].iloc[0] == want == target.row_count(layout, target.minute_table(layout)) > 0
+
+
+# --- every suite query answers as DuckDB's ---------------------------------------------------------
+@pytest.mark.parametrize("dataset, scale", [("taq", Scale(days=2, rows_per_day=20_000, symbols=30)),
+                                            ("devices", Scale(days=2, rows_per_day=40_000, symbols=400))])
+def test_every_suite_query_answers_as_duckdb(dataset, scale, tmp_path, config):
+    verdicts = verify(dataset, scale, [
+        ("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}),
+        ("parquet", "parquet", {"root": str(tmp_path / "files")}),
+        ("questdb", "questdb", config),
+    ])
+    assert verdicts.verdicts and all(row["questdb"] == row["parquet"] == SAME
+                                     for row in verdicts.verdicts.values()), verdicts.verdicts
+
+
+# --- a server that cannot be used -----------------------------------------------------------------
+def test_a_refused_port_is_a_clear_error():
+    target = make_target("questdb", {"host": LOOPBACK, "port": free_port(), "http_port": free_port(), "timeout": 2})
+    with pytest.raises(TargetError, match=r"QuestDB at 127\.0\.0\.1:\d+: connection refused") as caught:
+        target.prepare("taq", SCALE, StringMode.ARROW)
+    assert caught.value.__cause__ is None and len(str(caught.value).splitlines()) == 1
+
+
+def test_a_wrong_password_is_a_clear_error(config):
+    target = make_target("questdb", {**config, "password": "wrong"})
+    with pytest.raises(TargetError, match=r"authentication failed for user 'admin' \(wrong password"):
+        target.prepare("taq", SCALE, StringMode.ARROW)
+    with pytest.raises(TargetError, match="is not a number"):
+        make_target("questdb", {"host": LOOPBACK, "port": "pg"})
+
+
+# --- worker processes through the real runner -------------------------------------------------------
+def test_runner_reads_with_two_users_and_probes(tmp_path, config, layout):
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+
+    store = ResultsStore(tmp_path / "r.duckdb")
+    scenario = Scenario(dataset="taq", scale=SCALE, target="questdb", target_config=config,
+                        workload="minute-bars", users=(1, 2), operations=3)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    ops = store.ops(result.run_id, ("measured", "probe"))
+    assert ops["ok"].all() and len(ops[ops["kind"] == "measured"]) == 3 * 3
+    probes = ops[ops["kind"] == "probe"]
+    assert len(probes) and probes["server_s"].notna().all() and probes["transfer_s"].notna().all()
+    store.close()

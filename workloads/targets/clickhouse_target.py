@@ -404,9 +404,8 @@ class _Folder:
                         self._watch()
                     else:
                         start = _now()
-                        self.release()
+                        self.release(facts)
                         facts["close_s"] = _now() - start
-                        facts["turn_released"] = time.monotonic()
 
     def _acquire(self) -> dict[str, Any]:
         global _ACTIVE
@@ -488,8 +487,9 @@ class _Folder:
                 session.query(f"SET max_threads = {int(self.threads)}")
             return session, attempt - start, retries
 
-    def release(self) -> None:
-        """Close the session and give the folder's turn back."""
+    def release(self, facts: dict[str, Any] | None = None) -> None:
+        """Close the session and give the folder's turn back (``facts["turn_released"]``: when,
+        stamped before the turn passes on, so turns of several processes never seem to overlap)."""
         global _ACTIVE
         with self._guard:
             session, self._session = self._session, None
@@ -497,6 +497,8 @@ class _Folder:
                 if session is not None:
                     session.close()
             finally:
+                if facts is not None:
+                    facts["turn_released"] = time.monotonic()
                 if self._turn is not None:
                     os.close(self._turn)
                     self._turn = None

@@ -1,0 +1,151 @@
+"""Druid target against a real Apache Druid 33 (the local engine, started once per session):
+checked against the generator and DuckDB."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from tests import druid_fixture
+
+druid_engine = druid_fixture.druid_engine      # the session fixture, started once
+from tests.test_targets_files import busiest_key, reference_bars
+from workloads.datasets import get_dataset
+from workloads.datasets.csv_files import csv_files
+from workloads.datasets.csvread import read_csv
+from workloads.datasets.schema import Scale, StringMode
+from workloads.local_engines.base import free_port
+from workloads.queries.answers import normalise
+from workloads.targets import make_target
+from workloads.targets.base import IMPORT_TABLE, NotSupported, TargetError
+
+SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
+
+
+@pytest.fixture(scope="module")
+def config(druid_engine):
+    return {**druid_engine.config, "drop_caches": False}
+
+
+@pytest.fixture(scope="module")
+def laid(config):
+    target = make_target("druid", config)
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.open(layout)
+    yield target, layout
+    target.close()
+
+
+@pytest.fixture(scope="module")
+def duck(tmp_path_factory):
+    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.open(layout)
+    yield target, layout
+    target.close()
+
+
+def test_prepare_lays_out_day_segments_and_a_second_prepare_reuses(laid, config, monkeypatch):
+    target, layout = laid
+    assert layout.rows == 40_000 and layout.footprint_bytes > 0
+    segments = target.http.rows("SELECT \"start\", num_rows FROM sys.segments WHERE datasource = ? AND is_active = 1",
+                                [{"type": "VARCHAR", "value": target.table(layout)}])
+    assert sorted(s["start"][:10] for s in segments) == [d.isoformat() for d in layout.days]    # DAY segments
+    monkeypatch.setattr(type(get_dataset("taq")), "generate_day",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("reuse must not generate")))
+    again = make_target("druid", config).prepare("taq", SCALE, StringMode.OBJECT)
+    assert again.reused and again.days == layout.days and again.keys_sample == layout.keys_sample
+
+
+def test_reads_equal_duckdbs_and_probes_split_by_the_clock(laid, duck):
+    target, layout = laid
+    duck_target, duck_layout = duck
+    for strings in StringMode:
+        got = target.read_day(replace(layout, strings=strings), layout.days[1])
+        assert set(got.phases) == {"decode"} and got.wire_bytes > 0
+        pd.testing.assert_frame_equal(got.frame, duck_target.read_day(replace(duck_layout, strings=strings),
+                                                                      layout.days[1]).frame)
+    with target.probe_mode():
+        probe = target.read_day(layout, layout.days[0])
+    assert set(probe.phases) == {"server", "transfer", "decode"} and probe.extra["server_time"]
+    key = layout.keys_sample[0]
+    pd.testing.assert_frame_equal(target.read_slice(layout, layout.days[0], key).frame,
+                                  duck_target.read_slice(duck_layout, layout.days[0], key).frame)
+    assert target.read_slice(layout, layout.days[0], "x' OR '1'='1").rows == 0     # bound, not formatted
+
+
+def test_minute_bars_and_report_003_equal_the_references(laid, duck):
+    target, layout = laid
+    duck_target, duck_layout = duck
+    info = get_dataset("taq").info
+    frame = get_dataset("taq").day_frame(0, SCALE, StringMode.OBJECT)
+    key = busiest_key(frame, info)
+    pd.testing.assert_frame_equal(target.minute_bars(layout, layout.days[0], key).frame,
+                                  reference_bars(frame, info, key))
+    pd.testing.assert_frame_equal(target.spread_by_minute(layout).frame, duck_target.spread_by_minute(duck_layout).frame,
+                                  rtol=1e-9)
+    pd.testing.assert_frame_equal(target.ols_spread(layout).frame, duck_target.ols_spread(duck_layout).frame, rtol=1e-6)
+    with pytest.raises(NotSupported):
+        target.mapreduce_minute_bars(layout)
+
+
+def test_append_is_an_ingestion_task_and_clear_empties(laid):
+    target, layout = laid
+    target.clear_table(layout)
+    batch = get_dataset("taq").day_frame(0, SCALE).iloc[:300]
+    result = target.append(layout, batch)
+    assert result.rows == 300 and result.extra["queryable_s"] >= 0 and set(result.phases) == {"decode", "query"}
+    assert target.appended_rows(layout) == 300
+    target.clear_table(layout)
+    assert target.appended_rows(layout) == 0
+
+
+def test_import_export_round_trip_and_footprint(laid, tmp_path):
+    target, layout = laid
+    columns = tuple(get_dataset("taq").info.schema.names)
+    target.clear_table(layout, IMPORT_TABLE)
+    files = csv_files("taq", SCALE)[:1]
+    result = target.import_csv(layout, files[0].path, files[0].day)
+    assert result.rows == SCALE.rows_per_day and result.wire_bytes == files[0].bytes
+    assert target.footprint_detail(layout, IMPORT_TABLE).bytes > 0
+    path = tmp_path / "day.csv"
+    exported = target.export_csv(layout, layout.days[1], path)
+    assert exported.rows == SCALE.rows_per_day and exported.wire_bytes == path.stat().st_size
+    assert normalise(read_csv(path, "taq"), columns).equals(normalise(get_dataset("taq").day_frame(1, SCALE), columns))
+    footprint = target.footprint_detail(layout)
+    assert footprint.bytes == target.footprint(layout) > 0 and footprint.runtime_bytes > 0
+    assert set(columns) - {"date", "time"} | {"__time", "_seq"} == set(footprint.columns)
+
+
+def test_cold_cache_and_describe(laid):
+    target, layout = laid
+    applied = target.drop_cache_for_step(layout)
+    assert any("posix_fadvise" in a for a in applied) and target.drop_cache(layout) == []
+    described = target.describe()
+    assert described["server_version"] == "33.0.0" and described["local_engine"] is True
+
+
+def test_a_refused_port_is_a_clear_error():
+    target = make_target("druid", {"host": "127.0.0.1", "port": free_port(), "timeout": 2})
+    started = time.monotonic()
+    with pytest.raises(TargetError, match=r"Druid at 127\.0\.0\.1:\d+: connection refused"):
+        target.prepare("taq", SCALE, StringMode.ARROW)
+    assert time.monotonic() - started < 5
+
+
+def test_runner_with_two_workers_probes_the_server(tmp_path, laid, config):
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+    store = ResultsStore(tmp_path / "r.duckdb")
+    scenario = Scenario(dataset="taq", scale=SCALE, target="druid", target_config=config, workload="minute-bars",
+                        users=(1, 2), operations=2)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    ops = store.ops(result.run_id, ("measured", "probe"))
+    assert ops["ok"].all() and len(ops[ops["kind"] == "measured"]) == 2 * 3
+    probes = ops[ops["kind"] == "probe"]
+    assert len(probes) and probes["server_s"].notna().all()
+    store.close()

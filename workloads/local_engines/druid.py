@@ -1,0 +1,253 @@
+"""A local Apache Druid 33.0.0 for Tickbench: five JVMs on loopback ports.
+
+``start(home)`` fetches Druid's jars once with Maven (``mvn dependency:copy-dependencies`` of
+``druid-services`` 33.0.0, runtime scope, ``org.hyperic:sigar`` excluded: its repository is
+unreachable; 207 jars, ~183 MB) into ``<engine cache>/druid-33.0.0/lib``, writes the configuration
+under ``home/druid/conf`` with free 127.0.0.1 ports (every ``druid.host``, ``druid.plaintextPort``,
+ZooKeeper and Derby address is loopback), then starts, in order: ZooKeeper, the coordinator (also
+the overlord; it hosts the Derby metadata store), then the historical, the indexer and the broker.
+It waits until the broker answers SQL and returns the target config (``port`` = the broker,
+``coordinator_port`` = the coordinator/overlord, ``data_folder`` = where ingestion input files go).
+
+Settings as report 001 ran Druid: broker and historical caches off. Each Druid JVM: -Xmx512m,
+400 MB direct memory, serial GC: ~2.9 GB resident in all, ~20 s to start on 2 cores.
+
+No authentication: Druid's ``druid-basic-security`` extension is not served by the package
+registry reachable here, so the local engine answers without a password (loopback only).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from workloads.local_engines.base import (LOOPBACK, EngineStartError, LocalEngine, Progress, cache_dir, free_port,
+                                          java, port_open, spawn, stop_pids, wait_until)
+
+KIND = "druid"
+VERSION = "33.0.0"
+LABEL = f"Apache Druid {VERSION}"
+NOTE = ("heavy: ~183 MB of jars from Maven (once; the first fetch may take minutes), five JVMs "
+        "(ZooKeeper, coordinator+overlord, historical, indexer, broker), ~20 s to start, ~3 GB resident")
+START_DEADLINE_S = 240.0
+SERVICES = ("coordinator", "historical", "indexer", "broker")
+
+POM = f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>tickbench.engines</groupId><artifactId>druid</artifactId><version>1</version>
+  <dependencies>
+    <dependency><groupId>org.apache.druid</groupId><artifactId>druid-services</artifactId><version>{VERSION}</version>
+      <exclusions><exclusion><groupId>org.hyperic</groupId><artifactId>sigar</artifactId></exclusion></exclusions>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+JVM_FLAGS = (
+    "-Xms512m", "-Xmx512m", "-XX:MaxDirectMemorySize=400m", "-XX:+UseSerialGC", "-Duser.timezone=UTC",
+    "-Dfile.encoding=UTF-8",
+    "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.io=ALL-UNNAMED",
+    "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+    "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+)
+
+COMMON = """druid.host={host}
+druid.bindOnHost=true
+druid.extensions.directory={home}/extensions
+druid.extensions.hadoopDependenciesDir={home}/hadoop-deps
+druid.extensions.loadList={extensions}
+druid.startup.logging.logProperties=false
+druid.zk.service.host={host}:{zk}
+druid.zk.paths.base=/druid
+druid.metadata.storage.type=derby
+druid.metadata.storage.connector.connectURI=jdbc:derby://{host}:{derby}/{home}/var/druid/metadata.db;create=true
+druid.metadata.storage.connector.host={host}
+druid.metadata.storage.connector.port={derby}
+druid.storage.type=local
+druid.storage.storageDirectory={home}/var/druid/segments
+druid.indexer.logs.type=file
+druid.indexer.logs.directory={home}/var/druid/indexing-logs
+druid.selectors.indexing.serviceName=druid/overlord
+druid.selectors.coordinator.serviceName=druid/coordinator
+druid.monitoring.monitors=[]
+druid.emitter=noop
+druid.indexing.doubleStorage=double
+druid.server.hiddenProperties=["druid.metadata.storage.connector.password"]
+druid.sql.enable=true
+druid.lookup.enableLookupSyncOnStartup=false
+druid.expressions.useStrictBooleans=true
+druid.global.http.eagerInitialization=false
+"""
+
+SERVICE_CONF = {
+    "coordinator": """druid.service=druid/coordinator
+druid.plaintextPort={port}
+druid.coordinator.startDelay=PT5S
+druid.coordinator.period=PT5S
+druid.manager.segments.pollDuration=PT5S
+druid.coordinator.asOverlord.enabled=true
+druid.coordinator.asOverlord.overlordService=druid/overlord
+druid.indexer.queue.startDelay=PT2S
+druid.indexer.storage.type=metadata
+druid.indexer.runner.type=remote
+druid.centralizedDatasourceSchema.enabled=false
+""",
+    "historical": """druid.service=druid/historical
+druid.plaintextPort={port}
+druid.server.http.numThreads=8
+druid.processing.buffer.sizeBytes=64MiB
+druid.processing.numMergeBuffers=2
+druid.processing.numThreads=2
+druid.processing.tmpDir={home}/var/druid/processing
+druid.segmentCache.locations=[{{"path":"{home}/var/druid/segment-cache","maxSize":"10g"}}]
+druid.server.maxSize=10g
+druid.historical.cache.useCache=false
+druid.historical.cache.populateCache=false
+""",
+    "indexer": """druid.service=druid/indexer
+druid.plaintextPort={port}
+druid.worker.capacity=1
+druid.indexer.task.baseTaskDir={home}/var/druid/task
+druid.server.http.numThreads=8
+druid.processing.buffer.sizeBytes=64MiB
+druid.processing.numMergeBuffers=2
+druid.processing.numThreads=1
+druid.processing.tmpDir={home}/var/druid/processing
+""",
+    "broker": """druid.service=druid/broker
+druid.plaintextPort={port}
+druid.server.http.numThreads=8
+druid.broker.http.numConnections=5
+druid.broker.http.maxQueuedBytes=10MiB
+druid.processing.buffer.sizeBytes=64MiB
+druid.processing.numMergeBuffers=2
+druid.processing.numThreads=1
+druid.processing.tmpDir={home}/var/druid/processing
+druid.broker.cache.useCache=false
+druid.broker.cache.populateCache=false
+""",
+}
+
+LOG4J = """<?xml version="1.0" encoding="UTF-8" ?>
+<Configuration status="WARN">
+  <Appenders><Console name="Console" target="SYSTEM_OUT"><PatternLayout pattern="%d{ISO8601} %p [%t] %c - %m%n"/></Console></Appenders>
+  <Loggers><Root level="warn"><AppenderRef ref="Console"/></Root></Loggers>
+</Configuration>
+"""
+
+
+def druid_lib(progress: Progress | None = None) -> Path:
+    """Druid's jars, fetched once into ``<engine cache>/druid-<version>/lib`` (progress every few s)."""
+    root = cache_dir() / f"druid-{VERSION}"
+    lib = root / "lib"
+    if lib.is_dir() and any(lib.glob("druid-server-*.jar")):
+        return lib
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise EngineStartError(f"Maven (mvn) is needed to download Druid {VERSION}'s jars: install maven")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pom.xml").write_text(POM)
+    partial = root / "lib.partial"
+    if progress:
+        progress(f"downloading Druid {VERSION}'s jars with Maven (~183 MB, once; may take minutes)…")
+    log = root / "fetch.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([mvn, "-q", "-B", "dependency:copy-dependencies", "-DincludeScope=runtime",
+                                 f"-DoutputDirectory={partial}"], cwd=root, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+    last = 0.0
+    while proc.poll() is None:
+        time.sleep(0.5)
+        if progress and time.monotonic() - last > 5:
+            last = time.monotonic()
+            count = len(list(partial.glob("*.jar"))) if partial.is_dir() else 0
+            progress(f"downloading Druid's jars: {count} of ~207 copied")
+    if proc.returncode != 0 or not any(partial.glob("druid-server-*.jar")):
+        tail = log.read_text(errors="replace")[-1500:]
+        raise EngineStartError(f"Maven could not fetch Druid {VERSION}'s jars: {tail}")
+    if lib.exists():
+        shutil.rmtree(lib)
+    partial.rename(lib)
+    return lib
+
+
+def _write_conf(home: Path, ports: dict[str, int]) -> Path:
+    conf = home / "conf"
+    common = conf / "_common"
+    common.mkdir(parents=True, exist_ok=True)
+    (home / "extensions").mkdir(exist_ok=True)
+    (home / "hadoop-deps").mkdir(exist_ok=True)
+    text = COMMON.format(host=LOOPBACK, home=home, extensions="[]", zk=ports["zookeeper"], derby=ports["derby"])
+    (common / "common.runtime.properties").write_text(text)
+    (common / "log4j2.xml").write_text(LOG4J)
+    for service in SERVICES:
+        (conf / service).mkdir(exist_ok=True)
+        (conf / service / "runtime.properties").write_text(SERVICE_CONF[service].format(port=ports[service], home=home))
+    return conf
+
+
+def _ready(port: int, path: str = "/status/health") -> bool:
+    request = urllib.request.Request(f"http://{LOOPBACK}:{port}{path}")
+    with urllib.request.urlopen(request, timeout=2) as reply:
+        return reply.status == 200 and reply.read().strip() == b"true"
+
+
+def _sql_ready(port: int) -> bool:
+    request = urllib.request.Request(f"http://{LOOPBACK}:{port}/druid/v2/sql", method="POST",
+                                     data=json.dumps({"query": "SELECT 1 AS x"}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5) as reply:
+        return reply.status == 200
+
+
+def start(home: Path, progress: Progress | None = None) -> LocalEngine:
+    folder = (Path(home) / KIND).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    lib = druid_lib(progress)
+    ports = {"zookeeper": free_port(), "derby": free_port(), **{s: free_port() for s in SERVICES}}
+    conf = _write_conf(folder, ports)
+    data = folder / "input"
+    data.mkdir(exist_ok=True)
+    (folder / "var" / "zk").mkdir(parents=True, exist_ok=True)
+    exe = java()
+    procs: list[subprocess.Popen] = []
+    logs = folder / "logs"
+    try:
+        if progress:
+            progress(f"starting ZooKeeper for Druid {VERSION}…")
+        log = logs / "zookeeper.log"
+        zk_conf = folder / "zoo.cfg"
+        zk_conf.write_text(f"dataDir={folder / 'var' / 'zk'}\nclientPort={ports['zookeeper']}\n"
+                           f"clientPortAddress={LOOPBACK}\nadmin.enableServer=false\ntickTime=2000\n")
+        procs.append(spawn([exe, "-Xmx128m", "-XX:+UseSerialGC", f"-Dlog4j.configurationFile={conf}/_common/log4j2.xml",
+                            "-cp", f"{lib}/*", "org.apache.zookeeper.server.ZooKeeperServerMain", str(zk_conf)],
+                           log, cwd=folder))
+        wait_until(lambda: port_open(ports["zookeeper"]), 60, "Druid's ZooKeeper", procs, log)
+        for index, service in enumerate(SERVICES):
+            if progress:
+                progress(f"starting Druid {service} ({index + 2} of 5 processes)…")
+            log = logs / f"{service}.log"
+            procs.append(spawn([exe, *JVM_FLAGS, f"-Ddruid.node.type={service}",
+                                f"-Dlog4j.configurationFile={conf}/_common/log4j2.xml",
+                                "-cp", f"{conf}/_common:{conf}/{service}:{lib}/*",
+                                "org.apache.druid.cli.Main", "server", service], log, cwd=folder))
+            if service == "coordinator":     # the metadata store and the overlord come first
+                wait_until(lambda: _ready(ports["coordinator"]), START_DEADLINE_S, "Druid coordinator",
+                           procs, log)
+        for service in SERVICES[1:]:
+            wait_until(lambda: _ready(ports[service]), START_DEADLINE_S, f"Druid {service}", procs,
+                       logs / f"{service}.log")
+        wait_until(lambda: _sql_ready(ports["broker"]), START_DEADLINE_S, "Druid broker's SQL", procs,
+                   logs / "broker.log")
+    except BaseException:
+        stop_pids([p.pid for p in procs])
+        raise
+    config = {"host": LOOPBACK, "port": ports["broker"], "coordinator_port": ports["coordinator"],
+              "data_folder": str(data), "local_engine": True,
+              "segment_cache": str(folder / "var" / "druid" / "segment-cache")}
+    return LocalEngine(kind=KIND, pids=[p.pid for p in procs], config=config, folder=str(folder), ports=ports)

@@ -1,4 +1,5 @@
-"""The command line: ``tickbench run | runs | show | verify | export | import | datasets | workloads | targets``."""
+"""The command line: ``tickbench run | runs | show | verify | export | import | datasets | workloads | targets |
+engines``."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from app.cli_reports import add_verify_parser, cmd_verify, print_report_figures
+from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_targets import add_targets_parser, cmd_targets
 from app.ddb_options import add_dolphindb_arguments
 from workloads.paths import default_datasets_dir, default_results_path
@@ -83,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("datasets", help="list datasets and their schemas")
     sub.add_parser("workloads", help="list workloads and their parameters")
     add_targets_parser(sub)
+    add_engines_parser(sub)
     return parser
 
 
@@ -173,7 +176,7 @@ def _profile_config(args, key: str) -> tuple[str, dict]:
         raise CliError(f"{key}: {item.missing}")
 
     def ask(profile, refused: bool) -> str:
-        variable = f"TICKBENCH_{'DDB' if profile.kind == 'dolphindb' else 'CLICKHOUSE'}_PASSWORD"
+        variable = profile.password_variable
         if getattr(args, "password", None) is not None:
             return args.password
         if os.environ.get(variable) is not None:
@@ -342,6 +345,11 @@ def cmd_show(args) -> int:
         raise CliError(str(exc)) from None
     _print_figures(store, run["run_id"])
     print_report_figures(console, store, run)
+    target = (run.get("environment") or {}).get("target") or {}
+    if target.get("local_engine"):
+        console.print(f"target: a local engine Tickbench started on this computer "
+                      f"({target.get('server_version') or target.get('kind', run['target'])}), not a production server",
+                      highlight=False)
     console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
                   highlight=False)
     return 0
@@ -417,5 +425,6 @@ def cmd_workloads(args) -> int:
 COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
             "verify": lambda args: cmd_verify(args, console, err_console, CliError, _kind_and_config),
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),
+            "engines": lambda args: cmd_engines(args, _registry(args), console, err_console, CliError),
             "export": cmd_export,
             "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

@@ -1,5 +1,5 @@
 """``tickbench targets``: the engine's target registry on the command line (the targets panel's
-twin): list every target with its state, add or remove a ClickHouse server profile."""
+twin): list every target with its state, add or remove a server profile."""
 from __future__ import annotations
 
 from rich.console import Console
@@ -10,13 +10,16 @@ def add_targets_parser(sub) -> None:
     targets = sub.add_parser("targets", help="list targets (engines and saved servers); add or remove a server")
     targets.add_argument("--data-dir", help="the datasets folder whose targets.json holds the saved servers")
     action = targets.add_subparsers(dest="action")
-    add = action.add_parser("add-clickhouse", help="save a ClickHouse server profile (HTTP interface)")
+    add = action.add_parser("add-server", help="save a server profile: clickhouse | questdb | postgres | druid | mongodb")
+    add.add_argument("kind")
     add.add_argument("name")
     add.add_argument("--host", required=True)
-    add.add_argument("--port", type=int, default=8123)
-    add.add_argument("--user", default="default")
-    add.add_argument("--database", default="tickbench")
-    add.add_argument("--secure", action="store_true", help="HTTPS")
+    add.add_argument("--port", type=int, help="default: the kind's usual port")
+    add.add_argument("--user")
+    add.add_argument("--database")
+    add.add_argument("--secure", action="store_true", help="TLS")
+    add.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                     help="the kind's other settings, e.g. http_port=9000 (QuestDB), coordinator_port=8081 (Druid)")
     remove = action.add_parser("remove", help="forget a saved server (its data is not touched)")
     remove.add_argument("key", help="e.g. ch:NAME or ddb:NAME")
 
@@ -24,14 +27,26 @@ def add_targets_parser(sub) -> None:
 def cmd_targets(args, registry, console: Console, cli_error) -> int:
     from rich.markup import escape
 
-    from workloads.target_registry import CLICKHOUSE, Profile, ServerProfile, where
-    if args.action == "add-clickhouse":
+    from workloads.target_registry import SERVER_TYPES, Profile, ServerProfile, where
+    if args.action == "add-server":
+        if args.kind not in SERVER_TYPES:
+            raise cli_error(f"server kind {args.kind!r}: choose one of {', '.join(SERVER_TYPES)}")
+        data = {"name": args.name, "host": args.host, "secure": args.secure,
+                **{k: v for k, v in (("port", args.port), ("user", args.user), ("database", args.database))
+                   if v is not None}}
+        options = {}
+        for item in args.option:
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise cli_error(f"--option takes NAME=VALUE, not {item!r}")
+            options[name.strip()] = int(value) if name.strip().endswith("_port") and value.strip().isdigit() \
+                else value.strip()
         try:
-            profile = ServerProfile(args.name, args.host, args.port, args.user, args.database, args.secure)
-            key = registry.add(Profile(CLICKHOUSE, profile))
-        except ValueError as exc:
+            profile = Profile(args.kind, ServerProfile.from_dict({**data, "options": options}, args.kind))
+            key = registry.add(profile)
+        except (ValueError, TypeError) as exc:
             raise cli_error(str(exc)) from None
-        console.print(f"Saved {key}: the password is asked for at run time (or TICKBENCH_CLICKHOUSE_PASSWORD).",
+        console.print(f"Saved {key}: the password is asked for at run time (or {profile.password_variable}).",
                       highlight=False)
         return 0
     if args.action == "remove":

@@ -341,4 +341,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.save_settings()
         self.controller.shutdown()
+        self.targets_panel.stop_local_engines()      # local engines started from the window stop with it
         super().closeEvent(event)

@@ -445,7 +445,10 @@ def _where(run: dict[str, Any]) -> str:
         addresses = ", ".join(f"{n.get('host')}:{n.get('port')}" for n in nodes if isinstance(n, dict))
         return f"{_dolphindb_server(run)['what']} at {addresses or 'an unrecorded address'}"
     location = layout.get("location") or target.get("path") or target.get("root")
-    return f"{run['target']} at {location}" if location else f"{run['target']} (no data location recorded)"
+    where = f"{run['target']} at {location}" if location else f"{run['target']} (no data location recorded)"
+    if target.get("local_engine"):
+        where += " (a local engine Tickbench started on this computer, not a production server)"
+    return where
 
 
 # --- environment ---------------------------------------------------------------------------------

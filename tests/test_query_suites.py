@@ -35,6 +35,12 @@ def write_user_suite(name: str, body: str) -> None:
     (folder / f"{name}.toml").write_text(textwrap.dedent(body), encoding="utf-8")
 
 
+# Queries a dialect leaves without a text ("not supported", a state of its own), and why: MongoDB's
+# fills need $setWindowFields with $locf/$linearFill (5.2+), which the tests' wire-protocol stand-in
+# cannot run, so no such answer could be checked here.
+NOT_EXPRESSED = {"d14": {"mongodb"}, "d15": {"mongodb"}, "d16": {"mongodb"}}
+
+
 # --- suites as data ---------------------------------------------------------------------------
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_built_in_suites_have_every_targets_dialect(name):
@@ -44,7 +50,8 @@ def test_built_in_suites_have_every_targets_dialect(name):
     suite = load_suite(name)
     assert suite.report and suite.queries
     for query in suite.queries:
-        assert all(query.text(d) for d in dialects), (name, query.id)
+        missing = {d for d in dialects if not query.text(d)}
+        assert missing == NOT_EXPRESSED.get(query.id, set()), (name, query.id, missing)
         assert "{" + query.table + "}" in query.text("duckdb")
 
 

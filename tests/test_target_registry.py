@@ -9,8 +9,9 @@ import pytest
 
 import workloads.target_registry as registry_module
 from tests.test_cli import tickbench
-from workloads.target_registry import (CLICKHOUSE, DDB, Profile, ServerProfile, TargetRegistry, check_server,
-                                       missing_client, strip_passwords)
+from workloads.server_checks import check_server
+from workloads.target_registry import (CLICKHOUSE, DDB, Profile, ServerProfile, TargetRegistry, missing_client,
+                                       strip_passwords)
 from workloads.targets import LAZY_TARGETS, MissingClient, target_class
 
 
@@ -124,8 +125,11 @@ def test_checking_a_refused_clickhouse_port_gives_a_verdict_not_an_exception():
     with socket.socket() as probe:                  # a loopback port nobody listens on
         probe.bind(("127.0.0.1", 0))
         free_port = probe.getsockname()[1]
-    verdict = check_server({"host": "127.0.0.1", "port": free_port, "password": "x"}, timeout=2)
-    assert not verdict.ok and verdict.kind in ("refused", "error") and str(free_port) in verdict.message
+    for kind in ("clickhouse", "questdb", "postgres", "druid", "mongodb"):
+        verdict = check_server(kind, {"host": "127.0.0.1", "port": free_port, "user": "u", "password": "x"},
+                               timeout=2)
+        assert not verdict.ok and verdict.kind in ("refused", "timed_out"), (kind, verdict)
+        assert str(free_port) in verdict.message
 
 
 def test_the_command_line_lists_adds_and_uses_saved_servers(tmp_path):
@@ -133,7 +137,8 @@ def test_the_command_line_lists_adds_and_uses_saved_servers(tmp_path):
     assert listed.returncode == 0, listed.stderr
     for kind in ("duckdb", "clickhouse", "arcticdb", "hdf5"):
         assert f"│ {kind}" in listed.stdout
-    added = tickbench("targets", "add-clickhouse", "lab", "--host", "127.0.0.1", "--port", "1", home=tmp_path)
+    added = tickbench("targets", "add-server", "clickhouse", "lab", "--host", "127.0.0.1", "--port", "1",
+                      home=tmp_path)
     assert added.returncode == 0 and "Saved ch:lab" in added.stdout
     saved = json.loads((tmp_path / "datasets" / "targets.json").read_text())
     assert saved["profiles"][0] == {"kind": CLICKHOUSE, "profile": {"name": "lab", "host": "127.0.0.1", "port": 1,
@@ -148,8 +153,25 @@ def test_the_command_line_lists_adds_and_uses_saved_servers(tmp_path):
     assert removed.returncode == 0 and "ch:lab" not in tickbench("targets", home=tmp_path).stdout
 
 
+def test_every_server_kind_has_its_defaults_and_keys(tmp_path):
+    registry = TargetRegistry.load(tmp_path)
+    questdb = Profile.from_dict({"kind": "questdb", "profile": {"name": "ticks", "host": "127.0.0.1"}})
+    assert questdb.key == "qdb:ticks" and questdb.password_variable == "TICKBENCH_QUESTDB_PASSWORD"
+    key = registry.add(questdb)
+    assert registry.config(key) == {"name": "ticks", "host": "127.0.0.1", "port": 8812, "user": "admin",
+                                    "database": "qdb", "secure": False, "http_port": 9000, "profile_name": "ticks"}
+    druid = Profile.from_dict({"kind": "druid", "profile": {"name": "d", "host": "127.0.0.1",
+                                                            "options": {"coordinator_port": 18081}}})
+    assert druid.key == "druid:d" and registry.config(registry.add(druid))["coordinator_port"] == 18081
+    with pytest.raises(ValueError, match="coordinator_port 0 is not between"):
+        Profile.from_dict({"kind": "druid", "profile": {"name": "e", "host": "h", "options": {"coordinator_port": 0}}})
+    again = TargetRegistry.load(tmp_path)
+    assert [p.key for p in again.profiles()] == ["qdb:ticks", "druid:d"]
+
+
 def test_a_kind_is_known_to_both_registries():
     from workloads.target_registry import ENGINES
     from workloads.targets import target_kinds
     assert sorted(e.kind for e in ENGINES) == sorted(target_kinds())
-    assert {e.kind for e in ENGINES if not e.local} == {DDB}
+    from workloads.target_registry import SERVER_TYPES
+    assert {e.kind for e in ENGINES if not e.local} == {DDB, *SERVER_TYPES} - {CLICKHOUSE}   # chDB runs locally

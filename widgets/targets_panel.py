@@ -1,6 +1,6 @@
 """TargetsPanel: where data can live, a view of the engine's ``TargetRegistry``. The embedded
-targets (ready, or what to install), DolphinDB clusters with a state light per node, ClickHouse
-servers, and the buttons to add, edit, remove, test and refresh them.
+targets (ready, or what to install), DolphinDB clusters with a state light per node, other
+servers (ClickHouse, QuestDB, PostgreSQL, Druid, MongoDB), and the buttons to add, edit, remove, test and refresh them.
 
 Connection tests and node discovery run in a thread pool, never on the GUI thread; each result
 comes back through a Qt signal emitted from the worker thread, which Qt queues to the panel's
@@ -31,10 +31,12 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QInputDialog, QLabel, Q
 
 from widgets.cluster_dialog import ClusterDialog
 from widgets.theme import OKABE_ITO
+from widgets.local_engines_button import LocalEnginesButton
 from widgets.server_dialog import ServerDialog
 from workloads.cluster import (ClusterProfile, Discovery, Verdict, discover_nodes, profile_from_discovery,
                                test_connection)
-from workloads.target_registry import CLICKHOUSE, DDB, Profile, ServerProfile, TargetRegistry, check_server, where
+from workloads.server_checks import check_server
+from workloads.target_registry import DDB, SERVER_TYPES, Profile, ServerProfile, TargetRegistry, where
 
 log = logging.getLogger(__name__)
 STATE_VERSION = 1
@@ -148,7 +150,7 @@ class TargetsPanel(QWidget):
         self.detail_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
 
         self.add_button = QPushButton("Add cluster…", objectName="add_button")
-        self.add_server_button = QPushButton("Add ClickHouse server…", objectName="add_server_button")
+        self.add_server_button = QPushButton("Add server…", objectName="add_server_button")
         self.edit_button = QPushButton("Edit…", objectName="edit_button")
         self.remove_button = QPushButton("Remove", objectName="remove_button")
         self.test_button = QPushButton("Test", objectName="test_button")
@@ -156,16 +158,20 @@ class TargetsPanel(QWidget):
         self.add_button.setToolTip("Add a DolphinDB cluster or single node")
         self.test_button.setToolTip("Log in to every node of the cluster and show each verdict")
         self.refresh_button.setToolTip("Ask the cluster which nodes it has (getClusterPerf) and list them")
-        self.add_server_button.setToolTip("Add a ClickHouse server (HTTP interface, clickhouse-connect)")
+        self.add_server_button.setToolTip("Add a ClickHouse, QuestDB, PostgreSQL, Druid or MongoDB server")
         self.add_button.clicked.connect(self.add_dialog)
         self.add_server_button.clicked.connect(self.add_server_dialog)
+        self.engines_button = LocalEnginesButton(self.registry.data_dir, self)
+        self.engines_button.progress.connect(self._say)
+        self.engines_button.start_failed.connect(lambda _kind, message: self._say(message, failed=True))
+        self.engines_button.engine_started.connect(self._local_engine_started)
         self.edit_button.clicked.connect(lambda: self.edit_dialog())
         self.remove_button.clicked.connect(lambda: self.remove_with_confirmation())
         self.test_button.clicked.connect(lambda: self.test_profile())
         self.refresh_button.clicked.connect(lambda: self.refresh_nodes())
 
         buttons = QHBoxLayout()
-        for button in (self.add_button, self.add_server_button, self.edit_button, self.remove_button, self.test_button, self.refresh_button):
+        for button in (self.add_button, self.add_server_button, self.engines_button, self.edit_button, self.remove_button, self.test_button, self.refresh_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
@@ -211,7 +217,7 @@ class TargetsPanel(QWidget):
 
     def add_profile(self, entry: dict[str, Any], password: str = "", remember: bool = False) -> str:
         """Add a server from plain data ({"profile": ..., "db_prefix": ...} for a DolphinDB cluster,
-        {"kind": "clickhouse", "profile": ...} for a ClickHouse server); returns its key."""
+        {"kind": "clickhouse" | "questdb" | ..., "profile": ...} for another server); returns its key."""
         key = self.registry.add(Profile.from_dict(entry), password, remember)
         self._password_kept_note(password, remember)
         self._sync(select=key)
@@ -232,6 +238,24 @@ class TargetsPanel(QWidget):
         self.registry.remove(key)
         self._sync()
         self.targets_changed.emit()
+
+    def _local_engine_started(self, engine) -> None:
+        key = self.registry.add_local_engine(engine)
+        self._sync(select=key)
+        self.targets_changed.emit()
+        self._say(f"{self.registry.profile(key).label} runs on 127.0.0.1:{engine.config['port']} "
+                  f"(data in {engine.folder}); it stops when Tickbench closes.")
+        self.test_profile(key)
+
+    def stop_local_engines(self) -> list[str]:
+        """Stop the local engines started from this panel (the app calls it when it closes)."""
+        return self.engines_button.stop_started()
+
+    def _say(self, text: str, failed: bool = False) -> None:
+        self.detail_label.setText(text)
+        self.detail_label.setProperty("role", "error" if failed else None)
+        self.detail_label.style().unpolish(self.detail_label)
+        self.detail_label.style().polish(self.detail_label)
 
     def _password_kept_note(self, password: str, remember: bool) -> None:
         if password and remember and not self.registry.last_save_ok:
@@ -275,7 +299,7 @@ class TargetsPanel(QWidget):
 
     def _open_server_dialog(self, entry: dict[str, Any] | None, on_accept) -> ServerDialog:
         stored = bool(entry) and self.registry.stored_password(Profile.from_dict(entry)) is not None
-        dialog = ServerDialog(entry, [e.profile.name for e in self._profiles.values() if e.kind == CLICKHOUSE],
+        dialog = ServerDialog(entry, [(e.kind, e.profile.name) for e in self._profiles.values() if e.kind != DDB],
                               keyring_available=self._keyring_available(), password_stored=stored, parent=self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
@@ -295,7 +319,7 @@ class TargetsPanel(QWidget):
         if key is None:
             return None
         data = self.registry.profile(key).to_dict()
-        if self._profiles[key].kind == CLICKHOUSE:
+        if self._profiles[key].kind != DDB:
             return self._open_server_dialog(data, lambda d: self.replace_profile(key, d.entry(), d.password(),
                                                                                  d.remember()))
         return self._open_dialog(data, lambda d: self.replace_profile(key, d.entry(), d.password(), d.remember()))
@@ -305,7 +329,7 @@ class TargetsPanel(QWidget):
         if key is None:
             return False
         name = self._profiles[key].profile.name
-        what = "cluster" if self._profiles[key].kind == DDB else "server"
+        what = "cluster" if self._profiles[key].kind == DDB else f"{SERVER_TYPES[self._profiles[key].kind].label} server"
         answer = QMessageBox.question(self, f"Remove {what}",
                                       f"Remove the {what} “{name}” from Tickbench?\n"
                                       "Its data on the cluster is not touched; a stored password is forgotten.")
@@ -316,7 +340,7 @@ class TargetsPanel(QWidget):
 
     # --- passwords: the registry's, and a prompt when it has none -----------------------------------
     def _ask_password(self, profile: Profile, refused: bool) -> str | None:
-        what = "DolphinDB" if profile.kind == DDB else "ClickHouse"
+        what = profile.kind_label
         note = " (the stored one was refused)" if refused else ""
         text, ok = QInputDialog.getText(self, f"{what} password",
                                         f"Password of {profile.user} on “{profile.name}”{note}:",
@@ -360,7 +384,7 @@ class TargetsPanel(QWidget):
             entry.pending = 1
             entry.lights[address] = Light("testing", "testing…", f"Testing {address}…")
             self._submit(("test", key, entry.generation, address),
-                         lambda: check_server(profile, timeout=TEST_TIMEOUT_S))
+                         lambda: check_server(entry.kind, profile, timeout=TEST_TIMEOUT_S))
             self._rebuild(select=self.selected_key())
             return True
         entry.pending = len(profile.nodes)
@@ -498,10 +522,11 @@ class TargetsPanel(QWidget):
         local = self._group("On this computer")
         for item in self.registry.local_entries():
             self._row(local, item.label, self._local_light(item), where(item.config), item.key)
-        for kind, title, hint in ((DDB, "DolphinDB clusters", "press Add cluster… to describe a cluster or a single node"),
-                                  (CLICKHOUSE, "ClickHouse servers", "press Add ClickHouse server… to describe one")):
+        for servers, title, hint in ((True, "DolphinDB clusters", "press Add cluster… to describe a cluster or a single node"),
+                                     (False, "Servers", "press Add server… for ClickHouse, QuestDB, PostgreSQL, Druid "
+                                                        "or MongoDB")):
             group = self._group(title)
-            entries = [e for e in self._profiles.values() if e.kind == kind]
+            entries = [e for e in self._profiles.values() if (e.kind == DDB) == servers]
             if not entries:
                 row = QTreeWidgetItem(group, [f"None yet: {hint}."])
                 row.setFlags(Qt.ItemFlag.ItemIsEnabled)
@@ -530,10 +555,11 @@ class TargetsPanel(QWidget):
                 self._row(top, node.address, entry.light(node.address), f"{node.role} node", entry.key, node.address)
             top.setExpanded(True)
             return
-        scheme = "https" if p.secure else "http"
         missing = self.registry.entry(entry.key).missing
         light = Light("unknown", "not installed", missing) if missing else entry.overall()
-        self._row(group, p.name, light, f"{scheme}://{p.host}:{p.port} · {p.user} · {p.database}", entry.key)
+        login = " · ".join(part for part in (p.user, p.database) if part)
+        where_text = f"{SERVER_TYPES[entry.kind].label} · {p.host}:{p.port}{' (TLS)' if p.secure else ''}"
+        self._row(group, p.name, light, where_text + (f" · {login}" if login else ""), entry.key)
 
     def _selection_changed(self) -> None:
         selected = self.selected_key()

@@ -18,7 +18,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ STATE_VERSION = 2
 STATE_FILE = "targets.json"
 DEFAULT_DB_PREFIX = "dfs://tickbench"
 DDB, CLICKHOUSE = "dolphindb", "clickhouse"
-PASSWORD_KEYS = ("password",)            # config keys stripped from anything saved or recorded
+PASSWORD_KEYS = ("password",)
+LOCAL_ENGINE_NAME = "local"          # the profile of a local engine Tickbench started            # config keys stripped from anything saved or recorded
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,39 @@ ENGINES: tuple[Engine, ...] = (
     Engine("arcticdb", "ArcticDB (LMDB)", "a library per dataset, a symbol per day", ("arcticdb",), "arcticdb"),
     Engine("hdf5", "HDF5 (PyTables)", "a file per day, one table node each", ("tables",), "hdf5"),
     Engine(DDB, "DolphinDB", "a DFS database per dataset", ("dolphindb",), local=False),
+    Engine("questdb", "QuestDB", "a table per dataset, partitioned by day", ("questdb", "psycopg"), "questdb",
+           local=False),
+    Engine("postgres", "PostgreSQL", "a table per dataset, partitioned by date", ("psycopg",), "postgres", local=False),
+    Engine("druid", "Apache Druid", "a datasource per dataset, day segments", (), "druid", local=False),
+    Engine("mongodb", "MongoDB", "a collection per dataset", ("pymongo",), "mongodb", local=False),
 )
-SERVER_KINDS = {DDB: "DolphinDB clusters", CLICKHOUSE: "ClickHouse servers"}
-SERVER_CLIENTS = {DDB: ("dolphindb", ""), CLICKHOUSE: ("clickhouse_connect", "clickhouse")}
+
+
+@dataclass(frozen=True)
+class ServerType:
+    """A kind of server a profile can describe: its defaults and the client that reaches it."""
+
+    label: str
+    prefix: str                      # of the profile's key: ch:NAME
+    port: int
+    user: str = ""                   # "" : no login by default
+    database: str = ""
+    module: str = ""                 # the client module (checked, not imported)
+    options: tuple[tuple[str, Any], ...] = ()     # the kind's other settings and their defaults
+    port_label: str = "Port"
+
+
+SERVER_TYPES: dict[str, ServerType] = {
+    CLICKHOUSE: ServerType("ClickHouse", "ch", 8123, "default", "tickbench", "clickhouse_connect",
+                           port_label="HTTP port"),
+    "questdb": ServerType("QuestDB", "qdb", 8812, "admin", "qdb", "psycopg", (("http_port", 9000),),
+                          port_label="PostgreSQL-wire port"),
+    "postgres": ServerType("PostgreSQL", "pg", 5432, "postgres", "tickbench", "psycopg"),
+    "druid": ServerType("Apache Druid", "druid", 8082, "", "", "", (("coordinator_port", 8081),),
+                        port_label="Broker HTTP port"),
+    "mongodb": ServerType("MongoDB", "mongo", 27017, "", "tickbench", "pymongo", (("auth_source", "admin"),)),
+}
+SERVER_CLIENTS = {DDB: ("dolphindb", ""), **{kind: (t.module, kind) for kind, t in SERVER_TYPES.items()}}
 
 
 def engine(kind: str) -> Engine:
@@ -75,7 +106,7 @@ def missing_client(kind: str, server: bool = False) -> str | None:
     """None when ``kind``'s client is installed (or bundled), else what to install."""
     if server and kind in SERVER_CLIENTS:
         module, extra = SERVER_CLIENTS[kind]
-        modules = (module,)
+        modules = (module,) if module else ()
     else:
         item = engine(kind)
         modules, extra = item.modules, item.extra
@@ -113,7 +144,8 @@ def strip_passwords(config: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ServerProfile:
-    """A ClickHouse server a user described: HTTP(S) endpoint, user and database; no password."""
+    """A server a user described (ClickHouse, QuestDB, PostgreSQL, Druid, MongoDB): endpoint, user,
+    database and the kind's other settings (``options``: QuestDB's HTTP port...); no password."""
 
     name: str
     host: str
@@ -121,31 +153,40 @@ class ServerProfile:
     user: str = "default"
     database: str = "tickbench"
     secure: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name.strip():
             raise ValueError("a server profile needs a name")
         if not self.host.strip() or any(ch.isspace() for ch in self.host):
             raise ValueError(f"server {self.name!r}: host {self.host!r} is not a host name or address")
-        if not 1 <= int(self.port) <= 65535:
-            raise ValueError(f"server {self.name!r}: port {self.port} is not between 1 and 65535")
-        if not self.user.strip():
-            raise ValueError(f"server {self.name!r}: the user must not be empty")
+        ports = [("port", self.port)] + [(k, v) for k, v in self.options.items() if k.endswith("_port")]
+        for label, port in ports:
+            if not isinstance(port, int) or not 1 <= port <= 65535:
+                raise ValueError(f"server {self.name!r}: {label} {port} is not between 1 and 65535")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ServerProfile":
-        known = {k: data[k] for k in ("name", "host", "port", "user", "database", "secure") if k in data}
-        return cls(**{**known, "port": int(known.get("port", 8123)), "secure": bool(known.get("secure", False))})
+    def from_dict(cls, data: dict[str, Any], kind: str = CLICKHOUSE) -> "ServerProfile":
+        kind_type = SERVER_TYPES[kind]
+        options = {k: v for k, v in kind_type.options}
+        options.update(dict(data.get("options") or {}))
+        options = {k: int(v) if k.endswith("_port") else v for k, v in options.items()}
+        return cls(str(data.get("name", "")), str(data.get("host", "")), int(data.get("port", kind_type.port)),
+                   str(data.get("user", kind_type.user)), str(data.get("database", kind_type.database)),
+                   bool(data.get("secure", False)), options)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not data["options"]:
+            del data["options"]
+        return data
 
 
 @dataclass(frozen=True)
 class Profile:
     """A server target: its kind, the profile, and (DolphinDB) the database prefix."""
 
-    kind: str                                    # dolphindb | clickhouse
+    kind: str                                    # dolphindb, or one of SERVER_TYPES
     profile: ClusterProfile | ServerProfile      # never holds a password
     db_prefix: str = DEFAULT_DB_PREFIX
 
@@ -159,11 +200,20 @@ class Profile:
 
     @property
     def key(self) -> str:
-        return f"{'ddb' if self.kind == DDB else 'ch'}:{self.name}"
+        return f"{'ddb' if self.kind == DDB else SERVER_TYPES[self.kind].prefix}:{self.name}"
+
+    @property
+    def kind_label(self) -> str:
+        return "DolphinDB" if self.kind == DDB else SERVER_TYPES[self.kind].label
 
     @property
     def label(self) -> str:
-        return f"{'DolphinDB' if self.kind == DDB else 'ClickHouse'}: {self.name}"
+        return f"{self.kind_label}: {self.name}"
+
+    @property
+    def password_variable(self) -> str:
+        """The environment variable the command line reads this kind's password from."""
+        return f"TICKBENCH_{'DDB' if self.kind == DDB else self.kind.upper()}_PASSWORD"
 
     def config(self) -> dict[str, Any]:
         """The target's config without its password."""
@@ -171,7 +221,9 @@ class Profile:
             p = self.profile
             return {"profile": p.to_dict(), "db_prefix": self.db_prefix, "protocol": p.protocol,
                     "compress": p.compress, "node_policy": p.node_policy}
-        return self.profile.to_dict() | {"profile_name": self.name}
+        data = self.profile.to_dict()
+        options = data.pop("options", {})
+        return {**data, **options, "profile_name": self.name}
 
     def to_dict(self) -> dict[str, Any]:
         data = {"kind": self.kind, "profile": self.profile.to_dict()}
@@ -185,8 +237,8 @@ class Profile:
         if kind == DDB:
             cluster = ClusterProfile.from_dict(dict(data["profile"])).with_password("")
             return cls(DDB, cluster, str(data.get("db_prefix") or DEFAULT_DB_PREFIX))
-        if kind == CLICKHOUSE:
-            return cls(CLICKHOUSE, ServerProfile.from_dict(dict(data["profile"])))
+        if kind in SERVER_TYPES:
+            return cls(kind, ServerProfile.from_dict(dict(data["profile"]), kind))
         raise ValueError(f"unknown server kind {kind!r}")
 
 
@@ -266,7 +318,7 @@ class TargetRegistry:
     def add(self, profile: Profile, password: str = "", remember: bool = False) -> str:
         profile = _without_password(profile)
         if profile.key in self._profiles:
-            raise ValueError(f"a {profile.label.split(':')[0]} profile named {profile.name!r} exists already")
+            raise ValueError(f"a {profile.kind_label} profile named {profile.name!r} exists already")
         self._profiles[profile.key] = profile
         self.keep_password(profile, password, remember)
         self.save()
@@ -297,6 +349,24 @@ class TargetRegistry:
             raise KeyError(f"no profile {profile.key!r}")
         self._profiles[profile.key] = _without_password(profile)
         self.save()
+
+    def add_local_engine(self, engine) -> str:
+        """The profile of a local engine Tickbench started (``workloads.local_engines``), named
+        "local"; its password stays in the engine's record, never in this registry's file."""
+        config = dict(engine.config)
+        known = {"host", "port", "user", "database", "secure", "password"}
+        options = {k: v for k, v in config.items() if k not in known}
+        profile = Profile(engine.kind, ServerProfile.from_dict(
+            {"name": LOCAL_ENGINE_NAME, **{k: config[k] for k in known - {"password"} if k in config},
+             "options": {**options, "local_engine": True}}, engine.kind))
+        if profile.key in self._profiles:
+            self._profiles[profile.key] = profile
+            self.save()
+        else:
+            self.add(profile)
+        if config.get("password"):
+            self._session[profile.key] = config["password"]
+        return profile.key
 
     def remove(self, key: str) -> Profile:
         profile = self._profiles.pop(key)
@@ -355,6 +425,11 @@ class TargetRegistry:
         profile = self._profiles[key]
         if key in self._session:
             return self._session[key]
+        if isinstance(profile.profile, ServerProfile) and profile.profile.options.get("local_engine"):
+            from workloads.local_engines import running
+            engine = running(self.data_dir).get(profile.kind)
+            if engine is not None:
+                return str(engine.config.get("password") or "")
         stored = self.stored_password(profile)
         if stored is not None and key not in self._distrusted:
             return stored
@@ -436,29 +511,3 @@ def _without_password(profile: Profile) -> Profile:
     if isinstance(profile.profile, ClusterProfile):
         return replace(profile, profile=profile.profile.with_password(""))
     return profile
-
-
-def check_server(config: dict[str, Any], timeout: float = 2.0):
-    """Log in to a ClickHouse server and ask its version: a ``workloads.cluster.Verdict``."""
-    from workloads.cluster import Verdict
-    try:
-        import clickhouse_connect
-    except ImportError:
-        return Verdict(False, "error", "clickhouse-connect is not installed: install tickbench[clickhouse]")
-    address = f"{config['host']}:{config.get('port', 8123)}"
-    try:
-        client = clickhouse_connect.get_client(
-            host=config["host"], port=int(config.get("port", 8123)), username=config.get("user", "default"),
-            password=config.get("password", ""), secure=bool(config.get("secure")),
-            connect_timeout=timeout, send_receive_timeout=timeout)
-        try:
-            version = client.server_version
-        finally:
-            client.close()
-    except Exception as exc:  # the client's errors name the cause: refused, timed out, authentication
-        text = str(exc)
-        kind = ("wrong_password" if "AUTHENTICATION_FAILED" in text or "516" in text or "password" in text.lower()
-                else "refused" if "refused" in text.lower()
-                else "timed_out" if "timed out" in text.lower() or "timeout" in text.lower() else "error")
-        return Verdict(False, kind, f"{address}: {text.splitlines()[0] if text else type(exc).__name__}")
-    return Verdict(True, "ok", f"{address} answered: ClickHouse {version}.")

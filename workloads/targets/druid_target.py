@@ -389,8 +389,8 @@ def _param(value: Any) -> list[dict[str, Any]]:
         return [p for v in value for p in _param(v)]
     if isinstance(value, (pd.Timestamp, np.datetime64)):
         value = pd.Timestamp(value).to_pydatetime()
-    if isinstance(value, dt.datetime):
-        return [{"type": "TIMESTAMP", "value": value.isoformat(sep=" ", timespec="milliseconds")}]
+    if isinstance(value, dt.datetime):     # ISO with a T: Druid 33 rejects "yyyy-MM-dd HH:mm:ss.SSS" (HTTP 500)
+        return [{"type": "TIMESTAMP", "value": value.isoformat(sep="T", timespec="milliseconds")}]
     if isinstance(value, dt.date):
         return [{"type": "TIMESTAMP", "value": f"{value.isoformat()} 00:00:00"}]
     if isinstance(value, dt.time):

@@ -3,10 +3,13 @@ processes: read a day, a key-day slice, appends, minute bars, CSV import, footpr
 and the geometric mean of report 001's and 004's TAQ suites. Answers are checked with ``verify``
 first. Prints what it measured, with the scale and the machine.
 
-    .venv/bin/python benchmarks/bench_engines.py [--targets duckdb,clickhouse,...] [--days 4]
-        [--rows-per-day 1000000] [--symbols 500] [--operations 8] [--repetitions 5]
+    .venv/bin/python benchmarks/bench_engines.py [--targets duckdb,clickhouse,...] [--servers questdb,postgres,druid]
+        [--days 4] [--rows-per-day 1000000] [--symbols 500] [--operations 8] [--repetitions 5]
 
-Default targets: every local engine whose client is installed (``tickbench targets``). Every run
+Default targets: every local engine whose client is installed (``tickbench targets``). ``--servers``
+starts those server engines as local engines in the benchmark's home (``workloads.local_engines``),
+measures them the same way and stops them (MongoDB is not offered: its only server here is a
+wire-protocol stand-in, whose timings are not MongoDB's). Every run
 goes into a results file in a temporary Tickbench home (``--home`` keeps it), so
 ``tickbench --results <home>/results.duckdb show <run>`` reads any of them afterwards.
 """
@@ -44,6 +47,8 @@ def run(store, scenario) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", help="comma-separated (default: every installed local engine)")
+    parser.add_argument("--servers", default="", help="local server engines to start and measure too: "
+                                                      "questdb,postgres,druid (default: none)")
     parser.add_argument("--days", type=int, default=4)
     parser.add_argument("--rows-per-day", type=int, default=1_000_000)
     parser.add_argument("--symbols", type=int, default=500)
@@ -53,15 +58,11 @@ def main() -> int:
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="tickbench-engines-"))
+    home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
     os.environ["TICKBENCH_HOME"] = str(home)
 
     from workloads.datasets.schema import Scale
-    from workloads.figures import step_figures
-    from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
-    from workloads.suite_figures import query_figures, run_footprints, suite_summary
     from workloads.target_registry import ENGINES, default_config, missing_client
-    from workloads.verify import verify
 
     targets = ([t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else
                [e.kind for e in ENGINES if e.local and missing_client(e.kind) is None])
@@ -69,6 +70,32 @@ def main() -> int:
     data = home / "data"
     data.mkdir(parents=True, exist_ok=True)
     configs = {t: default_config(t, data) for t in targets}
+    servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    started = []
+    if servers:
+        from workloads.local_engines import start_engine
+        for kind in servers:
+            engine = start_engine(home / "engines", kind, lambda text, kind=kind: print(f"# {kind}: {text}", flush=True))
+            started.append(engine)
+            configs[kind] = engine.config
+            targets.append(kind)
+    try:
+        return measure(args, home, targets, configs, scale, data)
+    finally:
+        if started:
+            from workloads.local_engines import stop_engine
+            for engine in started:
+                stop_engine(home / "engines", engine.kind)
+
+
+def measure(args, home: Path, targets: list[str], configs: dict, scale, data: Path) -> int:
+    from workloads.figures import step_figures
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+    from workloads.suite_figures import query_figures, run_footprints, suite_summary
+    from workloads.verify import verify
+
+    started_at = time.perf_counter()
     store = ResultsStore(home / "results.duckdb")
     print(f"# Tickbench engines: {', '.join(targets)}")
     print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
@@ -76,7 +103,7 @@ def main() -> int:
     print(f"# {machine()}")
     print(f"# home {home}\n")
 
-    started = time.perf_counter()
+    started = started_at
     verdicts = verify("taq", scale, [(t, t, configs[t]) for t in targets])
     states = sorted({v for row in verdicts.verdicts.values() for v in row.values()})
     print(f"verify taq: {len(verdicts.queries)} queries x {len(targets)} targets: "

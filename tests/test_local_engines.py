@@ -44,6 +44,10 @@ def test_the_command_line_starts_lists_uses_and_stops_a_local_postgres(home):
         assert profile["profile"]["options"]["local_engine"] is True
         again = tickbench("engines", "start", "postgres", home=tmp_path, timeout=60)   # already running: reused
         assert again.returncode == 0 and running(tmp_path / "datasets")["postgres"].pids == pids
+        verified = tickbench("verify", "--targets", "duckdb,parquet,pg:local", "--days", "1", "--rows-per-day",
+                             "3000", "--symbols", "10", home=tmp_path, timeout=300)     # the saved profile, by key
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        assert "Every target answered every query alike (14 queries)" in verified.stdout
     finally:
         stopped = tickbench("engines", "stop", "postgres", home=tmp_path, timeout=60)
     assert stopped.returncode == 0 and "Stopped postgres" in stopped.stdout

@@ -346,6 +346,8 @@ def cmd_show(args) -> int:
     _print_figures(store, run["run_id"])
     print_report_figures(console, store, run)
     target = (run.get("environment") or {}).get("target") or {}
+    if "stand-in" in str(target.get("server") or ""):
+        console.print(f"target: {target['server']}: its timings are not the real engine's", highlight=False)
     if target.get("local_engine"):
         console.print(f"target: a local engine Tickbench started on this computer "
                       f"({target.get('server_version') or target.get('kind', run['target'])}), not a production server",

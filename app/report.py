@@ -448,6 +448,8 @@ def _where(run: dict[str, Any]) -> str:
     where = f"{run['target']} at {location}" if location else f"{run['target']} (no data location recorded)"
     if target.get("local_engine"):
         where += " (a local engine Tickbench started on this computer, not a production server)"
+    if "stand-in" in str(target.get("server") or ""):
+        where += f": {target['server']}; its timings are not the real engine's"
     return where
 
 

@@ -58,6 +58,7 @@ def main() -> int:
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="tickbench-engines-"))
+    home.mkdir(parents=True, exist_ok=True)
     home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
     os.environ["TICKBENCH_HOME"] = str(home)
 

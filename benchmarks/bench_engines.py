@@ -35,12 +35,16 @@ def machine() -> str:
             f"Python {platform.python_version()}")
 
 
+class RunFailed(RuntimeError):
+    """A measurement that did not complete: its cell says "failed" and the reason is printed."""
+
+
 def run(store, scenario) -> str:
     from workloads.runner import Runner
 
     result = Runner(scenario, store).run()
     if result.status != "completed":
-        raise SystemExit(f"{scenario.name}: {result.status}: {result.message}")
+        raise RunFailed(f"{scenario.name}: {result.status}: {result.message}")
     return result.run_id
 
 
@@ -111,7 +115,7 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, data: Pa
           f"{'all the same' if verdicts.agree else 'DIFFERENCES'} {states} "
           f"({time.perf_counter() - started:.0f} s, laying the data out included)\n")
 
-    rows = {}
+    rows, failures = {}, []
     for target in targets:
         figures = {}
 
@@ -119,18 +123,27 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, data: Pa
             return Scenario(name=f"{workload} {target}", dataset="taq", scale=scale, target=target,
                             target_config=configs[target], workload=workload, users=(1,), **changes)
 
+        def measured(key: str, compute) -> None:
+            try:
+                figures[key] = compute()
+            except RunFailed as exc:
+                failures.append(str(exc))
+
         for workload, key in (("read-day", "day"), ("slice-download", "slice"), ("minute-bars", "bars")):
-            step = step_figures(store, run(store, scenario(workload, operations=args.operations))).iloc[0]
-            figures[key] = step
-        append = scenario("concurrent-append", operations=0,
-                          params={"rows_per_user": args.append_rows, "batch_rows": 25_000})
-        figures["append"] = step_figures(store, run(store, append)).iloc[0]
-        imported = run(store, scenario("import"))
-        figures["import"] = step_figures(store, imported).iloc[0]
-        figures["footprint"] = run_footprints(store, imported)["layout"] or {}
+            measured(key, lambda workload=workload: step_figures(
+                store, run(store, scenario(workload, operations=args.operations))).iloc[0])
+        measured("append", lambda: step_figures(store, run(store, scenario(
+            "concurrent-append", operations=0,
+            params={"rows_per_user": args.append_rows, "batch_rows": 25_000}))).iloc[0])
+
+        def import_figures():
+            imported = run(store, scenario("import"))
+            figures["footprint"] = run_footprints(store, imported)["layout"] or {}
+            return step_figures(store, imported).iloc[0]
+        measured("import", import_figures)
         for suite in SUITES:
-            suite_run = run(store, scenario("query-suite", params={"suite": suite, "repetitions": args.repetitions}))
-            figures[suite] = suite_summary(query_figures(store, suite_run))["geomean_s"].iloc[0]
+            measured(suite, lambda suite=suite: suite_summary(query_figures(store, run(store, scenario(
+                "query-suite", params={"suite": suite, "repetitions": args.repetitions}))))["geomean_s"].iloc[0])
         rows[target] = figures
         print(f"{target}: done ({time.perf_counter() - started:.0f} s so far)", flush=True)
 
@@ -139,12 +152,17 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, data: Pa
           "| on disk MB | CSV / disk | memory / disk | taq001 geomean ms | taq004 geomean ms |")
     print("|---|" + "---:|" * 11)
     for target, f in rows.items():
-        fp = f["footprint"]
-        print(f"| {target} | {f['day']['p50_s'] * 1000:.1f} | {f['day']['mb_per_s']:.0f} "
-              f"| {f['slice']['p50_s'] * 1000:.2f} | {f['bars']['p50_s'] * 1000:.2f} "
-              f"| {f['append']['rows_per_s'] / 1000:.0f} | {f['import']['wire_mb_per_s']:.1f} "
+        fp = f.get("footprint", {})
+
+        def cell(key, value, digits):
+            return f"{value(f[key]):.{digits}f}" if key in f else "failed"
+        print(f"| {target} | {cell('day', lambda s: s['p50_s'] * 1000, 1)} | {cell('day', lambda s: s['mb_per_s'], 0)} "
+              f"| {cell('slice', lambda s: s['p50_s'] * 1000, 2)} | {cell('bars', lambda s: s['p50_s'] * 1000, 2)} "
+              f"| {cell('append', lambda s: s['rows_per_s'] / 1000, 0)} | {cell('import', lambda s: s['wire_mb_per_s'], 1)} "
               f"| {fp.get('bytes', 0) / 1e6:.1f} | {fp.get('csv_ratio') or 0:.2f} | {fp.get('logical_ratio') or 0:.2f} "
-              f"| {f['taq001'] * 1000:.2f} | {f['taq004'] * 1000:.2f} |")
+              f"| {cell('taq001', lambda v: v * 1000, 2)} | {cell('taq004', lambda v: v * 1000, 2)} |")
+    for failure in failures:
+        print(f"failed: {failure}")
     print("\nread day, slice and bars: p50 of the measured operations (warm-up apart); append and import: "
           "the step's rows or CSV bytes over its window; memory / disk: logical bytes (45 B/row) over the "
           "footprint; CSV / disk: the day CSVs' size over the footprint.")

@@ -95,6 +95,7 @@ from workloads.targets.quotes import minute_quotes
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.turns import take_turn
 from workloads.targets.storage import disk_full_error
+from workloads.targets.lazy import get_dataset as _get_dataset
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -114,10 +115,6 @@ _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 def _now() -> float:
     return time.perf_counter()
 
-
-def _get_dataset(name: str):
-    from workloads.datasets import get_dataset  # the generators' registry, imported on use
-    return get_dataset(name)
 
 
 def default_uri() -> str:

@@ -122,6 +122,7 @@ from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.storage import disk_full_error
 from workloads.targets.turns import can_queue, others_waiting, take_turn
+from workloads.targets.lazy import get_dataset as _get_dataset
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -221,10 +222,6 @@ def _first_line(text: str) -> str:
     lines = str(text).strip().splitlines()
     return lines[0] if lines else ""
 
-
-def _get_dataset(name: str):
-    from workloads.datasets import get_dataset
-    return get_dataset(name)
 
 
 def _columns_ddl(schema: Schema, seq: bool = False) -> str:

@@ -99,6 +99,7 @@ from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_
                                       ols_from_sums, quote_columns)
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.storage import disk_full_error
+from workloads.targets.lazy import get_dataset as _get_dataset
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -143,10 +144,6 @@ def _first_line(text: Any) -> str:
     lines = str(text).strip().splitlines()
     return lines[0] if lines else ""
 
-
-def _get_dataset(name: str):
-    from workloads.datasets import get_dataset
-    return get_dataset(name)
 
 
 # --- how a dataset's columns map to Druid's -------------------------------------------------------

@@ -56,6 +56,7 @@ from workloads.targets.turns import take_turn
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
+from workloads.targets.lazy import get_dataset as _get_dataset
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -129,10 +130,6 @@ def _to_text_sql(schema: Schema) -> str:
     return ", ".join(_TO_TEXT.get(c.ddb_type, "{c}").format(c=quote(c.name)) + f" AS {quote(c.name)}"
                      for c in schema.columns)
 
-
-def _get_dataset(name: str):
-    from workloads.datasets import get_dataset  # the generators' registry, imported on use
-    return get_dataset(name)
 
 
 def _is_lock_error(exc: Exception) -> bool:

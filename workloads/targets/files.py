@@ -63,6 +63,7 @@ from workloads.targets.sizes import rows_bytes
 from workloads.targets.day_files import lay_out_days, root_folder
 from workloads.targets.storage import atomic_file, write_bytes_atomic
 from workloads.targets.quotes import QuoteColumns, minute_quotes
+from workloads.targets.lazy import get_dataset as _get_dataset
 
 LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
 DEFAULT_CHUNK_ROWS = 1_000_000
@@ -72,10 +73,6 @@ _TABLE_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 def _now() -> float:
     return time.perf_counter()
 
-
-def _get_dataset(name: str):
-    from workloads.datasets import get_dataset  # the generators' registry, imported on use
-    return get_dataset(name)
 
 
 class TimedReader:

@@ -77,6 +77,7 @@ from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupporte
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
 from workloads.targets.sizes import rows_bytes
+from workloads.targets.lazy import get_dataset as _get_dataset, import_client
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -100,18 +101,9 @@ def _first_line(text: Any) -> str:
     return lines[0] if lines else ""
 
 
-def _get_dataset(name: str):
-    from workloads.datasets import get_dataset
-    return get_dataset(name)
-
 
 def _pymongo():
-    try:
-        import pymongo
-    except ImportError as exc:
-        from workloads.targets import MissingClient
-        raise MissingClient("mongodb", "pymongo") from exc
-    return pymongo
+    return import_client("mongodb", "pymongo")
 
 
 def table_name(dataset: str, scale: Scale) -> str:

@@ -91,6 +91,7 @@ from workloads.targets.cache import drop_file_cache
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
 from workloads.targets.sizes import rows_bytes
+from workloads.targets.lazy import get_dataset as _get_dataset, import_client
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -136,18 +137,9 @@ def _first_line(text: Any) -> str:
     return lines[0] if lines else ""
 
 
-def _get_dataset(name: str):
-    from workloads.datasets import get_dataset
-    return get_dataset(name)
-
 
 def _psycopg():
-    try:
-        import psycopg
-    except ImportError as exc:
-        from workloads.targets import MissingClient
-        raise MissingClient("postgres", "psycopg") from exc
-    return psycopg
+    return import_client("postgres", "psycopg")
 
 
 def _columns_ddl(schema: Schema, seq: bool = False) -> str:

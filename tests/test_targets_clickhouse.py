@@ -18,7 +18,7 @@ import chdb  # noqa: F401,E402 - the test extra installs both: a missing one fai
 import clickhouse_connect  # noqa: F401,E402
 
 from tests.chserver.fixture import ch_server  # noqa: E402,F401 (the stand-in server fixture)
-from tests.test_targets_files import (assert_phases, assert_same_rows, assert_string_dtypes,  # noqa: E402
+from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes,  # noqa: E402
                                       busiest_key, reference_bars, timed)
 from workloads.datasets import get_dataset  # noqa: E402
 from workloads.datasets.csv_files import csv_files  # noqa: E402
@@ -83,10 +83,6 @@ def day_frames():
     return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
 
 
-def stored_order(frame: pd.DataFrame, info) -> pd.DataFrame:
-    """The generator's rows in the table's order: key, then time, ties in arrival order."""
-    ordered = frame.assign(_key=frame[info.key_column].astype(object))
-    return ordered.sort_values(["_key", info.time_column], kind="stable").drop(columns="_key")
 
 
 def free_port() -> int:

@@ -9,7 +9,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.test_targets_files import (SCALE, assert_phases, assert_same_rows, assert_string_dtypes,
+from tests.test_targets_files import (stored_order, SCALE, assert_phases, assert_same_rows, assert_string_dtypes,
                                       busiest_key, reference_bars, timed)
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import StringMode
@@ -52,10 +52,6 @@ def target(db_path, layout):
     t.close()
 
 
-def stored_order(frame: pd.DataFrame, info) -> pd.DataFrame:
-    """The generator's rows in the table's order: key, then time, ties in arrival order."""
-    ordered = frame.assign(_key=frame[info.key_column].astype(object))
-    return ordered.sort_values(["_key", info.time_column], kind="stable").drop(columns="_key")
 
 
 def with_layout_strings(layout, mode: StringMode):

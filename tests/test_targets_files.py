@@ -114,6 +114,12 @@ def prepared(root):
     return get
 
 
+def stored_order(frame: pd.DataFrame, info) -> pd.DataFrame:
+    """The generator's rows in a table's order: key, then time, ties in arrival order."""
+    ordered = frame.assign(_key=frame[info.key_column].astype(object))
+    return ordered.sort_values(["_key", info.time_column], kind="stable").drop(columns="_key")
+
+
 def busiest_key(frame: pd.DataFrame, info) -> str:
     return str(frame[info.key_column].astype(object).value_counts().index[0])
 

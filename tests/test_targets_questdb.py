@@ -16,7 +16,7 @@ import psycopg
 import questdb
 
 from tests import questdb_fixture
-from tests.test_targets_files import (assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
+from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
                                       reference_bars, timed)
 from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import csv_files
@@ -76,9 +76,6 @@ def day_frames():
     return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
 
 
-def stored_order(frame: pd.DataFrame, info) -> pd.DataFrame:
-    ordered = frame.assign(_key=frame[info.key_column].astype(object))
-    return ordered.sort_values(["_key", info.time_column], kind="stable").drop(columns="_key")
 
 
 # --- module, launcher, layout ------------------------------------------------------------------

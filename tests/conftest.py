@@ -70,3 +70,27 @@ def make_widget(qtbot, qapp, light_theme):
 
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: E402,F401
+
+
+# --- the engines' tests: references at the test module's own SCALE ----------------------------------
+@pytest.fixture(scope="module")
+def duck(request, tmp_path_factory):
+    """DuckDB's target over the module's ``SCALE`` (taq): the reference for reads and computations."""
+    from workloads.datasets.schema import StringMode
+    from workloads.targets import make_target
+
+    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb"), "threads": 1})
+    layout = target.prepare("taq", request.module.SCALE, StringMode.ARROW)
+    target.open(layout)
+    yield target, layout
+    target.close()
+
+
+@pytest.fixture(scope="module")
+def day_frames(request):
+    """The generator's taq days at the module's ``SCALE``, object strings."""
+    from workloads.datasets import get_dataset
+    from workloads.datasets.schema import StringMode
+
+    scale = request.module.SCALE
+    return [get_dataset("taq").day_frame(i, scale, StringMode.OBJECT) for i in range(scale.days)]

@@ -5,7 +5,6 @@ against DuckDB; real worker processes for chDB's one-process-per-folder rule."""
 from __future__ import annotations
 
 import multiprocessing as mp
-import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -25,6 +24,7 @@ from workloads.datasets.csv_files import csv_files  # noqa: E402
 from workloads.datasets.csvread import read_csv  # noqa: E402
 from workloads.datasets.schema import Scale, StringMode  # noqa: E402
 from workloads.queries.answers import normalise  # noqa: E402
+from workloads.local_engines.base import free_port  # noqa: E402
 from workloads.targets import MissingClient, make_target  # noqa: E402
 from workloads.targets.base import IMPORT_TABLE, TargetError  # noqa: E402
 from workloads.targets.clickhouse_target import SEQ, table_name  # noqa: E402
@@ -66,29 +66,6 @@ def opened(request, layouts):
     target.open(layout)
     yield request.param, target, layout
     target.close()
-
-
-@pytest.fixture(scope="module")
-def duck(tmp_path_factory):
-    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
-
-
-@pytest.fixture(scope="module")
-def day_frames():
-    taq = get_dataset("taq")
-    return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
-
-
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
 
 
 # --- the module and its clients ---------------------------------------------------------------

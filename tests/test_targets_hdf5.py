@@ -61,16 +61,6 @@ def prepared(root):
     return get
 
 
-@pytest.fixture(scope="module")
-def duck(tmp_path_factory):
-    """DuckDB's target over the same scale: the reference for every read and computation."""
-    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb"), "threads": 1})
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
-
-
 def in_mode(layout, mode: StringMode):
     return replace(layout, strings=mode)
 

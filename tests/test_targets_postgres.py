@@ -2,7 +2,6 @@
 launcher as ``tickbench engines start postgres``), checked against the generator and DuckDB."""
 from __future__ import annotations
 
-import socket
 from dataclasses import replace
 
 import pandas as pd
@@ -16,6 +15,7 @@ from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
 from workloads.datasets.schema import Scale, StringMode
 from workloads.queries.answers import normalise
+from workloads.local_engines.base import free_port
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, TargetError
 from workloads.targets.postgres_target import SEQ, table_name
@@ -45,29 +45,6 @@ def opened(config, layout):
     target.open(layout)
     yield target
     target.close()
-
-
-@pytest.fixture(scope="module")
-def duck(tmp_path_factory):
-    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
-
-
-@pytest.fixture(scope="module")
-def day_frames():
-    taq = get_dataset("taq")
-    return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
-
-
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
 
 
 def test_prepare_partitions_by_day_with_an_index_on_symbol_and_time(opened, layout, config, monkeypatch):

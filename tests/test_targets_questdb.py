@@ -3,7 +3,6 @@ through Tickbench's launcher): layout, reads equal to DuckDB's, ILP appends, /im
 the suites' answers, errors a user can act on, and worker processes through the real runner."""
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -23,6 +22,7 @@ from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
 from workloads.datasets.schema import Scale, StringMode
 from workloads.queries.answers import normalise
+from workloads.local_engines.base import free_port
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, TargetError
 from workloads.targets.questdb_target import SEQ, TS, table_name
@@ -32,12 +32,6 @@ SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 LOOPBACK = "127.0.0.1"
 CLIENTS = (psycopg, questdb)       # the questdb extra installs both: a missing one fails, never skips
 questdb_server = questdb_fixture.questdb_server        # the session's server
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -59,23 +53,6 @@ def target(config, layout):
     opened.open(layout)
     yield opened
     opened.close()
-
-
-@pytest.fixture(scope="module")
-def duck(tmp_path_factory):
-    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
-
-
-@pytest.fixture(scope="module")
-def day_frames():
-    taq = get_dataset("taq")
-    return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
-
-
 
 
 # --- module, launcher, layout ------------------------------------------------------------------

@@ -3,7 +3,6 @@ server process, NOT MongoDB: these tests check answers, never timings). Checked 
 generator and against DuckDB."""
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
 from workloads.datasets.schema import Scale, StringMode
 from workloads.queries.answers import normalise
+from workloads.local_engines.base import free_port
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, TargetError
 from workloads.targets.mongodb_target import SEQ, STAND_IN, table_name
@@ -52,29 +52,6 @@ def opened(laid_out):
     target.open(layout)
     yield target, layout
     target.close()
-
-
-@pytest.fixture(scope="module")
-def duck(tmp_path_factory):
-    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
-
-
-@pytest.fixture(scope="module")
-def day_frames():
-    taq = get_dataset("taq")
-    return [taq.day_frame(i, SCALE, StringMode.OBJECT) for i in range(SCALE.days)]
-
-
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
 
 
 def test_pymongo_is_one_the_stand_in_accepts():
@@ -265,6 +242,33 @@ def test_a_wrong_password_is_a_clear_error(mongo_server):
     target = make_target("mongodb", config(mongo_server, user="tick", password="wrong"))
     with pytest.raises(TargetError, match=r"authentication failed for user 'tick'.*does not support authentication"):
         target.prepare("taq", SCALE, StringMode.ARROW)
+
+
+def test_a_wrong_password_is_refused_by_scram_and_the_right_one_passes(mongo_server, laid_out):
+    """MongoDB's own SCRAM conversation (tests/auth_gateways.py) in front of the stand-in: a wrong
+    password gets code 18 from the real protocol; the right one reads a day through it."""
+    from tests.auth_gateways import ScramGateway
+    from workloads.server_checks import check_server
+
+    cfg, layout = laid_out
+    gateway = ScramGateway(mongo_server.config["port"], "tick", "s3cret")
+    try:
+        gated = {**cfg, "port": gateway.port, "user": "tick", "auth_source": "admin"}
+        with pytest.raises(TargetError, match=r"MongoDB at 127\.0\.0\.1:\d+: authentication failed for user "
+                                              r"'tick' \(wrong password, or no such user\)$"):
+            make_target("mongodb", {**gated, "password": "wrong"}).prepare("taq", SCALE, StringMode.ARROW)
+        verdict = check_server("mongodb", {**gated, "password": "wrong"}, timeout=5)
+        assert verdict.kind == "wrong_password" and not verdict.ok, verdict
+        assert gateway.failed_logins >= 2
+        assert check_server("mongodb", {**gated, "password": "s3cret"}, timeout=5).ok
+        target = make_target("mongodb", {**gated, "password": "s3cret"})
+        target.open(layout)
+        try:
+            assert target.read_day(layout, layout.days[0]).rows == SCALE.rows_per_day
+        finally:
+            target.close()
+    finally:
+        gateway.close()
 
 
 # --- worker processes through the runner ---------------------------------------------------------------

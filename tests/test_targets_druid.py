@@ -38,15 +38,6 @@ def laid(config):
     target.close()
 
 
-@pytest.fixture(scope="module")
-def duck(tmp_path_factory):
-    target = make_target("duckdb", {"path": str(tmp_path_factory.mktemp("duck") / "d.duckdb")})
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
-
-
 def test_prepare_lays_out_day_segments_and_a_second_prepare_reuses(laid, config, monkeypatch):
     target, layout = laid
     assert layout.rows == 40_000 and layout.footprint_bytes > 0
@@ -98,6 +89,9 @@ def test_append_is_an_ingestion_task_and_clear_empties(laid):
     result = target.append(layout, batch)
     assert result.rows == 300 and result.extra["queryable_s"] >= 0 and set(result.phases) == {"decode", "query"}
     assert target.appended_rows(layout) == 300
+    # a batch whose inline spec is over ZooKeeper's 512 KiB node limit: the local engine's tasks go by HTTP
+    big = get_dataset("taq").day_frame(1, SCALE).iloc[:12_000]
+    assert target.append(layout, big).rows == 12_000 and target.appended_rows(layout) == 12_300
     target.clear_table(layout)
     assert target.appended_rows(layout) == 0
 
@@ -135,11 +129,40 @@ def test_a_refused_port_is_a_clear_error():
     assert time.monotonic() - started < 5
 
 
+def test_a_wrong_password_is_refused_and_the_right_one_passes(laid, config):
+    """Druid's basic-security extension is not obtainable here: an authenticating gateway in front of
+    the real broker and coordinator (tests/auth_gateways.py) answers 401 as the extension does."""
+    from tests.auth_gateways import BasicAuthGateway
+    from workloads.server_checks import check_server
+
+    _, layout = laid
+    broker = BasicAuthGateway(config["port"], "quant", "s3cret")
+    coordinator = BasicAuthGateway(config["coordinator_port"], "quant", "s3cret")
+    try:
+        gated = {**config, "port": broker.port, "coordinator_port": coordinator.port, "user": "quant"}
+        with pytest.raises(TargetError, match=r"Druid at 127\.0\.0\.1:\d+: authentication failed for user "
+                                              r"'quant' \(wrong password, or no such user\)"):
+            make_target("druid", {**gated, "password": "wrong"}).prepare("taq", SCALE, StringMode.ARROW)
+        verdict = check_server("druid", {**gated, "password": "wrong"}, timeout=5)
+        assert verdict.kind == "wrong_password" and not verdict.ok, verdict
+        assert check_server("druid", {**gated, "password": "s3cret"}, timeout=5).ok
+        target = make_target("druid", {**gated, "password": "s3cret"})
+        again = target.prepare("taq", SCALE, StringMode.ARROW)
+        target.open(again)
+        try:
+            assert again.reused and target.read_day(again, again.days[0]).rows == SCALE.rows_per_day
+        finally:
+            target.close()
+    finally:
+        broker.close()
+        coordinator.close()
+
+
 def test_runner_with_two_workers_probes_the_server(tmp_path, laid, config):
     from workloads.runner import Runner
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="druid", target_config=config, workload="minute-bars",
                         users=(1, 2), operations=2)
     result = Runner(scenario, store).run()

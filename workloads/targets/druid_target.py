@@ -109,6 +109,7 @@ MANIFEST = "tickbench_layouts"
 SEQ = "_seq"
 TS = "__ts"                        # the ingestion files' timestamp column (ms), becomes __time
 DAY_MS = 86_400_000
+ZNODE_LIMIT = 512 * 1024       # druid.indexer.runner.maxZnodeBytes' default (the ZooKeeper task runner)
 CONTEXT = {"useCache": False, "populateCache": False, "sqlTimeZone": "Etc/UTC"}
 _TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP"})
 _OF_DAY = frozenset({"SECOND", "TIME"})
@@ -467,6 +468,7 @@ class DruidTarget(Target):
 
     def run_task(self, spec: dict[str, Any], what: str) -> str:
         """Submit an ingestion task and wait until it succeeds; its id."""
+        size = len(json.dumps(spec))
         answer = self.http.json("POST", "/druid/indexer/v1/task", spec, port=self.http.overlord_port)
         task = answer["task"]
         deadline = time.monotonic() + float(self.config.get("task_timeout_s") or 1800)
@@ -478,8 +480,12 @@ class DruidTarget(Target):
             if code == "SUCCESS":
                 return task
             if code == "FAILED":
-                raise TargetError(f"Druid ingestion task {task} ({what}) failed: "
-                                  f"{_first_line(state.get('errorMsg') or 'no message; see the task log')}")
+                message = _first_line(state.get('errorMsg') or 'no message; see the task log')
+                if "failed to assign" in message.lower() and size > ZNODE_LIMIT:
+                    message += (f" (this task's spec is {size / 1024:,.0f} KiB: an overlord with the ZooKeeper "
+                                f"task runner refuses specs over {ZNODE_LIMIT // 1024} KiB; use smaller batches, "
+                                "druid.indexer.runner.type=httpRemote or a larger druid.indexer.runner.maxZnodeBytes)")
+                raise TargetError(f"Druid ingestion task {task} ({what}) failed: {message}")
             if time.monotonic() > deadline:
                 raise TargetError(f"Druid ingestion task {task} ({what}) did not finish in time")
             time.sleep(delay)

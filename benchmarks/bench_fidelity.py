@@ -7,13 +7,19 @@ For each file target and DuckDB, one TAQ day is read:
   ``--repeat`` timed calls, each result freed before the next call;
 - by a Tickbench run: one worker process, one warm-up operation (recorded apart), ``--repeat``
   measured operations; the figures are the stored ones (``workloads.figures``).
+For the other engines (chDB, ArcticDB, HDF5, and with ``--servers`` a local QuestDB, PostgreSQL or
+Druid, or ``--mongo`` the MongoDB wire-protocol stand-in) "direct" is the target's own ``read_day`` in
+a plain loop of a fresh process: no runner, worker, collector or store. That isolates what
+Tickbench's measuring adds; how the target's method compares with other client calls is its module's
+business (documented there), not fidelity's.
 Both start from a fresh process because the first tens of reads of a process are not alike (the
 allocators settle: a 2M-row DuckDB read went from ~70 to ~47 ms over thirty reads here).
 ``--rounds`` alternates the two so machine noise hits both alike, and pools the samples. It
 prints best and median of each and the gaps. Aim: medians within 3 % on a quiet machine.
 
     .venv/bin/python benchmarks/bench_fidelity.py [--rows 2000000] [--repeat 9] [--rounds 2]
-        [--targets pickle,parquet,feather,duckdb] [--strings str] [--root DIR]
+        [--targets pickle,parquet,feather,duckdb,clickhouse,arcticdb,hdf5] [--strings str] [--root DIR]
+        [--servers questdb,postgres,druid] [--mongo]
 """
 from __future__ import annotations
 
@@ -38,9 +44,11 @@ from workloads.figures import step_figures  # noqa: E402
 from workloads.runner import Runner  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
 from workloads.store import ResultsStore  # noqa: E402
+from workloads.target_registry import default_config  # noqa: E402
 from workloads.targets import make_target  # noqa: E402
 
 TARGETS = ("pickle", "parquet", "feather", "duckdb")
+USER_CALLS = TARGETS            # targets timed against a user's own call written here
 _STR = pd.StringDtype(storage="pyarrow", na_value=float("nan"))
 
 
@@ -61,8 +69,12 @@ def to_pandas(table: pa.Table, strings: StringMode) -> pd.DataFrame:
 
 
 def direct_call(kind: str, target, layout, strings: StringMode):
-    """The user's own call for ``kind``, with nothing of Tickbench inside it."""
+    """The user's own call for ``kind``, with nothing of Tickbench inside it; for the other engines
+    the target's own ``read_day`` (module doc)."""
     day = layout.days[0]
+    if kind not in USER_CALLS:
+        target.open(layout)
+        return lambda: target.read_day(layout, day).frame
     if kind == "duckdb":
         path, _, table = layout.location.rpartition(":")
         con = duckdb.connect(path, read_only=True)
@@ -116,7 +128,7 @@ def time_direct(call, repeat: int) -> list[float]:
 def time_engine(kind: str, config: dict, rows: int, strings: StringMode, repeat: int) -> tuple[list[float], dict]:
     """A Tickbench run of read-day on the same day: one worker, the stored measured operations."""
     with tempfile.TemporaryDirectory() as tmp:
-        store = ResultsStore(Path(tmp) / "r.duckdb")
+        store = ResultsStore(Path(tmp) / "results")
         scenario = Scenario(dataset="taq", scale=Scale(days=1, rows_per_day=rows), strings=strings.value,
                             target=kind, target_config=config, workload="read-day", users=(1,),
                             operations=repeat, warmup_ops=1, probe_ops=0)
@@ -137,17 +149,56 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--rounds", type=int, default=2, help="alternations of direct and Tickbench")
     parser.add_argument("--root", default="", help="folder for the layouts (default: a temp folder)")
+    parser.add_argument("--servers", default="", help="local server engines to start and measure too: "
+                                                      "questdb,postgres,druid")
+    parser.add_argument("--mongo", action="store_true", help="also the MongoDB wire-protocol stand-in "
+                        "(mongo-java-server: its times are NOT MongoDB's; this measures Tickbench's overhead)")
     args = parser.parse_args(argv)
     strings = StringMode.parse(args.strings)
     root = Path(args.root or tempfile.mkdtemp(prefix="tickbench-fidelity-"))
+    root.chmod(0o755)      # a local PostgreSQL started as root runs as an unprivileged user: it must enter
+    kinds = [k for k in args.targets.split(",") if k]
+    configs = {kind: default_config(kind, root) for kind in kinds}
+    engines = start_servers(root, [k for k in args.servers.split(",") if k], args.mongo)
+    for engine in engines:
+        kinds.append(engine.kind)
+        configs[engine.kind] = engine.config
+    try:
+        return measure(args, root, strings, kinds, configs)
+    finally:
+        stop_servers(root, engines)
 
+
+def start_servers(root: Path, kinds: list[str], mongo: bool) -> list:
+    engines = []
+    if kinds:
+        from workloads.local_engines import start_engine
+        engines += [start_engine(root / "engines", kind, lambda text, kind=kind: print(f"# {kind}: {text}",
+                                                                                      flush=True)) for kind in kinds]
+    if mongo:
+        from workloads.local_engines import mongodb
+        engines.append(mongodb.start(root / "engines"))
+    return engines
+
+
+def stop_servers(root: Path, engines: list) -> None:
+    from workloads.local_engines import stop_engine
+    from workloads.local_engines.base import stop_pids
+    for engine in engines:
+        if engine.kind == "mongodb":
+            stop_pids(engine.pids)
+        else:
+            stop_engine(root / "engines", engine.kind)
+
+
+def measure(args, root: Path, strings: StringMode, kinds: list[str], configs: dict) -> int:
     print(f"TAQ day of {args.rows:,} rows, strings={strings.value}, {args.repeat} timed reads each "
           f"after one warm-up; data in {root}")
     print(f"{'target':8} {'method':34} {'best s':>8} {'median s':>9} {'best vs direct':>15} "
           f"{'median vs direct':>17}")
     verdicts = []
-    for kind in args.targets.split(","):
-        config = {"path": str(root / "data.duckdb")} if kind == "duckdb" else {"root": str(root)}
+    for kind in kinds:
+        config = configs[kind]
         make_target(kind, config).prepare("taq", Scale(days=1, rows_per_day=args.rows), strings)
         direct, engine, first_ops = [], [], []
         for _ in range(args.rounds):
@@ -156,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             engine += times
             first_ops.append(figures["first_op_s"])
         base_best, base_median = min(direct), statistics.median(direct)
-        for name, values in (("direct, fresh process", direct), ("Tickbench (stored ops)", engine)):
+        direct_name = "direct, fresh process" if kind in USER_CALLS else "target's read_day, fresh process"
+        for name, values in ((direct_name, direct), ("Tickbench (stored ops)", engine)):
             best, median = min(values), statistics.median(values)
             print(f"{kind:8} {name:34} {best:8.4f} {median:9.4f} {100 * (best / base_best - 1):+14.1f}% "
                   f"{100 * (median / base_median - 1):+16.1f}%")

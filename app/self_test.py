@@ -22,7 +22,7 @@ def run_self_test(results: Path | None = None) -> int:
         try:
             window_ok = _open_window(tmp_path)
             print(f"tickbench ready in {time.perf_counter() - started:.3f} s ({window_ok})", flush=True)
-            return _run_scenario(results or tmp_path / "selftest.duckdb", tmp_path / "data")
+            return _run_scenario(results or tmp_path / "selftest", tmp_path / "data")
         except Exception as exc:
             print(f"self-test FAILED: {type(exc).__name__}: {exc}", flush=True)
             return 1
@@ -39,7 +39,7 @@ def _open_window(tmp_path: Path) -> str:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app, "light")
-    store = ResultsStore(tmp_path / "window.duckdb")
+    store = ResultsStore(tmp_path / "results")
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(store, tmp_path / "data", settings, KeyringPasswords())
     window.show()

@@ -7,7 +7,7 @@ here (their machines and datasets are far larger).
         [--days 4] [--rows-per-day 1000000] [--symbols 500] [--devices 3000] [--repetitions 5]
 
 Every run goes into a results file in a temporary Tickbench home (``--home`` keeps one), so
-``tickbench --results <home>/results.duckdb show <run>`` reads any of them afterwards.
+``tickbench --results <home>/results show <run>`` reads any of them afterwards.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def main() -> int:
               "devices": Scale(days=args.days, rows_per_day=args.rows_per_day, symbols=args.devices)}
     data = home / "data"
     data.mkdir(parents=True, exist_ok=True)
-    store = ResultsStore(home / "results.duckdb")
+    store = ResultsStore(home / "results")
     print(f"# Tickbench analytics: {', '.join(targets)}; {args.days} days x {args.rows_per_day:,} rows per day "
           f"(TAQ {args.symbols} symbols, devices {args.devices} devices); {args.repetitions} runs per query")
     print(f"# home {home}\n")

@@ -11,7 +11,7 @@ starts those server engines as local engines in the benchmark's home (``workload
 measures them the same way and stops them (MongoDB is not offered: its only server here is a
 wire-protocol stand-in, whose timings are not MongoDB's). Every run
 goes into a results file in a temporary Tickbench home (``--home`` keeps it), so
-``tickbench --results <home>/results.duckdb show <run>`` reads any of them afterwards.
+``tickbench --results <home>/results show <run>`` reads any of them afterwards.
 """
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, data: Pa
     from workloads.verify import verify
 
     started_at = time.perf_counter()
-    store = ResultsStore(home / "results.duckdb")
+    store = ResultsStore(home / "results")
     print(f"# Tickbench engines: {', '.join(targets)}")
     print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
           f"{args.operations} operations per read figure, warm cache, one user")

@@ -61,7 +61,7 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=200_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        store = ResultsStore(Path(tmp) / "results.duckdb")
+        store = ResultsStore(Path(tmp) / "results")
         bare = bare_loop(args.seconds)
         per_op, ops = engine(args.seconds, store)
         print(f"bare loop:          {bare * 1e6:8.2f} µs per no-op operation")

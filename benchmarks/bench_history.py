@@ -1,7 +1,7 @@
-"""How fast the stored-run readers are on a large results file.
+"""How fast the stored-run readers are on a large results catalog.
 
-Builds a results file of N runs (3 steps each) holding M operation records in all, written by
-SQL straight into the store's tables, then times ``history_rows`` (the run history table, one
+Builds a results catalog of N runs (3 steps each) holding M operation records in all, written
+through the store's writer, then times ``history_rows`` (the run history table, one
 query for all runs), ``snapshot_from_store`` of the largest run and ``compare_frame`` of five
 runs. Prints best and median of each. Aim: history_rows well under a second at 500 runs / 1M ops.
 
@@ -10,42 +10,57 @@ runs. Prints best and median of each. Aim: history_rows well under a second at 5
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import duckdb
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workloads.history import compare_frame, history_rows, snapshot_from_store  # noqa: E402
+from workloads.records import to_columns  # noqa: E402
 from workloads.store import ResultsStore  # noqa: E402
 
 STEPS = 3
 
 
 def build(path: Path, runs: int, ops: int) -> None:
-    ResultsStore(path).close()                      # the schema, as the app makes it
+    """N runs written through the store's own writer, as the run processes write them."""
+    store = ResultsStore(path)
     per_step = max(1, ops // (runs * STEPS))
-    con = duckdb.connect(str(path))
-    con.execute("""
-        INSERT INTO runs SELECT printf('run-%04d', r), 'bench', now()::TIMESTAMP - INTERVAL (r) MINUTE,
-               now()::TIMESTAMP, 'completed', 'taq', 'duckdb', 'read-day', '1,2,4', 'warm',
-               '{}', '{}', '{}', '' FROM range(?) t(r)""", [runs])
-    con.execute("""
-        INSERT INTO steps SELECT printf('run-%04d', r), s, 1 << s, printf('%d users', 1 << s), '{}',
-               now()::TIMESTAMP, 1.0 + s, 'completed', '' FROM range(?) a(r), range(?) b(s)""",
-                [runs, STEPS])
-    con.execute("""
-        INSERT INTO ops SELECT printf('run-%04d', r), s, i % 4, i, 'read_day',
-               i * 0.001, 0.001 + random() * 0.01, NULL, random() * 0.004, NULL, NULL, random() * 0.006,
-               1000 + (i % 7), 45000, true, '', ''
-        FROM range(?) a(r), range(?) b(s), range(?) c(i)""", [runs, STEPS, per_step])
-    total = con.execute("SELECT count(*) FROM ops").fetchone()[0]
-    con.close()
-    print(f"results file: {runs} runs x {STEPS} steps, {total:,} op records")
+    rng = np.random.default_rng(7)
+    scenario = {"name": "bench", "dataset": "taq", "target": "duckdb", "workload": "read-day",
+                "users": [1 << s for s in range(STEPS)], "cache": "warm"}
+    for r in range(runs):
+        run_id = f"run-{r:04d}"
+        store.create_run(run_id, scenario, {})
+        records = []
+        for s in range(STEPS):
+            store.add_step(run_id, s, 1 << s, f"{1 << s} users", {})
+            i = np.arange(per_step)
+            batch = to_columns([])
+            batch = {**batch, "step": np.full(per_step, s, np.int32), "worker": (i % 4).astype(np.int32),
+                     "seq": i.astype(np.int32), "op": np.full(per_step, "read_day"), "t_start": i * 0.001,
+                     "total_s": 0.001 + rng.random(per_step) * 0.01, "rows": 1000 + i % 7,
+                     "bytes": np.full(per_step, 45000), "ok": np.ones(per_step, bool),
+                     "kind": np.full(per_step, "measured"), "io_s": np.full(per_step, np.nan),
+                     "read_s": np.full(per_step, np.nan), "query_s": rng.random(per_step) * 0.004,
+                     "server_s": np.full(per_step, np.nan), "transfer_s": np.full(per_step, np.nan),
+                     "decode_s": rng.random(per_step) * 0.006, "wire_bytes": np.full(per_step, -1),
+                     "error": np.full(per_step, ""), "node": np.full(per_step, ""), "extra": np.full(per_step, "")}
+            records.append(batch)
+            store.release_step(run_id, s, float(s))
+            store.finish_step(run_id, s, 1.0 + s, "completed", [])
+        for batch in records:
+            store.add_ops(run_id, batch)
+        store.finish_run(run_id, "completed")
+    total = store.query("SELECT count(*) FROM ops")[0][0]
+    store.close()
+    print(f"results catalog: {runs} runs x {STEPS} steps, {total:,} op records")
 
 
 def timed(label: str, repeat: int, fn) -> None:
@@ -62,12 +77,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--ops", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--file", type=Path, help="results file to build (default: a temp file)")
+    parser.add_argument("--file", type=Path, help="results catalog to build (default: a temp folder)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.file or Path(tmp) / "bench_results.duckdb"
+        path = args.file or Path(tmp) / "bench_results"
         if path.exists():
-            path.unlink()
+            shutil.rmtree(path)
         build(path, args.runs, args.ops)
         store = ResultsStore(path)
         rows = history_rows(store)

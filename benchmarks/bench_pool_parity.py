@@ -75,7 +75,7 @@ def tickbench_steps(kind: str, root: Path, scale, users: list[int], ops: int) ->
     from workloads.store import ResultsStore
 
     with tempfile.TemporaryDirectory() as tmp:
-        store = ResultsStore(Path(tmp) / "r.duckdb")
+        store = ResultsStore(Path(tmp) / "results")
         scenario = Scenario(dataset="taq", scale=scale, strings="str", target=kind,
                             target_config={"root": str(root)}, workload="read-day", users=tuple(users),
                             operations=ops, warmup_ops=1, probe_ops=0)

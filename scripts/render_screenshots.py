@@ -115,7 +115,7 @@ def main() -> int:
     os.environ["TICKBENCH_HOME"] = str(tmp)
     (tmp / "queries").mkdir()
     (tmp / "queries" / "skewed.toml").write_text(SKEWED_SUITE)
-    store = ResultsStore(tmp / "results.duckdb")
+    store = ResultsStore(tmp / "results")
     settings = QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(store, tmp / "data", settings)
     window.resize(1440, 900)

@@ -130,7 +130,7 @@ def test_other_datasets_are_refused_before_anything_is_prepared(tmp_path, datase
     scenario = Scenario(dataset=dataset, target="duckdb", target_config={"path": str(tmp_path / "d.duckdb")},
                         workload=workload)
     with pytest.raises(ValueError, match=f"TAQ-like.*{dataset!r} lacks {missing}"):
-        Runner(scenario, ResultsStore(tmp_path / "r.duckdb"))
+        Runner(scenario, ResultsStore(tmp_path / "results"))
     assert not (tmp_path / "d.duckdb").exists()
 
 
@@ -163,7 +163,7 @@ def test_days_per_operation_is_checked_and_windows_slide():
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["duckdb", "parquet"])
 def test_compute_workloads_through_the_runner(tmp_path, target):
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     for workload in COMPUTE:
         scenario = Scenario(dataset="taq", scale=Scale(days=2, rows_per_day=4_000, symbols=15), target=target,
                             target_config=config(target, tmp_path), workload=workload, params={"days": 1},

@@ -106,7 +106,7 @@ def check_ops(workload: str, records: pd.DataFrame, address: str, days_per_op: i
 @pytest.mark.parametrize("workload", list(WORKLOADS))
 def test_every_workload_through_the_engine(ddb_server, prepared, tmp_path, workload):  # noqa: F811
     params, users = WORKLOADS[workload]
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     writes_bars = workload == "mapreduce-minute-bars"     # then only the measured operations write them
     scenario = Scenario(dataset="taq", scale=SCALE, target="dolphindb", target_config=single_config(ddb_server),
                         workload=workload, params=params, users=(users,), operations=2,
@@ -130,7 +130,7 @@ def test_every_workload_through_the_engine(ddb_server, prepared, tmp_path, workl
 
 @pytest.mark.slow
 def test_a_fault_mid_run_keeps_what_was_measured(ddb_server, prepared, tmp_path, faults):  # noqa: F811
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="dolphindb", target_config=single_config(ddb_server),
                         workload="read-day", users=(1,), operations=500)
     runner = Runner(scenario, store)
@@ -161,7 +161,7 @@ def test_a_fault_mid_run_keeps_what_was_measured(ddb_server, prepared, tmp_path,
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", ["round_robin", "one"])
 def test_node_policy_spreads_workers_and_records_their_nodes(ddb_cluster, tmp_path, policy):  # noqa: F811
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     config = {"profile": cluster_profile(ddb_cluster, policy), "password": PASSWORD, "timeout": 5}
     scenario = Scenario(dataset="taq", scale=SCALE, target="dolphindb", target_config=config,
                         workload="read-day", users=(3,), operations=2)

@@ -378,7 +378,7 @@ def test_report_workloads_run_on_dolphindb_through_the_runner(ddb_server, tmp_pa
     from workloads.store import ResultsStore
     from workloads.suite_figures import OK, query_figures, run_footprints
 
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": "123456"}
 
     def run(target, target_config, workload, params=None, users=(1,)):

@@ -393,7 +393,7 @@ def test_runner_workers_use_the_target(ddb_cluster, tmp_path, workload, params, 
     profile = {"name": "fake", "user": "admin", "node_policy": "round_robin",
                "nodes": [{"host": "127.0.0.1", "port": p, "role": r}
                          for p, r in zip(ddb_cluster.ports, ["controller", "data", "data", "data"])]}
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=Scale(days=2, rows_per_day=5_000, symbols=20), target="dolphindb",
                         target_config={"profile": profile, "password": "123456", "timeout": 5},
                         workload=workload, params=params, users=(users,), operations=2)

@@ -135,7 +135,7 @@ def test_an_upload_sweep_starts_each_step_from_an_empty_table(ddb_server, tmp_pa
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
 
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": PASSWORD}
     for _ in range(2):                                     # twice: nothing piles up across runs
         scenario = Scenario(dataset="taq", scale=SMALL, target="dolphindb", target_config=config,
@@ -181,7 +181,7 @@ def test_a_cold_run_clears_the_server_cache_once_per_step_before_the_release(ddb
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
 
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": PASSWORD}
     single(ddb_server).prepare("taq", SMALL, StringMode.ARROW)
     before = ddb_server.stats()["cache_clears"]

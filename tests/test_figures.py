@@ -23,7 +23,7 @@ def runs(tmp_path_factory):
     """A pickle sweep (phases from probes) and a DuckDB sweep (phases in the call), run for real;
     each run's live snapshot taken when it ended."""
     folder = tmp_path_factory.mktemp("figures")
-    store = ResultsStore(folder / "results.duckdb")
+    store = ResultsStore(folder / "results")
     made = {}
     for target, config in (("pickle", {"root": str(folder / "files")}),
                            ("duckdb", {"path": str(folder / "data.duckdb")})):

@@ -49,7 +49,7 @@ def handmade_run(store: ResultsStore, run_id: str, steps: list[tuple[int, float,
 
 @pytest.fixture
 def store(tmp_path):
-    s = ResultsStore(tmp_path / "results.duckdb")
+    s = ResultsStore(tmp_path / "results")
     yield s
     s.close()
 
@@ -251,7 +251,7 @@ def real_store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("history_real")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TICKBENCH_HOME", str(folder / "home"))
-        store = ResultsStore(folder / "results.duckdb")
+        store = ResultsStore(folder / "results")
         noop = Runner(Scenario(workload="noop", users=(1, 2), operations=50), store).run()
         read = Runner(Scenario(dataset="taq", scale=TINY, target="duckdb", workload="read-day",
                                target_config={"path": str(folder / "data.duckdb")},

@@ -333,7 +333,7 @@ def test_targets_lay_out_and_read_an_import(kind, taq_csv, taq_source, tmp_path)
 def test_runner_reads_days_and_slices_of_an_import_in_worker_processes(kind, taq_csv, taq_source, tmp_path):
     ds = import_csv(taq_csv, "taq", "x")
     config = {"root": str(tmp_path / "files")} if kind == "parquet" else {"path": str(tmp_path / "d.duckdb")}
-    store = ResultsStore(tmp_path / "results.duckdb")
+    store = ResultsStore(tmp_path / "results")
     try:
         read_day = Runner(Scenario(dataset="imp_x", scale=Scale(days=2), target=kind, target_config=config,
                                    workload="read-day", users=(1,), operations=2), store).run()
@@ -472,7 +472,7 @@ def test_window_menu_imports_and_the_builder_lists_the_import(qtbot, light_theme
 
     from app.main_window import MainWindow
 
-    store = ResultsStore(tmp_path / "results.duckdb")
+    store = ResultsStore(tmp_path / "results")
     window = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     try:

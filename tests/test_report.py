@@ -86,7 +86,7 @@ def pdf_pages(path: Path) -> int:
 
 @pytest.fixture
 def store(tmp_path):
-    s = ResultsStore(tmp_path / "results.duckdb")
+    s = ResultsStore(tmp_path / "results")
     yield s
     s.close()
 
@@ -104,7 +104,7 @@ def real_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("report_real")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TICKBENCH_HOME", str(folder / "home"))
-        store = ResultsStore(folder / "results.duckdb")
+        store = ResultsStore(folder / "results")
         result = Runner(Scenario(dataset="taq", scale=TINY, target="duckdb", workload="read-day",
                                  target_config={"path": str(folder / "data.duckdb")},
                                  users=(1, 2), operations=3), store).run()
@@ -211,7 +211,7 @@ def test_a_dolphindb_server_that_says_its_version_is_compared_with_dolphindb(sto
 
 @pytest.mark.timeout(180)
 def test_a_test_server_run_is_never_called_dolphindb(ddb_server, tmp_path, qtbot, light_theme):  # noqa: F811
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=TINY, target="dolphindb", workload="read-day", cache="cold",
                         target_config={"host": ddb_server.host, "port": ddb_server.port, "user": "admin",
                                        "password": "123456", "timeout": 5}, users=(1,), operations=3)
@@ -291,7 +291,7 @@ def test_report_of_query_suites_sets_queries_side_by_side(tmp_path, qapp, light_
         'params = { day = "day:-1" }\ncolumns = ["symbol", "spread"]\ndays = "day"\n'
         'duckdb = "SELECT symbol, sum(ofr - bid) AS spread FROM {quotes} GROUP BY symbol"\n'
         'pandas = "taq_spread_sum"\n')
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scale = Scale(days=2, rows_per_day=8_000, symbols=10)
     ids = []
     for target, config in (("duckdb", {"path": str(tmp_path / "d.duckdb")}), ("parquet", {"root": str(tmp_path)})):

@@ -20,7 +20,7 @@ SMALL = Scale(days=2, rows_per_day=20_000, symbols=50)
 
 @pytest.fixture
 def store(tmp_path):
-    s = ResultsStore(tmp_path / "results.duckdb")
+    s = ResultsStore(tmp_path / "results")
     yield s
     s.close()
 

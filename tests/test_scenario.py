@@ -64,7 +64,7 @@ def test_workload_params_validated_and_unknown_rejected():
 def test_operation_bounded_workload_needs_a_count_or_duration(tmp_path):
     from workloads.runner import Runner
     from workloads.store import ResultsStore
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     with pytest.raises(ValueError, match="needs a number of operations per user or a duration"):
         Runner(Scenario(workload="read-day", operations=0, duration_s=0), store)
     Runner(Scenario(workload="slice-download", operations=0, duration_s=0), store)  # ends by rows

@@ -2,6 +2,7 @@ import json
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import psutil
@@ -10,8 +11,7 @@ import pytest
 from workloads.exports import export_run
 from workloads.figures import step_figures
 from workloads.records import OpRecord
-from workloads.store import (MIGRATIONS, SCHEMA_VERSION, HostProcess, ResultsStore, StoreError,
-                             host_process)
+from workloads.store import SCHEMA_VERSION, HostProcess, ResultsStore, StoreError, host_process
 
 SCENARIO = {"name": "t", "dataset": "taq", "target": "duckdb", "workload": "read-day",
             "users": [1, 2], "cache": "warm"}
@@ -23,75 +23,119 @@ def _record(step, worker, seq, total, ok=True, rows=100, kind="measured"):
                     query_s=total * 0.25, decode_s=total * 0.75, error="" if ok else "boom")
 
 
-def test_new_file_gets_current_schema_version(tmp_path):
-    store = ResultsStore(tmp_path / "r.duckdb")
-    assert store.schema_version == SCHEMA_VERSION
+def test_a_new_catalog_records_its_format(tmp_path):
+    store = ResultsStore(tmp_path / "results")
+    assert store.schema_version == SCHEMA_VERSION == 3
+    assert json.loads((tmp_path / "results" / "catalog.json").read_text()) == {"format": 3}
+    assert store.runs().empty and store.ops("x").empty and store.resources("x").empty
 
 
-def test_newer_schema_is_refused_clearly(tmp_path):
-    path = tmp_path / "r.duckdb"
-    ResultsStore(path).close()
-    con = duckdb.connect(str(path))
-    con.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
-    con.close()
+def test_a_newer_catalog_is_refused_clearly(tmp_path):
+    ResultsStore(tmp_path / "results").close()
+    (tmp_path / "results" / "catalog.json").write_text('{"format": 99}')
     with pytest.raises(StoreError, match="newer Tickbench"):
-        ResultsStore(path)
+        ResultsStore(tmp_path / "results")
 
 
-def test_migration_from_older_version_backs_up_first(tmp_path, monkeypatch):
-    import workloads.store as store_module
-    path = tmp_path / "r.duckdb"
-    ResultsStore(path).close()
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
-    monkeypatch.setitem(store_module.MIGRATIONS, SCHEMA_VERSION + 1, ["ALTER TABLE runs ADD COLUMN tags VARCHAR"])
-    store = store_module.ResultsStore(path)
-    assert store.schema_version == SCHEMA_VERSION + 1
-    backup = tmp_path / f"r.v{SCHEMA_VERSION}.bak.duckdb"
-    assert backup.exists()
-    assert "tags" in [r[0] for r in store.query("DESCRIBE runs")]
-    store.close()
-    cols = [r[0] for r in duckdb.connect(str(backup)).execute("DESCRIBE runs").fetchall()]
-    assert "tags" not in cols
-
-
-def _version_1_file(path):
-    """A results file as Tickbench wrote it with schema 1: a finished run and one left running."""
+def _legacy_file(path, version):
+    """A results file as Tickbench wrote it before the catalog: a finished run and one left running."""
+    from workloads.store_migration import _V2_COLUMNS
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-    for statement in MIGRATIONS[1]:
-        con.execute(statement)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute(LEGACY_V1_SCHEMA)
+    if version == 2:
+        con.execute("ALTER TABLE steps RENAME COLUMN duration_s TO window_s")
+        for table, columns in _V2_COLUMNS.items():
+            for name, kind in columns.items():
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(version)])
     for run_id, status in (("old-done", "completed"), ("old-running", "running")):
-        con.execute("INSERT INTO runs VALUES (?, 'n', now()::TIMESTAMP, NULL, ?, 'taq', 'duckdb', "
-                    "'read-day', '1', 'warm', ?, '{}', NULL, '')", [run_id, status, json.dumps(SCENARIO)])
-    con.execute("INSERT INTO steps VALUES ('old-done', 0, 1, '1 user', '{}', now()::TIMESTAMP, 2.0, "
-                "'completed', '')")
+        con.execute("INSERT INTO runs (run_id, name, created_at, status, dataset, target, workload, users, "
+                    "cache, scenario, environment, message) VALUES (?, 'n', now()::TIMESTAMP, ?, 'taq', "
+                    "'duckdb', 'read-day', '1', 'warm', ?, '{}', '')", [run_id, status, json.dumps(SCENARIO)])
+    con.execute("INSERT INTO steps (run_id, step, users, label, params, started_at, "
+                f"{'duration_s' if version == 1 else 'window_s'}, status, cache_methods) "
+                "VALUES ('old-done', 0, 1, '1 user', '{}', now()::TIMESTAMP, 2.0, 'completed', '')")
     for seq in range(6):
-        con.execute("INSERT INTO ops VALUES ('old-done', 0, 0, ?, 'read_day', ?, 0.25, NULL, 0.1, NULL, "
-                    "NULL, 0.15, 1000, 45000, true, '', '')", [seq, seq * 0.3])
+        con.execute("INSERT INTO ops (run_id, step, worker, seq, op, t_start, total_s, io_s, query_s, server_s, "
+                    "transfer_s, decode_s, rows, bytes, ok, error, node) VALUES ('old-done', 0, 0, ?, 'read_day', "
+                    "?, 0.25, NULL, 0.1, NULL, NULL, 0.15, 1000, 45000, true, '', '')", [seq, seq * 0.3])
+    con.execute("INSERT INTO resources VALUES ('old-done', 0.5, 90.0, 1000, 0, 0)")
     con.close()
 
 
-def test_a_version_1_file_is_migrated_with_a_backup_and_keeps_opening(tmp_path):
-    path = tmp_path / "r.duckdb"
-    _version_1_file(path)
-    store = ResultsStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 2
-    assert (tmp_path / "r.v1.bak.duckdb").exists()
+LEGACY_V1_SCHEMA = """
+CREATE TABLE runs (run_id VARCHAR PRIMARY KEY, name VARCHAR, created_at TIMESTAMP, finished_at TIMESTAMP,
+    status VARCHAR, dataset VARCHAR, target VARCHAR, workload VARCHAR, users VARCHAR, cache VARCHAR,
+    scenario JSON, environment JSON, layout JSON, message VARCHAR);
+CREATE TABLE steps (run_id VARCHAR, step INTEGER, users INTEGER, label VARCHAR, params JSON,
+    started_at TIMESTAMP, duration_s DOUBLE, status VARCHAR, cache_methods VARCHAR);
+CREATE TABLE workers (run_id VARCHAR, step INTEGER, worker INTEGER, pid INTEGER, node VARCHAR,
+    state VARCHAR, error VARCHAR, exitcode INTEGER);
+CREATE TABLE ops (run_id VARCHAR, step INTEGER, worker INTEGER, seq INTEGER, op VARCHAR,
+    t_start DOUBLE, total_s DOUBLE, io_s DOUBLE, query_s DOUBLE, server_s DOUBLE,
+    transfer_s DOUBLE, decode_s DOUBLE, rows BIGINT, bytes BIGINT, ok BOOLEAN, error VARCHAR, node VARCHAR);
+CREATE TABLE resources (run_id VARCHAR, t DOUBLE, cpu_percent DOUBLE, rss_bytes BIGINT,
+    read_bytes_per_s DOUBLE, write_bytes_per_s DOUBLE);
+"""
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_old_results_file_moves_into_the_catalog_once_and_is_kept(tmp_path, version):
+    old = tmp_path / "results.duckdb"
+    _legacy_file(old, version)
+    store = ResultsStore(tmp_path / "results")          # the app's default: the file beside it is found
+    assert store.migrated == 2 and not old.exists() and (tmp_path / "results.duckdb.migrated").exists()
     # its records read back as measured operations, its step duration as the window
     figures = step_figures(store, "old-done").iloc[0]
     assert figures["ops"] == 6 and figures["window_s"] == 2.0
     assert figures["rows_per_s"] == pytest.approx(6 * 1000 / 2.0)
     assert figures["query_s"] == pytest.approx(0.1) and figures["phase_source"] == "measured"
-    assert set(store.ops("old-done")["kind"]) == {"measured"}
-    # a version-1 run left running cannot be running any more: no such program can open the file
+    assert set(store.ops("old-done")["kind"]) == {"measured"} and len(store.resources("old-done")) == 1
+    # a run left running without its process recorded cannot be running any more
     assert store.aborted_on_open == 1 and store.run("old-running")["status"] == "aborted"
     store.close()
-    assert ResultsStore(path).schema_version == 2               # opens again, nothing to migrate
+    again = ResultsStore(tmp_path / "results")
+    assert again.migrated == 0 and sorted(again.runs()["run_id"]) == ["old-done", "old-running"]
+
+
+def test_an_old_file_named_directly_opens_as_the_catalog_beside_it(tmp_path):
+    _legacy_file(tmp_path / "mine.duckdb", 2)
+    store = ResultsStore(tmp_path / "mine.duckdb")
+    assert store.path == tmp_path / "mine" and store.migrated == 2
+
+
+def test_a_reader_never_waits_for_the_writer_and_sees_records_as_they_land(tmp_path):
+    """Another process writes a run while this one reads: no lock, every read sees whole parts."""
+    import textwrap
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        from workloads.store import ResultsStore
+        from tests.test_store import SCENARIO, _record
+        store = ResultsStore({str(tmp_path / "results")!r})
+        store.create_run("live", SCENARIO, {{}})
+        store.add_step("live", 0, 1, "1 user", {{}})
+        for part in range(40):
+            store.add_ops("live", [_record(0, 0, part * 10 + i, 0.01) for i in range(10)])
+            time.sleep(0.02)
+        store.finish_step("live", 0, 1.0, "completed", [])
+        store.finish_run("live", "completed")
+    """)])
+    reader = ResultsStore(tmp_path / "results")
+    counts = []
+    while writer.poll() is None:
+        ops = reader.ops("live")
+        assert len(ops) % 10 == 0 and (ops.empty or ops["seq"].max() == len(ops) - 1)
+        counts.append(len(ops))
+    assert writer.returncode == 0
+    assert len(reader.ops("live")) == 400 and reader.run("live")["status"] == "completed"
+    assert any(0 < c < 400 for c in counts), counts          # it read while the writer wrote
+    assert [p.name for p in (tmp_path / "results" / "runs" / "live").iterdir() if "ops" in p.name] == ["ops.parquet"]
 
 
 def test_figures_come_from_stored_records_exactly(tmp_path):
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     store.create_run("r1", SCENARIO, {"host": "h"})
     store.add_step("r1", 0, 2, "2 users", {})
     totals = [0.01 * (i + 1) for i in range(100)]
@@ -120,7 +164,7 @@ def _finished_process() -> HostProcess:
 
 
 def test_runs_whose_process_died_are_marked_aborted_when_the_file_opens(tmp_path):
-    path = tmp_path / "r.duckdb"
+    path = tmp_path / "results"
     store = ResultsStore(path)
     store.create_run("dead", SCENARIO, {}, _finished_process())
     store.create_run("alive", SCENARIO, {}, host_process())             # this very process
@@ -141,7 +185,7 @@ def test_runs_whose_process_died_are_marked_aborted_when_the_file_opens(tmp_path
 
 
 def test_run_lookup_by_prefix_and_unknown_run(tmp_path):
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     store.create_run("20260101-abcd", SCENARIO, {"cpu": "x"})
     assert store.run("20260101")["environment"] == {"cpu": "x"}
     with pytest.raises(StoreError, match="no run 'nope'"):
@@ -151,7 +195,7 @@ def test_run_lookup_by_prefix_and_unknown_run(tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_writes_every_table(tmp_path, fmt):
     import pandas as pd
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     store.create_run("r1", SCENARIO, {})
     store.add_step("r1", 0, 1, "1 user", {})
     store.add_ops("r1", [_record(0, 0, i, 0.1) for i in range(7)])
@@ -170,7 +214,7 @@ def test_export_writes_every_table(tmp_path, fmt):
 
 
 def test_delete_run_removes_all_its_rows(tmp_path):
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     for rid in ("a", "b"):
         store.create_run(rid, SCENARIO, {})
         store.add_step(rid, 0, 1, "1 user", {})
@@ -182,11 +226,11 @@ def test_delete_run_removes_all_its_rows(tmp_path):
 
 def test_published_figures_are_queryable_beside_runs(tmp_path):
     from workloads.references import load_references
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     refs = store.references()
     assert len(refs) == len(load_references()) > 100
     row = refs[(refs["experiment"] == "slice-download") & refs["series"].str.endswith(", 8 nodes")
                & (refs["unit"] == "M rows/s") & (refs["x"] == "128 users")]
     assert row["value"].tolist() == [36.5]
     store.close()
-    assert len(ResultsStore(tmp_path / "r.duckdb").references()) == len(refs)   # replaced, not doubled
+    assert len(ResultsStore(tmp_path / "results").references()) == len(refs)   # replaced, not doubled

@@ -304,7 +304,7 @@ def test_workers_through_the_runner(tmp_path):
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
 
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     target_config = config(tmp_path / "lmdb", "instrument")
     for workload, params in (("concurrent-append", {"rows_per_user": 2_000, "batch_rows": 250}),
                              ("minute-bars", {}), ("read-day", {})):

@@ -414,7 +414,7 @@ def test_runner_reads_with_two_users_on_one_folder_and_probes_a_server(tmp_path,
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
 
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     for config, workload in ((layouts["embedded"][0], "read-day"), (layouts["server"][0], "minute-bars")):
         scenario = Scenario(dataset="taq", scale=SCALE, target="clickhouse", target_config=config,
                             workload=workload, users=(1, 2), operations=3)

@@ -326,7 +326,7 @@ def test_suites_agree_with_duckdb_and_parquet(tmp_path, dataset, scale):
     ("slice-download", {"rows_per_user": 1_000}, "cold"),
 ])
 def test_two_worker_processes_through_the_runner(tmp_path, workload, params, cache):
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scale = Scale(days=2, rows_per_day=10_000, symbols=20)
     scenario = Scenario(dataset="taq", scale=scale, target="hdf5", target_config=config(tmp_path / "files"),
                         workload=workload, params=params, users=(2,), operations=2, cache=cache)

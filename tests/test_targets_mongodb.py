@@ -280,7 +280,7 @@ def test_runner_workers_use_the_target(mongo_server, laid_out, tmp_path, workloa
     from workloads.store import ResultsStore
 
     cfg, _ = laid_out
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="mongodb", target_config=cfg,
                         workload=workload, params=params, users=(2,), operations=2)
     result = Runner(scenario, store).run()

@@ -250,7 +250,7 @@ def test_runner_reads_with_two_users_and_probes(tmp_path, config, layout):
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
 
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="questdb", target_config=config,
                         workload="minute-bars", users=(1, 2), operations=3)
     result = Runner(scenario, store).run()

@@ -121,7 +121,7 @@ def test_formats_without_column_metadata_count_their_files(laid_out):
 
 # --- through the runner -------------------------------------------------------------------------
 def run(tmp_path, kind: str, workload: str, params: dict | None = None, users=(1,), **extra):
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset=extra.pop("dataset", "taq"), scale=extra.pop("scale", SCALE), target=kind,
                         target_config=config(kind, tmp_path), workload=workload, params=params or {},
                         users=users, **extra)

@@ -27,7 +27,7 @@ def _config(target: str, tmp_path) -> dict:
 @pytest.mark.parametrize("workload", list(CASES))
 def test_workload_runs_on_target(tmp_path, target, workload):
     params, users = CASES[workload]
-    store = ResultsStore(tmp_path / "r.duckdb")
+    store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target=target, target_config=_config(target, tmp_path),
                         workload=workload, params=params, users=(users,), operations=2)
     result = Runner(scenario, store).run()

@@ -1,8 +1,15 @@
-"""The results file: one DuckDB database with a schema version and migrations.
+"""The results catalog: a folder with one folder per run (``workloads.run_files``), read through
+DuckDB views named as the tables they replace (``runs``, ``steps``, ``workers``, ``ops``,
+``resources``, ``references``), so figures are SQL over every stored record.
 
-Only the run's collector writes while a run is going; readers use their own cursors. Opening the
-file marks runs whose process died (``kill -9``, a crash, a power cut) as aborted. The figures
-computed from these records live in ``workloads.figures``, exports in ``workloads.exports``.
+Each run's folder has one writer, the process running it; every other process (the window, the
+command line, a second window) reads at any time and never waits: no file is locked, each is
+replaced whole or added as an immutable part. Opening the catalog marks runs whose process died
+(``kill -9``, a crash, a power cut) as aborted, and moves a results file of an older Tickbench (one
+DuckDB file) into the catalog once (``workloads.store_migration``).
+
+The figures computed from these records live in ``workloads.figures``, exports in
+``workloads.exports``.
 """
 from __future__ import annotations
 
@@ -11,86 +18,28 @@ import shutil
 import socket
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pandas as pd
 import psutil
 import pyarrow as pa
 
-from workloads.records import (PHASE_FIELDS, UNKNOWN_BYTES, Columns, OpRecord, as_columns,
-                               batch_length)
+from workloads.records import Columns, OpRecord
+from workloads.run_files import (OPS_COLUMNS, RESOURCE_COLUMNS, RUN_COLUMNS, RUN_FILE, STEP_COLUMNS,
+                                 WORKER_COLUMNS, RunFolder, RunWriter, ops_table, read_json, table,
+                                 utc_now, write_json)
 
-SCHEMA_VERSION = 2
-
-_SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id VARCHAR PRIMARY KEY, name VARCHAR, created_at TIMESTAMP, finished_at TIMESTAMP,
-    status VARCHAR, dataset VARCHAR, target VARCHAR, workload VARCHAR, users VARCHAR,
-    cache VARCHAR, scenario JSON, environment JSON, layout JSON, message VARCHAR
-);
-CREATE TABLE IF NOT EXISTS steps (
-    run_id VARCHAR, step INTEGER, users INTEGER, label VARCHAR, params JSON,
-    started_at TIMESTAMP, duration_s DOUBLE, status VARCHAR, cache_methods VARCHAR
-);
-CREATE TABLE IF NOT EXISTS workers (
-    run_id VARCHAR, step INTEGER, worker INTEGER, pid INTEGER, node VARCHAR,
-    state VARCHAR, error VARCHAR, exitcode INTEGER
-);
-CREATE TABLE IF NOT EXISTS ops (
-    run_id VARCHAR, step INTEGER, worker INTEGER, seq INTEGER, op VARCHAR,
-    t_start DOUBLE, total_s DOUBLE, io_s DOUBLE, query_s DOUBLE, server_s DOUBLE,
-    transfer_s DOUBLE, decode_s DOUBLE, rows BIGINT, bytes BIGINT, ok BOOLEAN,
-    error VARCHAR, node VARCHAR
-);
-CREATE TABLE IF NOT EXISTS resources (
-    run_id VARCHAR, t DOUBLE, cpu_percent DOUBLE, rss_bytes BIGINT,
-    read_bytes_per_s DOUBLE, write_bytes_per_s DOUBLE
-);
-CREATE TABLE IF NOT EXISTS "references" (
-    source VARCHAR, experiment VARCHAR, series VARCHAR, x VARCHAR, value DOUBLE,
-    unit VARCHAR, note VARCHAR
-);
-"""
-
-# Version 2: complete records. Warm-up and probe operations kept apart (ops.kind); the "read"
-# phase; bytes actually read (wire_bytes) beside the logical bytes; target facts (extra); each
-# step's release (wall clock and run clock) and its measurement window under its real name; a
-# failed worker's traceback; the process that runs a run, so a dead one is recognised; facts of a
-# step (the import table's footprint after an import).
-_SCHEMA_V2 = [
-    "ALTER TABLE runs ADD COLUMN host VARCHAR",
-    "ALTER TABLE runs ADD COLUMN host_pid INTEGER",
-    "ALTER TABLE runs ADD COLUMN host_started DOUBLE",
-    "ALTER TABLE steps ADD COLUMN released_at TIMESTAMP",
-    "ALTER TABLE steps ADD COLUMN release_clock DOUBLE",
-    "ALTER TABLE steps RENAME COLUMN duration_s TO window_s",
-    "ALTER TABLE steps ADD COLUMN facts JSON",
-    "ALTER TABLE workers ADD COLUMN traceback VARCHAR",
-    "ALTER TABLE ops ADD COLUMN kind VARCHAR DEFAULT 'measured'",
-    "ALTER TABLE ops ADD COLUMN read_s DOUBLE",
-    "ALTER TABLE ops ADD COLUMN wire_bytes BIGINT",
-    "ALTER TABLE ops ADD COLUMN extra JSON",
-]
-
-# version -> statements that bring a file from version-1 to version. Add entries, never edit them.
-MIGRATIONS: dict[int, list[str]] = {1: [_SCHEMA_V1], 2: _SCHEMA_V2}
-
-_OPS_ARROW_TYPES = {
-    "step": pa.int32(), "worker": pa.int32(), "seq": pa.int32(), "op": pa.string(),
-    "t_start": pa.float64(), "total_s": pa.float64(), "rows": pa.int64(), "bytes": pa.int64(),
-    "ok": pa.bool_(), "kind": pa.string(), **{f: pa.float64() for f in PHASE_FIELDS},
-    "wire_bytes": pa.int64(), "error": pa.string(), "node": pa.string(), "extra": pa.string(),
-}
-assert tuple(_OPS_ARROW_TYPES) == OpRecord._fields
+FORMAT = 3                    # 1 and 2 were single DuckDB files (workloads.store_migration)
+SCHEMA_VERSION = FORMAT
+CATALOG_FILE = "catalog.json"
+RUNS_DIR = "runs"
 ABORTED_MESSAGE = "the process running it (pid {pid}) stopped before the run ended (killed or crashed)"
 
 
 class StoreError(RuntimeError):
-    """The results file cannot be opened or read; the message names it."""
+    """The results catalog cannot be opened or read; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -117,40 +66,80 @@ def process_alive(process: HostProcess) -> bool:
         return True
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+def run_process(run: dict[str, Any]) -> HostProcess | None:
+    if run.get("host_pid") is None:
+        return None
+    return HostProcess(str(run.get("host") or ""), int(run["host_pid"]), float(run.get("host_started") or 0))
+
+
+def abort_if_dead(folder: Path) -> bool:
+    """Mark the run in ``folder`` aborted if it says 'running' but its process has ended.
+
+    Only runs started on this machine can be checked; a run recorded without its process (an old
+    results file) cannot still be running."""
+    run = RunFolder(folder).run()
+    if run.get("status") != "running":
+        return False
+    process = run_process(run)
+    if process is None:
+        message = "the app stopped during the run"
+    elif process.host == socket.gethostname() and not process_alive(process):
+        message = ABORTED_MESSAGE.format(pid=process.pid)
+    else:
+        return False
+    writer = RunWriter(folder)
+    writer.seal_ops()
+    writer.update_run(status="aborted", message=message, finished_at=run.get("finished_at") or utc_now())
+    return True
+
+
+def results_folder(path: Path | str) -> tuple[Path, Path | None]:
+    """The catalog folder for ``path`` and an older results file to move into it, if any:
+    ``results.duckdb`` (a file) -> ``results/``; ``results/`` -> itself, with ``results.duckdb``
+    beside it if that exists."""
+    path = Path(path)
+    if path.is_file():
+        return path.with_name(path.stem), path
+    legacy = path.with_name(path.name + ".duckdb")
+    return path, legacy if legacy.is_file() else None
 
 
 class ResultsStore:
     def __init__(self, path: Path | str):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, legacy = results_folder(path)
+        self.runs_dir = self.path / RUNS_DIR
         try:
-            self._con = duckdb.connect(str(self.path))
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open results file {self.path}: {exc}") from None
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            self._check_format()
+        except OSError as exc:
+            raise StoreError(f"cannot open results folder {self.path}: {exc}") from None
+        self._con = duckdb.connect(":memory:")
         self._lock = threading.RLock()  # one connection, many threads: cursors under a lock
-        self._migrate()
+        self._writers: dict[str, RunWriter] = {}
+        self._cache: dict[str, tuple[tuple, dict[str, list]]] = {}
+        self.migrated = self._migrate(legacy) if legacy is not None else 0
         self._load_references()
         self.aborted_on_open = self._mark_dead_runs()
 
-    # --- schema ------------------------------------------------------------------------
-    def _migrate(self) -> None:
-        self._con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        row = self._con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        current = int(row[0]) if row else 0
-        if current > SCHEMA_VERSION:
-            raise StoreError(f"{self.path} was written by a newer Tickbench (schema {current})")
-        if current == SCHEMA_VERSION:
-            return
-        if current > 0:
-            self._backup(current)
-        for version in range(current + 1, SCHEMA_VERSION + 1):
-            self._con.execute("BEGIN")
-            for statement in MIGRATIONS[version]:
-                self._con.execute(statement)
-            self._con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
-            self._con.execute("COMMIT")
+    # --- the catalog -----------------------------------------------------------------------
+    def _check_format(self) -> None:
+        catalog = self.path / CATALOG_FILE
+        found = read_json(catalog, None)
+        if found is None:
+            write_json(catalog, {"format": FORMAT})
+        elif int(found.get("format", 0)) > FORMAT:
+            raise StoreError(f"{self.path} was written by a newer Tickbench (format {found['format']})")
+
+    @property
+    def schema_version(self) -> int:
+        return int(read_json(self.path / CATALOG_FILE, {}).get("format", FORMAT))
+
+    def _migrate(self, legacy: Path) -> int:
+        from workloads.store_migration import LegacyFileError, migrate_legacy_file
+        try:
+            return migrate_legacy_file(legacy, self.runs_dir)
+        except LegacyFileError as exc:
+            raise StoreError(str(exc)) from None
 
     def _load_references(self) -> None:
         """The published figures shipped with this version, so SQL can set them beside runs."""
@@ -158,167 +147,189 @@ class ResultsStore:
         try:
             frame = as_frame(load_references())
         except (ReferenceDataError, OSError):
-            return  # a damaged resources folder must not stop the results file from opening
+            frame = pd.DataFrame({c: pd.Series(dtype=object) for c in
+                                  ("source", "experiment", "series", "x", "unit", "note")} | {"value": pd.Series(dtype=float)})
         with self._lock:
-            self._con.execute('DELETE FROM "references"')
             self._con.register("_shipped_references", frame)
-            try:
-                self._con.execute('INSERT INTO "references" SELECT * FROM _shipped_references')
-            finally:
-                self._con.unregister("_shipped_references")
+            self._con.execute('CREATE OR REPLACE TABLE "references" AS SELECT * FROM _shipped_references')
+            self._con.unregister("_shipped_references")
 
     def references(self) -> pd.DataFrame:
         return self.frame('SELECT * FROM "references"')
-
-    def _backup(self, version: int) -> Path:
-        self._con.execute("CHECKPOINT")
-        backup = self.path.with_name(f"{self.path.stem}.v{version}.bak{self.path.suffix}")
-        shutil.copy2(self.path, backup)
-        return backup
-
-    @property
-    def schema_version(self) -> int:
-        return int(self.query("SELECT value FROM meta WHERE key='schema_version'")[0][0])
 
     def close(self) -> None:
         with self._lock:
             self._con.close()
 
+    def _folders(self) -> list[RunFolder]:
+        try:
+            return [RunFolder(p) for p in self.runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        except FileNotFoundError:
+            return []
+
     def _mark_dead_runs(self) -> int:
-        """Runs left 'running' by a process that no longer runs become 'aborted'.
+        """Runs left 'running' by a process that no longer runs become 'aborted'."""
+        return sum(abort_if_dead(folder.folder) for folder in self._folders())
 
-        Only runs started on this machine can be checked; a run recorded without its process
-        (schema 1) cannot still be running, since that version cannot open this file.
-        """
-        here = socket.gethostname()
-        with self._lock:
-            rows = self._con.execute("SELECT run_id, host, host_pid, host_started FROM runs "
-                                     "WHERE status = 'running'").fetchall()
-            dead = []
-            for run_id, host, pid, started in rows:
-                if pid is None:
-                    dead.append((run_id, "the app stopped during the run"))
-                elif host == here and not process_alive(HostProcess(host, int(pid), float(started))):
-                    dead.append((run_id, ABORTED_MESSAGE.format(pid=pid)))
-            for run_id, message in dead:
-                self._con.execute("UPDATE runs SET status = 'aborted', message = ?, "
-                                  "finished_at = coalesce(finished_at, ?) WHERE run_id = ?",
-                                  [message, _now(), run_id])
-        return len(dead)
+    # --- the views -------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        """Point the views at the files as they are now (a run's small files are re-read only
+        when they changed)."""
+        rows: dict[str, list] = {"runs": [], "steps": [], "workers": [], "resources": []}
+        ops_files: list[str] = []
+        seen = set()
+        for folder in self._folders():
+            stamp = _stamp(folder)
+            cached = self._cache.get(folder.run_id)
+            if cached is None or cached[0] != stamp:
+                run = folder.run()
+                parts = {"runs": [run] if run else [], "steps": folder.steps(), "workers": folder.workers(),
+                         "resources": folder.resources()}
+                for key in ("steps", "workers", "resources"):
+                    for row in parts[key]:
+                        row.setdefault("run_id", folder.run_id)
+                cached = (stamp, parts)
+                self._cache[folder.run_id] = cached
+            if not cached[1]["runs"]:
+                continue                      # a folder being created: its run.json comes first
+            seen.add(folder.run_id)
+            for key in rows:
+                rows[key] += cached[1][key]
+            ops_files += [str(p) for p in folder.ops_files()]
+        for run_id in set(self._cache) - seen:
+            del self._cache[run_id]
+        views = {"runs": (rows["runs"], RUN_COLUMNS), "steps": (rows["steps"], STEP_COLUMNS),
+                 "workers": (rows["workers"], WORKER_COLUMNS), "resources": (rows["resources"], RESOURCE_COLUMNS)}
+        for name, (found, columns) in views.items():
+            self._register(name, table(found, columns))
+        if ops_files:
+            listed = ", ".join(f"'{p.replace(chr(39), chr(39) * 2)}'" for p in ops_files)
+            self._con.execute(f"CREATE OR REPLACE TEMP VIEW ops AS SELECT {', '.join(OPS_COLUMNS)} "
+                              f"FROM read_parquet([{listed}], union_by_name = true)")
+        else:
+            self._register("ops", pa.schema(OPS_COLUMNS).empty_table())
 
-    # --- reading by SQL ------------------------------------------------------------------
+    def _register(self, name: str, data: pa.Table) -> None:
+        self._con.execute(f"DROP VIEW IF EXISTS {name}")
+        self._con.register(name, data)
+
+    # --- reading by SQL (the views are this connection's own: no cursors) ---------------------
     def query(self, sql: str, params: list | None = None) -> list[tuple]:
-        with self._lock:
-            return self._con.cursor().execute(sql, params or []).fetchall()
+        return self._read(lambda cursor: cursor.execute(sql, params or []).fetchall())
 
     def frame(self, sql: str, params: list | None = None) -> pd.DataFrame:
-        with self._lock:
-            return self._con.cursor().execute(sql, params or []).df()
+        return self._read(lambda cursor: cursor.execute(sql, params or []).df())
 
-    def _exec(self, sql: str, params: list | None = None) -> None:
+    def _read(self, fetch):
         with self._lock:
-            self._con.execute(sql, params or [])
+            for attempt in (1, 2):
+                self._refresh()
+                try:
+                    return fetch(self._con)
+                except duckdb.IOException:
+                    if attempt == 2:      # a run sealed its parts between the listing and the read
+                        raise
 
-    # --- writers -------------------------------------------------------------------------
+    # --- writers: only the process running a run writes its folder ---------------------------
+    def _writer(self, run_id: str) -> RunWriter:
+        writer = self._writers.get(run_id)
+        if writer is None:
+            writer = self._writers[run_id] = RunWriter(self.runs_dir / run_id)
+        return writer
+
     def create_run(self, run_id: str, scenario: dict[str, Any], environment: dict[str, Any],
                    process: HostProcess | None = None) -> None:
         process = process or host_process()
-        self._exec(
-            "INSERT INTO runs (run_id, name, created_at, status, dataset, target, workload, users, "
-            "cache, scenario, environment, message, host, host_pid, host_started) "
-            "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
-            [run_id, scenario.get("name", ""), _now(), scenario["dataset"], scenario["target"],
-             scenario["workload"], ",".join(str(u) for u in scenario["users"]), scenario["cache"],
-             json.dumps(scenario, default=str), json.dumps(environment, default=str),
-             process.host, process.pid, process.started],
-        )
+        self._writer(run_id).update_run(
+            run_id=run_id, name=scenario.get("name", ""), created_at=utc_now(), finished_at=None,
+            status="running", dataset=scenario["dataset"], target=scenario["target"],
+            workload=scenario["workload"], users=",".join(str(u) for u in scenario["users"]),
+            cache=scenario["cache"], scenario=json.dumps(scenario, default=str),
+            environment=json.dumps(environment, default=str), layout=None, message="",
+            host=process.host, host_pid=process.pid, host_started=process.started)
 
     def set_environment_entry(self, run_id: str, key: str, value: Any) -> None:
-        with self._lock:
-            row = self._con.execute("SELECT environment FROM runs WHERE run_id = ?", [run_id]).fetchone()
-            environment = json.loads(row[0]) if row and row[0] else {}
-            environment[key] = value
-            self._con.execute("UPDATE runs SET environment = ? WHERE run_id = ?",
-                              [json.dumps(environment, default=str), run_id])
+        writer = self._writer(run_id)
+        environment = json.loads(writer.run().get("environment") or "{}")
+        environment[key] = value
+        writer.update_run(environment=json.dumps(environment, default=str))
 
     def set_layout(self, run_id: str, layout: dict[str, Any]) -> None:
-        self._exec("UPDATE runs SET layout = ? WHERE run_id = ?", [json.dumps(layout, default=str), run_id])
+        self._writer(run_id).update_run(layout=json.dumps(layout, default=str))
 
     def finish_run(self, run_id: str, status: str, message: str = "") -> None:
-        self._exec("UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE run_id = ?",
-                   [status, _now(), message, run_id])
+        writer = self._writer(run_id)
+        writer.seal_ops()
+        writer.update_run(status=status, finished_at=utc_now(), message=message)
 
     def add_step(self, run_id: str, step: int, users: int, label: str, params: dict) -> None:
-        self._exec("INSERT INTO steps (run_id, step, users, label, params, started_at, status, "
-                   "cache_methods) VALUES (?, ?, ?, ?, ?, ?, 'running', '')",
-                   [run_id, step, users, label, json.dumps(params, default=str), _now()])
+        self._writer(run_id).add_step(
+            {"run_id": run_id, "step": step, "users": users, "label": label,
+             "params": json.dumps(params, default=str), "started_at": utc_now(), "window_s": None,
+             "status": "running", "cache_methods": "", "released_at": None, "release_clock": None,
+             "facts": None})
 
     def release_step(self, run_id: str, step: int, run_clock: float) -> None:
         """The moment the step's workers were released: the start of its measurement window."""
-        self._exec("UPDATE steps SET released_at = ?, release_clock = ? WHERE run_id = ? AND step = ?",
-                   [_now(), run_clock, run_id, step])
+        self._writer(run_id).update_step(step, released_at=utc_now(), release_clock=run_clock)
 
     def finish_step(self, run_id: str, step: int, window_s: float, status: str,
                     cache_methods: list[str]) -> None:
         """``window_s``: from the release to the end of the step's last measured operation."""
-        self._exec("UPDATE steps SET window_s = ?, status = ?, cache_methods = ? "
-                   "WHERE run_id = ? AND step = ?",
-                   [window_s, status, ",".join(cache_methods), run_id, step])
+        self._writer(run_id).update_step(step, window_s=window_s, status=status,
+                                         cache_methods=",".join(cache_methods))
 
     def set_step_facts(self, run_id: str, step: int, facts: dict[str, Any]) -> None:
-        self._exec("UPDATE steps SET facts = ? WHERE run_id = ? AND step = ?",
-                   [json.dumps(facts, default=str), run_id, step])
+        self._writer(run_id).update_step(step, facts=json.dumps(facts, default=str))
 
     def set_worker(self, run_id: str, step: int, worker: int, pid: int | None, node: str,
                    state: str, error: str = "", exitcode: int | None = None, traceback: str = "") -> None:
-        with self._lock:
-            self._con.execute("DELETE FROM workers WHERE run_id=? AND step=? AND worker=?",
-                              [run_id, step, worker])
-            self._con.execute("INSERT INTO workers (run_id, step, worker, pid, node, state, error, "
-                              "exitcode, traceback) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                              [run_id, step, worker, pid, node, state, error, exitcode, traceback or None])
+        self._writer(run_id).set_worker(
+            {"run_id": run_id, "step": step, "worker": worker, "pid": pid, "node": node, "state": state,
+             "error": error, "exitcode": exitcode, "traceback": traceback or None})
 
     def add_ops(self, run_id: str, records: "Columns | list[OpRecord]") -> None:
-        columns = as_columns(records)
-        count = batch_length(columns)
-        if not count:
-            return
-        arrays = {"run_id": pa.array(np.full(count, run_id, dtype=object), pa.string())}
-        for name in OpRecord._fields:
-            values = columns[name]
-            arrays[name] = pa.array(values, _OPS_ARROW_TYPES[name], mask=_missing(name, values))
-        frame = pa.table(arrays)
-        with self._lock:
-            self._con.register("_incoming_ops", frame)
-            try:
-                self._con.execute("INSERT INTO ops BY NAME SELECT * FROM _incoming_ops")
-            finally:
-                self._con.unregister("_incoming_ops")
+        self._writer(run_id).add_ops(ops_table(run_id, records))
 
     def add_resource(self, run_id: str, t: float, cpu: float, rss: int, rbps: float, wbps: float) -> None:
-        self._exec("INSERT INTO resources VALUES (?, ?, ?, ?, ?, ?)", [run_id, t, cpu, rss, rbps, wbps])
+        self._writer(run_id).add_resource({"run_id": run_id, "t": t, "cpu_percent": cpu, "rss_bytes": rss,
+                                           "read_bytes_per_s": rbps, "write_bytes_per_s": wbps})
 
     def delete_run(self, run_id: str) -> None:
-        with self._lock:
-            for table in ("ops", "steps", "workers", "resources", "runs"):
-                self._con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        """The run's folder, moved aside first so no reader ever sees half of it."""
+        folder = self.runs_dir / run_id
+        if not folder.is_dir():
+            return
+        self._writers.pop(run_id, None)
+        doomed = self.runs_dir / f".deleted-{run_id}"
+        folder.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
 
     # --- readers -------------------------------------------------------------------------
     def runs(self) -> pd.DataFrame:
         return self.frame("SELECT run_id, name, created_at, finished_at, status, dataset, target, "
                           "workload, users, cache, message FROM runs ORDER BY created_at DESC")
 
+    def run_ids(self) -> list[str]:
+        return sorted(f.run_id for f in self._folders())
+
     def run(self, run_id: str) -> dict[str, Any]:
-        frame = self.frame("SELECT * FROM runs WHERE run_id = ?", [run_id])
-        if frame.empty:
-            matches = self.query("SELECT run_id FROM runs WHERE run_id LIKE ?", [run_id + "%"])
+        folder = self.runs_dir / run_id
+        row = RunFolder(folder).run() if folder.is_dir() else {}
+        if not row:
+            matches = [r for r in self.run_ids() if r.startswith(run_id)] if run_id else []
             if len(matches) == 1:
-                return self.run(matches[0][0])
+                return self.run(matches[0])
             raise StoreError(f"no run {run_id!r} in {self.path}")
-        row = frame.iloc[0].to_dict()
+        row = {name: row.get(name) for name in RUN_COLUMNS}
+        for key in ("created_at", "finished_at"):
+            row[key] = pd.Timestamp(row[key]) if row[key] else None
         for key in ("scenario", "environment", "layout"):
             row[key] = json.loads(row[key]) if isinstance(row[key], str) and row[key] else {}
         return row
+
+    def run_folder(self, run_id: str) -> Path:
+        return self.runs_dir / self.run(run_id)["run_id"]
 
     def step_facts(self, run_id: str) -> dict[int, dict[str, Any]]:
         """Facts a step recorded (an import table's footprint), by step."""
@@ -341,12 +352,13 @@ class ResultsStore:
         return self.frame("SELECT * FROM resources WHERE run_id = ? ORDER BY t", [run_id])
 
 
-def _missing(name: str, values: np.ndarray) -> np.ndarray | None:
-    """Which values are NULL in the file: absent phases (NaN), unknown wire bytes, no extra facts."""
-    if name in PHASE_FIELDS:
-        return np.isnan(values)
-    if name == "wire_bytes":
-        return values == UNKNOWN_BYTES
-    if name == "extra":
-        return values == ""
-    return None
+def _stamp(folder: RunFolder) -> tuple:
+    """What changes when one of a run's small files changes."""
+    out = []
+    for name in (RUN_FILE, "steps.json", "workers.json", "resources.jsonl"):
+        try:
+            stat = (folder.folder / name).stat()
+            out.append((stat.st_mtime_ns, stat.st_size))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)

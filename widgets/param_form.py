@@ -2,7 +2,8 @@
 
 int -> QSpinBox, float -> QDoubleSpinBox (limits and unit suffix from the Param), choice ->
 QComboBox, bool -> QCheckBox, int_list -> QLineEdit checked by Param.coerce with a red hint
-under it when the text is wrong. Values come out already coerced by the Param itself, so the form
+under it when the text is wrong. The wheel changes a spin box or combo box only once it has focus
+(widgets.wheel_guard): scrolling the form never changes a value on the way. Values come out already coerced by the Param itself, so the form
 and the engine agree on what is valid.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QLineEdit, QSpinBox, QVBoxLayout, QWidget)
 
 from widgets.theme import current_theme
+from widgets.wheel_guard import guard_widget
 from workloads.params import Param
 
 _INT_LIMIT = 2**31 - 1           # QSpinBox holds a C int
@@ -49,6 +51,7 @@ class ParamForm(QWidget):
         for p in params:
             editor = self._make_editor(p)
             editor.setObjectName(f"param_{p.name}")
+            guard_widget(editor)     # the wheel scrolls the form, not the field under the pointer
             if p.help:
                 editor.setToolTip(p.help)
             self._editors[p.name] = editor

@@ -1,32 +1,31 @@
 """One run: prepare the target, then per step start N worker processes, release them together,
-collect their records into the results store and the live aggregates, and finish cleanly.
+let the step's collector (``workloads.collector``) gather their records into the results store
+and the live aggregates, and finish cleanly.
 
-``Runner.run()`` is synchronous (tests call it directly); the GUI calls it off the GUI thread and
-polls ``snapshot()``; ``cancel()`` may be called from any thread.
+``Runner.run()`` is synchronous: ``tickbench run`` calls it, and so does the process the window
+starts for a run (``tickbench run --live``, which publishes ``snapshot()`` to the run's folder);
+``cancel()`` may be called from any thread.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
 import secrets
-import signal
 import threading
 import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from multiprocessing.connection import wait
 from typing import Any
 
 import pandas as pd
 
+from workloads.collector import Collector, RunContext, WorkerHandle
 from workloads.environment import capture_environment
 from workloads.figures import figures_of_step, step_figures
 from workloads.kinds import StepPlan, get_workload
-from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.metrics import LiveAggregates
-from workloads.records import MEASURED, Columns, batch_length, concat_columns
 from workloads.sampler import ResourceSampler
-from workloads.scenario import Scenario
+from workloads.scenario import Scenario, run_name
 from workloads.snapshot import LiveSnapshot
 from workloads.store import ResultsStore, host_process
 from workloads.targets import make_target
@@ -37,23 +36,10 @@ from workloads.targets.sizes import rows_bytes
 from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
 
 READY_TIMEOUT_S = 300.0     # spawned workers import pandas/pyarrow: slow with many on 2 cores
-CANCEL_GRACE_S = 0.7        # then workers still busy in an operation are killed (cancel <= 1 s)
-STORE_FLUSH_S = 0.5
 
 
 def new_run_id() -> str:
     return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-
-
-def exit_description(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with code {code}"
 
 
 @dataclass
@@ -64,28 +50,26 @@ class RunResult:
     figures: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-@dataclass
-class _Worker:
-    index: int
-    process: Any
-    conn: Any
-    state: str = "starting"
-    pid: int | None = None
-    node: str = ""
-    error: str = ""
-    traceback: str = ""
+def check_scenario(scenario: Scenario) -> dict[str, Any]:
+    """The scenario's workload parameters, validated; ValueError or KeyError (unknown workload or
+    target, bad parameters) before anything starts. No I/O."""
+    workload = get_workload(scenario.workload)
+    params = workload.validate(scenario.params)
+    if workload.bounded_by_operations and not scenario.operations and not scenario.duration_s:
+        raise ValueError(f"{scenario.workload} needs a number of operations per user or a duration")
+    make_target(scenario.target, scenario.target_config)  # config only, no I/O
+    return params
 
 
 class Runner:
-    def __init__(self, scenario: Scenario, store: ResultsStore, ready_timeout_s: float = READY_TIMEOUT_S):
+    def __init__(self, scenario: Scenario, store: ResultsStore, ready_timeout_s: float = READY_TIMEOUT_S,
+                 run_id: str | None = None):
         self.scenario = scenario
         self.store = store
-        self.run_id = new_run_id()
+        self.run_id = run_id or new_run_id()
         self.ready_timeout_s = ready_timeout_s
         self.workload = get_workload(scenario.workload)
-        self.params = self.workload.validate(scenario.params)
-        if self.workload.bounded_by_operations and not scenario.operations and not scenario.duration_s:
-            raise ValueError(f"{scenario.workload} needs a number of operations per user or a duration")
+        self.params = check_scenario(scenario)
         self.steps: list[StepPlan] = self.workload.steps(scenario)
         self.target = make_target(scenario.target, scenario.target_config)  # config only, no I/O
         self._cancel = threading.Event()
@@ -192,7 +176,7 @@ class Runner:
         if clear and not self.scenario.warmup_ops:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
         workers = [self._spawn(step, layout, i, events, step_t0) for i in range(step.users)]
-        collector = _Collector(self, step, workers)
+        collector = Collector(self._context(), step, workers)
         collector.wait_ready(self.ready_timeout_s)
         if clear and self.scenario.warmup_ops:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
@@ -216,6 +200,7 @@ class Runner:
             events.probe.set()
         collector.collect(offset, events.stop, until=("running", "measured"))
         collector.finish()
+        self._failures += collector.failures
         step_status = "cancelled" if self.cancelled else "completed"
         self.store.finish_step(self.run_id, step.index, window, step_status,
                                step_methods + collector.cache_methods)
@@ -229,7 +214,11 @@ class Runner:
             return []
         return self.target.drop_cache_for_step(layout)
 
-    def _spawn(self, step: StepPlan, layout, index: int, events: StepEvents, step_t0) -> _Worker:
+    def _context(self) -> RunContext:
+        return RunContext(self.run_id, self.store, self._metrics, self._sampler, lambda: self.cancelled,
+                          self.clock, self._step_progress)
+
+    def _spawn(self, step: StepPlan, layout, index: int, events: StepEvents, step_t0) -> WorkerHandle:
         spec = WorkerSpec(scenario=self.scenario.to_dict(), step=asdict(step), worker=index,
                           layout=layout, target_kind=self.scenario.target,
                           target_config=dict(self.scenario.target_config))
@@ -238,9 +227,8 @@ class Runner:
                                    args=(spec, child_conn, events, step_t0), daemon=True)
         process.start()
         child_conn.close()
-        return _Worker(index=index, process=process, conn=parent_conn)
+        return WorkerHandle(index=index, process=process, conn=parent_conn)
 
-    # called by the collector
     def _step_progress(self, step: StepPlan, ops: int, rows: int, elapsed: float) -> float:
         # asked on every collector pass: the planned count (a suite file read) once per step
         if step.index not in self._planned_ops:
@@ -258,171 +246,6 @@ class Runner:
         return min(1.0, 0.1 + 0.9 * (step.index + min(fraction, 1.0)) / len(self.steps))
 
 
-_LIVE = ("starting", "ready", "running", "measured")   # states in which a worker's pipe is read
-
-
-class _Collector:
-    """Reads every worker's pipe, feeds the store and the live aggregates, watches for deaths.
-
-    It owns the workers' states: starting -> ready -> running -> measured -> done, or failed /
-    cancelled from any of them.
-    """
-
-    def __init__(self, runner: Runner, step: StepPlan, workers: list[_Worker]):
-        self.runner, self.step, self.workers = runner, step, workers
-        self.pending: list[Columns] = []
-        self.last_end = 0.0          # release-relative end of the last measured operation
-        self.cache_methods: list[str] = []
-        self.ops = self.rows = 0
-        self._last_flush = self._last_sample = time.monotonic()
-
-    def _open(self) -> list[_Worker]:
-        return [w for w in self.workers if w.conn is not None]
-
-    def set_state(self, w: _Worker, state: str) -> None:
-        w.state = state
-        self.runner._metrics.set_worker(w.index, state)
-
-    def wait_ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while any(w.state == "starting" for w in self.workers):
-            if self.runner.cancelled or time.monotonic() > deadline:
-                for w in self.workers:
-                    if w.state == "starting":
-                        reason = "cancelled before it started" if self.runner.cancelled else \
-                            f"not ready within {timeout_s:.0f} s"
-                        self._fail(w, reason, state="cancelled" if self.runner.cancelled else "failed")
-                        w.process.kill()
-                return
-            self._poll(0.1, None)
-            self._sample()
-
-    def collect(self, offset: float, stop_event, until: tuple[str, ...]) -> None:
-        """Read records while any worker is in one of the ``until`` states (or cancel)."""
-        cancel_deadline = None
-        while any(w.state in until and w.conn is not None for w in self.workers):
-            if self.runner.cancelled and cancel_deadline is None:
-                stop_event.set()
-                cancel_deadline = time.monotonic() + CANCEL_GRACE_S
-            if cancel_deadline is not None and time.monotonic() > cancel_deadline:
-                for w in self._open():
-                    w.process.kill()
-                    w.process.join(1.0)
-                    self._drain(w, offset)
-                    if w.conn is not None:
-                        self._close(w, "cancelled", "stopped by the user during an operation")
-                break
-            self._poll(0.1, offset)
-            self._flush_if_due()
-            self._sample()
-            elapsed = self.runner.clock() - offset
-            self.runner._metrics.set_status(
-                "running", progress=self.runner._step_progress(self.step, self.ops, self.rows, elapsed))
-
-    def finish(self) -> None:
-        for w in self.workers:
-            w.process.join(2.0)
-            if w.process.is_alive():
-                w.process.kill()
-                w.process.join(2.0)
-            if w.conn is not None:     # a worker that never said Done (stopped before the release)
-                self._close(w, "cancelled" if self.runner.cancelled else w.state)
-        self._flush()
-
-    def _poll(self, timeout: float, offset: float | None) -> None:
-        by_conn = {w.conn: w for w in self._open()}
-        if not by_conn:
-            time.sleep(timeout)
-            return
-        for conn in wait(list(by_conn), timeout=timeout):
-            self._receive(by_conn[conn], offset)
-        for w in self._open():  # a worker that died without a word (killed, crashed)
-            if not w.process.is_alive() and not w.conn.poll():
-                w.process.join(0.1)
-                if w.state in _LIVE:
-                    self._fail(w, f"worker process {exit_description(w.process.exitcode)}")
-                else:
-                    self._close(w, w.state)
-
-    def _drain(self, w: _Worker, offset: float) -> None:
-        while w.conn is not None and w.conn.poll():
-            self._receive(w, offset)
-
-    def _receive(self, w: _Worker, offset: float | None) -> None:
-        try:
-            message = w.conn.recv()
-        except (EOFError, OSError, Exception):  # closed or half-written by a dying worker
-            w.process.join(0.5)
-            if w.state in _LIVE:
-                self._fail(w, f"worker process {exit_description(w.process.exitcode)}")
-            else:
-                self._close(w, w.state)
-            return
-        if isinstance(message, Ready):
-            w.pid, w.node = message.pid, message.node
-            self.set_state(w, "ready")
-            self.runner.store.set_worker(self.runner.run_id, self.step.index, w.index, w.pid, w.node, "ready")
-        elif isinstance(message, Records):
-            self._add(message.batch, offset)
-        elif isinstance(message, MeasuredDone):
-            self.cache_methods = list(message.cache_methods) or self.cache_methods
-            self.set_state(w, "measured")
-        elif isinstance(message, Done):
-            self.cache_methods = list(message.cache_methods) or self.cache_methods
-            self._close(w, "cancelled" if self.runner.cancelled else "done")
-        elif isinstance(message, Failed):
-            self._fail(w, message.error, traceback=message.traceback)
-
-    def _add(self, batch: Columns, offset: float | None) -> None:
-        if not batch_length(batch) or offset is None:
-            return
-        self.pending.append(batch)
-        self.runner._metrics.add(batch, offset)
-        measured = batch["kind"] == MEASURED
-        ok = batch["ok"] & measured
-        if measured.any():
-            ends = batch["t_start"][measured] + batch["total_s"][measured]
-            self.last_end = max(self.last_end, float(ends.max()))
-        self.ops += int(ok.sum())
-        self.rows += int(batch["rows"][ok].sum())
-
-    def _fail(self, w: _Worker, error: str, state: str = "failed", traceback: str = "") -> None:
-        w.error, w.traceback = error, traceback
-        if state == "failed":
-            self.runner._failures.append(f"worker {w.index} (step {self.step.index + 1}): {error}")
-        self._close(w, state)
-
-    def _close(self, w: _Worker, state: str, error: str = "") -> None:
-        w.state = state
-        w.error = w.error or error
-        if w.conn is not None:
-            w.conn.close()
-            w.conn = None
-        self.runner._metrics.set_worker(w.index, state, w.error)
-        self.runner.store.set_worker(self.runner.run_id, self.step.index, w.index, w.pid, w.node,
-                                     state, w.error, w.process.exitcode, w.traceback)
-
-    def _flush_if_due(self) -> None:
-        if time.monotonic() - self._last_flush >= STORE_FLUSH_S:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.pending:
-            self.runner.store.add_ops(self.runner.run_id, concat_columns(self.pending))
-            self.pending = []
-        self._last_flush = time.monotonic()
-
-    def _sample(self) -> None:
-        now = time.monotonic()
-        if now - self._last_sample < 1.0 or self.runner._sampler is None:
-            return
-        self._last_sample = now
-        point = self.runner._sampler.sample(self.runner.clock())
-        self.runner._metrics.add_resources(point)
-        self.runner.store.add_resource(self.runner.run_id, point.t, point.cpu_percent, point.rss_bytes,
-                                       point.read_bytes_per_s, point.write_bytes_per_s)
-
-
 def _safe_describe(target) -> dict[str, Any]:
     try:
         return target.describe()
@@ -432,6 +255,7 @@ def _safe_describe(target) -> dict[str, Any]:
 
 def _public_scenario(scenario: Scenario) -> dict[str, Any]:
     data = scenario.to_dict()
+    data["name"] = run_name(scenario)
     data["target_config"] = {k: v for k, v in data["target_config"].items() if k != "password"}
     return data
 

@@ -78,6 +78,25 @@ class Scenario:
         return cls.from_dict(data)
 
 
+UNNAMED = ("", "untitled", "cli")       # names that say nothing: the run gets ``describe``'s instead
+
+
+def describe(scenario: Scenario) -> str:
+    """A name that says what a run is: target, workload, users and cache, e.g.
+    "pickle · read-day · 1 user · warm cache" or "duckdb · slice-download · 1-128 users · cold cache"."""
+    users = scenario.users
+    count = f"{users[0]} user{'s' if users[0] != 1 else ''}" if len(users) == 1 else \
+        f"{min(users)}-{max(users)} users"
+    target = scenario.target_config.get("target_key") or scenario.target
+    return f"{target} · {scenario.workload} · {count} · {scenario.cache} cache"
+
+
+def run_name(scenario: Scenario) -> str:
+    """The name a run is stored and shown under."""
+    name = scenario.name.strip()
+    return describe(scenario) if name in UNNAMED else name
+
+
 def _drop_secrets(data: dict[str, Any]) -> dict[str, Any]:
     """Passwords never go into scenario files."""
     config = dict(data.get("target_config", {}))

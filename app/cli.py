@@ -67,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
     run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
+    run.add_argument("--scenario-stdin", action="store_true",
+                     help="read the whole scenario as JSON from standard input (how the window starts a "
+                          "run: a password in it is never written anywhere)")
+    run.add_argument("--run-id", help="the run's id (default: a new one)")
+    run.add_argument("--live", action="store_true",
+                     help="publish live snapshots to the run's folder and obey a stop request there "
+                          "(the window's viewer), instead of a progress bar")
     add_dolphindb_arguments(run)
     add_verify_parser(sub)
     sub.add_parser("runs", help="list stored runs")
@@ -230,11 +237,13 @@ def _password(user: str) -> str:
 def cmd_run(args) -> int:
     from workloads.runner import Runner
     try:
-        scenario = scenario_from_args(args)
+        scenario = _scenario_from_stdin() if args.scenario_stdin else scenario_from_args(args)
         store = _store(args)
-        runner = Runner(scenario, store)
+        runner = Runner(scenario, store, run_id=args.run_id)
     except (ValueError, KeyError) as exc:
         raise CliError(str(exc).strip("'\"")) from None
+    if args.live:
+        return _run_live(runner, store)
     result_box: list = []
     thread = threading.Thread(target=lambda: result_box.append(runner.run()), daemon=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
@@ -260,6 +269,32 @@ def cmd_run(args) -> int:
     style = {"completed": "green", "cancelled": "yellow"}.get(result.status, "red")
     console.print(f"run [bold]{result.run_id}[/bold]: [{style}]{result.status}[/{style}]"
                   + (f" — {result.message}" if result.message else ""), highlight=False)
+    return 0 if result.status == "completed" else 1
+
+
+def _scenario_from_stdin() -> "Scenario":
+    import json
+    from workloads.scenario import Scenario
+    try:
+        return Scenario.from_dict(json.loads(sys.stdin.read()))
+    except (ValueError, TypeError) as exc:
+        raise CliError(f"--scenario-stdin: not a scenario: {exc}") from None
+
+
+def _run_live(runner, store) -> int:
+    """The run as the window starts it: its own process and session, a viewer reading its folder.
+    SIGTERM or SIGINT (or a stop file) cancel it cleanly; what was measured is kept."""
+    import signal
+    from workloads.live import LivePublisher
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: runner.cancel())
+    publisher = LivePublisher(store.runs_dir / runner.run_id, runner.snapshot, runner.cancel).start()
+    try:
+        result = runner.run()
+    finally:
+        publisher.close()
+    print(f"run {result.run_id}: {result.status}" + (f" — {result.message}" if result.message else ""), flush=True)
     return 0 if result.status == "completed" else 1
 
 

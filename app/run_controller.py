@@ -1,21 +1,32 @@
-"""The one orchestrator between the GUI and the engine.
+"""The window's side of a run: it starts the run's own process (``app.run_process``) and follows
+it by reading the run's folder (``workloads.live``), turning what it reads into Qt signals.
+Widgets only listen.
 
-It owns the Runner (which owns the worker processes and the writer to the results file), runs it
-on a background thread, and turns its state into Qt signals. Widgets only listen.
+Nothing measured passes through this process: the run process owns its workers, its collector and
+its writes to the results catalog, so the window can close, crash or freeze without losing a
+record, and a window opened later attaches to a run still going (``attach_running``).
 """
 from __future__ import annotations
 
-import threading
+import os
+import shutil
+import signal
+import subprocess
 from collections import deque
+from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from workloads.runner import RunResult, Runner
+from app.run_process import log_tail, start_run_process
+from workloads.live import read_live, request_stop
+from workloads.run_files import LIVE_FILE, RunFolder
+from workloads.runner import RunResult, check_scenario, new_run_id
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.store import ResultsStore, abort_if_dead, process_alive, run_process
 from workloads.worker import describe_error
 
 POLL_MS = 200  # a snapshot five times a second is plenty for people; charts repaint on their own timers
+STOP_WAIT_S = 5.0
 
 
 class RunController(QObject):
@@ -28,9 +39,9 @@ class RunController(QObject):
     def __init__(self, store: ResultsStore, parent: QObject | None = None):
         super().__init__(parent)
         self.store = store
-        self._runner: Runner | None = None
-        self._thread: threading.Thread | None = None
-        self._result: RunResult | None = None
+        self._run_id: str | None = None
+        self._process: subprocess.Popen | None = None     # None when attached to another's run
+        self._seen_live = None
         self._queue: deque[Scenario] = deque()
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
@@ -38,29 +49,59 @@ class RunController(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._thread is not None
+        return self._run_id is not None
 
     @property
     def current_run_id(self) -> str | None:
-        return self._runner.run_id if self._runner else None
+        return self._run_id
 
+    @property
+    def waiting(self) -> int:
+        return len(self._queue)
+
+    def _folder(self) -> Path:
+        return self.store.runs_dir / self._run_id
+
+    # ---- starting and attaching -------------------------------------------------------------
     def start(self, scenario: Scenario) -> bool:
-        """Start one scenario now; False (with a signal) if it cannot start."""
+        """Start one scenario in its own process now; False (with a signal) if it cannot start."""
         if self.busy:
             self.run_failed_to_start.emit("a run is already going: stop it first")
             return False
         try:
-            runner = Runner(scenario, self.store)
+            check_scenario(scenario)
         except Exception as exc:  # bad parameters, unknown target: say so, start nothing
-            self.run_failed_to_start.emit(describe_error(exc) if not isinstance(exc, ValueError) else str(exc))
+            self.run_failed_to_start.emit(str(exc).strip("'\"") if isinstance(exc, (ValueError, KeyError))
+                                          else describe_error(exc))
             return False
-        self._runner, self._result = runner, None
-        self._thread = threading.Thread(target=self._run, name="tickbench-run", daemon=True)
-        self._thread.start()
-        self._timer.start()
-        self.run_started.emit(runner.run_id, scenario)
+        run_id = new_run_id()
+        try:
+            process = start_run_process(scenario, self.store.path, self.store.runs_dir, run_id)
+        except OSError as exc:
+            self.run_failed_to_start.emit(f"cannot start the run's process: {exc}")
+            return False
+        self._follow(run_id, process)
+        self.run_started.emit(run_id, scenario)
         return True
 
+    def attach_running(self) -> str | None:
+        """Follow a run still going on this machine (started by an earlier window); its id."""
+        if self.busy:
+            return None
+        for run_id in self.store.runs().query("status == 'running'")["run_id"]:
+            run = self.store.run(run_id)
+            process = run_process(run)
+            if process is not None and process_alive(process):
+                self._follow(run_id, None)
+                self.run_started.emit(run_id, Scenario.from_dict(run["scenario"]))
+                return run_id
+        return None
+
+    def _follow(self, run_id: str, process: subprocess.Popen | None) -> None:
+        self._run_id, self._process, self._seen_live = run_id, process, None
+        self._timer.start()
+
+    # ---- control ------------------------------------------------------------------------------
     def start_playlist(self, scenarios: list[Scenario]) -> None:
         """Run scenarios one after another, unattended (demo mode)."""
         self._queue.extend(scenarios)
@@ -69,42 +110,84 @@ class RunController(QObject):
             self._start_next()
 
     def stop(self) -> None:
-        """Cancel the running scenario (workers stop within a second) and drop the queue."""
+        """Cancel the running scenario (its workers stop within a second) and drop the queue."""
         self._queue.clear()
         self.queue_changed.emit(0)
-        if self._runner is not None:
-            self._runner.cancel()
-
-    def _run(self) -> None:
-        runner = self._runner
-        try:
-            self._result = runner.run()
-        except Exception as exc:  # Runner.run records its own failures; this is the last net
-            self._result = RunResult(runner.run_id, "failed", describe_error(exc))
-
-    def _poll(self) -> None:
-        if self._runner is None:
+        if not self.busy:
             return
-        self.snapshot_ready.emit(self._runner.snapshot())
-        if self._thread is not None and not self._thread.is_alive():
-            self._thread.join()
-            result = self._result
-            self._timer.stop()
-            self._thread = None
+        request_stop(self._folder())
+        pid = self._process.pid if self._process is not None else run_process(self.store.run(self._run_id)).pid
+        try:
+            os.kill(pid, signal.SIGTERM)          # at once; the stop file covers a missed signal
+        except (OSError, AttributeError):
+            pass
+
+    def detach(self) -> None:
+        """Stop following; the run goes on in its own process and a later window attaches to it."""
+        self._queue.clear()
+        self._timer.stop()
+        self._run_id = self._process = None
+
+    def shutdown(self) -> None:
+        """On window close with the run stopped: ask it to stop and wait briefly for its end."""
+        if not self.busy:
+            return
+        process = self._process
+        self.stop()
+        if process is not None:
+            try:
+                process.wait(STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                pass
+        self.detach()
+
+    # ---- following ----------------------------------------------------------------------------
+    def _poll(self) -> None:
+        if not self.busy:
+            return
+        folder = self._folder()
+        self._publish_live(folder)
+        run = RunFolder(folder).run()
+        ended = self._process.poll() is not None if self._process is not None else not self._alive(run)
+        if run.get("status", "running") != "running":
+            self._publish_live(folder)
+            self._end(RunResult(self._run_id, run["status"], run.get("message") or ""))
+        elif ended and not run:
+            message = log_tail(self.store.runs_dir, self._run_id) or "the run's process ended at once"
+            shutil.rmtree(folder, ignore_errors=True)
+            self._end(None, f"run not started: {message}")
+        elif ended:
+            abort_if_dead(folder)
+            run = RunFolder(folder).run()
+            self._end(RunResult(self._run_id, run.get("status", "aborted"), run.get("message") or ""))
+
+    def _alive(self, run: dict) -> bool:
+        process = run_process(run)
+        return process is not None and process_alive(process)
+
+    def _publish_live(self, folder: Path) -> None:
+        try:
+            stamp = (folder / LIVE_FILE).stat().st_mtime_ns
+        except FileNotFoundError:
+            return
+        if stamp != self._seen_live:
+            snapshot = read_live(folder)
+            if snapshot is not None:
+                self._seen_live = stamp
+                self.snapshot_ready.emit(snapshot)
+
+    def _end(self, result: RunResult | None, failure: str = "") -> None:
+        self._timer.stop()
+        self._run_id = self._process = None
+        if result is None:
+            self.run_failed_to_start.emit(failure)
+        else:
             self.run_finished.emit(result)
-            if self._queue:
-                QTimer.singleShot(1000, self._start_next)
+        if self._queue:
+            QTimer.singleShot(1000, self._start_next)
 
     def _start_next(self) -> None:
         if self._queue and not self.busy:
             scenario = self._queue.popleft()
             self.queue_changed.emit(len(self._queue))
             self.start(scenario)
-
-    def shutdown(self, timeout_s: float = 3.0) -> None:
-        """On window close: cancel and wait briefly so no worker outlives the app."""
-        self._queue.clear()
-        if self._runner is not None:
-            self._runner.cancel()
-        if self._thread is not None:
-            self._thread.join(timeout_s)

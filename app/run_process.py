@@ -1,0 +1,48 @@
+"""A run in a process of its own: ``tickbench run --scenario-stdin --live``, the command line's own
+code path, in a session of its own so that it outlives the window if asked to. Qt-free.
+
+The scenario goes in on standard input (a password in it is never written to disk); what the
+process prints goes to ``process.log`` in the run's folder, which explains a run that could not
+start."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from workloads.scenario import Scenario
+
+LOG_FILE = "process.log"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_command(results: Path, run_id: str) -> list[str]:
+    """The command line that runs one scenario read from standard input."""
+    entry = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
+    return [*entry, "--results", str(results), "run", "--scenario-stdin", "--run-id", run_id, "--live"]
+
+
+def start_run_process(scenario: Scenario, results: Path, runs_dir: Path, run_id: str) -> subprocess.Popen:
+    folder = Path(runs_dir) / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOG_FILE, "ab") as log:
+        process = subprocess.Popen(run_command(results, run_id), stdin=subprocess.PIPE, stdout=log,
+                                   stderr=subprocess.STDOUT, cwd=PROJECT_ROOT, start_new_session=True,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        process.stdin.write(json.dumps(scenario.to_dict(), default=str).encode())
+        process.stdin.close()
+    except OSError:
+        pass                          # it died at once: its log says why (read by the caller)
+    return process
+
+
+def log_tail(runs_dir: Path, run_id: str, lines: int = 6) -> str:
+    """The last lines the run's process printed (why it could not start)."""
+    try:
+        text = (Path(runs_dir) / run_id / LOG_FILE).read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+    return "\n".join(line for line in text.strip().splitlines()[-lines:] if line.strip())

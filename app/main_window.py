@@ -1,12 +1,13 @@
 """The main window: composes the widgets and wires them to the run controller. Nothing more."""
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
-                               QMessageBox, QScrollArea, QTabWidget)
+                               QMessageBox, QTabWidget, QToolBar)
 
 from app.demo import DemoMode, builtin_playlists, builtin_scenarios
 from app.run_controller import RunController
@@ -22,7 +23,7 @@ from workloads.history import compare_frame, history_rows, run_labels, snapshot_
 from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
 from workloads.references import DISK, published_findings, published_sweeps
-from workloads.scenario import Scenario, load_playlist
+from workloads.scenario import Scenario, load_playlist, run_name
 from workloads.store import ResultsStore
 from workloads.worker import describe_error
 
@@ -39,6 +40,7 @@ class MainWindow(QMainWindow):
         self.store = store
         self.settings = settings
         self.controller = RunController(store, self)
+        self._running_name = ""
         self.targets_panel = TargetsPanel(data_dir, registry=TargetRegistry.load(data_dir, password_store))
         self.builder = ScenarioBuilder(data_dir)
         self.dashboard = LiveDashboard()
@@ -52,16 +54,16 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.compare, "Compare")
         self.setCentralWidget(self.tabs)
         self._add_dock("Targets", self.targets_panel, "targets_dock")
-        builder_scroll = QScrollArea(widgetResizable=True)
-        builder_scroll.setWidget(self.builder)
-        self._add_dock("Scenario", builder_scroll, "scenario_dock")
+        self._add_dock("Scenario", self.builder, "scenario_dock")
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
         self._build_menus()
+        self._build_toolbar()
         self._connect()
         self._restore()
         self.builder.set_targets(self.targets_panel.targets())
         QTimer.singleShot(0, self.refresh_history)
+        QTimer.singleShot(0, self._attach_running)
 
     # ---- composition ------------------------------------------------------------------------
     def _add_dock(self, title: str, widget, name: str) -> QDockWidget:
@@ -94,8 +96,11 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self._action(file_menu, "Quit", self.close, QKeySequence.StandardKey.Quit)
         run_menu = bar.addMenu("&Run")
-        self._action(run_menu, "Run scenario", self.builder.run_button.click, "F5", "run")
-        self._action(run_menu, "Stop", self.controller.stop, "Esc", "stop")
+        self.run_action = self._action(run_menu, "Run", self.builder.run_button.click, "F5", "run")
+        self.stop_action = self._action(run_menu, "Stop", self.controller.stop, "Esc", "stop")
+        # F5 works whatever widget has focus, even in a dock floated apart (Esc stays the window's:
+        # in a dialog it must close the dialog, not stop a run)
+        self.run_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         playlists = run_menu.addMenu("Play a playlist")
         for title, path in builtin_playlists().items():
             self._action(playlists, title, lambda _=False, p=path: self.play_playlist(p))
@@ -107,10 +112,34 @@ class MainWindow(QMainWindow):
         self._action(view_menu, "Light theme", lambda: self.set_theme("light"), name="theme_light")
         self._action(view_menu, "Dark theme", lambda: self.set_theme("dark"), name="theme_dark")
 
+    def _build_toolbar(self) -> None:
+        """Run and Stop always in reach, with the name of what Run would start."""
+        bar = QToolBar("Run", self, objectName="run_toolbar")
+        bar.setMovable(False)
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        bar.addAction(self.run_action)
+        bar.addAction(self.stop_action)
+        bar.addSeparator()
+        self.scenario_label = QLabel(objectName="toolbar_scenario")
+        bar.addWidget(self.scenario_label)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        self.stop_action.setEnabled(False)
+        self._show_scenario_name()
+
+    def _show_scenario_name(self) -> None:
+        try:
+            text = f"Scenario: <b>{html.escape(self.builder.scenario().name)}</b>"
+        except ValueError as exc:
+            text = f"Scenario: {html.escape(str(exc))}"
+        if self.controller.busy:
+            text = f"Running: <b>{html.escape(self._running_name)}</b>&nbsp;&nbsp;·&nbsp;&nbsp;next: " + text
+        self.scenario_label.setText(text)
+
     def _connect(self) -> None:
         self.targets_panel.targets_changed.connect(
             lambda: self.builder.set_targets(self.targets_panel.targets()))
         self.builder.run_requested.connect(self.start_scenario)
+        self.builder.changed.connect(self._show_scenario_name)
         self.builder.stop_requested.connect(self.controller.stop)
         self.controller.run_started.connect(self._on_run_started)
         self.controller.snapshot_ready.connect(self.dashboard.show_snapshot)
@@ -162,17 +191,31 @@ class MainWindow(QMainWindow):
         own = published_findings(workload, dataset) if workload in ("import", "export") else []
         self.dashboard.set_published_findings(own, queries, footprint)
 
+    def _attach_running(self) -> None:
+        """A run left going by an earlier window (closed, or crashed) is followed again."""
+        run_id = self.controller.attach_running()
+        if run_id:
+            self.statusBar().showMessage(f"attached to run {run_id}, still going in its own process", 10000)
+
     def _on_run_started(self, run_id: str, scenario: Scenario) -> None:
         self.dashboard.clear()
         self._show_references(scenario.workload, scenario.dataset)
-        self.builder.set_running(True)
+        self._set_running(True, run_name(scenario))
         self.builder.show_error("")
         self.tabs.setCurrentWidget(self.dashboard)
-        self.status_label.setText(f"running {scenario.name} ({run_id})")
+        self.status_label.setText(f"running “{run_name(scenario)}” ({run_id})")
+
+    def _set_running(self, running: bool, name: str = "") -> None:
+        self._running_name = name
+        self.builder.set_running(running)
+        self.run_action.setEnabled(not running)
+        self.stop_action.setEnabled(running)
+        self._show_scenario_name()
 
     def _on_run_finished(self, result) -> None:
-        self.builder.set_running(self.controller.busy)
-        text = f"run {result.run_id} {result.status}" + (f": {result.message}" if result.message else "")
+        name = self._running_name
+        self._set_running(self.controller.busy, self._running_name if self.controller.busy else "")
+        text = f"“{name}” ({result.run_id}) {result.status}" + (f": {result.message}" if result.message else "")
         self.status_label.setText(text)
         if result.status == "failed":
             self.builder.show_error(result.message)
@@ -180,11 +223,14 @@ class MainWindow(QMainWindow):
 
     def _on_failed_to_start(self, message: str) -> None:
         self.builder.show_error(message)
-        self.builder.set_running(self.controller.busy)
+        self._set_running(self.controller.busy, self._running_name if self.controller.busy else "")
 
     def _on_queue_changed(self, waiting: int) -> None:
         if waiting:
-            self.statusBar().showMessage(f"{waiting} scenario(s) waiting in the playlist")
+            self.statusBar().showMessage(f"{waiting} more scenario{'s' if waiting != 1 else ''} "
+                                         "waiting in the playlist")
+        else:
+            self.statusBar().clearMessage()
 
     # ---- history ----------------------------------------------------------------------------
     def refresh_history(self) -> None:
@@ -338,8 +384,31 @@ class MainWindow(QMainWindow):
         store_state(STATE_KEYS["builder"], self.builder, self.settings)
         self.settings.sync()
 
+    def ask_close_during_run(self) -> str | None:
+        """'stop', 'background' or None (keep the window open)."""
+        box = QMessageBox(QMessageBox.Icon.Question, "A run is going",
+                          "A run is still going. Stop it, or let it finish in the background? "
+                          "(Reopen Tickbench to follow it again; its local engines keep running.)",
+                          parent=self)
+        stop = box.addButton("Stop the run", QMessageBox.ButtonRole.DestructiveRole)
+        background = box.addButton("Let it finish in the background", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return {id(stop): "stop", id(background): "background"}.get(id(box.clickedButton()))
+
     def closeEvent(self, event) -> None:
+        keep_engines = False
+        if self.controller.busy:
+            choice = self.ask_close_during_run()
+            if choice is None:
+                event.ignore()
+                return
+            if choice == "background":
+                self.controller.detach()
+                keep_engines = True
+            else:
+                self.controller.shutdown()
         self.save_settings()
-        self.controller.shutdown()
-        self.targets_panel.stop_local_engines()      # local engines started from the window stop with it
+        if not keep_engines:
+            self.targets_panel.stop_local_engines()      # local engines started from the window stop with it
         super().closeEvent(event)

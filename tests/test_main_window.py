@@ -41,7 +41,7 @@ def window_factory(qtbot, tmp_path, light_theme):
     settings_path = tmp_path / "settings.ini"
 
     def make(size=(1280, 800)):
-        store = ResultsStore(tmp_path / "results.duckdb")
+        store = ResultsStore(tmp_path / "results")
         settings = QSettings(str(settings_path), QSettings.Format.IniFormat)
         window = MainWindow(store, tmp_path / "data", settings, DictPasswords())
         qtbot.addWidget(window)
@@ -218,3 +218,105 @@ def test_a_dolphindb_profile_runs_through_the_window(qtbot, window_factory, ddb_
     assert len(measured) == 4 and measured["server_s"].isna().all()      # the plain session.run
     assert len(probes) == 4 and probes["server_s"].notna().all() and probes["transfer_s"].notna().all()
     assert "123456" not in str(window.store.run(result.run_id)["scenario"])
+
+
+# --- the run lives in its own process ------------------------------------------------------------------
+def _long_noop(seconds: float) -> Scenario:
+    return Scenario(name="background", workload="noop", users=(2,), operations=0, duration_s=seconds)
+
+
+def test_a_run_goes_on_after_the_window_closes_and_a_new_window_attaches(qtbot, window_factory):
+    window = window_factory()
+    window.builder.set_scenario(_long_noop(6.0))
+    window.builder.run_button.click()
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 0,
+                    timeout=RUN_TIMEOUT_MS)
+    run_id = window.controller.current_run_id
+    window.ask_close_during_run = lambda: "background"
+    assert window.close()
+    assert window.store.run(run_id)["status"] == "running"        # the window is gone, the run is not
+    again = window_factory()
+    qtbot.waitUntil(lambda: again.controller.current_run_id == run_id, timeout=5000)
+    with qtbot.waitSignal(again.controller.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        pass
+    assert finished.args[0].run_id == run_id and finished.args[0].status == "completed"
+    ops = again.store.ops(run_id, kinds=("measured",))
+    assert len(ops) > 0 and set(ops["worker"]) == {0, 1}
+    qtbot.waitUntil(lambda: again.dashboard.snapshot is not None and again.dashboard.snapshot.status == "completed",
+                    timeout=5000)
+    assert again.dashboard.snapshot.ops_done == len(ops)             # the live view agrees with the store
+
+
+def test_closing_the_window_can_stop_the_run_and_keeps_what_was_measured(qtbot, window_factory):
+    window = window_factory()
+    window.builder.set_scenario(_long_noop(120.0))
+    window.builder.run_button.click()
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 50,
+                    timeout=RUN_TIMEOUT_MS)
+    run_id = window.controller.current_run_id
+    window.ask_close_during_run = lambda: None                     # "Cancel": the window stays
+    assert not window.close() and window.isVisible() and window.controller.busy
+    window.ask_close_during_run = lambda: "stop"
+    assert window.close()
+    store = ResultsStore(window.store.path)
+    qtbot.waitUntil(lambda: store.run(run_id)["status"] != "running", timeout=10_000)
+    assert store.run(run_id)["status"] == "cancelled" and len(store.ops(run_id)) > 50
+
+
+def test_a_run_outlives_a_killed_starter_and_loses_nothing(tmp_path):
+    """The process that started a run (the window) is killed: the run finishes on its own."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    results = tmp_path / "results"
+    starter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from app.run_process import start_run_process
+        from workloads.scenario import Scenario
+        from workloads.store import ResultsStore
+        store = ResultsStore({str(results)!r})
+        start_run_process(Scenario(workload="noop", users=(1,), operations=0, duration_s=4.0),
+                          store.path, store.runs_dir, "orphan")
+        print("started", flush=True)
+        time.sleep(600)
+    """)], stdout=subprocess.PIPE, cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+    assert starter.stdout.readline().strip() == b"started"
+    starter.send_signal(signal.SIGKILL)
+    starter.wait()
+    store = ResultsStore(results)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if store.run("orphan")["status"] != "running":
+                break
+        except Exception:
+            pass                                  # its record is not written yet
+        time.sleep(0.2)
+    run = store.run("orphan")
+    assert run["status"] == "completed", run["message"]
+    assert len(store.ops("orphan", kinds=("measured",))) > 100
+
+
+def test_the_toolbar_runs_and_stops_and_names_what_runs(qtbot, window_factory):
+    window = window_factory()
+    window.builder.set_scenario(_long_noop(60.0))
+    assert window.run_action.isEnabled() and not window.stop_action.isEnabled()   # nothing to stop
+    assert "background" in window.scenario_label.text()
+    with qtbot.waitActive(window):
+        window.activateWindow()
+    window.builder.users_edit.setFocus()
+    qtbot.keyClick(window.builder.users_edit, Qt.Key.Key_F5)            # F5 from inside the form
+    qtbot.waitUntil(lambda: window.controller.busy, timeout=5000)
+    assert not window.run_action.isEnabled() and window.stop_action.isEnabled()
+    assert "Running: <b>background</b>" in window.scenario_label.text()
+    assert "“background”" in window.status_label.text()
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 0,
+                    timeout=RUN_TIMEOUT_MS)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as finished:
+        window.stop_action.trigger()
+    assert finished.args[0].status == "cancelled"
+    assert window.run_action.isEnabled() and not window.stop_action.isEnabled()
+    assert "Running" not in window.scenario_label.text()

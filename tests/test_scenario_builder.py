@@ -75,3 +75,51 @@ def test_small_data_shows_the_estimate_without_warning(builder):
                                   scale=Scale(days=2, rows_per_day=100_000)))
     text = builder.estimate_label.text()
     assert text.startswith("Data ~") and "Free:" in text and "⚠" not in text
+
+
+# --- names, length, the foot ---------------------------------------------------------------------------
+def test_a_presets_name_goes_when_a_setting_changes_and_the_run_is_named_by_what_it_is(builder):
+    builder.set_scenario(Scenario(name="Quick start: DuckDB read-day", target="duckdb",
+                                  target_config=LOCAL[0][3], users=(1,)))
+    assert builder.scenario().name == "Quick start: DuckDB read-day"
+    builder.target_combo.setCurrentIndex(builder.target_combo.findData("pickle"))
+    assert builder.name_edit.text() == ""
+    assert builder.scenario().name == "pickle · read-day · 1 user · warm cache"
+    assert builder.name_edit.placeholderText() == "pickle · read-day · 1 user · warm cache"
+    builder.users_edit.setText("1,2,4")
+    assert builder.scenario().name == "pickle · read-day · 1-4 users · warm cache"
+
+
+def test_a_name_the_user_types_stays_whatever_changes(builder, qtbot):
+    builder.name_edit.clear()
+    qtbot.keyClicks(builder.name_edit, "my own")
+    builder.cache_combo.setCurrentIndex(builder.cache_combo.findData("cold"))
+    builder.users_edit.setText("8")
+    assert builder.scenario().name == "my own"
+
+
+def test_the_length_is_operations_or_a_duration_never_both(builder):
+    builder.set_scenario(Scenario(name="x", target="duckdb", target_config=LOCAL[0][3], operations=7,
+                                  duration_s=30.0))
+    assert builder.by_ops_radio.isChecked() and not builder.duration_spin.isEnabled()
+    assert (builder.scenario().operations, builder.scenario().duration_s) == (7, 0.0)
+    builder.by_duration_radio.setChecked(True)
+    assert not builder.ops_spin.isEnabled()
+    assert (builder.scenario().operations, builder.scenario().duration_s) == (0, 30.0)
+    builder.workload_combo.setCurrentIndex(builder.workload_combo.findData("concurrent-append"))
+    assert builder.by_ops_radio.isHidden() and "not by operations" in builder.length_note.text()
+
+
+def test_run_and_stop_stay_visible_at_the_foot_however_tall_the_form(make_widget, tmp_path):
+    form = make_widget(ScenarioBuilder, tmp_path, size=(420, 300))
+    form.set_targets(LOCAL)
+    for button in (form.run_button, form.stop_button):
+        assert button.isVisible() and button.visibleRegion().boundingRect().height() == button.height()
+    assert form.scroll.verticalScrollBar().maximum() > 0          # the form scrolls, the buttons do not
+
+
+def test_counts_are_said_in_the_singular_for_one(builder):
+    builder.days_spin.setValue(1)
+    assert builder.days_spin.text().endswith("1 day")
+    builder.days_spin.setValue(3)
+    assert builder.days_spin.text().endswith("3 days")

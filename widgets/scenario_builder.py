@@ -1,7 +1,12 @@
 """ScenarioBuilder: dataset and scale, target, workload and its parameters, users, cache, length.
 
 It turns the form into a `Scenario` (the engine validates it) and back. It knows nothing of how
-runs are started: it emits `run_requested(Scenario)` and `stop_requested()`.
+runs are started: it emits `run_requested(Scenario)` and `stop_requested()`. The form scrolls;
+its Run and Stop buttons stay at the foot, always visible.
+
+Names: a name the user types stays; a name that came with a loaded scenario (a preset) goes as
+soon as a setting changes, since it would no longer say what runs, and the run is then named by
+what it is (``workloads.scenario.describe``), shown greyed in the empty name field.
 """
 from __future__ import annotations
 
@@ -9,16 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QLineEdit, QMessageBox, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox,
+                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
+                               QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
 from widgets.param_form import ParamForm
 from widgets.theme import current_theme
 from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.kinds import WORKLOADS
-from workloads.scenario import CACHE_STATES, Scenario
+from workloads.scenario import CACHE_STATES, UNNAMED, Scenario, describe
 
 STRING_LABELS = {
     StringMode.ARROW.value: "Arrow strings (pandas default)",
@@ -79,17 +85,20 @@ class ScenarioBuilder(QWidget):
 
     # ---- building ---------------------------------------------------------------------------
     def _build(self) -> None:
-        outer = QVBoxLayout(self)
+        form = QWidget()
+        outer = QVBoxLayout(form)
         outer.setContentsMargins(6, 6, 6, 6)
-        self.name_edit = QLineEdit("my scenario")
+        self.name_edit = QLineEdit("")
         self.name_edit.setObjectName("scenario_name")
+        self.name_edit.setToolTip("Leave empty to name the run by what it is (target, workload, users, cache)")
+        self._name_loaded = False       # the name came with a loaded scenario, not from the user
 
         data_box = QGroupBox("Dataset")
         data_form = QFormLayout(data_box)
         self.dataset_combo = QComboBox(objectName="dataset")
         self.refresh_datasets()
         self.days_spin = self._spin("days", 1, 10_000, 1, " days")
-        self.rows_spin = self._spin("rows_per_day", 1, 2_000_000_000, 1_000_000, " rows/day")
+        self.rows_spin = self._spin("rows_per_day", 1, 2_000_000_000, 1_000_000, " rows")
         self.rows_spin.setSingleStep(100_000)
         self.symbols_spin = self._spin("symbols", 1, 1_000_000, 500, " keys")
         self.symbols_spin.setToolTip("Symbols (TAQ), securities (level 2), devices, or keys (api45)")
@@ -115,13 +124,20 @@ class ScenarioBuilder(QWidget):
         self.cache_combo = QComboBox(objectName="cache")
         for state in CACHE_STATES:
             self.cache_combo.addItem(state, state)
-        self.ops_spin = self._spin("operations", 0, 1_000_000, 0, " ops/user")
-        self.ops_spin.setSpecialValueText("by duration")
+        # a step's length: a number of operations per user OR a duration, chosen explicitly
+        self.by_ops_radio = QRadioButton("Operations", objectName="by_operations")
+        self.by_duration_radio = QRadioButton("Duration", objectName="by_duration")
+        self.length_group = QButtonGroup(self)
+        self.length_group.addButton(self.by_ops_radio)
+        self.length_group.addButton(self.by_duration_radio)
+        self.ops_spin = self._spin("operations", 1, 1_000_000, 3, " ops/user")
         self.duration_spin = QDoubleSpinBox(objectName="duration")
-        self.duration_spin.setRange(0, 86_400)
-        self.duration_spin.setSuffix(" s")
-        self.duration_spin.setSpecialValueText("by operations")
+        self.duration_spin.setRange(0.1, 86_400)
+        self.duration_spin.setSuffix(" s per step")
         self.duration_spin.setValue(5.0)       # long enough for stable figures on most workloads
+        self.by_duration_radio.setChecked(True)
+        self.length_note = QLabel(wordWrap=True, objectName="length_note")
+        self.length_note.setProperty("role", "muted")
         self.warmup_spin = self._spin("warmup", 0, 1000, 1, " ops/user")
         self.warmup_spin.setToolTip("Operations each worker makes before the measured ones: the first "
                                     "operation of a fresh process, recorded and shown apart")
@@ -135,8 +151,9 @@ class ScenarioBuilder(QWidget):
         run_form.addRow(self.param_form)
         run_form.addRow("Users:", self.users_edit)
         run_form.addRow("Cache:", self.cache_combo)
-        run_form.addRow("Operations:", self.ops_spin)
-        run_form.addRow("Duration:", self.duration_spin)
+        run_form.addRow(self.by_ops_radio, self.ops_spin)
+        run_form.addRow(self.by_duration_radio, self.duration_spin)
+        run_form.addRow(self.length_note)
         run_form.addRow("Warm-up:", self.warmup_spin)
         run_form.addRow("Probes:", self.probe_spin)
 
@@ -154,14 +171,32 @@ class ScenarioBuilder(QWidget):
         outer.addWidget(data_box)
         outer.addWidget(run_box)
         outer.addWidget(self.estimate_label)
-        outer.addWidget(self.error_label)
-        outer.addLayout(buttons)
         outer.addStretch(1)
+
+        self.scroll = QScrollArea(widgetResizable=True, objectName="scenario_scroll")
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(form)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        foot = QVBoxLayout()
+        foot.setContentsMargins(6, 0, 6, 6)
+        foot.addWidget(self.error_label)
+        foot.addLayout(buttons)
+        main = QVBoxLayout(self)
+        main.setContentsMargins(0, 0, 0, 0)
+        main.addWidget(self.scroll, 1)
+        main.addLayout(foot)
+        self.run_button.setDefault(True)
 
         self.workload_combo.currentIndexChanged.connect(self._on_workload_changed)
         self.dataset_combo.currentIndexChanged.connect(self._on_dataset_changed)
         self.run_button.clicked.connect(self._request_run)
         self.stop_button.clicked.connect(self.stop_requested)
+        self.name_edit.textEdited.connect(self._on_name_typed)
+        self.by_ops_radio.toggled.connect(self._on_length_mode)
+        for spin, word in ((self.days_spin, "day"), (self.rows_spin, "row"), (self.symbols_spin, "key")):
+            spin.valueChanged.connect(lambda value, spin=spin, word=word: self._plural_suffix(spin, word))
+            self._plural_suffix(spin, word)
+        self._on_length_mode()
         for signal in (self.dataset_combo.currentIndexChanged, self.days_spin.valueChanged,
                        self.rows_spin.valueChanged, self.users_edit.textChanged,
                        self.target_combo.currentIndexChanged):
@@ -172,8 +207,10 @@ class ScenarioBuilder(QWidget):
                        self.users_edit.textChanged, self.cache_combo.currentIndexChanged,
                        self.ops_spin.valueChanged, self.duration_spin.valueChanged,
                        self.warmup_spin.valueChanged, self.probe_spin.valueChanged,
-                       self.param_form.changed, self.name_edit.textChanged):
-            signal.connect(self.changed)
+                       self.param_form.changed, self.workload_combo.currentIndexChanged,
+                       self.by_ops_radio.toggled):
+            signal.connect(self._on_setting_changed)
+        self.name_edit.textChanged.connect(self.changed)
 
     def _spin(self, name: str, low: int, high: int, value: int, suffix: str) -> QSpinBox:
         spin = QSpinBox(objectName=name)
@@ -237,18 +274,30 @@ class ScenarioBuilder(QWidget):
         params = self.param_form.values()
         scale = Scale(days=self.days_spin.value(), rows_per_day=self.rows_spin.value(),
                       symbols=self.symbols_spin.value())
-        return Scenario(
-            name=self.name_edit.text().strip() or "untitled", dataset=self.dataset_combo.currentData(),
+        by_ops = self.by_ops_radio.isChecked()
+        scenario = Scenario(
+            name=self.name_edit.text().strip(), dataset=self.dataset_combo.currentData(),
             scale=scale, strings=self.strings_combo.currentData(), target=kind,
             target_config={**config, "target_key": key} if key != kind else config,
             workload=self.workload_combo.currentData(), params=params, users=users,
-            cache=self.cache_combo.currentData(), operations=self.ops_spin.value(),
-            duration_s=self.duration_spin.value(), warmup_ops=self.warmup_spin.value(),
+            cache=self.cache_combo.currentData(), operations=self.ops_spin.value() if by_ops else 0,
+            duration_s=0.0 if by_ops else self.duration_spin.value(), warmup_ops=self.warmup_spin.value(),
             probe_ops=self.probe_spin.value(),
         )
+        return scenario if scenario.name else scenario.with_changes(name=describe(scenario))
 
     def set_scenario(self, scenario: Scenario) -> None:
-        self.name_edit.setText(scenario.name)
+        self._loading = True
+        try:
+            self._set_scenario(scenario)
+        finally:
+            self._loading = False
+        named = scenario.name.strip() not in UNNAMED and scenario.name != describe(scenario)
+        self.name_edit.setText(scenario.name if named else "")
+        self._name_loaded = named
+        self._refresh_name_hint()
+
+    def _set_scenario(self, scenario: Scenario) -> None:
         self._select(self.dataset_combo, scenario.dataset)
         self.days_spin.setValue(scenario.scale.days)
         self.rows_spin.setValue(scenario.scale.rows_per_day)
@@ -262,8 +311,12 @@ class ScenarioBuilder(QWidget):
         self.param_form.set_values(scenario.params)
         self.users_edit.setText(",".join(str(u) for u in scenario.users))
         self._select(self.cache_combo, scenario.cache)
-        self.ops_spin.setValue(scenario.operations)
-        self.duration_spin.setValue(scenario.duration_s)
+        by_ops = scenario.operations > 0 or not scenario.duration_s
+        if scenario.operations:
+            self.ops_spin.setValue(scenario.operations)
+        if scenario.duration_s:
+            self.duration_spin.setValue(scenario.duration_s)
+        (self.by_ops_radio if by_ops else self.by_duration_radio).setChecked(True)
         self.warmup_spin.setValue(scenario.warmup_ops)
         self.probe_spin.setValue(scenario.probe_ops)
 
@@ -310,13 +363,45 @@ class ScenarioBuilder(QWidget):
                 return
         self.run_requested.emit(scenario)
 
+    def _on_name_typed(self, _text: str) -> None:
+        self._name_loaded = False           # the user's own name: it stays whatever changes
+
+    def _on_setting_changed(self, *_args) -> None:
+        if self._name_loaded and not getattr(self, "_loading", False):
+            # a preset's name no longer says what runs: the run is named by what it is
+            self._name_loaded = False
+            self.name_edit.clear()
+        self._refresh_name_hint()
+        self.changed.emit()
+
+    def _refresh_name_hint(self) -> None:
+        try:
+            self.name_edit.setPlaceholderText(describe(self.scenario()))
+        except (ValueError, KeyError):
+            self.name_edit.setPlaceholderText("named by what it runs")
+
+    def _on_length_mode(self, *_args) -> None:
+        by_ops = self.by_ops_radio.isChecked()
+        self.ops_spin.setEnabled(by_ops)
+        self.duration_spin.setEnabled(not by_ops)
+
+    @staticmethod
+    def _plural_suffix(spin: QSpinBox, word: str) -> None:
+        suffix = f" {word}" + ("" if spin.value() == 1 else "s")
+        if spin.suffix() != suffix:
+            spin.setSuffix(suffix)
+
     def _on_workload_changed(self) -> None:
         workload = WORKLOADS[self.workload_combo.currentData()]
         self.param_form.set_params(list(workload.params))
         note = workload.description + (f" ({workload.reference})" if workload.reference else "")
-        if not workload.bounded_by_operations:
-            note += f" A step ends when {workload.ends_when}, not by the operation count."
+        bounded = workload.bounded_by_operations
         self.workload_note.setText(note)
+        for widget in (self.by_ops_radio, self.by_duration_radio, self.ops_spin, self.duration_spin):
+            widget.setVisible(bounded)
+        self.length_note.setText("" if bounded else f"Length: a step ends when {workload.ends_when} "
+                                 "(set in the parameters above), not by operations or a duration.")
+        self.length_note.setVisible(not bounded)
 
     def _update_estimate(self) -> None:
         try:

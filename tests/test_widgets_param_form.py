@@ -108,3 +108,22 @@ def test_every_shipped_workload_gets_a_form(make_widget):
     for workload in WORKLOADS.values():
         form.set_params(list(workload.params))
         assert set(form.values()) == {p.name for p in workload.params}
+
+
+def test_a_word_unit_follows_the_number(make_widget):
+    from widgets.param_form import unit_for
+
+    form = make_widget(ParamForm, [Param("days", "Days", "int", 1, 0, 100, "days"),
+                                   Param("batch", "Batch", "int", 1, 1, 10, "rows"),
+                                   Param("wait", "Wait", "float", 1.0, 0, 10, "s")])
+    days = form.editor("days")
+    assert days.text() == "1 day" and form.editor("batch").text() == "1 row"
+    days.setValue(2)
+    assert days.text() == "2 days"
+    form.set_values({"days": 1})               # set_values blocks the signals: the unit still follows
+    assert days.text() == "1 day"
+    assert form.editor("wait").suffix() == " s"
+    assert form.values() == {"days": 1, "batch": 1, "wait": 1.0}
+    assert [unit_for(1, u) for u in ("queries", "users", "ops", "s", "MB", "rows/s", "class")] == \
+        ["query", "user", "op", "s", "MB", "rows/s", "class"]
+    assert unit_for(0, "users") == "users" and unit_for(1.5, "days") == "days"

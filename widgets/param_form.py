@@ -22,6 +22,14 @@ _INT_LIMIT = 2**31 - 1           # QSpinBox holds a C int
 _FLOAT_LIMIT = 1e12
 
 
+def unit_for(value: float, unit: str) -> str:
+    """A word unit in the number of `value`: unit_for(1, "days") -> "day", unit_for(2, "days") ->
+    "days", unit_for(1, "queries") -> "query". Symbols ("s", "MB", "rows/s") stay as they are."""
+    if value != 1 or len(unit) < 3 or not unit.isalpha() or not unit.endswith("s") or unit.endswith("ss"):
+        return unit
+    return unit[:-3] + "y" if unit.endswith("ies") else unit[:-1]
+
+
 class ParamForm(QWidget):
     """Form over a list of Param. `values()` raises ValueError naming every field that is wrong."""
 
@@ -78,23 +86,22 @@ class ParamForm(QWidget):
         self._validate_all()
 
     def _make_editor(self, p: Param) -> QWidget:
-        suffix = f" {p.unit}" if p.unit else ""
         if p.kind == "int":
             w = QSpinBox()
             # QSpinBox holds a C int: larger limits (e.g. 10 billion rows) are clamped to it
             w.setRange(max(int(p.minimum), -_INT_LIMIT) if p.minimum is not None else -_INT_LIMIT,
                        min(int(p.maximum), _INT_LIMIT) if p.maximum is not None else _INT_LIMIT)
-            w.setSuffix(suffix)
             w.setGroupSeparatorShown(True)
             w.setValue(int(p.default))
+            self._follow_unit(w, p.unit)
             w.valueChanged.connect(lambda _v, n=p.name: self._on_edit(n))
         elif p.kind == "float":
             w = QDoubleSpinBox()
             w.setDecimals(3)
             w.setRange(p.minimum if p.minimum is not None else -_FLOAT_LIMIT,
                        p.maximum if p.maximum is not None else _FLOAT_LIMIT)
-            w.setSuffix(suffix)
             w.setValue(float(p.default))
+            self._follow_unit(w, p.unit)
             w.valueChanged.connect(lambda _v, n=p.name: self._on_edit(n))
         elif p.kind == "choice":
             w = QComboBox()
@@ -113,6 +120,21 @@ class ParamForm(QWidget):
             raise ValueError(f"parameter {p.name!r}: unknown kind {p.kind!r}; expected int, float, "
                              "choice, bool or int_list")
         return w
+
+    @staticmethod
+    def _follow_unit(w: QSpinBox | QDoubleSpinBox, unit: str) -> None:
+        """The unit after the number, in the number's grammar: "1 day", "2 days"."""
+        if not unit:
+            return
+        w.setProperty("unit", unit)
+        ParamForm._sync_unit(w)
+        w.valueChanged.connect(lambda _v: ParamForm._sync_unit(w))
+
+    @staticmethod
+    def _sync_unit(w: QWidget) -> None:
+        unit = w.property("unit")
+        if unit:
+            w.setSuffix(f" {unit_for(w.value(), unit)}")
 
     # ---- values -----------------------------------------------------------------------------
     def params(self) -> list[Param]:
@@ -166,6 +188,7 @@ class ParamForm(QWidget):
                     w.setText(value if isinstance(value, str) else ", ".join(str(v) for v in value))
             finally:
                 w.blockSignals(False)
+            self._sync_unit(w)
         self._validate_all()
         self.changed.emit()
 

@@ -1,24 +1,14 @@
 """The wheel scrolls a form instead of changing the combo box or spin box under the pointer,
 unless that field has the keyboard focus. Real QWheelEvents, delivered as Qt delivers them."""
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtTest import QTest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QApplication, QComboBox, QDoubleSpinBox, QLineEdit, QScrollArea, QSpinBox,
                                QVBoxLayout, QWidget)
 
+from tests.wheel_events import wheel
 from widgets.param_form import ParamForm
 from widgets.wheel_guard import guard_wheel, is_guarded, takes_wheel
 from workloads.params import Param
-
-
-def wheel(widget: QWidget, steps: int = -1) -> None:
-    """One notch of the wheel over the middle of `widget` (negative: towards the user, "down"),
-    through the window system as a real wheel turns: Qt offers an event a widget ignores to its
-    parents only when it comes from there (a QApplication.sendEvent'ed one stays where it is sent)."""
-    window = widget.window()
-    centre = widget.mapTo(window, widget.rect().center())
-    QTest.wheelEvent(window.windowHandle(), QPointF(centre), QPoint(0, 120 * steps))
-    QApplication.processEvents()
 
 
 class TallForm(QScrollArea):

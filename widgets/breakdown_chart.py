@@ -174,7 +174,7 @@ class BreakdownChart(BarChartBase):
         for lab, kind, y, _ in bars:
             both = lab in self._measured and lab in self._published
             ticks.append((y, f"{lab} (published)" if both and kind == "published" else lab))
-        self.plot_item.getAxis("left").setTicks([ticks, []])
+        self.set_categories(ticks)
         self.plot_item.setXRange(0, x_max, padding=0)
         n = len({b[0] for b in bars})
         self.plot_item.setYRange(-0.55, max(n, 1) - 0.45, padding=0)

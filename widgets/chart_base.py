@@ -1,5 +1,10 @@
 """What every Tickbench chart shares: a pyqtgraph plot with unit axes, a legend, an optional note,
-theme following, and repaint gating.
+theme following, repaint gating, and a way back from a zoom.
+
+Zoom: the wheel (or a drag) over a chart zooms or pans it, and from then on the chart keeps the
+user's view instead of following its data. A "Reset zoom" button shows in the chart's top right
+corner while it does; it (or `reset_view()`, which a chart's `clear()` calls for a new run) brings
+back the chart's own view: all its data, from zero where the chart starts at zero.
 
 Repaint gating (friture's habit, pyqtgraph issue #3092): feeding data only marks the chart dirty
 and starts a single-shot timer; when it fires (at most `max_fps` times a second) the chart pushes
@@ -8,16 +13,36 @@ keeps its data and draws once when it is shown again. All of this runs on the GU
 """
 from __future__ import annotations
 
+import html
 from abc import abstractmethod
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtWidgets import QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from widgets.theme import Theme, chart_point_size, current_theme, theme_notifier
 
 DEFAULT_MAX_FPS = 30
+RESET_ZOOM_TEXT = "Reset zoom"
+
+
+def elide(text: str, font: QFont, max_px: float) -> str:
+    """`text` shortened in the middle to at most `max_px` pixels ("Quick start…(r-2024)"): run
+    labels differ at their ends (a run id, a step), so both ends stay."""
+    metrics = QFontMetricsF(font)
+    if metrics.horizontalAdvance(text) <= max_px:
+        return text
+    return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, max(max_px, 24.0))
+
+
+def label_font(label: pg.LabelItem) -> QFont:
+    """The font a LabelItem draws with (its size option is CSS, e.g. "9.0pt")."""
+    font = QFont(label.item.font())
+    size = str(label.opts.get("size") or "")
+    if size.endswith("pt"):
+        font.setPointSizeF(float(size[:-2]))
+    return font
 
 
 class UnitAxis(pg.AxisItem):
@@ -40,6 +65,52 @@ class UnitAxis(pg.AxisItem):
         style = ";".join(f"{k}: {v}" for k, v in self.labelStyle.items())
         return f"<span style='{style}'>{self.labelText}{units}</span>"
 
+    # ---- named ticks (the bars of a bar chart) ----------------------------------------------
+    _categories: list[tuple[float, str]] = []
+    _category_px = 0.0
+
+    def set_categories(self, ticks: list[tuple[float, str]], max_px: float) -> None:
+        """Named ticks, each shortened to `max_px` pixels (the full name shows on hover), so a
+        long run name never pushes the plot out of its chart."""
+        self._categories = [(float(v), str(t)) for v, t in ticks]
+        self._category_px = max_px
+        self.setAcceptHoverEvents(True)
+        self._elide_categories()
+
+    def set_category_width(self, max_px: float) -> None:
+        if self._categories and abs(max_px - self._category_px) >= 1:
+            self._category_px = max_px
+            self._elide_categories()
+
+    def categories(self) -> list[str]:
+        """The full tick names (what is drawn may be shortened)."""
+        return [t for _, t in self._categories]
+
+    def _elide_categories(self) -> None:
+        font = self.style.get("tickFont") or self.font()
+        self.setTicks([[(v, elide(t, font, self._category_px)) for v, t in self._categories], []])
+
+    def setTickFont(self, font) -> None:
+        super().setTickFont(font)
+        if self._categories:
+            self._elide_categories()
+
+    def category_at(self, pos) -> str | None:
+        """The name of the tick nearest a point of the axis (item coordinates)."""
+        view = self.linkedView()
+        if not self._categories or view is None:
+            return None
+        point = view.mapSceneToView(self.mapToScene(pos))
+        value = point.y() if self.orientation in ("left", "right") else point.x()
+        nearest = min(self._categories, key=lambda tick: abs(tick[0] - value))
+        return nearest[1] if abs(nearest[0] - value) <= 0.5 else None
+
+    def hoverMoveEvent(self, event) -> None:
+        name = self.category_at(event.pos())
+        shown = dict(self._tickLevels[0]) if self._tickLevels else {}
+        shortened = name is not None and name not in shown.values()
+        self.setToolTip(name if shortened else "")
+
 
 class RowLegend(pg.LegendItem):
     """A legend placed in a layout row under the plot.
@@ -51,14 +122,40 @@ class RowLegend(pg.LegendItem):
 
     available_width = 0.0      # the chart's width: keys wrap into rows that fit it
 
+    def full_texts(self) -> list[str]:
+        """The keys' texts in full (what is drawn may be shortened)."""
+        return [getattr(label, "full_text", label.text) for _, label in self.items]
+
+    def _elide_labels(self) -> None:
+        """A key longer than the chart is wide is shortened in the middle, in full on hover."""
+        if not self.available_width:
+            return
+        for sample, label in self.items:
+            if not hasattr(label, "full_text"):      # a key just added: its text is in full
+                label.full_text = label.text
+            full = label.full_text
+            room = self.available_width - sample.boundingRect().width() - 24
+            text = elide(full, label_font(label), room)
+            shown = full if text == full else html.escape(text)
+            if label.text != shown:
+                label.setText(shown)
+                label.setToolTip("" if text == full else full)
+
     def updateSize(self) -> None:
         pos = self.pos()
+        self._elide_labels()
         self._fit_columns()
         super().updateSize()
         self.setPos(pos)
-        self.setMinimumHeight(self.height())
+        # LegendItem sums the heights its rows have now, without its grid's margins: a chart given
+        # only that much room cut off the bottom of its last row of keys. The grid's own
+        # preferred height counts the margins, and does not grow with the room it was given.
+        self.layout.invalidate()
+        height = self.layout.preferredHeight() if self.items else 0.0
+        self.resize(self.width(), height)
+        self.setMinimumHeight(height)
         self.setMinimumWidth(0)           # never hold the chart wider than its view
-        self.setPreferredSize(min(self.width(), self.available_width or self.width()), self.height())
+        self.setPreferredSize(min(self.width(), self.available_width or self.width()), height)
         self.updateGeometry()
 
     def _fit_columns(self) -> None:
@@ -151,6 +248,17 @@ class ChartBase(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.graphics)
 
+        # Over the view, not in the scene: never part of a PNG/SVG export.
+        self._user_view = False
+        self.reset_button = QToolButton(self.graphics)
+        self.reset_button.setObjectName("reset_zoom")
+        self.reset_button.setText(RESET_ZOOM_TEXT)
+        self.reset_button.setToolTip("Show all the data again; the chart follows new data again")
+        self.reset_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.reset_button.clicked.connect(self.reset_view)
+        self.reset_button.hide()
+        self.plot_item.getViewBox().sigRangeChangedManually.connect(self._on_user_zoom)
+
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(max(1, round(1000 / max_fps)))
@@ -193,6 +301,39 @@ class ChartBase(QWidget):
     @abstractmethod
     def _render(self) -> None:
         """Supplied by each concrete chart."""
+
+    # ---- zoom -------------------------------------------------------------------------------
+    @property
+    def user_view(self) -> bool:
+        """True while the view is the user's (zoomed or panned) rather than the chart's own."""
+        return self._user_view
+
+    def reset_view(self) -> None:
+        """Back to the chart's own view (all its data, following new data) and hide the button.
+        Each chart's clear() calls it, so a new run starts with a view of its own data."""
+        self._user_view = False
+        self.reset_button.hide()
+        self.plot_item.enableAutoRange()
+        for item in self.plot_item.listDataItems():
+            item.viewRangeChanged()      # forget the data clipped to the zoomed view: range over all
+        self.plot_item.getViewBox().updateAutoRange()    # now, not at the next paint
+        self._home_view()
+        self.mark_dirty()
+
+    def _home_view(self) -> None:
+        """Subclasses whose view is not pyqtgraph's auto-range (fixed axes) set it here; their
+        _render keeps it only while `user_view` is False."""
+
+    def _on_user_zoom(self, _mask=None) -> None:
+        self._user_view = True
+        self._place_reset_button()
+        self.reset_button.show()
+        self.reset_button.raise_()
+
+    def _place_reset_button(self) -> None:
+        button = self.reset_button
+        button.adjustSize()
+        button.move(max(0, self.graphics.width() - button.width() - 6), 4)
 
     # ---- labels -----------------------------------------------------------------------------
     @property
@@ -277,6 +418,7 @@ class ChartBase(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self._place_reset_button()
         if self._note_text:
             self._wrap_note()
         if isinstance(self.legend, RowLegend):
@@ -297,6 +439,23 @@ class BarChartBase(ChartBase):
         self.plot_item.setMouseEnabled(x=False, y=False)
         self.plot_item.getViewBox().invertY(True)          # first label on top, reading order
         self.plot_item.showGrid(x=True, y=False, alpha=0.25)
+
+    CATEGORY_SHARE = 0.4     # of the chart's width, at most, for the names of the bars
+
+    def set_categories(self, ticks: list[tuple[float, str]]) -> None:
+        """The names of the bars on the left axis, shortened to fit (in full on hover)."""
+        self.plot_item.getAxis("left").set_categories(ticks, self._category_px())
+
+    def categories(self) -> list[str]:
+        """The bars' names in full, top to bottom."""
+        return self.plot_item.getAxis("left").categories()
+
+    def _category_px(self) -> float:
+        return max(self.graphics.width(), 300) * self.CATEGORY_SHARE
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.plot_item.getAxis("left").set_category_width(self._category_px())
 
     def bar_items(self) -> list[pg.BarGraphItem]:
         """The bar items drawn now."""

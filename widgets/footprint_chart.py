@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QWidget
 
 from widgets.chart_base import DEFAULT_MAX_FPS, BarChartBase
 from widgets.theme import OKABE_ITO, Theme, current_theme
+from workloads.text import plural
 
 # (key in the footprint, legend text, colour)
 KINDS = (("bytes", "on disk", OKABE_ITO["blue"]),
@@ -39,7 +40,7 @@ def ratio_text(footprint: dict) -> str:
     if footprint.get("logical_ratio"):
         parts.append(f"memory {footprint['logical_ratio']:.2f}×")
     if (footprint.get("replicas") or 1) > 1:
-        parts.append(f"{footprint['replicas']} copies on disk")
+        parts.append(f"{plural(footprint['replicas'], 'copy', 'copies')} on disk")
     return " · ".join(parts)
 
 
@@ -97,7 +98,7 @@ class FootprintChart(BarChartBase):
                               text) for key, text, colour in kinds]
         for sample, text in self._legend_keys:
             self.legend.addItem(sample, text)
-        self.plot_item.getAxis("left").setTicks([[(float(g), label) for g, label in enumerate(self._data)], []])
+        self.set_categories([(float(g), label) for g, label in enumerate(self._data)])
         self.plot_item.setXRange(0, longest * 1.6, padding=0)    # room for the ratio text
         self.plot_item.setYRange(-0.55, max(len(self._data), 1) - 0.45, padding=0)
 

@@ -22,6 +22,7 @@ from widgets.chart_base import DEFAULT_MAX_FPS, BarChartBase
 from widgets.theme import Theme, current_theme, series_colour
 from workloads.snapshot import QueryPoint
 from workloads.suite_figures import FAILED, NOT_SUPPORTED, OK
+from workloads.text import plural
 
 DIFFERS_TEXT = "≠ answer"
 _GROUP = 0.8          # share of a query's row its bars fill
@@ -100,8 +101,8 @@ class QueryChart(BarChartBase):
             parts.append("Not supported: the target has no way to express the query (not a zero).")
         if len(self._series) > 1:
             differing = self.differing()
-            parts.append(f"Red, hatched: the answer differs from the first series that answered ({len(differing)} "
-                         f"quer{'y' if len(differing) == 1 else 'ies'}). Click a query to see the answers."
+            parts.append(f"Red, hatched: the answer differs from the first series that answered "
+                         f"({plural(len(differing), 'query', 'queries')}). Click a query to see the answers."
                          if differing else "Every series that answered gave the same answer.")
         if self._published:
             parts.append("Published (their hardware): " + "; ".join(self._published) + ".")
@@ -138,7 +139,7 @@ class QueryChart(BarChartBase):
                              for s, label in enumerate(labels)] if len(labels) > 1 else []
         for sample, label in self._legend_keys:
             self.legend.addItem(sample, label)
-        self.plot_item.getAxis("left").setTicks([[(float(q), query) for q, query in enumerate(self._order)], []])
+        self.set_categories([(float(q), query) for q, query in enumerate(self._order)])
         self.plot_item.setXRange(0, x_max, padding=0)
         self.plot_item.setYRange(-0.55, max(len(self._order), 1) - 0.45, padding=0)
 
@@ -171,7 +172,7 @@ class QueryChart(BarChartBase):
                 continue
             figures = p.status if p.status != OK else (
                 f"mean {format_seconds(p.mean_s)}" + (f", p50 {format_seconds(p.p50_s)}" if p.p50_s is not None else "")
-                + (f", min {format_seconds(p.min_s)}" if p.min_s is not None else "") + f", {p.runs} runs")
+                + (f", min {format_seconds(p.min_s)}" if p.min_s is not None else "") + f", {plural(p.runs, 'run')}")
             answer = f" · answer {p.fingerprint[:8]}" + (" (differs)" if self.differs(label, query) else "") \
                 if p.fingerprint else ""
             lines.append(f"{label}: {figures}{answer}")

@@ -2,8 +2,9 @@
 import time
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 
 from widgets.live_chart import GrowingSeries, TimeSeriesChart
 
@@ -151,3 +152,107 @@ def test_a_steady_series_is_drawn_against_zero_not_zoomed_into_noise(make_widget
     chart.render_now()
     low, high = chart.plot_item.getViewBox().viewRange()[1]
     assert low == 0.0 and 6000.4 < high < 7000
+
+
+# ---- zoom: the wheel zooms, the zoom holds, a visible button and a new run undo it --------------
+def test_a_wheel_zoom_holds_until_reset_and_shows_a_reset_button(make_widget, qtbot):
+    from tests.wheel_events import wheel_over_plot
+
+    chart = make_widget(TimeSeriesChart, "Rows per second", y_unit="rows/s")
+    chart.set_series("rows", np.arange(100), np.full(100, 1000.0))
+    chart.render_now()
+    view = chart.plot_item.getViewBox()
+    home = view.viewRange()
+    assert not chart.user_view and not chart.reset_button.isVisible()
+    wheel_over_plot(chart, steps=2)                         # a real wheel turn over the plot
+    zoomed = view.viewRange()
+    assert chart.user_view and chart.reset_button.isVisible()
+    assert zoomed[0][1] - zoomed[0][0] < home[0][1] - home[0][0]
+    # the button sits inside the chart, in its top right corner
+    button = chart.reset_button.geometry()
+    assert chart.graphics.rect().contains(button) and button.left() > chart.graphics.width() / 2
+    # more data does not undo the zoom (the y range used to snap back at every repaint)
+    chart.extend("rows", np.arange(100, 200), np.full(100, 2000.0))
+    chart.render_now()
+    np.testing.assert_allclose(view.viewRange(), zoomed)
+    qtbot.mouseClick(chart.reset_button, Qt.MouseButton.LeftButton)
+    chart.render_now()
+    assert not chart.user_view and not chart.reset_button.isVisible()
+    (x0, x1), (y0, y1) = view.viewRange()
+    assert x0 <= 0 and x1 >= 199 and y0 == 0 and 2000 < y1 < 2200
+
+
+def test_clear_for_a_new_run_undoes_a_zoom(make_widget):
+    from tests.wheel_events import wheel_over_plot
+
+    chart = make_widget(TimeSeriesChart, y_unit="s")
+    chart.set_series("p99", np.arange(50), np.linspace(0.1, 0.2, 50))
+    chart.render_now()
+    wheel_over_plot(chart, steps=3)
+    assert chart.user_view and chart.reset_button.isVisible()
+    chart.clear()                                           # what the dashboard does for a new run
+    chart.set_series("p99", [0, 1, 2], [1.0, 2.0, 3.0])
+    chart.render_now()
+    assert not chart.user_view and not chart.reset_button.isVisible()
+    (x0, x1), (y0, y1) = chart.plot_item.getViewBox().viewRange()
+    assert x0 <= 0 and x1 >= 2 and y0 == 0 and y1 >= 3
+
+
+# ---- short runs: markers on few points, a scatter style ----------------------------------------
+def _pixels_of(chart, colour: str) -> int:
+    """How many pixels of the chart's grab are (nearly) `colour`."""
+    from PySide6.QtGui import QColor
+
+    image = chart.graphics.grab().toImage()
+    want = QColor(colour)
+    count = 0
+    for y in range(0, image.height()):
+        for x in range(0, image.width()):
+            c = image.pixelColor(x, y)
+            if abs(c.red() - want.red()) + abs(c.green() - want.green()) + abs(c.blue() - want.blue()) < 40:
+                count += 1
+    return count
+
+
+def test_one_point_is_visible_as_a_marker(make_widget):
+    from widgets.live_chart import MARKER_SIZE
+    from widgets.theme import series_colour
+
+    chart = make_widget(TimeSeriesChart, "Latency", y_unit="s", show_legend=False, size=(400, 260))
+    chart.append("latency", 0.42, 0.180)
+    chart.render_now()
+    assert chart.markers_shown("latency")
+    # a line through one point draws nothing; the marker is a dot of about MARKER_SIZE² pixels
+    assert _pixels_of(chart, series_colour(0)) >= MARKER_SIZE ** 2 // 4     # 0 without a marker
+
+
+def test_markers_go_away_when_a_series_grows_long(make_widget):
+    from widgets.live_chart import FEW_POINTS
+
+    chart = make_widget(TimeSeriesChart, show=False)
+    chart.extend("a", np.arange(FEW_POINTS), np.ones(FEW_POINTS))
+    chart.render_now()
+    assert chart.markers_shown("a")
+    chart.append("a", FEW_POINTS, 1.0)
+    chart.render_now()
+    assert not chart.markers_shown("a")
+    chart.clear()
+    chart.append("a", 0, 1.0)
+    chart.render_now()
+    assert chart.markers_shown("a")                         # a new short run has them again
+
+
+def test_points_style_is_a_scatter_and_markers_can_be_forced(make_widget):
+    chart = make_widget(TimeSeriesChart, show=False)
+    chart.add_series("op", style="points")
+    chart.add_series("p50", markers="never")
+    chart.add_series("p99", markers="always")
+    for name in ("op", "p50", "p99"):
+        chart.extend(name, np.arange(500), np.ones(500))
+    chart.render_now()
+    curve = chart._curves["op"]
+    assert pg.mkPen(curve.opts["pen"]).style() == Qt.PenStyle.NoPen     # markers only, no line,
+    assert chart.markers_shown("op")                                    # however many points
+    assert not chart.markers_shown("p50") and chart.markers_shown("p99")
+    with pytest.raises(ValueError, match="markers 'some' is not one of auto, always, never"):
+        chart.add_series("x", markers="some")

@@ -4,6 +4,10 @@ Data lives in preallocated arrays that double when full (pyqtgraph examples/scro
 so appending a point is O(1) amortised and the plot items get array views, not copies.
 Units go on the axes: give base units ("s", "B/s", "rows/s") and the axis picks ms / MB/s /
 M rows/s from the range shown.
+
+Short runs: a series with few points draws a marker on each (one point is visible on its own, where
+a line would draw nothing), and style="points" draws markers only, no line (one point per
+operation, say). Markers go away by themselves once a series has more than FEW_POINTS points.
 """
 from __future__ import annotations
 
@@ -15,9 +19,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from widgets.chart_base import DEFAULT_MAX_FPS, ChartBase
-from widgets.theme import Theme, series_colour
+from widgets.theme import Theme, current_theme, series_colour
+from workloads.text import plural
 
 _INITIAL_CAPACITY = 256
+FEW_POINTS = 30          # markers="auto": a marker on each point up to this many points
+MARKER_SIZE = 8
+MARKER_MODES = ("auto", "always", "never")
 
 
 class GrowingSeries:
@@ -47,7 +55,8 @@ class GrowingSeries:
         xs = np.asarray(xs, dtype=np.float64).ravel()
         ys = np.asarray(ys, dtype=np.float64).ravel()
         if xs.shape != ys.shape:
-            raise ValueError(f"x and y differ in length: {len(xs)} x values, {len(ys)} y values")
+            raise ValueError(f"x and y differ in length: {plural(len(xs), 'x value')}, "
+                             f"{plural(len(ys), 'y value')}")
         needed = self.size + len(xs)
         if needed > self.capacity:
             capacity = self.capacity
@@ -75,7 +84,7 @@ class TimeSeriesChart(ChartBase):
     """
 
     _STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine,
-               "dot": Qt.PenStyle.DotLine}
+               "dot": Qt.PenStyle.DotLine, "points": Qt.PenStyle.NoPen}
 
     def __init__(self, title: str = "", *, x_label: str = "elapsed", x_unit: str = "s",
                  y_label: str = "", y_unit: str = "", y_si_prefix: bool = True,
@@ -83,7 +92,8 @@ class TimeSeriesChart(ChartBase):
                  max_fps: float = DEFAULT_MAX_FPS, parent: QWidget | None = None) -> None:
         self._series: dict[str, GrowingSeries] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
-        self._looks: dict[str, tuple[str | None, str, float]] = {}
+        self._looks: dict[str, tuple[str | None, str, float, str]] = {}
+        self._marked: dict[str, bool] = {}        # markers drawn on the series now
         self._changed: set[str] = set()
         super().__init__(title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit,
                          y_si_prefix=y_si_prefix, show_legend=show_legend, max_fps=max_fps,
@@ -98,16 +108,22 @@ class TimeSeriesChart(ChartBase):
 
     # ---- series -----------------------------------------------------------------------------
     def add_series(self, name: str, colour: str | None = None, style: str = "solid",
-                   width: float = 2.0) -> None:
-        """Declare a series (optional: set_series/append create one with the next colour)."""
+                   width: float = 2.0, markers: str = "auto") -> None:
+        """Declare a series (optional: set_series/append create one with the next colour).
+
+        style: "solid", "dash", "dot", or "points" for markers only (a scatter, no line).
+        markers: "auto" (a marker on each point while the series has at most FEW_POINTS points),
+        "always" or "never"; "points" always has them. Calling it again restyles the series."""
         if style not in self._STYLES:
             raise ValueError(f"line style {style!r} is not one of {', '.join(self._STYLES)}")
+        if markers not in MARKER_MODES:
+            raise ValueError(f"markers {markers!r} is not one of {', '.join(MARKER_MODES)}")
         if name in self._series:
-            self._looks[name] = (colour, style, width)
+            self._looks[name] = (colour, style, width, markers)
             self._apply_look(name)
             return
         self._series[name] = GrowingSeries()
-        self._looks[name] = (colour, style, width)
+        self._looks[name] = (colour, style, width, markers)
         curve = pg.PlotDataItem(name=name)
         self._curves[name] = curve
         self.plot_item.addItem(curve)
@@ -156,12 +172,17 @@ class TimeSeriesChart(ChartBase):
             return np.empty(0), np.empty(0)
         return np.asarray(xs).copy(), np.asarray(ys).copy()
 
+    def markers_shown(self, name: str) -> bool:
+        """Whether the plot draws a marker on each point of the series now."""
+        return self._curves[name].opts["symbol"] is not None
+
     def clear(self) -> None:
-        """Empty every series (keeps their names and colours)."""
+        """Empty every series (keeps their names and colours) and undo a zoom: a new run is seen
+        whole."""
         for name, series in self._series.items():
             series.replace((), ())
             self._changed.add(name)
-        self.mark_dirty()
+        self.reset_view()
 
     # ---- internals --------------------------------------------------------------------------
     def _ensure(self, name: str) -> None:
@@ -175,23 +196,46 @@ class TimeSeriesChart(ChartBase):
     def _render(self) -> None:
         for name in self._changed:
             s = self._series[name]
+            if self._wants_markers(name) != self._marked.get(name):
+                self._apply_look(name)
             self._curves[name].setData(s.xs, s.ys)
         self._changed.clear()
-        if self._y_min_zero:
+        if self._y_min_zero and not self.user_view:
             # From zero to just above the top: auto-range would zoom a steady series into noise
             # (6,000.4 vs 5,999.6 rows/s looking like a cliff).
             tops = [float(np.nanmax(s.ys)) for s in self._series.values() if len(s.ys)]
             top = max(tops, default=0.0)
             self.plot_item.setYRange(0.0, top * 1.08 if top > 0 else 1.0, padding=0)
 
+    def _wants_markers(self, name: str) -> bool:
+        _colour, style, _width, markers = self._looks[name]
+        if style == "points" or markers == "always":
+            return True
+        return markers == "auto" and self._series[name].size <= FEW_POINTS
+
     def _apply_look(self, name: str) -> None:
-        colour, style, width = self._looks[name]
+        colour, style, width, _markers = self._looks[name]
         index = list(self._series).index(name)
-        pen = pg.mkPen(colour or series_colour(index), width=width, style=self._STYLES[style])
-        # Flat caps: drawn as segments (see add_series), square caps would overlap at every
-        # joint and their antialiased edges would show as dots along flat stretches.
-        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
-        self._curves[name].setPen(pen)
+        colour = colour or series_colour(index)
+        curve = self._curves[name]
+        if style == "points":
+            curve.setPen(None)
+        else:
+            pen = pg.mkPen(colour, width=width, style=self._STYLES[style])
+            # Flat caps: drawn as segments (see add_series), square caps would overlap at every
+            # joint and their antialiased edges would show as dots along flat stretches.
+            pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+            curve.setPen(pen)
+        marked = self._wants_markers(name)
+        self._marked[name] = marked
+        if marked:
+            # filled, with a rim of the background so markers that touch stay apart
+            curve.setSymbol("o")
+            curve.setSymbolSize(MARKER_SIZE)
+            curve.setSymbolBrush(pg.mkBrush(colour))
+            curve.setSymbolPen(pg.mkPen(current_theme().window, width=1))
+        else:
+            curve.setSymbol(None)
 
     def _restyle_items(self, theme: Theme) -> None:
         for name in self._series:

@@ -65,7 +65,7 @@ def test_points_are_sorted_by_users_and_bad_input_is_named(make_widget):
     chart.set_series("x", [4, 1, 2], [40, 10, 20])
     chart.render_now()
     assert chart.plotted_points("x")[1].tolist() == [10, 20, 40]
-    with pytest.raises(ValueError, match="sweep 'y': 2 users values, 1 metric values"):
+    with pytest.raises(ValueError, match="sweep 'y': 2 users counts, 1 metric value and 2 complete flags"):
         chart.set_series("y", [1, 2], [1])
     with pytest.raises(ValueError, match="users must be >= 1"):
         chart.set_series("z", [0, 2], [1, 2])
@@ -78,3 +78,83 @@ def test_y_axis_unit_follows_the_metric(make_widget):
     chart.render_now()
     chart.plot_item.getViewBox().autoRange()
     assert chart.axis_label("left") == "latency p99 (ms)"
+
+
+# ---- axes: y from zero, x over every users count present (published series included) ----------
+def test_y_axis_starts_at_zero(make_widget):
+    chart = make_widget(SweepChart)
+    chart.set_series("duckdb", [1, 2, 4], [1.0e6, 1.5e6, 2.0e6])
+    chart.render_now()
+    low, high = chart.plot_item.getViewBox().viewRange()[1]
+    assert low == 0.0 and 2.0e6 < high < 2.3e6      # auto-range started near 1e6, hiding the scale
+
+
+@pytest.mark.parametrize("measured, published, span", [
+    ([1, 2], None, (1, 8)),                  # a 1-2 user sweep still shows where more users go
+    ([16, 32, 64], None, (16, 128)),         # no empty doublings before the data
+    ([16, 32, 64], [1, 2, 4, 128], (1, 128)),
+    ([3, 5], [256], (2, 256)),
+])
+def test_x_axis_spans_the_fewest_to_the_most_users(make_widget, measured, published, span):
+    chart = make_widget(SweepChart)
+    chart.set_series("duckdb", measured, [1.0] * len(measured))
+    if published:
+        chart.set_series("8 nodes", published, [2.0] * len(published), reference=True)
+    chart.render_now()
+    fewest, most = chart.x_span()
+    everyone = measured + (published or [])
+    assert fewest < min(everyone) and most > max(everyone)        # the end markers are not cut
+    assert fewest > span[0] / 2 ** 0.5 and most < span[1] * 2 ** 0.5   # ... and nothing much more
+    labels = [label for _, label in chart.plot_item.getAxis("bottom")._tickLevels[0]]
+    assert labels[0] == str(span[0]) and labels[-1] == str(span[1])
+
+
+# ---- zoom ------------------------------------------------------------------------------------
+def test_a_wheel_zoom_holds_through_redraws_until_reset(make_widget):
+    from tests.wheel_events import wheel_over_plot
+
+    chart = make_widget(SweepChart)
+    chart.set_series("duckdb", [1, 2, 4, 8], [1, 2, 3, 4])
+    chart.render_now()
+    view = chart.plot_item.getViewBox()
+    home = view.viewRange()
+    wheel_over_plot(chart, steps=2)
+    zoomed = view.viewRange()
+    assert chart.user_view and chart.reset_button.isVisible() and zoomed != home
+    # the dashboard redraws the sweep through clear() + set_series on every update
+    chart.clear(keep_references=True)
+    chart.set_series("duckdb", [1, 2, 4, 8, 16], [1, 2, 3, 4, 5])
+    chart.render_now()
+    np.testing.assert_allclose(view.viewRange(), zoomed)
+    chart.reset_view()                                  # the button's action; a new run calls it
+    chart.render_now()
+    assert not chart.reset_button.isVisible()
+    fewest, most = chart.x_span()
+    assert fewest < 1 and most > 16 and view.viewRange()[1][0] == 0
+
+
+# ---- legend: long names shortened, in full on hover; "measured" said only beside "published" -----
+def test_measured_is_said_only_beside_published_series(make_widget):
+    chart = make_widget(SweepChart)
+    chart.set_series("duckdb", [1, 2], [1, 2])
+    chart.render_now()
+    assert chart.legend_labels() == ["duckdb"]
+    chart.set_series("8 nodes", [1, 2], [1, 2], reference=True)
+    chart.render_now()
+    assert chart.legend_labels() == ["8 nodes: published (their hardware)", "duckdb: measured (your hardware)"]
+
+
+def test_a_long_run_name_is_shortened_in_the_legend_with_a_tooltip(make_widget, qtbot):
+    long_name = "Quick start: read a TAQ day from Parquet with 1 and 2 users, cold cache (r-20240501-123456)"
+    chart = make_widget(SweepChart, size=(420, 400))
+    chart.set_series(long_name, [1, 2], [1, 2])
+    chart.set_series("duckdb", [1, 2], [2, 3])
+    chart.render_now()
+    assert chart.legend_labels() == [long_name, "duckdb"]
+    (_, long_label), (_, short_label) = chart.legend.items
+    assert "…" in long_label.text and long_label.text.endswith("123456)")    # both ends kept
+    assert long_label.toolTip() == long_name and short_label.toolTip() == ""
+    qtbot.waitUntil(lambda: chart.legend.sceneBoundingRect().right() <= chart.graphics.width(), timeout=2000)
+    chart.resize(1400, 400)                             # wide enough: the name in full again
+    chart.render_now()
+    assert chart.legend.items[0][1].text == long_name

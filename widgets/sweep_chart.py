@@ -2,8 +2,14 @@
 
 One line per series (a run or a target). The point of the step still running is drawn hollow
 and moves as it grows; it fills in when the step completes. Published reference series from the
-reports are dashed and labelled "published (their hardware)", measured ones "measured (your
-hardware)", so nobody reads a published figure as their own.
+reports are dashed and labelled "published (their hardware)", and then the measured ones "measured
+(your hardware)", so nobody reads a published figure as their own.
+
+Axes: y from zero to just above the highest point; x from the power of two at or below the fewest
+users to the one at or above the most (published series included), at least three doublings wide
+so a 1-2 user sweep still shows where more users would go. A zoom with the wheel holds until
+"Reset zoom" or `reset_view()`; `clear()` does not reset it, since the dashboard redraws the
+sweep through clear() on every update: call reset_view() when a new run starts.
 """
 from __future__ import annotations
 
@@ -18,8 +24,12 @@ from PySide6.QtWidgets import QWidget
 from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
 from widgets.chart_base import DEFAULT_MAX_FPS, ChartBase
 from widgets.theme import Theme, current_theme, series_colour
+from workloads.text import plural
 
-MIN_AXIS_USERS = 8   # a 1-2 user sweep still shows where more users would go
+_MIN_DOUBLINGS = 3   # the x axis spans at least 3 doublings (1-8, 16-128): a 1-2 user sweep
+                     # still shows where more users would go
+_X_MARGIN = 0.08     # log10 units each side, so the end markers are not cut in half
+_Y_HEADROOM = 1.08
 
 
 @dataclass
@@ -45,7 +55,8 @@ class SweepChart(ChartBase):
                          parent=parent)
         self.plot_item.setLogMode(x=True, y=False)
         self.plot_item.getViewBox().setLimits(yMin=0)
-        self._set_user_ticks(MIN_AXIS_USERS)
+        self._legend_keys: list = []
+        self._apply_range()
 
     def set_y_axis(self, label: str, unit: str) -> None:
         self.set_axis_label("left", label, unit)
@@ -58,8 +69,9 @@ class SweepChart(ChartBase):
         done = (np.ones(len(users), dtype=bool) if complete is None
                 else np.asarray(complete, dtype=bool).ravel())
         if not (len(users) == len(values) == len(done)):
-            raise ValueError(f"sweep {name!r}: {len(users)} users values, {len(values)} metric values "
-                             f"and {len(done)} complete flags; they must be equally many")
+            raise ValueError(f"sweep {name!r}: {plural(len(users), 'users count')}, "
+                             f"{plural(len(values), 'metric value')} and "
+                             f"{plural(len(done), 'complete flag')}; they must be equally many")
         if len(users) and users.min() < 1:
             raise ValueError(f"sweep {name!r}: users must be >= 1, got {users.min():g}")
         order = np.argsort(users, kind="stable")
@@ -93,11 +105,21 @@ class SweepChart(ChartBase):
         return np.asarray(xs), np.asarray(ys), hollow
 
     def legend_labels(self) -> list[str]:
-        return [label.text for _, label in self.legend.items]
+        """The legend's keys in full (a long one is drawn shortened, in full on hover)."""
+        return self.legend.full_texts()
+
+    def x_span(self) -> tuple[float, float]:
+        """(fewest, most) users the x axis shows now, read from the view (log2 axis)."""
+        low, high = self.plot_item.getViewBox().viewRange()[0]
+        return 10 ** low, 10 ** high
 
     # ---- drawing ----------------------------------------------------------------------------
     @staticmethod
-    def legend_label(name: str, reference: bool) -> str:
+    def legend_label(name: str, reference: bool, *, with_kind: bool = True) -> str:
+        """The key of a series: "duckdb: measured (your hardware)" beside published series, just
+        the name when nothing published is on the chart (nothing to tell apart)."""
+        if not with_kind:
+            return name
         return f"{name}: {PUBLISHED_LABEL if reference else MEASURED_LABEL}"
 
     def _render(self) -> None:
@@ -106,7 +128,10 @@ class SweepChart(ChartBase):
         for curve in self._curves.values():
             self.plot_item.removeItem(curve)
         self._curves.clear()
+        self.legend.clear()
         theme = current_theme()
+        with_kind = any(reference for _, reference in self._sweeps)
+        keys = []
         # references first so measured lines are drawn on top of them
         for key in sorted(self._sweeps, key=lambda k: (not k[1], self._colour_order.index(k[0]))):
             name, reference = key
@@ -115,23 +140,37 @@ class SweepChart(ChartBase):
             style = Qt.PenStyle.DashLine if reference else Qt.PenStyle.SolidLine
             brushes = [pg.mkBrush(colour if done else theme.window) for done in sweep.complete]
             curve = pg.PlotDataItem(
-                sweep.users, sweep.values, name=self.legend_label(name, reference),
+                sweep.users, sweep.values,
                 pen=pg.mkPen(colour, width=2, style=style),
                 symbol="s" if reference else "o", symbolSize=10 if reference else 11,
                 symbolPen=pg.mkPen(colour, width=2), symbolBrush=brushes)
-            self.plot_item.addItem(curve)    # named: PlotItem adds it to the legend
+            self.plot_item.addItem(curve)    # unnamed: the legend is filled below, in draw order
             self._curves[key] = curve
-        top = max((s.users.max() for s in self._sweeps.values() if len(s.users)), default=1)
-        self._set_user_ticks(max(MIN_AXIS_USERS, top))   # the data, published series included
+            keys.append((curve, self.legend_label(name, reference, with_kind=with_kind)))
+        for curve, label in keys:
+            self.legend.addItem(curve, label)
+        self._apply_range()
         self._changed = False
 
-    def _set_user_ticks(self, max_users: float) -> None:
-        top_power = max(0, math.ceil(math.log2(max_users)))
-        ticks = [(math.log10(2 ** k), str(2 ** k)) for k in range(top_power + 1)]
-        axis = self.plot_item.getAxis("bottom")
-        axis.setTicks([ticks, []])
-        # a little margin so the end markers are not cut in half
-        self.plot_item.setXRange(-0.08, math.log10(2 ** top_power) + 0.08, padding=0)
+    def _home_view(self) -> None:
+        self._apply_range()
+
+    def _apply_range(self) -> None:
+        """Ticks at the powers of two the data spans and, unless the user zoomed, the view."""
+        users = [s.users for s in self._sweeps.values() if len(s.users)]
+        fewest = min((float(u.min()) for u in users), default=1.0)
+        most = max((float(u.max()) for u in users), default=1.0)
+        low_power = max(0, math.floor(math.log2(fewest)))
+        top_power = max(math.ceil(math.log2(most)), low_power + _MIN_DOUBLINGS)
+        ticks = [(math.log10(2 ** k), str(2 ** k)) for k in range(low_power, top_power + 1)]
+        self.plot_item.getAxis("bottom").setTicks([ticks, []])
+        if self.user_view:
+            return
+        self.plot_item.setXRange(math.log10(2 ** low_power) - _X_MARGIN,
+                                 math.log10(2 ** top_power) + _X_MARGIN, padding=0)
+        values = [s.values[np.isfinite(s.values)] for s in self._sweeps.values()]
+        top = max((float(v.max()) for v in values if len(v)), default=0.0)
+        self.plot_item.setYRange(0.0, top * _Y_HEADROOM if top > 0 else 1.0, padding=0)
 
     def _restyle_items(self, theme: Theme) -> None:
         self._changed = True

@@ -1,6 +1,10 @@
 """CompareView: two or more stored runs overlaid: throughput vs users, phases and a table; for
 query suites the time per query side by side (a differing answer in red, both answers a click
-away); the footprints of the runs' tables with their compression ratios."""
+away); the footprints of the runs' tables with their compression ratios.
+
+It fits the central area of a 1280 px window beside the docks (about 900 px wide): long run names are
+shortened in the charts' legends and bar names and in the table (in full on hover), never pushing a
+chart out of view; the two charts share the width equally and neither can be squeezed to nothing."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -14,11 +18,13 @@ from widgets.query_chart import QueryChart
 from widgets.sweep_chart import SweepChart
 from workloads.figures import breakdown as with_other
 from workloads.snapshot import QueryPoint
+from workloads.text import plural
 
 TABLE_COLUMNS = (("run", "run"), ("step", "step_label"), ("users", "users"), ("rows/s", "rows_per_s"),
                  ("MB/s", "mb_per_s"), ("ops/s", "ops_per_s"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"),
                  ("first op ms", "first_op_ms"), ("window s", "window_s"))
 PHASE_KEYS = ("io", "read", "query", "server", "transfer", "decode")
+MIN_CHART_WIDTH = 300        # each chart keeps at least this much when the splitter is dragged
 
 
 class CompareView(QWidget):
@@ -29,12 +35,20 @@ class CompareView(QWidget):
         self.breakdown_chart = BreakdownChart("Phases per operation (mean)")
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels([c[0] for c in TABLE_COLUMNS])
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        # the figures take the room they need; the run's name the rest, shortened in the middle
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        charts = QSplitter(Qt.Orientation.Horizontal)
-        charts.addWidget(self.sweep_chart)
-        charts.addWidget(self.breakdown_chart)
+        self.charts_splitter = charts = QSplitter(Qt.Orientation.Horizontal)
+        for chart in (self.sweep_chart, self.breakdown_chart):
+            chart.setMinimumWidth(MIN_CHART_WIDTH)
+            charts.addWidget(chart)
+            charts.setCollapsible(charts.indexOf(chart), False)
+        charts.setSizes([1, 1])                          # half each, whatever the width
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(charts)
         outer.addWidget(self.table)
@@ -87,6 +101,7 @@ class CompareView(QWidget):
         """One dict per run-step (workloads.history.compare_frame rows): run (label), users,
         rows_per_s, mb_per_s, ops_per_s, p50_ms, p99_ms and phase means as io_ms, decode_ms..."""
         self.sweep_chart.clear()
+        self.sweep_chart.reset_view()           # other runs: drop a zoom made on the last ones
         by_run: dict[str, list[dict]] = {}
         for row in rows:
             by_run.setdefault(row["run"], []).append(row)
@@ -112,7 +127,9 @@ class CompareView(QWidget):
                 if key == "step_label" and row.get("short"):
                     text += " ⚠"
                 item = QTableWidgetItem(text)
+                if key == "run":
+                    item.setToolTip(text)       # shortened when the column is narrow
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, item)
-        self.title.setText(f"Comparing {len(by_run)} runs")
+        self.title.setText(f"Comparing {plural(len(by_run), 'run')}")

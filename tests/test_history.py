@@ -78,8 +78,16 @@ def exact_run(store):
     return run_id
 
 
-def test_throughput_is_binned_per_second_of_end_time_with_steps_one_after_the_other(store, exact_run):
+@pytest.fixture
+def binned(monkeypatch):
+    """Per-second bins even for these few operations (a long run's series)."""
+    import workloads.history
+    monkeypatch.setattr(workloads.history, "PER_OPERATION_MAX", 0)
+
+
+def test_throughput_is_binned_per_second_of_end_time_with_steps_one_after_the_other(store, exact_run, binned):
     snap = snapshot_from_store(store, exact_run)
+    assert not snap.per_operation
     # timestamps only microseconds apart cannot place the steps: step 1 starts where step 0 ended
     got = [(p.t, p.rows_per_s, p.bytes_per_s, p.ops_per_s) for p in snap.throughput]
     expected_ops = {1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 11: 1}      # second's end -> ok ops ending in it
@@ -91,7 +99,19 @@ def test_throughput_is_binned_per_second_of_end_time_with_steps_one_after_the_ot
     assert snap.ops_done == 7 and snap.ops_failed == 1      # the failed op is counted, not binned
 
 
-def test_latency_percentiles_are_exact_over_a_five_second_window(store, exact_run):
+def test_a_short_run_is_drawn_operation_by_operation(store, exact_run):
+    """Seven operations: each at its end with its own rate and latency, never a flat zero line."""
+    snap = snapshot_from_store(store, exact_run)
+    assert snap.per_operation and len(snap.throughput) == len(snap.latency) == 7
+    ends = [p.t for p in snap.throughput]
+    assert ends == sorted(ends) and sum(1 for t in ends if t <= 1.0) == 2      # two end in the first second
+    assert all(p.rows_per_s > 0 and p.ops_per_s > 0 for p in snap.throughput)
+    last = snap.throughput[-1]                       # step 1's 0.70 s operation of 100 rows, ending at 10.5
+    assert last.t == pytest.approx(10.5) and last.rows_per_s == pytest.approx(100 / 0.70)
+    assert [p.p50 for p in snap.latency][-1] == pytest.approx(0.70)
+
+
+def test_latency_percentiles_are_exact_over_a_five_second_window(store, exact_run, binned):
     snap = snapshot_from_store(store, exact_run)
     by_second = {1: [0.10, 0.20], 2: [0.30], 3: [0.40], 4: [0.05], 5: [0.50], 11: [0.70]}
     expected = {}
@@ -137,7 +157,7 @@ def test_step_offsets_use_stored_times_when_they_fit():
     assert step_offsets([None, None], [2.0, 3.0], None, None) == [0.0, 2.0]
 
 
-def test_a_cut_off_step_lasts_until_its_last_record(store):
+def test_a_cut_off_step_lasts_until_its_last_record(store, binned):
     records = [op(0, 0, i, 0.35 * (i + 1), 0.1) for i in range(5)]         # last end 1.75 s
     handmade_run(store, "cut", [(1, 4.0, [op(0, 0, 0, 3.5, 0.2)]), (2, None, [
         r._replace(step=1) for r in records])], status="aborted")
@@ -262,7 +282,7 @@ def real_store(tmp_path_factory):
     store.close()
 
 
-def test_real_noop_sweep_reads_back_whole(real_store):
+def test_real_noop_sweep_reads_back_whole(real_store, binned):
     store, noop_id, _ = real_store
     snap = snapshot_from_store(store, noop_id)
     reference = reference_steps(store.ops(noop_id))
@@ -284,7 +304,7 @@ def test_real_noop_sweep_reads_back_whole(real_store):
     assert len(warmups) == 3 and (warmups["t_start"] + warmups["total_s"] <= 0).all()
 
 
-def test_real_duckdb_read_day_reads_back_with_its_phases(real_store):
+def test_real_duckdb_read_day_reads_back_with_its_phases(real_store, binned):
     store, _, read_id = real_store
     snap = snapshot_from_store(store, read_id)
     reference = reference_steps(store.ops(read_id))

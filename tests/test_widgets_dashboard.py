@@ -127,14 +127,14 @@ def test_hidden_dashboard_does_not_apply_until_shown(make_widget, qtbot):
 
 
 def test_charts_on_a_hidden_tab_do_not_repaint(dashboard, qtbot):
-    dashboard.tabs.setCurrentIndex(0)
+    dashboard.tabs.setCurrentWidget(dashboard.live_page)
     dashboard.show_snapshot(snapshot())
     qtbot.waitUntil(lambda: dashboard.apply_count == 1 and dashboard.rows_chart.render_count >= 1,
                     timeout=2000)
     assert dashboard.sweep_chart.render_count == 0          # its tab is not shown
     assert dashboard.sweep_chart.is_dirty
     with qtbot.waitSignal(dashboard.sweep_chart.rendered, timeout=2000):
-        dashboard.tabs.setCurrentIndex(1)
+        dashboard.tabs.setCurrentWidget(dashboard.sweep_page)
     users, values, hollow = dashboard.sweep_chart.plotted_points("duckdb")
     assert users.tolist() == [1, 2] and hollow == [False, True]
 
@@ -192,7 +192,7 @@ def test_published_breakdown_is_drawn_beside_the_same_target(dashboard):
 
 def test_state_round_trip(make_widget):
     first = make_widget(LiveDashboard)
-    first.tabs.setCurrentIndex(1)
+    first.tabs.setCurrentWidget(first.sweep_page)
     first.sweep_metric.setCurrentIndex(first.sweep_metric.findData("bytes_per_s"))
     state = first.save_state()
     second = make_widget(LiveDashboard)

@@ -20,6 +20,7 @@ from widgets.breakdown_chart import BreakdownChart, Breakdown, format_seconds, o
 from widgets.footprint_chart import FootprintChart
 from widgets.live_chart import TimeSeriesChart
 from widgets.query_chart import QueryChart
+from widgets.results_view import RunResultsView
 from widgets.sweep_chart import SweepChart
 from widgets.theme import current_theme, theme_notifier
 from widgets.worker_grid import WorkerGrid
@@ -27,6 +28,7 @@ from workloads.figures import STEP_FIGURES_DOC, breakdown
 from workloads.snapshot import LiveSnapshot, SweepPoint
 
 APPLY_INTERVAL_MS = 200
+EACH_OPERATION = "each operation"
 # metric key -> (menu text, axis label, unit, getter of a SweepPoint)
 SWEEP_METRICS = {
     "rows_per_s": ("rows/s", "throughput", "rows/s", lambda p: p.rows_per_s),
@@ -145,6 +147,7 @@ class LiveDashboard(QWidget):
         self.latency_chart = TimeSeriesChart("Latency per operation", y_label="latency", y_unit="s")
         for name, width in (("p50", 2.0), ("p95", 2.0), ("p99", 2.0)):
             self.latency_chart.add_series(name, width=width)
+        self._per_operation = False
         self.breakdown_chart = BreakdownChart("Phases per operation (mean)")
         self.cpu_chart = TimeSeriesChart("Client CPU", y_label="CPU", y_unit="%", y_si_prefix=False,
                                          show_legend=False)
@@ -194,10 +197,14 @@ class LiveDashboard(QWidget):
         self.window_note.setToolTip(STEP_FIGURES_DOC)
         sweep_layout.addWidget(self.window_note)
 
+        self.results_view = RunResultsView()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.results_view, "Results")
         self.tabs.addTab(live, "Live")
         self.tabs.addTab(sweep_page, "Users sweep")
+        self.live_page, self.sweep_page = live, sweep_page
+        self.tabs.setCurrentWidget(live)
         phase_page = QWidget()
         phase_layout = QVBoxLayout(phase_page)
         phase_layout.setContentsMargins(0, 4, 0, 0)
@@ -258,6 +265,19 @@ class LiveDashboard(QWidget):
         self._dirty = True
         self._timer.stop()
         self._apply()
+
+    def show_results(self, answer) -> None:
+        """A finished run's answer (``workloads.run_summary.RunAnswer``), brought to the front."""
+        self.results_view.show_answer(answer)
+        self.tabs.setCurrentWidget(self.results_view)
+
+    def start_run(self) -> None:
+        """A new run begins: everything cleared, the live charts to the front, zoom reset."""
+        self.clear()
+        self.results_view.clear()
+        self.tabs.setCurrentWidget(self.live_page)
+        for chart in self.charts().values():
+            chart.reset_view()
 
     def clear(self) -> None:
         """Back to "no run": empty charts, header and messages."""
@@ -352,13 +372,17 @@ class LiveDashboard(QWidget):
             self.clear()
             self._snapshot, self._shown_run = current, snap.run_id
         self._apply_text()
+        self._set_per_operation(snap.per_operation)
         tp = snap.throughput
         self._feed(self.rows_chart, "rows/s", [p.t for p in tp], [p.rows_per_s for p in tp])
         self._feed(self.bytes_chart, "B/s", [p.t for p in tp], [p.bytes_per_s for p in tp])
         lat = snap.latency
         ts = [p.t for p in lat]
-        for name in ("p50", "p95", "p99"):
-            self._feed(self.latency_chart, name, ts, [getattr(p, name) for p in lat])
+        if snap.per_operation:
+            self._feed(self.latency_chart, EACH_OPERATION, ts, [p.p50 for p in lat])
+        else:
+            for name in ("p50", "p95", "p99"):
+                self._feed(self.latency_chart, name, ts, [getattr(p, name) for p in lat])
         res = snap.resources
         ts = [p.t for p in res]
         self._feed(self.cpu_chart, "CPU %", ts, [p.cpu_percent for p in res])
@@ -374,6 +398,19 @@ class LiveDashboard(QWidget):
         self.worker_grid.set_workers(snap.workers, snap.worker_errors)
         self._fill_phase_table(snap)
         self._fill_suite(snap)
+
+    def _set_per_operation(self, per_operation: bool) -> None:
+        """A short run is drawn operation by operation (each at its end: its own rate and time);
+        a longer one per second. The titles say which."""
+        if per_operation == self._per_operation:
+            return
+        self._per_operation = per_operation
+        markers = "always" if per_operation else "auto"
+        for chart, series, title in ((self.rows_chart, "rows/s", "Rows per second"),
+                                     (self.bytes_chart, "B/s", "Data per second")):
+            chart.add_series(series, markers=markers)
+            chart.set_title(f"{title}, each operation" if per_operation else title)
+        self.latency_chart.set_title("Latency of each operation" if per_operation else "Latency per operation")
 
     def _fill_suite(self, snap: LiveSnapshot) -> None:
         """Per-query bars of a query suite and the footprints of a stored run."""

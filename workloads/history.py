@@ -32,6 +32,10 @@ from workloads.suite_history import stored_query_points
 from workloads.store import ResultsStore
 from workloads.targets.base import PHASES
 
+# Up to this many measured operations a stored run's series are each operation's own (a short
+# run's per-second bins would be mostly empty seconds and read as a flat zero line).
+PER_OPERATION_MAX = 200
+
 # Only the columns the series need: a 1M-op run must not drag its strings into memory.
 _OPS_SQL = ("SELECT step, t_start, total_s, rows, bytes, ok FROM ops "
             "WHERE run_id = ? AND kind = 'measured' ORDER BY step, t_start")
@@ -66,9 +70,10 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
     ends = (ops["t_start"] + ops["total_s"]).to_numpy(dtype=float) + \
         ops["step"].map(offset_of).fillna(0.0).to_numpy(dtype=float)
     first_second = int(math.floor(min(offsets))) if offsets else 0
-    throughput = throughput_points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
-                                   first_second)
-    latency = latency_points(ends[ok], ops["total_s"].to_numpy(dtype=float)[ok], first_second)
+    per_operation = 0 < ok.sum() <= PER_OPERATION_MAX
+    points = operation_points if per_operation else _binned_points
+    throughput, latency = points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
+                                 ops["total_s"].to_numpy(dtype=float)[ok], first_second)
 
     last_step = int(figures["step"].iloc[-1]) if len(figures) else 0
     phase_row = _last_with_phases(figures)
@@ -104,7 +109,7 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
         first_op_s=_optional(phase_row, "first_op_s") if phase_row is not None else _optional(last, "first_op_s"),
         steady_p50_s=_optional(phase_row, "p50_s") if phase_row is not None else _optional(last, "p50_s"),
         mean_total_s=_optional(phase_row, "mean_s") if phase_row is not None else _optional(last, "mean_s"),
-        sweep=sweep_points(figures), workers=worker_states, worker_errors=worker_errors,
+        sweep=sweep_points(figures), workers=worker_states, worker_errors=worker_errors, per_operation=per_operation,
         resources=[ResourcePoint(float(r.t), float(r.cpu_percent), int(r.rss_bytes),
                                  float(r.read_bytes_per_s), float(r.write_bytes_per_s))
                    for r in resources.itertuples()],
@@ -159,6 +164,24 @@ def step_offsets(started_at: list, durations: list[float], created_at, finished_
         offsets.append(float(offset))
         earliest = offset + duration
     return offsets
+
+
+def _binned_points(ends, rows, nbytes, totals, first_second: int):
+    return throughput_points(ends, rows, nbytes, first_second), latency_points(ends, totals, first_second)
+
+
+def operation_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray, totals: np.ndarray,
+                     _first_second: int = 0) -> tuple[list[ThroughputPoint], list[LatencyPoint]]:
+    """Each operation at its end: its own rate (its rows over its time) and its latency. For short
+    runs, where per-second bins would be mostly empty seconds."""
+    order = np.argsort(ends, kind="stable")
+    throughput, latency = [], []
+    for i in order:
+        total = float(totals[i])
+        rate = 1.0 / total if total > 0 else 0.0
+        throughput.append(ThroughputPoint(float(ends[i]), float(rows[i]) * rate, float(nbytes[i]) * rate, rate))
+        latency.append(LatencyPoint(float(ends[i]), total, total, total))
+    return throughput, latency
 
 
 def throughput_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray,

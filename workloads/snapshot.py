@@ -102,3 +102,5 @@ class LiveSnapshot:
     query_step: str = ""                     # label of that step
     # footprints with ratios (workloads.suite_figures.run_footprints): "layout" and import "steps"
     footprints: dict = field(default_factory=dict)
+    # throughput and latency points are each operation's own (a short run), not per-second bins
+    per_operation: bool = False

@@ -1,0 +1,73 @@
+"""A finished run's answer: the figures that say how fast it was, where a sweep stops scaling, and
+the published figures beside it; and the results view that shows it first."""
+from __future__ import annotations
+
+import pytest
+
+from tests.test_history import handmade_run, op
+from workloads.run_summary import run_answer, sweep_knee
+from workloads.store import ResultsStore
+
+
+@pytest.mark.parametrize("users, throughput, knee", [
+    ([1, 2, 4, 8], [100, 190, 200, 205], 2),          # 2 -> 4 adds 5 %: it stopped at 2
+    ([1, 2, 4, 8], [100, 200, 400, 800], None),       # grows all the way
+    ([1, 2, 4, 8, 16], [100, 180, 300, 250, 240], 4),   # falls after 4
+    ([1, 2], [100, 100], None),                       # two steps cannot show a knee
+    ([8, 1, 4, 2], [205, 100, 200, 190], 2),          # order of the steps does not matter
+])
+def test_the_knee_is_where_adding_users_stops_adding_throughput(users, throughput, knee):
+    assert sweep_knee(users, throughput) == knee
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ResultsStore(tmp_path / "results")
+    yield s
+    s.close()
+
+
+def _sweep(store, rows_per_s: list[int]) -> str:
+    """A 1-2-4-8 users sweep whose steps move ``rows_per_s`` rows in a one-second window each."""
+    steps = []
+    for index, (users, rate) in enumerate(zip((1, 2, 4, 8), rows_per_s)):
+        records = [op(index, i % users, i, 0.1 * (i + 1), 0.05, rows=rate // 10) for i in range(10)]
+        steps.append((users, 1.0, records))
+    return handmade_run(store, "sweep", steps, workload="slice-download")
+
+
+def test_the_answer_of_a_sweep_names_its_knee_and_its_published_figures(store):
+    answer = run_answer(store, _sweep(store, [1000, 1900, 2000, 2050]))
+    assert [s.users for s in answer.steps] == [1, 2, 4, 8] and answer.is_sweep
+    assert [s.rows_per_s for s in answer.steps] == pytest.approx([1000, 1900, 2000, 2050])
+    assert answer.steps[0].p50_s == pytest.approx(0.05) and answer.steps[0].ops == 10
+    assert answer.knee_users == 2 and answer.knee_note == "throughput stops growing at 2 users"
+    assert answer.published_sweeps and all(s.label.startswith("report ") for s in answer.published_sweeps)
+
+
+def test_the_results_view_shows_the_answer_first(store, make_widget):
+    from widgets.results_view import RunResultsView, headline_step
+
+    answer = run_answer(store, _sweep(store, [1000, 1900, 2000, 2050]))
+    view = make_widget(RunResultsView, size=(1100, 700))
+    view.show_answer(answer)
+    assert headline_step(answer).users == 8                      # the fastest step answers "how fast"
+    headline = view.headline_label.text()
+    assert "2.05 k rows/s" in headline and "at 8 users" in headline and "p50/p95/p99" in headline
+    assert view.table.rowCount() == 4 and view.table.item(1, 2).text() == "1.9 k"
+    assert view.knee_label.text() == "Users sweep: throughput stops growing at 2 users."
+    assert view.sweep_chart.isVisible() and "knee: 2 users" in view.sweep_chart.series_names()
+    assert set(view.sweep_chart.series_names(reference=True)) == {s.label for s in answer.published_sweeps}
+
+
+def test_one_step_shows_no_sweep_and_nothing_measured_says_so(store, make_widget):
+    from widgets.results_view import RunResultsView
+
+    view = make_widget(RunResultsView, size=(900, 500))
+    one = handmade_run(store, "one", [(1, 2.0, [op(0, 0, i, 0.2 * (i + 1), 0.1) for i in range(6)])])
+    view.show_answer(run_answer(store, one))
+    assert not view.sweep_chart.isVisible() and not view.knee_label.isVisible()
+    assert "step 1 users" in view.headline_label.text() or "step" in view.headline_label.text()
+    empty = handmade_run(store, "empty", [(1, 0.0, [])], status="failed")
+    view.show_answer(run_answer(store, empty))
+    assert view.headline_label.text().startswith("Nothing was measured")

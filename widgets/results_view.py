@@ -1,0 +1,151 @@
+"""RunResultsView: a finished run's answer, the first thing on screen when it ends.
+
+A headline ("how fast was it": rows/s, MB/s, ops/s and latency of the step that answers), a table
+of every step with its phase split, for a sweep the sweep chart with where it stops scaling, and
+the seed reports' published figures beside. It shows a ``workloads.run_summary.RunAnswer``: plain
+data, computed off the GUI thread by the window.
+"""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
+
+from widgets.breakdown_chart import format_seconds
+from widgets.sweep_chart import SweepChart
+from workloads.run_summary import RunAnswer, StepAnswer
+from workloads.text import plural
+
+COLUMNS = ("step", "operations", "rows/s", "MB/s", "ops/s", "p50", "p95", "p99", "first op", "phases (mean)")
+
+
+def rate(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return ""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix} {unit}".rstrip()
+    return f"{value:.3g} {unit}".rstrip()
+
+
+def headline_step(answer: RunAnswer) -> StepAnswer | None:
+    """The step that answers "how fast": the sweep's fastest, else the only (or last) one."""
+    steps = [s for s in answer.steps if s.ops] or answer.steps
+    if not steps:
+        return None
+    moved = any(s.rows_per_s for s in steps)
+    return max(steps, key=lambda s: (s.rows_per_s if moved else s.ops_per_s) or 0.0) if answer.is_sweep else steps[-1]
+
+
+def headline_text(answer: RunAnswer) -> str:
+    step = headline_step(answer)
+    if step is None or not step.ops:
+        return "Nothing was measured" + (f": {answer.message}" if answer.message else ".")
+    parts = []
+    if step.rows_per_s:
+        parts += [f"<b>{rate(step.rows_per_s, 'rows/s')}</b>", f"<b>{rate(step.mb_per_s, 'MB/s')}</b>"]
+    parts.append(f"<b>{rate(step.ops_per_s, 'ops/s')}</b>")
+    latency = " / ".join(format_seconds(v) for v in (step.p50_s, step.p95_s, step.p99_s) if v is not None)
+    parts.append(f"latency p50/p95/p99 <b>{latency}</b>")
+    where = f"at {plural(step.users, 'user')}" if answer.is_sweep else f"step {html.escape(step.label)}"
+    return " · ".join(parts) + f"&nbsp;&nbsp;<span style='font-size:small'>({where}, {plural(step.ops, 'operation')})</span>"
+
+
+class RunResultsView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.answer: RunAnswer | None = None
+        self.title_label = QLabel(objectName="results_title", wordWrap=True)
+        self.title_label.setTextFormat(Qt.TextFormat.RichText)
+        self.headline_label = QLabel(objectName="results_headline", wordWrap=True)
+        self.headline_label.setTextFormat(Qt.TextFormat.RichText)
+        font = self.headline_label.font()
+        font.setPointSizeF(font.pointSizeF() * 1.35)
+        self.headline_label.setFont(font)
+        self.knee_label = QLabel(objectName="results_knee", wordWrap=True)
+        self.published_label = QLabel(objectName="results_published", wordWrap=True)
+        self.published_label.setProperty("role", "muted")
+        self.table = QTableWidget(0, len(COLUMNS), objectName="results_table")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.sweep_chart = SweepChart("Throughput against users")
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.sweep_chart)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        for label in (self.title_label, self.headline_label, self.knee_label):
+            layout.addWidget(label)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.published_label)
+        self.clear()
+
+    def clear(self) -> None:
+        self.answer = None
+        self.title_label.setText("<b>No finished run yet</b>: its answer appears here when it ends.")
+        self.headline_label.setText("")
+        self.knee_label.setText("")
+        self.published_label.setText("")
+        self.table.setRowCount(0)
+        self.sweep_chart.clear()
+        self.sweep_chart.setVisible(False)
+
+    def show_answer(self, answer: RunAnswer) -> None:
+        self.answer = answer
+        status = "" if answer.status == "completed" else f" — <b>{html.escape(answer.status)}</b>"
+        self.title_label.setText(
+            f"<b>{html.escape(answer.name)}</b>{status}&nbsp;&nbsp;·&nbsp;&nbsp;{html.escape(answer.target)} · "
+            f"{html.escape(answer.workload)} · {html.escape(answer.dataset)} · {html.escape(answer.cache)} cache"
+            f"&nbsp;&nbsp;<span style='font-size:small'>({html.escape(answer.run_id)})</span>")
+        self.headline_label.setText(headline_text(answer))
+        self.knee_label.setText(f"Users sweep: {answer.knee_note}." if answer.knee_note else "")
+        self.knee_label.setVisible(bool(answer.knee_note))
+        self._fill_table(answer.steps)
+        self._fill_sweep(answer)
+        published = "; ".join(answer.published)
+        self.published_label.setText(f"Published (the reports' hardware): {published}" if published else "")
+        self.published_label.setVisible(bool(published))
+
+    def _fill_table(self, steps: list[StepAnswer]) -> None:
+        self.table.setRowCount(len(steps))
+        for row, step in enumerate(steps):
+            phases = " · ".join(f"{p} {format_seconds(v)}" for p, v in step.phases.items())
+            if phases and step.phase_source:
+                phases += f" ({step.phase_source})"
+            cells = [step.label + (" ⚠" if step.short else ""), f"{step.ops:,}" + (f" ({step.errors:,} failed)" if step.errors else ""),
+                     rate(step.rows_per_s), rate(step.mb_per_s), rate(step.ops_per_s),
+                     *(format_seconds(v) if v is not None else "" for v in (step.p50_s, step.p95_s, step.p99_s, step.first_op_s)),
+                     phases]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if 0 < col < len(COLUMNS) - 1:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if col == 0 and step.short:
+                    item.setToolTip(step.short)
+                self.table.setItem(row, col, item)
+
+    def _fill_sweep(self, answer: RunAnswer) -> None:
+        self.sweep_chart.clear()
+        self.sweep_chart.reset_view()
+        if not answer.is_sweep:
+            self.sweep_chart.setVisible(False)
+            return
+        moved = any(s.rows_per_s for s in answer.steps)
+        metric, unit = ("rows_per_s", "rows/s") if moved else ("ops_per_s", "ops/s")
+        self.sweep_chart.set_y_axis("throughput", unit)
+        for sweep in answer.published_sweeps:
+            if sweep.metric == metric:
+                self.sweep_chart.set_series(sweep.label, sweep.users, sweep.values, reference=True)
+        self.sweep_chart.set_series(answer.target, [s.users for s in answer.steps],
+                                    [getattr(s, metric) or 0.0 for s in answer.steps])
+        if answer.knee_users is not None:
+            knee = next(s for s in answer.steps if s.users == answer.knee_users)
+            self.sweep_chart.set_series(f"knee: {plural(knee.users, 'user')}", [knee.users],
+                                        [getattr(knee, metric) or 0.0])
+        self.sweep_chart.setVisible(True)

@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="read the whole scenario as JSON from standard input (how the window starts a "
                           "run: a password in it is never written anywhere)")
     run.add_argument("--run-id", help="the run's id (default: a new one)")
+    run.add_argument("--nice", type=int, default=0,
+                     help="lower the run's and its workers' CPU priority by this much (the window starts "
+                          "its runs at 5 so that it stays responsive on a saturated machine; recorded)")
     run.add_argument("--live", action="store_true",
                      help="publish live snapshots to the run's folder and obey a stop request there "
                           "(the window's viewer), instead of a progress bar")
@@ -242,6 +245,8 @@ def cmd_run(args) -> int:
         runner = Runner(scenario, store, run_id=args.run_id)
     except (ValueError, KeyError) as exc:
         raise CliError(str(exc).strip("'\"")) from None
+    if args.nice and hasattr(os, "nice"):
+        os.nice(args.nice)                  # before any worker starts: they inherit it
     if args.live:
         return _run_live(runner, store)
     result_box: list = []

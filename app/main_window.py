@@ -9,6 +9,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
                                QMessageBox, QTabWidget, QToolBar)
 
+from app.background import Background
 from app.demo import DemoMode, builtin_playlists, builtin_scenarios
 from app.run_controller import RunController
 from widgets.compare_view import CompareView
@@ -20,6 +21,7 @@ from widgets.state import load_state, store_state
 from widgets.targets_panel import TargetsPanel
 from workloads.target_registry import TargetRegistry
 from workloads.history import compare_frame, history_rows, run_labels, snapshot_from_store
+from workloads.run_summary import run_answer
 from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
 from workloads.references import DISK, published_findings, published_sweeps
@@ -40,6 +42,7 @@ class MainWindow(QMainWindow):
         self.store = store
         self.settings = settings
         self.controller = RunController(store, self)
+        self.background = Background(self)
         self._running_name = ""
         self.targets_panel = TargetsPanel(data_dir, registry=TargetRegistry.load(data_dir, password_store))
         self.builder = ScenarioBuilder(data_dir)
@@ -198,7 +201,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"attached to run {run_id}, still going in its own process", 10000)
 
     def _on_run_started(self, run_id: str, scenario: Scenario) -> None:
-        self.dashboard.clear()
+        self.dashboard.start_run()
         self._show_references(scenario.workload, scenario.dataset)
         self._set_running(True, run_name(scenario))
         self.builder.show_error("")
@@ -220,6 +223,7 @@ class MainWindow(QMainWindow):
         if result.status == "failed":
             self.builder.show_error(result.message)
         self.refresh_history()
+        self.open_run(result.run_id)          # its answer first: the stored, exact figures
 
     def _on_failed_to_start(self, message: str) -> None:
         self.builder.show_error(message)
@@ -234,28 +238,38 @@ class MainWindow(QMainWindow):
 
     # ---- history ----------------------------------------------------------------------------
     def refresh_history(self) -> None:
-        try:
-            self.history.set_rows(history_rows(self.store))
-        except Exception as exc:  # a damaged results file is reported, not fatal
-            self.show_error(f"cannot read run history: {describe_error(exc)}")
+        """Re-read the history off the GUI thread (a long run's records take a moment)."""
+        self.background.run("history", lambda: history_rows(self.store), self.history.set_rows,
+                            lambda exc: self.show_error(f"cannot read run history: {describe_error(exc)}"))
 
     def open_run(self, run_id: str) -> None:
-        try:
+        def read():
             snapshot = snapshot_from_store(self.store, run_id)
-        except Exception as exc:
-            self.show_error(f"cannot open run {run_id}: {describe_error(exc)}")
-            return
-        run = self.store.run(snapshot.run_id)
-        self._show_references(str(run["workload"]), str(run["dataset"]))
-        self.dashboard.show_final(snapshot)
-        self.tabs.setCurrentWidget(self.dashboard)
+            return snapshot, run_answer(self.store, snapshot.run_id)
+
+        def show(found) -> None:
+            snapshot, answer = found
+            if self.controller.busy and self.controller.current_run_id != answer.run_id:
+                return                    # a run started meanwhile: its live view stays
+            self._show_references(answer.workload, answer.dataset)
+            self.dashboard.show_final(snapshot)
+            self.dashboard.show_results(answer)
+            self.tabs.setCurrentWidget(self.dashboard)
+        self.background.run("open", read, show,
+                            lambda exc: self.show_error(f"cannot open run {run_id}: {describe_error(exc)}"))
 
     def compare_runs(self, run_ids: list[str]) -> None:
-        frame = compare_frame(self.store, run_ids)
-        self.compare.show_runs(frame.to_dict("records"))
-        suites = suite_comparison(self.store, run_ids, run_labels(self.store, run_ids))
-        self.compare.show_suites(suites.queries, suites.answers, suites.footprints)
-        self.tabs.setCurrentWidget(self.compare)
+        def read():
+            frame = compare_frame(self.store, run_ids)
+            return frame, suite_comparison(self.store, run_ids, run_labels(self.store, run_ids))
+
+        def show(found) -> None:
+            frame, suites = found
+            self.compare.show_runs(frame.to_dict("records"))
+            self.compare.show_suites(suites.queries, suites.answers, suites.footprints)
+            self.tabs.setCurrentWidget(self.compare)
+        self.background.run("compare", read, show,
+                            lambda exc: self.show_error(f"cannot compare runs: {describe_error(exc)}"))
 
     def delete_runs(self, run_ids: list[str]) -> None:
         if self.controller.current_run_id in run_ids and self.controller.busy:
@@ -409,6 +423,7 @@ class MainWindow(QMainWindow):
             else:
                 self.controller.shutdown()
         self.save_settings()
+        self.background.wait()
         if not keep_engines:
             self.targets_panel.stop_local_engines()      # local engines started from the window stop with it
         super().closeEvent(event)

@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections import deque
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from workloads.worker import describe_error
 
 POLL_MS = 200  # a snapshot five times a second is plenty for people; charts repaint on their own timers
 STOP_WAIT_S = 5.0
+FINAL_SNAPSHOT_WAIT_S = 3.0
 
 
 class RunController(QObject):
@@ -99,6 +101,7 @@ class RunController(QObject):
 
     def _follow(self, run_id: str, process: subprocess.Popen | None) -> None:
         self._run_id, self._process, self._seen_live = run_id, process, None
+        self._last_status, self._final_deadline = "", 0.0
         self._timer.start()
 
     # ---- control ------------------------------------------------------------------------------
@@ -149,9 +152,13 @@ class RunController(QObject):
         self._publish_live(folder)
         run = RunFolder(folder).run()
         ended = self._process.poll() is not None if self._process is not None else not self._alive(run)
-        if run.get("status", "running") != "running":
-            self._publish_live(folder)
-            self._end(RunResult(self._run_id, run["status"], run.get("message") or ""))
+        status = run.get("status", "running")
+        if status != "running":
+            # the record says it is over; the last live snapshot follows a moment later
+            self._final_deadline = self._final_deadline or time.monotonic() + FINAL_SNAPSHOT_WAIT_S
+            if ended or self._last_status == status or time.monotonic() > self._final_deadline:
+                self._publish_live(folder)
+                self._end(RunResult(self._run_id, status, run.get("message") or ""))
         elif ended and not run:
             message = log_tail(self.store.runs_dir, self._run_id) or "the run's process ended at once"
             shutil.rmtree(folder, ignore_errors=True)
@@ -173,7 +180,7 @@ class RunController(QObject):
         if stamp != self._seen_live:
             snapshot = read_live(folder)
             if snapshot is not None:
-                self._seen_live = stamp
+                self._seen_live, self._last_status = stamp, snapshot.status
                 self.snapshot_ready.emit(snapshot)
 
     def _end(self, result: RunResult | None, failure: str = "") -> None:

@@ -18,10 +18,14 @@ LOG_FILE = "process.log"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_command(results: Path, run_id: str) -> list[str]:
+RUN_NICE = 5      # the window's runs yield the CPU to it: it stays responsive with 128 busy workers
+
+
+def run_command(results: Path, run_id: str, nice: int = RUN_NICE) -> list[str]:
     """The command line that runs one scenario read from standard input."""
     entry = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
-    return [*entry, "--results", str(results), "run", "--scenario-stdin", "--run-id", run_id, "--live"]
+    return [*entry, "--results", str(results), "run", "--scenario-stdin", "--run-id", run_id, "--live",
+            "--nice", str(nice)]
 
 
 def start_run_process(scenario: Scenario, results: Path, runs_dir: Path, run_id: str) -> subprocess.Popen:

@@ -67,7 +67,8 @@ def main() -> int:
 
         def on_finished(_result) -> None:
             state["live"] = state["running"] = False
-            app.quit()
+            visible.update(name for name, chart in charts.items() if chart.isVisible())
+            app.quit()          # Qt 6 closes the windows: which charts showed is noted first
 
         timer = QTimer()
         timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -77,14 +78,13 @@ def main() -> int:
         window.controller.run_finished.connect(on_finished)
         scenario = Scenario(name="event-loop bench", workload="noop", users=(args.users,), operations=0,
                             duration_s=args.seconds)
-        charts = window.charts()
+        charts, visible = window.charts(), set()
         renders = {name: chart.render_count for name, chart in charts.items()}
         started = time.perf_counter()
         window.start_scenario(scenario)
         app.exec()
         wall = time.perf_counter() - started
         renders = {name: chart.render_count - renders[name] for name, chart in charts.items()}
-        visible = {name for name, chart in charts.items() if chart.isVisible()}
         window.close()
         store.close()
     late_ms, whole_ms = np.array(lateness) * 1000, np.array(whole) * 1000
@@ -96,8 +96,9 @@ def main() -> int:
         print(f"10 ms timer lateness, {label} ({values.size} ticks): p50 {np.percentile(values, 50):.2f} ms, "
               f"p99 {np.percentile(values, 99):.2f} ms, max {values.max():.2f} ms")
     busiest = max(renders.values()) / wall if renders else 0.0
-    print(f"chart renders: busiest {busiest:.1f} per second; "
-          f"hidden charts rendered {sum(n for name, n in renders.items() if name not in visible)} times")
+    hidden = {name: n for name, n in renders.items() if name not in visible and n}
+    print(f"chart renders: busiest {busiest:.1f} per second; hidden charts rendered "
+          f"{sum(hidden.values())} times" + (f" ({', '.join(f'{k}: {v}' for k, v in hidden.items())})" if hidden else ""))
     print(f"dashboard applies: {window.dashboard.apply_count}")
     return 0
 

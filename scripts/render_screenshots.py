@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import tempfile
 from pathlib import Path
 
@@ -147,19 +148,29 @@ def main() -> int:
             shots["mid"] = True
             QTimer.singleShot(1500, lambda: save("main_window_running"))
 
+    def settle() -> None:
+        """Until the window's reads off the GUI thread have landed."""
+        while window.background.busy:
+            app.processEvents()
+            time.sleep(0.01)
+
     def finish_reports() -> None:
         ids = list(store.runs().sort_values("created_at")["run_id"])
         window.open_run(ids[0])
+        settle()
         window.dashboard.tabs.setCurrentWidget(window.dashboard.footprint_chart)
         save("import_footprint")
         window.open_run(ids[1])
+        settle()
         window.dashboard.tabs.setCurrentWidget(window.dashboard.query_chart)
         save("suite_after_run")
         window.compare_runs(ids[1:3])
+        settle()
         save("compare_suites")
         window.compare.tabs.setCurrentWidget(window.compare.footprint_chart)
         save("compare_footprints")
         window.compare_runs(ids[3:5])
+        settle()
         save("compare_differs")
         window.compare.show_answers("spread_wrong")
         loop = QEventLoop()
@@ -175,6 +186,7 @@ def main() -> int:
         ids = list(store.runs().sort_values("created_at")["run_id"])
         window.targets_panel.select("hdf5")
         window.compare_runs(ids)
+        settle()
         window.compare.tabs.setCurrentWidget(window.compare.query_chart)
         save("engines_compare")
         dock = window.findChild(QWidget, "targets_dock")
@@ -200,13 +212,16 @@ def main() -> int:
             return
         save("main_window_after_run")
         window.refresh_history()
+        settle()
         window.tabs.setCurrentWidget(window.history)
         save("history")
         ids = list(store.runs()["run_id"])
         window.compare_runs(ids)
+        settle()
         save("compare")
         window.tabs.setCurrentWidget(window.dashboard)
         window.open_run(ids[0])
+        settle()
         window.set_theme("dark")
         window.toggle_demo()
         save("demo_dark")

@@ -62,7 +62,9 @@ def _run(qtbot, window, scenario: Scenario):
     window.builder.set_scenario(scenario)
     with qtbot.waitSignal(window.controller.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(window.builder.run_button, Qt.MouseButton.LeftButton)
-    return finished.args[0]
+    result = finished.args[0]
+    qtbot.waitUntil(lambda: result.run_id in window.history.visible_run_ids(), timeout=10_000)  # read off the GUI thread
+    return result
 
 
 def test_a_scenario_built_in_the_form_runs_live_and_lands_in_history(qtbot, window_factory):
@@ -97,7 +99,7 @@ def test_stop_cancels_the_run_and_keeps_what_was_measured(qtbot, window_factory)
     result = finished.args[0]
     assert result.status == "cancelled"
     assert len(window.store.ops(result.run_id)) > 100
-    assert result.run_id in window.history.visible_run_ids()
+    qtbot.waitUntil(lambda: result.run_id in window.history.visible_run_ids(), timeout=10_000)
 
 
 def test_a_failing_run_shows_a_readable_message(qtbot, window_factory, tmp_path):
@@ -119,7 +121,7 @@ def test_compare_two_runs_and_export_charts_and_a_report(qtbot, window_factory, 
     window.history.select_run_ids(ids)
     with qtbot.waitSignal(window.history.compare_requested, timeout=5000):
         window.history.compare_button.click()
-    assert window.tabs.currentWidget() is window.compare
+    qtbot.waitUntil(lambda: window.tabs.currentWidget() is window.compare, timeout=10_000)
     assert sorted(window.compare.sweep_chart.series_names()) == ["noop 1", "noop 2"]
     assert window.compare.table.rowCount() == 4
     chart = "Compare: throughput vs users"

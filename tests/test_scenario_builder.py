@@ -123,3 +123,16 @@ def test_counts_are_said_in_the_singular_for_one(builder):
     assert builder.days_spin.text().endswith("1 day")
     builder.days_spin.setValue(3)
     assert builder.days_spin.text().endswith("3 days")
+
+
+def test_the_wheel_scrolls_the_form_and_never_changes_an_unfocused_target(make_widget, tmp_path):
+    from tests.wheel_events import wheel
+
+    form = make_widget(ScenarioBuilder, tmp_path, size=(420, 300))
+    form.set_targets(LOCAL)
+    form.set_scenario(Scenario(name="x", target="duckdb", target_config=LOCAL[0][3]))
+    form.scroll.ensureWidgetVisible(form.target_combo)
+    before, scrolled = form.target_combo.currentData(), form.scroll.verticalScrollBar().value()
+    wheel(form.target_combo, steps=-2)
+    assert form.target_combo.currentData() == before == "duckdb"
+    assert form.scroll.verticalScrollBar().value() != scrolled          # the form moved instead

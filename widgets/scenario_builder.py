@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDoubleSpinBox, QFormLay
 
 from widgets.param_form import ParamForm
 from widgets.theme import current_theme
+from widgets.wheel_guard import guard_wheel
 from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.kinds import WORKLOADS
@@ -82,6 +83,7 @@ class ScenarioBuilder(QWidget):
         self._build()
         self._on_workload_changed()
         self._update_estimate()
+        guard_wheel(self)                    # the wheel scrolls the form, never an unfocused field
 
     # ---- building ---------------------------------------------------------------------------
     def _build(self) -> None:

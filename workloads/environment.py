@@ -59,4 +59,6 @@ def capture_environment(data_paths: list[str] | None = None) -> dict[str, Any]:
         "python": platform.python_version(),
         "libraries": versions,
         "disks": [_disk(p) for p in (data_paths or []) if os.path.exists(p)],
+        # the run's processes' scheduling priority: a run the window starts yields the CPU to it
+        "nice": os.nice(0) if hasattr(os, "nice") else 0,
     }

@@ -19,6 +19,7 @@ from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_targets import add_targets_parser, cmd_targets
 from app.ddb_options import add_dolphindb_arguments
 from workloads.paths import default_datasets_dir, default_results_path
+from workloads.text import plural
 
 if TYPE_CHECKING:
     from workloads.scenario import Scenario
@@ -261,7 +262,7 @@ def cmd_run(args) -> int:
                 thread.join(0.25)
                 snap = runner.snapshot()
                 detail = f"{snap.status} · step {snap.step_index + 1}/{snap.steps_total} · " \
-                         f"{snap.users} users · {snap.ops_done} ops"
+                         f"{plural(snap.users, 'user')} · {plural(snap.ops_done, 'op')}"
                 if snap.ops_failed:
                     detail += f" · {snap.ops_failed} failed"
                 progress.update(task, completed=snap.progress, detail=detail)

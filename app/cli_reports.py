@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from workloads.text import plural
 
 # A check runs every query once per target: enough rows that most answers say something
 VERIFY_SCALES = {"taq": (2, 100_000, 100), "devices": (2, 100_000, 1_000)}
@@ -62,7 +63,7 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
     with err_console.status("verifying") as status:
         verdicts = verify(args.dataset, scale, targets, suites,
                           progress=lambda text: status.update(f"verifying: {text}"))
-    table = Table(title=f"Answers on {args.dataset}: {scale.days} days × {scale.rows_per_day:,} rows, "
+    table = Table(title=f"Answers on {args.dataset}: {plural(scale.days, 'day')} × {plural(scale.rows_per_day, 'row')}, "
                         f"{scale.symbols:,} keys")
     for column in ("suite", "query", "rows"):
         table.add_column(column, justify="right" if column == "rows" else "left")
@@ -90,7 +91,7 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
                 head = answers[label].preview.get("head", [])[:args.rows]
                 console.print(f"  {label} ({answers[label].rows:,} rows): {escape(str(head))}", highlight=False, soft_wrap=True)
     if verdicts.agree:
-        console.print(f"[green]Every target answered every query alike[/green] ({len(verdicts.queries)} queries).",
+        console.print(f"[green]Every target answered every query alike[/green] ({plural(len(verdicts.queries), 'query', 'queries')}).",
                       highlight=False)
         return 0
     console.print("[red]Some answers differ or failed[/red]: see above.", highlight=False)

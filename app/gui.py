@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from workloads.paths import default_datasets_dir, default_results_path
+from workloads.text import plural
 
 log = logging.getLogger("tickbench")
 
@@ -102,7 +103,7 @@ def run_gui(argv: list[str]) -> int:
     if args.scenario:
         window.load_scenario(args.scenario)
     if aborted:
-        window.statusBar().showMessage(f"{aborted} run(s) whose process had stopped during the run were marked aborted")
+        window.statusBar().showMessage(f"{plural(aborted, 'run')} whose process had stopped during the run marked aborted")
     window.show()
     if args.demo:
         window.toggle_demo()

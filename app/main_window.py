@@ -28,6 +28,7 @@ from workloads.references import DISK, published_findings, published_sweeps
 from workloads.scenario import Scenario, load_playlist, run_name
 from workloads.store import ResultsStore
 from workloads.worker import describe_error
+from workloads.text import plural
 
 STATE_KEYS = {"builder": "state/scenario_builder", "targets": "state/targets_panel",
               "dashboard": "state/dashboard", "history": "state/run_history"}
@@ -275,7 +276,7 @@ class MainWindow(QMainWindow):
         if self.controller.current_run_id in run_ids and self.controller.busy:
             self.show_error("the running run cannot be deleted; stop it first")
             return
-        answer = QMessageBox.question(self, "Delete runs", f"Delete {len(run_ids)} run(s) and their records?")
+        answer = QMessageBox.question(self, "Delete runs", f"Delete {plural(len(run_ids), 'run')} and their records?")
         if answer != QMessageBox.StandardButton.Yes:
             return
         for run_id in run_ids:

@@ -26,6 +26,7 @@ from widgets.theme import current_theme, theme_notifier
 from widgets.worker_grid import WorkerGrid
 from workloads.figures import STEP_FIGURES_DOC, breakdown
 from workloads.snapshot import LiveSnapshot, SweepPoint
+from workloads.text import plural
 
 APPLY_INTERVAL_MS = 200
 EACH_OPERATION = "each operation"
@@ -491,7 +492,7 @@ class LiveDashboard(QWidget):
             f"step {snap.step_index + 1}/{max(snap.steps_total, 1)}",
             f"{snap.users} user{'s' if snap.users != 1 else ''}",
             f"elapsed {format_elapsed(snap.elapsed_s)}",
-            f"{snap.ops_done:,} ops",
+            plural(snap.ops_done, "op"),
             errors,
         ]
         self.header_label.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts))
@@ -502,7 +503,7 @@ class LiveDashboard(QWidget):
         if not message and snap.status == "failed":
             message = "The run failed." + (" Hover a red worker for its error." if snap.worker_errors else "")
         elif not message and snap.worker_errors:
-            message = f"{len(snap.worker_errors)} worker(s) failed: hover a red cell for the error."
+            message = f"{plural(len(snap.worker_errors), 'worker')} failed: hover a red cell for the error."
         self._set_message(message, error=failed)
 
     def _set_message(self, text: str, *, error: bool) -> None:

@@ -16,17 +16,19 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QPushButton, QTableView, QVBoxLayout, QWidget)
 
 from widgets.theme import current_theme
+from workloads.text import plural
 
 # (key in the row dicts, header)
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run_id", "Run"),
+    ("name", "Run"),
     ("started_at", "Started"),
     ("workload", "Workload"),
     ("dataset", "Dataset"),
     ("target", "Target"),
+    ("cache", "Cache"),
     ("users", "Users"),
     ("status", "Status"),
-    ("headline_label", "Step"),
+    ("headline_label", "Figures of step"),
     ("rows_per_s", "Rows/s"),
     ("mb_per_s", "MB/s"),
     ("p50_ms", "p50 (ms)"),
@@ -123,6 +125,8 @@ class RunHistoryModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and key == "status" and value in _BAD_STATUS:
             return QColor(current_theme().error)
+        if role == Qt.ItemDataRole.ToolTipRole and key == "name":
+            return f"{row.get('name') or ''}\nrun {row['run_id']}"
         if role == Qt.ItemDataRole.ToolTipRole and key == "status" and row.get("message"):
             return str(row["message"])
         if role == Qt.ItemDataRole.ToolTipRole and (key in _STEP_FIGURES or key == "headline_label") \
@@ -156,8 +160,9 @@ class _FilterProxy(QSortFilterProxyModel):
         if not self._words:
             return True
         model = self.sourceModel()
-        text = " ".join(str(model.data(model.index(source_row, c, source_parent)) or "")
-                        for c in range(model.columnCount())).lower()
+        cells = [str(model.data(model.index(source_row, c, source_parent)) or "") for c in range(model.columnCount())]
+        cells.append(str(model.data(model.index(source_row, 0, source_parent), Qt.ItemDataRole.UserRole) or ""))
+        text = " ".join(cells).lower()          # the run id too, though it shows only in a tooltip
         return all(word in text for word in self._words)
 
 
@@ -283,7 +288,7 @@ class RunHistoryView(QWidget):
 
     def _update_count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
-        self.count_label.setText(f"{shown} of {total} runs" if shown != total else f"{total} runs")
+        self.count_label.setText(f"{shown} of {plural(total, 'run')}" if shown != total else plural(total, "run"))
 
     # ---- state ------------------------------------------------------------------------------
     def save_state(self) -> dict:

@@ -26,6 +26,7 @@ from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.kinds import WORKLOADS
 from workloads.scenario import CACHE_STATES, UNNAMED, Scenario, describe
+from workloads.text import plural
 
 STRING_LABELS = {
     StringMode.ARROW.value: "Arrow strings (pandas default)",
@@ -40,8 +41,8 @@ def estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
     """Human text of the data size against free RAM and disk, and whether it is too much."""
     dataset = get_dataset(scenario.dataset)
     row_bytes = dataset.info.schema.row_bytes()
-    day_rows = getattr(dataset, "day_rows", None)   # an import knows its real rows per day
-    rows = day_rows(scenario.scale) if day_rows else [scenario.scale.rows_per_day] * scenario.scale.days
+    imported = scenario.dataset.startswith(IMPORT_PREFIX)     # an import knows its real rows per day
+    rows = dataset.day_rows(scenario.scale) if imported else [scenario.scale.rows_per_day] * scenario.scale.days
     on_disk = sum(rows) * row_bytes
     per_day_ram = max(rows) * row_bytes * IN_MEMORY_FACTOR
     in_ram = per_day_ram * (max(scenario.users) + 1)   # each reader holds a day; +1 to lay it out
@@ -52,10 +53,10 @@ def estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
     if on_disk > WARN_FRACTION * free_disk:
         problems.append(f"needs ~{_size(on_disk)} of disk, {_size(free_disk)} free")
     if in_ram > WARN_FRACTION * free_ram:
-        problems.append(f"needs ~{_size(in_ram)} of RAM at {max(scenario.users)} users, "
+        problems.append(f"needs ~{_size(in_ram)} of RAM at {plural(max(scenario.users), 'user')}, "
                         f"{_size(free_ram)} free")
-    shape = f"{len(rows)} imported day{'s' if len(rows) != 1 else ''}, {sum(rows):,} rows" if day_rows else \
-        f"{scenario.scale.days} × {scenario.scale.rows_per_day:,} rows"
+    shape = f"{plural(len(rows), 'imported day')}, {plural(sum(rows), 'row')}" if imported else \
+        f"{plural(scenario.scale.days, 'day')} × {plural(scenario.scale.rows_per_day, 'row')}"
     text = (f"Data ~{_size(on_disk)} on disk ({shape}); "
             f"~{_size(in_ram)} RAM at peak. Free: {_size(free_ram)} RAM, {_size(free_disk)} disk.")
     if problems:

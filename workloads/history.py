@@ -44,7 +44,7 @@ _OPS_SQL = ("SELECT step, t_start, total_s, rows, bytes, ok FROM ops "
 # the status tooltip, and which step gave the headline figures (and whether it was too short).
 HISTORY_KEYS = ("run_id", "started_at", "workload", "dataset", "target", "users", "status",
                 "rows_per_s", "mb_per_s", "p50_ms", "p99_ms",
-                "message", "name", "headline_step", "headline_label", "headline_short")
+                "message", "name", "cache", "headline_step", "headline_label", "headline_short")
 
 
 # --- one run as a snapshot -------------------------------------------------------------------

@@ -20,6 +20,7 @@ import pandas as pd
 from workloads.datasets._strings import join_parts, to_column
 from workloads.datasets.base import Dataset
 from workloads.datasets.schema import Scale, StringMode
+from workloads.text import plural
 
 _STREAM_SPACING = 1 << 48  # draws reserved per stream and day: far more rows than any day has
 BLOCK_ROWS = 1 << 16        # rows generated at a time inside a chunk
@@ -96,7 +97,7 @@ class ChunkedDataset(Dataset):
     ) -> Iterator[pd.DataFrame]:
         strings = StringMode.parse(strings)
         if not 0 <= day_index < scale.days:
-            raise ValueError(f"day index {day_index} is outside this scale's {scale.days} day(s)")
+            raise ValueError(f"day index {day_index} is outside this scale's {plural(scale.days, 'day')}")
         if chunk_rows < 1:
             raise ValueError("chunk rows must be at least 1")
         day = self.trading_days(scale)[day_index]

@@ -46,6 +46,7 @@ from workloads.datasets.csvread import CsvFormatError, iter_csv
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode, apply_string_mode
 from workloads.paths import data_dir
 from workloads.processes import pid_alive
+from workloads.text import plural
 
 PREFIX = "imp_"
 NAME_RULE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # matched whole: fullmatch
@@ -212,7 +213,7 @@ class ImportedDataset(Dataset):
         strings = StringMode.parse(strings)
         days = self.trading_days(scale)
         if not 0 <= day_index < len(days):
-            raise ValueError(f"day index {day_index} is outside the {len(days)} day(s) of "
+            raise ValueError(f"day index {day_index} is outside the {plural(len(days), 'day')} of "
                              f"{self.info.name} at this scale")
         if chunk_rows < 1:
             raise ValueError("chunk rows must be at least 1")
@@ -449,7 +450,7 @@ class _Builder:
             entries.append({"date": date.isoformat(), "rows": self.day_rows[day], "file": final.name,
                             "bytes": final.stat().st_size})
             done = _READ_SHARE + (1000 - _READ_SHARE) * (index + 1) / len(ordered_days)
-            self._report(done, f"wrote {date.isoformat()} ({index + 1} of {len(ordered_days)} days)")
+            self._report(done, f"wrote {date.isoformat()} ({index + 1} of {plural(len(ordered_days), 'day')})")
         self.parts.rmdir()
         return entries
 

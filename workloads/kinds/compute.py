@@ -17,6 +17,7 @@ from workloads.scenario import Scenario
 from workloads.targets import target_class
 from workloads.targets.quotes import quote_columns
 from workloads.targets.sizes import rows_bytes
+from workloads.text import plural
 
 MINUTE_TABLE = "minute"   # the layout's table of minute quotes (DolphinDB: quotes_minute)
 
@@ -34,7 +35,7 @@ class _Report003(Workload):
         quote_columns(get_dataset(scenario.dataset).info)
         days = self.validate(scenario.params)["days"]
         if days > scenario.scale.days:
-            raise ValueError(f"{self.name}: {days} days per operation, but the dataset has only "
+            raise ValueError(f"{self.name}: {plural(days, 'day')} per operation, but the dataset has only "
                              f"{scenario.scale.days} day{'s' if scenario.scale.days != 1 else ''}")
         cls = target_class(scenario.target)
         if not callable(getattr(cls, self.op_name, None)):

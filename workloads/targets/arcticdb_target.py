@@ -96,6 +96,7 @@ from workloads.targets.sizes import rows_bytes
 from workloads.targets.turns import take_turn
 from workloads.targets.storage import disk_full_error
 from workloads.targets.lazy import get_dataset as _get_dataset
+from workloads.text import plural
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -385,7 +386,7 @@ class ArcticDBTarget(ClientPandas, Target):
                     for key, rows in day.groupby(day[info.key_column].astype(str), sort=True, observed=True)]
         failed = [r for r in lib.append_batch(payloads) if not hasattr(r, "version")]
         if failed:
-            raise TargetError(f"ArcticDB refused {len(failed)} key symbol(s): {failed[0]}")
+            raise TargetError(f"ArcticDB refused {plural(len(failed), 'key symbol')}: {failed[0]}")
         manifest["symbols"] = sorted(set(manifest["symbols"]) | {p.symbol for p in payloads})
         return len(day)
 
@@ -525,7 +526,7 @@ class ArcticDBTarget(ClientPandas, Target):
         t1 = _now()
         failed = [item for item in items if not hasattr(item, "data")]
         if failed:
-            raise TargetError(f"ArcticDB could not read {len(failed)} key symbol(s): {failed[0]}")
+            raise TargetError(f"ArcticDB could not read {plural(len(failed), 'key symbol')}: {failed[0]}")
         frames = [item.data for item in items if len(item.data)]
         frame = pd.concat(frames, ignore_index=True) if frames else empty_frame(schema, strings)
         frame.columns = pd.Index(list(frame.columns))  # labels as every other read gives them
@@ -661,7 +662,7 @@ class ArcticDBTarget(ClientPandas, Target):
                             indexed.groupby(indexed[info.key_column].astype(str), sort=True, observed=True)]
                 failed = [r for r in lib.update_batch(payloads, upsert=True) if not hasattr(r, "version")]
                 if failed:
-                    raise TargetError(f"ArcticDB refused {len(failed)} import symbol(s): {failed[0]}")
+                    raise TargetError(f"ArcticDB refused {plural(len(failed), 'import symbol')}: {failed[0]}")
         t2 = _now()
         return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), info.schema), wire_path=path,
                         phases={"read": t1 - t0, "io": t2 - t1}, extra={**waits, "queryable_s": 0.0})

@@ -100,6 +100,7 @@ from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.storage import disk_full_error
 from workloads.targets.lazy import get_dataset as _get_dataset
+from workloads.text import plural
 
 LAYOUT_FORMAT = 1
 KEYS_SAMPLE = 100
@@ -609,13 +610,13 @@ class DruidTarget(Target):
                 if progress is not None:
                     progress(written, total, f"{day} written for Druid's ingestion")
             if progress is not None:
-                progress(written, total, f"Druid ingesting {len(files)} day(s) into {table}…")
+                progress(written, total, f"Druid ingesting {plural(len(files), 'day')} into {table}…")
             self.run_task(self._spec(table, {"type": "local", "files": files}, shape.dimensions(True),
                                      [self._interval(d) for d in missing], False), f"loading {table}")
             self.wait_visible(lambda: all(self._day_counts(table).get(d) == expected[d] for d in missing),
                               f"the days of {table}")
             if progress is not None:
-                progress(total, total, f"{len(missing)} day(s) queryable in {table}")
+                progress(total, total, f"{plural(len(missing), 'day')} queryable in {table}")
         finally:
             for path in files:
                 Path(path).unlink(missing_ok=True)

@@ -111,7 +111,10 @@ class MainWindow(QMainWindow):
         playlists.addSeparator()
         self._action(playlists, "Playlist file…", self.open_playlist_dialog, name="open_playlist")
         view_menu = bar.addMenu("&View")
-        self.demo_action = self._action(view_menu, "Demo mode", self.toggle_demo, "F11", "demo_mode")
+        self.full_screen_action = self._action(view_menu, "Full screen", self.toggle_full_screen, "F11", "full_screen")
+        self.full_screen_action.setCheckable(True)
+        self.full_screen_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+        self.demo_action = self._action(view_menu, "Demo mode", self.toggle_demo, "Ctrl+Shift+D", "demo_mode")
         self.demo_action.setCheckable(True)
         self._action(view_menu, "Light theme", lambda: self.set_theme("light"), name="theme_light")
         self._action(view_menu, "Dark theme", lambda: self.set_theme("dark"), name="theme_dark")
@@ -364,6 +367,15 @@ class MainWindow(QMainWindow):
     def toggle_demo(self) -> None:
         self.demo.set_active(not self.demo.active)
         self.demo_action.setChecked(self.demo.active)
+        self.full_screen_action.setChecked(self.isFullScreen())
+
+    def toggle_full_screen(self) -> None:
+        """F11: full screen and back, in demo mode or not."""
+        if self.isFullScreen():
+            self.showNormal()
+        else:
+            self.showFullScreen()
+        self.full_screen_action.setChecked(self.isFullScreen())
 
     def set_theme(self, name: str) -> None:
         self.demo.set_theme(name)

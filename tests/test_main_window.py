@@ -152,6 +152,27 @@ def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, windo
     assert qapp.font().pointSizeF() == pytest.approx(normal_size)
 
 
+def test_f11_toggles_full_screen_and_demo_shows_the_run_name_and_cache(qtbot, window_factory, qapp):
+    window = window_factory()
+    with qtbot.waitActive(window):
+        window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    qtbot.waitUntil(window.isFullScreen, timeout=3000)
+    assert window.full_screen_action.isChecked()
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=3000)
+    result = _run(qtbot, window, Scenario(workload="noop", users=(1,), operations=20, cache="cold"))
+    window.toggle_demo()
+    header = window.dashboard.header_text()
+    assert "noop · 1 user · cold cache" in header and "cold cache" in header
+    table = window.history.table
+    qtbot.waitUntil(lambda: result.run_id in window.history.visible_run_ids(), timeout=10_000)
+    name = window.store.run(result.run_id)["name"]
+    qtbot.waitUntil(lambda: table.columnWidth(0) >= table.fontMetrics().horizontalAdvance(name),
+                    timeout=3000)                                     # the larger text fits
+    window.toggle_demo()
+
+
 def test_layout_and_last_scenario_persist_across_restarts(qtbot, window_factory):
     window = window_factory()
     window.builder.set_scenario(Scenario(name="remember me", workload="minute-bars", users=(1, 4, 8),

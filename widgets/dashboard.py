@@ -485,16 +485,19 @@ class LiveDashboard(QWidget):
         if snap.ops_failed:
             errors = f"<span style='color:{theme.error}'><b>{errors}</b></span>"
         parts = [
-            f"<b>{html.escape(snap.run_id)}</b>",
+            f"<b>{html.escape(snap.name or snap.run_id)}</b>",
             f"<span style='color:{status_colour}'>{html.escape(snap.status)}</span>",
             html.escape(snap.workload),
             f"<b>{html.escape(snap.target)}</b>",
+            *([f"{html.escape(snap.cache)} cache"] if snap.cache else []),
             f"step {snap.step_index + 1}/{max(snap.steps_total, 1)}",
             f"{snap.users} user{'s' if snap.users != 1 else ''}",
             f"elapsed {format_elapsed(snap.elapsed_s)}",
             plural(snap.ops_done, "op"),
             errors,
         ]
+        if snap.name:
+            parts.append(f"<span style='font-size:small'>{html.escape(snap.run_id)}</span>")
         self.header_label.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts))
         self.figures_label.setText(step_figures_line(snap, theme.warning))
         self.progress.setValue(round(min(max(snap.progress, 0.0), 1.0) * 1000))

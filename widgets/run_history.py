@@ -9,7 +9,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
+from PySide6.QtCore import (QAbstractTableModel, QEvent, QTimer, QItemSelectionModel, QModelIndex,
                             QSortFilterProxyModel, Qt, Signal)
 from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
@@ -226,6 +226,12 @@ class RunHistoryView(QWidget):
         layout.addWidget(self.table, 1)
         layout.addLayout(buttons)
         self._on_selection()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange) and self.model.rowCount():
+            # larger text (demo mode): the columns follow, once the table has its new font too
+            QTimer.singleShot(0, self.table.resizeColumnsToContents)
 
     # ---- data -------------------------------------------------------------------------------
     def set_rows(self, rows: list[dict]) -> None:

@@ -110,6 +110,7 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
         steady_p50_s=_optional(phase_row, "p50_s") if phase_row is not None else _optional(last, "p50_s"),
         mean_total_s=_optional(phase_row, "mean_s") if phase_row is not None else _optional(last, "mean_s"),
         sweep=sweep_points(figures), workers=worker_states, worker_errors=worker_errors, per_operation=per_operation,
+        name=str(run.get("name") or ""), cache=str(run.get("cache") or ""),
         resources=[ResourcePoint(float(r.t), float(r.cpu_percent), int(r.rss_bytes),
                                  float(r.read_bytes_per_s), float(r.write_bytes_per_s))
                    for r in resources.itertuples()],

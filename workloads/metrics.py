@@ -85,7 +85,8 @@ class _StepTotals:
 
 
 class LiveAggregates:
-    def __init__(self, run_id: str, target: str, workload: str, steps_total: int):
+    def __init__(self, run_id: str, target: str, workload: str, steps_total: int, name: str = "",
+                 cache: str = ""):
         self._lock = threading.Lock()
         self._seconds: dict[int, _Second] = defaultdict(_Second)
         self._throughput: deque[ThroughputPoint] = deque(maxlen=MAX_POINTS)
@@ -97,7 +98,7 @@ class LiveAggregates:
         self._snapshot = LiveSnapshot(
             run_id=run_id, status="preparing", target=target, workload=workload,
             step_index=0, steps_total=steps_total, users=0, elapsed_s=0.0,
-            ops_done=0, ops_failed=0, progress=0.0,
+            ops_done=0, ops_failed=0, progress=0.0, name=name, cache=cache,
         )
 
     # --- writers (collector thread) --------------------------------------------------

@@ -74,7 +74,8 @@ class Runner:
         self.target = make_target(scenario.target, scenario.target_config)  # config only, no I/O
         self._cancel = threading.Event()
         self._t0 = time.monotonic()
-        self._metrics = LiveAggregates(self.run_id, scenario.target, scenario.workload, len(self.steps))
+        self._metrics = LiveAggregates(self.run_id, scenario.target, scenario.workload, len(self.steps),
+                                       run_name(scenario), scenario.cache)
         self._metrics.plan_ops(self.workload.planned_ops(self.params))
         self._mp = mp.get_context("spawn")
         self._sampler: ResourceSampler | None = None

@@ -104,3 +104,5 @@ class LiveSnapshot:
     footprints: dict = field(default_factory=dict)
     # throughput and latency points are each operation's own (a short run), not per-second bins
     per_operation: bool = False
+    name: str = ""                           # the run's name (workloads.scenario.run_name)
+    cache: str = ""                          # warm | cold

@@ -51,9 +51,15 @@ FOLDER_KEY = "export/folder"      # QSettings key of the folder the last export 
 
 
 def _prepare(chart) -> None:
-    if isinstance(chart, ChartBase) and chart.is_dirty:
-        chart.render_now()          # export what the data says, not what the last repaint showed
-    QApplication.processEvents()    # let the scene lay out items added by that repaint
+    """Export what the data says, not what the last repaint showed: render, let the scene lay out
+    what that added, and render again if the layout changed what fits (a bar chart's value labels
+    depend on the plot's width, which its axis labels change)."""
+    for _ in range(4):
+        if isinstance(chart, ChartBase) and chart.is_dirty:
+            chart.render_now()
+        QApplication.processEvents()
+        if not (isinstance(chart, ChartBase) and chart.is_dirty):
+            return
 
 
 def _scene_of(chart):

@@ -13,12 +13,15 @@ the caller's widgets (what is on screen, exported with widgets/exporters.py) or,
 given, drawn afresh offscreen from the stored records (workloads.history) with the same widgets
 the live view uses. A .pdf path lays the same HTML out on A4 pages with Qt's own QTextDocument
 and QPdfWriter (PySide6-Essentials, QtGui): no browser engine needed. Charts follow the
-application's theme.
+application's theme. Tables are made to fit A4 (headers keep their words, phases get a table of
+their own), and the pages are laid out again until no heading ends a page alone, no chart is
+parted from its caption and no table row is cut by a page's foot (`pdf_document`).
 """
 from __future__ import annotations
 
 import base64
 import importlib.metadata
+import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,8 +29,8 @@ from typing import Any
 
 import pandas as pd
 from PySide6.QtCore import QMarginsF, QRectF, QSizeF, Qt
-from PySide6.QtGui import (QColor, QFont, QPageLayout, QPageSize, QPainter, QPdfWriter,
-                           QTextDocument)
+from PySide6.QtGui import (QColor, QFont, QPageLayout, QPageSize, QPainter, QPdfWriter, QTextBlock,
+                           QTextCursor, QTextDocument, QTextFormat, QTextFrame, QTextOption, QTextTable)
 from PySide6.QtWidgets import QWidget
 
 from app.report_charts import Figure, application, render_run_charts, render_shared_charts, widgets_as_figures
@@ -58,11 +61,12 @@ body { font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 10pt; color: #1
 h1 { font-size: 18pt; margin-bottom: 2px; }
 h2 { font-size: 14pt; margin-top: 22px; border-bottom: 1px solid #999999; }
 h3 { font-size: 11pt; margin-top: 14px; margin-bottom: 4px; }
+h4 { font-size: 9.5pt; margin-top: 8px; margin-bottom: 3px; }
 table { border-collapse: collapse; margin: 4px 0 8px 0; }
 th { background-color: #e8e8e8; font-weight: bold; text-align: left; }
 th, td { border: 1px solid #bbbbbb; padding: 2px 5px; font-size: 8.5pt; vertical-align: top; }
 td.num { text-align: right; white-space: nowrap; }
-td.nw { white-space: nowrap; }
+td.nw, th.nw { white-space: nowrap; }
 p.muted, span.muted { color: #666666; }
 p.note { color: #444444; font-size: 8.5pt; }
 p.error { color: #b00020; font-weight: bold; }
@@ -186,20 +190,37 @@ def _runs_table(runs: list[dict[str, Any]], labels: dict[str, str]) -> str:
         rows.append([name, run["workload"], run["dataset"], run["target"],
                      (run.get("users") or "").replace(",", ", "), run["status"],
                      fmt_when(run.get("created_at"), zone=False), "" if took is None else fmt_duration(took)])
-    return html_table(["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started (UTC)", "Took"], rows)
+    # the run's name and its users list wrap; the other columns keep their words whole
+    return html_table(["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started (UTC)", "Took"], rows,
+                      wrap=(0, 4))
 
 
 def _compare_table(frame: pd.DataFrame) -> str:
-    phases = _phases_present(frame)
-    header = ["Run", "Step", "Users", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p99\nms", "first op\nms"] + \
-        [f"{p}\nms" for p in phases]
+    header = ["Run", "Step", "Users", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p99\nms", "first op\nms"]
     rows = []
     for r in frame.itertuples():
         rows.append([r.run, r.step_label + (" ⚠" if r.short else ""), fmt_int(r.users), fmt_num(r.rows_per_s),
                      fmt_num(r.mb_per_s), fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p99_ms),
-                     fmt_num(r.first_op_ms)] +
+                     fmt_num(r.first_op_ms)])
+    return html_table(header, rows, numeric_from=2, wrap=(0,)) + _phase_table(frame, with_run=True)
+
+
+def _phase_table(frame: pd.DataFrame, with_run: bool = False) -> str:
+    """Mean milliseconds per phase, a row per step (and run): a table of its own, so the figures
+    table keeps its width on A4 whatever phases the targets split (up to six across targets)."""
+    phases = _phases_present(frame)
+    if not phases:
+        return ""
+    header = (["Run"] if with_run else []) + ["Step", "From"] + [f"{p}\nms" for p in phases]
+    rows = []
+    for r in frame.itertuples():
+        origin = (f"{int(r.phase_ops):,} {r.phase_source}" if r.phase_source and r.phase_ops == r.phase_ops
+                  else "–")
+        rows.append(([r.run] if with_run else []) + [r.step_label, origin] +
                     [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
-    return html_table(header, rows, numeric_from=2, wrap=(0,))
+    first_number = 3 if with_run else 2
+    title = "<h3>Phases per operation (mean ms)</h3>" if with_run else "<h4>Phases per operation (mean ms)</h4>"
+    return title + html_table(header, rows, numeric_from=first_number, wrap=(0,) if with_run else ())
 
 
 def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
@@ -258,27 +279,22 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
 def _steps_table(steps: pd.DataFrame) -> str:
     phases = _phases_present(steps)
     header = ["Step", "Users", "Ops", "Err", "Win\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms",
-              "p95\nms", "p99\nms", "mean\nms", "1st op\nms"] + [f"{p}\nms" for p in phases]
+              "p95\nms", "p99\nms", "mean\nms", "1st op\nms"]
     rows = []
     for r in steps.itertuples():
         rows.append([r.step_label + (" ⚠" if r.short else ""), fmt_int(r.users), fmt_int(r.ops), fmt_int(r.errors),
                      fmt_num(r.window_s), fmt_num(r.rows_per_s), fmt_num(r.mb_per_s), fmt_num(r.ops_per_s),
                      fmt_num(r.p50_ms), fmt_num(r.p95_ms), fmt_num(r.p99_ms), fmt_num(r.mean_ms),
-                     fmt_num(r.first_op_ms)] +
-                    [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
+                     fmt_num(r.first_op_ms)])
     sources = {(r.phase_source, int(r.phase_ops)) for r in steps.itertuples()
                if r.phase_source and r.phase_ops == r.phase_ops}
-    origin = ""
-    if sources:
-        origin = "; ".join(f"{r.step_label}: {int(r.phase_ops):,} {r.phase_source} operations"
-                           for r in steps.itertuples() if r.phase_source and r.phase_ops == r.phase_ops)
-        origin = f"Phases rest on {origin}. "
     short = [f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short]
     note = (f"<p class='note'>{esc(STEP_FIGURES_DOC)} Win: the window in seconds. MB/s counts logical "
             "bytes (rows × the row width in DolphinDB's column widths), the same for every target. "
             "1st op: the first operation of a fresh worker process (a warm-up), median over the "
             "step's workers. "
-            "Phases: mean milliseconds per successful operation. " + esc(origin)
+            "Phases: mean milliseconds per successful operation; From: how many operations, measured or "
+            "probe, they rest on. "
             + ("Probe operations are run after the measured ones, with the target's instrumented "
                "path, to split phases that the user's own call cannot show. " if any(
                    s == "probe" for s, _ in sources) else "")
@@ -287,7 +303,7 @@ def _steps_table(steps: pd.DataFrame) -> str:
             + "Errors are failed operations, left out of every other figure.</p>")
     if short:
         note += "<p class='error'>⚠ " + "<br>⚠ ".join(esc(t) for t in short) + "</p>"
-    return html_table(header, rows, numeric_from=1) + note
+    return html_table(header, rows, numeric_from=1) + _phase_table(steps) + note
 
 
 def _worker_errors(store: ResultsStore, run_id: str, labels: dict[int, str]) -> list[list[str]]:
@@ -532,19 +548,13 @@ def write_pdf(document: str, path: Path, title: str = "Tickbench report") -> Pat
     footer of title and page number: QTextDocument.print_ would add 2 cm of margin of its own
     to the writer's and crop the charts."""
     writer = QPdfWriter(str(path))
-    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
-    writer.setPageMargins(QMarginsF(PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM),
-                          QPageLayout.Unit.Millimeter)
+    writer.setPageLayout(_page_layout())
     writer.setResolution(PDF_DPI)
     writer.setTitle(title)
     writer.setCreator(f"Tickbench {_version()}")
-    printable = writer.pageLayout().paintRect(QPageLayout.Unit.Inch)
-    width, height = printable.width() * 96, printable.height() * 96
-    text = QTextDocument()
-    text.setDefaultFont(QFont("DejaVu Sans", 9))
-    text.setDocumentMargin(0)
-    text.setPageSize(QSizeF(width, height - FOOTER_PX))
-    text.setHtml(document)
+    width, body = pdf_page_size()
+    height = body + FOOTER_PX
+    text = pdf_document(document, width, body)
     pages = text.pageCount()
     painter = QPainter()
     if not painter.begin(writer):
@@ -572,6 +582,179 @@ def write_pdf(document: str, path: Path, title: str = "Tickbench report") -> Pat
     if not path.exists() or path.stat().st_size == 0:
         raise OSError(f"Qt did not write the PDF {path}")
     return path
+
+
+def _page_layout() -> QPageLayout:
+    margins = QMarginsF(PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM)
+    return QPageLayout(QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait, margins,
+                       QPageLayout.Unit.Millimeter)
+
+
+def pdf_page_size() -> tuple[float, float]:
+    """Width and height in document pixels (96 per inch) of what a PDF page holds above its footer."""
+    printable = _page_layout().paintRect(QPageLayout.Unit.Inch)
+    return printable.width() * 96, printable.height() * 96 - FOOTER_PX
+
+
+def pdf_document(document: str, width: float, height: float) -> QTextDocument:
+    """The report's HTML laid out on pages of ``width`` x ``height`` document pixels, as the PDF
+    draws it: headings kept with what follows them, charts with their captions, and no table row
+    cut in two by the foot of a page (the table is split before that row instead)."""
+    for _ in range(60):
+        text = _laid_out(document, width, height)
+        split = _first_split_row(text)
+        if split is None:
+            break
+        document = _break_table(document, *split)
+    return text
+
+
+def _laid_out(document: str, width: float, height: float) -> QTextDocument:
+    text = QTextDocument()
+    text.setDefaultFont(QFont("DejaVu Sans", 9))
+    text.setDocumentMargin(0)
+    text.setPageSize(QSizeF(width, height))
+    # words stay whole: a table too narrow for a word is a layout to fix, not a word to cut
+    option = text.defaultTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WordWrap)
+    text.setDefaultTextOption(option)
+    text.setHtml(document)
+    _keep_with_next(text)
+    return text
+
+
+def _keep_with_next(text: QTextDocument) -> None:
+    """Start a page before a heading that would end a page alone (its table or text on the next),
+    and before a chart whose caption would go to the next page. QTextDocument has no
+    'page-break-after: avoid': this moves such blocks one at a time, laying the pages out again."""
+    layout = text.documentLayout()
+    page = text.pageSize().height()
+    for _ in range(200):                                   # each pass moves one block
+        text.pageCount()                                   # lays the whole document out again
+        block = text.begin()
+        while block.isValid():
+            following = block.next()
+            if following.isValid() and _keeps_with(block, following) and \
+                    block.blockFormat().pageBreakPolicy() == QTextFormat.PageBreakFlag.PageBreak_Auto:
+                here, there = _drawn_top(layout, block), _drawn_top(layout, following)
+                if _page_of(there, page) > _page_of(here, page) and here % page > 1:
+                    # the headings right above go with it ("Charts" over its first chart)
+                    first, above = block, block.previous()
+                    while above.isValid() and above.blockFormat().headingLevel() > 0:
+                        first, above = above, above.previous()
+                    form = first.blockFormat()
+                    form.setPageBreakPolicy(QTextFormat.PageBreakFlag.PageBreak_AlwaysBefore)
+                    QTextCursor(first).setBlockFormat(form)
+                    break
+            block = following
+        else:
+            return
+
+
+def _tables(frame: QTextFrame) -> Iterable[QTextTable]:
+    """The document's tables in document order (one per <table> of the HTML)."""
+    for child in frame.childFrames():
+        if isinstance(child, QTextTable):
+            yield child
+        yield from _tables(child)
+
+
+def _first_split_row(text: QTextDocument) -> tuple[int, int] | None:
+    """(table index, row) of the first body row whose cells start on one page and end on the next.
+    QTextDocument moves a row to the next page only when none of its text fits, so a row of
+    several lines at the foot of a page is cut in two."""
+    layout = text.documentLayout()
+    page = text.pageSize().height()
+    for index, table in enumerate(_tables(text.rootFrame())):
+        for row in range(table.format().headerRowCount(), table.rows()):
+            tops, bottoms = [], []
+            for column in range(table.columns()):
+                cell = table.cellAt(row, column)
+                tops.append(_drawn_top(layout, cell.firstCursorPosition().block()))
+                bottoms.append(layout.blockBoundingRect(cell.lastCursorPosition().block()).bottom())
+            top, bottom = min(tops), max(bottoms)
+            if _page_of(top, page) != _page_of(bottom - 2, page) and bottom - top < page / 2 and row > 0:
+                return index, row, _column_shares(table, layout)
+    return None
+
+
+def _column_shares(table: QTextTable, layout) -> list[float]:
+    """Each column's share of the table's width as laid out, so both parts of a split table keep
+    the same columns (QTextDocument would size each part from its own rows)."""
+    lefts = [layout.blockBoundingRect(table.cellAt(0, c).firstCursorPosition().block()).left()
+             for c in range(table.columns())]
+    frame = layout.frameBoundingRect(table)
+    edges = [*lefts, frame.right()]
+    total = max(frame.width(), 1.0)
+    return [max(edges[i + 1] - edges[i], 0.0) / total for i in range(len(lefts))]
+
+
+def _break_table(document: str, index: int, row: int, shares: list[float]) -> str:
+    """The HTML with its ``index``-th table split before body row ``row`` (counting header rows),
+    the second part on a new page under the same header, both with the columns of the whole."""
+    starts = [m.start() for m in re.finditer(r"<table\b", document)]
+    start = starts[index]
+    end = document.index("</table>", start) + len("</table>")
+    table = document[start:end]
+    opening = table[:table.index(">") + 1]
+    head = re.search(r"<thead>.*?</thead>", table, flags=re.S)
+    header = head.group(0) if head else ""
+    rows = re.findall(r"<tr>.*?</tr>", table[head.end() if head else 0:], flags=re.S)
+    cut = row - (1 if head else 0)
+    if not 0 < cut < len(rows):
+        return document
+    if header:
+        header = _with_widths(header, "th", shares)
+    else:                                   # no header: the first row of each part sets the columns
+        rows[0], rows[cut] = _with_widths(rows[0], "td", shares), _with_widths(rows[cut], "td", shares)
+    second = opening.replace(" style='page-break-before: always'", "").replace(
+        "<table", "<table style='page-break-before: always'", 1)
+    parts = (f"{opening}{header}<tbody>{''.join(rows[:cut])}</tbody></table>"
+             f"{second}{header}<tbody>{''.join(rows[cut:])}</tbody></table>")
+    return document[:start] + parts + document[end:]
+
+
+def _with_widths(row: str, tag: str, shares: list[float]) -> str:
+    """Each ``tag`` cell of ``row`` given its column's width in percent."""
+    widths = iter(shares)
+    row = re.sub(r" width='[0-9.]+%'", "", row)             # a part split again: its widths anew
+
+    def sized(cell: re.Match) -> str:
+        share = next(widths, None)
+        return cell.group(0) if share is None else f"{cell.group(0)} width='{100 * share:.1f}%'"
+
+    return re.sub(rf"<{tag}\b", sized, row)
+
+
+def _page_of(y: float, page: float) -> int:
+    """The page a point is drawn on; a line at 0.04 px above a page's foot is drawn on the next."""
+    return int((y + 1) // page)
+
+
+def _drawn_top(layout, block: QTextBlock) -> float:
+    """Where a block's first line is drawn: a line that did not fit at the foot of a page (a chart)
+    is moved to the next one inside its block, below the block's own top."""
+    top = layout.blockBoundingRect(block).top()
+    lines = block.layout()
+    return top + (lines.lineAt(0).y() if lines is not None and lines.lineCount() else 0.0)
+
+
+def _keeps_with(block: QTextBlock, following: QTextBlock) -> bool:
+    """A heading keeps with the block after it; a chart with its caption (a paragraph, not a heading
+    nor another chart)."""
+    if block.blockFormat().headingLevel() > 0:
+        return True
+    return _is_image(block) and not _is_image(following) and following.blockFormat().headingLevel() == 0 \
+        and following.text().strip() != ""
+
+
+def _is_image(block: QTextBlock) -> bool:
+    it = block.begin()
+    while not it.atEnd():
+        if it.fragment().charFormat().isImageFormat():
+            return True
+        it += 1
+    return False
 
 
 # --- small helpers ---------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from widgets.breakdown_chart import MEASURED_LABEL, BreakdownChart
 from widgets.chart_base import ChartBase
@@ -43,14 +43,19 @@ def render_run_charts(snapshot: LiveSnapshot) -> list[Figure]:
     offscreen(dashboard, 2 * CHART_PX + 300, 1050)
     try:
         dashboard.show_final(snapshot)
+        front_tab_of(dashboard.rows_chart)         # laid out at their size, not a hidden tab's
         moved_rows = any(p.rows_per_s for p in snapshot.throughput)
         # a line needs two points: a run whose operations all ended within one second has none
         seconds, samples = len(snapshot.throughput) > 1, len(snapshot.resources) > 1
+        # a short run is drawn operation by operation (workloads.history), a longer one per second
+        each = bool(getattr(snapshot, "per_operation", False))
         wanted: list[tuple[QWidget, str, bool]] = [
-            (dashboard.rows_chart, "rows per second, by second of operation end", moved_rows and seconds),
-            (dashboard.bytes_chart, "bytes per second, by second of operation end", moved_rows and seconds),
-            (dashboard.latency_chart, "exact percentiles of the operations that ended in the last "
-                                      "5 s", len(snapshot.latency) > 1),
+            (dashboard.rows_chart, "each operation's rows over its own time, at its end" if each else
+             "rows per second, by second of operation end", moved_rows and seconds),
+            (dashboard.bytes_chart, "each operation's bytes over its own time, at its end" if each else
+             "bytes per second, by second of operation end", moved_rows and seconds),
+            (dashboard.latency_chart, "each operation's time, at its end" if each else
+             "exact percentiles of the operations that ended in the last 5 s", len(snapshot.latency) > 1),
             (dashboard.cpu_chart, "client machine, parent and worker processes; 100% = one core",
              samples),
             (dashboard.memory_chart, "resident memory of the parent and worker processes", samples),
@@ -135,6 +140,20 @@ def chart_png(widget: QWidget, width: int | None = EXPORT_PX) -> bytes:
         if not widget.grab().save(str(target), "PNG"):
             raise OSError(f"could not draw the widget {type(widget).__name__} as a PNG")
         return target.read_bytes()
+
+
+def front_tab_of(widget: QWidget) -> None:
+    """Bring to the front every tab page that holds ``widget``: a chart in a hidden tab keeps
+    the size it was made with and draws nothing new."""
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QTabWidget):
+            for index in range(parent.count()):
+                page = parent.widget(index)
+                if page is widget or page.isAncestorOf(widget):
+                    parent.setCurrentIndex(index)
+        parent = parent.parentWidget()
+    QApplication.processEvents()
 
 
 def offscreen(widget: QWidget, width: int, height: int) -> None:

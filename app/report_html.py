@@ -26,13 +26,16 @@ def html_table(columns: list[str], rows: list[list[Any]], numeric_from: int | No
                numeric_to: int | None = None, show_header: bool = True, raw_header: bool = False,
                wrap: tuple[int, ...] = ()) -> str:
     """A bordered table; cells from ``numeric_from`` up to ``numeric_to`` are right-aligned.
-    Only the ``wrap`` columns break their text over lines: a narrow column must never break a
-    word ("complete-d"). Attributes as well as CSS: QTextDocument (the PDF) reads the attributes."""
+    Only the ``wrap`` columns break their text over lines, headers included: a narrow column must
+    never break a word ("complete-d", "Worklo-ad"). Attributes as well as CSS: QTextDocument (the
+    PDF) reads the attributes."""
     out = ["<table border='1' cellspacing='0' cellpadding='3' width='100%'>"]
     if show_header:
         # a header's unit goes on a line of its own ("p50\nms"): narrow columns, no broken words
-        cells = "".join(f"<th>{(c if raw_header else esc(c)).replace(chr(10), '<br>')}</th>"
-                        for c in columns)
+        nowrap = " class='nw'"
+        cells = "".join(f"<th{'' if i in wrap else nowrap}>"
+                        f"{(c if raw_header else esc(c)).replace(chr(10), '<br>')}</th>"
+                        for i, c in enumerate(columns))
         out.append(f"<thead><tr>{cells}</tr></thead>")
     out.append("<tbody>")
     for row in rows:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QBuffer, QIODevice, QSizeF
+from PySide6.QtGui import QColor, QFont, QImage, QTextDocument, QTextTable
 from PySide6.QtWidgets import QLabel
 
 try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/conftest.py
@@ -19,7 +20,7 @@ try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/co
 except ImportError:
     pass
 
-from app.report import fmt_num, write_report
+from app.report import fmt_num, pdf_document, pdf_page_size, write_report
 from tests.ddbserver.fixture import ddb_server  # noqa: F401
 from tests.figures_reference import reference_steps
 from tests.test_history import STEP0, STEP1, TINY, handmade_run, op
@@ -124,8 +125,10 @@ def test_html_report_has_the_exact_figures_of_each_step(store, exact, tmp_path, 
     assert steps[0]["Rows/s"] == "13.3" and steps[0]["Err"] == "1" and steps[0]["Ops"] == "4"
     assert steps[0]["p50ms"] == "250" and steps[0]["p95ms"] == "385"
     assert steps[1]["Rows/s"] == "37.5" and steps[1]["p50ms"] == "500"
-    assert steps[1]["decodems"] == fmt_num(np.mean([0.04, 0.30, 0.40]) * 1000) == "247"
-    assert "ioms" not in steps[0]                      # no record reported an io phase
+    phases = page.table_with("Step", "decodems")      # a table of its own under the figures
+    assert phases[1]["decodems"] == fmt_num(np.mean([0.04, 0.30, 0.40]) * 1000) == "247"
+    assert phases[1]["From"] == "3 measured"
+    assert "ioms" not in phases[0]                     # no record reported an io phase
     errors = page.table_with("Step", "Error")
     assert errors == [{"Step": "3 users", "Worker": "1", "State": "failed",
                        "Error": "worker process killed by SIGKILL"}]
@@ -140,18 +143,21 @@ def test_html_report_of_a_real_run_holds_store_figures_charts_and_environment(re
     page = Tables(text)
     reference = reference_steps(store.ops(run_id))       # figures from the raw records, independently
     steps = page.table_with("Step", "Rows/s")
-    assert len(steps) == len(reference) == 2
-    for row, fig in zip(steps, (reference[0], reference[1])):
+    phases = page.table_with("Step", "queryms")
+    assert len(steps) == len(phases) == len(reference) == 2
+    for row, phase, fig in zip(steps, phases, (reference[0], reference[1])):
         assert row["Rows/s"] == fmt_num(fig["rows_per_s"]) and row["MB/s"] == fmt_num(fig["mb_per_s"])
         assert row["p99ms"] == fmt_num(fig["p99_s"] * 1000)
-        assert row["queryms"] == fmt_num(fig["phases"]["query"][0] * 1000)
+        assert phase["queryms"] == fmt_num(fig["phases"]["query"][0] * 1000)
         assert row["1st opms"] == fmt_num(fig["first_op_s"] * 1000)
         assert row["Wins"] == fmt_num(fig["window_s"])
     assert "Measurement window: from the release of the workers" in text
     images = png_images(page.images)
     titles = re.findall(r"alt='([^']+)'", text)
-    assert {"Rows per second", "Latency per operation", "Phases per operation (mean)",
-            "Scaling with concurrent users"} <= set(titles) and len(images) == len(titles)
+    # a short run's series are drawn operation by operation, and their titles say so
+    assert {"Phases per operation (mean)", "Scaling with concurrent users"} <= set(titles)
+    assert any(t.startswith("Rows per second") for t in titles) and any(t.startswith("Latency") for t in titles)
+    assert len(images) == len(titles)
     environment = dict(row for row in page.tables[-1])
     run = store.run(run_id)
     assert environment["Host"] == run["environment"]["host"]
@@ -223,12 +229,15 @@ def test_a_test_server_run_is_never_called_dolphindb(ddb_server, tmp_path, qtbot
     assert any(r["Figure"].startswith("dolphindb-api-python, taq, cold") for r in published)
     assert MEASURED_LABEL not in published[0]           # nothing measured is set beside DolphinDB's
     assert "Tickbench&#x27;s DolphinDB wire-protocol test server" in text and "not a DolphinDB server" in text
-    assert page.table_with("Run", "Took")[0]["Run"] == f"dolphindb read-day (test server){result.run_id}"
+    name = store.run(result.run_id)["name"]            # an unnamed run is named by what it is
+    assert page.table_with("Run", "Took")[0]["Run"] == f"{name} (test server){result.run_id}"
+    assert name.startswith("dolphindb")
     assert f"127.0.0.1:{ddb_server.port}" in text
-    steps = page.table_with("Step", "Rows/s")
+    phases = page.table_with("Step", "serverms")
     reference = reference_steps(store.ops(result.run_id))
     assert reference[0]["phase_source"] == "probe"
-    assert steps[0]["serverms"] == fmt_num(reference[0]["phases"]["server"][0] * 1000)
+    assert phases[0]["serverms"] == fmt_num(reference[0]["phases"]["server"][0] * 1000)
+    assert phases[0]["From"].endswith(" probe")
     assert "probe operations" in text
     store.close()
 
@@ -317,3 +326,210 @@ def test_report_of_query_suites_sets_queries_side_by_side(tmp_path, qapp, light_
     pdf = write_report(store, ids, tmp_path / "suites.pdf")
     assert pdf.stat().st_size > 20_000
     store.close()
+
+
+# --- the PDF's pages: nothing cut, overlapping or left alone ---------------------------------
+
+def pdf_html(store, run_ids, tmp_path, monkeypatch) -> str:
+    """The HTML write_report lays out on PDF pages (and the PDF itself is written too)."""
+    import app.report as report
+
+    captured = {}
+    real = report.write_pdf
+
+    def capture(document, path, title="Tickbench report"):
+        captured["html"] = document
+        return real(document, path, title)
+
+    monkeypatch.setattr(report, "write_pdf", capture)
+    write_report(store, run_ids, tmp_path / "layout.pdf")
+    return captured["html"]
+
+
+def _tables(document: QTextDocument) -> list[QTextTable]:
+    found, frames = [], [document.rootFrame()]
+    while frames:
+        frame = frames.pop(0)
+        for child in frame.childFrames():
+            if isinstance(child, QTextTable):
+                found.append(child)
+            frames.append(child)
+    return found
+
+
+def _line_page(document: QTextDocument, block, line: int = 0) -> int:
+    """The page a block's line is drawn on (a line that does not fit moves to the next page)."""
+    layout = block.layout()
+    y = document.documentLayout().blockBoundingRect(block).top() + (layout.lineAt(line).y() if layout.lineCount() else 0)
+    return int((y + 1) // document.pageSize().height())
+
+
+def _is_image(block) -> bool:
+    return "\ufffc" in block.text()
+
+
+def layout_faults(document: QTextDocument) -> list[str]:
+    """What a reader would see as broken on the pages: a table wider than the page, a word cut
+    over two lines ("Worklo / ad"), a heading alone at the foot of a page, a chart and its
+    caption on two pages, a table row cut in two by a page's foot."""
+    faults = []
+    layout = document.documentLayout()
+    width = document.pageSize().width()
+    if layout.documentSize().width() > width + 0.5:
+        faults.append(f"the pages are {layout.documentSize().width() - width:.0f} px too narrow for their content")
+    for table in _tables(document):
+        name = table.cellAt(0, 0).firstCursorPosition().block().text()
+        right = max(layout.blockBoundingRect(table.cellAt(r, c).firstCursorPosition().block()).right()
+                    for r in range(table.rows()) for c in range(table.columns()))
+        if right > width + 0.5:
+            faults.append(f"table {name!r} is {right - width:.0f} px wider than the page")
+        for row in range(table.rows()):
+            pages = set()
+            for column in range(table.columns()):
+                cell = table.cellAt(row, column)
+                block = cell.firstCursorPosition().block()
+                last = cell.lastCursorPosition().block()
+                while True:
+                    text, lines = block.text(), block.layout()
+                    for i in range(lines.lineCount()):
+                        pages.add(_line_page(document, block, i))
+                        start = lines.lineAt(i).textStart()
+                        if i and start and text[start - 1].isalnum() and text[start].isalnum():
+                            faults.append(f"table {name!r}: {text[:start]!r} / {text[start:]!r} breaks a word")
+                    if block == last:
+                        break
+                    block = block.next()
+            if len(pages) > 1 and row >= table.format().headerRowCount():
+                faults.append(f"table {name!r}: row {row} is cut by the foot of page {min(pages) + 1}")
+    block = document.begin()
+    while block.isValid() and block.next().isValid():
+        following = block.next()
+        heading = block.blockFormat().headingLevel() > 0
+        caption = _is_image(block) and following.text().strip() and not _is_image(following) \
+            and following.blockFormat().headingLevel() == 0
+        if (heading or caption) and _line_page(document, following) != _line_page(document, block):
+            what = f"heading {block.text()!r}" if heading else f"the caption {following.text()[:30]!r}"
+            faults.append(f"{what} is on page {_line_page(document, block) + 1}, "
+                          f"what goes with it on page {_line_page(document, following) + 1}")
+        block = following
+    return faults
+
+
+def plain_layout(html: str, width: float, height: float) -> QTextDocument:
+    """The HTML laid out as QTextDocument does by itself, with the report's font and pages."""
+    document = QTextDocument()
+    document.setDefaultFont(QFont("DejaVu Sans", 9))
+    document.setDocumentMargin(0)
+    document.setPageSize(QSizeF(width, height))
+    document.setHtml(html)
+    document.pageCount()
+    return document
+
+
+def png_data_uri(width: int, height: int) -> str:
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("#0072B2"))
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    return "data:image/png;base64," + base64.b64encode(bytes(buffer.data())).decode("ascii")
+
+
+def at_the_foot(make_html, fault: str, width: float = 680.0, height: float = 500.0) -> str:
+    """The first of make_html(0), make_html(1), ... (more filler lines above) whose plain layout
+    shows ``fault``: the case to fix, found rather than guessed from font metrics."""
+    for lines in range(120):
+        html = make_html(lines)
+        if any(fault in f for f in layout_faults(plain_layout(html, width, height))):
+            return html
+    raise AssertionError(f"no filler puts {fault!r} on the page's foot")
+
+
+def _filler(lines: int) -> str:
+    return "".join(f"<p>filler line {i}</p>" for i in range(lines))
+
+
+def test_a_heading_never_ends_a_page_alone(qapp):
+    image = png_data_uri(600, 300)
+    html = at_the_foot(lambda n: f"{_filler(n)}<h3>Charts</h3><p class='chart'><img src='{image}' width='600'></p>"
+                                 "<p class='caption'>rows per second</p><p>after</p>", "heading 'Charts'")
+    document = pdf_document(html, 680.0, 500.0)
+    assert layout_faults(document) == []
+    block = document.begin()
+    while block.text() != "Charts":
+        block = block.next()
+    assert _line_page(document, block) == _line_page(document, block.next()) == 1
+
+
+def test_a_chart_keeps_its_caption(qapp):
+    image = png_data_uri(600, 300)
+    html = at_the_foot(lambda n: f"{_filler(n)}<p class='chart'><img src='{image}' width='600'></p>"
+                                 "<p class='caption'>rows per second, by second</p><p>after</p>", "the caption")
+    assert layout_faults(pdf_document(html, 680.0, 500.0)) == []
+
+
+def test_a_table_row_is_never_cut_by_a_page_foot(qapp):
+    from app.report_html import html_table
+
+    rows = [[f"row {i}", "a note long enough to take several lines in its narrow column " * (2 + i % 3)]
+            for i in range(12)]
+    table = html_table(["Name", "Note"], rows, wrap=(1,))
+    html = at_the_foot(lambda n: f"{_filler(n)}{table}", "is cut by the foot")
+    document = pdf_document(html, 680.0, 500.0)
+    assert layout_faults(document) == []
+    parts = _tables(document)
+    assert len(parts) >= 2                                   # split before the row, on a new page
+    assert all(p.cellAt(0, 0).firstCursorPosition().block().text() == "Name" for p in parts)
+    names = [p.cellAt(r, 0).firstCursorPosition().block().text() for p in parts for r in range(1, p.rows())]
+    assert names == [f"row {i}" for i in range(12)]          # every row once, in order
+
+
+@pytest.fixture
+def wide_runs(store, exact):
+    """Runs whose names are long and whose phases, together, are all six."""
+    records = [op(0, 0, i, 0.5 * (i + 1), 0.6, query=None)._replace(
+        io_s=0.05, read_s=0.05, query_s=0.1, server_s=0.1, transfer_s=0.1, decode_s=0.2) for i in range(3)]
+    handmade_run(store, "every-phase", [(1, 2.0, records), (16, 2.0, records)],
+                 name="a scenario whose name is much longer than any column of a table could hold on A4",
+                 cache="cold")
+    return [exact, "every-phase"]
+
+
+def test_pdf_pages_of_several_runs_have_nothing_cut_or_alone(store, wide_runs, tmp_path, monkeypatch, qtbot,
+                                                              light_theme):
+    html = pdf_html(store, wide_runs, tmp_path, monkeypatch)
+    document = pdf_document(html, *pdf_page_size())
+    assert layout_faults(document) == []
+    runs = next(t for t in _tables(document) if t.cellAt(0, 0).firstCursorPosition().block().text() == "Run"
+                and t.cellAt(0, t.columns() - 1).firstCursorPosition().block().text() == "Took")
+    headers = [runs.cellAt(0, c).firstCursorPosition().block().text() for c in range(runs.columns())]
+    assert headers == ["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started\xa0(UTC)", "Took"]
+    # the phases have tables of their own: the figures keep their width whatever the targets split
+    phase_tables = [t for t in _tables(document) if t.cellAt(0, t.columns() - 1).firstCursorPosition()
+                    .block().text().startswith("decode")]
+    assert phase_tables and max(t.columns() for t in phase_tables) == 3 + 6     # Run, Step, From + 6 phases
+    assert pdf_pages(tmp_path / "layout.pdf") == document.pageCount()
+
+
+def test_html_table_headers_keep_their_words(store, wide_runs, tmp_path, qtbot, light_theme):
+    text = write_report(store, wide_runs, tmp_path / "wide.html").read_text(encoding="utf-8")
+    assert "<th class='nw'>Workload</th>" in text and "<th class='nw'>Started (UTC)</th>" in text
+    assert "th.nw" in text                                     # the class is styled in browsers too
+
+
+def test_report_charts_are_drawn_at_their_size_in_front(qapp, qtbot, light_theme):
+    from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+    from app.report_charts import front_tab_of, offscreen
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    tabs.addTab(QLabel("a results page in front"), "Results")
+    page = QWidget()
+    chart = TimeSeriesChart("Rows per second", y_unit="rows/s")
+    QVBoxLayout(page).addWidget(chart)
+    tabs.addTab(page, "Live")
+    offscreen(tabs, 700, 400)
+    assert not chart.isVisible()
+    front_tab_of(chart)
+    assert tabs.currentIndex() == 1 and chart.isVisible() and chart.width() > 600

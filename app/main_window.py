@@ -14,7 +14,8 @@ from app.demo import DemoMode, builtin_playlists, builtin_scenarios
 from app.run_controller import RunController
 from widgets.compare_view import CompareView
 from widgets.dashboard import LiveDashboard
-from widgets.exporters import export_chart
+from widgets.exporters import (export_chart, export_folder, remember_export_folder, run_caption,
+                               suggest_filename)
 from widgets.run_history import RunHistoryView
 from widgets.scenario_builder import ScenarioBuilder
 from widgets.state import load_state, store_state
@@ -26,7 +27,7 @@ from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
 from workloads.references import DISK, published_findings, published_sweeps
 from workloads.scenario import Scenario, load_playlist, run_name
-from workloads.store import ResultsStore
+from workloads.store import ResultsStore, StoreError
 from workloads.worker import describe_error
 from workloads.text import plural
 
@@ -53,12 +54,12 @@ class MainWindow(QMainWindow):
         self.demo = DemoMode(self, theme)
 
         self.tabs = QTabWidget(objectName="main_tabs")
-        self.tabs.addTab(self.dashboard, "Live")
+        self.tabs.addTab(self.dashboard, "Run")
         self.tabs.addTab(self.history, "History")
         self.tabs.addTab(self.compare, "Compare")
         self.setCentralWidget(self.tabs)
-        self._add_dock("Targets", self.targets_panel, "targets_dock")
-        self._add_dock("Scenario", self.builder, "scenario_dock")
+        self._docks = [self._add_dock("Targets", self.targets_panel, "targets_dock"),
+                       self._add_dock("Scenario", self.builder, "scenario_dock")]
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
         self._build_menus()
@@ -139,12 +140,14 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             text = f"Scenario: {html.escape(str(exc))}"
         if self.controller.busy:
-            text = f"Running: <b>{html.escape(self._running_name)}</b>&nbsp;&nbsp;·&nbsp;&nbsp;next: " + text
+            running = f"Running: <b>{html.escape(self._running_name)}</b>"
+            same = text.endswith(f"<b>{html.escape(self._running_name)}</b>")
+            text = running if same else f"{running}&nbsp;&nbsp;·&nbsp;&nbsp;next: " + text
         self.scenario_label.setText(text)
 
     def _connect(self) -> None:
         self.targets_panel.targets_changed.connect(
-            lambda: self.builder.set_targets(self.targets_panel.targets()))
+            lambda: (self.builder.set_targets(self.targets_panel.targets()), self._show_scenario_name()))
         self.builder.run_requested.connect(self.start_scenario)
         self.builder.changed.connect(self._show_scenario_name)
         self.builder.stop_requested.connect(self.controller.stop)
@@ -323,32 +326,53 @@ class MainWindow(QMainWindow):
     def charts(self) -> dict:
         return {**self.dashboard.charts(), **self.compare.charts()}
 
+    def chart_in_view(self) -> str:
+        """The chart the user is looking at (the export dialog's default)."""
+        return self.compare.chart_in_view() if self.tabs.currentWidget() is self.compare \
+            else self.dashboard.chart_in_view()
+
+    def _shown_run(self) -> dict | None:
+        snapshot = self.dashboard.snapshot
+        try:
+            return self.store.run(snapshot.run_id) if snapshot is not None else None
+        except StoreError:
+            return None
+
     def export_chart_dialog(self) -> None:
-        charts = self.charts()
-        name, ok = QInputDialog.getItem(self, "Export chart", "Chart:", list(charts), 0, False)
+        charts = list(self.charts())
+        current = self.chart_in_view()
+        name, ok = QInputDialog.getItem(self, "Export chart", "Chart:", charts,
+                                        charts.index(current) if current in charts else 0, False)
         if not ok:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export chart", f"{name}.png",
+        run = None if name.startswith("Compare") else self._shown_run()
+        start = export_folder(self.settings) / suggest_filename(run, name, ".png")
+        path, _ = QFileDialog.getSaveFileName(self, "Export chart", str(start),
                                               "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
         if path:
-            self.export_chart(name, Path(path))
+            self.export_chart(name, Path(path), caption=run_caption(run) if run else None)
 
-    def export_chart(self, name: str, path: Path) -> Path | None:
+    def export_chart(self, name: str, path: Path, caption: str | None = None) -> Path | None:
         try:
-            written = export_chart(self.charts()[name], path)
+            written = export_chart(self.charts()[name], path, caption=caption)
         except (OSError, ValueError, KeyError) as exc:
             self.show_error(f"cannot export {name}: {describe_error(exc)}")
             return None
+        remember_export_folder(written, self.settings)
         self.statusBar().showMessage(f"saved {written}", 5000)
         return written
 
     def export_report_dialog(self) -> None:
         run_ids = self.history.selected_run_ids() or ([self.controller.current_run_id]
                                                       if self.controller.current_run_id else [])
+        if not run_ids and self.dashboard.snapshot is not None:
+            run_ids = [self.dashboard.snapshot.run_id]
         if not run_ids:
             self.show_error("select a run in History (or run one) to report on")
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export run report", "tickbench-report.html",
+        run = self.store.run(run_ids[0]) if len(run_ids) == 1 else None
+        start = export_folder(self.settings) / suggest_filename(run, "report", ".html")
+        path, _ = QFileDialog.getSaveFileName(self, "Export run report", str(start),
                                               "HTML report (*.html);;PDF report (*.pdf)")
         if path:
             self.export_report(run_ids, Path(path))
@@ -360,6 +384,7 @@ class MainWindow(QMainWindow):
         except Exception as exc:  # the report is a convenience: say what failed, keep the app
             self.show_error(f"cannot write report: {describe_error(exc)}")
             return None
+        remember_export_folder(written, self.settings)
         self.statusBar().showMessage(f"saved {written}", 5000)
         return written
 
@@ -396,12 +421,15 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+        else:   # first start: the charts get most of the width, the docks what their forms need
+            self.resizeDocks(self._docks, [max(420, self.width() * 3 // 10)] * 2, Qt.Orientation.Horizontal)
         if not self.targets_panel.registry.profiles():   # profiles kept by versions before targets.json
             load_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
         load_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
         load_state(STATE_KEYS["history"], self.history, self.settings)
         self.builder.set_targets(self.targets_panel.targets())
         load_state(STATE_KEYS["builder"], self.builder, self.settings)
+        self._show_scenario_name()
 
     def save_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
@@ -343,3 +344,29 @@ def test_the_toolbar_runs_and_stops_and_names_what_runs(qtbot, window_factory):
     assert finished.args[0].status == "cancelled"
     assert window.run_action.isEnabled() and not window.stop_action.isEnabled()
     assert "Running" not in window.scenario_label.text()
+
+
+def test_the_export_dialog_offers_the_chart_in_view_named_after_the_run_in_the_last_folder(
+        qtbot, window_factory, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    window = window_factory()
+    result = _run(qtbot, window, Scenario(name="Sweep demo", workload="noop", users=(1, 2, 4), operations=30))
+    qtbot.waitUntil(lambda: window.dashboard.results_view.answer is not None, timeout=10_000)
+    offered, starts = [], []
+    monkeypatch.setattr(QInputDialog, "getItem", lambda _p, _t, _l, items, current, _e: (
+        offered.append(items[current]) or items[current], True))
+    out = tmp_path / "exports"
+    out.mkdir()
+
+    def save_as(_parent, _title, start, _filters):
+        starts.append(start)
+        return str(out / Path(start).name), ""
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
+    window.export_chart_dialog()
+    assert offered == ["Users sweep"]                              # the chart on screen
+    assert Path(starts[0]).name.startswith("sweep-demo_") and Path(starts[0]).name.endswith("users-sweep.png")
+    written = out / Path(starts[0]).name
+    assert written.exists() and result.run_id in (QImage(str(written)).text("Description") or "")
+    window.export_chart_dialog()
+    assert Path(starts[1]).parent == out                           # the folder is remembered

@@ -246,3 +246,19 @@ def test_a_live_step_is_labelled_an_estimate(dashboard, qtbot):
                                   phase_source="measured", phase_exact=False))
     assert "live estimate" in dashboard.figures_label.text()
     assert dashboard.phase_caption.text() == "Phases of step 2 users, 3 measured operations, live estimate."
+
+
+def test_a_short_run_is_drawn_operation_by_operation_with_its_own_legend(dashboard, qtbot):
+    from workloads.snapshot import LatencyPoint, ThroughputPoint
+    snap = snapshot(per_operation=True,
+                    throughput=[ThroughputPoint(0.4, 2e6, 90e6, 20.0), ThroughputPoint(0.9, 2.2e6, 99e6, 22.0)],
+                    latency=[LatencyPoint(0.4, 0.05, 0.05, 0.05), LatencyPoint(0.9, 0.045, 0.045, 0.045)])
+    dashboard.show_final(snap)
+    qtbot.waitUntil(lambda: dashboard.rows_chart.render_count >= 1 and not dashboard.rows_chart.is_dirty, timeout=2000)
+    assert dashboard.rows_chart.title == "Rows per second, each operation"
+    assert dashboard.rows_chart.markers_shown("rows/s")
+    assert dashboard.latency_chart.in_legend() == ["each operation"]
+    assert dashboard.latency_chart.series_data("each operation")[1].tolist() == [0.05, 0.045]
+    dashboard.show_final(snapshot(run_id="run-2"))              # a long run: per second again
+    assert dashboard.latency_chart.in_legend() == ["p50", "p95", "p99"]
+    assert dashboard.rows_chart.title == "Rows per second"

@@ -75,6 +75,15 @@ class CompareView(QWidget):
                 "Compare: time per query": self.query_chart,
                 "Compare: footprint": self.footprint_chart}
 
+    def chart_in_view(self) -> str:
+        """The name (as in ``charts``) of the chart on the visible tab."""
+        page = self.tabs.currentWidget()
+        if page is self.query_chart:
+            return "Compare: time per query"
+        if page is self.footprint_chart:
+            return "Compare: footprint"
+        return "Compare: throughput vs users"
+
     def show_suites(self, queries: dict[str, list[QueryPoint]], answers: dict[str, dict[str, dict]],
                     footprints: dict[str, dict]) -> None:
         """Per run label: its query points, its recorded answers (query -> preview) and its

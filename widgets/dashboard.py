@@ -309,6 +309,17 @@ class LiveDashboard(QWidget):
                 "Users sweep": self.sweep_chart, "Time per query": self.query_chart,
                 "Footprint": self.footprint_chart}
 
+    def chart_in_view(self) -> str:
+        """The name (as in ``charts``) of the chart on the visible tab: the one to export."""
+        page = self.tabs.currentWidget()
+        by_page = {self.sweep_page: "Users sweep", self.query_chart: "Time per query",
+                   self.footprint_chart: "Footprint"}
+        if page is self.results_view:
+            return "Users sweep" if self.results_view.answer is not None and self.results_view.answer.is_sweep \
+                else "Rows per second"
+        return by_page.get(page, "Phases" if self.tabs.tabText(self.tabs.currentIndex()) == "Phase percentiles"
+                           else "Rows per second")
+
     @property
     def snapshot(self) -> LiveSnapshot | None:
         return self._snapshot
@@ -412,6 +423,9 @@ class LiveDashboard(QWidget):
             chart.add_series(series, markers=markers)
             chart.set_title(f"{title}, each operation" if per_operation else title)
         self.latency_chart.set_title("Latency of each operation" if per_operation else "Latency per operation")
+        for name in ("p50", "p95", "p99"):
+            self.latency_chart.set_in_legend(name, not per_operation)
+        self.latency_chart.set_in_legend(EACH_OPERATION, per_operation)
 
     def _fill_suite(self, snap: LiveSnapshot) -> None:
         """Per-query bars of a query suite and the footprints of a stored run."""
@@ -484,12 +498,13 @@ class LiveDashboard(QWidget):
         errors = f"{snap.ops_failed:,} error{'' if snap.ops_failed == 1 else 's'}"
         if snap.ops_failed:
             errors = f"<span style='color:{theme.error}'><b>{errors}</b></span>"
+        facts = [html.escape(snap.workload), f"<b>{html.escape(snap.target)}</b>",
+                 *([f"{html.escape(snap.cache)} cache"] if snap.cache else [])]
+        named_by_facts = all(f in (snap.name or "") for f in (snap.workload, snap.target, snap.cache))
         parts = [
             f"<b>{html.escape(snap.name or snap.run_id)}</b>",
             f"<span style='color:{status_colour}'>{html.escape(snap.status)}</span>",
-            html.escape(snap.workload),
-            f"<b>{html.escape(snap.target)}</b>",
-            *([f"{html.escape(snap.cache)} cache"] if snap.cache else []),
+            *([] if named_by_facts else facts),       # a descriptive name says them already
             f"step {snap.step_index + 1}/{max(snap.steps_total, 1)}",
             f"{snap.users} user{'s' if snap.users != 1 else ''}",
             f"elapsed {format_elapsed(snap.elapsed_s)}",

@@ -172,6 +172,19 @@ class TimeSeriesChart(ChartBase):
             return np.empty(0), np.empty(0)
         return np.asarray(xs).copy(), np.asarray(ys).copy()
 
+    def set_in_legend(self, name: str, shown: bool) -> None:
+        """List the series in the legend or not (a series not fed in this view says nothing)."""
+        self._ensure(name)
+        curve = self._curves[name]
+        listed = any(sample.item is curve for sample, _label in self.legend.items)
+        if shown and not listed:
+            self.legend.addItem(curve, name)
+        elif not shown and listed:
+            self.legend.removeItem(curve)
+
+    def in_legend(self) -> list[str]:
+        return [label.text for _sample, label in self.legend.items]
+
     def markers_shown(self, name: str) -> bool:
         """Whether the plot draws a marker on each point of the series now."""
         return self._curves[name].opts["symbol"] is not None

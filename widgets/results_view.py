@@ -18,6 +18,7 @@ from widgets.sweep_chart import SweepChart
 from workloads.run_summary import RunAnswer, StepAnswer
 from workloads.text import plural
 
+PUBLISHED_LINES = 6
 COLUMNS = ("step", "operations", "rows/s", "MB/s", "ops/s", "p50", "p95", "p99", "first op", "phases (mean)")
 
 
@@ -67,6 +68,7 @@ class RunResultsView(QWidget):
         self.knee_label = QLabel(objectName="results_knee", wordWrap=True)
         self.published_label = QLabel(objectName="results_published", wordWrap=True)
         self.published_label.setProperty("role", "muted")
+        self.published_label.setTextFormat(Qt.TextFormat.RichText)
         self.table = QTableWidget(0, len(COLUMNS), objectName="results_table")
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
@@ -108,9 +110,14 @@ class RunResultsView(QWidget):
         self.knee_label.setVisible(bool(answer.knee_note))
         self._fill_table(answer.steps)
         self._fill_sweep(answer)
-        published = "; ".join(answer.published)
-        self.published_label.setText(f"Published (the reports' hardware): {published}" if published else "")
-        self.published_label.setVisible(bool(published))
+        lines = list(dict.fromkeys(answer.published))          # each finding once
+        shown = lines[:PUBLISHED_LINES]
+        text = "".join(f"<br>• {html.escape(line)}" for line in shown)
+        if len(lines) > len(shown):
+            text += f"<br>… and {len(lines) - len(shown)} more (hover)"
+        self.published_label.setText(f"<b>Published</b> (the reports' own hardware):{text}" if lines else "")
+        self.published_label.setToolTip("\n".join(lines))
+        self.published_label.setVisible(bool(lines))
 
     def _fill_table(self, steps: list[StepAnswer]) -> None:
         self.table.setRowCount(len(steps))

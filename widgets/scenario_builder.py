@@ -85,6 +85,9 @@ class ScenarioBuilder(QWidget):
         self._on_workload_changed()
         self._update_estimate()
         guard_wheel(self)                    # the wheel scrolls the form, never an unfocused field
+        for combo in self.findChildren(QComboBox):   # long item texts must not widen the dock
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(12)
 
     # ---- building ---------------------------------------------------------------------------
     def _build(self) -> None:

@@ -170,14 +170,17 @@ class TargetsPanel(QWidget):
         self.test_button.clicked.connect(lambda: self.test_profile())
         self.refresh_button.clicked.connect(lambda: self.refresh_nodes())
 
-        buttons = QHBoxLayout()
-        for button in (self.add_button, self.add_server_button, self.engines_button, self.edit_button, self.remove_button, self.test_button, self.refresh_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+        # two rows (adding; acting on the selection), so the dock stays narrow beside the charts
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail_label)
-        layout.addLayout(buttons)
+        for row in ((self.add_button, self.add_server_button, self.engines_button),
+                    (self.edit_button, self.remove_button, self.test_button, self.refresh_button)):
+            buttons = QHBoxLayout()
+            for button in row:
+                buttons.addWidget(button)
+            buttons.addStretch(1)
+            layout.addLayout(buttons)
         self._sync()
 
     # --- the main window's API ----------------------------------------------------------------------

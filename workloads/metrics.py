@@ -302,8 +302,12 @@ class LiveAggregates:
             wire_bytes_per_s=step.wire_bytes / span if step.ops and step.wire_ops == step.ops else None)
 
     def _finalise_seconds(self, until: int) -> None:
-        """Turn whole seconds up to ``until`` into chart points (late records are rare)."""
-        for sec in range(self._finalised_until + 1, until + 1):
+        """Turn whole seconds up to ``until`` into chart points (late records are rare); none
+        before the first release (preparing and warm-ups move no measured rows: not a zero line)."""
+        released = next((s.released_at for s in self._steps if s.released_at is not None), None)
+        if released is None:
+            return
+        for sec in range(max(self._finalised_until + 1, int(released)), until + 1):
             data = self._seconds.get(sec, _Second())
             self._throughput.append(ThroughputPoint(sec + 1.0, data.rows, data.nbytes, data.ops))
             window = LogHistogram()

@@ -261,7 +261,8 @@ class ChartBase(QWidget):
 
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(max(1, round(1000 / max_fps)))
+        self._min_interval_ms = max(1, round(1000 / max_fps))
+        self._timer.setInterval(self._min_interval_ms)
         self._timer.timeout.connect(self._on_timer)
 
         theme_notifier().changed.connect(self._on_theme_changed)
@@ -275,6 +276,11 @@ class ChartBase(QWidget):
     @property
     def repaint_interval_ms(self) -> int:
         return self._timer.interval()
+
+    def set_render_delay_ms(self, delay_ms: int) -> None:
+        """Wait this long after new data before rendering (never shorter than the frame-rate cap):
+        charts given different delays paint in different passes of the event loop."""
+        self._timer.setInterval(max(self._min_interval_ms, int(delay_ms)))
 
     def mark_dirty(self) -> None:
         self._dirty = True

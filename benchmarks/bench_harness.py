@@ -69,7 +69,7 @@ def main() -> int:
               f"all stored)")
         print(f"harness overhead:   {(per_op - bare) * 1e6:8.2f} µs per operation")
         for size in (256, 4096):  # one worker flush; what the collector writes each 0.5 s under load
-            print(f"results ingest:     {ingest(args.records, store, size):,.0f} records/s into DuckDB "
+            print(f"results ingest:     {ingest(args.records, store, size):,.0f} records/s into the run's Parquet parts "
                   f"(batches of {size})")
         store.close()
     return 0

@@ -69,6 +69,29 @@ def test_frozen_app_answers_a_headless_subcommand(frozen_app, tmp_path):
     assert "Every target answered every query alike (14 queries)" in done.stdout
 
 
+def test_frozen_app_runs_a_scenario_the_way_the_window_starts_it(frozen_app, tmp_path):
+    """The window starts each run as this very binary: scenario on stdin, live snapshots in its folder."""
+    import json
+
+    from app.run_process import RUN_NICE
+    from workloads.live import read_live
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+
+    env = {**os.environ, "TICKBENCH_HOME": str(tmp_path)}
+    scenario = Scenario(name="frozen live", workload="noop", users=(2,), operations=25)
+    done = subprocess.run([str(frozen_app), "--results", str(tmp_path / "results"), "run", "--scenario-stdin",
+                           "--run-id", "frozen-live", "--live", "--nice", str(RUN_NICE)],
+                          input=json.dumps(scenario.to_dict()), env=env, text=True, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    store = ResultsStore(tmp_path / "results")
+    run = store.run("frozen-live")
+    assert run["status"] == "completed" and run["name"] == "frozen live" and run["environment"]["nice"] == RUN_NICE
+    assert len(store.ops("frozen-live", kinds=("measured",))) == 50
+    live = read_live(tmp_path / "results" / "runs" / "frozen-live")
+    assert live.status == "completed" and live.ops_done == 50
+
+
 def test_frozen_app_says_which_engines_it_bundles(frozen_app, tmp_path):
     env = {**os.environ, "TICKBENCH_HOME": str(tmp_path), "COLUMNS": "200"}
     done = subprocess.run([str(frozen_app), "targets"], env=env, text=True, capture_output=True, timeout=120)

@@ -212,6 +212,7 @@ def test_a_playlist_runs_its_scenarios_unattended(qtbot, window_factory, tmp_pat
     window.play_playlist(playlist)
     qtbot.waitUntil(lambda: len(finished) == 2, timeout=RUN_TIMEOUT_MS)
     assert [r.status for r in finished] == ["completed", "completed"]
+    assert "waiting" not in window.statusBar().currentMessage()        # nothing waits once it has finished
     names = set(window.store.runs()["name"])
     assert {"first", "second"} <= names
 

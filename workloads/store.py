@@ -114,9 +114,12 @@ class ResultsStore:
         except OSError as exc:
             raise StoreError(f"cannot open results folder {self.path}: {exc}") from None
         self._con = duckdb.connect(":memory:")
+        # each query reads every run's Parquet footer: keep them (a sealed part never changes)
+        self._con.execute("SET parquet_metadata_cache = true")
         self._lock = threading.RLock()  # one connection, many threads: cursors under a lock
         self._writers: dict[str, RunWriter] = {}
-        self._cache: dict[str, tuple[tuple, dict[str, list]]] = {}
+        self._cache: dict[str, _CachedRun] = {}
+        self._views_built = False
         self.migrated = self._migrate(legacy) if legacy is not None else 0
         self._load_references()
         self.aborted_on_open = self._mark_dead_runs()
@@ -173,41 +176,41 @@ class ResultsStore:
 
     # --- the views -------------------------------------------------------------------------
     def _refresh(self) -> None:
-        """Point the views at the files as they are now (a run's small files are re-read only
-        when they changed)."""
-        rows: dict[str, list] = {"runs": [], "steps": [], "workers": [], "resources": []}
-        ops_files: list[str] = []
-        seen = set()
+        """Point the views at the files as they are now. A run's small files are re-read only when
+        they changed, and a finished run's never again (it is final once its status is); the views
+        are rebuilt only when something changed."""
+        changed, order = False, []
         for folder in self._folders():
-            stamp = _stamp(folder)
             cached = self._cache.get(folder.run_id)
-            if cached is None or cached[0] != stamp:
-                run = folder.run()
-                parts = {"runs": [run] if run else [], "steps": folder.steps(), "workers": folder.workers(),
-                         "resources": folder.resources()}
-                for key in ("steps", "workers", "resources"):
-                    for row in parts[key]:
-                        row.setdefault("run_id", folder.run_id)
-                cached = (stamp, parts)
-                self._cache[folder.run_id] = cached
-            if not cached[1]["runs"]:
-                continue                      # a folder being created: its run.json comes first
-            seen.add(folder.run_id)
-            for key in rows:
-                rows[key] += cached[1][key]
-            ops_files += [str(p) for p in folder.ops_files()]
-        for run_id in set(self._cache) - seen:
+            if cached is not None and cached.final:
+                order.append(folder.run_id)
+                continue
+            stamp = _stamp(folder)
+            if cached is None or cached.stamp != stamp:
+                cached = self._cache[folder.run_id] = _CachedRun.read(folder, stamp)
+                changed = True
+            elif not cached.final:
+                files = [str(p) for p in folder.ops_files()]      # a running run adds parts
+                if files != cached.ops_files:
+                    cached.ops_files, changed = files, True
+            order.append(folder.run_id)
+        gone = set(self._cache) - set(order)
+        for run_id in gone:
             del self._cache[run_id]
-        views = {"runs": (rows["runs"], RUN_COLUMNS), "steps": (rows["steps"], STEP_COLUMNS),
-                 "workers": (rows["workers"], WORKER_COLUMNS), "resources": (rows["resources"], RESOURCE_COLUMNS)}
-        for name, (found, columns) in views.items():
-            self._register(name, table(found, columns))
+        if not changed and not gone and self._views_built:
+            return
+        runs = [self._cache[r] for r in order if self._cache[r].rows["runs"]]   # run.json comes first
+        for name, columns in (("runs", RUN_COLUMNS), ("steps", STEP_COLUMNS), ("workers", WORKER_COLUMNS),
+                              ("resources", RESOURCE_COLUMNS)):
+            self._register(name, table([row for run in runs for row in run.rows[name]], columns))
+        ops_files = [f for run in runs for f in run.ops_files]
         if ops_files:
             listed = ", ".join(f"'{p.replace(chr(39), chr(39) * 2)}'" for p in ops_files)
             self._con.execute(f"CREATE OR REPLACE TEMP VIEW ops AS SELECT {', '.join(OPS_COLUMNS)} "
                               f"FROM read_parquet([{listed}], union_by_name = true)")
         else:
             self._register("ops", pa.schema(OPS_COLUMNS).empty_table())
+        self._views_built = True
 
     def _register(self, name: str, data: pa.Table) -> None:
         self._con.execute(f"DROP VIEW IF EXISTS {name}")
@@ -350,6 +353,26 @@ class ResultsStore:
 
     def resources(self, run_id: str) -> pd.DataFrame:
         return self.frame("SELECT * FROM resources WHERE run_id = ? ORDER BY t", [run_id])
+
+
+@dataclass
+class _CachedRun:
+    """What the views hold of one run folder, and when it was read."""
+    stamp: tuple
+    rows: dict[str, list]
+    ops_files: list[str]
+    final: bool                   # its status is no longer 'running': its files never change again
+
+    @classmethod
+    def read(cls, folder: RunFolder, stamp: tuple) -> "_CachedRun":
+        run = folder.run()
+        rows = {"runs": [run] if run else [], "steps": folder.steps(), "workers": folder.workers(),
+                "resources": folder.resources()}
+        for key in ("steps", "workers", "resources"):
+            for row in rows[key]:
+                row.setdefault("run_id", folder.run_id)
+        final = bool(run) and run.get("status") != "running"
+        return cls(stamp, rows, [str(p) for p in folder.ops_files()], final)
 
 
 def _stamp(folder: RunFolder) -> tuple:

@@ -50,7 +50,6 @@ def migrate_legacy_file(path: Path, runs_dir: Path) -> int:
     for run in runs.to_dict("records"):
         run_id = run["run_id"]
         writer = RunWriter(runs_dir / run_id)
-        writer.update_run(**{k: _plain(v) for k, v in run.items()})
         for row in _rows(con, "steps", run_id, STEP_COLUMNS):
             writer.add_step(row)
         for row in _rows(con, "workers", run_id, WORKER_COLUMNS):
@@ -61,6 +60,7 @@ def migrate_legacy_file(path: Path, runs_dir: Path) -> int:
                       "ORDER BY step, t_start, worker, seq", params=[run_id]).to_arrow_table()
         writer.add_ops(ops.cast(pa.schema(OPS_COLUMNS)))
         writer.seal_ops()
+        writer.update_run(**{k: _plain(v) for k, v in run.items()})   # last: a reader sees the run whole
     con.close()
     path.rename(path.with_name(path.name + MIGRATED_SUFFIX))
     return len(runs)

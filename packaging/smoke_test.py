@@ -9,7 +9,7 @@ the app's child processes while it runs, to prove the workers were spawned from 
 Then it opens the real window the way a double-click does (``--quit-after 1``) and fails if that
 does not print its ready line and exit 0.
 Prints: build time (with --build), launch-to-ready times of each run, the folder's size.
-Run it with the build venv's Python (it reads the results file with duckdb and watches processes
+Run it with the build venv's Python (it reads the results catalog with Tickbench's own store and watches processes
 with psutil).
 """
 from __future__ import annotations
@@ -27,8 +27,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from workloads.store import ResultsStore  # noqa: E402  (the checkout the app was built from)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_APP = ROOT / "dist" / "tickbench" / "tickbench"
@@ -168,15 +170,19 @@ def check(run: SelfTestRun, app: Path, results: Path) -> dict:
     # And the stored run must say the same.
     if not results.exists():
         raise SmokeFailure(f"the self-test claimed a stored run but {results} does not exist")
-    with duckdb.connect(str(results), read_only=True) as con:
-        stored = con.execute("SELECT status, environment FROM runs WHERE run_id = ?", [run_id]).fetchone()
-        if stored is None:
+    store = ResultsStore(results)          # the results catalog, read as any other process reads it
+    try:
+        found = store.query("SELECT status, environment FROM runs WHERE run_id = ?", [run_id])
+        if not found:
             raise SmokeFailure(f"run {run_id} is not in {results}")
-        stored_pids = sorted(p for (p,) in con.execute(
-            "SELECT pid FROM workers WHERE run_id = ? AND pid IS NOT NULL", [run_id]).fetchall())
-        ops, ok_ops, workers_with_ops = con.execute(
+        stored = found[0]
+        stored_pids = sorted(p for (p,) in store.query(
+            "SELECT pid FROM workers WHERE run_id = ? AND pid IS NOT NULL", [run_id]))
+        ops, ok_ops, workers_with_ops = store.query(
             "SELECT count(*), count(*) FILTER (WHERE ok), count(DISTINCT worker) FROM ops WHERE run_id = ?",
-            [run_id]).fetchone()
+            [run_id])[0]
+    finally:
+        store.close()
     if stored[0] != "completed" or status != "completed":
         raise SmokeFailure(f"run {run_id} is {stored[0]!r} in the results file (printed {status!r})")
     if stored_pids != sorted(pids):
@@ -239,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         figures = []
         for index in range(args.runs):
             with tempfile.TemporaryDirectory(prefix="tickbench-smoke-") as tmp:
-                results = Path(tmp) / "selftest.duckdb"
+                results = Path(tmp) / "selftest"
                 run = run_self_test(app, results, Path(tmp) / "home", args.timeout)
                 figures.append(check(run, app, results))
                 figures[-1]["window_ready_s"] = open_window(app, Path(tmp) / "window-home", args.timeout)

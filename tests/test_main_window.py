@@ -250,13 +250,18 @@ def _long_noop(seconds: float) -> Scenario:
     return Scenario(name="background", workload="noop", users=(2,), operations=0, duration_s=seconds)
 
 
+def _start_and_wait_for_ops(qtbot, window, seconds: float, ops: int = 0) -> str:
+    """Run a no-op scenario of ``seconds`` from the form until more than ``ops`` operations are live."""
+    window.builder.set_scenario(_long_noop(seconds))
+    window.builder.run_button.click()
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > ops,
+                    timeout=RUN_TIMEOUT_MS)
+    return window.controller.current_run_id
+
+
 def test_a_run_goes_on_after_the_window_closes_and_a_new_window_attaches(qtbot, window_factory):
     window = window_factory()
-    window.builder.set_scenario(_long_noop(6.0))
-    window.builder.run_button.click()
-    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 0,
-                    timeout=RUN_TIMEOUT_MS)
-    run_id = window.controller.current_run_id
+    run_id = _start_and_wait_for_ops(qtbot, window, 6.0)
     window.ask_close_during_run = lambda: "background"
     assert window.close()
     assert window.store.run(run_id)["status"] == "running"        # the window is gone, the run is not
@@ -274,11 +279,7 @@ def test_a_run_goes_on_after_the_window_closes_and_a_new_window_attaches(qtbot, 
 
 def test_closing_the_window_can_stop_the_run_and_keeps_what_was_measured(qtbot, window_factory):
     window = window_factory()
-    window.builder.set_scenario(_long_noop(120.0))
-    window.builder.run_button.click()
-    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 50,
-                    timeout=RUN_TIMEOUT_MS)
-    run_id = window.controller.current_run_id
+    run_id = _start_and_wait_for_ops(qtbot, window, 120.0, ops=50)
     window.ask_close_during_run = lambda: None                     # "Cancel": the window stays
     assert not window.close() and window.isVisible() and window.controller.busy
     window.ask_close_during_run = lambda: "stop"

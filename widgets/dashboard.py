@@ -139,7 +139,6 @@ class LiveDashboard(QWidget):
         self.published_label = QLabel()
         self.published_label.setWordWrap(True)
         self.published_label.setProperty("role", "muted")
-        self.published_label.setVisible(False)
 
         # charts
         self.rows_chart = TimeSeriesChart("Rows per second", y_label="", y_unit="rows/s",
@@ -342,8 +341,9 @@ class LiveDashboard(QWidget):
     def set_published_findings(self, run: list[str], queries: list[str], footprint: list[str]) -> None:
         """Published figures of the seed reports as text: those of the run's workload under the
         figures line, those of query suites and disk space under their charts."""
-        self.published_label.setText("Published (their hardware): " + "; ".join(run) if run else "")
-        self.published_label.setVisible(bool(run))
+        text = "Published (their hardware): " + "; ".join(dict.fromkeys(run)) if run else ""
+        self.published_label.setText(text)
+        self.published_label.setToolTip(text)
         self.query_chart.set_published(queries)
         self.footprint_chart.set_published(footprint)
 
@@ -369,7 +369,9 @@ class LiveDashboard(QWidget):
         """Header and figures lines keep their height whatever their text: a line that wraps one
         second and not the next would resize (and repaint) every chart below it."""
         spacing = self.fontMetrics().lineSpacing()
-        for label in (self.header_label, self.figures_label):
+        # the message and published lines keep their slot even when empty: one appearing would
+        # push every chart down (a relayout and repaint of all of them, ~0.1 s)
+        for label in (self.header_label, self.figures_label, self.message_label, self.published_label):
             label.setFixedHeight(2 * spacing + 4)
 
     def changeEvent(self, event) -> None:
@@ -547,7 +549,6 @@ class LiveDashboard(QWidget):
 
     def _set_message(self, text: str, *, error: bool) -> None:
         self.message_label.setText(text)
-        self.message_label.setVisible(bool(text))
         colour = current_theme().error if error else current_theme().text
         self.message_label.setStyleSheet(f"color: {colour};" + (" font-weight: bold;" if error else ""))
 

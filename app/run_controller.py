@@ -123,7 +123,7 @@ class RunController(QObject):
         try:
             os.kill(pid, signal.SIGTERM)          # at once; the stop file covers a missed signal
         except (OSError, AttributeError):
-            pass
+            pass                                  # already gone: the stop file is there if not
 
     def detach(self) -> None:
         """Stop following; the run goes on in its own process and a later window attaches to it."""
@@ -141,7 +141,7 @@ class RunController(QObject):
             try:
                 process.wait(STOP_WAIT_S)
             except subprocess.TimeoutExpired:
-                pass
+                pass                              # it goes on stopping on its own; the window closes
         self.detach()
 
     # ---- following ----------------------------------------------------------------------------

@@ -90,13 +90,13 @@ class RunController(QObject):
         """Follow a run still going on this machine (started by an earlier window); its id."""
         if self.busy:
             return None
-        for run_id in self.store.runs().query("status == 'running'")["run_id"]:
-            run = self.store.run(run_id)
-            process = run_process(run)
+        for record in self.store.running():     # no catalog-wide read on the GUI thread
+            process = run_process(record)
             if process is not None and process_alive(process):
-                self._follow(run_id, None)
-                self.run_started.emit(run_id, Scenario.from_dict(run["scenario"]))
-                return run_id
+                run = self.store.run(record["run_id"])
+                self._follow(run["run_id"], None)
+                self.run_started.emit(run["run_id"], Scenario.from_dict(run["scenario"]))
+                return run["run_id"]
         return None
 
     def _follow(self, run_id: str, process: subprocess.Popen | None) -> None:

@@ -267,8 +267,8 @@ def test_a_run_goes_on_after_the_window_closes_and_a_new_window_attaches(qtbot, 
     assert window.store.run(run_id)["status"] == "running"        # the window is gone, the run is not
     again = window_factory()
     qtbot.waitUntil(lambda: again.controller.current_run_id == run_id, timeout=5000)
-    with qtbot.waitSignal(again.controller.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
-        pass
+    finished = qtbot.waitSignal(again.controller.run_finished, timeout=RUN_TIMEOUT_MS)
+    finished.wait()                                                # the run ends in its own process
     assert finished.args[0].run_id == run_id and finished.args[0].status == "completed"
     ops = again.store.ops(run_id, kinds=("measured",))
     assert len(ops) > 0 and set(ops["worker"]) == {0, 1}

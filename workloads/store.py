@@ -313,6 +313,11 @@ class ResultsStore:
         return self.frame("SELECT run_id, name, created_at, finished_at, status, dataset, target, "
                           "workload, users, cache, message FROM runs ORDER BY created_at DESC")
 
+    def running(self) -> list[dict[str, Any]]:
+        """The records of runs that say they are running, read from their folders alone (cheap:
+        no view is built, so the window can ask at start-up)."""
+        return [run for run in (folder.run() for folder in self._folders()) if run.get("status") == "running"]
+
     def run_ids(self) -> list[str]:
         return sorted(f.run_id for f in self._folders())
 

@@ -25,7 +25,7 @@ MIGRATED_SUFFIX = ".migrated"
 
 
 class LegacyFileError(RuntimeError):
-    pass
+    """The old file cannot be read, or a newer Tickbench wrote it."""
 
 
 def migrate_legacy_file(path: Path, runs_dir: Path) -> int:

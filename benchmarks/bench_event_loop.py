@@ -2,7 +2,7 @@
 
 The real main window, the real run controller and N real worker processes running the no-op
 workload (the fastest record stream the engine can produce), in the run's own process as the
-window always starts it. Prints the timer's lateness percentiles over the whole run (from Run to
+window always starts it, started once the window has painted (as a person's click would be). Prints the timer's lateness percentiles over the whole run (from Run to
 the end, worker start-up included) and while all workers ran, and how often each chart rendered.
 Targets: p99 <= 20 ms, max <= 100 ms; no chart above 30 renders a second; hidden ones none.
 
@@ -22,6 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 from PySide6.QtCore import QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.main_window import MainWindow  # noqa: E402
@@ -46,6 +47,9 @@ def main() -> int:
         window = MainWindow(store, Path(tmp) / "data", settings)
         window.resize(1400, 880)
         window.show()
+        # a person clicks Run on a window already painted: its first paint is not the run's cost
+        QTest.qWaitForWindowExposed(window)
+        QTest.qWait(500)
         whole: list[float] = []           # from Run to the run's end
         lateness: list[float] = []        # while every worker ran
         last = [time.perf_counter()]

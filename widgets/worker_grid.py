@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from workloads.snapshot import WORKER_STATES
@@ -27,6 +27,9 @@ class WorkerGrid(QWidget):
         super().__init__(parent)
         self._states: dict[int, str] = {}
         self._errors: dict[int, str] = {}
+        self._layout_cache: tuple[tuple, list[QRect], tuple[int, int, int]] | None = None
+        self._pixmap_key: tuple | None = None
+        self._pixmaps: dict[tuple[int, str], QPixmap] = {}
         self.paint_count = 0
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -100,15 +103,24 @@ class WorkerGrid(QWidget):
             size, cols = _MIN_CELL, max(1, min(n, (w - _GAP) // (_MIN_CELL + _GAP)))
         return cols, math.ceil(n / cols), size
 
+    def _cells(self) -> tuple[list[QRect], tuple[int, int, int]]:
+        """Every cell's rectangle, in worker order, and the grid shape. Worked out once per size,
+        count and font: a paint of 128 cells must not search the shape 128 times."""
+        key = (len(self._states), self.width(), self.height(), self.font().key())
+        if self._layout_cache is None or self._layout_cache[0] != key:
+            cols, rows, size = self.grid_shape()
+            rects = [QRect(_GAP + col * (size + _GAP), _GAP + row * (size + _GAP), size, size)
+                     for row, col in (divmod(index, cols) for index in range(len(self._states)))]
+            self._layout_cache = (key, rects, (cols, rows, size))
+        return self._layout_cache[1], self._layout_cache[2]
+
     def cell_rect(self, worker_id: int) -> QRect:
-        index = list(self._states).index(worker_id)
-        cols, _, size = self.grid_shape()
-        row, col = divmod(index, cols)
-        return QRect(_GAP + col * (size + _GAP), _GAP + row * (size + _GAP), size, size)
+        return self._cells()[0][list(self._states).index(worker_id)]
 
     def worker_at(self, pos: QPoint) -> int | None:
-        for wid in self._states:
-            if self.cell_rect(wid).contains(pos):
+        rects = self._cells()[0]
+        for wid, rect in zip(self._states, rects):
+            if rect.contains(pos):
                 return wid
         return None
 
@@ -148,34 +160,50 @@ class WorkerGrid(QWidget):
         self.paint_count += 1
         theme = current_theme()
         painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.fillRect(self.rect(), QColor(theme.window))
-        cols, rows, size = self.grid_shape()
+        rects, (_, rows, size) = self._cells()
+        key = (size, theme.name, self.font().key(), self.devicePixelRatioF())
+        if key != self._pixmap_key:      # cells are drawn once per look; a paint only copies them
+            self._pixmap_key, self._pixmaps = key, {}
+        show_ids = size >= 22 or (size >= 16 and len(self._states) < 100)
+        for (wid, state), cell in zip(self._states.items(), rects):
+            pixmap = self._pixmaps.get((wid, state))
+            if pixmap is None:
+                pixmap = self._pixmaps[(wid, state)] = self._cell_pixmap(wid, state, size, theme, show_ids)
+            painter.drawPixmap(cell.topLeft(), pixmap)
+        self._paint_legend(painter, theme, _GAP + rows * (size + _GAP) + 4)
+        painter.end()
+
+    def _cell_pixmap(self, wid: int, state: str, size: int, theme: Theme, show_ids: bool) -> QPixmap:
+        ratio = self.devicePixelRatioF()
+        pixmap = QPixmap(round(size * ratio), round(size * ratio))
+        pixmap.setDevicePixelRatio(ratio)
+        pixmap.fill(QColor(theme.window))
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         font = QFont(self.font())
         font.setPointSizeF(max(6.0, min(font.pointSizeF(), size * 0.38)))
         painter.setFont(font)
-        show_ids = size >= 22 or (size >= 16 and len(self._states) < 100)
-        for wid, state in self._states.items():
-            rect = QRectF(self.cell_rect(wid))
-            fill = QColor(worker_state_colour(state))
-            painter.setPen(QPen(QColor(theme.text if state == "running" else fill), 1))
-            painter.setBrush(fill)
-            painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 3, 3)
-            ink = QColor(readable_text_colour(fill.name()))
-            if state == "failed":
-                painter.setPen(QPen(ink, 2))
-                inset = rect.adjusted(size * 0.22, size * 0.22, -size * 0.22, -size * 0.22)
-                painter.drawLine(inset.topLeft(), inset.bottomRight())
-                painter.drawLine(inset.topRight(), inset.bottomLeft())
-            elif state == "cancelled":
-                painter.setPen(QPen(ink, 2))
-                y = rect.center().y()
-                painter.drawLine(rect.left() + size * 0.2, y, rect.right() - size * 0.2, y)
-            elif show_ids:
-                painter.setPen(ink)
-                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, str(wid))
-        self._paint_legend(painter, theme, _GAP + rows * (size + _GAP) + 4)
+        rect = QRectF(0, 0, size, size)
+        fill = QColor(worker_state_colour(state))
+        painter.setPen(QPen(QColor(theme.text if state == "running" else fill), 1))
+        painter.setBrush(fill)
+        painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 3, 3)
+        ink = QColor(readable_text_colour(fill.name()))
+        if state == "failed":
+            painter.setPen(QPen(ink, 2))
+            inset = rect.adjusted(size * 0.22, size * 0.22, -size * 0.22, -size * 0.22)
+            painter.drawLine(inset.topLeft(), inset.bottomRight())
+            painter.drawLine(inset.topRight(), inset.bottomLeft())
+        elif state == "cancelled":
+            painter.setPen(QPen(ink, 2))
+            y = rect.center().y()
+            painter.drawLine(rect.left() + size * 0.2, y, rect.right() - size * 0.2, y)
+        elif show_ids:
+            painter.setPen(ink)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, str(wid))
         painter.end()
+        return pixmap
 
     def _paint_legend(self, painter: QPainter, theme: Theme, top: int) -> None:
         painter.setFont(self.font())

@@ -464,6 +464,7 @@ class MainWindow(QMainWindow):
             else:
                 self.controller.shutdown()
         self.save_settings()
+        self.hide()             # gone at once for the person; a read under way finishes behind it
         self.background.wait()
         if not keep_engines:
             self.targets_panel.stop_local_engines()      # local engines started from the window stop with it

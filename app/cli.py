@@ -1,4 +1,4 @@
-"""The command line: ``tickbench run | runs | show | verify | export | import | datasets | workloads | targets |
+"""The command line: ``tickbench run | runs | show | verify | reproduce | export | import | datasets | workloads | targets |
 engines``."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from app.cli_reports import add_verify_parser, cmd_verify, print_report_figures
+from app.cli_reproduce import add_reproduce_parser, cmd_reproduce
 from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_targets import add_targets_parser, cmd_targets
 from app.ddb_options import add_dolphindb_arguments
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(the window's viewer), instead of a progress bar")
     add_dolphindb_arguments(run)
     add_verify_parser(sub)
+    add_reproduce_parser(sub)
     sub.add_parser("runs", help="list stored runs")
     show = sub.add_parser("show", help="figures of one run")
     show.add_argument("run_id")
@@ -467,6 +469,8 @@ def cmd_workloads(args) -> int:
 
 COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
             "verify": lambda args: cmd_verify(args, console, err_console, CliError, _kind_and_config),
+            "reproduce": lambda args: cmd_reproduce(args, _store(args), console, err_console, CliError,
+                                                    _kind_and_config, args.data_dir or default_datasets_dir()),
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),
             "engines": lambda args: cmd_engines(args, _registry(args), console, err_console, CliError),
             "export": cmd_export,

@@ -29,6 +29,7 @@ class Scenario:
     duration_s: float = 0.0
     warmup_ops: int = 1            # per user per step, before the release; recorded apart
     probe_ops: int = 2             # per user per step, after the window, where phases need probes
+    experiment: str = ""           # the report gallery's slot (report/experiment/arm/size), or ""
 
     def __post_init__(self) -> None:
         StringMode.parse(self.strings)

@@ -1,0 +1,111 @@
+"""``tickbench reproduce``: run a report's experiments and print published beside measured, and its
+findings as ratios with a verdict. ``--list`` lists the reports and their experiments."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from workloads.text import plural
+
+VERDICT_STYLES = {"holds": "green", "holds more strongly": "bold green", "holds, more weakly": "yellow",
+                  "does not hold on this machine": "bold red", "not measured": "dim"}
+
+
+def add_reproduce_parser(sub) -> None:
+    from app.ddb_options import add_dolphindb_arguments
+
+    rep = sub.add_parser("reproduce", help="run a published report's experiments; published beside measured")
+    rep.add_argument("report", nargs="?", help="000 | 001 | 002 | 003 | 004")
+    rep.add_argument("--list", action="store_true", help="list the reports and their experiments")
+    rep.add_argument("--scale", default="tiny", choices=("tiny", "medium", "report"),
+                     help="tiny (under a minute), medium (minutes) or the report's own scale")
+    rep.add_argument("--target", default="duckdb",
+                     help="the database under test (the report's DolphinDB): a target kind or a saved server's "
+                          "key (default: the embedded DuckDB)")
+    rep.add_argument("--versus", help="what the report compared it with (001: a Druid, 004: a MongoDB): "
+                                      "a target kind or a saved server's key; without it those runs are left out")
+    rep.add_argument("--experiment", action="append", default=[], help="run only this experiment (repeatable)")
+    rep.add_argument("--show", action="store_true", help="print the table and findings from stored runs; run nothing")
+    rep.add_argument("--data-dir", type=Path, help="where local targets lay out data")
+    add_dolphindb_arguments(rep)
+
+
+def print_list(console: Console) -> None:
+    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.estimate import estimate
+
+    for card in REPORTS.values():
+        console.print(f"[bold]{card.report}[/bold] {escape(card.title)}", highlight=False)
+        console.print(f"  asked: {escape(card.asked)}", highlight=False)
+        for exp in card.experiments:
+            needs = f" — needs {exp.needs}" if exp.needs else ""
+            console.print(f"  · {exp.key}: {escape(exp.title)}{escape(needs)}", highlight=False)
+            console.print(f"      tiny: {estimate(exp, 'tiny').text}; medium: {estimate(exp, 'medium').text}",
+                          highlight=False)
+
+
+def print_reproduction(console: Console, repro) -> None:
+    card = repro.card
+    console.print(f"\n[bold]Report {card.report}: {escape(card.title)}[/bold]"
+                  + (f" — {repro.size} scale" if repro.size else " — no runs yet"), highlight=False)
+    if repro.pairs:
+        table = Table(title="Published (their hardware) beside measured (this machine)")
+        for column in ("experiment", "figure", "published", "measured", "run"):
+            table.add_column(column, justify="right" if column in ("published", "measured") else "left")
+        for pair in repro.pairs:
+            table.add_row(pair.experiment, pair.figure, pair.published, pair.measured, pair.run_id or "—")
+        console.print(table)
+    table = Table(title="Findings as ratios")
+    for column in ("finding", "published", "yours", "verdict", "runs"):
+        table.add_column(column, justify="right" if column in ("published", "yours") else "left")
+    for finding in repro.findings:
+        style = VERDICT_STYLES.get(finding.verdict, "")
+        verdict = f"[{style}]{escape(finding.verdict)}[/{style}]" + (f", {escape(finding.why)}" if finding.why else "")
+        table.add_row(escape(finding.statement), finding.published, finding.measured, verdict,
+                      " ".join(finding.run_ids) or "—")
+    console.print(table)
+
+
+def cmd_reproduce(args, store, console: Console, err_console: Console, cli_error, kind_and_config,
+                  data_dir: Path) -> int:
+    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.reproduction import reproduction
+    from workloads.reproduce.run_report import planned_runs, run_planned
+
+    if args.list:
+        print_list(console)
+        return 0
+    if args.report not in REPORTS:
+        raise cli_error(f"give a report: {', '.join(REPORTS)} (or --list)")
+    card = REPORTS[args.report]
+    if args.show:
+        print_reproduction(console, reproduction(store, args.report, args.scale))
+        return 0
+    subject, subject_config = kind_and_config(args, args.target)
+    comparator, comparator_config = kind_and_config(args, args.versus) if args.versus else (None, None)
+    try:
+        planned = planned_runs(args.report, args.scale, subject, subject_config, data_dir, comparator,
+                               comparator_config, args.experiment or None)
+    except (KeyError, ValueError) as exc:
+        raise cli_error(str(exc).strip("'\"")) from None
+    skipped = [e for e in card.experiments if e.comparator and not comparator
+               and (not args.experiment or e.key in args.experiment)]
+    for exp in skipped:
+        err_console.print(f"{exp.key}: the {exp.comparator} side is left out (give --versus: {exp.needs})",
+                          highlight=False)
+    err_console.print(f"report {card.report}: {plural(len(planned), 'run')} at {args.scale} scale on {subject}",
+                      highlight=False)
+
+    def started(index, total, exp, arm, runner) -> None:
+        err_console.print(f"[{index + 1}/{total}] {exp.key} · {arm.label} ({runner.run_id})", highlight=False)
+
+    def ended(result) -> None:
+        if result.status != "completed":
+            err_console.print(f"  {result.status}: {result.message}", highlight=False)
+
+    results = run_planned(store, planned, started, ended)
+    print_reproduction(console, reproduction(store, args.report, args.scale))
+    return 0 if all(r.status == "completed" for r in results) else 1

@@ -1,0 +1,95 @@
+"""What an experiment will cost on this machine before it starts: time, memory and disk.
+
+Rough by design, and said so: rates measured on this project's 2-core build machine
+(``benchmarks/bench_generator.py``, ``benchmarks/bench_engines.py``; README tables), scaled by the
+data's size and this machine's cores. Good to tell "a minute" from "an hour" from "two days and
+1 TB", which is what a person needs before pressing Run.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from workloads.datasets import get_dataset
+from workloads.reproduce.catalog import Experiment
+from workloads.text import plural
+
+GENERATE_ROWS_PER_S = 8e6          # bench_generator: 7-11 M rows/s on one core
+LOAD_ROWS_PER_S = 1e6              # bench_engines: a target's layout / import, CSV ~60-160 MB/s
+DECODE_BYTES_PER_S = 300e6         # a day into pandas: 30-110 ms per 1 M TAQ rows
+START_S = 3.0                      # a step's worker processes: start, connect, warm up, probe
+DISK_FACTOR = {"pickle": 1.6, "feather": 2.3, "parquet": 0.7, "csv": 1.35}   # on disk / logical bytes
+MEMORY_FACTOR = 3.0                # a day in pandas with object strings, and its copy while laid out
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    memory_bytes: float
+    disk_bytes: float
+    fits: bool                     # memory and disk fit this machine
+    warning: str = ""
+
+    @property
+    def text(self) -> str:
+        return (f"about {duration_text(self.seconds)}, {size_text(self.memory_bytes)} memory, "
+                f"{size_text(self.disk_bytes)} disk") + (f" — {self.warning}" if self.warning else "")
+
+
+def duration_text(seconds: float) -> str:
+    if seconds < 90:
+        return plural(max(1, round(seconds)), "second")
+    if seconds < 5400:
+        return plural(round(seconds / 60), "minute")
+    if seconds < 48 * 3600:
+        return plural(round(seconds / 3600), "hour")
+    return plural(round(seconds / 86400), "day")
+
+
+def size_text(n: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{max(n / 1e6, 0.01):.2g} MB"
+
+
+def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_dir: str | Path | None = None,
+             cores: int | None = None, memory_bytes: float | None = None) -> Estimate:
+    import psutil
+
+    spec = experiment.sizes[size]
+    scale = spec.scale
+    rows = scale.days * scale.rows_per_day
+    row_bytes = get_dataset(experiment.dataset).info.schema.row_bytes()
+    logical = rows * row_bytes
+    cores = cores or os.cpu_count() or 1
+    arms = experiment.scenarios(size, subject=subject, comparator=experiment.comparator or None)
+    targets = {scenario.target for _, scenario in arms}
+    csv = any(s.workload in ("import", "export") for _, s in arms)
+    disk = sum(logical * DISK_FACTOR.get(t, 1.0) for t in targets) + (logical * DISK_FACTOR["csv"] if csv else 0)
+    top_users = max(max(s.users) for _, s in arms)
+    day = scale.rows_per_day * row_bytes * MEMORY_FACTOR
+    memory = day * (1 + min(top_users, 8))        # the generator's day, and each reader's
+    seconds = rows / GENERATE_ROWS_PER_S + len(targets) * rows / LOAD_ROWS_PER_S
+    op_s = scale.rows_per_day * row_bytes / DECODE_BYTES_PER_S
+    for _, scenario in arms:
+        for users in scenario.users:
+            share = max(1.0, users / cores)
+            if scenario.duration_s:
+                seconds += START_S + scenario.duration_s + op_s * (scenario.warmup_ops + scenario.probe_ops) * share
+            elif scenario.workload in ("import", "export"):
+                seconds += START_S + 2 * rows / LOAD_ROWS_PER_S
+            elif "rows_per_user" in scenario.params:
+                seconds += START_S + scenario.params["rows_per_user"] * users / LOAD_ROWS_PER_S
+            else:
+                seconds += START_S + op_s * max(1, scenario.operations or 3) * share
+    available_memory = memory_bytes or psutil.virtual_memory().total
+    free_disk = shutil.disk_usage(data_dir).free if data_dir and Path(data_dir).exists() else None
+    warnings = []
+    if memory > available_memory:
+        warnings.append(f"needs more memory than this machine has ({size_text(available_memory)})")
+    if free_disk is not None and disk > free_disk:
+        warnings.append(f"needs more disk than is free ({size_text(free_disk)})")
+    return Estimate(seconds, memory, disk, not warnings, "; ".join(warnings))

@@ -1,0 +1,144 @@
+"""The stored runs behind a report's reproduction, and the measured figures its findings need.
+
+A gallery run is found by its slot (``Scenario.experiment``: report/experiment/arm/size); for each
+slot the newest completed run counts. Figures are read through ``run_answer`` (the same step
+figures every other view shows), so a number here is the number the run's own view shows.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from workloads.reproduce.catalog import SIZES, parse_slot
+from workloads.run_summary import RunAnswer, StepAnswer, run_answer
+from workloads.suite_figures import OK, query_figures, run_footprints
+
+SERVER_PHASES = ("server", "query")     # the part of a read the database does before sending
+
+
+@dataclass
+class ArmRun:
+    """The newest completed run of one arm, with what the findings read from it."""
+
+    run_id: str
+    created_at: pd.Timestamp
+    answer: RunAnswer
+    environment: dict[str, Any]
+    scenario: dict[str, Any]
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def step(self, users: int | None = None) -> StepAnswer | None:
+        """The step with ``users`` users (default: the first), if it measured anything."""
+        steps = [s for s in self.answer.steps if (users is None or s.users == users) and s.ops > 0]
+        return steps[0] if steps else None
+
+    def seconds(self, users: int | None = None) -> float | None:
+        """The median time of one operation (a day's load, a computation)."""
+        step = self.step(users)
+        return step.p50_s if step else None
+
+    def server_seconds(self, users: int | None = None) -> float | None:
+        """The mean server-side part of one operation, where the target splits it out."""
+        step = self.step(users)
+        if step is None:
+            return None
+        parts = [step.phases[p] for p in SERVER_PHASES if p in step.phases]
+        return sum(parts) if parts else None
+
+    def bytes_per_op(self, users: int | None = None) -> float | None:
+        step = self.step(users)
+        if not step or not step.mb_per_s or not step.ops_per_s:
+            return None
+        return step.mb_per_s * 1e6 / step.ops_per_s
+
+    def window_seconds(self) -> float | None:
+        """The whole measured step of a workload that ends on its own (every file imported once):
+        its operations over its operation rate, summed over steps."""
+        total = [s.ops / s.ops_per_s for s in self.answer.steps if s.ops and s.ops_per_s]
+        return sum(total) if total else None
+
+    def sweep(self, metric: str = "rows_per_s") -> list[tuple[int, float]]:
+        return [(s.users, getattr(s, metric)) for s in self.answer.steps
+                if getattr(s, metric) is not None and not s.short]
+
+    def peak(self, metric: str = "mb_per_s") -> float | None:
+        values = [getattr(s, metric) for s in self.answer.steps if getattr(s, metric)]
+        return max(values) if values else None
+
+    def data_nodes(self) -> int | None:
+        nodes = ((self.environment or {}).get("target") or {}).get("nodes")
+        if not nodes:
+            return None
+        data = [n for n in nodes if "data" in str(n.get("mode", n.get("role", "data"))).lower()]
+        return len(data) or len(nodes)
+
+    def query_seconds(self, store) -> dict[str, float]:
+        """Per answered query of a suite run, its median seconds (the last step)."""
+        if "queries" not in self._cache:
+            frame = query_figures(store, self.run_id)
+            if not frame.empty:
+                frame = frame[(frame["step"] == frame["step"].max()) & (frame["status"] == OK)]
+            self._cache["queries"] = {str(q): float(s) for q, s in zip(frame.get("query", []), frame.get("p50_s", []))
+                                      if s == s and s > 0}
+        return self._cache["queries"]
+
+    def footprint_bytes(self, store) -> float | None:
+        if "footprint" not in self._cache:
+            layout = run_footprints(store, self.run_id)["layout"] or {}
+            self._cache["footprint"] = float(layout["bytes"]) if layout.get("bytes") else None
+        return self._cache["footprint"]
+
+
+@dataclass
+class GalleryRuns:
+    """Per size, per (experiment, arm), the newest completed run; and per cluster size (data
+    nodes, for report 003's scaling), the newest run of each arm on each."""
+
+    by_size: dict[str, dict[tuple[str, str], ArmRun]]
+    by_nodes: dict[str, dict[tuple[str, str], dict[int, ArmRun]]] = field(default_factory=dict)
+
+    def newest_size(self) -> str | None:
+        newest = {size: max(r.created_at for r in runs.values()) for size, runs in self.by_size.items() if runs}
+        return max(newest, key=newest.get) if newest else None
+
+    def at(self, size: str) -> dict[tuple[str, str], ArmRun]:
+        return self.by_size.get(size, {})
+
+    def nodes_at(self, size: str) -> dict[tuple[str, str], dict[int, ArmRun]]:
+        return self.by_nodes.get(size, {})
+
+
+def gallery_runs(store, report: str) -> GalleryRuns:
+    """Every completed gallery run of ``report`` in the store, newest per slot (and per slot and
+    cluster size)."""
+    frame = store.frame("SELECT run_id, created_at, scenario FROM runs WHERE status = 'completed' "
+                        "ORDER BY created_at")
+    slots: dict[str, dict[tuple[str, str], list[tuple[str, Any, dict]]]] = {size: {} for size in SIZES}
+    for run_id, created_at, scenario in frame.itertuples(index=False):
+        data = json.loads(scenario) if isinstance(scenario, str) and scenario else (scenario or {})
+        slot = parse_slot(data.get("experiment", ""))
+        if slot is None or slot[0] != report or slot[3] not in slots:
+            continue
+        slots[slot[3]].setdefault((slot[1], slot[2]), []).append((run_id, created_at, data))
+
+    def arm_run(run_id: str, created_at, data: dict) -> ArmRun:
+        run = store.run(run_id)
+        return ArmRun(run_id, pd.Timestamp(created_at), run_answer(store, run_id), run.get("environment") or {}, data)
+
+    by_size: dict[str, dict[tuple[str, str], ArmRun]] = {}
+    by_nodes: dict[str, dict[tuple[str, str], dict[int, ArmRun]]] = {}
+    for size, arms in slots.items():
+        by_size[size], by_nodes[size] = {}, {}
+        for key, candidates in arms.items():
+            by_size[size][key] = arm_run(*candidates[-1])       # ordered by time: the last is the newest
+            if report != "003":
+                continue
+            for candidate in candidates:                         # newest per cluster size wins
+                arm = candidate is candidates[-1] and by_size[size][key] or arm_run(*candidate)
+                nodes = arm.data_nodes()
+                if nodes:
+                    by_nodes[size].setdefault(key, {})[nodes] = arm
+    return GalleryRuns(by_size, by_nodes)

@@ -1,0 +1,155 @@
+"""Published figures beside measured ones, experiment by experiment.
+
+Each pair puts one figure of a report (``workloads.references``) beside the figure of the gallery
+run that measured the same thing on this machine: a day's load time by target and cache, the
+server-side part, a users sweep's throughput at the same user counts, an import's time. Pairs
+say "published (their hardware)" and "measured (this machine)"; they never divide one by the
+other: different hardware makes absolute ratios meaningless (the findings carry the ratios).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workloads.references import Reference, references_for
+from workloads.reproduce.catalog import ReportCard
+from workloads.reproduce.measured import ArmRun
+
+_UNIT_SCALE = {"s": 1.0, "ms": 1e-3, "M rows/s": 1e6, "MB/s": 1e6, "GB/s": 1e9}
+
+
+@dataclass(frozen=True)
+class Pair:
+    experiment: str            # the experiment's title
+    figure: str                # what is compared: "pickle, cold cache"
+    published: str             # "72 s"
+    measured: str              # "0.21 s" or "—"
+    unit: str                  # the published unit
+    published_value: float     # in the published unit
+    measured_value: float | None    # in the same unit
+    hardware: str              # the report's environment
+    run_id: str = ""
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{text} {unit}"
+
+
+def _pair(experiment: str, figure: str, ref: Reference, arm: ArmRun | None, base_value: float | None) -> Pair:
+    measured = None if base_value is None else base_value / _UNIT_SCALE[ref.unit]
+    return Pair(experiment, figure, ref.value_text, _fmt(measured, ref.unit), ref.unit, ref.value, measured,
+                ref.environment, arm.run_id if arm else "")
+
+
+def _read_day_pairs(title: str, dataset: str, series: str, experiment: str, runs) -> list[Pair]:
+    out = []
+    for ref in references_for("read-day", dataset=dataset):
+        if ref.series != series or ref.cache is None or ref.unit != "s":
+            continue
+        if ref.target == "pickle":
+            arm = runs.get((experiment, f"pickle-{ref.cache}"))
+            value, figure = (arm.seconds(1) if arm else None), f"pickle.load, {ref.cache} cache"
+        elif ref.target == "dolphindb-api-python":
+            arm = runs.get((experiment, f"db-{ref.cache}"))
+            value, figure = (arm.seconds(1) if arm else None), f"the database's Python API, {ref.cache} cache"
+        elif ref.target == "dolphindb-server":
+            arm = runs.get((experiment, f"db-{ref.cache}"))
+            value, figure = (arm.server_seconds(1) if arm else None), f"the server-side query, {ref.cache} cache"
+        else:
+            continue
+        out.append(_pair(title, figure, ref, arm, value))
+    return out
+
+
+def _readers_pairs(title: str, runs) -> list[Pair]:
+    out = []
+    for ref in references_for("read-day", dataset="level2"):
+        if not ref.series.startswith("3 concurrent readers") or not ref.series.endswith("connection 1"):
+            continue
+        side = "pickle-3" if ref.target == "pickle" else "db-3"
+        arm = runs.get(("readers", side))
+        series = ref.series.removesuffix(", connection 1")
+        out.append(_pair(title, f"{series}, per reader (connection 1 published)", ref, arm,
+                         arm.seconds(3) if arm else None))
+    return out
+
+
+def _sweep_pairs(title: str, workload: str, dataset: str, experiment: str, runs, series_filter=None) -> list[Pair]:
+    arm = runs.get((experiment, "subject"))
+    steps = {s.users: s for s in arm.answer.steps} if arm else {}
+    out = []
+    for ref in references_for(workload, dataset=dataset):
+        if ref.x_unit != "users" or ref.unit not in ("M rows/s", "MB/s", "GB/s"):
+            continue
+        if series_filter and not series_filter(ref):
+            continue
+        step = steps.get(int(ref.x))
+        if arm is not None and step is None:
+            continue            # beyond this run's sweep: a row of dashes says nothing
+        value = None
+        if step is not None:
+            value = step.rows_per_s if ref.unit == "M rows/s" else (step.mb_per_s or 0) * 1e6
+        out.append(_pair(title, f"{ref.series}, {ref.x_text}", ref, arm, value))
+    return out
+
+
+def _peak_pairs(title: str, workload: str, dataset: str, experiment: str, runs, targets: tuple[str, ...]) -> list[Pair]:
+    arm = runs.get((experiment, "subject"))
+    out = []
+    for ref in references_for(workload, dataset=dataset):
+        if ref.target not in targets or ref.unit not in ("MB/s", "GB/s"):
+            continue
+        peak = arm.peak("mb_per_s") if arm else None
+        out.append(_pair(title, f"peak, {ref.target}: {ref.series}", ref, arm, peak * 1e6 if peak else None))
+    return out
+
+
+def _compute_pairs(title: str, runs) -> list[Pair]:
+    out = []
+    for workload in ("spread-by-minute", "mapreduce-minute-bars", "ols-spread"):
+        for ref in references_for(workload, dataset="taq"):
+            if ref.unit != "ms" or ref.x != 2:
+                continue
+            arm = runs.get(("compute", f"{workload}-{ref.cache}"))
+            out.append(_pair(title, f"{workload}, {ref.cache} cache (published: 2 nodes)", ref, arm,
+                             arm.seconds() if arm else None))
+    return out
+
+
+def _transfer_pairs(title: str, experiment: str, dataset: str, runs) -> list[Pair]:
+    out = []
+    for workload in ("import", "export"):
+        for ref in references_for(workload, dataset=dataset):
+            if ref.unit != "s" or "index" in ref.series:
+                continue
+            side = "subject" if ref.target.startswith("dolphindb") else "comparator"
+            arm = runs.get((experiment, f"{side}-{workload}"))
+            out.append(_pair(title, f"{workload}, {ref.target}: {ref.series}", ref, arm,
+                             arm.window_seconds() if arm else None))
+    return out
+
+
+def pairs(card: ReportCard, runs) -> list[Pair]:
+    """Every published figure of the report that a gallery run measures, beside its measured value
+    (— where that run has not been made at this size)."""
+    titles = {e.key: e.title for e in card.experiments}
+    if card.report == "000":
+        return (_read_day_pairs(titles["day-l1"], "taq", "all columns", "day-l1", runs)
+                + _read_day_pairs(titles["day-l2"], "level2", "all columns", "day-l2", runs)
+                + _read_day_pairs(titles["strings"], "taq", "without the two string columns", "strings", runs)
+                + _readers_pairs(titles["readers"], runs))
+    if card.report == "002":
+        return (_peak_pairs(titles["upload"], "upload-sweep", "api45", "upload", runs, ("dolphindb-api-python",))
+                + _peak_pairs(titles["append"], "concurrent-append", "api45", "append", runs, ("dolphindb-api",))
+                + _sweep_pairs(titles["download"], "slice-download", "taq", "download", runs)
+                + _sweep_pairs(titles["bars"], "minute-bars", "taq", "bars", runs))
+    if card.report == "003":
+        return (_sweep_pairs(titles["read"], "slice-download", "taq", "read", runs,
+                             lambda r: r.series in ("2 nodes", "8 nodes") and r.unit == "M rows/s")
+                + _compute_pairs(titles["compute"], runs))
+    if card.report == "004":
+        return _transfer_pairs(titles["devices"], "devices", "devices", runs) + \
+            _transfer_pairs(titles["taq"], "taq", "taq", runs)
+    return []       # report 001 published ratios only: its findings carry them

@@ -70,6 +70,10 @@ def make_widget(qtbot, qapp, light_theme):
 
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: E402,F401
+# One Druid and one MongoDB stand-in per session, shared by every module that asks (a module that
+# registered them itself would start a second one).
+from tests.druid_fixture import druid_engine  # noqa: E402,F401
+from tests.mongodb_fixture import mongo_server  # noqa: E402,F401
 
 
 # --- the engines' tests: references at the test module's own SCALE ----------------------------------

@@ -8,9 +8,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from tests import druid_fixture
 
-druid_engine = druid_fixture.druid_engine      # the session fixture, started once
 from tests.test_targets_files import busiest_key, reference_bars
 from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import csv_files

@@ -14,7 +14,6 @@ import pytest
 
 import pymongo  # the test extra installs pymongo<4.18: a missing one fails here, never skips
 
-from tests import mongodb_fixture
 from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
                                       reference_bars, timed)
 from workloads.datasets import get_dataset
@@ -30,7 +29,6 @@ from workloads.verify import NOT_SUPPORTED, SAME, verify
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 LOOPBACK = "127.0.0.1"
-mongo_server = mongodb_fixture.mongo_server      # the stand-in, once per test session
 
 
 def config(server, **more) -> dict:

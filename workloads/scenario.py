@@ -106,14 +106,23 @@ def _drop_secrets(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_playlist(path: Path) -> tuple[str, list[Scenario]]:
-    """A playlist file: ``title = "..."`` and one ``[[scenario]]`` table per scenario, run in order."""
+    """A playlist file: ``title = "..."`` and one ``[[scenario]]`` table per scenario, run in order;
+    or a ``[gallery]`` table naming reports and a size (``reports = ["000"]``, ``size = "tiny"``)."""
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not a valid playlist file ({exc})") from None
+    if "gallery" in data:           # the report gallery's runs, defined once in its catalog
+        from workloads.reproduce.catalog import gallery_scenarios
+        gallery = data["gallery"]
+        try:
+            return str(data.get("title", Path(path).stem)), gallery_scenarios(gallery.get("reports"),
+                                                                                gallery.get("size", "tiny"))
+        except ValueError as exc:
+            raise ValueError(f"{path}: [gallery]: {exc}") from None
     entries = data.get("scenario", [])
     if not entries:
-        raise ValueError(f"{path}: a playlist needs at least one [[scenario]] table")
+        raise ValueError(f"{path}: a playlist needs at least one [[scenario]] table or a [gallery] table")
     scenarios = []
     for index, entry in enumerate(entries, start=1):
         try:

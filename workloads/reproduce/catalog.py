@@ -211,14 +211,14 @@ REPORT_002 = ReportCard(
      Experiment("append", "002", "concurrent appends", "1..128 users each append rows in 25,000-row batches.",
                 "api45", (Arm("subject", "database, concurrent appends", SUBJECT, "concurrent-append"),),
                 _bounded(*_API45, users=_SWEEP_USERS,
-                         params=({"rows_per_user": 50_000, "batch_rows": 25_000},
+                         params=({"rows_per_user": 60_000, "batch_rows": 10_000},
                                  {"rows_per_user": 500_000, "batch_rows": 25_000},
                                  {"rows_per_user": 5_000_000, "batch_rows": 25_000})), warmup_ops=0, probe_ops=0),
      Experiment("download", "002", "concurrent slice downloads", "1..128 users each download random "
                 "(day, symbol) slices.", "taq",
                 (Arm("subject", "database, slice downloads", SUBJECT, "slice-download"),),
                 _bounded(*_TAQ_SWEEP, users=_SWEEP_USERS,
-                         params=({"rows_per_user": 50_000}, {"rows_per_user": 1_000_000},
+                         params=({"rows_per_user": 500_000}, {"rows_per_user": 5_000_000},
                                  {"rows_per_user": 5_000_000}))),
      Experiment("bars", "002", "concurrent minute bars", "1..128 users each ask for one stock-day's minute "
                 "bars.", "taq", (Arm("subject", "database, minute bars", SUBJECT, "minute-bars"),),
@@ -242,7 +242,7 @@ REPORT_003 = ReportCard(
      Experiment("read", "003", "read users sweep", "Users fetch random stock-days, caches dropped.", "taq",
                 (Arm("subject", "database, reads, cold", SUBJECT, "slice-download", "cold"),),
                 _bounded(*_TAQ_003, users=_SWEEP_USERS,
-                         params=({"rows_per_user": 30_000}, {"rows_per_user": 1_000_000},
+                         params=({"rows_per_user": 300_000}, {"rows_per_user": 5_000_000},
                                  {"rows_per_user": 100_000_000}))),
      Experiment("compute", "003", "the three computations", "Spread by minute, map-reduce minute bars and a "
                 "distributed OLS, cold and warm.", "taq",
@@ -286,6 +286,13 @@ def report_card(report: str) -> ReportCard:
         return REPORTS[report]
     except KeyError:
         raise ValueError(f"no report {report!r}: choose one of {', '.join(REPORTS)}") from None
+
+
+def gallery_scenarios(reports: list[str] | None = None, size: str = "tiny") -> list[Scenario]:
+    """Every run of these reports at ``size`` on the embedded default, comparator sides left out
+    (the demo playlist "the five reports")."""
+    return [scenario for report in (reports or list(REPORTS)) for exp in report_card(report).experiments
+            for _arm, scenario in exp.scenarios(size)]
 
 
 def parse_slot(slot: str) -> tuple[str, str, str, str] | None:

@@ -77,7 +77,7 @@ def ratio_verdict(measured: float, low: float, high: float | None = None, becaus
 
 
 def knee_verdict(knee: int | None, top_users: int, low: int, high: int, cores: int | None) -> tuple[str, str]:
-    machine = f"this machine has {plural(cores, 'core')}" if cores else "this machine is smaller"
+    machine = f" on {plural(cores, 'core')}" if cores else ""
     if knee is None:
         if top_users < low:
             return NOT_MEASURED, f"the sweep stops at {plural(top_users, 'user')}, before the published knee"
@@ -85,7 +85,7 @@ def knee_verdict(knee: int | None, top_users: int, low: int, high: int, cores: i
     if low <= knee <= high:
         return HOLDS, ""
     if knee < low:
-        return NOT_HOLD, f"because {machine}: throughput stops growing at {plural(knee, 'user')}"
+        return NOT_HOLD, f"because throughput stops growing at {plural(knee, 'user')} here{machine}"
     return STRONGER, f"throughput grows up to {plural(knee, 'user')}"
 
 
@@ -198,8 +198,10 @@ class _Knee:
                            f"no completed run of {self.experiment} at this size yet", ())
         points = arm.sweep(self.metric) or arm.sweep("ops_per_s")
         if len({u for u, _ in points}) < 3:
-            return Finding(report, self.statement, published, "—", NOT_MEASURED,
-                           "the sweep needs at least three user counts", (arm.run_id,))
+            short = sum(1 for s in arm.answer.steps if s.short)
+            why = (f"{plural(short, 'step')} too short to measure: give the run more rows or time" if short
+                   else "the sweep needs at least three user counts")
+            return Finding(report, self.statement, published, "—", NOT_MEASURED, why, (arm.run_id,))
         knee = sweep_knee([u for u, _ in points], [v for _, v in points])
         top = max(u for u, _ in points)
         verdict, why = knee_verdict(knee, top, self.low, self.high, _cores(runs))

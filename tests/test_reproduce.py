@@ -1,0 +1,196 @@
+"""The report gallery's engine: every report reproduced at tiny scale with real runs on the embedded
+default (DuckDB and pickle), report 001 against the real Druid and 004 against the MongoDB
+stand-in; the published-vs-measured pairs and the findings' ratios checked against the stored
+figures read directly."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+
+from workloads.figures import step_figures
+from workloads.reproduce.catalog import REPORTS, SIZES, gallery_scenarios, parse_slot
+from workloads.reproduce.estimate import estimate
+from workloads.reproduce.findings import (HOLDS, NOT_HOLD, NOT_MEASURED, STRONGER, WEAKER, knee_verdict,
+                                          ratio_verdict)
+from workloads.reproduce.reproduction import reproduction
+from workloads.reproduce.run_report import planned_runs, run_planned
+from workloads.runner import check_scenario
+from workloads.scenario import load_playlist
+from workloads.paths import resources_dir
+from workloads.store import ResultsStore
+from workloads.target_registry import default_config
+
+
+def _reproduce(tmp_path, report: str, comparator: str | None = None, comparator_config: dict | None = None,
+               experiments: list[str] | None = None):
+    store = ResultsStore(tmp_path / "results")
+    data = tmp_path / "data"
+    planned = planned_runs(report, "tiny", "duckdb", default_config("duckdb", data), data, comparator,
+                           comparator_config, experiments)
+    results = run_planned(store, planned)
+    return store, planned, results
+
+
+def _p50(store, run_id: str, users: int = 1) -> float:
+    figures = step_figures(store, run_id)
+    return float(figures[figures["users"] == users]["p50_s"].iloc[0])
+
+
+# ---- the catalog ----------------------------------------------------------------------------------
+def test_every_experiment_is_a_valid_scenario_at_every_size_with_a_unique_slot():
+    slots = set()
+    for card in REPORTS.values():
+        for exp in card.experiments:
+            for size in SIZES:
+                # a comparator config is only read here (no I/O): a refused loopback address
+                for arm, scenario in exp.scenarios(size, comparator=exp.comparator or None,
+                                                   comparator_config={"host": "127.0.0.1", "port": 9}):
+                    check_scenario(scenario)          # raises on a bad parameter or workload
+                    assert parse_slot(scenario.experiment) == (card.report, exp.key, arm.key, size)
+                    assert scenario.experiment not in slots
+                    slots.add(scenario.experiment)
+    assert len(slots) > 100
+
+
+def test_comparator_arms_need_a_comparator():
+    exp = REPORTS["001"].experiment("import")
+    assert [s.target for _, s in exp.scenarios("tiny")] == ["duckdb"]
+    assert [s.target for _, s in exp.scenarios("tiny", comparator="druid")] == ["duckdb", "druid"]
+    with pytest.raises(KeyError, match="no experiment 'nope'"):
+        REPORTS["001"].experiment("nope")
+
+
+def test_estimates_grow_with_size_and_warn_when_the_report_scale_does_not_fit():
+    exp = REPORTS["000"].experiment("day-l1")
+    tiny, medium, full = (estimate(exp, s, memory_bytes=16e9) for s in SIZES)
+    assert tiny.seconds < 60 < medium.seconds
+    assert tiny.disk_bytes < medium.disk_bytes < full.disk_bytes
+    assert tiny.fits and not full.fits and "more memory" in full.warning
+
+
+def test_the_five_reports_playlist_is_every_experiment_at_tiny_scale():
+    title, scenarios = load_playlist(resources_dir() / "scenarios" / "playlists" / "five_reports.toml")
+    assert [s.experiment for s in scenarios] == [s.experiment for s in gallery_scenarios(size="tiny")]
+    assert {parse_slot(s.experiment)[0] for s in scenarios} == set(REPORTS)
+    assert all(s.target in ("duckdb", "pickle") for s in scenarios)
+
+
+# ---- verdicts ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("measured, verdict", [
+    (1.0, NOT_HOLD), (1.05, NOT_HOLD), (1.5, WEAKER), (3.0, HOLDS), (6.0, HOLDS), (9.0, STRONGER)])
+def test_ratio_verdicts_against_a_published_six_fold(measured, verdict):
+    assert ratio_verdict(measured, 6.0, because="x")[0] == verdict
+
+
+def test_knee_verdicts_name_the_machine():
+    assert knee_verdict(16, 128, 16, 32, 2) == (HOLDS, "")
+    verdict, why = knee_verdict(2, 128, 16, 32, 2)
+    assert verdict == NOT_HOLD and "on 2 cores" in why and "at 2 users" in why
+    assert knee_verdict(None, 4, 16, 32, 2)[0] == NOT_MEASURED
+
+
+# ---- real reproductions --------------------------------------------------------------------------
+def test_report_003_tiny_runs_and_its_figures_are_the_stored_ones(tmp_path):
+    store, planned, results = _reproduce(tmp_path, "003")
+    assert [r.status for r in results] == ["completed"] * len(planned)
+    repro = reproduction(store, "003")
+    assert repro.size == "tiny" and set(repro.run_ids) == {r.run_id for r in results}
+    spread = [p for p in repro.pairs if p.figure.startswith("spread-by-minute, cold")][0]
+    assert spread.measured_value == pytest.approx(_p50(store, spread.run_id) * 1000)    # ms, as published
+    cold_warm = [f for f in repro.findings if f.statement.startswith("spread by minute")][0]
+    cold, warm = cold_warm.run_ids
+    assert cold_warm.measured_value == pytest.approx(_p50(store, cold) / _p50(store, warm))
+    assert cold_warm.verdict != NOT_MEASURED
+    scaling = [f for f in repro.findings if "per added node" in f.statement]
+    assert scaling and all(f.verdict == NOT_MEASURED and "clusters of two or more sizes" in f.why for f in scaling)
+    reads = [p for p in repro.pairs if p.experiment == "read users sweep"]
+    assert reads and all(p.measured_value is not None for p in reads)   # only the users this run swept
+
+
+def test_report_002_tiny_finds_where_throughput_stops_growing(tmp_path):
+    store, planned, results = _reproduce(tmp_path, "002")
+    assert [r.status for r in results] == ["completed"] * len(planned)
+    repro = reproduction(store, "002", "tiny")
+    knees = [f for f in repro.findings if "stops growing" in f.statement]
+    assert len(knees) == 3
+    assert all(f.verdict != NOT_MEASURED for f in knees), [f.line for f in knees]
+    upload = [p for p in repro.pairs if p.experiment == "upload batch-size sweep"][0]
+    figures = step_figures(store, upload.run_id)
+    assert upload.measured_value == pytest.approx(figures["mb_per_s"].max())
+    # another size has no runs: nothing is measured there
+    assert all(f.verdict == NOT_MEASURED for f in reproduction(store, "002", "medium").findings)
+
+
+def test_report_000_tiny_the_four_findings_from_real_reads(tmp_path):
+    store, planned, results = _reproduce(tmp_path, "000")
+    assert [r.status for r in results] == ["completed"] * len(planned), [r.message for r in results]
+    repro = reproduction(store, "000")
+    by_statement = {f.statement: f for f in repro.findings}
+    cold_warm = by_statement["pickle cold / warm (L1)"]
+    cold, warm = cold_warm.run_ids
+    assert cold_warm.measured_value == pytest.approx(_p50(store, cold) / _p50(store, warm))
+    readers = by_statement["three pickle readers on one disk / one reader (per reader)"]
+    (run_id,) = readers.run_ids
+    assert readers.measured_value == pytest.approx(_p50(store, run_id, 3) / _p50(store, run_id, 1))
+    assert by_statement["the string columns' share of time / their share of bytes"].verdict != NOT_MEASURED
+    api = by_statement["API time / server-side time (L1, warm)"]
+    assert api.verdict != NOT_MEASURED and api.measured_value > 1     # DuckDB splits query from decode
+    pickle_pairs = [p for p in repro.pairs if p.figure.startswith("pickle.load") and p.experiment == "a day, L1 quotes"]
+    assert len(pickle_pairs) == 2 and all(p.measured_value for p in pickle_pairs)
+
+
+def test_report_001_tiny_against_the_real_druid(tmp_path, druid_engine):
+    config = {**druid_engine.config, "drop_caches": False}
+    store, planned, results = _reproduce(tmp_path, "001", "druid", config)
+    assert [r.status for r in results] == ["completed"] * len(planned), [r.message for r in results]
+    findings = {f.statement: f for f in reproduction(store, "001").findings}
+    for statement in ("import: Druid's time / the database's", "disk: the database's size / Druid's",
+                      "queries: Druid's time / the database's (geometric mean)"):
+        assert findings[statement].verdict != NOT_MEASURED, findings[statement].line
+        assert math.isfinite(findings[statement].measured_value)
+    assert len(findings["import: Druid's time / the database's"].run_ids) == 2
+
+
+def test_report_004_tiny_against_the_mongodb_stand_in(tmp_path, mongo_server):
+    store, planned, results = _reproduce(tmp_path, "004", "mongodb", {**mongo_server.config, "batch_rows": 7_000})
+    assert [r.status for r in results] == ["completed"] * len(planned), [r.message for r in results]
+    repro = reproduction(store, "004")
+    measured = [f for f in repro.findings if f.verdict != NOT_MEASURED]
+    assert len(measured) == len(repro.findings), [f.line for f in repro.findings]
+    imports = [p for p in repro.pairs if p.figure.startswith("import") and p.experiment.startswith("devices")]
+    assert {p.measured is not None for p in imports} == {True} and len(imports) == 2
+
+
+def test_without_a_comparator_its_findings_say_what_is_missing(tmp_path):
+    store, planned, results = _reproduce(tmp_path, "001", experiments=["import"])
+    assert [s.target for _, _, s in planned] == ["duckdb"]
+    finding = reproduction(store, "001").findings[0]
+    assert finding.verdict == NOT_MEASURED and "import/comparator" in finding.why
+
+
+def test_cli_lists_the_reports_and_shows_a_reproduction(tmp_path):
+    listed = subprocess.run([sys.executable, "-m", "app", "reproduce", "--list"], capture_output=True, text=True,
+                            timeout=120)
+    assert listed.returncode == 0
+    for card in REPORTS.values():
+        assert card.report in listed.stdout and card.experiments[0].title in listed.stdout
+    results = tmp_path / "results.duckdb"
+    run = subprocess.run([sys.executable, "-m", "app", "--results", str(results), "reproduce", "002",
+                          "--experiment", "upload", "--data-dir", str(tmp_path / "data")],
+                         capture_output=True, text=True, timeout=600, env={**_env(tmp_path)})
+    assert run.returncode == 0, run.stderr
+    assert "Findings as ratios" in run.stdout and "upload batch-size sweep" in run.stdout
+    shown = subprocess.run([sys.executable, "-m", "app", "--results", str(results), "reproduce", "002", "--show"],
+                           capture_output=True, text=True, timeout=120, env=_env(tmp_path))
+    assert shown.returncode == 0 and "tiny scale" in shown.stdout
+    bad = subprocess.run([sys.executable, "-m", "app", "reproduce", "007"], capture_output=True, text=True,
+                         timeout=120, env=_env(tmp_path))
+    assert bad.returncode == 2 and "000, 001, 002, 003, 004" in bad.stderr
+
+
+def _env(tmp_path) -> dict:
+    import os
+    return {**os.environ, "TICKBENCH_HOME": str(tmp_path / "home"), "COLUMNS": "200"}

@@ -1,6 +1,7 @@
 """The Tickbench target's read bodies, answered in DuckDB over the stored raw encodings.
 
-A body is the lines a read runs, the last one assigning ``tickbench_res``: a day/slice select,
+A body is the lines a read runs, the last one assigning ``tickbench_res``: a day/slice select
+(``select *`` or a select list of columns),
 minute bars, spread by minute, the map-reduce and the OLS. The same body arrives inside the
 MEASURED template or, with the assignment dropped, as a plain script (see dispatch.py).
 """
@@ -45,12 +46,17 @@ class Queries:
 
     def run(self, body: str) -> c.Table | None:
         """The result table of ``body``; None when it is none of the read shapes."""
-        m = re.fullmatch(rf"{RESULT} = select \* from {LOAD} where (.+)", body)
+        m = re.fullmatch(rf"{RESULT} = select (\*|{IDENT}(?:, {IDENT})*) from {LOAD} where (.+)", body)
         if m:
-            meta = self.store.dfs_table(unquote(m.group(1)), unquote(m.group(2)))
-            where = self.where(meta, m.group(3))
-            return self.store.query(f"select * from {meta.duck} where {where} order by rowid",
-                                    [t for _, t in meta.columns])
+            meta = self.store.dfs_table(unquote(m.group(2)), unquote(m.group(3)))
+            where = self.where(meta, m.group(4))
+            if m.group(1) == "*":
+                return self.store.query(f"select * from {meta.duck} where {where} order by rowid",
+                                        [t for _, t in meta.columns])
+            names = m.group(1).split(", ")      # a select list of columns, in its own order
+            types = [meta.type_of(n) for n in names]
+            select = ", ".join(f'"{n}"' for n in names)
+            return self.store.query(f"select {select} from {meta.duck} where {where} order by rowid", types)
         m = re.fullmatch(
             rf"{RESULT} = select first\(\(({IDENT}) \+ ({IDENT})\) / 2\) as open, "
             rf"max\(\(\1 \+ \2\) / 2\) as high, min\(\(\1 \+ \2\) / 2\) as low, "

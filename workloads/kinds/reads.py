@@ -1,8 +1,15 @@
 """Read workloads: a whole day (report 000), slices (002 §5, 003 §4), minute bars (002 §6)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 from workloads.kinds.base import Operation, WorkerContext, Workload
 from workloads.params import Param
+from workloads.scenario import Scenario
+from workloads.targets.base import Layout
+from workloads.targets.columns import ALL, WITHOUT_STRINGS, normalise_spec, resolve_columns
 
 
 def _pick_day_key(ctx: WorkerContext):
@@ -11,21 +18,63 @@ def _pick_day_key(ctx: WorkerContext):
     return days[int(ctx.rng.integers(len(days)))], keys[int(ctx.rng.integers(len(keys)))]
 
 
+@dataclass(frozen=True)
+class ColumnsParam(Param):
+    """A choice of "all" or "without strings" that also takes a comma-separated list of column
+    names (from a scenario file or ``--param columns=bid,ofr``). Its kind stays "choice", so a
+    parameter form offers the two named choices; a list is checked here for its syntax only, and
+    against the dataset's schema by ``ReadDay.prepare_run`` before any worker starts."""
+
+    def coerce(self, value: Any) -> str:
+        return normalise_spec(value)
+
+
+def _dataset_columns(scenario: Scenario, layout: Layout | None) -> tuple[str, ...] | None:
+    from workloads.datasets import get_dataset
+    name = layout.dataset if layout is not None else scenario.dataset
+    return resolve_columns(scenario.params.get("columns", ALL), get_dataset(name).info.schema, name)
+
+
 class ReadDay(Workload):
     name = "read-day"
     title = "Read one trading day"
-    description = ("Load a whole day into a pandas DataFrame with the call a user makes. Phases where "
+    description = ("Load a whole day into a pandas DataFrame with the call a user makes, every column or "
+                   "only some (report 000 also read it without the two string columns). Phases where "
                    "that call has parts (Parquet, Feather: read + decode; DuckDB: query + decode); "
                    "probe operations after the measured ones split pickle (io + decode) and "
                    "DolphinDB (server + transfer + decode).")
     reference = "report 000"
     op_name = "read_day"
+    params = (
+        ColumnsParam("columns", "Columns", "choice", ALL, choices=(ALL, WITHOUT_STRINGS),
+                     help="Which columns to read: all; without strings (the dataset's SYMBOL/STRING "
+                          "columns left out: TAQ symbol and mmid, level 2 Market and SecurityID, as "
+                          "report 000); or column names separated by commas (e.g. time,bid,ofr). Bytes "
+                          "count only the columns read. Pickle cannot read part of a file: a second "
+                          "pickle per day holding only those columns is written once before the run."),
+    )
+
+    def prepare_run(self, scenario: Scenario, layout: Layout | None, run_dir: Path) -> dict[str, Any]:
+        """The columns checked against the dataset (ValueError naming the unknown ones) before any
+        worker starts, and whatever the target needs to read only them (pickle: a file per day)."""
+        columns = _dataset_columns(scenario, layout)
+        if columns is not None and layout is not None:
+            from workloads.targets import make_target
+            make_target(scenario.target, scenario.target_config).prepare_columns(layout, columns)
+        return {}
+
+    def setup(self, ctx: WorkerContext) -> None:
+        name = ctx.layout.dataset if ctx.layout is not None else ctx.scenario.dataset
+        ctx.state["columns"] = resolve_columns(ctx.params["columns"], ctx.dataset.info.schema, name)
 
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
         # Concurrent readers start on different days, as report 000's three readers did.
         days = ctx.layout.days
         day = days[(ctx.worker + seq) % len(days)]
-        return lambda: ctx.target.read_day(ctx.layout, day)
+        columns = ctx.state.get("columns")
+        if columns is None:
+            return lambda: ctx.target.read_day(ctx.layout, day)
+        return lambda: ctx.target.read_day(ctx.layout, day, columns)
 
 
 class SliceDownload(Workload):

@@ -90,6 +90,7 @@ from workloads.targets.arrow_frames import key_value, library_versions
 from workloads.targets.bars import BAR_COLUMNS, minute_bars, price_columns
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, OpResult, ProgressCallback, Target, TargetError
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.columns import column_schema
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.quotes import minute_quotes
 from workloads.targets.sizes import rows_bytes
@@ -498,9 +499,11 @@ class ArcticDBTarget(ClientPandas, Target):
             phases["decode"] = _now() - t0
         return frame
 
-    def _read(self, layout: Layout, symbol: str, strings: StringMode, **kwargs) -> tuple[pd.DataFrame, dict[str, float]]:
-        """``lib.read(symbol, ...).data`` with the index dropped: (frame, phases)."""
-        schema = self._dataset_info(layout).schema
+    def _read(self, layout: Layout, symbol: str, strings: StringMode, schema: Schema | None = None,
+              **kwargs) -> tuple[pd.DataFrame, dict[str, float]]:
+        """``lib.read(symbol, ...).data`` with the index dropped: (frame, phases); ``schema``: the
+        columns read (``columns=`` passed in ``kwargs``), default every column."""
+        schema = schema or self._dataset_info(layout).schema
         lib = self._lib(layout)
         t0 = _now()
         try:
@@ -512,14 +515,19 @@ class ArcticDBTarget(ClientPandas, Target):
         phases = {"read": _now() - t0}
         return self._conform(frame, schema, strings, phases), phases
 
-    def _read_day(self, layout: Layout, day: dt.date, strings: StringMode) -> tuple[pd.DataFrame, dict[str, float]]:
+    def _read_day(self, layout: Layout, day: dt.date, strings: StringMode,
+                  columns: tuple[str, ...] | None = None) -> tuple[pd.DataFrame, dict[str, float]]:
+        """The day (only ``columns``, ArcticDB's ``columns=``, when given): (frame, phases)."""
         self._check_day(layout, day)
+        schema = self._columns_schema(layout, columns)
+        wanted = None if columns is None else list(schema.names)
         if self.symbol_per == "day":
-            return self._read(layout, day_symbol(day), strings)
-        schema = self._dataset_info(layout).schema
+            if wanted is None:
+                return self._read(layout, day_symbol(day), strings)
+            return self._read(layout, day_symbol(day), strings, schema, columns=wanted)
         lib = self._lib(layout)
         span = day_range(day)
-        requests = [ReadRequest(symbol, date_range=span) for symbol in self._key_symbols(layout)]
+        requests = [ReadRequest(symbol, date_range=span, columns=wanted) for symbol in self._key_symbols(layout)]
         t0 = _now()
         with self._string_output(strings):
             items = lib.read_batch(requests)
@@ -539,13 +547,17 @@ class ArcticDBTarget(ClientPandas, Target):
             self._symbols[name] = self._read_manifest(self._lib(layout))["symbols"]
         return self._symbols[name]
 
-    def _result(self, layout: Layout, frame: pd.DataFrame, phases: dict[str, float], **extra) -> OpResult:
-        return OpResult(rows=len(frame), phases=phases, frame=frame, extra=extra,
-                        schema=self._dataset_info(layout).schema)
+    def _columns_schema(self, layout: Layout, columns: tuple[str, ...] | None) -> Schema:
+        return column_schema(self._dataset_info(layout).schema, columns, layout.dataset)
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
-        frame, phases = self._read_day(layout, day, layout.strings)
-        return self._result(layout, frame, phases)
+    def _result(self, layout: Layout, frame: pd.DataFrame, phases: dict[str, float], schema: Schema | None = None,
+                **extra) -> OpResult:
+        return OpResult(rows=len(frame), phases=phases, frame=frame, extra=extra,
+                        schema=schema or self._dataset_info(layout).schema)
+
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
+        frame, phases = self._read_day(layout, day, layout.strings, columns)
+        return self._result(layout, frame, phases, self._columns_schema(layout, columns))
 
     def _read_key(self, layout: Layout, day: dt.date, key: str, strings: StringMode):
         self._check_day(layout, day)

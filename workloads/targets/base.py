@@ -56,9 +56,11 @@ class OpResult:
     def __init__(self, rows: int | None, nbytes: int | None = None, phases: dict[str, float] | None = None,
                  node: str = "", frame: pd.DataFrame | None = None, extra: dict[str, Any] | None = None,
                  wire_bytes: int | None = None, schema: Schema | None = None,
-                 wire_path: str | os.PathLike | None = None, count_rows: Callable[[], int] | None = None):
+                 wire_path: str | os.PathLike | None = None, count_rows: Callable[[], int] | None = None,
+                 count_wire: Callable[[], int] | None = None):
         self._rows = rows
         self._count_rows = count_rows
+        self._count_wire = count_wire    # the bytes a read took, worked out after it (Parquet, Feather columns)
         self.phases = phases if phases is not None else {}
         self.node = node                 # which server node answered, when there is one
         self.frame = frame               # the data, for tests; workers drop it
@@ -100,6 +102,12 @@ class OpResult:
     @property
     def wire_bytes(self) -> int | None:
         """Bytes actually read from disk or the network, when known."""
+        if self._wire_bytes is None and self._count_wire is not None:
+            try:
+                self._wire_bytes = int(self._count_wire())
+            except Exception:  # a size that cannot be worked out is unknown, never an error
+                self._wire_bytes = None
+            self._count_wire = None
         if self._wire_bytes is None and self._wire_path is not None:
             try:
                 self._wire_bytes = os.stat(self._wire_path).st_size
@@ -194,6 +202,11 @@ class Target(ABC):
         that dropping under other workers' running queries would disturb (a server's)."""
         return []
 
+    def prepare_columns(self, layout: Layout, columns: tuple[str, ...] | None) -> None:
+        """Whatever reading only ``columns`` of a day needs beforehand (pickle: a second file per
+        day holding only them, as report 000 did); in the parent before any worker starts, untimed.
+        Most engines read a subset of columns as it is and need nothing."""
+
     def clear_table(self, layout: Layout, table: str = "") -> None:
         """Empty a scratch table that writes append to (default: the layout's append table), so
         every step of a write workload starts from the same state; called before its workers start."""
@@ -206,7 +219,11 @@ class Target(ABC):
         """Release connections and handles."""
 
     @abstractmethod
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult: ...
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
+        """One whole day as a DataFrame, with the call a user makes. ``columns``: None for every
+        column, else only those (names of the dataset's schema, in its order: ``workloads.targets.
+        columns``), read the engine's own way (a select list, ``columns=``, a projection), so the
+        result's rows, bytes and schema describe just them."""
 
     @abstractmethod
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult: ...

@@ -117,6 +117,7 @@ from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.columns import column_schema
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
 from workloads.targets.sizes import rows_bytes
@@ -1058,19 +1059,21 @@ class ClickHouseTarget(Target):
                         frame=frame, schema=schema, wire_bytes=len(data), node=self.node,
                         extra={"server_time": "X-ClickHouse-Summary elapsed_ns" if told else "time to the reply's headers"})
 
-    def _columns(self, info: DatasetInfo) -> str:
-        return ", ".join(quote(n) for n in info.schema.names)
+    def _columns(self, info: DatasetInfo, schema: Schema | None = None) -> str:
+        return ", ".join(quote(n) for n in (schema or info.schema).names)
 
     def _stored_order(self, info: DatasetInfo, qualifier: str = "") -> str:
         return ", ".join(qualifier + quote(c) for c in dict.fromkeys((info.key_column, info.time_column, SEQ)))
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
+        schema = column_schema(info.schema, columns, layout.dataset)
         where, params = self._day_where(info, day)
-        sql = (f"SELECT {self._columns(info)} FROM {self.fq(self.table(layout))} WHERE {where} "
+        # the stored order may name columns the select list leaves out: ClickHouse sorts by them all the same
+        sql = (f"SELECT {self._columns(info, schema)} FROM {self.fq(self.table(layout))} WHERE {where} "
                f"ORDER BY {self._stored_order(info)}")
-        return self._select(layout, sql, params, None, info.schema)
+        return self._select(layout, sql, params, None, schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)

@@ -250,8 +250,19 @@ def drop_shared(share_name: str) -> str:
     return f"undef({q.string(q.identifier(share_name, 'shared table name'))}, SHARED)"
 
 
-def select_day(names: Names, cols: Columns, day: dt.date) -> list[str]:
-    return [f"{RESULT_VAR} = select * from {load(names, names.table)} where {day_filter(cols, day)}"]
+def select_day(names: Names, cols: Columns, day: dt.date, columns: tuple[str, ...] | None = None) -> list[str]:
+    """The day's rows: every column (``select *``) or only ``columns`` (a select list)."""
+    return [f"{RESULT_VAR} = select {select_list(cols, columns)} from {load(names, names.table)} "
+            f"where {day_filter(cols, day)}"]
+
+
+def select_list(cols: Columns, columns: tuple[str, ...] | None) -> str:
+    if columns is None:
+        return "*"
+    unknown = [n for n in columns if n not in cols.names]
+    if unknown or not columns:
+        raise ValueError(f"no column {', '.join(unknown) or '(none given)'} in the table; it has {', '.join(cols.names)}")
+    return ", ".join(columns)
 
 
 def select_slice(names: Names, cols: Columns, day: dt.date, key: str) -> list[str]:

@@ -70,6 +70,7 @@ from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets import ddb_quote as q
 from workloads.targets import ddb_scripts as scripts
+from workloads.targets.columns import column_schema
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.ddb_wire import RawConnection, WireError
@@ -500,9 +501,12 @@ class DolphinDBTarget(Target):
             return result
         raise TargetError(f"expected a table from the server, got {type(result).__name__}")
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
-        return self._measured(layout, scripts.select_day(names, cols, day), self._schema(layout))
+        if columns is None:
+            return self._measured(layout, scripts.select_day(names, cols, day), self._schema(layout))
+        schema = column_schema(self._schema(layout), columns, layout.dataset)
+        return self._measured(layout, scripts.select_day(names, cols, day, tuple(schema.names)), schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)

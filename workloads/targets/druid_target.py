@@ -79,6 +79,7 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +90,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from workloads.datasets.base import side_tables
-from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
+from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.arrow_frames import arrow_schema, frame_from_arrow, key_value, library_versions
 from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult, ProgressCallback,
                                     Target, TargetError)
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.columns import column_schema
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                       ols_from_sums, quote_columns)
 from workloads.targets.sizes import rows_bytes
@@ -197,22 +199,32 @@ class _Shape:
             columns[SEQ] = pa.array(np.arange(seq_start, seq_start + len(frame), dtype=np.int64))
         return pa.table(columns)
 
-    def select_list(self) -> str:
-        """What a read selects: the ms timestamp, then the stored columns."""
-        return ", ".join(["TIMESTAMP_TO_MILLIS(__time) AS " + quote(TS)] + [quote(c.name) for c in self.stored])
+    def _read_columns(self, names: Iterable[str] | None) -> list[Column]:
+        """The stored columns a read of ``names`` (None: every column) selects: those of them
+        stored as columns, and the key, which the reply is put in the stored order by."""
+        if names is None:
+            return self.stored
+        keep = set(names) | {self.info.key_column}
+        return [c for c in self.stored if c.name in keep]
 
-    def reply_types(self, seq: bool = False) -> dict[str, pa.DataType]:
+    def select_list(self, names: Iterable[str] | None = None) -> str:
+        """What a read selects: the ms timestamp, then the stored columns (of ``names`` only)."""
+        return ", ".join(["TIMESTAMP_TO_MILLIS(__time) AS " + quote(TS)]
+                         + [quote(c.name) for c in self._read_columns(names)])
+
+    def reply_types(self, seq: bool = False, names: Iterable[str] | None = None) -> dict[str, pa.DataType]:
         types = {TS: pa.int64()}
-        for c in self.stored:
+        for c in self._read_columns(names):
             types[c.name] = pa.string() if c.is_string else (
                 pa.int64() if c.ddb_type in _TEMPORAL or _DIM_TYPES[c.ddb_type] == "long" else pa.float64())
         if seq:
             types[SEQ] = pa.int64()
         return types
 
-    def to_schema(self, table: pa.Table) -> pa.Table:
-        """A reply (ms timestamp + stored columns) as the dataset schema's Arrow table."""
-        target = arrow_schema(self.schema)
+    def to_schema(self, table: pa.Table, schema: Schema | None = None) -> pa.Table:
+        """A reply (ms timestamp + stored columns) as the dataset schema's Arrow table, or as
+        ``schema``'s (some of its columns)."""
+        target = arrow_schema(schema or self.schema)
         ms = table.column(TS)
         arrays = []
         for field in target:
@@ -742,23 +754,31 @@ class DruidTarget(Target):
             return data, {"server": first, "transfer": total - first}
         return data, {}
 
-    def _read(self, layout: Layout, sql: str, parameters: list | None) -> OpResult:
+    def _read(self, layout: Layout, sql: str, parameters: list | None, schema: Schema | None = None) -> OpResult:
+        """A reply of ``_Shape.select_list`` (of ``schema``'s columns when given) put in the
+        stored order (key, time, arrival) and decoded into the schema's columns."""
         info = self._dataset_info(layout)
         shape = _Shape(info)
         data, phases = self._exchange(sql, parameters)
         t0 = _now()
-        table = _csv_table(data, shape.reply_types(seq=True))
+        table = _csv_table(data, shape.reply_types(seq=True, names=schema.names if schema is not None else None))
         order = pc.sort_indices(table, [(info.key_column, "ascending"), (TS, "ascending"), (SEQ, "ascending")])
-        frame = frame_from_arrow(shape.to_schema(table.take(order)), layout.strings)
+        frame = frame_from_arrow(shape.to_schema(table.take(order), schema), layout.strings)
         phases["decode"] = _now() - t0
-        return OpResult(rows=len(frame), phases=phases, frame=frame, schema=info.schema, wire_bytes=len(data),
+        return OpResult(rows=len(frame), phases=phases, frame=frame, schema=schema or info.schema, wire_bytes=len(data),
                         node=self.node, extra={"server_time": "time to the reply's first byte"} if self.probing else {})
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
+        """The day's rows; with ``columns`` only theirs are selected (beside the timestamp, the key
+        and the arrival ordinal the stored order needs, which the frame leaves out)."""
         self._check_day(layout, day)
-        shape = _Shape(self._dataset_info(layout))
-        sql = f"SELECT {shape.select_list()}, {quote(SEQ)} FROM {quote(self.table(layout))} WHERE {self._day_where(day)}"
-        return self._read(layout, sql, None)
+        info = self._dataset_info(layout)
+        shape = _Shape(info)
+        schema = None if columns is None else column_schema(info.schema, columns, layout.dataset)
+        names = schema.names if schema is not None else None
+        sql = (f"SELECT {shape.select_list(names)}, {quote(SEQ)} FROM {quote(self.table(layout))} "
+               f"WHERE {self._day_where(day)}")
+        return self._read(layout, sql, None, schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)

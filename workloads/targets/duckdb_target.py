@@ -51,6 +51,7 @@ from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.columns import column_schema
 from workloads.targets.storage import disk_full_error
 from workloads.targets.turns import take_turn
 from workloads.targets.sizes import rows_bytes
@@ -401,7 +402,7 @@ class DuckDBTarget(Target):
         return f"{quote(column.name)} >= ? AND {quote(column.name)} < ?", [start, start + dt.timedelta(days=1)]
 
     def _run(self, layout: Layout, sql: str, params: list[Any] | dict[str, Any],
-             strings: StringMode | None) -> OpResult:
+             strings: StringMode | None, schema: Schema | None = None) -> OpResult:
         con = self._con(layout)
         t0 = _now()
         # A relation straight to Arrow (a DB-API result would copy the rows once more)
@@ -410,18 +411,23 @@ class DuckDBTarget(Target):
         frame = frame_from_arrow(arrow, strings or layout.strings)
         t2 = _now()
         return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1}, frame=frame,
-                        schema=self._dataset_info(layout).schema)
+                        schema=schema or self._dataset_info(layout).schema)
 
     def _check_day(self, layout: Layout, day: dt.date) -> None:
         if day not in layout.days:
             span = f"{layout.days[0]} .. {layout.days[-1]}" if layout.days else "none"
             raise ValueError(f"{day} is not a trading day of this layout (days: {span})")
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         where, params = self._day_where(info, day)
-        return self._run(layout, f"SELECT * FROM {quote(self.table(layout))} WHERE {where}", params, None)
+        if columns is None:
+            return self._run(layout, f"SELECT * FROM {quote(self.table(layout))} WHERE {where}", params, None)
+        schema = column_schema(info.schema, columns, layout.dataset)
+        select = ", ".join(quote(n) for n in schema.names)
+        return self._run(layout, f"SELECT {select} FROM {quote(self.table(layout))} WHERE {where}", params, None,
+                         schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)

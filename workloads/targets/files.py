@@ -25,13 +25,25 @@ per batch in ``append/<table>/`` beside the day files (pickle: one pickle per ba
 Parquet/Feather: one part file per batch); the day files are never rewritten.
 Wire bytes of a read: the file's size (every byte of a day file is read: rows are in time order,
 so a slice's Parquet filter skips no row group).
+
+Reading some columns of a day (``read_day(..., columns)``, report 000's "without the two string
+columns"): Parquet and Feather pass ``columns=`` to their reader, which reads only those columns.
+Their wire bytes: Parquet, the columns' chunks plus the footer, from the footer's own sizes;
+Feather, the bytes its reader takes (the columns' buffers and the footer), counted once per file
+and column set by a second read through a counting file after the timed span (the IPC footer's
+buffer sizes are not exposed). A pickle cannot be read in part: as in the report,
+``prepare_columns`` writes once, before the workers start, a second pickle per day holding only
+those columns (``<layout>/columns/<hash of the names>/<YYYY-MM-DD>.pkl``, rebuilt when older than
+its day file), and the timed call is ``pickle.load`` of that file, whose size is the wire bytes.
 """
 from __future__ import annotations
 
 from abc import abstractmethod
 
 import datetime as dt
+import hashlib
 import io
+import json
 import os
 import pickle
 import re
@@ -59,6 +71,7 @@ from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, OpResult, P
                                     Target, TargetError)
 from workloads.targets.cache import drop_file_cache
 from workloads.targets.client_pandas import ClientPandas
+from workloads.targets.columns import column_schema
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.day_files import lay_out_days, root_folder
 from workloads.targets.storage import atomic_file, write_bytes_atomic
@@ -101,6 +114,37 @@ class TimedReader:
         line = self._file.readline(size)
         self.seconds += _now() - start
         return line
+
+
+class _CountingReader(io.RawIOBase):
+    """A read-only file that counts the bytes read through it."""
+
+    def __init__(self, file: BinaryIO):
+        super().__init__()
+        self._file = file
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def readinto(self, buffer) -> int:
+        count = self._file.readinto(buffer)
+        self.count += count or 0
+        return count
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._file.read(size)
+        self.count += len(data)
+        return data
 
 
 # --- the targets ----------------------------------------------------------------------------
@@ -203,20 +247,30 @@ class FileTarget(ClientPandas, Target):
             self._info = info = _get_dataset(layout.dataset).info
         return info
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         path = self.day_path(layout, day)
-        frame, phases = self._read(path, layout, None)
-        return self._result(frame, phases, layout, path)
+        if columns is None:
+            frame, phases = self._read(path, layout, None)
+            return self._result(frame, phases, layout, path)
+        schema = column_schema(self._dataset_info(layout).schema, columns, layout.dataset)
+        frame, phases = self._read(path, layout, None, tuple(schema.names))
+        return OpResult(rows=len(frame), phases=phases, frame=frame, schema=schema,
+                        **self._columns_wire(path, tuple(schema.names)))
+
+    def _columns_wire(self, path: Path, columns: tuple[str, ...]) -> dict[str, Any]:
+        """How the wire bytes of a read of ``columns`` of ``path`` are known (OpResult's keywords)."""
+        return {"wire_path": path}
 
     def _result(self, frame: pd.DataFrame, phases: dict[str, float], layout: Layout, path: Path) -> OpResult:
         return OpResult(rows=len(frame), phases=phases, frame=frame,
                         schema=self._dataset_info(layout).schema, wire_path=path)
 
     @abstractmethod
-    def _read(self, path: Path, layout: Layout, key: tuple[str, Any] | None
-              ) -> tuple[pd.DataFrame, dict[str, float]]:
-        """The file as a DataFrame (filtered to ``key`` where the format's reader can) and the
-        phases of that call: each format's user call, described in the module doc."""
+    def _read(self, path: Path, layout: Layout, key: tuple[str, Any] | None,
+              columns: tuple[str, ...] | None = None) -> tuple[pd.DataFrame, dict[str, float]]:
+        """The file as a DataFrame (filtered to ``key`` where the format's reader can; only
+        ``columns`` where it reads columns) and the phases of that call: each format's user call,
+        described in the module doc."""
 
     def _read_key(self, layout: Layout, day: dt.date, key: str) -> tuple[pd.DataFrame, dict[str, float], Path]:
         """One key-day as a DataFrame, with the phases (pandas' filter as query)."""
@@ -397,13 +451,75 @@ class PickleTarget(FileTarget):
     probed_ops = frozenset({"read_day", "read_slice", "minute_bars", "spread_by_minute", "ols_spread",
                             "mapreduce_minute_bars"})
 
-    def _read(self, path, layout, key):
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
+        """``pickle.load`` of the day file, or with ``columns`` of the file ``prepare_columns``
+        wrote holding only them (a pickle cannot be read in part)."""
+        if columns is None:
+            return super().read_day(layout, day)
+        path, schema = self._columns_file(layout, day, columns)
+        try:
+            frame, phases = self._read(path, layout, None)
+        except FileNotFoundError:
+            raise TargetError(f"no pickle of {day} holding only {', '.join(schema.names)}: call "
+                              "prepare_columns first (the read-day workload does, before its workers "
+                              "start)") from None
+        return OpResult(rows=len(frame), phases=phases, frame=frame, schema=schema, wire_path=path)
+
+    def columns_dir(self, layout: Layout, columns: tuple[str, ...]) -> Path:
+        """Where the day files holding only ``columns`` (in the schema's order) live."""
+        tag = hashlib.sha1(",".join(columns).encode()).hexdigest()[:12]
+        return Path(layout.location) / "columns" / tag
+
+    def _columns_file(self, layout: Layout, day: dt.date, columns: tuple[str, ...]):
+        """(path, schema) of the day's file of ``columns``, worked out once per worker."""
+        cache = getattr(self, "_columns_files", None)
+        if cache is None:
+            cache = self._columns_files = {}
+        found = cache.get((layout.location, day, columns))
+        if found is None:
+            self.day_path(layout, day)                  # a day of the layout, else ValueError
+            schema = column_schema(self._dataset_info(layout).schema, columns, layout.dataset)
+            path = self.columns_dir(layout, tuple(schema.names)) / f"{day.isoformat()}.{self.ext}"
+            found = cache[(layout.location, day, columns)] = (path, schema)
+        return found
+
+    def prepare_columns(self, layout: Layout, columns: tuple[str, ...] | None) -> None:
+        """Report 000's second set of pickles: each day file loaded, cut to ``columns`` and
+        dumped again, once (reused while newer than its day file); untimed."""
+        if columns is None:
+            return
+        schema = column_schema(self._dataset_info(layout).schema, columns, layout.dataset)
+        names = list(schema.names)
+        folder = self.columns_dir(layout, tuple(names))
+        folder.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(folder / "columns.json", json.dumps({"columns": names}).encode(), durable=False)
+        for day in layout.days:
+            source = self.day_path(layout, day)
+            path = folder / f"{day.isoformat()}.{self.ext}"
+            if path.is_file() and path.stat().st_mtime_ns >= source.stat().st_mtime_ns:
+                continue
+            with open(source, "rb") as f:
+                frame = pickle.load(f)
+            part = frame[names]
+            del frame
+            with atomic_file(path) as f:
+                pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def drop_cache(self, layout: Layout) -> list[str]:
+        # the files of a column subset are read too (they are the day files of such a read)
+        files = self.day_files(layout) + sorted((Path(layout.location) / "columns").glob(f"*/*.{self.ext}"))
+        return drop_file_cache(files, system_wide=bool(self.config.get("drop_caches", True)))
+
+    def _read(self, path, layout, key, columns=None):
         """``pickle.load`` of the open file, as report 000 timed it, and nothing else.
 
         In probe mode the unpickler reads through ``TimedReader``, which adds up the time spent
         inside its read calls: that is ``io``; the rest of ``pickle.load`` is ``decode``. The
-        wrapper is the one thing a user's call would not do, so only probes use it.
+        wrapper is the one thing a user's call would not do, so only probes use it. ``columns``
+        must be None: a pickle is read whole (``read_day`` reads a file of only those columns).
         """
+        if columns is not None:
+            raise ValueError("a pickle is read whole: read_day(columns=...) reads the file prepare_columns wrote")
         if not self.probing:
             with open(path, "rb") as f:
                 return pickle.load(f), {}
@@ -471,21 +587,26 @@ class ParquetTarget(_ArrowFileTarget):
     def _writer(self, sink, schema):
         return pq.ParquetWriter(sink, schema, compression=self.compression)
 
-    def _read(self, path, layout, key):
-        """``pq.read_table(path, ...)`` (read), then ``to_pandas`` in the string mode (decode)."""
+    def _read(self, path, layout, key, columns=None):
+        """``pq.read_table(path, ...)`` (read; ``columns=`` reads only theirs), then ``to_pandas``
+        in the string mode (decode)."""
         info = self._dataset_info(layout)
         # Category mode: read Parquet's dictionary pages as Arrow dictionaries (no re-hashing).
-        dictionary = ([c.name for c in info.schema.columns if c.is_string]
+        dictionary = ([c.name for c in info.schema.columns if c.is_string and (columns is None or c.name in columns)]
                       if layout.strings is StringMode.CATEGORY else None)
         filters = [(key[0], "==", key[1])] if key is not None else None
         t0 = _now()
-        table = pq.read_table(path, filters=filters, read_dictionary=dictionary)
+        table = pq.read_table(path, columns=list(columns) if columns is not None else None, filters=filters,
+                              read_dictionary=dictionary)
         t1 = _now()
         frame = frame_from_arrow(table, layout.strings)
         return frame, {"read": t1 - t0, "decode": _now() - t1}
 
     def _count_rows(self, path) -> int:
         return pq.ParquetFile(path).metadata.num_rows
+
+    def _columns_wire(self, path: Path, columns: tuple[str, ...]) -> dict[str, Any]:
+        return {"count_wire": lambda: parquet_columns_bytes(path, columns)}
 
     def _column_bytes(self, files: list[Path]) -> dict[str, int]:
         columns: dict[str, int] = {}
@@ -510,11 +631,11 @@ class FeatherTarget(_ArrowFileTarget):
         codec = None if self.compression in ("", "uncompressed", "none") else self.compression
         return pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(compression=codec))
 
-    def _read(self, path, layout, key):
-        """``feather.read_table(path)`` (read), the key filter in Arrow (query), then
-        ``to_pandas`` in the string mode (decode)."""
+    def _read(self, path, layout, key, columns=None):
+        """``feather.read_table(path)`` (read; ``columns=`` reads only theirs), the key filter in
+        Arrow (query), then ``to_pandas`` in the string mode (decode)."""
         t0 = _now()
-        table = feather.read_table(path)
+        table = feather.read_table(path, columns=list(columns) if columns is not None else None)
         t1 = _now()
         phases = {"read": t1 - t0}
         if key is not None:
@@ -525,7 +646,40 @@ class FeatherTarget(_ArrowFileTarget):
         phases["decode"] = _now() - t2
         return frame, phases
 
+    def _columns_wire(self, path: Path, columns: tuple[str, ...]) -> dict[str, Any]:
+        return {"count_wire": lambda: self._feather_bytes(path, columns)}
+
+    def _feather_bytes(self, path: Path, columns: tuple[str, ...]) -> int:
+        """What the IPC reader reads of ``path`` for ``columns`` (their buffers and the footer),
+        counted once per file and column set by reading them again through a counting file, after
+        the timed span (the reader does not tell, and the sizes of the buffers are not exposed)."""
+        cache = getattr(self, "_feather_wire", None)
+        if cache is None:
+            cache = self._feather_wire = {}
+        key = (str(path), path.stat().st_mtime_ns, columns)
+        if key not in cache:
+            with open(path, "rb") as f:
+                counting = _CountingReader(f)
+                feather.read_table(pa.PythonFile(counting, mode="r"), columns=list(columns))
+            cache[key] = counting.count
+        return cache[key]
+
     def _count_rows(self, path) -> int:
         with pa.memory_map(str(path)) as source:
             reader = pa.ipc.open_file(source)
             return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+
+
+def parquet_columns_bytes(path: Path, columns: tuple[str, ...]) -> int:
+    """Bytes a read of ``columns`` takes from a Parquet file: their column chunks (as stored,
+    compressed), the footer and its length and magic (4 + 4 bytes), from the footer's own sizes."""
+    meta = pq.ParquetFile(path).metadata
+    wanted = set(columns)
+    chunks = 0
+    for group in range(meta.num_row_groups):
+        row_group = meta.row_group(group)
+        for index in range(row_group.num_columns):
+            chunk = row_group.column(index)
+            if chunk.path_in_schema in wanted:
+                chunks += chunk.total_compressed_size
+    return chunks + meta.serialized_size + 8

@@ -61,6 +61,13 @@ script fixed format (``HDFStore.get``) read the same day in 2.8 s (its strings a
 
 Wire bytes: a whole-day read's file size; a table slice reads an unknown part of it (None).
 
+Some columns of a day (``read_day(..., columns)``): HDF5 stores rows, so every read still takes
+the whole node off the disk (wire bytes: the file's size) and only the decoding is of fewer
+columns. h5py reads just those fields of the records (``dataset.fields(names)``, the h5py user's
+call); PyTables' ``Table.read`` reads whole records (its ``field=`` takes one column) and the
+records' other fields are left undecoded; fixed format is ``HDFStore.get`` of the whole frame, then
+the columns picked (``decode``): pandas refuses ``columns=`` for a fixed store.
+
 Concurrency: HDF5 (without SWMR, which pandas does not use) lets several processes read a file
 at once, never a writer beside them (HDF5's own file locks refuse the open). Day files are only
 read after ``prepare``; every write during a run goes to a new part file of its own
@@ -100,6 +107,7 @@ from workloads.targets.bars import minute_bars, price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, OpResult, ProgressCallback,
                                     Target, TargetError)
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.columns import column_schema
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.quotes import QuoteColumns, minute_quotes
 from workloads.targets.sizes import rows_bytes
@@ -351,9 +359,10 @@ class HDF5Target(ClientPandas, Target):
         self._dataset_info(layout)
 
     def _read(self, layout: Layout, path: Path, node: str, schema: Schema,
-              key: tuple[str, Any] | None = None) -> tuple[pd.DataFrame, dict[str, float]]:
+              key: tuple[str, Any] | None = None, part: bool = False) -> tuple[pd.DataFrame, dict[str, float]]:
         """The node as a DataFrame in the layout's string mode (only ``key``'s rows in table
-        format) and the phases of the read (module doc)."""
+        format) and the phases of the read (module doc). ``part``: ``schema`` is only some of the
+        node's columns, and only they are decoded (h5py: only they are read out of the records)."""
         if not path.is_file():
             raise TargetError(f"HDF5 file {path} is missing: prepare the target again")
         t0 = _now()
@@ -361,12 +370,16 @@ class HDF5Target(ClientPandas, Target):
             with pd.HDFStore(path, mode="r") as store:
                 frame = store.get(node)
             t1 = _now()
-            frame = apply_string_mode(frame.reset_index(drop=True), schema, layout.strings)
+            frame = frame.reset_index(drop=True)
+            if part:
+                frame = frame[list(schema.names)]
+            frame = apply_string_mode(frame, schema, layout.strings)
             return frame, {"read": t1 - t0, "decode": _now() - t1}
         if key is None and self.day_reader == "h5py":
             import h5py
             with h5py.File(path, "r") as f:
-                records = f[node]["table"][()]
+                table = f[node]["table"]
+                records = table.fields(list(schema.names))[()] if part else table[()]
         else:
             with tables.open_file(str(path), mode="r") as f:
                 table = f.get_node(f"/{node}/table")
@@ -380,15 +393,18 @@ class HDF5Target(ClientPandas, Target):
         frame = records_frame(records, schema, layout.strings)
         return frame, {"read": t1 - t0, "decode": _now() - t1}
 
-    def _read_day(self, layout: Layout, day: dt.date) -> tuple[pd.DataFrame, dict[str, float], Path]:
+    def _read_day(self, layout: Layout, day: dt.date, schema: Schema | None = None
+                  ) -> tuple[pd.DataFrame, dict[str, float], Path]:
         path = self.day_path(layout, day)
-        frame, phases = self._read(layout, path, day_node(day), self._dataset_info(layout).schema)
+        full = self._dataset_info(layout).schema
+        frame, phases = self._read(layout, path, day_node(day), schema or full,
+                                   part=schema is not None and schema != full)
         return frame, phases, path
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
-        frame, phases, path = self._read_day(layout, day)
-        return OpResult(rows=len(frame), phases=phases, frame=frame,
-                        schema=self._dataset_info(layout).schema, wire_path=path)
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
+        schema = column_schema(self._dataset_info(layout).schema, columns, layout.dataset)
+        frame, phases, path = self._read_day(layout, day, schema if columns is not None else None)
+        return OpResult(rows=len(frame), phases=phases, frame=frame, schema=schema, wire_path=path)
 
     def _read_key(self, layout: Layout, day: dt.date, key: str) -> tuple[pd.DataFrame, dict[str, float], Path | None]:
         """One key-day: PyTables' ``where`` (table), or the day filtered by pandas (fixed)."""

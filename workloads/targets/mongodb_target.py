@@ -72,6 +72,7 @@ from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.arrow_frames import arrow_schema, frame_from_arrow, key_value, library_versions
 from workloads.targets.bars import BAR_COLUMNS, price_columns
+from workloads.targets.columns import column_schema
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
@@ -487,17 +488,20 @@ class MongoDBTarget(Target):
     def _stored_order(self, info: DatasetInfo) -> list[tuple[str, int]]:
         return [(c, 1) for c in dict.fromkeys((info.key_column, info.time_column, SEQ))]
 
-    def _find(self, layout: Layout, filter_: dict[str, Any], sort, info: DatasetInfo) -> OpResult:
-        """The user's call: ``find`` into undecoded documents (query), then BSON -> DataFrame (decode)."""
+    def _find(self, layout: Layout, filter_: dict[str, Any], sort, info: DatasetInfo,
+              schema: Schema | None = None) -> OpResult:
+        """The user's call: ``find`` into undecoded documents (query), then BSON -> DataFrame
+        (decode). The projection names the schema's fields, or only ``schema``'s (some of them)."""
+        schema = schema or info.schema
         collection = self._raw(self.table(layout))
-        projection = {"_id": 0, **{name: 1 for name in info.schema.names}}
+        projection = {"_id": 0, **{name: 1 for name in schema.names}}
         t0 = _now()
         batches = self._call(lambda: list(collection.find(filter_, projection, sort=sort, allow_disk_use=True)))
         t1 = _now()
-        frame = _frame(_decode(batches), arrow_schema(info.schema), layout.strings)
+        frame = _frame(_decode(batches), arrow_schema(schema), layout.strings)
         t2 = _now()
         result = OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1}, frame=frame,
-                          schema=info.schema, node=self.address, wire_bytes=sum(len(b.raw) for b in batches),
+                          schema=schema, node=self.address, wire_bytes=sum(len(b.raw) for b in batches),
                           extra=self._extra())
         if self.probing and self._explain:
             said = self._call(self.db().command, "explain",
@@ -510,10 +514,11 @@ class MongoDBTarget(Target):
                 result.extra["server_time"] = "explain executionStats executionTimeMillis (a second run)"
         return result
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
-        return self._find(layout, self._day_filter(info, day), self._stored_order(info), info)
+        return self._find(layout, self._day_filter(info, day), self._stored_order(info), info,
+                          column_schema(info.schema, columns, layout.dataset))
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)

@@ -88,6 +88,7 @@ from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.cache import drop_file_cache
+from workloads.targets.columns import column_schema
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
 from workloads.targets.sizes import rows_bytes
@@ -630,18 +631,20 @@ class PostgresTarget(Target):
                         frame=frame, schema=schema, wire_bytes=len(data), node=self.node,
                         extra={"server_time": "EXPLAIN (ANALYZE, TIMING OFF) Execution Time, run just before"})
 
-    def _schema_read(self, layout: Layout, where: str, params: dict[str, Any]) -> OpResult:
+    def _schema_read(self, layout: Layout, where: str, params: dict[str, Any], schema: Schema | None = None) -> OpResult:
+        """The rows in the index's order, every column of the schema or of ``schema`` (a part of it)."""
         info = self._dataset_info(layout)
-        cols = ", ".join(quote(n) for n in info.schema.names)
+        schema = schema or info.schema
+        cols = ", ".join(quote(n) for n in schema.names)
         sql = f"SELECT {cols} FROM {quote(self.table(layout))} WHERE {where} ORDER BY {self._index_columns(info)}"
-        return self._copy_select(sql, params, list(info.schema.names),
-                                 [_arrow_read_type(c.ddb_type) for c in info.schema.columns], layout.strings,
-                                 info.schema)
+        return self._copy_select(sql, params, list(schema.names),
+                                 [_arrow_read_type(c.ddb_type) for c in schema.columns], layout.strings, schema)
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
-        where, params = self._day_where(self._dataset_info(layout), day)
-        return self._schema_read(layout, where, params)
+        info = self._dataset_info(layout)
+        where, params = self._day_where(info, day)
+        return self._schema_read(layout, where, params, column_schema(info.schema, columns, layout.dataset))
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)

@@ -86,6 +86,7 @@ from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.arrow_frames import frame_from_arrow, key_value, library_versions
 from workloads.targets.bars import price_columns
+from workloads.targets.columns import column_schema
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
@@ -647,8 +648,8 @@ class QuestDBTarget(Target):
                         frame=frame, schema=schema, wire_bytes=len(data), node=self.node,
                         extra={"server_time": "/exec timings compiler+execute+count"})
 
-    def _columns(self, info: DatasetInfo) -> str:
-        return ", ".join(quote(n) for n in info.schema.names)
+    def _columns(self, info: DatasetInfo, schema: Schema | None = None) -> str:
+        return ", ".join(quote(n) for n in (schema or info.schema).names)
 
     def _order(self, info: DatasetInfo) -> str:
         return ", ".join(quote(c) for c in dict.fromkeys((info.key_column, designated(info), SEQ)))
@@ -656,12 +657,13 @@ class QuestDBTarget(Target):
     def _key_sql(self, info: DatasetInfo, key: str) -> str:
         return sql_value(key_value(info.schema.column(info.key_column), key))
 
-    def read_day(self, layout: Layout, day: dt.date) -> OpResult:
+    def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
-        sql = (f"SELECT {self._columns(info)} FROM {quote(self.table(layout))} "
+        schema = column_schema(info.schema, columns, layout.dataset)
+        sql = (f"SELECT {self._columns(info, schema)} FROM {quote(self.table(layout))} "
                f"WHERE {quote(designated(info))} IN {literal(day.isoformat())} ORDER BY {self._order(info)}")
-        return self._select(sql, layout.strings, info.schema)
+        return self._select(sql, layout.strings, schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)

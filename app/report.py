@@ -11,7 +11,9 @@ With several runs, a comparison table and charts across them come first.
 Charts are PNG images embedded as base64, so the HTML opens anywhere offline. They are either
 the caller's widgets (what is on screen, exported with widgets/exporters.py) or, when none are
 given, drawn afresh offscreen from the stored records (workloads.history) with the same widgets
-the live view uses. A .pdf path lays the same HTML out on A4 pages with Qt's own QTextDocument
+the live view uses. The HTML is written by Jinja2 templates (resources/templates/report, autoescape
+on) from plain data prepared here; runs of the report gallery add each seed report's reproduction
+(published beside measured, findings as ratios). A .pdf path lays the same HTML out on A4 pages with Qt's own QTextDocument
 and QPdfWriter (PySide6-Essentials, QtGui): no browser engine needed. Charts follow the
 application's theme. Tables are made to fit A4 (headers keep their words, phases get a table of
 their own), and the pages are laid out again until no heading ends a page alone, no chart is
@@ -19,10 +21,10 @@ parted from its caption and no table row is cut by a page's foot (`pdf_document`
 """
 from __future__ import annotations
 
-import base64
 import importlib.metadata
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -34,9 +36,10 @@ from PySide6.QtGui import (QColor, QFont, QPageLayout, QPageSize, QPainter, QPdf
 from PySide6.QtWidgets import QWidget
 
 from app.report_charts import Figure, application, render_run_charts, render_shared_charts, widgets_as_figures
-from app.report_html import (Markup, esc, fmt_bytes, fmt_count, fmt_duration, fmt_int, fmt_num, fmt_when,
-                             html_table)
-from app.report_suites import comparison_figures, comparison_html, run_suite_figures, run_suite_html
+from app.report_html import (SHOWN_PX, Cell, Table, fmt_bytes, fmt_count, fmt_duration, fmt_int, fmt_num,
+                             fmt_when, render)
+from app.report_suites import (ReproductionView, SuiteComparisonView, SuiteView, comparison_figures, comparison_view,
+                               gallery_slot, reproduction_views, run_anchor, run_suite_figures, run_suite_view)
 from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
 from workloads.figures import STEP_FIGURES_DOC, short_reason, step_figures
 from workloads.history import compare_frame, run_labels, snapshot_from_store
@@ -48,39 +51,15 @@ from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import SuiteComparison, suite_comparison
 from workloads.targets.base import PHASES
 
-SHOWN_PX = 640            # width of an image in the document (fits A4 with 15 mm margins)
+__all__ = ["SHOWN_PX", "build_html", "fmt_num", "pdf_document", "pdf_page_size", "report_labels", "write_pdf",
+           "write_report"]
+
 PDF_MARGIN_MM = 15
 PDF_DPI = 300
 FOOTER_PX = 24            # at the bottom of each PDF page: title and page number
 STRING_MODES = {"object": "Python objects (object)", "str": "Arrow-backed strings (str)",
                 "category": "categories (category)"}
 TEST_SERVER_MARK = "tickbench-test-server"   # in the version string of tests/ddbserver
-
-STYLE = """
-body { font-family: 'DejaVu Sans', Arial, sans-serif; font-size: 10pt; color: #1a1a1a; }
-h1 { font-size: 18pt; margin-bottom: 2px; }
-h2 { font-size: 14pt; margin-top: 22px; border-bottom: 1px solid #999999; }
-h3 { font-size: 11pt; margin-top: 14px; margin-bottom: 4px; }
-h4 { font-size: 9.5pt; margin-top: 8px; margin-bottom: 3px; }
-table { border-collapse: collapse; margin: 4px 0 8px 0; }
-th { background-color: #e8e8e8; font-weight: bold; text-align: left; }
-th, td { border: 1px solid #bbbbbb; padding: 2px 5px; font-size: 8.5pt; vertical-align: top; }
-td.num { text-align: right; white-space: nowrap; }
-td.nw, th.nw { white-space: nowrap; }
-p.muted, span.muted { color: #666666; }
-p.note { color: #444444; font-size: 8.5pt; }
-p.error { color: #b00020; font-weight: bold; }
-p.chart { text-align: center; margin: 10px 0 0 0; }
-p.caption { text-align: center; color: #555555; font-size: 8.5pt; margin-top: 3px; }
-span.published { color: #6b4e00; font-weight: bold; }
-span.measured { color: #004f8c; font-weight: bold; }
-"""
-# Browsers only: QTextDocument (the PDF) would narrow the text by the body's margins and crop
-# images to it, and it sizes images from their width attribute anyway.
-SCREEN_STYLE = """
-body { max-width: 1000px; margin: 24px auto; padding: 0 16px; }
-p.chart img { width: 100%; max-width: 680px; height: auto; }   /* drawn 680 px wide */
-"""
 
 
 # --- the one public entry point ----------------------------------------------------------------
@@ -116,8 +95,9 @@ def write_report(store: ResultsStore, run_ids: list[str], path: Path,
         given: list[Figure] = []
     else:
         per_run, shared, given = {rid: [] for rid in ids}, [], widgets_as_figures(charts)
+    reproductions = reproduction_views(store, runs, with_charts=charts is None)
     document = build_html(store, runs, frame, labels, per_run, shared, given, for_pdf=kind == ".pdf",
-                          snapshots=snapshots, suites=suites)
+                          snapshots=snapshots, suites=suites, reproductions=reproductions)
     if kind == ".pdf":
         write_pdf(document, path, title=_title(runs))
     else:
@@ -137,41 +117,104 @@ def report_labels(store: ResultsStore, runs: list[dict[str, Any]]) -> dict[str, 
     return labels
 
 
-# --- the document ------------------------------------------------------------------------------
+# --- the document as data; the templates write the HTML ------------------------------------------
+
+@dataclass
+class Across:
+    """Several runs side by side: figures per run and step, phases, query suites, charts."""
+
+    steps: Table
+    phases: Table | None
+    suites: SuiteComparisonView | None
+    charts: list[Figure]
+
+
+@dataclass
+class References:
+    """The seed reports' figures for a run's workload, with this run's beside them where they compare."""
+
+    workload: str
+    dataset: str
+    where: str
+    unverified: bool                 # a DolphinDB run whose server is not known to be DolphinDB
+    test_server: bool
+    table: Table | None
+    reports: list[dict[str, str]]    # report, title, environment
+    measured_note: str
+
+
+@dataclass
+class RunSection:
+    run_id: str
+    anchor: str
+    workload: str
+    target: str
+    page_break: bool
+    scenario_text: str
+    message: dict[str, str] | None   # css, text
+    steps: Table
+    phases: Table | None
+    figures_doc: str
+    probe: bool                      # some phases rest on probe operations
+    overlap: bool                    # DolphinDB's transfer and decode both shown
+    short: list[str]
+    suite: SuiteView | None
+    errors: Table
+    charts: list[Figure]
+    references: References
+    environment: Table
+    gallery: dict[str, str] | None = None   # report, experiment, arm, size, anchor
+
+
+@dataclass
+class Document:
+    title: str
+    written: str
+    version: str
+    store_path: str
+    for_pdf: bool
+    runs: Table
+    given: list[Figure]
+    across: Across | None
+    sections: list[RunSection]
+    reproductions: list[ReproductionView] = field(default_factory=list)
+
 
 def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFrame,
                labels: dict[str, str], per_run: dict[str, list[Figure]], shared: list[Figure],
                given: list[Figure], for_pdf: bool = False, snapshots: dict[str, LiveSnapshot] | None = None,
-               suites: SuiteComparison | None = None) -> str:
+               suites: SuiteComparison | None = None, reproductions: list[ReproductionView] | None = None) -> str:
     """The whole report as one HTML string (images inline as data URIs); ``for_pdf`` leaves out
     the page-width rules only a browser should follow. ``snapshots`` and ``suites`` add the
-    query-suite and footprint sections (workloads.history, workloads.suite_history)."""
-    style = STYLE if for_pdf else STYLE + SCREEN_STYLE
-    out = [f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{esc(_title(runs))}</title>"
-           f"<style>{style}</style></head><body>",
-           f"<h1>{esc(_title(runs))}</h1>",
-           f"<p class='muted'>Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by Tickbench {esc(_version())} "
-           f"from {esc(str(store.path))}. Latency percentiles are exact, computed from every stored "
-           f"operation; throughput is over each step's measurement window.</p>",
-           "<h2>Runs</h2>", _runs_table(runs, labels)]
-    if given:
-        out.append("<h2>Charts</h2>")
-        out.extend(_figure_html(f) for f in given)
+    query-suite and footprint sections (workloads.history, workloads.suite_history);
+    ``reproductions`` the seed reports' reproductions (app.report_suites.reproduction_views)."""
+    return render("report/report.html", doc=build_document(
+        store, runs, frame, labels, per_run, shared, given, for_pdf, snapshots, suites, reproductions))
+
+
+def build_document(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFrame,
+                   labels: dict[str, str], per_run: dict[str, list[Figure]], shared: list[Figure],
+                   given: list[Figure], for_pdf: bool = False, snapshots: dict[str, LiveSnapshot] | None = None,
+                   suites: SuiteComparison | None = None,
+                   reproductions: list[ReproductionView] | None = None) -> Document:
+    """What the report shows, as plain data for the template."""
+    across = None
     if len(runs) > 1:
-        out.append("<h2>Across runs</h2>")
-        out.append(_compare_table(frame))
-        if suites is not None:
-            out.append(comparison_html(suites))
-        out.extend(_figure_html(f) for f in shared)
+        across = Across(_compare_table(frame), _phase_table(frame, with_run=True),
+                        comparison_view(suites) if suites is not None else None, shared)
+    anchors = {f"{r.report}/{r.size}": r.anchor for r in reproductions or []}
+    sections = []
     for index, run in enumerate(runs):
         rid = run["run_id"]
         steps = frame[frame["run_id"] == rid]
         figures = per_run.get(rid, []) + (shared if len(runs) == 1 else [])
         snapshot = (snapshots or {}).get(rid)
-        suite = run_suite_html(store, run, snapshot.queries, snapshot.query_step) if snapshot else ""
-        out.append(_run_section(store, run, steps, figures, first=index == 0 and len(runs) == 1, suite=suite))
-    out.append("</body></html>")
-    return "\n".join(out)
+        suite = run_suite_view(store, run, snapshot.queries, snapshot.query_step) if snapshot else None
+        sections.append(_run_section(store, run, steps, figures, first=index == 0 and len(runs) == 1,
+                                     suite=suite, anchors=anchors))
+    return Document(title=_title(runs), written=f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}", version=_version(),
+                    store_path=str(store.path), for_pdf=for_pdf, runs=_runs_table(runs, labels), given=given,
+                    across=across, sections=sections, reproductions=list(reproductions or []))
 
 
 def _title(runs: list[dict[str, Any]]) -> str:
@@ -181,36 +224,41 @@ def _title(runs: list[dict[str, Any]]) -> str:
     return f"Tickbench report: {len(runs)} runs compared"
 
 
-def _runs_table(runs: list[dict[str, Any]], labels: dict[str, str]) -> str:
+def _runs_table(runs: list[dict[str, Any]], labels: dict[str, str]) -> Table:
     rows = []
     for run in runs:
         took = _seconds_between(run.get("created_at"), run.get("finished_at"))
         # label over id in one cell: two lines that never break inside a word
-        name = Markup(f"{esc(labels[run['run_id']])}<br><span class='muted'>{esc(run['run_id'])}</span>")
-        rows.append([name, run["workload"], run["dataset"], run["target"],
+        rows.append([Cell(labels[run["run_id"]], sub=run["run_id"]), run["workload"], run["dataset"], run["target"],
                      (run.get("users") or "").replace(",", ", "), run["status"],
-                     fmt_when(run.get("created_at"), zone=False), "" if took is None else fmt_duration(took)])
+                     _date_over_time(run.get("created_at")), "" if took is None else fmt_duration(took)])
     # the run's name and its users list wrap; the other columns keep their words whole
-    return html_table(["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started (UTC)", "Took"], rows,
-                      wrap=(0, 4))
+    return Table(["Run", "Workload", "Dataset", "Target", "Users", "Status", "Started\n(UTC)", "Took"], rows,
+                 wrap=(0, 4))
 
 
-def _compare_table(frame: pd.DataFrame) -> str:
+def _date_over_time(value: Any) -> Cell | str:
+    """A start time as date over time: the Runs table's columns then fit A4 beside long workload names."""
+    date, _, clock = fmt_when(value, zone=False).partition(" ")
+    return Cell(lines=(Cell(date), Cell(clock))) if clock else date
+
+
+def _compare_table(frame: pd.DataFrame) -> Table:
     header = ["Run", "Step", "Users", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p99\nms", "first op\nms"]
     rows = []
     for r in frame.itertuples():
         rows.append([r.run, r.step_label + (" ⚠" if r.short else ""), fmt_int(r.users), fmt_num(r.rows_per_s),
                      fmt_num(r.mb_per_s), fmt_num(r.ops_per_s), fmt_num(r.p50_ms), fmt_num(r.p99_ms),
                      fmt_num(r.first_op_ms)])
-    return html_table(header, rows, numeric_from=2, wrap=(0,)) + _phase_table(frame, with_run=True)
+    return Table(header, rows, numeric_from=2, wrap=(0,))
 
 
-def _phase_table(frame: pd.DataFrame, with_run: bool = False) -> str:
+def _phase_table(frame: pd.DataFrame, with_run: bool = False) -> Table | None:
     """Mean milliseconds per phase, a row per step (and run): a table of its own, so the figures
     table keeps its width on A4 whatever phases the targets split (up to six across targets)."""
     phases = _phases_present(frame)
     if not phases:
-        return ""
+        return None
     header = (["Run"] if with_run else []) + ["Step", "From"] + [f"{p}\nms" for p in phases]
     rows = []
     for r in frame.itertuples():
@@ -218,38 +266,36 @@ def _phase_table(frame: pd.DataFrame, with_run: bool = False) -> str:
                   else "–")
         rows.append(([r.run] if with_run else []) + [r.step_label, origin] +
                     [fmt_num(getattr(r, f"{p}_ms")) for p in phases])
-    first_number = 3 if with_run else 2
-    title = "<h3>Phases per operation (mean ms)</h3>" if with_run else "<h4>Phases per operation (mean ms)</h4>"
-    return title + html_table(header, rows, numeric_from=first_number, wrap=(0,) if with_run else ())
+    return Table(header, rows, numeric_from=3 if with_run else 2, wrap=(0,) if with_run else ())
 
 
-def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame,
-                 figures: list[Figure], first: bool, suite: str = "") -> str:
+def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame, figures: list[Figure],
+                 first: bool, suite: SuiteView | None = None, anchors: dict[str, str] | None = None) -> RunSection:
     scenario = run.get("scenario") or {}
-    # each run after the first starts a new page in print
-    style = "" if first else " style='page-break-before: always'"
-    out = [f"<h2{style}>Run {esc(run['run_id'])}: {esc(run['workload'])} on {esc(run['target'])}</h2>",
-           f"<p>{esc(_scenario_text(run, scenario))}</p>"]
     message = str(run.get("message") or "").strip()
-    if message:
-        css = "error" if run["status"] in ("failed", "aborted") else "note"
-        out.append(f"<p class='{css}'>{esc(run['status'].capitalize())}: {esc(message)}</p>")
-    out.append("<h3>Figures per step</h3>")
-    out.append(_steps_table(steps))
-    if suite:
-        out.append(suite)
+    phases = _phases_present(steps)
+    sources = {(r.phase_source, int(r.phase_ops)) for r in steps.itertuples()
+               if r.phase_source and r.phase_ops == r.phase_ops}
     errors = _worker_errors(store, run["run_id"], dict(zip(steps["step"], steps["step_label"])))
-    if errors:
-        out.append("<h3>Worker errors</h3>")
-        out.append(html_table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)))
-    if figures:
-        out.append("<h3>Charts</h3>")
-        out.extend(_figure_html(f) for f in figures)
-    out.append(_references_html(run, steps))
-    out.append("<h3>Environment</h3>")
-    out.append(html_table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])),
-                      show_header=False, wrap=(1,)))
-    return "\n".join(out)
+    slot = gallery_slot(run)
+    gallery = None
+    if slot is not None:
+        report, experiment, arm, size = slot
+        gallery = {"report": report, "experiment": experiment, "arm": arm, "size": size,
+                   "anchor": (anchors or {}).get(f"{report}/{size}", "")}
+    return RunSection(
+        run_id=run["run_id"], anchor=run_anchor(run["run_id"]), workload=run["workload"], target=run["target"],
+        page_break=not first, scenario_text=_scenario_text(run, scenario),
+        message={"css": "error" if run["status"] in ("failed", "aborted") else "note",
+                 "text": f"{run['status'].capitalize()}: {message}"} if message else None,
+        steps=_steps_table(steps), phases=_phase_table(steps), figures_doc=STEP_FIGURES_DOC,
+        probe=any(s == "probe" for s, _ in sources), overlap={"transfer", "decode"} <= set(phases),
+        short=[f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short],
+        suite=suite, errors=Table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)), charts=figures,
+        references=_references(run, steps),
+        environment=Table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])), show_header=False,
+                          wrap=(1,)),
+        gallery=gallery)
 
 
 def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
@@ -276,8 +322,7 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
     return "; ".join(parts) + "."
 
 
-def _steps_table(steps: pd.DataFrame) -> str:
-    phases = _phases_present(steps)
+def _steps_table(steps: pd.DataFrame) -> Table:
     header = ["Step", "Users", "Ops", "Err", "Win\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms",
               "p95\nms", "p99\nms", "mean\nms", "1st op\nms"]
     rows = []
@@ -286,24 +331,7 @@ def _steps_table(steps: pd.DataFrame) -> str:
                      fmt_num(r.window_s), fmt_num(r.rows_per_s), fmt_num(r.mb_per_s), fmt_num(r.ops_per_s),
                      fmt_num(r.p50_ms), fmt_num(r.p95_ms), fmt_num(r.p99_ms), fmt_num(r.mean_ms),
                      fmt_num(r.first_op_ms)])
-    sources = {(r.phase_source, int(r.phase_ops)) for r in steps.itertuples()
-               if r.phase_source and r.phase_ops == r.phase_ops}
-    short = [f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short]
-    note = (f"<p class='note'>{esc(STEP_FIGURES_DOC)} Win: the window in seconds. MB/s counts logical "
-            "bytes (rows × the row width in DolphinDB's column widths), the same for every target. "
-            "1st op: the first operation of a fresh worker process (a warm-up), median over the "
-            "step's workers. "
-            "Phases: mean milliseconds per successful operation; From: how many operations, measured or "
-            "probe, they rest on. "
-            + ("Probe operations are run after the measured ones, with the target's instrumented "
-               "path, to split phases that the user's own call cannot show. " if any(
-                   s == "probe" for s, _ in sources) else "")
-            + ("DolphinDB's transfer and decode overlap in the client; their split is approximate. "
-               if {"transfer", "decode"} <= set(phases) else "")
-            + "Errors are failed operations, left out of every other figure.</p>")
-    if short:
-        note += "<p class='error'>⚠ " + "<br>⚠ ".join(esc(t) for t in short) + "</p>"
-    return html_table(header, rows, numeric_from=1) + _phase_table(steps) + note
+    return Table(header, rows, numeric_from=1)
 
 
 def _worker_errors(store: ResultsStore, run_id: str, labels: dict[int, str]) -> list[list[str]]:
@@ -316,55 +344,35 @@ def _worker_errors(store: ResultsStore, run_id: str, labels: dict[int, str]) -> 
     return rows
 
 
-def _figure_html(figure: Figure) -> str:
-    if not figure.png:
-        return f"<p class='note'>{esc(figure.caption)}</p>"
-    data = base64.b64encode(figure.png).decode("ascii")
-    # the chart draws its own title; the caption says how its figures were made
-    caption = f"\n<p class='caption' align='center'>{esc(figure.caption)}</p>" if figure.caption else ""
-    return (f"<p class='chart' align='center'><img src='data:image/png;base64,{data}' "
-            f"width='{SHOWN_PX}' alt='{esc(figure.title)}'></p>{caption}")
-
-
 # --- published beside measured ------------------------------------------------------------------
 
-def _references_html(run: dict[str, Any], steps: pd.DataFrame) -> str:
+def _references(run: dict[str, Any], steps: pd.DataFrame) -> References:
     experiments = [run["workload"]] + ([DISK] if run["workload"] in REPORT_WORKLOADS else [])
     refs = [r for e in experiments for r in references_for(e) if r.dataset in (None, run["dataset"])]
     where = _where(run)
     server = _dolphindb_server(run)
-    out = ["<h3>Published figures (their hardware) and this run (your hardware)</h3>"]
-    if run["target"] == "dolphindb" and not server["verified"]:
-        out.append(f"<p class='note'>This run measured <b>{esc(where)}</b>. "
-                   + ("It is not a DolphinDB server, so no" if server["test"] else "Without a version "
-                      "it cannot be told from a stand-in, so no")
-                   + " figure here is DolphinDB's own: the step table above is what was measured, "
-                   "and where. The published figures are shown for reference only, with no measured "
-                   "value beside them.</p>")
+    unverified = run["target"] == "dolphindb" and not server["verified"]
+    out = References(workload=run["workload"], dataset=run["dataset"], where=where, unverified=unverified,
+                     test_server=server["test"], table=None, reports=[], measured_note="")
     if not refs:
-        out.append(f"<p class='note'>The seed reports publish no figure for the {esc(run['workload'])} "
-                   f"workload on the {esc(run['dataset'])} dataset.</p>")
-        return "\n".join(out)
+        return out
     rows, placed = [], 0
     for ref in refs:
         measured = measured_beside(ref, run, steps, server)
         placed += measured is not None
-        rows.append([ref.report, ref.label, ref.x_text or "", ref.value_text,
-                     measured or "", ref.note])
-    header = ["Report", "Figure", "At", f"<span class='published'>{PUBLISHED_LABEL}</span>",
-              f"<span class='measured'>{MEASURED_LABEL}</span>", "Note"]
+        rows.append([ref.report, ref.label, ref.x_text or "", ref.value_text, measured or "", ref.note])
+    header = ["Report", "Figure", "At", Cell(PUBLISHED_LABEL, css="published"), Cell(MEASURED_LABEL, css="measured"),
+              "Note"]
     # an "At" or "measured" column with nothing in it only narrows the others
     keep = [i for i in range(len(header)) if i not in (2, 4) or any(row[i] for row in rows)]
     numeric = [i for i in keep if i in (3, 4)]
-    out.append(html_table([header[i] for i in keep], [[row[i] for i in keep] for row in rows],
+    out.table = Table([header[i] for i in keep], [[row[i] for i in keep] for row in rows],
                       numeric_from=keep.index(numeric[0]), numeric_to=keep.index(numeric[-1]) + 1,
-                      raw_header=True, wrap=(1, len(keep) - 1)))
+                      wrap=(1, len(keep) - 1))
     reports = {r.report: r for r in refs}
-    out.append("<p class='note'>" + "<br>".join(
-        f"<b>Report {esc(r.report)}</b> ({esc(r.title)}): {esc(r.environment)}" for r in reports.values())
-        + "</p>")
-    out.append("<p class='note'>" + esc(_measured_note(run, steps, placed, where, server)) + "</p>")
-    return "\n".join(out)
+    out.reports = [{"report": r.report, "title": r.title, "environment": r.environment} for r in reports.values()]
+    out.measured_note = _measured_note(run, steps, placed, where, server)
+    return out
 
 
 def measured_beside(ref: Reference, run: dict[str, Any], steps: pd.DataFrame,

@@ -1,5 +1,6 @@
 """Charts of the run report, drawn offscreen with the widgets the live view uses (or the
-caller's own widgets), as PNG bytes with a caption."""
+caller's own widgets), as PNG bytes with a caption; and the reproduction's paired bars (published
+beside measured, each side as a share of its own largest figure: never on one axis)."""
 from __future__ import annotations
 
 import tempfile
@@ -9,15 +10,18 @@ from pathlib import Path
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from widgets.breakdown_chart import MEASURED_LABEL, BreakdownChart
-from widgets.chart_base import ChartBase
+from widgets.chart_base import BarChartBase, ChartBase
 from widgets.dashboard import LiveDashboard
 from widgets.exporters import export_png
 from widgets.live_chart import TimeSeriesChart
 from widgets.sweep_chart import SweepChart
+from widgets.theme import OKABE_ITO, current_theme
 from workloads.figures import breakdown
+from workloads.reproduce.published import Pair
 from workloads.snapshot import LiveSnapshot
 from workloads.targets.base import PHASES
 
@@ -116,6 +120,83 @@ def render_shared_charts(frame: pd.DataFrame, snapshots: dict[str, LiveSnapshot]
         finally:
             dispose(chart)
     return figures
+
+
+class PairedShareChart(BarChartBase):
+    """A published figure and the measured one, row by row, each as a percentage of the largest
+    figure on its own side: the shapes compare across the two machines, the absolute values do
+    not. Each bar is labelled with its figure itself. Published bars are hatched."""
+
+    CATEGORY_SHARE = 0.5     # the figures' names are long ("mapreduce-minute-bars, cold cache (published: ...)")
+
+    def __init__(self, title: str, published_key: str, measured_key: str) -> None:
+        self._rows: list[tuple[str, float | None, str, float | None, str]] = []
+        self._keys = (published_key, measured_key)
+        super().__init__(title, x_label="share of the largest figure on its own side", x_unit="%",
+                         x_si_prefix=False, y_si_prefix=False, legend_below=True)
+
+    def set_rows(self, rows: list[tuple[str, float | None, str, float | None, str]]) -> None:
+        """(figure, published share, published text, measured share, measured text), shares in %."""
+        self._rows = list(rows)
+        self.mark_dirty()
+
+    def _render(self) -> None:
+        self._remove_items()
+        theme = current_theme()
+        looks = (self._look(OKABE_ITO["orange"], hatched=True, edge=theme.window),
+                 self._look(OKABE_ITO["blue"], hatched=False, edge=theme.window))
+        for g, (_figure, *sides) in enumerate(self._rows):
+            for i, (share, text) in enumerate((sides[0:2], sides[2:4])):
+                y = g - 0.2 + 0.4 * i
+                if share is None:
+                    self._label(" not measured", 0, y, theme.muted)
+                    continue
+                self._add(pg.BarGraphItem(x0=[0], width=[share], y=[y], height=[0.36], **looks[i]))
+                self._label(f" {text}", share, y, theme.text)
+        self._legend_keys = [(pg.BarGraphItem(x0=[0], width=[0], y=[0], height=[0], **look), key)
+                             for look, key in zip(looks, self._keys)]
+        for sample, key in self._legend_keys:
+            self.legend.addItem(sample, key)
+        self.set_categories([(float(g), row[0]) for g, row in enumerate(self._rows)])
+        self.plot_item.setXRange(0, 150, padding=0)         # room for the value labels
+        self.plot_item.setYRange(-0.5, max(len(self._rows), 1) - 0.5, padding=0)
+
+    @staticmethod
+    def _look(colour: str, hatched: bool, edge: str) -> dict:
+        if hatched:
+            return {"brush": QBrush(QColor(colour), Qt.BrushStyle.BDiagPattern), "pen": pg.mkPen(colour, width=1.5)}
+        return {"brush": pg.mkBrush(colour), "pen": pg.mkPen(edge, width=1)}
+
+
+def render_reproduction_charts(experiment: str, pairs: list[Pair], report: str) -> list[Figure]:
+    """Paired bars of an experiment's published and measured figures, one chart per unit, where at
+    least two figures were measured (a single pair is 100 % beside 100 %: nothing to see)."""
+    figures = []
+    units = list(dict.fromkeys(p.unit for p in pairs))
+    for unit in units:
+        rows = [p for p in pairs if p.unit == unit and p.measured_value is not None and p.published_value]
+        if len(rows) < 2:
+            continue
+        top_published = max(p.published_value for p in rows)
+        top_measured = max(p.measured_value for p in rows) or 1.0
+        chart = PairedShareChart(f"{experiment} ({unit})" if len(units) > 1 else experiment,
+                                 f"published, report {report}'s hardware: % of {_figure_text(top_published, unit)}",
+                                 f"measured, this machine: % of {_figure_text(top_measured, unit)}")
+        offscreen(chart, CHART_PX, 150 + 44 * len(rows))
+        try:
+            chart.set_rows([(p.figure, 100 * p.published_value / top_published, p.published,
+                             100 * p.measured_value / top_measured, p.measured) for p in rows])
+            figures.append(Figure(chart.title, chart_png(chart),
+                                  f"Published (hatched, their hardware) and measured (solid, this machine), each as "
+                                  f"a percentage of the largest {unit} figure on its own side; each bar is labelled "
+                                  "with its figure. The shapes compare; the machines and data sizes do not."))
+        finally:
+            dispose(chart)
+    return figures
+
+
+def _figure_text(value: float, unit: str) -> str:
+    return f"{value:,.0f} {unit}" if abs(value) >= 100 else f"{value:.3g} {unit}"
 
 
 def widgets_as_figures(charts: dict[str, QWidget]) -> list[Figure]:

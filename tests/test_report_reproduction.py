@@ -1,0 +1,169 @@
+"""The report's Reproduction section: a gallery report's published figures (their hardware) beside
+the measured ones (this machine) and its findings as ratios, from real gallery runs; run ids linked
+to the runs' sections; text from the store escaped by the templates; the same in the PDF."""
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+
+import pytest
+from PySide6.QtGui import QImage
+
+from app.report import pdf_document, pdf_page_size, write_report
+from app.report_charts import render_reproduction_charts
+from app.report_html import Cell, environment, html_table
+from app.report_suites import reproduction_view, reproduction_views
+from tests.test_history import STEP0, handmade_run
+from tests.test_report import Tables, layout_faults, pdf_html, pdf_pages
+from workloads.reproduce.catalog import parse_slot
+from workloads.reproduce.published import Pair
+from workloads.reproduce.reproduction import reproduction
+from workloads.reproduce.run_report import planned_runs, run_planned
+from workloads.store import ResultsStore
+
+SCRIPT = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory):
+    """Gallery runs made for real at tiny size (seconds): report 002's upload sweep and report 003's
+    spread by minute, cold and warm (a finding's ratio); and a hand-made run whose name is markup."""
+    folder = tmp_path_factory.mktemp("report_reproduction")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TICKBENCH_HOME", str(folder / "home"))
+        store = ResultsStore(folder / "results")
+        planned = planned_runs("002", "tiny", "duckdb", None, folder / "data", experiments=["upload"]) + [
+            plan for plan in planned_runs("003", "tiny", "duckdb", None, folder / "data", experiments=["compute"])
+            if plan[1].key.startswith("spread-by-minute-")]
+        assert len(planned) == 3
+        results = run_planned(store, planned)
+        assert [r.status for r in results] == ["completed"] * 3, [r.message for r in results]
+        handmade_run(store, "markup", [(2, 3.0, STEP0)], name=SCRIPT)
+        yield store, [r.run_id for r in results]
+    store.close()
+
+
+def section(text: str, report: str) -> str:
+    """The HTML of one report's reproduction, up to the next one or the first run's section."""
+    start = text.index(f"<h3 id='reproduction-{report}-tiny'>")
+    ends = [i for i in (text.find("<h3 id='reproduction-", start + 1), text.find("<h2 id='run-", start)) if i > 0]
+    return text[start:min(ends)]
+
+
+@pytest.mark.parametrize("report", ["002", "003"])
+def test_html_report_shows_published_beside_measured_and_the_findings(gallery, report, tmp_path, qtbot,
+                                                                      light_theme):
+    store, ids = gallery
+    assert {parse_slot(store.run(i)["scenario"]["experiment"])[0] for i in ids} == {"002", "003"}
+    text = write_report(store, ids, tmp_path / "repro.html").read_text(encoding="utf-8")
+    assert text.count("<h2 id='reproduction'") == 1
+    part = section(text, report)
+    page = Tables(part)
+    plain = html.unescape(re.sub(r"<[^>]+>", "", part))
+    expected = reproduction(store, report, "tiny")
+    assert expected.pairs and expected.findings
+    assert plain.startswith(f"Report {report} at tiny size: {expected.card.title}")
+    # published beside measured, experiment by experiment, labelled with whose hardware each is;
+    # an experiment not run at this size is named with how to run it, not shown as a table of dashes
+    run = {p.experiment for p in expected.pairs if p.run_id}
+    assert run == {"002": {"upload batch-size sweep"}, "003": {"the three computations"}}[report]
+    shown = [p for p in expected.pairs if p.experiment in run]
+    hardware = list(dict.fromkeys(p.hardware for p in shown))
+    marks = {h: str(i + 1) for i, h in enumerate(hardware)}
+    one = len(hardware) == 1
+    published = "Published(their hardware)" + ("1" if one else "")
+    rows = [row for table in page.tables if table and table[0][:2] == ["Figure", published]
+            for row in (dict(zip(table[0], r)) for r in table[1:])]
+    assert [(r["Figure"], r[published], r["Measured(this machine)"], r["Run"]) for r in rows] == [
+        (p.figure, p.published + ("" if one else marks[p.hardware]), p.measured, p.run_id or "—") for p in shown]
+    assert sum(p.measured_value is not None for p in shown) == {"002": 1, "003": 2}[report]
+    for h, mark in marks.items():
+        assert f"{mark} Published on report {report}'s hardware: {h}" in plain
+    assert "Measured on this machine: " in plain
+    not_run = [e for e in expected.card.experiments if e.title not in run]
+    assert all(f"{e.title} (" in plain for e in not_run if any(p.experiment == e.title for p in expected.pairs))
+    if report == "002":
+        assert "Not run at tiny size, so only published figures so far: concurrent appends (" in plain
+        assert "tickbench reproduce 002 --scale tiny --experiment append" in plain
+    else:       # two measured figures of the three computations: paired bars, each side on its own scale
+        assert "alt='the three computations'" in part
+        assert "each as a percentage of the largest ms figure on its own side" in part
+    # the findings as ratios, each with its verdict and the runs behind it, linked to their sections
+    rows = page.table_with("Finding", "Verdict")
+    assert len(rows) == len(expected.findings)
+    for row, finding in zip(rows, expected.findings):
+        assert row["Finding"].startswith(finding.statement)
+        assert row["Published(their hardware)"] == finding.published
+        assert row["Measured(this machine)"] == finding.measured
+        assert row["Verdict"].startswith(finding.verdict) and finding.why in row["Verdict"]
+        assert all(run_id in row["Finding"] for run_id in finding.run_ids)
+    behind = {rid for f in expected.findings for rid in f.run_ids} | {p.run_id for p in shown if p.run_id}
+    assert behind and behind <= set(ids)
+    for run_id in behind:
+        assert f"<a href='#run-{run_id}'>{run_id}</a>" in part             # a link to the run's section...
+        assert f"<h2 id='run-{run_id}'" in text                           # ...which is in the report
+    if report == "003":
+        spread = next(f for f in expected.findings if f.statement.startswith("spread by minute"))
+        assert len(spread.run_ids) == 2 and spread.measured_value is not None and spread.verdict != "not measured"
+    # each gallery run's section links back to its reproduction
+    assert text.count(f"<a href='#reproduction-{report}-tiny'>") == {"002": 1, "003": 2}[report]
+
+
+def test_a_report_without_gallery_runs_has_no_reproduction(gallery, tmp_path, qtbot, light_theme):
+    store, _ids = gallery
+    text = write_report(store, ["markup"], tmp_path / "plain.html").read_text(encoding="utf-8")
+    assert "Reproduction of the seed reports" not in text and "Findings as ratios" not in text
+
+
+def test_text_from_the_store_is_escaped_never_markup(gallery, tmp_path, qtbot, light_theme):
+    store, ids = gallery
+    text = write_report(store, ["markup", *ids], tmp_path / "escaped.html").read_text(encoding="utf-8")
+    assert SCRIPT not in text and "<script" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    runs = Tables(text).table_with("Run", "Took")
+    assert runs[0]["Run"] == f"{SCRIPT}markup"                            # the name as text, the id under it
+    # the templates and the environment escape whatever they are given
+    assert environment().from_string("{{ x }}").render(x=SCRIPT) == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert SCRIPT not in html_table([SCRIPT], [[SCRIPT, Cell(SCRIPT, sub=SCRIPT, href="#x")]])
+
+
+def test_pdf_has_the_reproduction_on_pages_with_nothing_cut(gallery, tmp_path, monkeypatch, qtbot, light_theme):
+    store, ids = gallery
+    document = pdf_html(store, ["markup", *ids], tmp_path, monkeypatch)   # writes tmp_path/layout.pdf too
+    path = tmp_path / "layout.pdf"
+    data = path.read_bytes()
+    assert data.startswith(b"%PDF") and pdf_pages(path) >= 3
+    laid_out = pdf_document(document, *pdf_page_size())
+    assert layout_faults(laid_out) == []
+    assert pdf_pages(path) == laid_out.pageCount()
+    if shutil.which("pdftotext"):                                         # poppler-utils, where installed
+        text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
+                              check=True).stdout
+        assert "Reproduction of the seed reports" in text and "Findings as ratios" in text
+        assert "(their hardware)" in text and "(this machine)" in text
+        assert SCRIPT in text                                             # the name, drawn as text
+
+
+def test_runs_outside_the_report_are_named_not_linked(gallery):
+    store, ids = gallery
+    view = reproduction_view(reproduction(store, "003", "tiny"), in_report=[], with_charts=False)
+    cells = [c for row in view.findings.rows for c in row[0].lines[1].parts[1:]]
+    assert cells and all(isinstance(c, Cell) and c.css == "muted" and not c.href for c in cells)
+    assert view.outside and not view.linked
+    assert reproduction_views(store, [store.run("markup")]) == []        # no gallery run: no reproduction
+
+
+def test_paired_chart_puts_each_side_on_its_own_scale(qapp, light_theme):
+    pairs = [Pair("reads", f"{n} users", f"{v} M rows/s", f"{m} M rows/s", "M rows/s", v, m, "their cluster", "r1")
+             for n, v, m in ((1, 2.0, 0.02), (4, 5.0, 0.05))]
+    figures = render_reproduction_charts("reads", pairs, "003")
+    assert len(figures) == 1
+    image = QImage.fromData(figures[0].png, "PNG")
+    assert not image.isNull() and image.width() >= 600
+    assert "each as a percentage of the largest M rows/s figure on its own side" in figures[0].caption
+    # one measured figure is 100 % beside 100 %: no chart; an unmeasured pair is left out
+    assert render_reproduction_charts("reads", pairs[:1], "003") == []
+    assert render_reproduction_charts("reads", [pairs[0], replace(pairs[1], measured_value=None)], "003") == []

@@ -16,6 +16,7 @@ from widgets.compare_view import CompareView
 from widgets.dashboard import LiveDashboard
 from widgets.exporters import (export_chart, export_folder, remember_export_folder, run_caption,
                                suggest_filename)
+from widgets.report_gallery import ReportGallery
 from widgets.run_history import RunHistoryView
 from widgets.scenario_builder import ScenarioBuilder
 from widgets.state import load_state, store_state
@@ -26,6 +27,8 @@ from workloads.run_summary import run_answer
 from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
 from workloads.references import DISK, published_findings, published_sweeps
+from workloads.reproduce.catalog import REPORTS, parse_slot
+from workloads.reproduce.reproduction import reproduction
 from workloads.scenario import Scenario, load_playlist, run_name
 from workloads.store import ResultsStore, StoreError
 from workloads.worker import describe_error
@@ -51,9 +54,11 @@ class MainWindow(QMainWindow):
         self.dashboard = LiveDashboard()
         self.history = RunHistoryView()
         self.compare = CompareView()
+        self.gallery = ReportGallery(data_dir)
         self.demo = DemoMode(self, theme)
 
         self.tabs = QTabWidget(objectName="main_tabs")
+        self.tabs.addTab(self.gallery, "Reproduce")
         self.tabs.addTab(self.dashboard, "Run")
         self.tabs.addTab(self.history, "History")
         self.tabs.addTab(self.compare, "Compare")
@@ -67,7 +72,11 @@ class MainWindow(QMainWindow):
         self._connect()
         self._restore()
         self.builder.set_targets(self.targets_panel.targets())
+        self.gallery.set_targets(self.targets_panel.targets())
+        # a fresh start (no runs yet) opens on the gallery; later ones on the live dashboard
+        self.tabs.setCurrentWidget(self.dashboard if self.store.run_ids() else self.gallery)
         QTimer.singleShot(0, self.refresh_history)
+        QTimer.singleShot(0, self.refresh_gallery)
         QTimer.singleShot(0, self._attach_running)
 
     # ---- composition ------------------------------------------------------------------------
@@ -91,6 +100,7 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         self._action(file_menu, "Open scenario…", self.open_scenario_dialog, QKeySequence.StandardKey.Open)
         self._action(file_menu, "Save scenario…", self.save_scenario_dialog, QKeySequence.StandardKey.Save)
+        self._action(file_menu, "Reproduce a report…", self.show_gallery, name="reproduce_report")
         builtin = file_menu.addMenu("Built-in scenarios")
         for title, path in builtin_scenarios().items():
             self._action(builtin, title, lambda _=False, p=path: self.load_scenario(p))
@@ -148,12 +158,16 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.targets_panel.targets_changed.connect(
             lambda: (self.builder.set_targets(self.targets_panel.targets()), self._show_scenario_name()))
+        self.targets_panel.targets_changed.connect(lambda: self.gallery.set_targets(self.targets_panel.targets()))
+        self.gallery.run_requested.connect(self.start_gallery_runs)
+        self.gallery.run_clicked.connect(self.open_run)
         self.builder.run_requested.connect(self.start_scenario)
         self.builder.changed.connect(self._show_scenario_name)
         self.builder.stop_requested.connect(self.controller.stop)
         self.controller.run_started.connect(self._on_run_started)
         self.controller.snapshot_ready.connect(self.dashboard.show_snapshot)
         self.controller.run_finished.connect(self._on_run_finished)
+        self.controller.run_finished.connect(lambda result: self.refresh_gallery_after(result.run_id))
         self.controller.run_failed_to_start.connect(self._on_failed_to_start)
         self.controller.queue_changed.connect(self._on_queue_changed)
         self.history.open_requested.connect(self.open_run)
@@ -190,6 +204,39 @@ class MainWindow(QMainWindow):
                      else s.with_changes(target_config=configs[s.target]) for s in scenarios]
         self.statusBar().showMessage(f"Playing “{title}”: {len(scenarios)} scenarios", 5000)
         self.controller.start_playlist(scenarios)
+
+    def start_gallery_runs(self, scenarios: list[Scenario]) -> None:
+        """The gallery's runs, one after another; a server's password is asked for once, up front."""
+        ready = [self._with_password(s) for s in scenarios]
+        if any(s is None for s in ready):
+            self.show_error("runs not started: no password given")
+            return
+        self.statusBar().showMessage(f"Reproducing: {plural(len(ready), 'run')}", 5000)
+        self.controller.start_playlist(ready)
+
+    # ---- the report gallery -------------------------------------------------------------------
+    def show_gallery(self) -> None:
+        self.tabs.setCurrentWidget(self.gallery)
+
+    def refresh_gallery(self, reports=None) -> None:
+        """Each report's published-vs-measured figures and findings, read off the GUI thread."""
+        for report in reports or list(REPORTS):
+            self.background.run(f"gallery/{report}", lambda r=report: reproduction(self.store, r),
+                                lambda found, r=report: self.gallery.set_reproduction(r, found),
+                                lambda exc: self.statusBar().showMessage(
+                                    f"cannot read the reports' runs: {describe_error(exc)}", 15000))
+
+    def refresh_gallery_after(self, run_id: str) -> None:
+        """After a run: its report's card, if it was one of the gallery's runs."""
+        def read():
+            slot = parse_slot(self.store.run(run_id)["scenario"].get("experiment", ""))
+            return (slot[0], reproduction(self.store, slot[0])) if slot and slot[0] in REPORTS else None
+
+        def show(found) -> None:
+            if found is not None:
+                self.gallery.set_reproduction(*found)
+        self.background.run(f"gallery-after/{run_id}", read, show, lambda exc: self.statusBar().showMessage(
+            f"cannot read the reports' runs: {describe_error(exc)}", 15000))
 
     def _show_references(self, workload: str, dataset: str) -> None:
         """The seed reports' figures for this workload and dataset beside what is measured."""

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QGridLayout, QHBoxLayout, QLab
 
 from widgets.theme import OKABE_ITO, Theme, current_theme, theme_notifier
 from widgets.wheel_guard import guard_wheel
-from workloads.reproduce.catalog import (DEFAULT_SUBJECT, REPORTS, SIZE_TEXT, SIZES, Experiment, ReportCard)
+from workloads.reproduce.catalog import (DEFAULT_SUBJECT, REPORTS, SIZE_TEXT, SIZES, Experiment, ReportCard,
+                                        gallery_scenarios)
 from workloads.reproduce.estimate import Estimate, estimate
 from workloads.reproduce.findings import NOT_HOLD, NOT_MEASURED, Finding
 from workloads.reproduce.published import Pair
@@ -130,6 +131,7 @@ class ExperimentRow(QFrame):
         self.size_combo.currentIndexChanged.connect(self._update_estimate)
         self.subject_combo.currentIndexChanged.connect(self._update_estimate)
         self.comparator_combo.currentIndexChanged.connect(self._update_needs)
+        self.comparator_combo.currentIndexChanged.connect(self._update_estimate)
         self.run_button.clicked.connect(self._request_run)
         self.set_targets([EMBEDDED])
 
@@ -184,7 +186,8 @@ class ExperimentRow(QFrame):
         return kind, _target_config(key, kind, config)
 
     def estimate(self) -> Estimate:
-        return estimate(self.experiment, self.size, subject=self._subject()[0], data_dir=self._data_dir)
+        return estimate(self.experiment, self.size, subject=self._subject()[0], data_dir=self._data_dir,
+                        comparator=self._comparator()[0])
 
     def scenarios(self) -> list[Scenario]:
         """The runs Run starts: every arm at the chosen size, the comparator's only if one is chosen."""
@@ -207,7 +210,7 @@ class ExperimentRow(QFrame):
             return
         needs = f"Needs {self.experiment.needs}"
         if self.comparator_combo.count() == 0:
-            text = f"{needs}: none is configured, so the comparator side is left out (add one under Targets)."
+            text = f"{needs}: none is configured, so the comparator side is left out (add one under Targets, or press Start local engine… there)."
         elif self.comparator_combo.currentData() is None:
             text = f"{needs}: the comparator side is left out."
         else:
@@ -502,8 +505,7 @@ class ReportGallery(QWidget):
     # ---- requests out -------------------------------------------------------------------------
     def demo_scenarios(self) -> list[Scenario]:
         """The demo playlist: every experiment at tiny size on the embedded default, no comparator."""
-        return [scenario for card in REPORTS.values() for experiment in card.experiments
-                for _arm, scenario in experiment.scenarios("tiny", data_dir=self._data_dir)]
+        return gallery_scenarios(size="tiny", data_dir=self._data_dir)
 
     def _request_demo(self) -> None:
         self.run_requested.emit(self.demo_scenarios())

@@ -288,11 +288,12 @@ def report_card(report: str) -> ReportCard:
         raise ValueError(f"no report {report!r}: choose one of {', '.join(REPORTS)}") from None
 
 
-def gallery_scenarios(reports: list[str] | None = None, size: str = "tiny") -> list[Scenario]:
+def gallery_scenarios(reports: list[str] | None = None, size: str = "tiny",
+                      data_dir: str | Path | None = None) -> list[Scenario]:
     """Every run of these reports at ``size`` on the embedded default, comparator sides left out
     (the demo playlist "the five reports")."""
     return [scenario for report in (reports or list(REPORTS)) for exp in report_card(report).experiments
-            for _arm, scenario in exp.scenarios(size)]
+            for _arm, scenario in exp.scenarios(size, data_dir=data_dir)]
 
 
 def parse_slot(slot: str) -> tuple[str, str, str, str] | None:

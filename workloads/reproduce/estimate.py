@@ -56,7 +56,10 @@ def size_text(n: float) -> str:
 
 
 def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_dir: str | Path | None = None,
-             cores: int | None = None, memory_bytes: float | None = None) -> Estimate:
+             cores: int | None = None, memory_bytes: float | None = None,
+             comparator: str | None | bool = True) -> Estimate:
+    """``comparator``: the comparator's kind, None to leave its side out, True (the default) to
+    count it as the experiment's own comparator (``tickbench reproduce --list``)."""
     import psutil
 
     spec = experiment.sizes[size]
@@ -65,7 +68,9 @@ def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_di
     row_bytes = get_dataset(experiment.dataset).info.schema.row_bytes()
     logical = rows * row_bytes
     cores = cores or os.cpu_count() or 1
-    arms = experiment.scenarios(size, subject=subject, comparator=experiment.comparator or None)
+    if comparator is True:
+        comparator = experiment.comparator or None
+    arms = experiment.scenarios(size, subject=subject, comparator=comparator)
     targets = {scenario.target for _, scenario in arms}
     csv = any(s.workload in ("import", "export") for _, s in arms)
     disk = sum(logical * DISK_FACTOR.get(t, 1.0) for t in targets) + (logical * DISK_FACTOR["csv"] if csv else 0)

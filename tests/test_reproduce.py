@@ -94,10 +94,12 @@ def test_knee_verdicts_name_the_machine():
 
 # ---- real reproductions --------------------------------------------------------------------------
 def test_report_003_tiny_runs_and_its_figures_are_the_stored_ones(tmp_path):
-    store, planned, results = _reproduce(tmp_path, "003")
+    # its read sweep runs in the scaling test below, on two stand-in clusters
+    store, planned, results = _reproduce(tmp_path, "003", experiments=["write", "compute"])
     assert [r.status for r in results] == ["completed"] * len(planned)
     repro = reproduction(store, "003")
     assert repro.size == "tiny" and set(repro.run_ids) == {r.run_id for r in results}
+    assert {p.experiment for p in repro.pairs if p.measured_value is None} == {"read users sweep"}
     spread = [p for p in repro.pairs if p.figure.startswith("spread-by-minute, cold")][0]
     assert spread.measured_value == pytest.approx(_p50(store, spread.run_id) * 1000)    # ms, as published
     cold_warm = [f for f in repro.findings if f.statement.startswith("spread by minute")][0]
@@ -106,8 +108,6 @@ def test_report_003_tiny_runs_and_its_figures_are_the_stored_ones(tmp_path):
     assert cold_warm.verdict != NOT_MEASURED
     scaling = [f for f in repro.findings if "per added node" in f.statement]
     assert scaling and all(f.verdict == NOT_MEASURED and "clusters of two or more sizes" in f.why for f in scaling)
-    reads = [p for p in repro.pairs if p.experiment == "read users sweep"]
-    assert reads and all(p.measured_value is not None for p in reads)   # only the users this run swept
 
 
 def test_report_002_tiny_finds_where_throughput_stops_growing(tmp_path):
@@ -194,3 +194,29 @@ def test_cli_lists_the_reports_and_shows_a_reproduction(tmp_path):
 def _env(tmp_path) -> dict:
     import os
     return {**os.environ, "TICKBENCH_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+
+
+def test_report_003_scaling_per_added_node_from_runs_on_two_cluster_sizes(tmp_path, ddb_server_factory):  # noqa: F811
+    """The node-scaling finding's code path, on the DolphinDB wire-protocol stand-in: its timings
+    are not DolphinDB's, so only the arithmetic against the stored figures is checked."""
+    store = ResultsStore(tmp_path / "results")
+    run_ids = {}
+    for nodes in (2, 4):
+        cluster = ddb_server_factory("--data-nodes", str(nodes))
+        roles = ["controller"] + ["data"] * len(cluster.data_ports)
+        config = {"profile": {"name": f"fake{nodes}", "user": "admin", "node_policy": "round_robin",
+                              "nodes": [{"host": cluster.host, "port": p, "role": r}
+                                        for p, r in zip(cluster.ports, roles)]},
+                  "password": "123456", "timeout": 5}
+        planned = planned_runs("003", "tiny", "dolphindb", config, tmp_path / "data", experiments=["read"])
+        (result,) = run_planned(store, planned)
+        assert result.status == "completed", result.message
+        run_ids[nodes] = result.run_id
+    finding = [f for f in reproduction(store, "003").findings if f.statement.startswith("reads at 128 users")][0]
+    assert finding.verdict != NOT_MEASURED, finding.line
+    assert set(finding.run_ids) == set(run_ids.values())
+    two, four = (step_figures(store, run_ids[n]).set_index("users")["rows_per_s"] for n in (2, 4))
+    top = int(max(two.index))
+    assert finding.measured_value == pytest.approx((four[top] / two[top]) / 2)
+    reads = [p for p in reproduction(store, "003").pairs if p.experiment == "read users sweep"]
+    assert reads and all(p.measured_value is not None for p in reads)   # only the users the run swept

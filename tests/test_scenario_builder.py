@@ -37,7 +37,7 @@ def test_each_workload_shows_its_own_parameters(builder):
     assert set(builder.param_form.values()) == {"batch_sizes", "rows_per_step"}
     assert "report 002" in builder.workload_note.text()
     builder.workload_combo.setCurrentIndex(builder.workload_combo.findData("read-day"))
-    assert builder.param_form.values() == {}
+    assert builder.param_form.values() == {"columns": "all"}      # report 000: all, or without strings
 
 
 def test_a_bad_users_list_is_explained_and_nothing_runs(builder, qtbot):

@@ -115,7 +115,7 @@ class ReportCard:
                        f"{', '.join(e.key for e in self.experiments)}")
 
 
-def _sizes(tiny: Scale, medium: Scale, report: Scale, *, tiny_s: float = 2.0, medium_s: float = 10.0,
+def _sizes(tiny: Scale, medium: Scale, report: Scale, *, tiny_s: float = 1.2, medium_s: float = 10.0,
            report_ops: int = 3, users: tuple | None = None, params: tuple[dict, dict, dict] = ({}, {}, {})
            ) -> dict[str, Size]:
     """Timed steps at tiny and medium; the report's own runs counted operations."""
@@ -222,7 +222,7 @@ REPORT_002 = ReportCard(
                                  {"rows_per_user": 5_000_000}))),
      Experiment("bars", "002", "concurrent minute bars", "1..128 users each ask for one stock-day's minute "
                 "bars.", "taq", (Arm("subject", "database, minute bars", SUBJECT, "minute-bars"),),
-                _sizes(*_TAQ_SWEEP, users=_SWEEP_USERS, tiny_s=1.5, medium_s=8.0, report_ops=10))),
+                _sizes(*_TAQ_SWEEP, users=_SWEEP_USERS, tiny_s=1.2, medium_s=8.0, report_ops=10))),
 )
 
 _TAQ_003 = (Scale(days=3, rows_per_day=100_000, symbols=100), Scale(days=5, rows_per_day=2_000_000),

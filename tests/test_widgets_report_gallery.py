@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel
 
@@ -188,47 +188,12 @@ def test_findings_show_their_verdicts_coloured_and_their_runs_as_links(qtbot, ga
 
 
 # ---- in the real window -----------------------------------------------------------------------------
-class _NoPasswords:
-    def load(self, profile, user):
-        return None
-
-    def save(self, profile, user, password):
-        return False
-
-    def forget(self, profile, user):
-        pass
-
-    def available(self):
-        return False
-
-
-@pytest.fixture
-def window_factory(qtbot, tmp_path, light_theme):
-    from app.main_window import MainWindow
-    from workloads.store import ResultsStore
-
-    made = []
-
-    def make():
-        store = ResultsStore(tmp_path / "results")
-        settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-        window = MainWindow(store, tmp_path / "data", settings, _NoPasswords())
-        qtbot.addWidget(window)
-        window.resize(1400, 900)
-        window.show()
-        qtbot.waitExposed(window)
-        made.append((window, store))
-        return window
-
-    yield make
-    for window, store in made:
-        window.close()
-        store.close()
+from tests.test_main_window import window_factory  # noqa: E402,F401  the real window, made as there
 
 
 def test_the_window_runs_an_experiment_from_its_card_and_shows_the_measured_figure(qtbot, window_factory,
                                                                                    tmp_path):
-    window = window_factory()
+    window = window_factory((1400, 900))
     assert window.tabs.currentWidget() is window.gallery                     # a fresh start opens on it
     window.tabs.setCurrentWidget(window.history)
     window.findChild(QAction, "reproduce_report").trigger()   # File → Reproduce a report…
@@ -265,5 +230,5 @@ def test_the_window_runs_an_experiment_from_its_card_and_shows_the_measured_figu
     qtbot.waitUntil(lambda: window.tabs.currentWidget() is window.dashboard, timeout=20_000)
     assert window.dashboard.snapshot.run_id == result.run_id
 
-    second = window_factory()                                                # runs exist: the usual first tab
+    second = window_factory((1400, 900))                                               # runs exist: the usual first tab
     assert second.tabs.currentWidget() is second.dashboard

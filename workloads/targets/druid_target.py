@@ -476,7 +476,13 @@ class DruidTarget(Target):
     def count(self, datasource: str, where: str = "TRUE", parameters: list | None = None) -> int:
         if datasource not in self.datasources():
             return 0
-        found = self.http.rows(f"SELECT COUNT(*) AS n FROM {quote(datasource)} WHERE {where}", parameters)
+        try:
+            found = self.http.rows(f"SELECT COUNT(*) AS n FROM {quote(datasource)} WHERE {where}", parameters)
+        except TargetError as exc:
+            # the broker can drop the datasource between the two questions (a clear under way)
+            if f"Object '{datasource}' not found" in str(exc):
+                return 0
+            raise
         return int(found[0]["n"]) if found else 0
 
     def run_task(self, spec: dict[str, Any], what: str) -> str:

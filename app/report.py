@@ -22,6 +22,7 @@ parted from its caption and no table row is cut by a page's foot (`pdf_document`
 from __future__ import annotations
 
 import importlib.metadata
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -728,8 +729,9 @@ def _with_widths(row: str, tag: str, shares: list[float]) -> str:
     row = re.sub(r" width='[0-9.]+%'", "", row)             # a part split again: its widths anew
 
     def sized(cell: re.Match) -> str:
+        # rounded down: widths rounded to nearest could add up past 100 % and widen the table
         share = next(widths, None)
-        return cell.group(0) if share is None else f"{cell.group(0)} width='{100 * share:.1f}%'"
+        return cell.group(0) if share is None else f"{cell.group(0)} width='{math.floor(1000 * share) / 10:.1f}%'"
 
     return re.sub(rf"<{tag}\b", sized, row)
 

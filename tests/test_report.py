@@ -485,6 +485,15 @@ def test_a_table_row_is_never_cut_by_a_page_foot(qapp):
     assert names == [f"row {i}" for i in range(12)]          # every row once, in order
 
 
+def test_a_split_tables_column_widths_never_add_up_past_the_page():
+    from app.report import _with_widths
+
+    # to the nearest tenth these would be 25.1 + 25.1 + 49.9 = 100.1 %: a table 1 px wider than the page
+    row = _with_widths("<tr><th>a</th><th>b</th><th>c</th></tr>", "th", [0.2505, 0.2505, 0.499])
+    widths = [float(w) for w in re.findall(r"width='([0-9.]+)%'", row)]
+    assert len(widths) == 3 and sum(widths) <= 100.0 and min(widths) >= 24.9
+
+
 @pytest.fixture
 def wide_runs(store, exact):
     """Runs whose names are long and whose phases, together, are all six."""

@@ -118,6 +118,19 @@ def _compute_pairs(title: str, runs) -> list[Pair]:
     return out
 
 
+def _write_pairs(title: str, runs) -> list[Pair]:
+    """003's write throughput at each published cluster size beside the run's peak rows/s: on a
+    cluster, the published figure of its own number of data nodes; elsewhere the smallest (2)."""
+    arm = runs.get(("write", "subject"))
+    nodes = arm.data_nodes() if arm else None
+    refs = [r for r in references_for("concurrent-append", dataset="taq")
+            if r.x_unit == "nodes" and r.unit == "M rows/s" and r.series == "dataSync=1"]
+    chosen = [r for r in refs if r.x == nodes] or [r for r in refs if r.x == min(r.x for r in refs)]
+    peak = arm.peak("rows_per_s") if arm else None
+    return [_pair(title, f"peak rows/s (published: {r.x_text}, {r.series})", r, arm, peak)
+            for r in chosen]
+
+
 def _transfer_pairs(title: str, experiment: str, dataset: str, runs) -> list[Pair]:
     out = []
     for workload in ("import", "export"):
@@ -146,7 +159,8 @@ def pairs(card: ReportCard, runs) -> list[Pair]:
                 + _sweep_pairs(titles["download"], "slice-download", "taq", "download", runs)
                 + _sweep_pairs(titles["bars"], "minute-bars", "taq", "bars", runs))
     if card.report == "003":
-        return (_sweep_pairs(titles["read"], "slice-download", "taq", "read", runs,
+        return (_write_pairs(titles["write"], runs)
+                + _sweep_pairs(titles["read"], "slice-download", "taq", "read", runs,
                              lambda r: r.series in ("2 nodes", "8 nodes") and r.unit == "M rows/s")
                 + _compute_pairs(titles["compute"], runs))
     if card.report == "004":

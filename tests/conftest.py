@@ -70,10 +70,12 @@ def make_widget(qtbot, qapp, light_theme):
 
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: E402,F401
-# One Druid and one MongoDB stand-in per session, shared by every module that asks (a module that
-# registered them itself would start a second one).
+# One server of each engine per session, shared by every module that asks (a module that registered
+# one itself would start a second one).
 from tests.druid_fixture import druid_engine  # noqa: E402,F401
 from tests.mongodb_fixture import mongo_server  # noqa: E402,F401
+from tests.postgres_fixture import pg_engine  # noqa: E402,F401
+from tests.questdb_fixture import questdb_server  # noqa: E402,F401
 
 
 # --- the engines' tests: references at the test module's own SCALE ----------------------------------
@@ -98,3 +100,4 @@ def day_frames(request):
 
     scale = request.module.SCALE
     return [get_dataset("taq").day_frame(i, scale, StringMode.OBJECT) for i in range(scale.days)]
+

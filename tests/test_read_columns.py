@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests import postgres_fixture, questdb_fixture
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Column, Scale, Schema, StringMode
 from workloads.kinds import get_workload
@@ -299,8 +298,6 @@ def test_dolphindb_sends_a_select_list(ddb_server):
         target.close()
 
 
-questdb_server = questdb_fixture.questdb_server
-pg_engine = postgres_fixture.pg_engine
 
 
 @pytest.mark.parametrize("kind", ["questdb", "postgres", "mongodb"])

@@ -7,7 +7,6 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from tests import postgres_fixture
 from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
                                       reference_bars, timed)
 from workloads.datasets import get_dataset
@@ -23,7 +22,6 @@ from workloads.verify import SAME, verify
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 LOOPBACK = "127.0.0.1"
-pg_engine = postgres_fixture.pg_engine          # the session's server
 
 
 @pytest.fixture(scope="module")

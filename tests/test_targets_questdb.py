@@ -14,7 +14,6 @@ import pytest
 import psycopg
 import questdb
 
-from tests import questdb_fixture
 from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
                                       reference_bars, timed)
 from workloads.datasets import get_dataset
@@ -31,7 +30,6 @@ from workloads.verify import SAME, verify
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 LOOPBACK = "127.0.0.1"
 CLIENTS = (psycopg, questdb)       # the questdb extra installs both: a missing one fails, never skips
-questdb_server = questdb_fixture.questdb_server        # the session's server
 
 
 @pytest.fixture(scope="module")

@@ -199,16 +199,16 @@ def test_the_window_runs_an_experiment_from_its_card_and_shows_the_measured_figu
     window.findChild(QAction, "reproduce_report").trigger()   # File → Reproduce a report…
     assert window.tabs.currentWidget() is window.gallery
 
-    row = window.gallery.row("002", "upload")
+    row = window.gallery.row("003", "write")          # the quickest experiment (seconds)
     with qtbot.waitSignal(window.controller.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(row.run_button, Qt.MouseButton.LeftButton)
     result = finished.args[0]
     assert result.status == "completed", result.message
     stored = window.store.run(result.run_id)["scenario"]
-    assert stored["experiment"] == "002/upload/subject/tiny"
+    assert stored["experiment"] == "003/write/subject/tiny"
     assert stored["target_config"] == default_config("duckdb", tmp_path / "data")
 
-    card = window.gallery.card("002")
+    card = window.gallery.card("003")
 
     def measured_by_this_run() -> bool:
         repro = card.reproduction

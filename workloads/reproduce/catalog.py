@@ -204,7 +204,7 @@ REPORT_002 = ReportCard(
      "Downloads and minute bars peak at 64 users and drop at 128."),
     (Experiment("upload", "002", "upload batch-size sweep", "One user uploads rows in batches of 10 to "
                 "100,000 rows.", "api45", (Arm("subject", "database, upload sweep", SUBJECT, "upload-sweep"),),
-                _bounded(*_API45, params=({"batch_sizes": [100, 1000, 10000], "rows_per_step": 20_000},
+                _bounded(*_API45, params=({"batch_sizes": [100, 1000, 10000], "rows_per_step": 10_000},
                                           {"batch_sizes": [10, 100, 1000, 10000, 100000], "rows_per_step": 200_000},
                                           {"batch_sizes": [10, 100, 1000, 10000, 100000],
                                            "rows_per_step": 1_000_000})), warmup_ops=0, probe_ops=0),

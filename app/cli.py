@@ -1,5 +1,5 @@
-"""The command line: ``tickbench run | runs | show | verify | reproduce | export | import | datasets | workloads | targets |
-engines``."""
+"""The command line: ``tickbench run | runs | show | verify | reproduce | hosts | export | import | datasets | workloads |
+targets | engines``."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from app.cli_reports import add_verify_parser, cmd_verify, print_report_figures
+from app.cli_hosts import add_hosts_parser, add_scheduler_arguments, cmd_hosts, print_cluster, scheduler_changes
 from app.cli_reproduce import add_reproduce_parser, cmd_reproduce
 from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_targets import add_targets_parser, cmd_targets
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
     run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
+    add_scheduler_arguments(run)
     run.add_argument("--scenario-stdin", action="store_true",
                      help="read the whole scenario as JSON from standard input (how the window starts a "
                           "run: a password in it is never written anywhere)")
@@ -82,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_dolphindb_arguments(run)
     add_verify_parser(sub)
     add_reproduce_parser(sub)
+    add_hosts_parser(sub)
     sub.add_parser("runs", help="list stored runs")
     show = sub.add_parser("show", help="figures of one run")
     show.add_argument("run_id")
@@ -155,6 +158,7 @@ def scenario_from_args(args) -> "Scenario":
             raise CliError(f"--param takes NAME=VALUE, not {item!r}")
         params[name.strip()] = value.strip()
     changes["params"] = params
+    changes.update(scheduler_changes(args, _fail))
     target = changes.get("target", base.target)
     if ":" in target:               # a saved server profile: its kind and config come from the registry
         kind, config = _profile_config(args, target)
@@ -163,6 +167,10 @@ def scenario_from_args(args) -> "Scenario":
     else:
         changes["target_config"] = _target_config(args, target, dict(base.target_config))
     return base.with_changes(**changes)
+
+
+def _fail(message: str):
+    raise CliError(message)
 
 
 def _kind_and_config(args, key: str) -> tuple[str, dict]:
@@ -259,10 +267,14 @@ def cmd_run(args) -> int:
                   transient=False) as progress:
         task = progress.add_task(f"{scenario.workload} on {scenario.target}", total=1.0, detail="")
         thread.start()
+        shown_hosts = False
         try:
             while thread.is_alive():
                 thread.join(0.25)
                 snap = runner.snapshot()
+                if runner.load_generators is not None and not shown_hosts:     # before the first release
+                    shown_hosts = True
+                    print_cluster(runner.load_generators, progress.console, snap.host_users or None)
                 detail = f"{snap.status} · step {snap.step_index + 1}/{snap.steps_total} · " \
                          f"{plural(snap.users, 'user')} · {plural(snap.ops_done, 'op')}"
                 if snap.ops_failed:
@@ -469,6 +481,7 @@ def cmd_workloads(args) -> int:
 
 COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
             "verify": lambda args: cmd_verify(args, console, err_console, CliError, _kind_and_config),
+            "hosts": lambda args: cmd_hosts(args, console, _fail),
             "reproduce": lambda args: cmd_reproduce(args, _store(args), console, err_console, CliError,
                                                     _kind_and_config, args.data_dir or default_datasets_dir()),
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),

@@ -16,6 +16,7 @@ from widgets.compare_view import CompareView
 from widgets.dashboard import LiveDashboard
 from widgets.exporters import (export_chart, export_folder, remember_export_folder, run_caption,
                                suggest_filename)
+from widgets.load_generators import LoadGeneratorsPanel
 from widgets.report_gallery import ReportGallery
 from widgets.run_history import RunHistoryView
 from widgets.scenario_builder import ScenarioBuilder
@@ -35,7 +36,10 @@ from workloads.worker import describe_error
 from workloads.text import plural
 
 STATE_KEYS = {"builder": "state/scenario_builder", "targets": "state/targets_panel",
-              "dashboard": "state/dashboard", "history": "state/run_history"}
+              "dashboard": "state/dashboard", "history": "state/run_history",
+              "load_generators": "state/load_generators"}
+LEGACY_DOCKS = "targets_dock,scenario_dock"     # the docks of a layout saved before "window/docks"
+DOCK_HEIGHTS = (24, 44, 32)                     # % of the height: the scenario form scrolls, the others need less
 
 
 class MainWindow(QMainWindow):
@@ -48,9 +52,11 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.controller = RunController(store, self)
         self.background = Background(self)
+        self.cluster_background = Background(self)    # a scheduler's 10 s timeout must not hold the store's reads
         self._running_name = ""
         self.targets_panel = TargetsPanel(data_dir, registry=TargetRegistry.load(data_dir, password_store))
         self.builder = ScenarioBuilder(data_dir)
+        self.load_generators = LoadGeneratorsPanel()
         self.dashboard = LiveDashboard()
         self.history = RunHistoryView()
         self.compare = CompareView()
@@ -64,7 +70,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.compare, "Compare")
         self.setCentralWidget(self.tabs)
         self._docks = [self._add_dock("Targets", self.targets_panel, "targets_dock"),
-                       self._add_dock("Scenario", self.builder, "scenario_dock")]
+                       self._add_dock("Scenario", self.builder, "scenario_dock"),
+                       self._add_dock("Load generators", self.load_generators, "load_generators_dock")]
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
         self._build_menus()
@@ -163,9 +170,13 @@ class MainWindow(QMainWindow):
         self.gallery.run_clicked.connect(self.open_run)
         self.builder.run_requested.connect(self.start_scenario)
         self.builder.changed.connect(self._show_scenario_name)
+        self.builder.changed.connect(self._place_builder_users)
+        self.load_generators.connect_requested.connect(self.describe_cluster)
         self.builder.stop_requested.connect(self.controller.stop)
         self.controller.run_started.connect(self._on_run_started)
         self.controller.snapshot_ready.connect(self.dashboard.show_snapshot)
+        self.controller.snapshot_ready.connect(
+            lambda snapshot: self.load_generators.show_live(snapshot.host_users, snapshot.host_rows_per_s))
         self.controller.run_finished.connect(self._on_run_finished)
         self.controller.run_finished.connect(lambda result: self.refresh_gallery_after(result.run_id))
         self.controller.run_failed_to_start.connect(self._on_failed_to_start)
@@ -185,12 +196,44 @@ class MainWindow(QMainWindow):
             return None
         return scenario.with_changes(target_config={**config, "target_key": key})
 
+    def _with_load_generators(self, scenario: Scenario) -> Scenario:
+        """The Load generators panel's cluster, when it is on; ValueError if its values are wrong."""
+        scheduler = self.load_generators.scheduler()
+        if not scheduler:
+            return scenario
+        return scenario.with_changes(scheduler=scheduler, placement=self.load_generators.placement(),
+                                     pins=self.load_generators.pins())
+
     def start_scenario(self, scenario: Scenario) -> bool:
+        try:
+            scenario = self._with_load_generators(scenario)
+        except ValueError as exc:
+            self.builder.show_error(f"run not started: {exc}")
+            return False
         scenario = self._with_password(scenario)
         if scenario is None:
             self.builder.show_error("run not started: no password given")
             return False
         return self.controller.start(scenario)
+
+    # ---- load generators ----------------------------------------------------------------------
+    def describe_cluster(self, scheduler: str) -> None:
+        """The panel's Connect: the cluster's hosts, asked off the GUI thread."""
+        from workloads.distributed.cluster import ClusterError, describe_scheduler
+
+        def failed(exc: Exception) -> None:
+            clear = isinstance(exc, (ClusterError, ImportError))       # their messages say what to do
+            self.load_generators.show_error(str(exc) if clear else f"cannot describe {scheduler}: "
+                                            f"{describe_error(exc)}")
+        self.load_generators.set_connecting(True)
+        self.cluster_background.run("cluster", lambda: describe_scheduler(scheduler),
+                                    self.load_generators.show_cluster, failed)
+
+    def _place_builder_users(self) -> None:
+        try:
+            self.load_generators.set_users(max(self.builder.scenario().users))
+        except ValueError:
+            pass                      # the builder shows what is wrong when Run is pressed
 
     def play_playlist(self, path: Path) -> None:
         try:
@@ -339,9 +382,11 @@ class MainWindow(QMainWindow):
     # ---- files ------------------------------------------------------------------------------
     def load_scenario(self, path: Path) -> None:
         try:
-            self.builder.load_from(path)
+            scenario = self.builder.load_from(path)
         except ValueError as exc:
             self.show_error(str(exc))
+            return
+        self.load_generators.set_values(scenario.scheduler, scenario.placement, scenario.pins)
 
     def open_scenario_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenarios (*.toml)")
@@ -357,7 +402,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Save scenario", "scenario.toml", "Scenarios (*.toml)")
         if path:
             try:
-                self.builder.save_to(Path(path))
+                self._with_load_generators(self.builder.scenario()).save_toml(Path(path))
             except (ValueError, OSError) as exc:
                 self.show_error(f"cannot save scenario: {exc}")
 
@@ -468,22 +513,34 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+            saved_docks = str(self.settings.value("window/docks", LEGACY_DOCKS)).split(",")
+            newer = [dock for dock in self._docks if dock.objectName() not in saved_docks]
+            if newer:       # docks the saved layout did not know come squeezed: a share, once shown
+                QTimer.singleShot(0, lambda: self.resizeDocks(newer, [self.height() // 4] * len(newer),
+                                                              Qt.Orientation.Vertical))
         else:   # first start: the charts get most of the width, the docks what their forms need
-            self.resizeDocks(self._docks, [max(420, self.width() * 3 // 10)] * 2, Qt.Orientation.Horizontal)
+            self.resizeDocks(self._docks, [max(420, self.width() * 3 // 10)] * len(self._docks),
+                             Qt.Orientation.Horizontal)
+            self.resizeDocks(self._docks, [self.height() * share // 100 for share in DOCK_HEIGHTS],
+                             Qt.Orientation.Vertical)
         if not self.targets_panel.registry.profiles():   # profiles kept by versions before targets.json
             load_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
         load_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
         load_state(STATE_KEYS["history"], self.history, self.settings)
         self.builder.set_targets(self.targets_panel.targets())
         load_state(STATE_KEYS["builder"], self.builder, self.settings)
+        load_state(STATE_KEYS["load_generators"], self.load_generators, self.settings)
+        self._place_builder_users()
         self._show_scenario_name()
 
     def save_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("window/docks", ",".join(dock.objectName() for dock in self._docks))
         store_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
         store_state(STATE_KEYS["history"], self.history, self.settings)
         store_state(STATE_KEYS["builder"], self.builder, self.settings)
+        store_state(STATE_KEYS["load_generators"], self.load_generators, self.settings)
         self.settings.sync()
 
     def ask_close_during_run(self) -> str | None:
@@ -513,6 +570,7 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self.hide()             # gone at once for the person; a read under way finishes behind it
         self.background.wait()
+        self.cluster_background.wait()
         if not keep_engines:
             self.targets_panel.stop_local_engines()      # local engines started from the window stop with it
         super().closeEvent(event)

@@ -55,6 +55,7 @@ class WorkerHandle:
     node: str = ""
     error: str = ""
     traceback: str = ""
+    host: str = ""              # the load generator it runs on ("" = the run's own machine)
 
 
 
@@ -163,7 +164,8 @@ class Collector:
         if isinstance(message, Ready):
             w.pid, w.node = message.pid, message.node
             self.set_state(w, "ready")
-            self.run.store.set_worker(self.run.run_id, self.step.index, w.index, w.pid, w.node, "ready")
+            self.run.store.set_worker(self.run.run_id, self.step.index, w.index, w.pid, w.node, "ready",
+                                      host=w.host)
         elif isinstance(message, Records):
             self._add(message.batch, offset)
         elif isinstance(message, MeasuredDone):
@@ -202,7 +204,7 @@ class Collector:
             w.conn = None
         self.run.metrics.set_worker(w.index, state, w.error)
         self.run.store.set_worker(self.run.run_id, self.step.index, w.index, w.pid, w.node,
-                                     state, w.error, w.process.exitcode, w.traceback)
+                                  state, w.error, w.process.exitcode, w.traceback, w.host)
 
     def _flush_if_due(self) -> None:
         if time.monotonic() - self._last_flush >= STORE_FLUSH_S:

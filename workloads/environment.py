@@ -41,14 +41,17 @@ def _disk(path: str) -> dict[str, Any]:
     return {"path": path, "device": device, "total_bytes": usage.total, "free_bytes": usage.free}
 
 
+def version_of(name: str) -> str:
+    """A library's installed version, or "not installed"."""
+    try:
+        return _version(name)
+    except ImportError:
+        return "not installed"
+
+
 def capture_environment(data_paths: list[str] | None = None) -> dict[str, Any]:
     memory = psutil.virtual_memory()
-    versions = {}
-    for lib in LIBRARIES:
-        try:
-            versions[lib] = _version(lib)
-        except ImportError:
-            versions[lib] = "not installed"
+    versions = {lib: version_of(lib) for lib in LIBRARIES}
     return {
         "host": socket.gethostname(),
         "cpu": _cpu_model(),

@@ -30,6 +30,7 @@ from workloads.suite_figures import FAILED, NOT_SUPPORTED, OK, PENDING
 from workloads.targets.base import PHASES
 
 WINDOW_S = 5            # sliding window for live percentiles
+HOST_WINDOW_S = 3       # rows/s per load-generating host, over this many whole seconds
 MAX_POINTS = 3600       # time-series points kept for live charts
 
 
@@ -95,6 +96,7 @@ class LiveAggregates:
         self._steps: list[_StepTotals] = []
         self._finalised_until = -1  # last whole second turned into points
         self._planned: list[tuple[str, str, str]] = []
+        self._host_seconds: dict[str, dict[int, int]] = {}   # host -> second -> measured rows
         self._snapshot = LiveSnapshot(
             run_id=run_id, status="preparing", target=target, workload=workload,
             step_index=0, steps_total=steps_total, users=0, elapsed_s=0.0,
@@ -114,6 +116,15 @@ class LiveAggregates:
             snap.step_index, snap.users, snap.status, snap.step_label = index, users, "running", label
             snap.workers = {w: "starting" for w in range(users)}
             snap.worker_errors = {}
+
+    def set_hosts(self, hosts: list[str]) -> None:
+        """The current step's host of each user ("" = the run's own machine)."""
+        with self._lock:
+            counts: dict[str, int] = {}
+            for host in hosts:
+                if host:
+                    counts[host] = counts.get(host, 0) + 1
+            self._snapshot.host_users = counts
 
     def release_step(self, run_clock: float) -> None:
         """The current step's workers were released: its measurement window starts now."""
@@ -172,6 +183,8 @@ class LiveAggregates:
             step.wire_ops += int(known.sum())
             if self._planned:
                 self._add_named(step, batch, ok, kind, totals)
+            if "host" in batch and measured.any():
+                self._add_host_rows(batch, measured, seconds)
             measured_all = kind == MEASURED
             failed = int((measured_all & ~ok).sum())
             self._snapshot.ops_done += int(measured.sum())
@@ -180,6 +193,26 @@ class LiveAggregates:
             if bad.any():
                 last = int(np.flatnonzero(bad)[-1])
                 self._snapshot.message = f"worker {batch['worker'][last]}: {batch['error'][last]}"
+
+    def _add_host_rows(self, batch: Columns, measured, seconds) -> None:
+        for host in np.unique(batch["host"][measured]):
+            if not host:
+                continue
+            chosen = measured & (batch["host"] == host)
+            bins = self._host_seconds.setdefault(str(host), {})
+            for sec in np.unique(seconds[chosen]):
+                bins[int(sec)] = bins.get(int(sec), 0) + int(batch["rows"][chosen & (seconds == sec)].sum())
+
+    def _host_rates(self, run_clock: float) -> dict[str, float]:
+        """Rows/s per host over the last HOST_WINDOW_S whole seconds."""
+        last = int(run_clock) - 1
+        rates = {}
+        for host, bins in self._host_seconds.items():
+            for sec in [s for s in bins if s < last - HOST_WINDOW_S]:
+                del bins[sec]
+            rates[host] = sum(rows for sec, rows in bins.items() if sec > last - HOST_WINDOW_S and sec <= last) \
+                / HOST_WINDOW_S
+        return rates
 
     @staticmethod
     def _add_named(step: _StepTotals, batch: Columns, ok, kind, totals) -> None:
@@ -229,6 +262,8 @@ class LiveAggregates:
             result.resources = list(self._resources)
             result.workers = dict(snap.workers)
             result.worker_errors = dict(snap.worker_errors)
+            result.host_users = dict(snap.host_users)
+            result.host_rows_per_s = self._host_rates(run_clock)
             result.sweep = [self._sweep_point(s) for s in self._steps if s.ops or s.final is not None]
             phase_step = self._phase_step()
             if phase_step is not None:

@@ -49,6 +49,7 @@ class OpRecord(NamedTuple):
     error: str = ""
     node: str = ""
     extra: str = ""         # JSON object of target-specific facts ("" = none)
+    host: str = ""          # the load generator that ran it (a Dask worker's address; "" = the run's own machine)
 
 
 PHASE_FIELDS = tuple(f"{phase}_s" for phase in PHASES)
@@ -58,7 +59,7 @@ FIELD_DTYPES: dict[str, object] = {
     "step": np.int32, "worker": np.int32, "seq": np.int32, "op": np.str_, "t_start": np.float64,
     "total_s": np.float64, "rows": np.int64, "bytes": np.int64, "ok": np.bool_, "kind": np.str_,
     **{f: np.float64 for f in PHASE_FIELDS}, "wire_bytes": np.int64, "error": np.str_,
-    "node": np.str_, "extra": np.str_,
+    "node": np.str_, "extra": np.str_, "host": np.str_,
 }  # strings as fixed-width numpy text: pickled as one buffer, not one object per record
 assert tuple(FIELD_DTYPES) == OpRecord._fields
 

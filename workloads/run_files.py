@@ -47,13 +47,14 @@ STEP_COLUMNS = {
 WORKER_COLUMNS = {
     "run_id": pa.string(), "step": pa.int32(), "worker": pa.int32(), "pid": pa.int32(), "node": pa.string(),
     "state": pa.string(), "error": pa.string(), "exitcode": pa.int32(), "traceback": pa.string(),
+    "host": pa.string(),
 }
 OPS_COLUMNS = {
     "run_id": pa.string(), "step": pa.int32(), "worker": pa.int32(), "seq": pa.int32(), "op": pa.string(),
     "t_start": pa.float64(), "total_s": pa.float64(), "io_s": pa.float64(), "query_s": pa.float64(),
     "server_s": pa.float64(), "transfer_s": pa.float64(), "decode_s": pa.float64(), "rows": pa.int64(),
     "bytes": pa.int64(), "ok": pa.bool_(), "error": pa.string(), "node": pa.string(), "kind": pa.string(),
-    "read_s": pa.float64(), "wire_bytes": pa.int64(), "extra": pa.string(),
+    "read_s": pa.float64(), "wire_bytes": pa.int64(), "extra": pa.string(), "host": pa.string(),
 }
 RESOURCE_COLUMNS = {
     "run_id": pa.string(), "t": pa.float64(), "cpu_percent": pa.float64(), "rss_bytes": pa.int64(),

@@ -8,7 +8,6 @@ starts for a run (``tickbench run --live``, which publishes ``snapshot()`` to th
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import secrets
 import threading
 import shutil
@@ -19,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from workloads.collector import Collector, RunContext, WorkerHandle
+from workloads.collector import Collector, RunContext
 from workloads.environment import capture_environment
 from workloads.figures import figures_of_step, step_figures
 from workloads.kinds import StepPlan, get_workload
@@ -33,7 +32,8 @@ from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import existing_csv_bytes
 from workloads.targets.base import IMPORT_TABLE, Layout, TargetError
 from workloads.targets.sizes import rows_bytes
-from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
+from workloads.launch import Launcher, LocalLauncher, StepLaunch
+from workloads.worker import WorkerSpec, describe_error
 
 READY_TIMEOUT_S = 300.0     # spawned workers import pandas/pyarrow: slow with many on 2 cores
 
@@ -77,9 +77,10 @@ class Runner:
         self._metrics = LiveAggregates(self.run_id, scenario.target, scenario.workload, len(self.steps),
                                        run_name(scenario), scenario.cache)
         self._metrics.plan_ops(self.workload.planned_ops(self.params))
-        self._mp = mp.get_context("spawn")
+        self._launcher: Launcher = LocalLauncher()
         self._sampler: ResourceSampler | None = None
         self._failures: list[str] = []
+        self.load_generators = None       # the Dask cluster's description, once connected
         self._planned_ops: dict[int, int | None] = {}
 
     # --- control -------------------------------------------------------------------------
@@ -105,6 +106,8 @@ class Runner:
         self._sampler = ResourceSampler()
         status, message = "completed", ""
         try:
+            if scenario.scheduler:
+                self._connect_load_generators()
             layout = self._prepare(target) if self.workload.uses_target else None
             self._describe_target()
             run_params = self.workload.prepare_run(self.scenario, layout, self._run_dir())
@@ -127,10 +130,25 @@ class Runner:
         except Exception as exc:  # keep the record: a run never vanishes
             status, message = "failed", describe_error(exc)
         finally:
+            self._launcher.close()
             shutil.rmtree(self._run_dir(), ignore_errors=True)      # the run's scratch files
             self.store.finish_run(self.run_id, status, message)
             self._metrics.set_status(status, message or status, progress=1.0 if status == "completed" else None)
         return RunResult(self.run_id, status, message, step_figures(self.store, self.run_id))
+
+    def _connect_load_generators(self) -> None:
+        """The scenario's Dask cluster: its hosts, their environments and clock offsets are stored
+        with the run before anything starts, with the versions that differ between hosts."""
+        from workloads.distributed.launcher import DaskLauncher
+
+        self._metrics.set_status("preparing", f"connecting to the Dask scheduler at {self.scenario.scheduler}")
+        launcher = DaskLauncher(self.scenario.scheduler, self.scenario.placement, self.scenario.pins)
+        self._launcher = launcher
+        cluster = launcher.describe()
+        self.store.set_environment_entry(self.run_id, "load_generators", cluster.to_dict())
+        self.load_generators = cluster
+        if cluster.differences:
+            self._metrics.set_status("preparing", "hosts differ: " + "; ".join(cluster.differences))
 
     def _data_paths(self) -> list[str]:
         config = self.scenario.target_config
@@ -165,8 +183,13 @@ class Runner:
         self.store.set_environment_entry(self.run_id, "target", _safe_describe(self.target))
 
     def _run_step(self, step: StepPlan, layout: Layout | None) -> None:
-        events = StepEvents(self._mp.Event(), self._mp.Event(), self._mp.Event())
-        step_t0 = self._mp.Value("d", 0.0)
+        launch = self._launcher.begin_step(f"tickbench-{self.run_id}-{step.index}")
+        try:
+            self._run_launched_step(step, layout, launch)
+        finally:
+            launch.close()
+
+    def _run_launched_step(self, step: StepPlan, layout: Layout | None, launch: StepLaunch) -> None:
         self.store.add_step(self.run_id, step.index, step.users, step.label, step.params)
         self._metrics.begin_step(step.index, step.users, step.label, self.clock())
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: starting "
@@ -176,30 +199,32 @@ class Runner:
         clear = layout is not None and self.workload.writes
         if clear and not self.scenario.warmup_ops:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
-        workers = [self._spawn(step, layout, i, events, step_t0) for i in range(step.users)]
+        hosts = self._launcher.host_for(step.users)
+        self._metrics.set_hosts(hosts)
+        workers = launch.start([self._spec(step, layout, i, host) for i, host in enumerate(hosts)])
         collector = Collector(self._context(), step, workers)
         collector.wait_ready(self.ready_timeout_s)
         if clear and self.scenario.warmup_ops:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
         step_methods = self._cold_step(layout)
-        step_t0.value = time.monotonic()
+        t0 = time.monotonic()
         offset = self.clock()
         self.store.release_step(self.run_id, step.index, offset)
         self._metrics.release_step(offset)
         for w in workers:
             if w.state == "ready":
                 collector.set_state(w, "running")
-        events.start.set()
+        launch.release(t0)
         running = sum(w.state == "running" for w in workers)
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)} ({step.label}): "
                                  f"{running} of {step.users} workers running")
-        collector.collect(offset, events.stop, until=("running",))
+        collector.collect(offset, launch.stop, until=("running",))
         window = collector.last_end            # release -> end of the last measured operation
         if not self.cancelled and any(w.state == "measured" for w in workers):
             self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: "
                                      "probe operations for the phase split")
-            events.probe.set()
-        collector.collect(offset, events.stop, until=("running", "measured"))
+            launch.release_probes()
+        collector.collect(offset, launch.stop, until=("running", "measured"))
         collector.finish()
         self._failures += collector.failures
         step_status = "cancelled" if self.cancelled else "completed"
@@ -219,16 +244,10 @@ class Runner:
         return RunContext(self.run_id, self.store, self._metrics, self._sampler, lambda: self.cancelled,
                           self.clock, self._step_progress)
 
-    def _spawn(self, step: StepPlan, layout, index: int, events: StepEvents, step_t0) -> WorkerHandle:
-        spec = WorkerSpec(scenario=self.scenario.to_dict(), step=asdict(step), worker=index,
-                          layout=layout, target_kind=self.scenario.target,
-                          target_config=dict(self.scenario.target_config))
-        parent_conn, child_conn = self._mp.Pipe(duplex=False)
-        process = self._mp.Process(target=worker_main, name=f"tickbench-worker-{index}",
-                                   args=(spec, child_conn, events, step_t0), daemon=True)
-        process.start()
-        child_conn.close()
-        return WorkerHandle(index=index, process=process, conn=parent_conn)
+    def _spec(self, step: StepPlan, layout, index: int, host: str) -> WorkerSpec:
+        return WorkerSpec(scenario=self.scenario.to_dict(), step=asdict(step), worker=index, layout=layout,
+                          target_kind=self.scenario.target, target_config=dict(self.scenario.target_config),
+                          host=host)
 
     def _step_progress(self, step: StepPlan, ops: int, rows: int, elapsed: float) -> float:
         # asked on every collector pass: the planned count (a suite file read) once per step

@@ -9,6 +9,7 @@ from typing import Any
 import tomli_w
 
 from workloads.datasets.schema import Scale, StringMode
+from workloads.distributed.placement import check_placement
 
 CACHE_STATES = ("warm", "cold")
 
@@ -30,6 +31,9 @@ class Scenario:
     warmup_ops: int = 1            # per user per step, before the release; recorded apart
     probe_ops: int = 2             # per user per step, after the window, where phases need probes
     experiment: str = ""           # the report gallery's slot (report/experiment/arm/size), or ""
+    scheduler: str = ""            # a Dask scheduler (tcp://host:port) whose workers run the users, or ""
+    placement: str = "spread"      # how users go to the Dask workers: spread | packed | pinned
+    pins: dict[str, int] = field(default_factory=dict)   # pinned: host (address or name) -> users
 
     def __post_init__(self) -> None:
         StringMode.parse(self.strings)
@@ -41,6 +45,7 @@ class Scenario:
             raise ValueError("operations and duration must not be negative")
         if self.warmup_ops < 0 or self.probe_ops < 0:
             raise ValueError("warm-up and probe operations must not be negative")
+        check_placement(self.scheduler, self.placement, self.pins)
 
     @property
     def string_mode(self) -> StringMode:

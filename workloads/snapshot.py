@@ -106,3 +106,7 @@ class LiveSnapshot:
     per_operation: bool = False
     name: str = ""                           # the run's name (workloads.scenario.run_name)
     cache: str = ""                          # warm | cold
+    # load generators (a run on Dask): the current step's users per host, and each host's rows/s
+    # over the last few whole seconds of operation ends
+    host_users: dict[str, int] = field(default_factory=dict)
+    host_rows_per_s: dict[str, float] = field(default_factory=dict)

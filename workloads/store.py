@@ -286,10 +286,11 @@ class ResultsStore:
         self._writer(run_id).update_step(step, facts=json.dumps(facts, default=str))
 
     def set_worker(self, run_id: str, step: int, worker: int, pid: int | None, node: str,
-                   state: str, error: str = "", exitcode: int | None = None, traceback: str = "") -> None:
+                   state: str, error: str = "", exitcode: int | None = None, traceback: str = "",
+                   host: str = "") -> None:
         self._writer(run_id).set_worker(
             {"run_id": run_id, "step": step, "worker": worker, "pid": pid, "node": node, "state": state,
-             "error": error, "exitcode": exitcode, "traceback": traceback or None})
+             "error": error, "exitcode": exitcode, "traceback": traceback or None, "host": host})
 
     def add_ops(self, run_id: str, records: "Columns | list[OpRecord]") -> None:
         self._writer(run_id).add_ops(ops_table(run_id, records))

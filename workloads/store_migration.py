@@ -21,6 +21,8 @@ _V2_COLUMNS = {
     "workers": {"traceback": "VARCHAR"},
     "ops": {"kind": "VARCHAR DEFAULT 'measured'", "read_s": "DOUBLE", "wire_bytes": "BIGINT", "extra": "JSON"},
 }
+# added once runs had folders of their own: no single-file format had them
+_FOLDER_COLUMNS = {"workers": {"host": "VARCHAR"}, "ops": {"host": "VARCHAR"}}
 MIGRATED_SUFFIX = ".migrated"
 
 
@@ -45,6 +47,9 @@ def migrate_legacy_file(path: Path, runs_dir: Path) -> int:
         for table, columns in _V2_COLUMNS.items():
             for name, kind in columns.items():
                 con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    for table, columns in _FOLDER_COLUMNS.items():
+        for name, kind in columns.items():
+            con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
     con.execute("DETACH old")
     runs = con.execute("SELECT * FROM runs").df()
     for run in runs.to_dict("records"):

@@ -47,6 +47,7 @@ class WorkerSpec:
     layout: Layout | None
     target_kind: str
     target_config: dict[str, Any]
+    host: str = ""                     # the load generator it runs on ("" = the run's own machine)
 
 
 @dataclass(frozen=True)
@@ -232,17 +233,17 @@ class _Operations:
     def _record(self, kind: str, seq: int, t_start: float, total: float, result, error: str,
                 operation) -> OpRecord:
         # positional, in field order: this runs once per operation (the harness's own cost)
-        step, worker = self._step_index, self.spec.worker
+        step, worker, host = self._step_index, self.spec.worker, self.spec.host
         op = getattr(operation, "op_name", self.workload.op_name)
         if result is None:
             return OpRecord(step, worker, seq, op, t_start, total, 0, 0, False, kind, *_NO_PHASES,
-                            UNKNOWN_BYTES, error, "", "")
+                            UNKNOWN_BYTES, error, "", "", host)
         phases = result.phases
         wire = result.wire_bytes
         return OpRecord(step, worker, seq, op, t_start, total, result.rows, result.nbytes, True, kind,
                         *(tuple(phases.get(p) for p in PHASES) if phases else _NO_PHASES),
                         UNKNOWN_BYTES if wire is None else int(wire), error, result.node or "",
-                        extra_json(result.extra))
+                        extra_json(result.extra), host)
 
     def _flush_if_due(self) -> None:
         if len(self._batch) >= FLUSH_EVERY_RECORDS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:

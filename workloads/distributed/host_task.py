@@ -1,0 +1,155 @@
+"""What runs on each load-generating host: a Dask task pinned to one Dask worker that starts the
+host's users as processes of their own (the same ``worker_main`` as a local run), relays their
+messages to the run through a Dask ``Queue``, and mirrors the run's Dask ``Event``s (release,
+probes, stop) onto the users' local events.
+
+The users' records keep the run's timeline: the release time comes from the run's clock and is
+moved onto this host's clock by the offset the run measured (``workloads.distributed.clock``).
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import pickle
+import threading
+import time
+from contextlib import contextmanager
+from multiprocessing.connection import wait
+from typing import Any
+
+from workloads.messages import Done, Failed
+from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
+
+RELAY_EVERY_S = 0.05          # messages from every user of the host go back as one put per pass
+HEARTBEAT_TIMEOUT_S = 30.0    # the run's process stopped answering: stop the users
+
+
+def step_names(key: str) -> dict[str, str]:
+    """The Dask objects of one step, shared by the run and its hosts."""
+    return {name: f"{key}-{name}" for name in ("start", "probe", "stop", "t0", "records", "heartbeat", "killed")}
+
+
+def pack(messages: list[tuple[int, Any]]) -> bytes:
+    """(user, message) pairs as one Dask Queue item (a Queue carries msgpack data: bytes)."""
+    return pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(item: bytes) -> list[tuple[int, Any]]:
+    return pickle.loads(item)
+
+
+@contextmanager
+def _may_start_processes():
+    """A Dask worker under a nanny is a daemonic process, which multiprocessing forbids to start
+    children. Our users are safe to start anyway: each stops on its own when its parent goes
+    (``workloads.worker.parent_gone``)."""
+    config = mp.current_process()._config
+    was = config.get("daemon")
+    config["daemon"] = False
+    try:
+        yield
+    finally:
+        config["daemon"] = was
+
+
+def run_host(specs: list[WorkerSpec], key: str, offset_s: float) -> dict[str, Any]:
+    """Run this host's users for one step; a summary when every user has ended."""
+    from distributed import Event, Queue, Variable, get_client
+
+    client = get_client()
+    names = step_names(key)
+    queue = Queue(names["records"], client=client)
+    context = mp.get_context("spawn")
+    events = StepEvents(context.Event(), context.Event(), context.Event())
+    step_t0 = context.Value("d", 0.0)
+    users: dict[Any, tuple[int, Any]] = {}
+    with _may_start_processes():
+        for spec in specs:
+            parent, child = context.Pipe(duplex=False)
+            process = context.Process(target=worker_main, name=f"tickbench-worker-{spec.worker}",
+                                      args=(spec, child, events, step_t0), daemon=True)
+            process.start()
+            child.close()
+            users[parent] = (spec.worker, process)
+    finished = threading.Event()
+
+    def mirror(name: str, local, before=None) -> None:
+        remote = Event(names[name], client=client)
+        while not finished.is_set():
+            if remote.wait(timeout=0.5):
+                if before is not None:
+                    before()
+                local.set()
+                return
+
+    def release_time() -> None:
+        step_t0.value = float(Variable(names["t0"], client=client).get(timeout=10)) + offset_s
+
+    def heartbeat() -> None:
+        # the run counts up once a second; a count that stops moving (on this host's own clock,
+        # as hosts' wall clocks may disagree) means the run's process is gone
+        beat, killed = Variable(names["heartbeat"], client=client), Variable(names["killed"], client=client)
+        seen, changed = None, time.monotonic()
+        while not finished.wait(1.0):
+            try:
+                count = beat.get(timeout=5)
+                doomed = set(killed.get(timeout=5) or ())
+            except Exception:       # the run's client has gone, or the scheduler with it
+                count, doomed = seen, set()
+            for worker, process in list(users.values()):
+                if worker in doomed and process.is_alive():
+                    process.kill()
+            if count != seen:
+                seen, changed = count, time.monotonic()
+            elif time.monotonic() - changed > HEARTBEAT_TIMEOUT_S:
+                events.stop.set()
+                return
+
+    threads = [threading.Thread(target=mirror, args=("start", events.start, release_time), daemon=True),
+               threading.Thread(target=mirror, args=("probe", events.probe), daemon=True),
+               threading.Thread(target=mirror, args=("stop", events.stop), daemon=True),
+               threading.Thread(target=heartbeat, daemon=True)]
+    for thread in threads:
+        thread.start()
+    ended: dict[int, str] = {}
+    try:
+        while users:
+            outgoing: list[tuple[int, Any]] = []
+            for conn in wait(list(users), timeout=RELAY_EVERY_S):
+                worker, process = users[conn]
+                try:
+                    while conn.poll():
+                        message = conn.recv()
+                        outgoing.append((worker, message))
+                        if isinstance(message, (Done, Failed)):
+                            ended[worker] = type(message).__name__
+                except (EOFError, OSError):
+                    pass
+            for conn, (worker, process) in list(users.items()):
+                if worker in ended or not process.is_alive():
+                    if worker not in ended and not conn.poll():
+                        process.join(0.5)
+                        outgoing.append((worker, Failed(worker, f"worker process {_exit(process.exitcode)}")))
+                        ended[worker] = "Failed"
+                    if worker in ended:
+                        conn.close()
+                        del users[conn]
+                        process.join(1.0)
+            if outgoing:
+                queue.put(pack(outgoing))
+    except BaseException as exc:            # tell the run why this host's users stop
+        queue.put(pack([(w, Failed(w, f"the host's relay failed: {describe_error(exc)}"))
+                        for w, _ in users.values() if w not in ended]))
+        raise
+    finally:
+        finished.set()
+        events.stop.set()
+        for worker, process in users.values():
+            process.join(1.0)
+            if process.is_alive():
+                process.kill()
+    return {"users": len(specs), "ended": ended}
+
+
+def _exit(code: int | None) -> str:
+    from workloads.collector import exit_description
+    return exit_description(code)

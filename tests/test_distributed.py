@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 import time
 
@@ -121,6 +122,12 @@ def test_an_unreachable_scheduler_is_a_clear_message_and_the_run_is_kept(tmp_pat
     refused = f"tcp://127.0.0.1:{free_port()}"
     with pytest.raises(ClusterError, match=f"cannot reach the Dask scheduler at {refused}"):
         connect(refused, timeout_s=2)
+    with socket.socket() as silent:              # accepts, never answers: not a Dask scheduler
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        with pytest.raises(ClusterError, match=f"cannot reach the Dask scheduler at {address}: no answer"):
+            connect(address, timeout_s=1)
     store, runner, result = _run(tmp_path, _scenario(tmp_path, type("C", (), {"scheduler": refused}),
                                                      "read-day", users=(1,)))
     assert result.status == "failed" and "cannot reach the Dask scheduler" in result.message

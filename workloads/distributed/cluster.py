@@ -4,6 +4,7 @@ panel and by ``tickbench hosts``."""
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -53,8 +54,25 @@ def connect(scheduler: str, timeout_s: float = CONNECT_TIMEOUT_S):
     """A ``distributed.Client`` of ``scheduler``, or a ClusterError that says why not."""
     distributed = import_distributed()
     _reachable(scheduler, timeout_s)
+    made: dict = {}
+
+    def make() -> None:
+        try:
+            made["client"] = distributed.Client(scheduler, timeout=timeout_s, set_as_default=False)
+        except BaseException as exc:    # handed to the caller below
+            made["error"] = exc
+    # a port that accepts but never answers (not a Dask scheduler) holds the Client's handshake
+    # forever, whatever its timeouts say: wait for it in a thread of its own, up to the timeout
+    thread = threading.Thread(target=make, name=f"connect {scheduler}", daemon=True)
+    thread.start()
+    thread.join(timeout_s + 5)
+    if thread.is_alive():
+        raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: no answer within "
+                           f"{timeout_s + 5:g} s (is it a Dask scheduler's port?)")
     try:
-        return distributed.Client(scheduler, timeout=timeout_s, set_as_default=False)
+        if "error" in made:
+            raise made["error"]
+        return made["client"]
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {_reason(exc)} "
                            "(is `dask scheduler` running there, and the port open?)") from exc

@@ -101,3 +101,30 @@ def day_frames(request):
     scale = request.module.SCALE
     return [get_dataset("taq").day_frame(i, scale, StringMode.OBJECT) for i in range(scale.days)]
 
+
+
+# --- running in parallel (pytest -n 2) -------------------------------------------------------------------
+SERVER_FIXTURES = ("druid_engine", "mongo_server", "pg_engine", "questdb_server")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Each test module runs in one worker process (its module fixtures are built once), and every
+    module that asks for one of the session's servers in the same one (each server starts once).
+    (pytest-xdist's own ``--dist loadgroup`` cannot regroup tests under pytest 9.)"""
+    from pathlib import Path
+
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = Path(config.rootpath)
+
+    class ModulesAndServers(LoadScopeScheduling):
+        _scopes: dict[str, str] = {}
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            if module not in self._scopes:
+                text = (root / module).read_text(encoding="utf-8") if (root / module).is_file() else ""
+                self._scopes[module] = "servers" if any(name in text for name in SERVER_FIXTURES) else module
+            return self._scopes[module]
+
+    return ModulesAndServers(config, log)

@@ -72,6 +72,7 @@ def make_widget(qtbot, qapp, light_theme):
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: E402,F401
 # One server of each engine per session, shared by every module that asks (a module that registered
 # one itself would start a second one).
+from tests.dask_fixture import dask_cluster  # noqa: E402,F401
 from tests.druid_fixture import druid_engine  # noqa: E402,F401
 from tests.mongodb_fixture import mongo_server  # noqa: E402,F401
 from tests.postgres_fixture import pg_engine  # noqa: E402,F401

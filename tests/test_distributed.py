@@ -28,13 +28,6 @@ from workloads.target_registry import default_config
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 
 
-@pytest.fixture(scope="module")
-def dask_cluster(tmp_path_factory):
-    cluster = start(tmp_path_factory.mktemp("dask"), workers=2)
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 def _scenario(tmp_path, cluster, workload: str, users=(4,), **changes) -> Scenario:
@@ -50,6 +43,17 @@ def _appended(scenario) -> int:
         (table,) = con.execute("SELECT table_name FROM information_schema.tables "
                                "WHERE table_name LIKE '%\\_append' ESCAPE '\\'").fetchone()
         return con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+
+
+def _run_until(runner: Runner, ops: int, timeout_s: float = 240) -> tuple[threading.Thread, dict]:
+    """The run going in a thread, once ``ops`` measured operations are in (its result lands in the dict)."""
+    done: dict = {}
+    thread = threading.Thread(target=lambda: done.setdefault("result", runner.run()))
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while runner.snapshot().ops_done < ops and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return thread, done
 
 
 def _run(tmp_path, scenario):
@@ -173,12 +177,7 @@ def test_a_host_killed_mid_run_fails_its_users_and_the_survivors_records_are_all
                              params={"rows_per_user": 40_000, "batch_rows": 1_000}, warmup_ops=0)
         store = ResultsStore(tmp_path / "results")
         runner = Runner(scenario, store)
-        done = {}
-        thread = threading.Thread(target=lambda: done.setdefault("result", runner.run()))
-        thread.start()
-        deadline = time.monotonic() + 240
-        while runner.snapshot().ops_done < 8 and thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        thread, done = _run_until(runner, ops=8)
         client = connect(cluster.scheduler)
         pids = client.run(os.getpid)
         client.close()
@@ -212,12 +211,7 @@ def test_cancelling_a_run_on_dask_stops_every_host_and_keeps_what_was_measured(t
     scenario = _scenario(tmp_path, dask_cluster, "read-day", users=(2,), operations=0, duration_s=60.0)
     store = ResultsStore(tmp_path / "results")
     runner = Runner(scenario, store)
-    done = {}
-    thread = threading.Thread(target=lambda: done.setdefault("result", runner.run()))
-    thread.start()
-    deadline = time.monotonic() + 120
-    while runner.snapshot().ops_done < 4 and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    thread, done = _run_until(runner, ops=4)
     live = runner.snapshot()
     assert sum(live.host_users.values()) == 2 and len(live.host_users) == 2
     cancelled_at = time.monotonic()

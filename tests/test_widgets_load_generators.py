@@ -16,7 +16,6 @@ from widgets.host_table import HOST, NAME, ROWS, USERS, VERSIONS
 from widgets.load_generators import LoadGeneratorsPanel
 from workloads.distributed.cluster import ClusterView, HostView
 from workloads.distributed.hosts import version_differences
-from workloads.distributed.local_cluster import start
 from workloads.local_engines.base import free_port
 from workloads.scenario import Scenario
 
@@ -171,13 +170,6 @@ def test_live_figures_update_the_cells_in_place(panel):
 
 
 # ---- the real window and a real Dask cluster on loopback ----------------------------------------
-@pytest.fixture(scope="module")
-def dask_cluster(tmp_path_factory):
-    cluster = start(tmp_path_factory.mktemp("dask"), workers=2)
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 def ticking(parent) -> list[float]:

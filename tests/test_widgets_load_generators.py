@@ -20,7 +20,7 @@ from workloads.local_engines.base import free_port
 from workloads.scenario import Scenario
 
 pytestmark = pytest.mark.timeout(180)
-ALPHA, BETA = "tcp://10.0.0.1:40001", "tcp://10.0.0.2:40001"
+ALPHA, BETA = "tcp://127.0.0.1:40001", "tcp://127.0.0.1:40002"
 
 
 def environment(pandas: str = "2.3.3") -> dict:
@@ -32,7 +32,7 @@ def two_hosts(beta_pandas: str = "2.3.3") -> ClusterView:
     environments = {ALPHA: environment(), BETA: environment(beta_pandas)}
     hosts = [HostView(ALPHA, "alpha", 4, 16_000_000_000, environments[ALPHA], 0.0002, 0.0004),
              HostView(BETA, "beta", 2, 8_000_000_000, environments[BETA], -0.0011, 0.0007)]
-    return ClusterView("tcp://10.0.0.9:8786", hosts, version_differences(environments))
+    return ClusterView("tcp://127.0.0.1:8786", hosts, version_differences(environments))
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def users(panel) -> dict[str, str]:
 
 def connected(panel, view=None, users_count: int = 3) -> LoadGeneratorsPanel:
     panel.enabled_check.setChecked(True)
-    panel.address_edit.setText("tcp://10.0.0.9:8786")
+    panel.address_edit.setText("tcp://127.0.0.1:8786")
     panel.set_users(users_count)
     panel.show_cluster(view or two_hosts())
     return panel
@@ -57,11 +57,11 @@ def test_off_the_users_run_here_and_the_empty_state_says_what_to_do(qtbot, panel
     assert panel.scheduler() == "" and panel.placement() == "spread" and panel.pins() == {}
     assert panel.empty_label.isVisible() and "run on this machine" in panel.empty_label.text()
     assert not panel.table.isVisible() and not panel.connect_button.isEnabled()
-    panel.address_edit.setText("tcp://10.0.0.9:8786")
+    panel.address_edit.setText("tcp://127.0.0.1:8786")
     assert panel.scheduler() == ""                       # typed, but the box is off
     with qtbot.waitSignal(panel.changed):
         panel.enabled_check.setChecked(True)
-    assert panel.scheduler() == "tcp://10.0.0.9:8786" and panel.connect_button.isEnabled()
+    assert panel.scheduler() == "tcp://127.0.0.1:8786" and panel.connect_button.isEnabled()
     assert panel.empty_label.text().startswith("Not connected")
 
 
@@ -70,24 +70,24 @@ def test_connect_asks_for_the_typed_address_and_never_connects_itself(qtbot, pan
     with qtbot.assertNotEmitted(panel.connect_requested):
         qtbot.mouseClick(panel.connect_button, Qt.MouseButton.LeftButton)
     assert "address" in panel.status_label.text() and panel.status_label.property("role") == "error"
-    qtbot.keyClicks(panel.address_edit, "10.0.0.9:8786")         # Dask's tcp:// is implied
-    assert panel.scheduler() == "tcp://10.0.0.9:8786"
+    qtbot.keyClicks(panel.address_edit, "127.0.0.1:8786")         # Dask's tcp:// is implied
+    assert panel.scheduler() == "tcp://127.0.0.1:8786"
     with qtbot.waitSignal(panel.connect_requested) as asked:
         qtbot.mouseClick(panel.connect_button, Qt.MouseButton.LeftButton)
-    assert asked.args == ["tcp://10.0.0.9:8786"]
+    assert asked.args == ["tcp://127.0.0.1:8786"]
     assert not panel.connect_button.isEnabled() and panel.connect_button.text() == "Connecting…"
-    assert "Connecting to tcp://10.0.0.9:8786" in panel.status_label.text()
+    assert "Connecting to tcp://127.0.0.1:8786" in panel.status_label.text()
     panel.set_connecting(False)
     assert panel.connect_button.isEnabled() and panel.connect_button.text() == "Connect"
 
 
 def test_set_values_shows_a_loaded_scenario_and_an_empty_scheduler_keeps_the_typed_address(qtbot, panel):
     with qtbot.waitSignal(panel.changed):
-        panel.set_values("tcp://10.0.0.9:8786", "pinned", {"alpha": 3})
-    assert panel.enabled_check.isChecked() and panel.scheduler() == "tcp://10.0.0.9:8786"
+        panel.set_values("tcp://127.0.0.1:8786", "pinned", {"alpha": 3})
+    assert panel.enabled_check.isChecked() and panel.scheduler() == "tcp://127.0.0.1:8786"
     assert panel.placement() == "pinned" and panel.pins() == {"alpha": 3}
     panel.set_values("", "spread", {})
-    assert panel.scheduler() == "" and panel.address_edit.text() == "tcp://10.0.0.9:8786"
+    assert panel.scheduler() == "" and panel.address_edit.text() == "tcp://127.0.0.1:8786"
     assert panel.placement() == "spread" and panel.pins() == {}
 
 
@@ -96,7 +96,7 @@ def test_state_round_trips_and_an_address_less_state_stays_off(make_widget, pane
     panel.placement_combo.setCurrentIndex(panel.placement_combo.findData("packed"))
     again = make_widget(LoadGeneratorsPanel, show=False)
     again.restore_state(panel.save_state())
-    assert (again.scheduler(), again.placement()) == ("tcp://10.0.0.9:8786", "packed")
+    assert (again.scheduler(), again.placement()) == ("tcp://127.0.0.1:8786", "packed")
     again.restore_state({"version": 1, "enabled": True, "address": "", "pins": {"a": "x"}})
     assert again.scheduler() == "" and again.pins() == {}
 
@@ -106,7 +106,7 @@ def test_the_placement_recomputes_the_users_each_host_gets(qtbot, panel):
     connected(panel, users_count=3)
     assert panel.table.isVisible() and not panel.empty_label.isVisible()
     assert [panel.table.item(r, NAME).text() for r in range(2)] == ["alpha", "beta"]
-    assert panel.table.item(0, HOST).text() == "10.0.0.1:40001"          # the full address in its tooltip
+    assert panel.table.item(0, HOST).text() == "127.0.0.1:40001"          # the full address in its tooltip
     assert users(panel) == {ALPHA: "2", BETA: "1"}                       # spread evenly
     with qtbot.waitSignal(panel.changed):
         panel.placement_combo.setCurrentIndex(panel.placement_combo.findData("packed"))
@@ -126,7 +126,7 @@ def test_pinned_spin_boxes_give_the_pins_starting_from_an_even_spread(qtbot, pan
     panel.table.pin_spin(ALPHA).setValue(7)
     assert panel.pins() == {"alpha": 7}
     # a scenario pinned by address keeps its keys; a host the cluster lacks is dropped, and said so
-    panel.set_values("tcp://10.0.0.9:8786", "pinned", {BETA: 5, "gamma": 1})
+    panel.set_values("tcp://127.0.0.1:8786", "pinned", {BETA: 5, "gamma": 1})
     panel.show_cluster(two_hosts())
     assert panel.table.pin_spin(BETA).value() == 5 and panel.pins() == {BETA: 5}
     assert "dropped: gamma" in panel.status_label.text()
@@ -139,7 +139,7 @@ def test_pinned_spin_boxes_give_the_pins_starting_from_an_even_spread(qtbot, pan
 def test_versions_that_differ_are_flagged_with_the_lines_naming_the_host(panel):
     connected(panel, two_hosts(beta_pandas="2.2.0"))
     flagged = panel.table.item(1, VERSIONS)
-    assert flagged.text() == "⚠ differs" and "pandas: 2.2.0 on tcp://10.0.0.2:40001" in flagged.toolTip()
+    assert flagged.text() == "⚠ differs" and "pandas: 2.2.0 on tcp://127.0.0.1:40002" in flagged.toolTip()
     assert panel.status_label.property("role") == "warning" and "Versions differ" in panel.status_label.text()
     panel.show_cluster(two_hosts())
     assert [panel.table.item(r, VERSIONS).text() for r in range(2)] == ["same", "same"]
@@ -148,7 +148,7 @@ def test_versions_that_differ_are_flagged_with_the_lines_naming_the_host(panel):
 def test_an_error_is_shown_and_the_hosts_stay(panel):
     connected(panel)
     panel.set_connecting(True)
-    panel.show_error("cannot reach the Dask scheduler at tcp://10.0.0.9:8786: timed out")
+    panel.show_error("cannot reach the Dask scheduler at tcp://127.0.0.1:8786: timed out")
     assert panel.status_label.text().startswith("cannot reach") and panel.status_label.property("role") == "error"
     assert panel.table.rowCount() == 2 and panel.table.isVisible() and panel.connect_button.isEnabled()
 
@@ -250,11 +250,11 @@ def test_a_pinned_placement_without_pins_is_refused_before_anything_starts(qtbot
 def test_a_loaded_scenario_shows_its_cluster_and_the_builders_users_are_placed(window_factory, tmp_path):  # noqa: F811
     window = window_factory()
     path = tmp_path / "dask.toml"
-    Scenario(workload="noop", users=(1, 2, 8), operations=1, scheduler="tcp://10.0.0.9:8786",
+    Scenario(workload="noop", users=(1, 2, 8), operations=1, scheduler="tcp://127.0.0.1:8786",
              placement="packed").save_toml(path)
     window.load_scenario(path)
     panel = window.load_generators
-    assert (panel.scheduler(), panel.placement()) == ("tcp://10.0.0.9:8786", "packed")
+    assert (panel.scheduler(), panel.placement()) == ("tcp://127.0.0.1:8786", "packed")
     panel.show_cluster(two_hosts())
     assert users(panel) == {ALPHA: "5", BETA: "3"}                      # the sweep's largest step
     window.builder.users_edit.setText("1,2")
@@ -280,8 +280,8 @@ def test_the_dock_and_its_values_come_back_and_a_layout_saved_before_it_still_sh
     dock = window.findChild(QDockWidget, "load_generators_dock")
     assert dock.isVisible() and dock.widget() is window.load_generators
     qtbot.waitUntil(lambda: dock.height() > window.height() // 5, timeout=2000)   # a share, not a sliver
-    window.load_generators.set_values("tcp://10.0.0.9:8786", "packed", {})
+    window.load_generators.set_values("tcp://127.0.0.1:8786", "packed", {})
     window.close()
     again = window_factory()
-    assert (again.load_generators.scheduler(), again.load_generators.placement()) == ("tcp://10.0.0.9:8786", "packed")
+    assert (again.load_generators.scheduler(), again.load_generators.placement()) == ("tcp://127.0.0.1:8786", "packed")
     assert again.findChild(QDockWidget, "load_generators_dock").height() > again.height() // 5

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from multiprocessing.connection import wait
 from typing import Any
 
+from workloads.collector import exit_description
 from workloads.messages import Done, Failed
 from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
 
@@ -123,12 +124,12 @@ def run_host(specs: list[WorkerSpec], key: str, offset_s: float) -> dict[str, An
                         if isinstance(message, (Done, Failed)):
                             ended[worker] = type(message).__name__
                 except (EOFError, OSError):
-                    pass
+                    pass                # a user dying mid-message: the liveness check below fails it
             for conn, (worker, process) in list(users.items()):
                 if worker in ended or not process.is_alive():
                     if worker not in ended and not conn.poll():
                         process.join(0.5)
-                        outgoing.append((worker, Failed(worker, f"worker process {_exit(process.exitcode)}")))
+                        outgoing.append((worker, Failed(worker, f"worker process {exit_description(process.exitcode)}")))
                         ended[worker] = "Failed"
                     if worker in ended:
                         conn.close()
@@ -149,7 +150,3 @@ def run_host(specs: list[WorkerSpec], key: str, offset_s: float) -> dict[str, An
                 process.kill()
     return {"users": len(specs), "ended": ended}
 
-
-def _exit(code: int | None) -> str:
-    from workloads.collector import exit_description
-    return exit_description(code)

@@ -126,10 +126,14 @@ def _sizes(tiny: Scale, medium: Scale, report: Scale, *, tiny_s: float = 1.2, me
 
 
 def _bounded(tiny: Scale, medium: Scale, report: Scale, users: tuple | None = None,
-             params: tuple[dict, dict, dict] = ({}, {}, {})) -> dict[str, Size]:
-    """Workloads that end on their own (a share of rows, every file once)."""
+             params: tuple[dict, dict, dict] = ({}, {}, {}), tiny_s: float = 0.0) -> dict[str, Size]:
+    """Workloads that end on their own (a share of rows, every file once).
+
+    ``tiny_s`` also times each tiny step: a share small enough for "under a minute" can end in
+    under a second on a fast machine, and a step that short cannot be measured.
+    """
     tiny_u, medium_u, report_u = users or (None, None, None)
-    return {"tiny": Size(tiny, users=tiny_u, params=params[0]),
+    return {"tiny": Size(tiny, duration_s=tiny_s, users=tiny_u, params=params[0]),
             "medium": Size(medium, users=medium_u, params=params[1]),
             "report": Size(report, users=report_u, params=params[2])}
 
@@ -211,15 +215,16 @@ REPORT_002 = ReportCard(
      Experiment("append", "002", "concurrent appends", "1..128 users each append rows in 25,000-row batches.",
                 "api45", (Arm("subject", "database, concurrent appends", SUBJECT, "concurrent-append"),),
                 _bounded(*_API45, users=_SWEEP_USERS,
-                         params=({"rows_per_user": 60_000, "batch_rows": 10_000},
+                         params=({"rows_per_user": 2_000_000, "batch_rows": 10_000},
                                  {"rows_per_user": 500_000, "batch_rows": 25_000},
-                                 {"rows_per_user": 5_000_000, "batch_rows": 25_000})), warmup_ops=0, probe_ops=0),
+                                 {"rows_per_user": 5_000_000, "batch_rows": 25_000}), tiny_s=1.2),
+                warmup_ops=0, probe_ops=0),
      Experiment("download", "002", "concurrent slice downloads", "1..128 users each download random "
                 "(day, symbol) slices.", "taq",
                 (Arm("subject", "database, slice downloads", SUBJECT, "slice-download"),),
                 _bounded(*_TAQ_SWEEP, users=_SWEEP_USERS,
-                         params=({"rows_per_user": 500_000}, {"rows_per_user": 5_000_000},
-                                 {"rows_per_user": 5_000_000}))),
+                         params=({"rows_per_user": 5_000_000}, {"rows_per_user": 5_000_000},
+                                 {"rows_per_user": 5_000_000}), tiny_s=1.2)),
      Experiment("bars", "002", "concurrent minute bars", "1..128 users each ask for one stock-day's minute "
                 "bars.", "taq", (Arm("subject", "database, minute bars", SUBJECT, "minute-bars"),),
                 _sizes(*_TAQ_SWEEP, users=_SWEEP_USERS, tiny_s=1.2, medium_s=8.0, report_ops=10))),

@@ -276,3 +276,15 @@ def test_published_sweeps_group_users_series_in_base_units():
     assert eight.values[-1] == pytest.approx(36.5e6)          # 36.50 M rows/s at 128 users
     assert sweeps[("report 003, 8 nodes", "bytes_per_s")].values[-1] == pytest.approx(1566.4e6)
     assert published_sweeps("read-day", "taq") == []           # no users sweep published there
+
+
+def test_an_edited_reference_file_is_read_again(tmp_path):
+    # references are parsed once per version of the files (each run start asks for them)
+    path = write_report(tmp_path, [GOOD_FIGURE])
+    assert [r.value for r in load_references(tmp_path)] == [72]
+    write_report(tmp_path, [{**GOOD_FIGURE, "value": 75}, {**GOOD_FIGURE, "series": "second"}])
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    assert sorted(r.value for r in load_references(tmp_path)) == [72, 75]
+    loaded = load_references(tmp_path)
+    loaded.clear()                         # a caller's list is its own
+    assert len(load_references(tmp_path)) == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,10 +93,14 @@ def load_references(folder: str | Path | None = None) -> list[Reference]:
     folder = Path(folder) if folder is not None else reference_folder()
     if not folder.is_dir():
         raise ReferenceDataError(f"reference folder not found: {folder}")
-    references: list[Reference] = []
-    for path in sorted(folder.glob("*.json")):
-        references.extend(load_reference_file(path))
-    return references
+    files = tuple((path, path.stat().st_mtime_ns, path.stat().st_size) for path in sorted(folder.glob("*.json")))
+    return list(_parsed(files))
+
+
+@lru_cache(maxsize=8)
+def _parsed(files: tuple[tuple[Path, int, int], ...]) -> tuple[Reference, ...]:
+    """Parsed once per version of the files: every run start asks for them (tens of ms to parse)."""
+    return tuple(ref for path, _mtime, _size in files for ref in load_reference_file(path))
 
 
 def load_reference_file(path: str | Path) -> list[Reference]:

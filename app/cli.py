@@ -20,6 +20,7 @@ from app.cli_reproduce import add_reproduce_parser, cmd_reproduce
 from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_targets import add_targets_parser, cmd_targets
 from app.ddb_options import add_dolphindb_arguments
+from app.run_process import lower_priority
 from workloads.paths import default_datasets_dir, default_results_path
 from workloads.text import plural
 
@@ -256,8 +257,7 @@ def cmd_run(args) -> int:
         runner = Runner(scenario, store, run_id=args.run_id)
     except (ValueError, KeyError) as exc:
         raise CliError(str(exc).strip("'\"")) from None
-    if args.nice and hasattr(os, "nice"):
-        os.nice(args.nice)                  # before any worker starts: they inherit it
+    lower_priority(args.nice)               # before any worker starts: they inherit it
     if args.live:
         return _run_live(runner, store)
     result_box: list = []

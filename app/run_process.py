@@ -21,6 +21,23 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RUN_NICE = 5      # the window's runs yield the CPU to it: it stays responsive with 128 busy workers
 
 
+def lower_priority(nice: int) -> None:
+    """Lower this process's CPU priority (its workers inherit it) by ``nice``.
+
+    Linux's autogroup scheduling makes each session a group that gets an equal share of the CPU
+    whatever its processes' nice values, and a run the window starts is a session of its own: so
+    the group's nice is lowered as well, or 128 busy workers would still take half of the window's
+    core. Only in a session of its own: a terminal's session is the person's, not the run's."""
+    if not nice or not hasattr(os, "nice"):
+        return
+    os.nice(nice)
+    if os.getsid(0) == os.getpid():
+        try:
+            Path("/proc/self/autogroup").write_text(str(nice))
+        except OSError:
+            pass                      # no autogroups (other kernels, containers): nice alone applies
+
+
 def run_command(results: Path, run_id: str, nice: int = RUN_NICE) -> list[str]:
     """The command line that runs one scenario read from standard input."""
     entry = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]

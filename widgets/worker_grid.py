@@ -29,7 +29,7 @@ class WorkerGrid(QWidget):
         self._errors: dict[int, str] = {}
         self._layout_cache: tuple[tuple, list[QRect], tuple[int, int, int]] | None = None
         self._pixmap_key: tuple | None = None
-        self._pixmaps: dict[tuple[int, str], QPixmap] = {}
+        self._pixmaps: dict[str, QPixmap] = {}
         self.paint_count = 0
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -166,24 +166,32 @@ class WorkerGrid(QWidget):
         if key != self._pixmap_key:      # cells are drawn once per look; a paint only copies them
             self._pixmap_key, self._pixmaps = key, {}
         show_ids = size >= 22 or (size >= 16 and len(self._states) < 100)
-        for (wid, state), cell in zip(self._states.items(), rects):
-            pixmap = self._pixmaps.get((wid, state))
+        for state, cell in zip(self._states.values(), rects):
+            pixmap = self._pixmaps.get(state)      # drawn once per state and look, copied per cell
             if pixmap is None:
-                pixmap = self._pixmaps[(wid, state)] = self._cell_pixmap(wid, state, size, theme, show_ids)
+                pixmap = self._pixmaps[state] = self._cell_pixmap(state, size, theme)
             painter.drawPixmap(cell.topLeft(), pixmap)
+        if show_ids:        # as text on the copies: a pixmap per worker cost ~15 ms per state change
+            painter.setFont(self._id_font(size))
+            for (wid, state), cell in zip(self._states.items(), rects):
+                if state not in ("failed", "cancelled"):
+                    painter.setPen(QColor(readable_text_colour(worker_state_colour(state))))
+                    painter.drawText(cell, Qt.AlignmentFlag.AlignCenter, str(wid))
         self._paint_legend(painter, theme, _GAP + rows * (size + _GAP) + 4)
         painter.end()
 
-    def _cell_pixmap(self, wid: int, state: str, size: int, theme: Theme, show_ids: bool) -> QPixmap:
+    def _id_font(self, size: int) -> QFont:
+        font = QFont(self.font())
+        font.setPointSizeF(max(6.0, min(font.pointSizeF(), size * 0.38)))
+        return font
+
+    def _cell_pixmap(self, state: str, size: int, theme: Theme) -> QPixmap:
         ratio = self.devicePixelRatioF()
         pixmap = QPixmap(round(size * ratio), round(size * ratio))
         pixmap.setDevicePixelRatio(ratio)
         pixmap.fill(QColor(theme.window))
         painter = QPainter(pixmap)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        font = QFont(self.font())
-        font.setPointSizeF(max(6.0, min(font.pointSizeF(), size * 0.38)))
-        painter.setFont(font)
         rect = QRectF(0, 0, size, size)
         fill = QColor(worker_state_colour(state))
         painter.setPen(QPen(QColor(theme.text if state == "running" else fill), 1))
@@ -199,9 +207,6 @@ class WorkerGrid(QWidget):
             painter.setPen(QPen(ink, 2))
             y = rect.center().y()
             painter.drawLine(rect.left() + size * 0.2, y, rect.right() - size * 0.2, y)
-        elif show_ids:
-            painter.setPen(ink)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, str(wid))
         painter.end()
         return pixmap
 

@@ -90,7 +90,9 @@ def test_long_run_names_are_shortened_with_their_full_text_on_hover(make_widget,
         scene.setX(axis.sceneBoundingRect().center().x())
         where = breakdown.graphics.mapFromScene(scene)
         QTest.mouseMove(breakdown.graphics.viewport(), where - QPoint(3, 0))
+        qtbot.wait(40)          # pyqtgraph drops mouse moves closer together than its rate limit
         QTest.mouseMove(breakdown.graphics.viewport(), where)
+        qtbot.wait(40)
         return axis.toolTip()
 
     assert hover(0.0) == f"{LONG} · 2 users"

@@ -37,6 +37,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--worst", type=int, default=5, help="list the N latest ticks, with when they came")
     args = parser.parse_args()
     app = QApplication(sys.argv[:1])
     apply_theme(app, "light")
@@ -53,13 +54,15 @@ def main() -> int:
         whole: list[float] = []           # from Run to the run's end
         lateness: list[float] = []        # while every worker ran
         last = [time.perf_counter()]
-        state = {"running": False, "ops": 0, "live": True}
+        state = {"running": False, "ops": 0, "live": True, "phase": "starting"}
+        worst: list[tuple[float, float, str]] = []     # (lateness, seconds since Run, run phase)
 
         def tick() -> None:
             now = time.perf_counter()
             late = now - last[0] - TICK_MS / 1000
             if state["live"]:
                 whole.append(late)
+                worst.append((late, now - started, state["phase"]))
             if state["running"]:
                 lateness.append(late)
             last[0] = now
@@ -68,6 +71,8 @@ def main() -> int:
             state["running"] = snapshot.status == "running" and snapshot.workers and all(
                 s == "running" for s in snapshot.workers.values())
             state["ops"] = snapshot.ops_done
+            running = sum(1 for s in snapshot.workers.values() if s == "running")
+            state["phase"] = f"{snapshot.status}, {running}/{len(snapshot.workers)} workers running"
 
         def on_finished(_result) -> None:
             state["live"] = state["running"] = False
@@ -84,7 +89,7 @@ def main() -> int:
                             duration_s=args.seconds)
         charts, visible = window.charts(), set()
         renders = {name: chart.render_count for name, chart in charts.items()}
-        started = time.perf_counter()
+        started = last[0] = time.perf_counter()
         window.start_scenario(scenario)
         app.exec()
         wall = time.perf_counter() - started
@@ -99,6 +104,8 @@ def main() -> int:
     for label, values in (("whole run, worker start-up included", whole_ms), ("while all workers ran", late_ms)):
         print(f"10 ms timer lateness, {label} ({values.size} ticks): p50 {np.percentile(values, 50):.2f} ms, "
               f"p99 {np.percentile(values, 99):.2f} ms, max {values.max():.2f} ms")
+    for late, at, phase in sorted(worst, reverse=True)[:args.worst]:
+        print(f"  late {late * 1000:6.1f} ms at {at:5.1f} s after Run ({phase})")
     busiest = max(renders.values()) / wall if renders else 0.0
     hidden = {name: n for name, n in renders.items() if name not in visible and n}
     print(f"chart renders: busiest {busiest:.1f} per second; hidden charts rendered "

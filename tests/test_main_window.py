@@ -88,6 +88,36 @@ def test_a_scenario_built_in_the_form_runs_live_and_lands_in_history(qtbot, wind
     assert stored["name"] == "form run" and stored["target"] == "duckdb"
 
 
+def test_the_run_tab_is_laid_out_while_idle_not_when_run_is_pressed(qtbot, window_factory):
+    # its first showing lays out a dozen charts (~0.13 s): the window does it unseen, and again
+    # after a resize, so pressing Run only switches to it
+    from PySide6.QtCore import QEvent, QObject
+
+    window = window_factory()
+    assert window.tabs.currentWidget() is window.gallery             # a fresh start: no runs
+    charts = list(window.dashboard.charts().values())
+
+    class Resizes(QObject):
+        count = 0
+
+        def eventFilter(self, _watched, event):
+            if event.type() == QEvent.Type.Resize:
+                Resizes.count += 1
+            return False
+
+    resizes = Resizes()
+    for chart in charts:
+        chart.installEventFilter(resizes)
+    for size in ((1280, 800), (1400, 880)):
+        window.resize(*size)
+        qtbot.waitUntil(lambda: window.dashboard.size() == window.gallery.size(), timeout=5000)
+        assert window.tabs.currentWidget() is window.gallery        # never seen to switch
+        Resizes.count = 0
+        window.tabs.setCurrentWidget(window.dashboard)
+        assert Resizes.count == 0
+        window.tabs.setCurrentWidget(window.gallery)
+
+
 def test_stop_cancels_the_run_and_keeps_what_was_measured(qtbot, window_factory):
     window = window_factory()
     window.builder.set_scenario(Scenario(name="long", workload="noop", users=(2,), operations=0,

@@ -256,3 +256,41 @@ def test_points_style_is_a_scatter_and_markers_can_be_forced(make_widget):
     assert not chart.markers_shown("p50") and chart.markers_shown("p99")
     with pytest.raises(ValueError, match="markers 'some' is not one of auto, always, never"):
         chart.add_series("x", markers="some")
+
+
+def test_charts_due_together_render_one_after_another_each_after_the_last_painted(qtbot):
+    # Qt paints every dirty widget of a window in one pass: rendered back to back, six charts
+    # painted together (~80 ms with no input served). The render queue waits for each paint.
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    layout = QHBoxLayout(window)
+    charts = [TimeSeriesChart(f"chart {i}") for i in range(3)]
+    for chart in charts:
+        layout.addWidget(chart)
+    window.resize(900, 300)
+    window.show()
+    qtbot.waitExposed(window)
+    qtbot.wait(200)
+    log: list[tuple[str, int]] = []
+
+    class Paints(QObject):
+        def eventFilter(self, watched, event):
+            if event.type() == QEvent.Type.Paint:
+                log.append(("paint", next(i for i, c in enumerate(charts) if c.graphics.viewport() == watched)))
+            return False
+
+    paints = Paints()
+    for index, chart in enumerate(charts):
+        chart.graphics.viewport().installEventFilter(paints)
+        chart.rendered.connect(lambda i=index: log.append(("render", i)))
+    for chart in charts:
+        chart.extend("a", [0, 1, 2], [1, 3, 2])            # all due at once
+    qtbot.waitUntil(lambda: all(chart.render_count >= 1 and not chart.is_dirty for chart in charts), timeout=3000)
+    renders = [i for kind, i in log if kind == "render"]
+    assert sorted(renders) == [0, 1, 2]
+    for earlier, later in zip(renders, renders[1:]):
+        between = log[log.index(("render", earlier)) + 1:log.index(("render", later))]
+        assert ("paint", earlier) in between, log

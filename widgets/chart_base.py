@@ -7,9 +7,12 @@ corner while it does; it (or `reset_view()`, which a chart's `clear()` calls for
 back the chart's own view: all its data, from zero where the chart starts at zero.
 
 Repaint gating (friture's habit, pyqtgraph issue #3092): feeding data only marks the chart dirty
-and starts a single-shot timer; when it fires (at most `max_fps` times a second) the chart pushes
-its data to the plot items, and only if it is visible. A hidden chart (closed dock, other tab)
-keeps its data and draws once when it is shown again. All of this runs on the GUI thread.
+and starts a single-shot timer; when it fires (at most `max_fps` times a second) the chart joins
+the render queue, which pushes one chart's data to its plot items, if it is visible, and the next
+chart's only after that one has painted. So six charts due at once paint one after another with
+other events between them, never in one long pass (`widgets.render_queue`). A hidden chart
+(closed dock, other tab) keeps its data and draws once when it is shown again. All of this runs on
+the GUI thread.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from widgets.render_queue import render_queue
 from widgets.theme import Theme, chart_point_size, current_theme, theme_notifier
 
 DEFAULT_MAX_FPS = 30
@@ -52,6 +56,12 @@ class UnitAxis(pg.AxisItem):
     for word units such as "rows/s" or "ops/s".
     """
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Room for tick labels grows but never shrinks: shrinking after a clear() resized the axis
+        # at its next paint, and that relayout repainted the chart once more.
+        self.setStyle(autoReduceTextSpace=False)
+
     def labelString(self) -> str:
         units = self.labelUnits
         if units:
@@ -74,6 +84,7 @@ class UnitAxis(pg.AxisItem):
         long run name never pushes the plot out of its chart."""
         self._categories = [(float(v), str(t)) for v, t in ticks]
         self._category_px = max_px
+        self.setStyle(autoReduceTextSpace=True)    # names fit the chart's width as it changes
         self.setAcceptHoverEvents(True)
         self._elide_categories()
 
@@ -277,11 +288,6 @@ class ChartBase(QWidget):
     def repaint_interval_ms(self) -> int:
         return self._timer.interval()
 
-    def set_render_delay_ms(self, delay_ms: int) -> None:
-        """Wait this long after new data before rendering (never shorter than the frame-rate cap):
-        charts given different delays paint in different passes of the event loop."""
-        self._timer.setInterval(max(self._min_interval_ms, int(delay_ms)))
-
     def mark_dirty(self) -> None:
         self._dirty = True
         if not self._timer.isActive():
@@ -289,7 +295,7 @@ class ChartBase(QWidget):
 
     def _on_timer(self) -> None:
         if self._dirty and self.isVisible():
-            self.render_now()
+            render_queue().add(self)
         # if hidden, stay dirty: showEvent restarts the timer
 
     def showEvent(self, event) -> None:
@@ -300,6 +306,9 @@ class ChartBase(QWidget):
     def render_now(self) -> None:
         """Push pending data to the plot items immediately (used before exporting)."""
         self._render()
+        # ranges and axes settle now, in this pass: left to the paint, their changes ask for
+        # another paint of the window, and chains of those kept the event loop busy for 0.1 s
+        self.graphics.scene().prepareForPaint()
         self._dirty = False
         self.render_count += 1
         self.rendered.emit()
@@ -424,7 +433,8 @@ class ChartBase(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self._place_reset_button()
+        if not self.reset_button.isHidden():    # placed when shown; sizing it costs ~2 ms a chart
+            self._place_reset_button()
         if self._note_text:
             self._wrap_note()
         if isinstance(self.legend, RowLegend):

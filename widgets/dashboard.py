@@ -29,7 +29,6 @@ from workloads.snapshot import LiveSnapshot, SweepPoint
 from workloads.text import plural
 
 APPLY_INTERVAL_MS = 200
-RENDER_STAGGER_MS = 24
 EACH_OPERATION = "each operation"
 # metric key -> (menu text, axis label, unit, getter of a SweepPoint)
 SWEEP_METRICS = {
@@ -245,11 +244,6 @@ class LiveDashboard(QWidget):
         self._timer.setInterval(apply_interval_ms)
         self._timer.timeout.connect(self._on_timer)
         theme_notifier().changed.connect(self._on_theme_changed)
-        # The live charts repaint one after another, not all in one pass of the event loop (one
-        # pass painting six plots kept a 10 ms timer 40 ms late); all stay at or under 30 a second.
-        for index, chart in enumerate((self.rows_chart, self.bytes_chart, self.latency_chart,
-                                       self.breakdown_chart, self.cpu_chart, self.memory_chart)):
-            chart.set_render_delay_ms(34 + RENDER_STAGGER_MS * index)
         self._fix_text_heights()
         self.clear()
 
@@ -285,6 +279,7 @@ class LiveDashboard(QWidget):
         self.tabs.setCurrentWidget(self.live_page)
         for chart in self.charts().values():
             chart.reset_view()
+            chart.render_now()      # empty now, before the tab shows: its first paint is its last
 
     def clear(self) -> None:
         """Back to "no run": empty charts, header and messages."""

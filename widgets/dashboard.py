@@ -279,7 +279,8 @@ class LiveDashboard(QWidget):
         self.tabs.setCurrentWidget(self.live_page)
         for chart in self.charts().values():
             chart.reset_view()
-            chart.render_now()      # empty now, before the tab shows: its first paint is its last
+            if chart.isVisibleTo(self):   # the live page's, empty now: their first paint is their last
+                chart.render_now()
 
     def clear(self) -> None:
         """Back to "no run": empty charts, header and messages."""

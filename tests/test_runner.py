@@ -80,6 +80,39 @@ def test_a_killed_worker_is_recorded_and_the_others_finish(store):
     assert (ops["worker"] == 0).sum() > (ops["worker"] == 1).sum()
 
 
+def _check_stop_forever(stop, checks) -> None:
+    """A user's hot loop: the stop flag before every operation."""
+    while not stop.is_set():
+        checks.value += 1
+
+
+def test_a_user_killed_while_checking_the_stop_flag_never_blocks_the_others():
+    # multiprocessing.Event.is_set() takes a lock shared by every user: a user killed holding it
+    # froze the rest (the killed-worker test above hung this way under load)
+    import multiprocessing as mp
+
+    from workloads.worker import StepEvents
+    context = mp.get_context("spawn")
+    events = StepEvents.make(context)
+    checks = context.RawValue("q", 0)
+    survivor = context.Process(target=_check_stop_forever, args=(events.stop, checks), daemon=True)
+    survivor.start()
+    assert _wait_for(lambda: checks.value > 0, timeout=60)
+    for _ in range(4):
+        victim_checks = context.RawValue("q", 0)
+        victim = context.Process(target=_check_stop_forever, args=(events.stop, victim_checks), daemon=True)
+        victim.start()
+        assert _wait_for(lambda: victim_checks.value > 10_000, timeout=60)     # killed mid-loop
+        victim.kill()
+        victim.join(10)
+    before = checks.value
+    time.sleep(0.3)
+    assert checks.value > before, "the surviving user stopped: blocked by a killed one"
+    events.stop.set()
+    survivor.join(10)
+    assert survivor.exitcode == 0
+
+
 def test_cancel_stops_all_workers_quickly_and_keeps_records(store):
     scenario = Scenario(workload="noop", users=(2, 4), operations=0, duration_s=60.0)
     runner = Runner(scenario, store)

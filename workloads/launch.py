@@ -30,9 +30,9 @@ class LocalStep:
 
     def __init__(self, context):
         self._context = context
-        self.events = StepEvents(context.Event(), context.Event(), context.Event())
+        self.events = StepEvents.make(context)
         self.stop = self.events.stop
-        self._t0 = context.Value("d", 0.0)
+        self._t0 = context.RawValue("d", 0.0)   # no lock: see StopFlag
 
     def start(self, specs: list[WorkerSpec]) -> list[WorkerHandle]:
         return [self._spawn(spec) for spec in specs]

@@ -58,6 +58,26 @@ class StepEvents:
     probe: Any      # release of the probe operations
     stop: Any       # cancel
 
+    @classmethod
+    def make(cls, context) -> StepEvents:
+        return cls(context.Event(), context.Event(), StopFlag(context))
+
+
+class StopFlag:
+    """The step's cancel flag, read before every operation, without a lock.
+
+    ``multiprocessing.Event.is_set()`` takes a lock shared by every user of the step: a user
+    killed while holding it left all the others blocked for good."""
+
+    def __init__(self, context) -> None:
+        self._flag = context.RawValue("b", 0)
+
+    def set(self) -> None:
+        self._flag.value = 1
+
+    def is_set(self) -> bool:
+        return bool(self._flag.value)
+
 
 def describe_error(exc: BaseException) -> str:
     """One readable line: the exception's type and message, never a traceback."""

@@ -60,8 +60,8 @@ def run_host(specs: list[WorkerSpec], key: str, offset_s: float) -> dict[str, An
     names = step_names(key)
     queue = Queue(names["records"], client=client)
     context = mp.get_context("spawn")
-    events = StepEvents(context.Event(), context.Event(), context.Event())
-    step_t0 = context.Value("d", 0.0)
+    events = StepEvents.make(context)
+    step_t0 = context.RawValue("d", 0.0)   # no lock: see StopFlag
     users: dict[Any, tuple[int, Any]] = {}
     with _may_start_processes():
         for spec in specs:

@@ -165,7 +165,7 @@ def test_a_cut_off_step_lasts_until_its_last_record(store, binned):
     assert snap.status == "aborted" and snap.progress == pytest.approx(1 / 2)
     # step 1 was released at 4 s (when step 0 ended); its last record ended 1.75 s later
     assert snap.throughput[-1].t == 6.0 and snap.throughput[-1].ops_per_s == 3   # 5.05, 5.4, 5.75
-    assert sum(p.ops_per_s for p in snap.throughput) == 6
+    assert sum(p.ops_per_s * p.span_s for p in snap.throughput) == pytest.approx(6)
     assert [p.users for p in snap.sweep] == [1, 2]      # it has records, so it is drawn
 
 
@@ -287,7 +287,8 @@ def test_real_noop_sweep_reads_back_whole(real_store, binned):
     snap = snapshot_from_store(store, noop_id)
     reference = reference_steps(store.ops(noop_id))
     assert snap.ops_done == 150 == sum(r["ops"] for r in reference.values()) and snap.ops_failed == 0
-    assert sum(p.ops_per_s for p in snap.throughput) == 150     # every measured op in exactly one second
+    # every measured op in exactly one point
+    assert sum(p.ops_per_s * p.span_s for p in snap.throughput) == pytest.approx(150)
     assert [p.users for p in snap.sweep] == [1, 2]
     assert [p.ops_per_s for p in snap.sweep] == pytest.approx([reference[s]["ops_per_s"] for s in (0, 1)])
     assert all(p.short for p in snap.sweep)                      # 50 no-ops take far under a second
@@ -308,8 +309,8 @@ def test_real_duckdb_read_day_reads_back_with_its_phases(real_store, binned):
     store, _, read_id = real_store
     snap = snapshot_from_store(store, read_id)
     reference = reference_steps(store.ops(read_id))
-    assert sum(p.rows_per_s for p in snap.throughput) == sum(
-        r["rows_per_s"] * r["window_s"] for r in reference.values()) == pytest.approx(9 * 2_000)
+    assert sum(p.rows_per_s * p.span_s for p in snap.throughput) == pytest.approx(sum(
+        r["rows_per_s"] * r["window_s"] for r in reference.values())) == pytest.approx(9 * 2_000)
     assert snap.phase_means == pytest.approx({p: m for p, (m, _) in reference[1]["phases"].items()})
     assert snap.phase_ops == 6 and snap.phase_source == "measured" and snap.phase_step == "2 users"
     assert snap.sweep[1].p99 == pytest.approx(reference[1]["p99_s"])

@@ -42,8 +42,12 @@ def test_live_aggregates_bin_throughput_per_second_and_track_sweep():
     agg.add([_rec(0, 99, 0.0, 0.01, ok=False)], step_offset=0.5)
     snap = agg.snapshot(run_clock=4.5)
     per_second = {p.t: p.ops_per_s for p in snap.throughput}
+    # the half second after the release joins the next second: 30 operations over 1.5 s, the
+    # workers' steady rate (a half-second bin of its own would have charted 10 a second)
+    assert list(per_second) == [2.0, 3.0, 4.0]
     assert per_second[2.0] == 20 and per_second[3.0] == 20
-    assert sum(p.rows_per_s for p in snap.throughput) == 600
+    assert [p.span_s for p in snap.throughput] == [1.5, 1.0, 1.0]
+    assert sum(p.rows_per_s * p.span_s for p in snap.throughput) == pytest.approx(600)
     assert snap.ops_done == 60 and snap.ops_failed == 1
     assert "Err: x" in snap.message
     assert snap.phase_means["io"] == pytest.approx(0.015)
@@ -60,6 +64,17 @@ def test_live_aggregates_bin_throughput_per_second_and_track_sweep():
     assert final.sweep[0].complete and final.sweep[0].exact and final.sweep[0].rows_per_s == 123.0
     assert final.phase_means == {"io": 0.01} and final.phase_ops == 4 and final.phase_exact
     assert final.first_op_s == 0.2
+
+
+def test_a_release_just_before_a_second_ends_charts_no_false_zero():
+    agg = LiveAggregates("r", "duckdb", "read-day", steps_total=1)
+    agg.begin_step(0, 1, "1 user", run_clock=0.0)
+    agg.release_step(1.95)                 # 50 ms before the second ends: no operation ends in it
+    agg.add([_rec(0, i, 0.08 * i, 0.08) for i in range(25)], step_offset=1.95)    # ends 2.03 .. 3.95
+    points = agg.snapshot(run_clock=4.5).throughput
+    assert [p.t for p in points] == [3.0, 4.0]
+    assert all(p.ops_per_s > 0 for p in points)
+    assert points[0].ops_per_s == pytest.approx(13 / 1.05)         # ends in [1.95, 3.0): 13 operations
 
 
 def test_warm_up_and_probe_records_stay_out_of_throughput_and_latency():

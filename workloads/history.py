@@ -69,11 +69,11 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
     ok = ops["ok"].to_numpy(dtype=bool)
     ends = (ops["t_start"] + ops["total_s"]).to_numpy(dtype=float) + \
         ops["step"].map(offset_of).fillna(0.0).to_numpy(dtype=float)
-    first_second = int(math.floor(min(offsets))) if offsets else 0
+    released = min(offsets) if offsets else 0.0
     per_operation = 0 < ok.sum() <= PER_OPERATION_MAX
     points = operation_points if per_operation else _binned_points
     throughput, latency = points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
-                                 ops["total_s"].to_numpy(dtype=float)[ok], first_second)
+                                 ops["total_s"].to_numpy(dtype=float)[ok], released)
 
     last_step = int(figures["step"].iloc[-1]) if len(figures) else 0
     phase_row = _last_with_phases(figures)
@@ -167,12 +167,12 @@ def step_offsets(started_at: list, durations: list[float], created_at, finished_
     return offsets
 
 
-def _binned_points(ends, rows, nbytes, totals, first_second: int):
-    return throughput_points(ends, rows, nbytes, first_second), latency_points(ends, totals, first_second)
+def _binned_points(ends, rows, nbytes, totals, released: float):
+    return throughput_points(ends, rows, nbytes, released), latency_points(ends, totals, int(math.floor(released)))
 
 
 def operation_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray, totals: np.ndarray,
-                     _first_second: int = 0) -> tuple[list[ThroughputPoint], list[LatencyPoint]]:
+                     _released: float = 0.0) -> tuple[list[ThroughputPoint], list[LatencyPoint]]:
     """Each operation at its end: its own rate (its rows over its time) and its latency. For short
     runs, where per-second bins would be mostly empty seconds."""
     order = np.argsort(ends, kind="stable")
@@ -180,24 +180,38 @@ def operation_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray, tot
     for i in order:
         total = float(totals[i])
         rate = 1.0 / total if total > 0 else 0.0
-        throughput.append(ThroughputPoint(float(ends[i]), float(rows[i]) * rate, float(nbytes[i]) * rate, rate))
+        throughput.append(ThroughputPoint(float(ends[i]), float(rows[i]) * rate, float(nbytes[i]) * rate, rate, total))
         latency.append(LatencyPoint(float(ends[i]), total, total, total))
     return throughput, latency
 
 
 def throughput_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray,
-                      first_second: int = 0) -> list[ThroughputPoint]:
-    """Per whole second of end time (point at the second's end, as live), empty seconds as 0."""
+                      released: float = 0.0) -> list[ThroughputPoint]:
+    """Per whole second of end time (point at the second's end, as live), empty seconds as 0.
+
+    As live (``LiveAggregates``): the part of a second after the first release joins the next
+    second and its rate is over that whole span; a bin of its own would chart a false zero."""
     if ends.size == 0:
         return []
+    first_second = int(math.floor(released))
     seconds = np.floor(ends).astype(np.int64) - first_second
     seconds = np.maximum(seconds, 0)          # ends before the first release cannot happen
     span = int(seconds.max()) + 1
     row_sum = np.bincount(seconds, weights=rows.astype(np.float64), minlength=span)
     byte_sum = np.bincount(seconds, weights=nbytes.astype(np.float64), minlength=span)
-    op_count = np.bincount(seconds, minlength=span)
-    return [ThroughputPoint(float(first_second + i + 1), float(row_sum[i]), float(byte_sum[i]),
-                            float(op_count[i])) for i in range(span)]
+    op_count = np.bincount(seconds, minlength=span).astype(np.float64)
+    widths = np.ones(span)
+    start = 0
+    if released > first_second and span > 1:
+        for sums in (row_sum, byte_sum, op_count):
+            sums[1] += sums[0]
+        widths[1] = first_second + 2.0 - released
+        start = 1
+    elif released > first_second:
+        widths[0] = first_second + 1.0 - released
+    return [ThroughputPoint(float(first_second + i + 1), float(row_sum[i] / widths[i]),
+                            float(byte_sum[i] / widths[i]), float(op_count[i] / widths[i]), float(widths[i]))
+            for i in range(start, span)]
 
 
 def latency_points(ends: np.ndarray, totals: np.ndarray, first_second: int = 0,

@@ -344,7 +344,18 @@ class LiveAggregates:
             return
         for sec in range(max(self._finalised_until + 1, int(released)), until + 1):
             data = self._seconds.get(sec, _Second())
-            self._throughput.append(ThroughputPoint(sec + 1.0, data.rows, data.nbytes, data.ops))
+            if sec == int(released) and released > sec:
+                pass        # the part of a second after the release: charted with the next second
+            else:
+                span = 1.0
+                if sec == int(released) + 1 and released > int(released):
+                    # a bin of the few ms after the release would chart a false zero (no operation
+                    # has ended yet): it joins this second, and the rate is over the whole span
+                    first = self._seconds.get(sec - 1, _Second())
+                    data = _Second(data.rows + first.rows, data.nbytes + first.nbytes, data.ops + first.ops)
+                    span = sec + 1.0 - released
+                self._throughput.append(ThroughputPoint(sec + 1.0, data.rows / span, data.nbytes / span,
+                                                        data.ops / span, span))
             window = LogHistogram()
             for past in range(sec - WINDOW_S + 1, sec + 1):
                 if past in self._seconds:

@@ -17,6 +17,7 @@ class ThroughputPoint:
     rows_per_s: float
     bytes_per_s: float
     ops_per_s: float
+    span_s: float = 1.0  # the seconds it covers: the part of a second after the release joins the next
 
 
 @dataclass

@@ -68,7 +68,8 @@ def main() -> int:
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline and not finished:
                 snap = window.dashboard.snapshot
-                if snap is not None and snap.status == "running" and snap.ops_done > 0:
+                # once a whole second is charted: the first part-second joins the next one
+                if snap is not None and snap.status == "running" and snap.throughput:
                     save(mid_shot)
                     break
                 wait(0.1)

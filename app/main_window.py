@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
         # is idle, not when Run is pressed (bench_event_loop found it the run's longest stall).
         self._run_tab_layout = QTimer(self, singleShot=True, interval=300)
         self._run_tab_layout.timeout.connect(self._lay_out_run_tab)
+        self._run_tab_drawn = False
         self._docks = [self._add_dock("Targets", self.targets_panel, "targets_dock"),
                        self._add_dock("Scenario", self.builder, "scenario_dock"),
                        self._add_dock("Load generators", self.load_generators, "load_generators_dock")]
@@ -523,7 +524,9 @@ class MainWindow(QMainWindow):
             return
         focused = QApplication.focusWidget()
         self.tabs.setCurrentWidget(self.dashboard)
-        self.dashboard.grab()
+        if not self._run_tab_drawn:       # once: later its axes keep the label room they took
+            self.dashboard.grab()
+            self._run_tab_drawn = True
         self.tabs.setCurrentWidget(current)
         if focused is not None:
             focused.setFocus()

@@ -173,9 +173,11 @@ class WorkerGrid(QWidget):
             painter.drawPixmap(cell.topLeft(), pixmap)
         if show_ids:        # as text on the copies: a pixmap per worker cost ~15 ms per state change
             painter.setFont(self._id_font(size))
+            inks = {state: QColor(readable_text_colour(worker_state_colour(state)))
+                    for state in set(self._states.values()) - {"failed", "cancelled"}}
             for (wid, state), cell in zip(self._states.items(), rects):
-                if state not in ("failed", "cancelled"):
-                    painter.setPen(QColor(readable_text_colour(worker_state_colour(state))))
+                if state in inks:
+                    painter.setPen(inks[state])
                     painter.drawText(cell, Qt.AlignmentFlag.AlignCenter, str(wid))
         self._paint_legend(painter, theme, _GAP + rows * (size + _GAP) + 4)
         painter.end()

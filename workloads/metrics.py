@@ -342,16 +342,14 @@ class LiveAggregates:
         released = next((s.released_at for s in self._steps if s.released_at is not None), None)
         if released is None:
             return
+        partial = int(released) if released > int(released) else None   # the second the release fell in
         for sec in range(max(self._finalised_until + 1, int(released)), until + 1):
-            data = self._seconds.get(sec, _Second())
-            if sec == int(released) and released > sec:
-                pass        # the part of a second after the release: charted with the next second
-            else:
-                span = 1.0
-                if sec == int(released) + 1 and released > int(released):
-                    # a bin of the few ms after the release would chart a false zero (no operation
-                    # has ended yet): it joins this second, and the rate is over the whole span
-                    first = self._seconds.get(sec - 1, _Second())
+            # the part of a second after the release joins the next second, its rate over the
+            # whole span: a bin of its own (no operation ended yet) would chart a false zero
+            if sec != partial:
+                data, span = self._seconds.get(sec, _Second()), 1.0
+                if sec - 1 == partial:
+                    first = self._seconds.get(partial, _Second())
                     data = _Second(data.rows + first.rows, data.nbytes + first.nbytes, data.ops + first.ops)
                     span = sec + 1.0 - released
                 self._throughput.append(ThroughputPoint(sec + 1.0, data.rows / span, data.nbytes / span,

@@ -93,7 +93,8 @@ def load_references(folder: str | Path | None = None) -> list[Reference]:
     folder = Path(folder) if folder is not None else reference_folder()
     if not folder.is_dir():
         raise ReferenceDataError(f"reference folder not found: {folder}")
-    files = tuple((path, path.stat().st_mtime_ns, path.stat().st_size) for path in sorted(folder.glob("*.json")))
+    stats = [(path, path.stat()) for path in sorted(folder.glob("*.json"))]
+    files = tuple((path, stat.st_mtime_ns, stat.st_size) for path, stat in stats)
     return list(_parsed(files))
 
 

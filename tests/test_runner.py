@@ -96,21 +96,28 @@ def test_a_user_killed_while_checking_the_stop_flag_never_blocks_the_others():
     events = StepEvents.make(context)
     checks = context.RawValue("q", 0)
     survivor = context.Process(target=_check_stop_forever, args=(events.stop, checks), daemon=True)
-    survivor.start()
-    assert _wait_for(lambda: checks.value > 0, timeout=60)
-    for _ in range(4):
-        victim_checks = context.RawValue("q", 0)
-        victim = context.Process(target=_check_stop_forever, args=(events.stop, victim_checks), daemon=True)
-        victim.start()
-        assert _wait_for(lambda: victim_checks.value > 10_000, timeout=60)     # killed mid-loop
-        victim.kill()
-        victim.join(10)
-    before = checks.value
-    time.sleep(0.3)
-    assert checks.value > before, "the surviving user stopped: blocked by a killed one"
-    events.stop.set()
-    survivor.join(10)
-    assert survivor.exitcode == 0
+    users = [survivor]
+    try:
+        survivor.start()
+        assert _wait_for(lambda: checks.value > 0, timeout=60)
+        for _ in range(4):
+            victim_checks = context.RawValue("q", 0)
+            victim = context.Process(target=_check_stop_forever, args=(events.stop, victim_checks), daemon=True)
+            users.append(victim)
+            victim.start()
+            assert _wait_for(lambda: victim_checks.value > 10_000, timeout=60)     # killed mid-loop
+            victim.kill()
+            victim.join(10)
+        before = checks.value
+        time.sleep(0.3)
+        assert checks.value > before, "the surviving user stopped: blocked by a killed one"
+        events.stop.set()
+        survivor.join(10)
+        assert survivor.exitcode == 0
+    finally:                           # a failure must not leave users blocked behind it
+        for user in users:
+            if user.is_alive():
+                user.kill()
 
 
 def test_cancel_stops_all_workers_quickly_and_keeps_records(store):

@@ -10,15 +10,12 @@ from pathlib import Path
 import pytest
 
 from app.run_process import RUN_NICE, start_run_process
+from workloads.environment import autogroup_nice
 from workloads.scenario import Scenario
 from workloads.store import ResultsStore
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGROUPS = Path("/proc/self/autogroup").exists()
-
-
-def _own_autogroup_nice() -> int | None:
-    return int(Path("/proc/self/autogroup").read_text().split()[-1]) if AUTOGROUPS else None
 
 
 def _scenario() -> Scenario:
@@ -37,7 +34,7 @@ def test_a_run_started_like_the_window_lowers_its_own_group(tmp_path):
 
 @pytest.mark.skipif(not AUTOGROUPS, reason="this kernel has no autogroups: nice alone applies")
 def test_a_run_from_a_terminal_leaves_the_terminal_session_alone(tmp_path):
-    before = _own_autogroup_nice()
+    before = autogroup_nice()
     done = subprocess.run([sys.executable, "-m", "app", "--results", str(tmp_path / "results"), "run",
                            "--scenario-stdin", "--run-id", "terminal", "--nice", "3"],
                           input=json.dumps(_scenario().to_dict()), text=True, capture_output=True,
@@ -45,4 +42,4 @@ def test_a_run_from_a_terminal_leaves_the_terminal_session_alone(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     environment = ResultsStore(tmp_path / "results").run("terminal")["environment"]
     assert environment["nice"] == 3
-    assert environment["autogroup_nice"] == before == _own_autogroup_nice()
+    assert environment["autogroup_nice"] == before == autogroup_nice()

@@ -65,12 +65,15 @@ def capture_environment(data_paths: list[str] | None = None) -> dict[str, Any]:
         "disks": [_disk(p) for p in (data_paths or []) if os.path.exists(p)],
         # the run's processes' scheduling priority: a run the window starts yields the CPU to it
         "nice": os.nice(0) if hasattr(os, "nice") else 0,
-        "autogroup_nice": _autogroup_nice(),
+        "autogroup_nice": autogroup_nice(),
     }
 
 
-def _autogroup_nice() -> int | None:
-    """The nice of this process's scheduling group (Linux autogroups), None where there is none."""
+def autogroup_nice() -> int | None:
+    """The nice of this process's scheduling group (Linux autogroups), None where there is none.
+
+    The file is empty for a process in the root group (a session the kernel gave no group of its
+    own, as in many containers), and absent on kernels without autogroups."""
     try:
         return int(Path("/proc/self/autogroup").read_text().split()[-1])
     except (OSError, ValueError, IndexError):

@@ -13,17 +13,12 @@ the caller's widgets (what is on screen, exported with widgets/exporters.py) or,
 given, drawn afresh offscreen from the stored records (workloads.history) with the same widgets
 the live view uses. The HTML is written by Jinja2 templates (resources/templates/report, autoescape
 on) from plain data prepared here; runs of the report gallery add each seed report's reproduction
-(published beside measured, findings as ratios). A .pdf path lays the same HTML out on A4 pages with Qt's own QTextDocument
-and QPdfWriter (PySide6-Essentials, QtGui): no browser engine needed. Charts follow the
-application's theme. Tables are made to fit A4 (headers keep their words, phases get a table of
-their own), and the pages are laid out again until no heading ends a page alone, no chart is
-parted from its caption and no table row is cut by a page's foot (`pdf_document`).
+(published beside measured, findings as ratios). A .pdf path lays the same HTML out on A4 pages
+with Qt's own QTextDocument and QPdfWriter (app/report_pdf.py): no browser engine needed. Charts
+follow the application's theme. Tables are made to fit A4 (headers keep their words, phases get a table of their own).
 """
 from __future__ import annotations
 
-import importlib.metadata
-import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -31,14 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from PySide6.QtCore import QMarginsF, QRectF, QSizeF, Qt
-from PySide6.QtGui import (QColor, QFont, QPageLayout, QPageSize, QPainter, QPdfWriter, QTextBlock,
-                           QTextCursor, QTextDocument, QTextFormat, QTextFrame, QTextOption, QTextTable)
 from PySide6.QtWidgets import QWidget
 
 from app.report_charts import Figure, application, render_run_charts, render_shared_charts, widgets_as_figures
 from app.report_html import (SHOWN_PX, Cell, Table, fmt_bytes, fmt_count, fmt_duration, fmt_int, fmt_num,
                              fmt_when, render)
+from app.report_pdf import pdf_document, pdf_page_size, tickbench_version, write_pdf
 from app.report_suites import (ReproductionView, SuiteComparisonView, SuiteView, comparison_figures, comparison_view,
                                gallery_slot, reproduction_views, run_anchor, run_suite_figures, run_suite_view)
 from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
@@ -55,9 +48,6 @@ from workloads.targets.base import PHASES
 __all__ = ["SHOWN_PX", "build_html", "fmt_num", "pdf_document", "pdf_page_size", "report_labels", "write_pdf",
            "write_report"]
 
-PDF_MARGIN_MM = 15
-PDF_DPI = 300
-FOOTER_PX = 24            # at the bottom of each PDF page: title and page number
 STRING_MODES = {"object": "Python objects (object)", "str": "Arrow-backed strings (str)",
                 "category": "categories (category)"}
 TEST_SERVER_MARK = "tickbench-test-server"   # in the version string of tests/ddbserver
@@ -213,7 +203,8 @@ def build_document(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.Da
         suite = run_suite_view(store, run, snapshot.queries, snapshot.query_step) if snapshot else None
         sections.append(_run_section(store, run, steps, figures, first=index == 0 and len(runs) == 1,
                                      suite=suite, anchors=anchors))
-    return Document(title=_title(runs), written=f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}", version=_version(),
+    return Document(title=_title(runs), written=f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}",
+                    version=tickbench_version(),
                     store_path=str(store.path), for_pdf=for_pdf, runs=_runs_table(runs, labels), given=given,
                     across=across, sections=sections, reproductions=list(reproductions or []))
 
@@ -550,223 +541,6 @@ def _flatten(data: Any, prefix: str, depth: int = 0) -> Iterable[tuple[str, str]
 
 # --- PDF -----------------------------------------------------------------------------------------
 
-def write_pdf(document: str, path: Path, title: str = "Tickbench report") -> Path:
-    """Lay the HTML out on A4 pages with Qt (QTextDocument) and write it with QPdfWriter.
-
-    Pages are laid out and drawn here, at 96 pixels per inch of the printable area, with a
-    footer of title and page number: QTextDocument.print_ would add 2 cm of margin of its own
-    to the writer's and crop the charts."""
-    writer = QPdfWriter(str(path))
-    writer.setPageLayout(_page_layout())
-    writer.setResolution(PDF_DPI)
-    writer.setTitle(title)
-    writer.setCreator(f"Tickbench {_version()}")
-    width, body = pdf_page_size()
-    height = body + FOOTER_PX
-    text = pdf_document(document, width, body)
-    pages = text.pageCount()
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"cannot write the PDF {path}: is the folder writable and the file not open elsewhere?")
-    try:
-        painter.scale(PDF_DPI / 96, PDF_DPI / 96)       # from document pixels to the writer's dots
-        footer = QFont("DejaVu Sans")
-        footer.setPixelSize(10)                          # document pixels, like the text above it
-        for page in range(pages):
-            if page:
-                writer.newPage()
-            top = page * text.pageSize().height()
-            painter.save()
-            painter.translate(0, -top)
-            text.drawContents(painter, QRectF(0, top, width, text.pageSize().height()))
-            painter.restore()
-            painter.setFont(footer)
-            painter.setPen(QColor("#666666"))
-            painter.drawText(QRectF(0, height - FOOTER_PX + 6, width, FOOTER_PX - 6),
-                             int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom),
-                             f"{title} · page {page + 1} of {pages}")
-    finally:
-        painter.end()
-    del writer                    # the file is complete once the writer is gone
-    if not path.exists() or path.stat().st_size == 0:
-        raise OSError(f"Qt did not write the PDF {path}")
-    return path
-
-
-def _page_layout() -> QPageLayout:
-    margins = QMarginsF(PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM, PDF_MARGIN_MM)
-    return QPageLayout(QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait, margins,
-                       QPageLayout.Unit.Millimeter)
-
-
-def pdf_page_size() -> tuple[float, float]:
-    """Width and height in document pixels (96 per inch) of what a PDF page holds above its footer."""
-    printable = _page_layout().paintRect(QPageLayout.Unit.Inch)
-    return printable.width() * 96, printable.height() * 96 - FOOTER_PX
-
-
-def pdf_document(document: str, width: float, height: float) -> QTextDocument:
-    """The report's HTML laid out on pages of ``width`` x ``height`` document pixels, as the PDF
-    draws it: headings kept with what follows them, charts with their captions, and no table row
-    cut in two by the foot of a page (the table is split before that row instead)."""
-    for _ in range(60):
-        text = _laid_out(document, width, height)
-        split = _first_split_row(text)
-        if split is None:
-            break
-        document = _break_table(document, *split)
-    return text
-
-
-def _laid_out(document: str, width: float, height: float) -> QTextDocument:
-    text = QTextDocument()
-    text.setDefaultFont(QFont("DejaVu Sans", 9))
-    text.setDocumentMargin(0)
-    text.setPageSize(QSizeF(width, height))
-    # words stay whole: a table too narrow for a word is a layout to fix, not a word to cut
-    option = text.defaultTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WordWrap)
-    text.setDefaultTextOption(option)
-    text.setHtml(document)
-    _keep_with_next(text)
-    return text
-
-
-def _keep_with_next(text: QTextDocument) -> None:
-    """Start a page before a heading that would end a page alone (its table or text on the next),
-    and before a chart whose caption would go to the next page. QTextDocument has no
-    'page-break-after: avoid': this moves such blocks one at a time, laying the pages out again."""
-    layout = text.documentLayout()
-    page = text.pageSize().height()
-    for _ in range(200):                                   # each pass moves one block
-        text.pageCount()                                   # lays the whole document out again
-        block = text.begin()
-        while block.isValid():
-            following = block.next()
-            if following.isValid() and _keeps_with(block, following) and \
-                    block.blockFormat().pageBreakPolicy() == QTextFormat.PageBreakFlag.PageBreak_Auto:
-                here, there = _drawn_top(layout, block), _drawn_top(layout, following)
-                if _page_of(there, page) > _page_of(here, page) and here % page > 1:
-                    # the headings right above go with it ("Charts" over its first chart)
-                    first, above = block, block.previous()
-                    while above.isValid() and above.blockFormat().headingLevel() > 0:
-                        first, above = above, above.previous()
-                    form = first.blockFormat()
-                    form.setPageBreakPolicy(QTextFormat.PageBreakFlag.PageBreak_AlwaysBefore)
-                    QTextCursor(first).setBlockFormat(form)
-                    break
-            block = following
-        else:
-            return
-
-
-def _tables(frame: QTextFrame) -> Iterable[QTextTable]:
-    """The document's tables in document order (one per <table> of the HTML)."""
-    for child in frame.childFrames():
-        if isinstance(child, QTextTable):
-            yield child
-        yield from _tables(child)
-
-
-def _first_split_row(text: QTextDocument) -> tuple[int, int] | None:
-    """(table index, row) of the first body row whose cells start on one page and end on the next.
-    QTextDocument moves a row to the next page only when none of its text fits, so a row of
-    several lines at the foot of a page is cut in two."""
-    layout = text.documentLayout()
-    page = text.pageSize().height()
-    for index, table in enumerate(_tables(text.rootFrame())):
-        for row in range(table.format().headerRowCount(), table.rows()):
-            tops, bottoms = [], []
-            for column in range(table.columns()):
-                cell = table.cellAt(row, column)
-                tops.append(_drawn_top(layout, cell.firstCursorPosition().block()))
-                bottoms.append(layout.blockBoundingRect(cell.lastCursorPosition().block()).bottom())
-            top, bottom = min(tops), max(bottoms)
-            if _page_of(top, page) != _page_of(bottom - 2, page) and bottom - top < page / 2 and row > 0:
-                return index, row, _column_shares(table, layout)
-    return None
-
-
-def _column_shares(table: QTextTable, layout) -> list[float]:
-    """Each column's share of the table's width as laid out, so both parts of a split table keep
-    the same columns (QTextDocument would size each part from its own rows)."""
-    lefts = [layout.blockBoundingRect(table.cellAt(0, c).firstCursorPosition().block()).left()
-             for c in range(table.columns())]
-    frame = layout.frameBoundingRect(table)
-    edges = [*lefts, frame.right()]
-    total = max(frame.width(), 1.0)
-    return [max(edges[i + 1] - edges[i], 0.0) / total for i in range(len(lefts))]
-
-
-def _break_table(document: str, index: int, row: int, shares: list[float]) -> str:
-    """The HTML with its ``index``-th table split before body row ``row`` (counting header rows),
-    the second part on a new page under the same header, both with the columns of the whole."""
-    starts = [m.start() for m in re.finditer(r"<table\b", document)]
-    start = starts[index]
-    end = document.index("</table>", start) + len("</table>")
-    table = document[start:end]
-    opening = table[:table.index(">") + 1]
-    head = re.search(r"<thead>.*?</thead>", table, flags=re.S)
-    header = head.group(0) if head else ""
-    rows = re.findall(r"<tr>.*?</tr>", table[head.end() if head else 0:], flags=re.S)
-    cut = row - (1 if head else 0)
-    if not 0 < cut < len(rows):
-        return document
-    if header:
-        header = _with_widths(header, "th", shares)
-    else:                                   # no header: the first row of each part sets the columns
-        rows[0], rows[cut] = _with_widths(rows[0], "td", shares), _with_widths(rows[cut], "td", shares)
-    second = opening.replace(" style='page-break-before: always'", "").replace(
-        "<table", "<table style='page-break-before: always'", 1)
-    parts = (f"{opening}{header}<tbody>{''.join(rows[:cut])}</tbody></table>"
-             f"{second}{header}<tbody>{''.join(rows[cut:])}</tbody></table>")
-    return document[:start] + parts + document[end:]
-
-
-def _with_widths(row: str, tag: str, shares: list[float]) -> str:
-    """Each ``tag`` cell of ``row`` given its column's width in percent."""
-    widths = iter(shares)
-    row = re.sub(r" width='[0-9.]+%'", "", row)             # a part split again: its widths anew
-
-    def sized(cell: re.Match) -> str:
-        # rounded down: widths rounded to nearest could add up past 100 % and widen the table
-        share = next(widths, None)
-        return cell.group(0) if share is None else f"{cell.group(0)} width='{math.floor(1000 * share) / 10:.1f}%'"
-
-    return re.sub(rf"<{tag}\b", sized, row)
-
-
-def _page_of(y: float, page: float) -> int:
-    """The page a point is drawn on; a line at 0.04 px above a page's foot is drawn on the next."""
-    return int((y + 1) // page)
-
-
-def _drawn_top(layout, block: QTextBlock) -> float:
-    """Where a block's first line is drawn: a line that did not fit at the foot of a page (a chart)
-    is moved to the next one inside its block, below the block's own top."""
-    top = layout.blockBoundingRect(block).top()
-    lines = block.layout()
-    return top + (lines.lineAt(0).y() if lines is not None and lines.lineCount() else 0.0)
-
-
-def _keeps_with(block: QTextBlock, following: QTextBlock) -> bool:
-    """A heading keeps with the block after it; a chart with its caption (a paragraph, not a heading
-    nor another chart)."""
-    if block.blockFormat().headingLevel() > 0:
-        return True
-    return _is_image(block) and not _is_image(following) and following.blockFormat().headingLevel() == 0 \
-        and following.text().strip() != ""
-
-
-def _is_image(block: QTextBlock) -> bool:
-    it = block.begin()
-    while not it.atEnd():
-        if it.fragment().charFormat().isImageFormat():
-            return True
-        it += 1
-    return False
-
-
 # --- small helpers ---------------------------------------------------------------------------------
 
 def _phases_present(frame: pd.DataFrame) -> list[str]:
@@ -781,10 +555,3 @@ def _seconds_between(start: Any, end: Any) -> float | None:
 
 def _users(text: Any) -> list[int]:
     return [int(u) for u in str(text or "").split(",") if u.strip()]
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("tickbench")
-    except importlib.metadata.PackageNotFoundError:
-        return "(source tree)"

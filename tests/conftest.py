@@ -44,7 +44,7 @@ def light_theme(qapp):
 @pytest.fixture
 def make_widget(qtbot, qapp, light_theme):
     """make_widget(cls_or_factory, *args, show=True, size=(800, 500), **kwargs) -> widget."""
-    from PySide6.QtCore import QEvent
+    from PySide6.QtCore import QEvent, Qt
 
     before = {id(w) for w in qapp.topLevelWidgets()}
     made = []
@@ -67,6 +67,9 @@ def make_widget(qtbot, qapp, light_theme):
     qapp.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     leaked = [w for w in qapp.topLevelWidgets() if id(w) not in before and w.isVisible()]
     assert not leaked, f"widgets left open after the test: {[type(w).__name__ for w in leaked]}"
+    # a button QTest leaves down makes every later mouse move in this process a drag (no hovers)
+    assert qapp.mouseButtons() == Qt.MouseButton.NoButton, \
+        f"mouse buttons left held after the test: {qapp.mouseButtons()} (QTest.mouseDClick ends without a release)"
 
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: E402,F401

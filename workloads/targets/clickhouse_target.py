@@ -426,7 +426,7 @@ class _Folder:
         if _ACTIVE is not None and _ACTIVE is not self:
             _ACTIVE.release()        # another folder (or target) of this process has chDB's one session
         asked = time.monotonic()
-        turn, queued, polls = self._queue()
+        turn, _queued, polls = self._queue()
         taken = time.monotonic()
         try:
             start = _now()
@@ -438,7 +438,8 @@ class _Folder:
             raise
         self._session, self._turn = session, turn
         _ACTIVE = self
-        return {"lock_wait_s": queued + waited, "open_s": open_s, "lock_retries": retries, "queue_polls": polls,
+        # the wait from asking to holding, on one clock (a preempted process still waited)
+        return {"lock_wait_s": (taken - asked) + waited, "open_s": open_s, "lock_retries": retries, "queue_polls": polls,
                 "session": "opened", "serialised": True, "turn_asked": asked, "turn_taken": taken}
 
     def _queue(self) -> tuple[int | None, float, int]:

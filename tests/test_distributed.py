@@ -56,6 +56,15 @@ def _run_until(runner: Runner, ops: int, timeout_s: float = 240) -> tuple[thread
     return thread, done
 
 
+def _what_happened(store, run_id: str) -> str:
+    """Each step's operations by kind and outcome, and its users' ends: an assertion's message."""
+    ops = store.frame(f"SELECT step, kind, ok, count(*) AS ops, sum(rows) AS rows, any_value(error) AS error "
+                      f"FROM ops WHERE run_id = '{run_id}' GROUP BY ALL ORDER BY ALL")
+    users = store.frame(f"SELECT step, worker, host, state, error FROM workers WHERE run_id = '{run_id}' "
+                        "ORDER BY step, worker")
+    return f"\noperations:\n{ops.to_string()}\nusers:\n{users.to_string()}"
+
+
 def _run(tmp_path, scenario):
     store = ResultsStore(tmp_path / "results")
     runner = Runner(scenario, store)
@@ -142,7 +151,7 @@ def test_an_unreachable_scheduler_is_a_clear_message_and_the_run_is_kept(tmp_pat
     ("read-day", {}), ("slice-download", {"rows_per_user": 3_000})])
 def test_reads_run_across_both_hosts_and_every_record_keeps_its_host(tmp_path, dask_cluster, workload, params):
     store, runner, result = _run(tmp_path, _scenario(tmp_path, dask_cluster, workload, params=params))
-    assert result.status == "completed", result.message
+    assert result.status == "completed", result.message + _what_happened(store, result.run_id)
     workers = store.frame(f"SELECT worker, host, state FROM workers WHERE run_id = '{result.run_id}'")
     assert set(workers["state"]) == {"done"}
     placed = dict(zip(workers["worker"], workers["host"]))
@@ -166,7 +175,7 @@ def test_concurrent_appends_across_hosts_are_all_in_the_table(tmp_path, dask_clu
     assert result.status == "completed", result.message
     rows = store.frame(f"SELECT step, sum(rows) AS rows FROM ops WHERE run_id = '{result.run_id}' "
                        "AND kind = 'measured' AND ok GROUP BY step ORDER BY step")
-    assert list(rows["rows"]) == [12_000, 24_000]
+    assert list(rows["rows"]) == [12_000, 24_000], _what_happened(store, result.run_id)
     assert _appended(scenario) == 24_000                  # the table, emptied before each step
 
 

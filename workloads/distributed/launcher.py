@@ -170,9 +170,13 @@ class DaskStep:
     def _forward(self, timeout: float) -> None:
         """Relay what the hosts sent: wait up to ``timeout`` for the first item, then take the rest."""
         try:
-            items = [self._queue.get(timeout=timeout)] + list(self._queue.get(batch=True))
+            items = [self._queue.get(timeout=timeout)]
         except Exception:          # nothing came within the wait (TimeoutError), or no answer
             return
+        try:
+            items += self._queue.get(batch=True)
+        except Exception:          # no answer this time: the rest comes on the next pass, the first is kept
+            pass
         for item in items:
             for worker, message in unpack(item):
                 self._deliver(worker, message)

@@ -15,7 +15,8 @@ the live view uses. The HTML is written by Jinja2 templates (resources/templates
 on) from plain data prepared here; runs of the report gallery add each seed report's reproduction
 (published beside measured, findings as ratios). A .pdf path lays the same HTML out on A4 pages
 with Qt's own QTextDocument and QPdfWriter (app/report_pdf.py): no browser engine needed. Charts
-follow the application's theme. Tables are made to fit A4 (headers keep their words, phases get a table of their own).
+follow the application's theme. Tables are made to fit A4 (headers keep their words, phases get a
+table of their own).
 """
 from __future__ import annotations
 
@@ -314,16 +315,18 @@ def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
     return "; ".join(parts) + "."
 
 
+STEPS_HEADER = ["Step", "Users", "Ops", "Err", "Win\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p95\nms", "p99\nms",
+                "mean\nms", "1st op\nms"]
+
+
 def _steps_table(steps: pd.DataFrame) -> Table:
-    header = ["Step", "Users", "Ops", "Err", "Win\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms",
-              "p95\nms", "p99\nms", "mean\nms", "1st op\nms"]
     rows = []
     for r in steps.itertuples():
         rows.append([r.step_label + (" ⚠" if r.short else ""), fmt_int(r.users), fmt_int(r.ops), fmt_int(r.errors),
                      fmt_num(r.window_s), fmt_num(r.rows_per_s), fmt_num(r.mb_per_s), fmt_num(r.ops_per_s),
                      fmt_num(r.p50_ms), fmt_num(r.p95_ms), fmt_num(r.p99_ms), fmt_num(r.mean_ms),
                      fmt_num(r.first_op_ms)])
-    return Table(header, rows, numeric_from=1)
+    return Table(STEPS_HEADER, rows, numeric_from=1)
 
 
 def _worker_errors(store: ResultsStore, run_id: str, labels: dict[int, str]) -> list[list[str]]:

@@ -116,8 +116,7 @@ def _fitted_table(document: str, index: int, overflow: float) -> str:
     page's): first its width as a share of the page, down to MIN_TABLE_PERCENT; a table that is
     still too wide is too wide for its words, and its type is made smaller, down to the last of
     SMALLER_TABLE_TYPE."""
-    start = [m.start() for m in re.finditer(r"<table\b", document)][index]
-    end = document.index("</table>", start) + len("</table>")
+    start, end = _table_span(document, index)
     table = document[start:end]
     opening = table[:table.index(">") + 1]
     given = re.search(r" width='([0-9.]+)%'", opening)
@@ -134,6 +133,12 @@ def _fitted_table(document: str, index: int, overflow: float) -> str:
     table = re.sub(r" style='font-size: [0-9.]+pt'", "", table)
     table = re.sub(r"<(t[dh])\b", rf"<\1 style='font-size: {steps[position]}'", table)
     return document[:start] + table + document[end:]
+
+
+def _table_span(document: str, index: int) -> tuple[int, int]:
+    """Where the ``index``-th <table> of the HTML starts and ends (the report nests no tables)."""
+    start = [m.start() for m in re.finditer(r"<table\b", document)][index]
+    return start, document.index("</table>", start) + len("</table>")
 
 
 def _laid_out(document: str, width: float, height: float) -> QTextDocument:
@@ -219,9 +224,7 @@ def _column_shares(table: QTextTable, layout) -> list[float]:
 def _break_table(document: str, index: int, row: int, shares: list[float]) -> str:
     """The HTML with its ``index``-th table split before body row ``row`` (counting header rows),
     the second part on a new page under the same header, both with the columns of the whole."""
-    starts = [m.start() for m in re.finditer(r"<table\b", document)]
-    start = starts[index]
-    end = document.index("</table>", start) + len("</table>")
+    start, end = _table_span(document, index)
     table = document[start:end]
     opening = table[:table.index(">") + 1]
     head = re.search(r"<thead>.*?</thead>", table, flags=re.S)

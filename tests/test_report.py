@@ -21,7 +21,7 @@ try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/co
 except ImportError:
     pass
 
-from app.report import fmt_num, pdf_document, pdf_page_size, write_report
+from app.report import STEPS_HEADER, fmt_num, pdf_document, pdf_page_size, write_report
 from tests.ddbserver.fixture import ddb_server  # noqa: F401
 from tests.figures_reference import reference_steps
 from tests.test_history import STEP0, STEP1, TINY, handmade_run, op
@@ -494,10 +494,6 @@ def test_a_split_tables_column_widths_never_add_up_past_the_page():
     assert len(widths) == 3 and sum(widths) <= 100.0 and min(widths) >= 24.9
 
 
-STEP_HEADER = ["Step", "Users", "Ops", "Err", "Win\ns", "Rows/s", "MB/s", "Ops/s", "p50\nms", "p95\nms", "p99\nms",
-               "mean\nms", "1st op\nms"]
-
-
 def _styled(body: str) -> str:
     """``body`` under the report's own stylesheet."""
     css = (Path(__file__).resolve().parent.parent / "resources/templates/report/report.css").read_text()
@@ -514,7 +510,7 @@ def test_a_table_of_many_columns_is_never_a_pixel_wider_than_the_page(qapp):
 
     # a run's step table as the gallery's 002 run had it: Qt rounds 13 columns of 100 % to 682 px
     row = ["1 user", "1", "92", "0", "1.01", "27,402,522", "1,233", "91.3", "10.5", "12.1", "12.9", "10.6", "22.2"]
-    html = _styled(html_table(STEP_HEADER, [row], numeric_from=1))
+    html = _styled(html_table(STEPS_HEADER, [row], numeric_from=1))
     width, height = pdf_page_size()
     assert any("too narrow" in f for f in layout_faults(plain_layout(html, width, height)))   # the case to fix
     document = pdf_document(html, width, height)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from contextlib import suppress
 from typing import Any
 
 import multiprocessing as mp
@@ -173,10 +174,8 @@ class DaskStep:
             items = [self._queue.get(timeout=timeout)]
         except Exception:          # nothing came within the wait (TimeoutError), or no answer
             return
-        try:
+        with suppress(Exception):  # no answer this time: the rest comes on the next pass, the first is kept
             items += self._queue.get(batch=True)
-        except Exception:          # no answer this time: the rest comes on the next pass, the first is kept
-            pass
         for item in items:
             for worker, message in unpack(item):
                 self._deliver(worker, message)

@@ -21,6 +21,7 @@ from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_targets import add_targets_parser, cmd_targets
 from app.ddb_options import add_dolphindb_arguments
 from app.run_process import lower_priority
+from workloads.figures import MIN_OPS
 from workloads.paths import default_datasets_dir, default_results_path
 from workloads.text import plural
 
@@ -63,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--users", help="one number or a sweep, e.g. 1,2,4,8")
     run.add_argument("--cache", help="warm | cold")
     run.add_argument("--operations", type=int, help="operations per user per step")
-    run.add_argument("--duration", type=float, help="seconds per step instead of an operation count")
+    run.add_argument("--duration", type=float, help="seconds per step instead of an operation count; a "
+                     f"step also runs on until its users have made {MIN_OPS} operations together")
     run.add_argument("--warmup", type=int, help="warm-up operations per user per step, recorded apart "
                                                 "(default 1)")
     run.add_argument("--probes", type=int, help="probe operations per user per step for phase splits "

@@ -1,6 +1,7 @@
 """The runner with real worker processes, a real results file and real targets."""
 from __future__ import annotations
 
+import math
 import os
 import signal
 import threading
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from workloads.datasets.schema import Scale
-from workloads.figures import step_figures
+from workloads.figures import MIN_OPS, step_figures
 from workloads.runner import Runner
 from workloads.scenario import Scenario
 from workloads.store import ResultsStore
@@ -57,6 +58,19 @@ def test_users_sweep_runs_one_step_per_value_with_every_record_stored(store, tmp
     assert set(workers["state"]) == {"done"} and len(workers) == 3
     run = store.run(result.run_id)
     assert run["layout"]["rows"] == 40_000 and run["environment"]["libraries"]["duckdb"]
+
+
+def test_a_timed_step_runs_on_until_its_users_have_made_enough_operations(store, tmp_path):
+    # a duration shorter than one read: without the floor each user would stop after 0 or 1 reads
+    scenario = Scenario(dataset="taq", scale=SMALL, target="duckdb",
+                        target_config={"path": str(tmp_path / "data.duckdb")},
+                        workload="read-day", users=(1, 2), operations=0, duration_s=0.001)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    assert list(result.figures["ops"]) == [MIN_OPS, 2 * math.ceil(MIN_OPS / 2)]
+    ops = store.ops(result.run_id)
+    per_worker = ops[ops["kind"] == "measured"].groupby(["step", "worker"]).size()
+    assert set(per_worker) == {MIN_OPS} | {math.ceil(MIN_OPS / 2)}
 
 
 def test_a_killed_worker_is_recorded_and_the_others_finish(store):

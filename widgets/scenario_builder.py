@@ -24,6 +24,7 @@ from widgets.theme import current_theme
 from widgets.wheel_guard import guard_wheel
 from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
 from workloads.datasets.schema import Scale, StringMode
+from workloads.figures import MIN_OPS
 from workloads.kinds import WORKLOADS
 from workloads.scenario import CACHE_STATES, UNNAMED, Scenario, describe
 from workloads.text import plural
@@ -141,6 +142,8 @@ class ScenarioBuilder(QWidget):
         self.duration_spin.setRange(0.1, 86_400)
         self.duration_spin.setSuffix(" s per step")
         self.duration_spin.setValue(5.0)       # long enough for stable figures on most workloads
+        self.duration_spin.setToolTip(f"Seconds per step. A step also runs on until its users have made "
+                                      f"{MIN_OPS} operations together: fewer cannot be measured")
         self.by_duration_radio.setChecked(True)
         self.length_note = QLabel(wordWrap=True, objectName="length_note")
         self.length_note.setProperty("role", "muted")

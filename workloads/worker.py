@@ -6,7 +6,10 @@ Runs in a spawned process (also from the frozen app). Talks to the parent over i
 1. set-up (imports, connection, data): not timed, not recorded;
 2. ``warmup_ops`` warm-up operations, timed and recorded as kind "warmup" (the first operation
    of a fresh process), then ``Ready``;
-3. after the release, the measured operations (kind "measured"): the step's figures;
+3. after the release, the measured operations (kind "measured"): the step's figures; a timed
+   step's worker stops at the first operation boundary past the duration, but not before the
+   step's users together have made ``MIN_OPS`` operations (so a busy machine cannot leave the
+   step too short to measure);
 4. after every worker's measured operations are over, ``probe_ops`` probe operations where the
    target splits phases in an instrumented path (kind "probe"), released together again.
 
@@ -14,6 +17,7 @@ For cold runs the cache is dropped before every operation of every kind, outside
 """
 from __future__ import annotations
 
+import math
 import os
 import signal
 import time
@@ -24,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from workloads.figures import MIN_OPS
 from workloads.kinds.base import apply_counts
 from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.records import (MEASURED, PROBE, UNKNOWN_BYTES, UNSUPPORTED, WARMUP, OpRecord, extra_json,
@@ -198,11 +203,16 @@ class _Operations:
         measured = kind == MEASURED
         limit = (scenario.operations if self.workload.bounded_by_operations else 0) if measured \
             else scenario.probe_ops
-        deadline = t0 + scenario.duration_s if measured and scenario.duration_s > 0 else float("inf")
+        timed = measured and scenario.duration_s > 0
+        deadline = t0 + scenario.duration_s if timed else float("inf")
+        # a busy machine can fit too few operations in a short duration to measure the step:
+        # a timed step runs on until its users together have made MIN_OPS of them
+        floor = math.ceil(MIN_OPS / max(1, ctx.step.users)) if timed else 0
         ctx.rows_done = 0
         seq = consecutive_errors = 0
         while not stop_event.is_set():
-            if (limit and seq >= limit) or time.monotonic() >= deadline or parent_gone():
+            if ((limit and seq >= limit) or (time.monotonic() >= deadline and seq >= floor)
+                    or parent_gone()):
                 break
             op = self.workload.next_op(ctx, seq)
             if op is None:

@@ -142,8 +142,8 @@ class ScenarioBuilder(QWidget):
         self.duration_spin.setRange(0.1, 86_400)
         self.duration_spin.setSuffix(" s per step")
         self.duration_spin.setValue(5.0)       # long enough for stable figures on most workloads
-        self.duration_spin.setToolTip(f"Seconds per step. A step also runs on until its users have made "
-                                      f"{MIN_OPS} operations together: fewer cannot be measured")
+        self.duration_spin.setToolTip(f"Seconds per step.\nA step also runs on until its users have made "
+                                      f"{MIN_OPS} operations together:\nfewer cannot be measured.")
         self.by_duration_radio.setChecked(True)
         self.length_note = QLabel(wordWrap=True, objectName="length_note")
         self.length_note.setProperty("role", "muted")

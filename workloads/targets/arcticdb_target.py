@@ -267,7 +267,6 @@ class ArcticDBTarget(ClientPandas, Target):
     def _writer_turn(self, library: str):
         """This library's writer turn among this machine's processes (ArcticDB loses concurrent
         writes to one symbol); yields the wait facts an OpResult reports."""
-        asked = time.monotonic()
         folder = lmdb_folder(self.uri)
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
@@ -275,12 +274,14 @@ class ArcticDBTarget(ClientPandas, Target):
         else:
             digest = hashlib.sha1(f"{display_uri(self.uri)}|{library}".encode()).hexdigest()[:16]
             path = Path(tempfile.gettempdir()) / f"tickbench-arcticdb-{digest}.writers.lock"
-        fd, waited, _polls = take_turn(path, self.lock_timeout_s,
-                                       f"no turn to write ArcticDB library {library} within {self.lock_timeout_s:g} s: "
-                                       "other Tickbench processes kept writing (ArcticDB loses concurrent writes "
-                                       "to one symbol)")
-        facts = {"lock_wait_s": waited, "serialised": fd is not None,
-                 "turn_asked": asked, "turn_taken": time.monotonic()}
+        asked = time.monotonic()
+        fd, _polls = take_turn(path, self.lock_timeout_s,
+                               f"no turn to write ArcticDB library {library} within {self.lock_timeout_s:g} s: "
+                               "other Tickbench processes kept writing (ArcticDB loses concurrent writes "
+                               "to one symbol)")
+        taken = time.monotonic()
+        facts = {"lock_wait_s": taken - asked, "serialised": fd is not None,
+                 "turn_asked": asked, "turn_taken": taken}
         try:
             with self._store_errors():
                 yield facts

@@ -426,7 +426,7 @@ class _Folder:
         if _ACTIVE is not None and _ACTIVE is not self:
             _ACTIVE.release()        # another folder (or target) of this process has chDB's one session
         asked = time.monotonic()
-        turn, _queued, polls = self._queue()
+        turn, polls = self._queue()
         taken = time.monotonic()
         try:
             start = _now()
@@ -438,12 +438,11 @@ class _Folder:
             raise
         self._session, self._turn = session, turn
         _ACTIVE = self
-        # the wait from asking to holding, on one clock (a preempted process still waited)
         return {"lock_wait_s": (taken - asked) + waited, "open_s": open_s, "lock_retries": retries, "queue_polls": polls,
                 "session": "opened", "serialised": True, "turn_asked": asked, "turn_taken": taken}
 
-    def _queue(self) -> tuple[int | None, float, int]:
-        """Wait for the folder's turn among Tickbench processes: (fd, seconds, polls). A waiting
+    def _queue(self) -> tuple[int | None, int]:
+        """Wait for the folder's turn among Tickbench processes: (fd, polls). A waiting
         process holds a shared lock on the waiters file, so an idle holder hands over."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return take_turn(self._lock_path("turn"), self.timeout,

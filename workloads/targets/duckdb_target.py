@@ -165,7 +165,7 @@ class DuckDBTarget(Target):
         writing process per file); yields it with the wait facts an OpResult reports."""
         self.close()  # a read-only handle in this process would block our own read-write open
         asked = time.monotonic()          # the system-wide clock: turns compare across processes
-        turn, _queued, polls = self._queue_for_writing()
+        turn, polls = self._queue_for_writing()
         taken = time.monotonic()
         try:
             con, waited, retries = self._connect(read_only=False)
@@ -173,8 +173,6 @@ class DuckDBTarget(Target):
             if turn is not None:
                 os.close(turn)
             raise
-        # the wait from asking to holding, on one clock: a process preempted between asking and
-        # queueing (a busy machine) still waited for that slice
         facts = {"lock_wait_s": (taken - asked) + waited, "lock_retries": retries, "queue_polls": polls,
                  "serialised": True, "turn_asked": asked, "turn_taken": taken}
         try:
@@ -187,8 +185,8 @@ class DuckDBTarget(Target):
             if turn is not None:
                 os.close(turn)
 
-    def _queue_for_writing(self) -> tuple[int | None, float, int]:
-        """Wait for this file's writer turn among Tickbench processes: (fd, seconds, polls)."""
+    def _queue_for_writing(self) -> tuple[int | None, int]:
+        """Wait for this file's writer turn among Tickbench processes: (fd, polls)."""
         return take_turn(self.path.with_name(self.path.name + ".writers.lock"), self.lock_timeout_s,
                          f"no turn to write {self.path} within {self.lock_timeout_s:g} s: other Tickbench "
                          "processes kept appending (DuckDB allows one writing process per file)")

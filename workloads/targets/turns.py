@@ -28,19 +28,22 @@ def can_queue() -> bool:
 
 
 def take_turn(lock_path: Path, timeout_s: float, refusal: str, waiters_path: Path | None = None
-              ) -> tuple[int | None, float, int]:
-    """Wait for the turn on ``lock_path``: (descriptor to close when done, seconds waited, polls).
+              ) -> tuple[int | None, int]:
+    """Wait for the turn on ``lock_path``: (descriptor to close when done, failed polls).
+
+    The wait itself is the caller's to time, from asking to holding on ``time.monotonic``, the
+    clock its turns are compared on: a process preempted on the way in still waited.
 
     ``refusal`` is the TargetError's text when no turn came within ``timeout_s``. While waiting,
     a process holds a shared lock on ``waiters_path`` when given, so a holder can tell that
     somebody waits (``others_waiting``) and hand an idle turn over.
     """
     if fcntl is None:
-        return None, 0.0, 0
+        return None, 0
     fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return fd, 0.0, 0
+        return fd, 0
     except BlockingIOError:
         pass
     waiting = None
@@ -52,7 +55,7 @@ def take_turn(lock_path: Path, timeout_s: float, refusal: str, waiters_path: Pat
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd, time.perf_counter() - start, polls
+                return fd, polls
             except BlockingIOError:
                 if time.perf_counter() - start > timeout_s:
                     os.close(fd)

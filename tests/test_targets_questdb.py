@@ -14,8 +14,8 @@ import pytest
 import psycopg
 import questdb
 
-from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
-                                      reference_bars, timed)
+from tests.test_targets_files import (stored_order, as_plain, assert_phases, assert_same_rows, assert_string_dtypes,
+                                      busiest_key, reference_bars, timed)
 from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
@@ -110,9 +110,86 @@ def test_read_day_gives_back_duckdbs_frame(strings, target, layout, duck, day_fr
         assert_phases(result, wall, {"decode"})
         assert result.wire_bytes > 0
         assert_string_dtypes(result.frame, info, strings)
-        pd.testing.assert_frame_equal(result.frame, duck_target.read_day(replace(duck_layout, strings=strings), day).frame)
+        duck_frame = duck_target.read_day(replace(duck_layout, strings=strings), day).frame
+        assert_same_rows(order_free(result.frame, info), order_free(duck_frame, info), info)
         if strings is StringMode.OBJECT:
-            assert_same_rows(result.frame, stored_order(day_frames[index], info), info)
+            # QuestDB's stored order: the generator's (time order, ties in arrival order), no sort asked
+            assert_same_rows(result.frame, day_frames[index], info)
+
+
+def order_free(frame: pd.DataFrame, info) -> pd.DataFrame:
+    """Rows sorted by every column: two answers whose order is not part of them compare as sets."""
+    plain = as_plain(frame, info)
+    return plain.sort_values(list(plain.columns), kind="stable").reset_index(drop=True)
+
+
+@pytest.fixture
+def sent(target, monkeypatch):
+    """The SQL texts the target sends to ``/exp`` (its reads, suite queries), in order."""
+    texts: list[str] = []
+    real = target._server.parquet
+
+    def spy(sql: str) -> bytes:
+        texts.append(sql)
+        return real(sql)
+    monkeypatch.setattr(target._server, "parquet", spy)
+    return texts
+
+
+def test_day_and_slice_reads_ask_no_order_yet_hold_the_datasets_rows(target, layout, day_frames, sent):
+    info = get_dataset("taq").info
+    lay = replace(layout, strings=StringMode.OBJECT)
+    key = busiest_key(day_frames[1], info)
+    day = target.read_day(lay, lay.days[1]).frame
+    piece = target.read_slice(lay, lay.days[1], key).frame
+    bars = target.minute_bars(lay, lay.days[1], key).frame
+    assert len(sent) == 3 and not any("ORDER BY" in sql.upper() for sql in sent), sent
+    assert_same_rows(order_free(day, info), order_free(day_frames[1], info), info)
+    want = day_frames[1][day_frames[1][info.key_column].astype(object) == key]
+    assert_same_rows(order_free(piece, info), order_free(want, info), info)
+    assert bars["minute"].is_monotonic_increasing and len(bars) > 10        # bars: ordered by minute
+    pd.testing.assert_frame_equal(bars, reference_bars(day_frames[1], info, key))
+
+
+def test_t04_reads_only_its_days_partition_and_answers_as_before(target, layout, sent):
+    from workloads.queries import load_suite
+    query = next(q for q in load_suite("taq001").queries if q.id == "t04")
+    got = target.run_query(layout, query, {"day": layout.days[0]}).frame
+    plan = [next(iter(row.values())) for row in target.sql_rows(f"EXPLAIN {sent[-1]}")]
+    scans = [line.strip() for line in plan if "scan on" in line]
+    assert scans and all(line.startswith("Interval forward scan") for line in scans), plan
+    assert any("2007-08-23T00:00:00" in line for line in plan), plan          # the one day's interval
+    # the day's rows only, each counted once: the same per-hour figures as a plain scan of the day
+    table = table_name("taq", SCALE)
+    direct = pd.DataFrame(target.sql_rows(
+        f"SELECT hour(time) AS hour, avg((ofr - bid) / (ofr + bid)) AS spread, count() AS n FROM "
+        f"(SELECT time, bid, ofr FROM {table} WHERE date = '2007-08-23') WHERE bid > 0 AND ofr > bid "
+        "GROUP BY hour ORDER BY hour"))
+    got = got.sort_values("hour").reset_index(drop=True)
+    assert list(got["hour"]) == list(direct["hour"]) and len(got) >= 6
+    assert got["spread"].to_numpy() == pytest.approx(direct["spread"].to_numpy(), rel=1e-12)
+
+
+def test_practitioner_paths_give_the_targets_rows(target, layout, day_frames):
+    from workloads.practitioner import OPERATIONS, paths_for
+    info = get_dataset("taq").info
+    lay = replace(layout, strings=StringMode.OBJECT)
+    paths = paths_for("questdb", target, lay)
+    paths.open()
+    try:
+        ways = paths.paths()
+        assert set(ways) == set(OPERATIONS) and all("parquet" in ways[op].how or op != "read_day" for op in ways)
+        day, key = lay.days[0], busiest_key(day_frames[0], info)
+        for op, ours in (("read_day", target.read_day(lay, day)), ("read_slice", target.read_slice(lay, day, key))):
+            theirs = ways[op].call(day, key)
+            assert len(theirs) == ours.rows > 0
+            assert_same_rows(order_free(theirs.astype({c: "datetime64[ns]" for c in ("date", "time")}), info),
+                             order_free(ours.frame, info), info)
+        bars = ways["minute_bars"].call(day, key)
+        pd.testing.assert_frame_equal(bars.astype({"minute": "datetime64[ns]"}),
+                                      target.minute_bars(lay, day, key).frame)
+    finally:
+        paths.close()
 
 
 def test_read_slice_holds_only_that_key_and_day(target, layout, day_frames):

@@ -17,10 +17,10 @@ Layout, as a practitioner lays out ticks in QuestDB: one WAL table per dataset a
 ``<dataset>_<scale key>``, with a designated timestamp and ``PARTITION BY DAY``. A dataset whose
 time column is a full instant (devices: ``time`` TIMESTAMP) has it as the designated timestamp;
 one whose day and time of day are apart (TAQ: ``date`` DATE, ``time`` SECOND on 1970-01-01) gets
-``_ts`` = date + time, designated. ``_seq`` (LONG) is each row's arrival ordinal within its day:
-QuestDB orders by the designated timestamp only, ties in (key, time) are frequent in
-second-resolution quotes, and ``_seq`` makes a day's row order (``ORDER BY key, ts, _seq``) and
-the first/last quote of a minute equal to DuckDB's. Types: SYMBOL ``SYMBOL``, STRING ``VARCHAR``,
+``_ts`` = date + time, designated. ``_seq`` (LONG) is each row's arrival ordinal within its day,
+kept for checks: QuestDB stores a partition in designated-timestamp order, rows of one timestamp
+in arrival order (each day is loaded in time order), so that stored order already puts the
+first/last quote of a minute where DuckDB's does. Types: SYMBOL ``SYMBOL``, STRING ``VARCHAR``,
 DATE ``DATE``, SECOND/TIME/TIMESTAMP ``TIMESTAMP`` (times of day on 1970-01-01, as the datasets hold
 them), CHAR ``BYTE``, SHORT ``SHORT``, INT ``INT``, LONG ``LONG``, DOUBLE ``DOUBLE``, BOOL
 ``BOOLEAN``. Beside it: ``_append`` (appends), ``_import`` (CSV imports, no ``_seq``), ``_minute``
@@ -33,12 +33,19 @@ its ``sequencerTxn`` (a suspended table is an error). For an import that wait is
 ``extra["queryable_s"]``; an append's is not in its timing (a user's ILP append returns when the
 server has committed it to the WAL).
 
+Meaning of the reads (issue 21): ``read_day`` and ``read_slice`` return the day's (the key-day's)
+rows in the order QuestDB stores them, with no ``ORDER BY`` (designated timestamp, ties in
+arrival order; order is not part of those answers, ``verify`` compares them order-free);
+``minute_bars`` returns bars ordered by minute (``SAMPLE BY 1m``'s own order, part of the answer).
+
 Phases, honestly. A measured read is the user's plain call: the query as an HTTP ``/exp`` request
-with ``fmt=parquet`` (the fastest whole-day path measured here, typed columns; 1 M TAQ rows: ~1.4 s
-of exchange + ~0.6 s decode, against ~3 s for psycopg's binary fetchall alone, ~4.3 s text, and
-~2.9 s + 1.1 s for ``/exp`` CSV + pyarrow's CSV reader, on a busy 2-core machine), then
-``pq.read_table`` and ``to_pandas``: the server's execution and the transfer are one exchange,
-so a measured operation has only ``decode``. Probe operations (``probed_ops``) split it: the same
+with ``fmt=parquet`` (QuestDB's fastest documented whole-result path, typed columns: psycopg's
+binary fetch and ``/exp`` CSV + pyarrow's CSV reader were both slower here), in the table's stored
+order, then ``pq.read_table`` and ``to_pandas``, nothing else: the same calls a QuestDB user
+writes (``benchmarks/practitioner/questdb_paths.py``), so Tickbench's path IS the fastest one
+measured (``describe()["read_path"]`` gives the figures). The ``/exp`` exchange is one request:
+the server's execution and the transfer cannot be told apart, so a measured operation has only
+``decode``. Probe operations (``probed_ops``) split it: the same
 query through ``/exec?timings=true&count=true`` gives the server's own ``compiler + execute +
 count`` nanoseconds (``count``: the whole result iterated on the server, nothing sent), then the
 ``/exp`` exchange: ``server`` = that reported time (at most the exchange), ``transfer`` = the rest
@@ -48,7 +55,9 @@ Cold cache: QuestDB has no statement that drops its caches (it reads memory-mapp
 the OS page cache of a server's files cannot be dropped from a client): nothing is applied, and
 ``drop_cache``/``drop_cache_for_step`` say so by returning nothing.
 
-Reports 001 and 004. Suite queries run their ``questdb`` text (``resources/queries/*.questdb.toml``)
+Reports 001 and 004. A day is chosen by the designated timestamp (``_ts IN '2007-08-23'``: an
+Interval forward scan of that partition); t04 does it in a subquery (QuestDB 9.3.4 double-counts
+its GROUP BY when the interval and a filter share one WHERE). Suite queries run their ``questdb`` text (``resources/queries/*.questdb.toml``)
 with ``{quotes}``/``{readings}``/``{info}`` replaced by this layout's tables and ``{name}``
 parameters replaced by QuestDB literals (``'2007-08-23'``, ``'IBM'``, lists as ``'A','B'`` for
 ``IN (...)``, timestamps as ``'2007-08-23T09:30:00.000000Z'``), formatted here (the engine binds no
@@ -104,6 +113,10 @@ DEFAULT_PASSWORD = "quest"
 DEFAULT_DATABASE = "qdb"
 DEFAULT_CHUNK_ROWS = 1_000_000
 MANIFEST_TABLE = "_tickbench_layouts"
+# issue 21: measured beside the hand-written path (workloads/practitioner/questdb_paths.py)
+READ_PATH = ("QuestDB's fastest documented path: /exp?fmt=parquet in stored order + pyarrow.parquet + to_pandas, "
+             "nothing else; 1 M-row TAQ day, warm, median of 7, interleaved: 238-275 ms against the hand-written "
+             "path's 225-231 ms (ratio 1.03-1.08; 1,062 ms before, with ORDER BY symbol, time, _seq)")
 SEQ = "_seq"
 TS = "_ts"
 
@@ -568,7 +581,9 @@ class QuestDBTarget(Target):
             "kind": self.kind, "host": server.host, "port": server.port, "http_port": server.http_port,
             "user": server.user, "database": server.database, "local_engine": bool(self.config.get("local_engine")),
             "versions": library_versions(),
-            "reads": "HTTP /exp fmt=parquet, then pyarrow.parquet + to_pandas",
+            "reads": "HTTP /exp fmt=parquet, then pyarrow.parquet + to_pandas; day and slice in the table's "
+                     "stored order (no ORDER BY), bars by SAMPLE BY 1m",
+            "read_path": READ_PATH,
             "writes": "ILP over HTTP (questdb.Sender.dataframe); WAL applied before counting",
             "phases": "measured: decode only (/exp is one exchange); probes: server (/exec timings "
                       "compiler+execute+count) / transfer / decode",
@@ -651,9 +666,6 @@ class QuestDBTarget(Target):
     def _columns(self, info: DatasetInfo, schema: Schema | None = None) -> str:
         return ", ".join(quote(n) for n in (schema or info.schema).names)
 
-    def _order(self, info: DatasetInfo) -> str:
-        return ", ".join(quote(c) for c in dict.fromkeys((info.key_column, designated(info), SEQ)))
-
     def _key_sql(self, info: DatasetInfo, key: str) -> str:
         return sql_value(key_value(info.schema.column(info.key_column), key))
 
@@ -662,7 +674,7 @@ class QuestDBTarget(Target):
         info = self._dataset_info(layout)
         schema = column_schema(info.schema, columns, layout.dataset)
         sql = (f"SELECT {self._columns(info, schema)} FROM {quote(self.table(layout))} "
-               f"WHERE {quote(designated(info))} IN {literal(day.isoformat())} ORDER BY {self._order(info)}")
+               f"WHERE {quote(designated(info))} IN {literal(day.isoformat())}")
         return self._select(sql, layout.strings, schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
@@ -670,22 +682,24 @@ class QuestDBTarget(Target):
         info = self._dataset_info(layout)
         sql = (f"SELECT {self._columns(info)} FROM {quote(self.table(layout))} "
                f"WHERE {quote(designated(info))} IN {literal(day.isoformat())} "
-               f"AND {quote(info.key_column)} = {self._key_sql(info, key)} ORDER BY {self._order(info)}")
+               f"AND {quote(info.key_column)} = {self._key_sql(info, key)}")
         return self._select(sql, layout.strings, info.schema)
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
-        """``SAMPLE BY 1m`` over the key-day's rows in (time, arrival) order, the subquery's
-        timestamp re-designated, so ``first``/``last`` are the first/last quote by arrival."""
+        """``SAMPLE BY 1m`` over the key-day's rows in their stored order (the designated timestamp,
+        ties in arrival order), so ``first``/``last`` are the minute's first/last quote by arrival;
+        bars ordered by minute (``SAMPLE BY``'s own order)."""
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         bid, ask = price_columns(info)
         ts, t = quote(designated(info)), quote(info.time_column)
-        # within one day the time column follows the designated timestamp: it is the subquery's
-        # designated timestamp, so the bars are labelled as the time column (a time of day stays one)
+        # within one day the time column follows the designated timestamp, so the subquery (stored
+        # order, no sort) can designate it: the bars are labelled as the time column (a time of day
+        # stays one)
         sql = (f"SELECT {t} AS minute, first(mid) AS open, max(mid) AS high, min(mid) AS low, last(mid) AS close "
                f"FROM (SELECT {t}, ({quote(bid)} + {quote(ask)}) / 2 AS mid FROM {quote(self.table(layout))} "
                f"WHERE {ts} IN {literal(day.isoformat())} AND {quote(info.key_column)} = {self._key_sql(info, key)} "
-               f"ORDER BY {ts}, {quote(SEQ)}) TIMESTAMP({t}) SAMPLE BY 1m ALIGN TO CALENDAR")
+               f") TIMESTAMP({t}) SAMPLE BY 1m ALIGN TO CALENDAR")
         return self._select(sql, StringMode.ARROW)
 
     def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
@@ -763,8 +777,7 @@ class QuestDBTarget(Target):
         parts = [_TO_TEXT.get(c.ddb_type, "{c}").format(c=quote(c.name)) + f" AS {quote(c.name)}"
                  for c in info.schema.columns]
         table, ts = quote(self.table(layout)), quote(designated(info))
-        sql = (f"SELECT {', '.join(parts)} FROM (SELECT * FROM {table} WHERE {ts} IN {literal(day.isoformat())} "
-               f"ORDER BY {self._order(info)})")
+        sql = f"SELECT {', '.join(parts)} FROM {table} WHERE {ts} IN {literal(day.isoformat())}"
         data = self._server.http("/exp", {"query": sql, "fmt": "csv"})
         path = Path(path)
         try:

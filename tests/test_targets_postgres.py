@@ -212,3 +212,173 @@ def test_every_suite_query_answers_as_duckdb(dataset, scale, tmp_path, config):
     ])
     assert verdicts.queries and {v for row in verdicts.verdicts.values() for v in row.values()} == {SAME}, \
         verdicts.verdicts
+
+
+# --- issue 21: stored order, the ADBC read path, the server's settings, the practitioner's paths ------
+def _partition_rows_by_ctid(target, layout, day):
+    """The partition's rows in physical (heap) order: ctid, as the pages hold them."""
+    part = target.partition(target.table(layout), day)
+    rows = target.sql_rows(f'SELECT symbol, "time", {SEQ} FROM "{part}" ORDER BY ctid')
+    return pd.DataFrame(rows, columns=["symbol", "time", SEQ])
+
+
+def test_each_day_partition_lies_physically_in_index_order(opened, layout):
+    for day in layout.days:
+        heap = _partition_rows_by_ctid(opened, layout, day)
+        assert len(heap) == SCALE.rows_per_day
+        ordered = heap.sort_values(["symbol", "time", SEQ], kind="stable").reset_index(drop=True)
+        pd.testing.assert_frame_equal(heap, ordered)
+        part = opened.partition(opened.table(layout), day)
+        stats = {r["attname"]: r["correlation"] for r in opened.sql_rows(
+            "SELECT attname, correlation FROM pg_stats WHERE tablename = %s", (part,))}
+        assert stats["symbol"] > 0.99, stats         # loaded in time order, symbols interleave: ~0
+
+
+def test_a_layout_of_the_former_format_is_loaded_again_in_index_order(config):
+    scale = Scale(days=1, rows_per_day=4_000, symbols=20)
+    target = make_target("postgres", config)
+    first = target.prepare("taq", scale, StringMode.ARROW)
+    assert not first.reused
+    table = table_name("taq", scale)
+    part = target.partition(table, first.days[0])
+    # what a format-1 layout was: the day's heap in time (arrival) order, and the manifest saying 1
+    for statement in (f'CREATE TABLE "_tb_unsorted" AS SELECT * FROM "{part}"', f'TRUNCATE "{part}"',
+                      f'INSERT INTO "{part}" SELECT * FROM "_tb_unsorted" ORDER BY {SEQ}', 'DROP TABLE "_tb_unsorted"'):
+        target.db.execute(statement)
+    assert target.db.execute("UPDATE _tickbench_layouts SET format = 1 WHERE table_name = %s", (table,)) == 1
+    assert _partition_rows_by_ctid(target, first, first.days[0])[SEQ].is_monotonic_increasing   # time order now
+    again = target.prepare("taq", scale, StringMode.ARROW)
+    assert not again.reused and again.rows == scale.rows_per_day
+    heap = _partition_rows_by_ctid(target, again, again.days[0])
+    pd.testing.assert_frame_equal(heap, heap.sort_values(["symbol", "time", SEQ], kind="stable").reset_index(drop=True))
+    assert make_target("postgres", config).prepare("taq", scale, StringMode.ARROW).reused     # format 2: kept
+    target.close()
+
+
+def test_day_and_slice_reads_have_no_order_by_and_come_back_in_stored_order(opened, layout, day_frames, monkeypatch):
+    info = get_dataset("taq").info
+    sent = []
+    real = opened.db.arrow
+    monkeypatch.setattr(opened.db, "arrow", lambda sql: sent.append(sql) or real(sql))
+    lay = replace(layout, strings=StringMode.OBJECT)
+    day = lay.days[0]
+    got = opened.read_day(lay, day).frame
+    assert len(sent) == 1 and "ORDER BY" not in sent[0].upper() and "2007-08-23" in sent[0]
+    assert_same_rows(got, stored_order(day_frames[0], info), info)          # stored order = index order
+    key = busiest_key(day_frames[0], info)
+    got = opened.read_slice(lay, day, key).frame
+    assert len(sent) == 2 and "ORDER BY" not in sent[1].upper()
+    want = stored_order(day_frames[0][day_frames[0][info.key_column].astype(object) == key], info)
+    assert_same_rows(got, want, info)
+    opened.minute_bars(lay, day, key)
+    assert sent[2].rstrip().upper().endswith("GROUP BY 1 ORDER BY 1")       # bars: ordered by minute
+
+
+def test_export_in_stored_order_without_order_by(opened, layout, tmp_path, monkeypatch):
+    sent = []
+    real = opened.db.copy_out
+    monkeypatch.setattr(opened.db, "copy_out", lambda sql, params=None, into=None: sent.append(sql)
+                        or real(sql, params, into))
+    path = tmp_path / "day.csv"
+    opened.export_csv(layout, layout.days[0], path)
+    assert len(sent) == 1 and "ORDER BY" not in sent[0].upper()
+    exported = read_csv(path, "taq")
+    info = get_dataset("taq").info
+    assert_same_rows(exported, stored_order(get_dataset("taq").day_frame(0, SCALE, StringMode.OBJECT), info), info)
+
+
+def test_the_adbc_path_gives_exact_types_values_and_nulls(opened):
+    import pyarrow as pa
+    sql = ("SELECT * FROM (VALUES "
+           "('AAPL'::text, DATE '2007-08-23', TIMESTAMP '1970-01-01 09:30:07.123456', 1.5::float8, 7::integer, "
+           "65::smallint, 'é✓'::text), "
+           "(NULL, NULL, NULL, NULL, NULL, NULL, ''), "
+           "('x''y', DATE '1999-12-31', TIMESTAMP '2007-08-24 16:00:00', -0.25, -2147483648, 90, NULL)) "
+           "v(s, d, t, f, i, c, u) WHERE %(keep)s")
+    names = ["s", "d", "t", "f", "i", "c", "u"]
+    types = [pa.large_string(), pa.timestamp("ns"), pa.timestamp("ns"), pa.float64(), pa.int32(), pa.int8(),
+             pa.large_string()]
+    result = opened._arrow_select(sql, {"keep": True}, names, types, StringMode.OBJECT)
+    want = pd.DataFrame({
+        "s": pd.Series(["AAPL", None, "x'y"], dtype=object),
+        "d": pd.to_datetime(["2007-08-23", None, "1999-12-31"]).astype("datetime64[ns]"),
+        "t": pd.to_datetime(["1970-01-01 09:30:07.123456", None, "2007-08-24 16:00:00"], format="ISO8601").astype("datetime64[ns]"),
+        "f": [1.5, float("nan"), -0.25],
+        "i": [7.0, float("nan"), -2147483648.0],          # a NULL integer: pandas gives float64 with NaN
+        "c": [65.0, float("nan"), 90.0],
+        "u": pd.Series(["é✓", "", None], dtype=object)})
+    pd.testing.assert_frame_equal(result.frame, want, check_dtype=True)
+    # wire_bytes: exactly the binary COPY stream psycopg receives for the same SELECT
+    literal_sql = opened.db.inline(sql, {"keep": True})
+    assert result.wire_bytes == len(opened.db.copy_out(f"COPY ({literal_sql}) TO STDOUT (FORMAT binary)"))
+    assert "ADBC" in opened.describe()["read_path"]
+
+
+def test_a_missing_adbc_driver_names_the_extra(config, layout, monkeypatch):
+    import sys
+    from workloads.targets import MissingClient
+
+    monkeypatch.setitem(sys.modules, "adbc_driver_postgresql.dbapi", None)       # as if not installed
+    target = make_target("postgres", config)
+    target.open(layout)
+    with pytest.raises(MissingClient, match=r"adbc_driver_postgresql package: install tickbench\[postgres\]"):
+        target.read_day(layout, layout.days[0])
+    target.close()
+
+
+def test_the_local_server_is_sized_for_the_machine_and_describe_records_it(opened):
+    from workloads.local_engines import postgres as launcher
+
+    GB, MB = 1 << 30, 1 << 20
+    assert launcher.settings(16 * GB) == {"shared_buffers": "4096MB", "effective_cache_size": "12288MB",
+                                          "work_mem": "64MB", "maintenance_work_mem": "1024MB"}
+    assert launcher.settings(512 * GB) == {"shared_buffers": "8192MB", "effective_cache_size": "393216MB",
+                                           "work_mem": "256MB", "maintenance_work_mem": "2048MB"}
+    assert launcher.settings(256 * MB)["shared_buffers"] == "128MB"
+    recorded = opened.describe()["server_settings"]
+    wanted = launcher.settings()
+    for name, value in wanted.items():
+        said = opened.sql_rows("SELECT pg_size_bytes(%s) AS got, pg_size_bytes(%s) AS want", (recorded[name], value))
+        assert said[0]["got"] == said[0]["want"], (name, recorded[name], value)
+    live = opened.sql_rows("SELECT current_setting('work_mem') AS w, current_setting('jit') AS j")[0]
+    assert recorded["work_mem"] == live["w"] and recorded["jit"] == live["j"]
+    assert recorded["shared_buffers"] == opened.describe()["shared_buffers"]
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """Values compared whatever the dtypes: dates as datetime64, integers as int64, strings as str."""
+    out = frame.copy()
+    for name in out.columns:
+        if out[name].dtype == object and len(out) and not isinstance(out[name].iloc[0], str):
+            out[name] = pd.to_datetime(out[name])
+        elif pd.api.types.is_integer_dtype(out[name].dtype):
+            out[name] = out[name].astype("int64")
+        elif not pd.api.types.is_numeric_dtype(out[name].dtype) and \
+                not pd.api.types.is_datetime64_any_dtype(out[name].dtype):
+            out[name] = out[name].astype(object)
+    return out
+
+
+def test_the_practitioners_paths_give_the_targets_rows(opened, layout, day_frames):
+    from workloads.practitioner import OPERATIONS, paths_for
+
+    info = get_dataset("taq").info
+    paths = paths_for("postgres", opened, layout)
+    paths.open()
+    try:
+        table = paths.paths()
+        assert set(table) == set(OPERATIONS)
+        day = layout.days[1]
+        key = busiest_key(day_frames[1], info)
+        ops = {"read_day": lambda: opened.read_day(layout, day), "read_slice": lambda: opened.read_slice(layout, day, key),
+               "minute_bars": lambda: opened.minute_bars(layout, day, key)}
+        for op, call in ops.items():
+            mine, theirs = _plain(call().frame), _plain(table[op].call(day, key))
+            assert list(mine.columns) == list(theirs.columns) and len(mine) > 10, op
+            if op == "minute_bars":                  # ordered by minute: order is part of the answer
+                pd.testing.assert_frame_equal(mine, theirs, check_dtype=False)
+            else:                                    # order-free
+                columns = tuple(mine.columns)
+                assert normalise(mine, columns).equals(normalise(theirs, columns)), op
+    finally:
+        paths.close()

@@ -1,5 +1,6 @@
 """PostgreSQL: a user's server (or one Tickbench starts, ``workloads.local_engines.postgres``)
-through psycopg 3 (its binary build).
+read through ADBC's PostgreSQL driver (``adbc-driver-postgresql``), everything else through
+psycopg 3 (its binary build).
 
 Config keys (plain data, rebuilt in every worker process): ``host`` (required), ``port`` (default
 5432), ``user`` (default ``postgres``), ``password``, ``database`` (default ``tickbench``; created
@@ -8,45 +9,62 @@ by ``prepare`` when missing and the user may), ``connect_timeout`` (s, default 1
 started the server: ``describe`` says so, and a cold run may then also evict the OS page cache of
 the server's data files, which are on this machine).
 
-psycopg is imported only when a connection is made (missing: ``MissingClient``).
+psycopg and ADBC's driver are imported only when a connection is made (missing: ``MissingClient``
+naming the ``postgres`` extra, which installs both).
 
 Layout, as a practitioner lays out ticks in PostgreSQL: one table per dataset and scale,
 ``<dataset>_<scale key>`` (a long name is shortened with a hash), declaratively ``PARTITION BY
 RANGE`` of the day column (devices: of its timestamp), one partition per day
 (``<table>_pYYYYMMDD``), and a B-tree index on (key, time, ``_seq``). ``_seq`` (integer) is each
 row's arrival ordinal within its day: ties in (key, time) are frequent in second-resolution
-quotes; it orders a day read back (``ORDER BY key, time, _seq``, as DuckDB's) and picks a minute's
-first/last quote (``(array_agg(mid ORDER BY _seq))[1]``: PostgreSQL has no first/last aggregate;
-a day is loaded in time order, checked, so ``_seq`` follows (time, arrival) order). Types:
+quotes; it is the heap's order (below) and picks a minute's first/last quote (``(array_agg(mid
+ORDER BY _seq))[1]``: PostgreSQL has no first/last aggregate; a day is generated in time order,
+checked, so ``_seq`` follows (time, arrival) order). Types:
 SYMBOL/STRING ``text``, DATE ``date``, SECOND/TIME/TIMESTAMP ``timestamp`` (without time zone:
 naive UTC; times of day on 1970-01-01, as the datasets hold them), CHAR ``smallint`` (PostgreSQL
 has no one-byte integer), SHORT ``smallint``, INT ``integer``, LONG ``bigint``, FLOAT ``real``,
 DOUBLE ``double precision``, BOOL ``boolean``. A day is loaded with ``COPY ... FROM STDIN (FORMAT
-csv)`` (pyarrow writes the CSV) into a table of its own, which is then ``ATTACH``ed as the day's
-partition (the index is built once, on attach) and ``ANALYZE``d; a day whose partition is missing
-or short (an interrupted load) is dropped and loaded again. Beside it: ``_append``, ``_import``,
+csv)`` (pyarrow writes the CSV) into a table of its own, indexed on (key, time, ``_seq``) and
+``CLUSTER``ed on that index (the heap rewritten in index order: a day's rows lie physically by
+key, then time, then arrival, as DuckDB's and the files' do, and the index's correlation with
+the heap is 1), then ``ATTACH``ed as the day's partition (the table's index adopts the
+partition's) and ``ANALYZE``d; a day whose partition is missing or short (an interrupted load)
+is dropped and loaded again. ``LAYOUT_FORMAT`` 2 marks clustered layouts: one of format 1 (days
+in time order) is dropped and loaded again, never read as if sorted. Beside it: ``_append``, ``_import``,
 ``_minute`` (report 003's map-reduce), ``_info`` (devices), and the manifest table
 ``_tickbench_layouts``.
 
-Reads: a whole day comes back fastest as ``COPY (SELECT ...) TO STDOUT (FORMAT csv)`` read by
-psycopg into one buffer and parsed by pyarrow's CSV reader with the schema's types, then
-``frame_from_arrow``. Measured on one 1 M-row taq day (local server, 2 busy cores, warm): 2.7 s
-(of which 0.4-0.5 s parsing) against 4.3 s for a binary cursor's ``fetchall`` into a DataFrame
-(psycopg builds a Python object per value); ``COPY ... (FORMAT binary)`` took 2.2-2.5 s for the
-bytes alone (92 MB against CSV's 62 MB) before any parsing, so it does not win. Suite queries
-(``run_query``, small results) use a cursor's ``fetchall``.
+Meaning of the reads: ``read_day`` and ``read_slice`` return their rows in stored order, with no
+``ORDER BY`` (a day partition's sequential scan, or a slice's index or bitmap scan, gives them in
+(key, time, ``_seq``) order since the partition is clustered; order is not part of the answer,
+``verify`` compares them order-free); ``minute_bars`` is ordered by minute (part of its answer).
 
-Phases, honestly: the timed call is the COPY (libpq sends the query, the server runs it and
-streams rows; one call, so execution and transfer cannot be told apart) then the parse. A
-measured read has ``decode`` only (CSV -> Arrow -> DataFrame). Probe operations
-(``probed_ops``) split the rest: first ``EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON)`` of the same
-SELECT, whose ``Execution Time`` is ``server`` (the plan run on the server with its result kept
-there, not sent; it also warms the cache for the COPY that follows), then the COPY as measured:
-``transfer`` = the COPY's wall time minus ``server`` (at least 0), ``decode`` the parse.
-``wire_bytes`` = the CSV bytes received.
+Reads: through ADBC's PostgreSQL driver, ``cursor.execute(sql)`` then ``fetch_arrow_table()``:
+with no bound parameter the driver runs the query as ``COPY (...) TO STDOUT (FORMAT binary)``
+and decodes the stream into Arrow in C (nanoarrow), so the day and key are written into the SQL
+as literals quoted by psycopg (``ClientCursor.mogrify``; a bound parameter makes the driver use
+the extended protocol, 1,260 ms instead of 869 ms below). The columns are then cast where the
+dataset's types differ (CHAR from ``smallint`` to int8, dates and microsecond timestamps to
+nanoseconds) and ``frame_from_arrow`` makes the DataFrame. Measured on one 1 M-row taq day,
+clustered, local server, warm, median of 7, interleaved (2 cores, load ~1.3): ADBC into Arrow
+869 ms; psycopg's ``COPY ... (FORMAT binary)`` 1,080 ms for its 92 MB alone, before any parsing
+(a binary COPY parsed in Python cannot beat a driver that has already parsed it in C, so ADBC is
+kept); the former CSV path 1,161 ms for its 62 MB alone, plus ~0.4 s of pyarrow CSV parsing.
+Suite queries (``run_query``, small results) use a psycopg cursor's ``fetchall``.
 
-Concurrency: each worker process has its own connection (a server backend each); nothing is
-serialised on the client side.
+Phases, honestly: the timed call is ADBC's fetch (libpq sends the query, the server runs it and
+streams the binary COPY, the driver decodes it into Arrow as it arrives: one call, so execution,
+transfer and Arrow decoding cannot be told apart) then the casts and ``to_pandas``. A measured
+read has ``decode`` only (Arrow -> DataFrame). Probe operations (``probed_ops``) split the rest:
+first ``EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON)`` of the same SELECT, whose ``Execution Time``
+is ``server`` (the plan run on the server with its result kept there, not sent; it also warms the
+cache for the read that follows), then the read as measured: ``transfer`` = the fetch's wall time
+minus ``server`` (at least 0), ``decode`` the casts and ``to_pandas``. ``wire_bytes`` = the size of
+the binary COPY stream, counted from the result after the call (``copy_binary_bytes``: equal to
+the bytes psycopg receives for the same binary COPY).
+
+Concurrency: each worker process has its own connections (psycopg's, and ADBC's once it reads:
+two server backends each); nothing is serialised on the client side.
 
 Cold cache: PostgreSQL has no command that empties its shared buffers (only a restart does), so
 ``drop_cache_for_step`` applies nothing there and says so in ``describe``; with ``local_engine``
@@ -59,8 +77,9 @@ tables; a list parameter is an array (``= ANY(%(symbols)s)``). ``numeric`` resul
 integers) are read as floats. Import: ``COPY <staging> FROM STDIN (FORMAT csv, HEADER)`` of the
 file's bytes into a temporary all-text table, then one ``INSERT ... SELECT`` converting DolphinDB's
 text style (``2007.08.23``, ``09:30:07``, a CHAR as its letter) into ``_import``; export:
-``COPY (SELECT ...) TO STDOUT (FORMAT csv, HEADER)`` streamed into the file, ISO dates, times of
-day without their date, CHAR as its letter, as DuckDB writes them. Footprint:
+``COPY (SELECT ...) TO STDOUT (FORMAT csv, HEADER)`` streamed into the file in stored order (no
+``ORDER BY``: the partition is clustered), ISO dates, times of day without their date, CHAR as
+its letter, as DuckDB writes them. Footprint:
 ``pg_total_relation_size`` of every partition (heap + TOAST + indexes); per column
 ``sum(pg_column_size(col))`` (the stored datums, without tuple headers or indexes).
 """
@@ -94,7 +113,7 @@ from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.lazy import get_dataset as _get_dataset, import_client
 
-LAYOUT_FORMAT = 1
+LAYOUT_FORMAT = 2             # 2: partitions CLUSTERed in index order (1: loaded in time order)
 KEYS_SAMPLE = 100
 DEFAULT_PORT = 5432
 DEFAULT_USER = "postgres"
@@ -103,6 +122,17 @@ DEFAULT_CHUNK_ROWS = 500_000
 MANIFEST_TABLE = "_tickbench_layouts"
 SEQ = "_seq"
 MAX_NAME = 40                 # table names stay well under PostgreSQL's 63 bytes with their suffixes
+
+# What describe() records of the server's configuration (asked of it: SHOW / pg_settings)
+SETTINGS = ("shared_buffers", "work_mem", "effective_cache_size", "maintenance_work_mem",
+            "max_parallel_workers_per_gather", "jit", "max_connections")
+READ_PATH = ("ADBC's PostgreSQL driver (adbc_driver_postgresql.dbapi, nothing bound: the driver reads the result as "
+             "COPY ... TO STDOUT (FORMAT binary) straight into Arrow) -> fetch_arrow_table -> pandas; the fastest "
+             "client path measured, and the one workloads/practitioner/postgres_paths.py writes by hand. "
+             "1 M-row taq day, local server, warm, median of 7: ADBC 869 ms into Arrow, against 1,080 ms for "
+             "psycopg's binary COPY bytes alone (no parse) and 1,161 ms for the CSV COPY's bytes alone")
+ORDER = ("read_day and read_slice: stored order, no ORDER BY (each day partition is CLUSTERed on (key, time, _seq), "
+         "so that is index order); minute_bars: ORDER BY minute (part of the answer)")
 
 _PG_TYPES = {
     "BOOL": "boolean", "CHAR": "smallint", "SHORT": "smallint", "INT": "integer", "LONG": "bigint",
@@ -143,6 +173,10 @@ def _psycopg():
     return import_client("postgres", "psycopg")
 
 
+def _adbc():
+    return import_client("postgres", "adbc_driver_postgresql.dbapi")
+
+
 def _columns_ddl(schema: Schema, seq: bool = False) -> str:
     parts = [f"{quote(c.name)} {_PG_TYPES[c.ddb_type]}" for c in schema.columns]
     if seq:
@@ -181,16 +215,36 @@ def _arrow_read_type(ddb_type: str) -> pa.DataType:
     return pa.timestamp("ns") if ddb_type in _TEMPORAL else _READ_TYPES[ddb_type]
 
 
-def parse_csv(data: bytes | bytearray | memoryview, names: list[str], types: list[pa.DataType]) -> pa.Table:
-    """The CSV PostgreSQL's COPY wrote, with known column types (NULL: an empty unquoted field)."""
-    if not len(data):
-        return pa.table({n: pa.array([], type=t) for n, t in zip(names, types)})
-    return pacsv.read_csv(pa.BufferReader(pa.py_buffer(data)),
-                          read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
-                          parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                          convert_options=pacsv.ConvertOptions(
-                              column_types=dict(zip(names, types)), strings_can_be_null=True,
-                              quoted_strings_can_be_null=False, true_values=["t"], false_values=["f"]))
+COPY_BINARY_HEADER = 19          # PGCOPY signature (11), flags (4), header extension length (4)
+COPY_BINARY_TRAILER = 2          # the field count -1
+
+
+def copy_binary_bytes(table: pa.Table) -> int:
+    """The size of the ``COPY ... TO STDOUT (FORMAT binary)`` stream that carried ``table`` (as
+    ADBC received it, before any cast): the header, per row a 16-bit field count, per field a
+    32-bit length then the value (text: its UTF-8 bytes; NULL: nothing; a boolean: one byte)."""
+    import pyarrow.compute as pc
+    size = COPY_BINARY_HEADER + COPY_BINARY_TRAILER + table.num_rows * (2 + 4 * table.num_columns)
+    for column in table.columns:
+        kind = column.type
+        valid = len(column) - column.null_count
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+            size += int(pc.sum(pc.binary_length(column)).as_py() or 0)
+        elif pa.types.is_boolean(kind):
+            size += valid
+        else:
+            size += valid * (kind.bit_width // 8)
+    return size
+
+
+def read_types(table: pa.Table, types: list[pa.DataType]) -> pa.Table:
+    """ADBC's columns in the dataset's read types: only those that differ are cast (smallint to
+    int8 for a CHAR, dates and microsecond timestamps to nanoseconds); text stays as it came."""
+    for index, (field, want) in enumerate(zip(table.schema, types)):
+        same = field.type == want or (pa.types.is_string(field.type) and pa.types.is_large_string(want))
+        if not same:
+            table = table.set_column(index, pa.field(field.name, want), table.column(index).cast(want))
+    return table
 
 
 # DolphinDB's text style (workloads.datasets.csv_files) to the table's types
@@ -228,6 +282,7 @@ class _Server:
         self.timeout = float(config.get("connect_timeout") or 10.0)
         self.address = f"{self.host}:{self.port}"
         self._conn = None
+        self._arrow = None          # the ADBC connection reads go through (opened on first read)
 
     def _connect(self, database: str):
         psycopg = _psycopg()
@@ -252,6 +307,32 @@ class _Server:
                     self.call(admin.execute, f"CREATE DATABASE {quote(self.database)}")
                 self._conn = self._connect(self.database)
         return self._conn
+
+    def uri(self) -> str:
+        """The libpq URI of this server and database (ADBC connects with one)."""
+        from urllib.parse import quote as escape
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return (f"postgresql://{escape(self.user, safe='')}:{escape(self.password, safe='')}@{host}:{self.port}/"
+                f"{escape(self.database, safe='')}?connect_timeout={max(1, int(self.timeout))}"
+                "&application_name=tickbench")
+
+    def inline(self, sql: str, params: Any = None) -> str:
+        """The statement with its parameters written in as literals, quoted by psycopg for this
+        connection (module doc: Reads: ADBC reads through COPY only when nothing is bound)."""
+        psycopg = _psycopg()
+        return self.call(lambda: psycopg.ClientCursor(self.conn()).mogrify(sql, params))
+
+    def arrow(self, sql: str) -> pa.Table:
+        """The statement's result as Arrow through ADBC's PostgreSQL driver (``fetch_arrow_table``)."""
+        dbapi = _adbc()
+        try:
+            if self._arrow is None:
+                self._arrow = dbapi.connect(self.uri(), autocommit=True)
+            with self._arrow.cursor() as cur:
+                cur.execute(sql)
+                return cur.fetch_arrow_table()
+        except dbapi.Error as exc:
+            raise self.error(exc) from None
 
     def error(self, exc: BaseException) -> TargetError:
         text = str(exc)
@@ -310,12 +391,13 @@ class _Server:
         return self.call(run)
 
     def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except Exception:
-                pass
-            self._conn = None
+        for conn in (self._conn, self._arrow):
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+        self._conn = self._arrow = None
 
 
 class PostgresTarget(Target):
@@ -438,6 +520,11 @@ class PostgresTarget(Target):
             rows += len(chunk)
             if progress is not None:
                 progress(min(rows_done + rows, total), total, f"loading day {index + 1} into {table}")
+        # physically in index order (module doc: Layout): the index first, CLUSTER rewrites the heap
+        # in its order; ATTACH then adopts this index as the partition's part of the table's index
+        db.execute(f"CREATE INDEX {quote(self.partition(table, day) + '_key_time')} ON {part} "
+                   f"({self._index_columns(info)})")
+        db.execute(f"CLUSTER {part} USING {quote(self.partition(table, day) + '_key_time')}")
         start = dt.datetime.combine(day, dt.time())
         lo, hi = (day, day + dt.timedelta(days=1)) if info.schema.column(info.date_column).ddb_type == "DATE" \
             else (start, start + dt.timedelta(days=1))
@@ -526,7 +613,7 @@ class PostgresTarget(Target):
             "kind": self.kind, "mode": "server", "host": self.db.host, "port": self.db.port, "user": self.db.user,
             "database": self.db.database, "local_engine": bool(self.config.get("local_engine")),
             "versions": library_versions(),
-            "read_path": "COPY (SELECT ...) TO STDOUT (FORMAT csv) -> pyarrow.csv -> pandas",
+            "read_path": READ_PATH, "order": ORDER,
             "phases": "measured: decode only (the COPY is one libpq exchange); probes: server (EXPLAIN ANALYZE "
                       "Execution Time of the same SELECT, result kept on the server) / transfer (COPY wall time "
                       "minus server) / decode",
@@ -537,13 +624,23 @@ class PostgresTarget(Target):
             info["psycopg"] = psycopg.__version__
             info["libpq"] = psycopg.pq.version()
             info["psycopg_impl"] = psycopg.pq.__impl__
-            said = self.db.rows("SELECT current_setting('server_version') AS v, version() AS full_version, "
-                                "current_setting('shared_buffers') AS sb")[0]
+            said = self.db.rows("SELECT current_setting('server_version') AS v, version() AS full_version")[0]
             info["server_version"], info["server_version_full"] = said["v"], said["full_version"]
-            info["shared_buffers"] = said["sb"]
+            info["server_settings"] = self.server_settings()
+            info["shared_buffers"] = info["server_settings"]["shared_buffers"]
+            import adbc_driver_postgresql
+            info["adbc_driver_postgresql"] = getattr(adbc_driver_postgresql, "__version__", "")
         except Exception as exc:  # a description must never stop a run
             info["error"] = _first_line(exc)
         return info
+
+    def server_settings(self) -> dict[str, str]:
+        """The settings in force that size the server's reads (``SHOW``'s text, e.g. ``'6026MB'``),
+        asked of the server itself: stored with each run (``describe``)."""
+        rows = self.db.rows("SELECT name, current_setting(name) AS value FROM pg_settings WHERE name = ANY(%s)",
+                            (list(SETTINGS),))
+        said = {r["name"]: r["value"] for r in rows}
+        return {name: said[name] for name in SETTINGS if name in said}
 
     def _relation_files(self, layout: Layout) -> list[Path]:
         data = self.db.rows("SELECT current_setting('data_directory') AS d")[0]["d"]
@@ -605,40 +702,41 @@ class PostgresTarget(Target):
         return (f"{quote(column.name)} >= %(day_start)s AND {quote(column.name)} < %(day_end)s",
                 {"day_start": start, "day_end": start + dt.timedelta(days=1)})
 
-    def _copy_select(self, sql: str, params: dict[str, Any], names: list[str], types: list[pa.DataType],
-                     strings: StringMode, schema: Schema | None = None) -> OpResult:
-        """The user's call: the SELECT as ``COPY ... TO STDOUT (FORMAT csv)``, then parsed into
-        Arrow and pandas (module doc: Reads, Phases)."""
-        copy = f"COPY ({sql}) TO STDOUT (FORMAT csv)"
+    def _arrow_select(self, sql: str, params: dict[str, Any], names: list[str], types: list[pa.DataType],
+                      strings: StringMode, schema: Schema | None = None) -> OpResult:
+        """The user's call: the SELECT through ADBC into Arrow, then pandas (module doc: Reads, Phases)."""
+        sql = self.db.inline(sql, params)
         server_s = None
         if self.probing:
-            plan = self.db.rows(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {sql}", params)[0]
+            plan = self.db.rows(f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {sql}")[0]
             plan = list(plan.values())[0]
             plan = json.loads(plan) if isinstance(plan, str) else plan
             server_s = float(plan[0]["Execution Time"]) / 1000.0
         t0 = _now()
-        data = self.db.copy_out(copy, params)
+        table = self.db.arrow(sql)
         t1 = _now()
-        frame = frame_from_arrow(parse_csv(data, names, types), strings)
+        frame = frame_from_arrow(read_types(table.rename_columns(names), types), strings)
         t2 = _now()
+        wire = {"count_wire": lambda: copy_binary_bytes(table)}
         if server_s is None:
             return OpResult(rows=len(frame), phases={"decode": t2 - t1}, frame=frame, schema=schema,
-                            wire_bytes=len(data), node=self.node)
+                            node=self.node, **wire)
         fetch = t1 - t0
         on_server = min(server_s, fetch)
         return OpResult(rows=len(frame), phases={"server": on_server, "transfer": fetch - on_server,
                                                  "decode": t2 - t1},
-                        frame=frame, schema=schema, wire_bytes=len(data), node=self.node,
+                        frame=frame, schema=schema, node=self.node, **wire,
                         extra={"server_time": "EXPLAIN (ANALYZE, TIMING OFF) Execution Time, run just before"})
 
     def _schema_read(self, layout: Layout, where: str, params: dict[str, Any], schema: Schema | None = None) -> OpResult:
-        """The rows in the index's order, every column of the schema or of ``schema`` (a part of it)."""
+        """The rows in stored order (no ORDER BY: each partition is CLUSTERed on its index), every
+        column of the schema or of ``schema`` (a part of it)."""
         info = self._dataset_info(layout)
         schema = schema or info.schema
         cols = ", ".join(quote(n) for n in schema.names)
-        sql = f"SELECT {cols} FROM {quote(self.table(layout))} WHERE {where} ORDER BY {self._index_columns(info)}"
-        return self._copy_select(sql, params, list(schema.names),
-                                 [_arrow_read_type(c.ddb_type) for c in schema.columns], layout.strings, schema)
+        sql = f"SELECT {cols} FROM {quote(self.table(layout))} WHERE {where}"
+        return self._arrow_select(sql, params, list(schema.names),
+                                  [_arrow_read_type(c.ddb_type) for c in schema.columns], layout.strings, schema)
 
     def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
@@ -667,7 +765,7 @@ class PostgresTarget(Target):
                f"max({mid}) AS high, min({mid}) AS low, (array_agg({mid} ORDER BY {quote(SEQ)} DESC))[1] AS close "
                f"FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = %(key)s "
                "GROUP BY 1 ORDER BY 1")
-        return self._copy_select(sql, params, ["minute", "open", "high", "low", "close"],
+        return self._arrow_select(sql, params, ["minute", "open", "high", "low", "close"],
                                  [pa.timestamp("ns")] + [pa.float64()] * 4, StringMode.ARROW)
 
     def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
@@ -727,8 +825,7 @@ class PostgresTarget(Target):
         cols = ", ".join(_TO_TEXT.get(c.ddb_type, "{c}").format(c=quote(c.name)) + f" AS {quote(c.name)}"
                          for c in info.schema.columns)
         table = quote(self.table(layout))
-        sql = (f"COPY (SELECT {cols} FROM {table} WHERE {where} ORDER BY {self._index_columns(info)}) "
-               "TO STDOUT (FORMAT csv, HEADER)")
+        sql = f"COPY (SELECT {cols} FROM {table} WHERE {where}) TO STDOUT (FORMAT csv, HEADER)"  # stored order
         path = Path(path)
         from workloads.targets.storage import raising_disk_full
         with raising_disk_full(path.parent), open(path, "wb") as out:
@@ -788,7 +885,7 @@ class PostgresTarget(Target):
         t, b, a = quote(cols.time), quote(cols.bid), quote(cols.ask)
         sql = (f"SELECT date_trunc('minute', {t}) AS minute, avg(({a} - {b}) / ({a} + {b}) * 2) AS \"avgSpread\" "
                f"FROM {quote(self.table(layout))} WHERE {where} AND {self._seed_filter(cols)} GROUP BY 1 ORDER BY 1")
-        return self._copy_select(sql, params, ["minute", "avgSpread"], [pa.timestamp("ns"), pa.float64()],
+        return self._arrow_select(sql, params, ["minute", "avgSpread"], [pa.timestamp("ns"), pa.float64()],
                                  StringMode.ARROW)
 
     def ols_spread(self, layout: Layout, days=()) -> OpResult:

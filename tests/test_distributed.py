@@ -158,7 +158,7 @@ def test_reads_run_across_both_hosts_and_every_record_keeps_its_host(tmp_path, d
     assert len(set(placed.values())) == 2 and sorted(users_per_host(list(placed.values())).values()) == [2, 2]
     ops = store.frame(f"SELECT worker, host, kind, t_start FROM ops WHERE run_id = '{result.run_id}'")
     assert len(ops) and all(ops["host"] == ops["worker"].map(placed))
-    assert (ops["kind"] == "warmup").sum() == 4
+    assert ops[ops["kind"] == "warmup"].groupby("worker").size().min() >= 1    # each user warmed up
     hosts = store.run(result.run_id)["environment"]["load_generators"]["hosts"]
     assert sorted(h["address"] for h in hosts) == sorted(set(placed.values()))
     assert all("clock_error_s" in h and h["environment"]["cores_logical"] for h in hosts)

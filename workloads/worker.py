@@ -4,8 +4,9 @@ Runs in a spawned process (also from the frozen app). Talks to the parent over i
 (``workloads.messages``). Per step a worker runs, in order:
 
 1. set-up (imports, connection, data): not timed, not recorded;
-2. ``warmup_ops`` warm-up operations, timed and recorded as kind "warmup" (the first operation
-   of a fresh process), then ``Ready``;
+2. at least ``warmup_ops`` warm-up operations, timed and recorded as kind "warmup" (the first
+   operation of a fresh process), in a warm step on until the process is steady
+   (``workloads.warmup``), then ``Ready``;
 3. after the release, the measured operations (kind "measured"): the step's figures; a timed
    step's worker stops at the first operation boundary past the duration, but not before the
    step's users together have made ``MIN_OPS`` operations (so a busy machine cannot leave the
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from workloads.figures import MIN_OPS
+from workloads.warmup import more_warmup
 from workloads.kinds.base import apply_counts
 from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.records import (MEASURED, PROBE, UNKNOWN_BYTES, UNSUPPORTED, WARMUP, OpRecord, extra_json,
@@ -182,13 +184,23 @@ class _Operations:
 
     # --- warm-up: before the release, so it never overlaps a measured operation ----------------
     def warm_up(self) -> None:
-        for seq in range(int(self.ctx.scenario.warmup_ops)):
+        """The scenario's warm-up operations; a warm step's go on until the process is steady
+        (``workloads.warmup``)."""
+        minimum = int(self.ctx.scenario.warmup_ops)
+        until_steady = not self.cold and self.workload.uses_target
+        seconds: list[float] = []
+        failed = False           # a failed warm-up still counts to the minimum, but ends the rest
+        seq = 0
+        while seq < minimum or (until_steady and not failed and more_warmup(seconds, minimum)):
             op = self.workload.next_op(self.ctx, seq)
             if op is None:
                 break
             started, total, result, error = self._timed(op)
             self._warmups.append((started, self._record(WARMUP, seq, 0.0, total, result, error, op)))
             result = None
+            failed = failed or bool(error)
+            seconds.append(total)
+            seq += 1
         self.ctx.rows_done = 0
 
     def send_warmups(self, t0: float) -> None:

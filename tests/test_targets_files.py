@@ -37,6 +37,17 @@ def assert_same_rows(got: pd.DataFrame, want: pd.DataFrame, info) -> None:
     pd.testing.assert_frame_equal(as_plain(got, info), as_plain(want, info), check_dtype=True)
 
 
+def assert_same_rows_any_order(got: pd.DataFrame, want: pd.DataFrame, info) -> None:
+    """The same rows, each as often, in whatever order: a day read or a slice promises no order
+    (README: one meaning per operation)."""
+    columns = list(info.schema.names)
+
+    def ordered(frame):
+        return as_plain(frame, info).sort_values(columns, kind="stable", na_position="first").reset_index(drop=True)
+    assert list(got.columns) == list(want.columns)
+    pd.testing.assert_frame_equal(ordered(got), ordered(want), check_dtype=True)
+
+
 def assert_string_dtypes(frame: pd.DataFrame, info, strings: StringMode) -> None:
     for col in info.schema.columns:
         dtype = frame[col.name].dtype

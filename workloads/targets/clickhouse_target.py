@@ -1070,9 +1070,8 @@ class ClickHouseTarget(Target):
         info = self._dataset_info(layout)
         schema = column_schema(info.schema, columns, layout.dataset)
         where, params = self._day_where(info, day)
-        # the stored order may name columns the select list leaves out: ClickHouse sorts by them all the same
-        sql = (f"SELECT {self._columns(info, schema)} FROM {self.fq(self.table(layout))} WHERE {where} "
-               f"ORDER BY {self._stored_order(info)}")
+        # no ORDER BY: a day read promises no order (README: one meaning per operation), as its users read it
+        sql = f"SELECT {self._columns(info, schema)} FROM {self.fq(self.table(layout))} WHERE {where}"
         return self._select(layout, sql, params, None, schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
@@ -1081,7 +1080,7 @@ class ClickHouseTarget(Target):
         where, params = self._day_where(info, day)
         params["key"] = key_value(info.schema.column(info.key_column), key)
         sql = (f"SELECT {self._columns(info)} FROM {self.fq(self.table(layout))} WHERE {where} "
-               f"AND {quote(info.key_column)} = {{key:{self._key_param(info)}}} ORDER BY {self._stored_order(info)}")
+               f"AND {quote(info.key_column)} = {{key:{self._key_param(info)}}}")
         return self._select(layout, sql, params, None, info.schema)
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:

@@ -1,0 +1,165 @@
+"""Tickbench's figure beside each engine's fastest documented client path: for every installed
+engine and for read-day, read-slice and minute-bars, the stored median of Tickbench's measured
+operations (real runs, a worker process, warm-up apart) beside the same operations made by hand
+with that engine's own client (``workloads.practitioner``), timed interleaved in one loop over the
+same days and symbols. Prints each path, the two medians and their ratio, and last
+``worst ratio R (engine, operation)``.
+
+    .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
+        [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
+        [--rounds 7] [--ops 3]
+
+Each round runs one Tickbench run of ``--ops`` measured operations per operation kind (one user,
+warm, one warm-up operation), then the hand-written path on the same (day, symbol) sequence the
+run's worker drew (its seeded generator, replayed), after the same one warm-up call. A ratio above
+1 is what Tickbench's harness and path cost beyond the practitioner's. ``--servers`` starts those
+engines as local engines in the benchmark's home and stops them at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench_engines import RunFailed, machine, run  # noqa: E402  (a sibling script)
+
+WORKLOADS = {"read_day": "read-day", "read_slice": "slice-download", "minute_bars": "minute-bars"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", help="comma-separated (default: every installed local engine)")
+    parser.add_argument("--servers", default="", help="local server engines to start and measure too: "
+                                                      "questdb,postgres,druid (default: none)")
+    parser.add_argument("--operations", default=",".join(WORKLOADS), help="which of read_day,read_slice,minute_bars")
+    parser.add_argument("--days", type=int, default=2)
+    parser.add_argument("--rows-per-day", type=int, default=1_000_000)
+    parser.add_argument("--symbols", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--ops", type=int, default=3, help="measured operations per round and kind")
+    parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
+    args = parser.parse_args()
+    home = args.home or Path(tempfile.mkdtemp(prefix="tickbench-practitioner-"))
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
+    os.environ["TICKBENCH_HOME"] = str(home)
+
+    from workloads.datasets.schema import Scale
+    from workloads.practitioner import MODULES
+    from workloads.target_registry import ENGINES, default_config, missing_client
+
+    targets = ([t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else
+               [e.kind for e in ENGINES if e.local and missing_client(e.kind) is None and e.kind in MODULES])
+    scale = Scale(days=args.days, rows_per_day=args.rows_per_day, symbols=args.symbols)
+    data = home / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    configs = {t: default_config(t, data) for t in targets}
+    servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    started = []
+    try:
+        if servers:
+            from workloads.local_engines import start_engine
+            for kind in servers:
+                engine = start_engine(home / "engines", kind,
+                                      lambda text, kind=kind: print(f"# {kind}: {text}", flush=True))
+                started.append(engine)
+                configs[kind] = engine.config
+                targets.append(kind)
+        operations = [o.strip() for o in args.operations.split(",") if o.strip()]
+        return measure(args, home, targets, configs, scale, operations)
+    finally:
+        if started:
+            from workloads.local_engines import stop_engine
+            for engine in started:
+                stop_engine(home / "engines", engine.kind)
+
+
+def drawn_sequence(workload: str, layout, scale, count: int) -> list[tuple]:
+    """The (day, key) of each operation of user 0 in step 0, warm-up first: the worker's seeded
+    generator replayed (``workloads.worker``: SeedSequence([seed, step, worker]))."""
+    import numpy as np
+
+    if workload == "read-day":        # user 0 reads days in turn from the first, warm-up included
+        return [(layout.days[i % len(layout.days)], "") for i in [0] + list(range(count))]
+    rng = np.random.default_rng(np.random.SeedSequence([scale.seed, 0, 0]))
+    return [(layout.days[int(rng.integers(len(layout.days)))], layout.keys_sample[int(rng.integers(len(layout.keys_sample)))])
+            for _ in range(count + 1)]
+
+
+def measure(args, home: Path, targets: list[str], configs: dict, scale, operations: list[str]) -> int:
+    from workloads.practitioner import paths_for
+    from workloads.records import MEASURED
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+    from workloads.targets import make_target
+    from workloads.datasets.schema import StringMode
+
+    store = ResultsStore(home / "results")
+    print(f"# Tickbench beside each engine's fastest client path: {', '.join(targets)}")
+    print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
+          f"{args.rounds} rounds x {args.ops} operations per kind, warm, one user, interleaved")
+    print(f"# {machine()}")
+    print(f"# load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"# home {home}\n", flush=True)
+
+    rows, failures = [], []
+    for kind in targets:
+        target = make_target(kind, configs[kind])
+        layout = target.prepare("taq", scale, StringMode.ARROW)
+        target.close()      # embedded engines allow one process per folder: the workers' turn
+        practitioner = paths_for(kind, target, layout)
+        for op in operations:
+            workload = WORKLOADS[op]
+            ours, theirs, how = [], [], ""
+            # slice-download stops on rows, not operations: about --ops slices' worth of rows
+            params = ({"rows_per_user": max(1, (args.ops - 1) * args.rows_per_day // args.symbols + 1)}
+                      if workload == "slice-download" else {})
+            try:
+                for _ in range(args.rounds):
+                    scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
+                                        target_config=configs[kind], workload=workload, users=(1,),
+                                        operations=args.ops, warmup_ops=1, probe_ops=0, params=params)
+                    stored = store.ops(run(store, scenario), (MEASURED,))
+                    ours += [float(s) for s in stored["total_s"]]
+                    practitioner.open()     # untimed, after the run's workers have let the folder go
+                    try:
+                        path = practitioner.paths()[op]
+                        how = path.how
+                        for i, (day, key) in enumerate(drawn_sequence(workload, layout, scale, len(stored))):
+                            began = time.perf_counter()
+                            result = path.call(day, key)
+                            took = time.perf_counter() - began
+                            del result
+                            if i:                    # the first call is the warm-up, as Tickbench's
+                                theirs.append(took)
+                    finally:
+                        practitioner.close()
+            except RunFailed as exc:
+                failures.append(str(exc))
+                continue
+            rows.append((kind, op, statistics.median(ours), statistics.median(theirs), how))
+            print(f"{kind} {op}: Tickbench {statistics.median(ours) * 1000:.2f} ms, path "
+                  f"{statistics.median(theirs) * 1000:.2f} ms ({len(ours)} + {len(theirs)} operations)",
+                  flush=True)
+
+    print(f"\n# load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}\n")
+    print("| engine | operation | Tickbench median ms | practitioner median ms | ratio | practitioner path |")
+    print("|---|---|---:|---:|---:|---|")
+    for kind, op, ours, theirs, how in rows:
+        print(f"| {kind} | {op} | {ours * 1000:.2f} | {theirs * 1000:.2f} | {ours / theirs:.2f} | {how} |")
+    for failure in failures:
+        print(f"failed: {failure}")
+    store.close()
+    if rows:
+        kind, op, ours, theirs, _ = max(rows, key=lambda r: r[2] / r[3])
+        print(f"\nworst ratio {ours / theirs:.2f} ({kind}, {op})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

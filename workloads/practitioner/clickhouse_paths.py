@@ -1,0 +1,47 @@
+"""ClickHouse embedded (chDB) as its users read it: one ``chdb.session.Session(folder)`` held open,
+``session.query(sql, "ArrowTable").to_pandas()`` (chDB's documented zero-copy Arrow output), the
+day and symbol written into the SQL; bars by ``toStartOfMinute`` with ``argMin``/``argMax`` of the
+mid over the arrival ordinal, ordered by minute."""
+from __future__ import annotations
+
+from workloads.datasets import get_dataset
+from workloads.practitioner import Path, Paths
+from workloads.targets.bars import price_columns
+from workloads.targets.clickhouse_target import SEQ
+
+
+class ClickHousePaths(Paths):
+    def open(self) -> None:
+        from chdb import session
+
+        info = get_dataset(self.layout.dataset).info
+        self.date, self.time, self.key = info.date_column, info.time_column, info.key_column
+        self.bid, self.ask = price_columns(info)
+        self.table = f"{self.target.database}.{self.target.table(self.layout)}"
+        self.columns = ", ".join(info.schema.names)       # the data's columns, not the arrival ordinal
+        self.session = session.Session(str(self.target.path))
+
+    def close(self) -> None:
+        self.session.close()
+
+    def _pandas(self, sql: str):
+        return self.session.query(sql, "ArrowTable").to_pandas(date_as_object=False)
+
+    def paths(self) -> dict[str, Path]:
+        return {
+            "read_day": Path("session.query(SELECT <columns> ... WHERE date = 'd', 'ArrowTable').to_pandas()",
+                             lambda day, key: self._pandas(f"SELECT {self.columns} FROM {self.table} WHERE {self.date} = '{day}'")),
+            "read_slice": Path("the same with AND symbol = 's'",
+                               lambda day, key: self._pandas(f"SELECT {self.columns} FROM {self.table} WHERE {self.date} = '{day}' "
+                                                             f"AND {self.key} = '{key}'")),
+            "minute_bars": Path("toStartOfMinute GROUP BY with argMin/argMax over the arrival ordinal",
+                                lambda day, key: self._pandas(
+                                    f"SELECT toDateTime64(toStartOfMinute({self.time}), 0, 'UTC') AS minute, argMin(mid, {SEQ}) AS open, "
+                                    f"max(mid) AS high, min(mid) AS low, argMax(mid, {SEQ}) AS close FROM "
+                                    f"(SELECT {self.time}, {SEQ}, ({self.bid} + {self.ask}) / 2 AS mid FROM {self.table} "
+                                    f"WHERE {self.date} = '{day}' AND {self.key} = '{key}') "
+                                    "GROUP BY minute ORDER BY minute")),
+        }
+
+
+PATHS = ClickHousePaths

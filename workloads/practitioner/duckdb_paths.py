@@ -1,0 +1,45 @@
+"""DuckDB as its users read it: ``con.sql(...)`` straight to Arrow, then ``to_pandas()``, with the
+day and symbol written into the SQL as literals (DuckDB's documented Python relational API)."""
+from __future__ import annotations
+
+import duckdb
+
+from workloads.practitioner import Path, Paths
+from workloads.datasets import get_dataset
+
+
+class DuckDBPaths(Paths):
+    def open(self) -> None:
+        self.con = duckdb.connect(str(self.target.path), read_only=True)
+        info = get_dataset(self.layout.dataset).info
+        self.table = self.target.table(self.layout)
+        self.date, self.time, self.key = info.date_column, info.time_column, info.key_column
+        from workloads.targets.bars import price_columns
+        self.bid, self.ask = price_columns(info)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def _pandas(self, sql: str):
+        # dates as datetime64 like every other column of times (pyarrow's default makes 1 M date objects)
+        return self.con.sql(sql).to_arrow_table().to_pandas(date_as_object=False)
+
+    def paths(self) -> dict[str, Path]:
+        t = f'"{self.table}"'
+        return {
+            "read_day": Path("con.sql(SELECT * ... WHERE date = DATE 'd').to_arrow_table().to_pandas(date_as_object=False)",
+                             lambda day, key: self._pandas(f"SELECT * FROM {t} WHERE {self.date} = DATE '{day}'")),
+            "read_slice": Path("the same with AND symbol = 's'",
+                               lambda day, key: self._pandas(f"SELECT * FROM {t} WHERE {self.date} = DATE '{day}' "
+                                                             f"AND {self.key} = '{key}'")),
+            "minute_bars": Path("date_trunc('minute') GROUP BY with arg_min/arg_max over the stored order",
+                                lambda day, key: self._pandas(
+                                    f"SELECT date_trunc('minute', {self.time}) AS minute, arg_min(mid, rowid) AS open, "
+                                    f"max(mid) AS high, min(mid) AS low, arg_max(mid, rowid) AS close FROM "
+                                    f"(SELECT rowid, {self.time}, ({self.bid} + {self.ask}) / 2 AS mid FROM {t} "
+                                    f"WHERE {self.date} = DATE '{day}' AND {self.key} = '{key}') "
+                                    "GROUP BY minute ORDER BY minute")),
+        }
+
+
+PATHS = DuckDBPaths

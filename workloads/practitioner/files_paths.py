@@ -1,0 +1,66 @@
+"""Pickle, Parquet and Feather files as their users read them: ``pickle.load`` of the day's file;
+``pq.read_table(path, filters=...)`` / ``feather.read_table(path)`` then ``to_pandas()``; a key-day
+filtered by a boolean mask (pickle) or in Arrow; bars by a pandas groupby of the minute."""
+from __future__ import annotations
+
+import pickle
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+
+from workloads.datasets import get_dataset
+from workloads.practitioner import Path, Paths
+from workloads.targets.bars import price_columns
+
+
+def pandas_bars(frame, time_column: str, bid: str, ask: str):
+    """One key-day's minute bars as a pandas user writes them (first/last in row order)."""
+    mid = (frame[bid] + frame[ask]) / 2
+    bars = mid.groupby(frame[time_column].dt.floor("min")).agg(["first", "max", "min", "last"])
+    bars.columns = ["open", "high", "low", "close"]
+    return bars.rename_axis("minute").reset_index()
+
+
+class FilePaths(Paths):
+    def open(self) -> None:
+        info = get_dataset(self.layout.dataset).info
+        self.time, self.key = info.time_column, info.key_column
+        self.bid, self.ask = price_columns(info)
+        self.files = {day: str(self.target.day_path(self.layout, day)) for day in self.layout.days}
+
+    def _slice(self, day, key):
+        kind, path = self.target.kind, self.files[day]
+        if kind == "pickle":
+            with open(path, "rb") as f:
+                frame = pickle.load(f)
+            return frame[frame[self.key] == key].reset_index(drop=True)
+        if kind == "parquet":
+            return pq.read_table(path, filters=[(self.key, "==", key)]).to_pandas()
+        table = feather.read_table(path)
+        return table.filter(pc.equal(table[self.key], pa.scalar(key))).to_pandas()
+
+    def _day(self, day, key):
+        kind, path = self.target.kind, self.files[day]
+        if kind == "pickle":
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        if kind == "parquet":
+            return pq.read_table(path).to_pandas()
+        return feather.read_table(path).to_pandas()
+
+    def paths(self) -> dict[str, Path]:
+        read = {"pickle": "pickle.load(open(path, 'rb'))", "parquet": "pq.read_table(path).to_pandas()",
+                "feather": "feather.read_table(path).to_pandas()"}[self.target.kind]
+        where = {"pickle": "frame[frame.symbol == s]", "parquet": "pq.read_table(path, filters=[symbol == s])",
+                 "feather": "table.filter(symbol == s) in Arrow"}[self.target.kind]
+        return {
+            "read_day": Path(read, self._day),
+            "read_slice": Path(where + ", to pandas", self._slice),
+            "minute_bars": Path(where + ", then mid.groupby(time.dt.floor('min')).agg(first, max, min, last)",
+                                lambda day, key: pandas_bars(self._slice(day, key), self.time, self.bid, self.ask)),
+        }
+
+
+PATHS = FilePaths

@@ -1,4 +1,11 @@
-"""Read workloads: a whole day (report 000), slices (002 §5, 003 §4), minute bars (002 §6)."""
+"""Read workloads: a whole day (report 000), slices (002 §5, 003 §4), minute bars (002 §6).
+
+One meaning per operation, for every engine (README, "One meaning per operation"): a day read and
+a slice return every row of the day (of the key-day) with the dataset's columns only, in no
+promised order: each engine hands them over the way its users read them, unsorted, which is its
+stored order where it reads sequentially. Minute bars are ordered by minute: that order is part of
+the answer, so every engine pays for it.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,7 +46,8 @@ class ReadDay(Workload):
     name = "read-day"
     title = "Read one trading day"
     description = ("Load a whole day into a pandas DataFrame with the call a user makes, every column or "
-                   "only some (report 000 also read it without the two string columns). Phases where "
+                   "only some (report 000 also read it without the two string columns), in no promised "
+                   "order: no engine is made to sort. Phases where "
                    "that call has parts (Parquet, Feather: read + decode; DuckDB: query + decode); "
                    "probe operations after the measured ones split pickle (io + decode) and "
                    "DolphinDB (server + transfer + decode).")
@@ -80,7 +88,8 @@ class ReadDay(Workload):
 class SliceDownload(Workload):
     name = "slice-download"
     title = "Download random (day, symbol) slices"
-    description = "Each user fetches random key-day slices until it has its share of rows."
+    description = ("Each user fetches random key-day slices until it has its share of rows; a slice's "
+                   "rows come in no promised order, as a day's.")
     reference = "report 002 §3 (download), report 003 (read)"
     op_name = "read_slice"
     bounded_by_operations = False
@@ -99,8 +108,9 @@ class SliceDownload(Workload):
 class MinuteBars(Workload):
     name = "minute-bars"
     title = "Minute bars of one key-day"
-    description = ("Each user asks for one symbol-day's one-minute OHLC bars: computed by the "
-                   "server where there is one, by pandas on the client for files.")
+    description = ("Each user asks for one symbol-day's one-minute OHLC bars, ordered by minute (every "
+                   "engine sorts them): computed by the server where there is one, by pandas on the "
+                   "client for files.")
     reference = "report 002 §4 (K-line)"
     op_name = "minute_bars"
 

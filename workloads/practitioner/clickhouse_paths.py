@@ -1,5 +1,6 @@
 """ClickHouse embedded (chDB) as its users read it: one ``chdb.session.Session(folder)`` held open,
-``session.query(sql, "ArrowTable").to_pandas()`` (chDB's documented zero-copy Arrow output), the
+``session.query(sql, "ArrowTable").to_pandas()`` (chDB's documented zero-copy Arrow output,
+uncompressed: ``output_format_arrow_compression_method = 'none'``), the
 day and symbol written into the SQL; bars by ``toStartOfMinute`` with ``argMin``/``argMax`` of the
 mid over the arrival ordinal, ordered by minute."""
 from __future__ import annotations
@@ -25,6 +26,9 @@ class ClickHousePaths(Paths):
         self.session.close()
 
     def _pandas(self, sql: str):
+        # chDB lz4-frames its Arrow output by default, only to unframe it in the same process:
+        # its users who time reads turn that off per query (a session SET does not reach it)
+        sql += " SETTINGS output_format_arrow_compression_method = 'none'"
         return self.session.query(sql, "ArrowTable").to_pandas(date_as_object=False)
 
     def paths(self) -> dict[str, Path]:

@@ -1,6 +1,7 @@
-"""MongoDB target through pymongo against the wire-protocol stand-in (mongo-java-server: a real
-server process, NOT MongoDB: these tests check answers, never timings). Checked against the
-generator and against DuckDB."""
+"""MongoDB target through pymongo and pymongoarrow against the wire-protocol stand-in
+(mongo-java-server: a real server process, NOT MongoDB: these tests check answers, never timings).
+Checked against the generator and against DuckDB; the fill pipelines, which the stand-in refuses,
+also against the pandas suite's fills through an evaluator of their window stages."""
 from __future__ import annotations
 
 import subprocess
@@ -13,8 +14,9 @@ import pandas as pd
 import pytest
 
 import pymongo  # the test extra installs pymongo<4.18: a missing one fails here, never skips
+import pymongoarrow.api  # the mongodb extra installs it: a missing one fails here, never skips
 
-from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
+from tests.test_targets_files import (assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
                                       reference_bars, timed)
 from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import csv_files
@@ -23,11 +25,13 @@ from workloads.datasets.schema import Scale, StringMode
 from workloads.queries.answers import normalise
 from workloads.local_engines.base import free_port
 from workloads.targets import make_target
-from workloads.targets.base import IMPORT_TABLE, TargetError
-from workloads.targets.mongodb_target import SEQ, STAND_IN, table_name
+from workloads.targets.base import IMPORT_TABLE, NotSupported, TargetError
+from workloads.targets.mongodb_target import SEQ, STAND_IN, bson_value, table_name
 from workloads.verify import NOT_SUPPORTED, SAME, verify
+from workloads.worker import describe_error
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
+DEVICES_SCALE = Scale(days=1, rows_per_day=6_000, symbols=40)
 LOOPBACK = "127.0.0.1"
 
 
@@ -59,10 +63,26 @@ def test_pymongo_is_one_the_stand_in_accepts():
 
 def test_the_module_imports_pymongo_only_when_it_connects():
     code = ("import sys, workloads.targets.mongodb_target as m; m.MongoDBTarget({'host': '127.0.0.1'}); "
-            "print('pymongo' in sys.modules)")
+            "print('pymongo' in sys.modules, 'pymongoarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout.split()
-    assert out == ["False"]
+    assert out == ["False", "False"]
+
+
+def test_a_missing_pymongoarrow_names_the_extra():
+    code = ("import sys; sys.modules['pymongoarrow'] = None\n"
+            "import workloads.targets.mongodb_target as m\n"
+            "try:\n    m._arrow_api()\nexcept Exception as e:\n    print(type(e).__name__, e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.strip()
+    assert out.startswith("MissingClient mongodb needs the pymongoarrow package: install tickbench[mongodb]"), out
+
+
+def test_a_layout_variant_must_be_one_the_target_knows():
+    with pytest.raises(TargetError, match="layout 'columns': choose one of documents, timeseries"):
+        make_target("mongodb", {"host": LOOPBACK, "layout": "columns"})
+    with pytest.raises(TargetError, match="granularity 'days'"):
+        make_target("mongodb", {"host": LOOPBACK, "layout": "timeseries", "granularity": "days"})
 
 
 # --- layout ---------------------------------------------------------------------------------------
@@ -103,6 +123,36 @@ def test_the_stand_in_is_named_everywhere(opened):
 
 
 # --- reads ----------------------------------------------------------------------------------------
+def in_row_order(frame: pd.DataFrame, info) -> pd.DataFrame:
+    """The frame's rows sorted by every column's value (strings compared as objects): order is not
+    part of a day or slice read's answer. Dtypes are kept."""
+    plain = frame.reset_index(drop=True).astype({c.name: object for c in info.schema.columns if c.is_string})
+    order = plain.sort_values(list(plain.columns), kind="stable").index
+    return frame.reset_index(drop=True).iloc[order].reset_index(drop=True)
+
+
+def test_reads_are_pymongoarrow_calls_without_a_sort(opened, monkeypatch):
+    """A day and a slice are each one ``find_arrow_all`` with the dataset's BSON schema and no sort,
+    and the frame is that call's table (no document decoded in Python)."""
+    target, layout = opened
+    calls, tables = [], []
+    real = pymongoarrow.api.find_arrow_all
+
+    def spy(collection, query, **kwargs):
+        calls.append(kwargs)
+        tables.append(real(collection, query, **kwargs))
+        return tables[-1]
+    monkeypatch.setattr(pymongoarrow.api, "find_arrow_all", spy)
+    day = target.read_day(layout, layout.days[0])
+    part = target.read_day(layout, layout.days[0], ("symbol", "time", "bid"))
+    target.read_slice(layout, layout.days[0], layout.keys_sample[0])
+    assert len(calls) == 3 and all("sort" not in c for c in calls)
+    assert [list(c["schema"].to_arrow().names) for c in calls[:2]] == \
+        [list(get_dataset("taq").info.schema.names), ["symbol", "time", "bid"]]
+    assert day.rows == tables[0].num_rows == SCALE.rows_per_day and list(part.frame.columns) == ["symbol", "time", "bid"]
+    assert day.frame["bid"].tolist() == tables[0].column("bid").to_pylist()
+
+
 @pytest.mark.parametrize("strings", list(StringMode), ids=lambda m: m.value)
 def test_read_day_gives_back_duckdbs_frame(strings, opened, duck, day_frames):
     target, layout = opened
@@ -113,11 +163,17 @@ def test_read_day_gives_back_duckdbs_frame(strings, opened, duck, day_frames):
         result, wall = timed(lambda: target.read_day(lay, day))
         assert result.rows == SCALE.rows_per_day and result.nbytes == SCALE.rows_per_day * 45
         assert_phases(result, wall, {"query", "decode"})
-        assert result.wire_bytes > 0
+        assert result.extra["read_path"] == "pymongoarrow find_arrow_all"
         assert_string_dtypes(result.frame, info, strings)
-        pd.testing.assert_frame_equal(result.frame, duck_target.read_day(replace(duck_layout, strings=strings), day).frame)
+        want = duck_target.read_day(replace(duck_layout, strings=strings), day).frame
+        # categories come in the order the rows do (pyarrow's dictionary): the same set, any order
+        pd.testing.assert_frame_equal(in_row_order(result.frame, info), in_row_order(want, info),
+                                      check_categorical=strings is not StringMode.CATEGORY)
+        if strings is StringMode.CATEGORY:
+            assert all(set(result.frame[c.name].cat.categories) == set(want[c.name].cat.categories)
+                       for c in info.schema.columns if c.is_string)
         if strings is StringMode.OBJECT:
-            assert_same_rows(result.frame, stored_order(day_frames[index], info), info)
+            assert_same_rows(in_row_order(result.frame, info), in_row_order(day_frames[index], info), info)
 
 
 def test_read_slice_holds_only_that_key_and_day(opened, day_frames):
@@ -126,8 +182,8 @@ def test_read_slice_holds_only_that_key_and_day(opened, day_frames):
     lay = replace(layout, strings=StringMode.OBJECT)
     key = busiest_key(day_frames[0], info)
     got = target.read_slice(lay, lay.days[0], key).frame
-    want = stored_order(day_frames[0][day_frames[0][info.key_column].astype(object) == key], info)
-    assert_same_rows(got, want, info)
+    want = day_frames[0][day_frames[0][info.key_column].astype(object) == key]
+    assert_same_rows(in_row_order(got, info), in_row_order(want, info), info)
     assert target.read_slice(lay, lay.days[0], "NO_SUCH_KEY").rows == 0
     assert target.read_slice(lay, lay.days[0], "{'$ne': 1}").rows == 0           # a value, never a query
 
@@ -208,6 +264,208 @@ def test_report_003_computations_equal_duckdbs(opened, duck):
     assert bars.frame["bars"].iloc[0] == want == target.row_count(layout, target.minute_table(layout)) > 0
 
 
+# --- devices: the index, the time-series variant, the fills ---------------------------------------------
+@pytest.fixture(scope="module")
+def devices(mongo_server):
+    cfg = config(mongo_server, database="devices_test")
+    target = make_target("mongodb", cfg)
+    layout = target.prepare("devices", DEVICES_SCALE, StringMode.OBJECT)
+    target.open(layout)
+    yield target, layout
+    target.close()
+
+
+def test_the_devices_index_is_equality_then_range(devices):
+    """The server's own account of the index: (device_id, time), a device's span being equality on
+    the key then a range of time."""
+    target, layout = devices
+    indexes = target.db()[target.table(layout)].index_information()
+    assert indexes["day_key"]["key"] == [("device_id", 1), ("time", 1)]
+
+
+def test_a_devices_day_reads_back_the_generators_rows(devices):
+    target, layout = devices
+    info = get_dataset("devices").info
+    got = target.read_day(layout, layout.days[0]).frame
+    want = get_dataset("devices").day_frame(0, DEVICES_SCALE, StringMode.OBJECT)
+    assert_string_dtypes(got, info, StringMode.OBJECT)
+    assert_same_rows(in_row_order(got, info), in_row_order(want, info), info)
+
+
+def test_the_time_series_variant_works_or_gets_the_servers_verdict(mongo_server):
+    """Asked of the server: a time-series layout either reads back the generator's rows from a
+    collection the server lists as 'timeseries', or is refused with the server's verdict, and then
+    the server, asked directly, indeed has no such collection type."""
+    cfg = config(mongo_server, database="timeseries_test", layout="timeseries")
+    target = make_target("mongodb", cfg)
+    name = table_name("devices", DEVICES_SCALE, "timeseries")
+    db = target.db()
+    try:
+        layout = target.prepare("devices", DEVICES_SCALE, StringMode.OBJECT)
+    except NotSupported as exc:
+        assert str(exc).startswith("this server does not support time-series collections (MongoDB at "), exc
+        assert name not in db.list_collection_names()                 # nothing half-made left behind
+        db.create_collection("probe_ts", timeseries={"timeField": "time", "metaField": "device_id"})
+        listed = {c["name"]: c.get("type") for c in db.list_collections()}
+        assert listed["probe_ts"] != "timeseries"                      # the verdict is the server's
+        assert f"lists {name} as {listed['probe_ts']!r}" in str(exc)
+    else:
+        assert {c["name"]: c.get("type") for c in db.list_collections()}[name] == "timeseries"
+        target.open(layout)
+        info = get_dataset("devices").info
+        want = get_dataset("devices").day_frame(0, DEVICES_SCALE, StringMode.OBJECT)
+        got = target.read_day(layout, layout.days[0]).frame
+        assert_same_rows(in_row_order(got, info), in_row_order(want, info), info)
+    finally:
+        target.close()
+
+
+FILLS = {"d14": "devices_ffill", "d15": "devices_bfill", "d16": "devices_linear_fill"}
+
+
+def _fill_query(query_id: str):
+    from workloads.queries.suites import load_suite
+    query = load_suite("devices004").query(query_id)
+    return replace(query, texts={**query.texts, "mongodb": FILLS[query_id]})
+
+
+@pytest.mark.parametrize("query_id", sorted(FILLS))
+def test_a_server_without_set_window_fields_gives_its_verdict_and_the_run_goes_on(devices, query_id):
+    """The stand-in refuses $setWindowFields: the fill's verdict is one line naming that stage,
+    a NotSupported (the worker records it as unsupported), and the next query still answers."""
+    from workloads.queries import mongo_suite
+    from workloads.queries.suites import draw_values, load_suite
+
+    target, layout = devices
+    query = _fill_query(query_id)
+    values = draw_values(query, layout.days, layout.keys_sample)
+    _, pipeline = getattr(mongo_suite, FILLS[query_id])({k: bson_value(v) for k, v in values.items()}, {})
+    assert any("$setWindowFields" in stage for stage in pipeline)
+    with pytest.raises(NotSupported) as refused:
+        target.run_query(layout, query, values)
+    assert str(refused.value) == "this server does not support $setWindowFields"
+    assert describe_error(refused.value).startswith(NotSupported.__name__ + ": this server")
+    after = load_suite("devices004").query("d17")
+    answer = target.run_query(layout, after, draw_values(after, layout.days, layout.keys_sample))
+    assert answer.rows > 0
+
+
+@pytest.mark.parametrize("said, verdict", [
+    ("Unrecognized pipeline stage name: '$setWindowFields'", "$setWindowFields"),    # MongoDB < 5.0, the stand-in
+    ("Unrecognized window function, $linearFill", "$linearFill"),                     # MongoDB 5.0-5.2
+    ("Invalid $project :: caused by :: Unrecognized expression '$dateTrunc'", "$dateTrunc"),
+    ("unknown group operator '$stdDevSamp'", "$stdDevSamp")])
+def test_a_refused_stage_or_operator_is_named_from_the_servers_error(said, verdict):
+    target = make_target("mongodb", {"host": LOOPBACK})
+    error = target.error(pymongo.errors.OperationFailure(said, code=40324))
+    assert isinstance(error, NotSupported) and str(error) == f"this server does not support {verdict}"
+    other = target.error(pymongo.errors.OperationFailure("E11000 duplicate key error", code=11000))
+    assert not isinstance(other, NotSupported)
+
+
+# An evaluator of the fill pipelines' stages as MongoDB documents them, for a server-free check of
+# their meaning: any stage or operator it does not model fails the test.
+def _value(expr, doc):
+    if isinstance(expr, str) and expr.startswith("$"):
+        return doc.get(expr[1:])
+    if not isinstance(expr, dict):
+        return expr
+    (op, args), = expr.items()
+    if op == "$cond":
+        return _value(args[1], doc) if _value(args[0], doc) else _value(args[2], doc)
+    if op == "$eq":
+        return _value(args[0], doc) == _value(args[1], doc)
+    if op == "$mod":
+        return _value(args[0], doc) % _value(args[1], doc)
+    if op == "$toDouble":
+        value = _value(args, doc)
+        return None if value is None else float(value)
+    raise AssertionError(f"the evaluator does not model {op}")
+
+
+def _matches(doc, match):
+    for field, want in match.items():
+        value = doc.get(field)
+        if not isinstance(want, dict):
+            if value != want:
+                return False
+            continue
+        for op, bound in want.items():
+            if not {"$gte": value >= bound, "$lt": value < bound, "$lte": value <= bound}[op]:
+                return False
+    return True
+
+
+def _window(docs, spec):
+    (field, direction), = spec["sortBy"].items()
+    assert "partitionBy" not in spec
+    docs = sorted(docs, key=lambda d: d[field], reverse=direction < 0)
+    out = [dict(d) for d in docs]
+    for name, (op, arg) in ((n, next(iter(o.items()))) for n, o in spec["output"].items()):
+        if op == "$documentNumber":
+            for number, doc in enumerate(out, 1):
+                doc[name] = number
+        elif op == "$locf":                     # the last non-null value so far, in sort order
+            last = None
+            for doc, src in zip(out, docs):
+                value = _value(arg, src)
+                last = value if value is not None else last
+                doc[name] = last
+        elif op == "$linearFill":               # along the sortBy field, between known values only
+            known = [(d[field], _value(arg, d)) for d in docs if _value(arg, d) is not None]
+            for doc, src in zip(out, docs):
+                x = src[field]
+                value = _value(arg, src)
+                before = [k for k in known if k[0] <= x]
+                after = [k for k in known if k[0] >= x]
+                if value is None and before and after:
+                    (x0, y0), (x1, y1) = before[-1], after[0]
+                    value = y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+                doc[name] = value
+        else:
+            raise AssertionError(f"the evaluator does not model {op}")
+    return out
+
+
+def _evaluate(pipeline, docs):
+    for stage in pipeline:
+        (name, spec), = stage.items()
+        if name == "$match":
+            docs = [d for d in docs if _matches(d, spec)]
+        elif name == "$project":
+            docs = [{f: (d.get(f) if e == 1 else _value(e, d)) for f, e in spec.items() if e != 0} for d in docs]
+        elif name == "$setWindowFields":
+            docs = _window(docs, spec)
+        else:
+            raise AssertionError(f"the evaluator does not model {name}")
+    return docs
+
+
+@pytest.mark.parametrize("query_id", sorted(FILLS))
+def test_the_fill_pipelines_mean_the_pandas_suites_fills(query_id):
+    """Server-free: each fill pipeline, evaluated by MongoDB's documented meaning of its stages,
+    gives the pandas suite's answer (gaps where the level is a multiple of 3, fills by position)."""
+    from workloads.queries import mongo_suite, pandas_suite
+    from workloads.queries.suites import draw_values
+
+    ds = get_dataset("devices")
+    readings = ds.day_frame(0, DEVICES_SCALE, StringMode.OBJECT)
+    query = _fill_query(query_id)
+    values = draw_values(query, tuple(ds.trading_days(DEVICES_SCALE)), tuple(str(k) for k in ds.keys(DEVICES_SCALE)))
+    mongo_values = {k: bson_value(v) for k, v in values.items()}
+    source, pipeline = getattr(mongo_suite, FILLS[query_id])(mongo_values, {})
+    docs = [{k: (v.to_pydatetime() if isinstance(v, pd.Timestamp) else v) for k, v in row.items()}
+            for row in readings.to_dict("records")]
+    got = pd.DataFrame(_evaluate(pipeline, docs), columns=list(query.columns))
+    want = pandas_suite.run(query.text("pandas"), {"readings": readings}, values)
+    assert source == "readings" and list(got.columns) == list(query.columns) == ["time", "level"]
+    got = got.assign(time=pd.to_datetime(got["time"]).astype("datetime64[ns]"),
+                     level=got["level"].astype("float64")).sort_values("time", ignore_index=True)
+    want = want.assign(level=want["level"].astype("float64")).sort_values("time", ignore_index=True)
+    assert len(got) > 20 and got["level"].isna().sum() < want["level"].size and want["level"].notna().any()
+    pd.testing.assert_frame_equal(got, want[["time", "level"]], check_dtype=True, rtol=1e-12)
+
+
 # --- every suite query ------------------------------------------------------------------------------
 @pytest.mark.parametrize("dataset, scale", [("taq", Scale(days=2, rows_per_day=20_000, symbols=30)),
                                             ("devices", Scale(days=2, rows_per_day=40_000, symbols=400))])
@@ -218,7 +476,9 @@ def test_every_suite_query_answers_as_duckdb_and_parquet(dataset, scale, tmp_pat
         ("mongo", "mongodb", config(mongo_server, database=f"verify_{dataset}")),
     ])
     unsupported = {q for (_, q), row in verdicts.verdicts.items() if row["mongo"] == NOT_SUPPORTED}
-    assert unsupported == ({"d14", "d15", "d16"} if dataset == "devices" else set())     # window fills
+    # the window fills: no mongodb text yet (resources/queries/devices004.mongodb.toml), or with one the
+    # stand-in's refusal of $setWindowFields: not supported either way on this server
+    assert unsupported == ({"d14", "d15", "d16"} if dataset == "devices" else set())
     assert {v for row in verdicts.verdicts.values() for k, v in row.items() if k != "mongo" or v != NOT_SUPPORTED} \
         == {SAME}, verdicts.verdicts
 

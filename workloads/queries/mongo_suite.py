@@ -7,13 +7,18 @@ texts name: ``quotes``/``readings``/``info``) and returns (the table it aggregat
 The pipeline's last stage projects exactly the suite's columns (no ``_id``); the target builds the
 frame in the suite's column order.
 
-Only operators of MongoDB 4.x that the wire-protocol stand-in used by the tests also runs:
-time buckets by ``$subtract`` of the milliseconds ``$mod`` the bucket (``$dateTrunc`` is 5.0+ and
-the stand-in lacks it); the sample standard deviation from sums (``$stdDevSamp`` exists in MongoDB
-but not in the stand-in); pivots as ``$avg`` of ``$cond`` (a missing value is ignored by ``$avg``).
-Not expressed (no text: "not supported"): d14-d16, the forward/backward/linear fills, which need
-window functions (``$setWindowFields`` with ``$locf``/``$linearFill``, MongoDB 5.2+/5.3+) that the
-stand-in cannot run, so no answer of them could be checked here.
+Operators of MongoDB 4.x that the wire-protocol stand-in used by the tests also runs, wherever
+they can say it: time buckets by ``$subtract`` of the milliseconds ``$mod`` the bucket
+(``$dateTrunc`` is 5.0+ and the stand-in lacks it); the sample standard deviation from sums
+(``$stdDevSamp`` exists in MongoDB but not in the stand-in); pivots as ``$avg`` of ``$cond`` (a
+missing value is ignored by ``$avg``).
+
+The fills d14-d16 have no 4.x form: they use ``$setWindowFields`` (5.0+) with ``$locf`` (5.2+) and
+``$linearFill`` (5.3+), as a MongoDB user writes them. A server without them refuses the stage or
+the window function; the target turns that refusal into the query's verdict, "this server does not
+support $setWindowFields" (``NotSupported``: the server's limit, named from its own error). The
+stand-in refuses ``$setWindowFields``; the pipelines' meaning is checked in the tests by evaluating
+their window stages as MongoDB documents them against the pandas suite's fills.
 """
 from __future__ import annotations
 
@@ -271,3 +276,41 @@ def devices_value_fill(v, names):
         {"$match": {"device_id": v["device"], **_span(v)}},
         _project("time", "level", level={"$cond": [{"$eq": [{"$mod": ["$battery_level", 3]}, 0]}, -1,
                                                    "$battery_level"]})]
+
+
+# --- report 004: devices fills (MongoDB 5.0+ $setWindowFields; $locf 5.2+, $linearFill 5.3+) ------
+def _gappy(v) -> list[dict]:
+    """A device's readings of the span with every level divisible by 3 made null (the suite's gaps)."""
+    return [{"$match": {"device_id": v["device"], **_span(v)}},
+            {"$project": {"_id": 0, "time": 1,
+                          "level": {"$cond": [{"$eq": [{"$mod": ["$battery_level", 3]}, 0]}, None,
+                                              "$battery_level"]}}}]
+
+
+def devices_ffill(v, names):
+    """Forward fill: the last known level in time order ($locf); leading gaps stay null."""
+    return "readings", [
+        *_gappy(v),
+        {"$setWindowFields": {"sortBy": {"time": 1}, "output": {"level": {"$locf": "$level"}}}},
+        _project("time", "level")]
+
+
+def devices_bfill(v, names):
+    """Backward fill: $locf in reverse time order carries the next known level back; trailing gaps
+    stay null."""
+    return "readings", [
+        *_gappy(v),
+        {"$setWindowFields": {"sortBy": {"time": -1}, "output": {"level": {"$locf": "$level"}}}},
+        _project("time", "level")]
+
+
+def devices_linear_fill(v, names):
+    """Linear fill between the known levels around a gap, by row position as the other dialects do
+    (pandas' ``interpolate``; SQL's row_number), not by time: ``$linearFill`` interpolates along its
+    sortBy field, so the rows are numbered in time order first ($documentNumber). Gaps before the
+    first and after the last known level stay null; levels as doubles."""
+    return "readings", [
+        *_gappy(v),
+        {"$setWindowFields": {"sortBy": {"time": 1}, "output": {"row": {"$documentNumber": {}}}}},
+        {"$setWindowFields": {"sortBy": {"row": 1}, "output": {"level": {"$linearFill": "$level"}}}},
+        _project("time", "level", level={"$toDouble": "$level"})]

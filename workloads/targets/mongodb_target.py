@@ -5,8 +5,10 @@ Config keys (plain data, rebuilt in every worker process): ``host`` (required), 
 ``tickbench``), ``auth_source`` (the database holding the user; default pymongo's: ``database``
 or ``admin``), ``local_engine`` (true when Tickbench started the server: described),
 ``timeout_ms`` (server selection and connect, default 3000: a refused port fails fast),
-``batch_rows`` (documents per ``insert_many``, default 50,000). pymongo is imported only when a
-connection is made (``MissingClient`` names the ``mongodb`` extra).
+``batch_rows`` (documents per ``insert_many``, default 50,000), ``layout`` (``documents``, the
+default, or ``timeseries``: below) and ``granularity`` (a time-series collection's: ``seconds``,
+the default, ``minutes`` or ``hours``). pymongo is imported only when a connection is made,
+pymongoarrow on the first read (``MissingClient`` names the ``mongodb`` extra for either).
 
 No real MongoDB server is obtainable on the machines this is developed on: the tests run against
 ``mongo-java-server`` (``workloads.local_engines.mongodb``), an independent implementation of the
@@ -15,29 +17,51 @@ version and, when the server is that stand-in (its ``buildInfo`` has no ``gitVer
 ``mongod`` reports), says so in ``server``; every operation's ``extra["server"]`` carries the same
 label so reports can flag it.
 
-Layout (report 004's): one collection per dataset and scale, ``<database>.<dataset>_<scale key>``,
-one document per row, with a compound index on the day and the key: TAQ ``(date, symbol)``,
-devices ``(time, device_id)``; TAQ's is extended by ``(time, _seq)`` so a day or a symbol's day
-is read in stored order from the index, without an in-memory sort. ``_seq`` is each row's
-arrival ordinal within its day (ties in (key, time) are frequent: it makes the stored order, the
-first/last quote of a minute and a read back well defined and equal to DuckDB's). Types: strings
+Layout ``documents`` (report 004's): one collection per dataset and scale,
+``<database>.<dataset>_<scale key>``, one document per row, with a compound index by equality,
+sort, range: TAQ ``(date, symbol, time, _seq)`` (a day and a symbol are equalities, then the
+order), devices ``(device_id, time)`` (a device's span: equality on the key, then a range of time;
+layout format 1 had ``(time, device_id)`` and is reloaded). Layout ``timeseries``: a MongoDB 5.0+
+time-series collection ``<...>_ts`` (``timeseries: {timeField, metaField, granularity}``) with
+the key as metaField and as timeField the time (devices) or ``_ts``, the day plus the time of day
+(TAQ: BSON has no time of day, and buckets must not mix days); index (key, timeField); a day is
+its timeField's range, which prunes buckets; an interrupted load starts again from an empty
+collection (MongoDB before 7.0 deletes from a time-series collection by metaField only). Whether
+the server has time-series collections is asked, never assumed: a server that refuses ``create``
+with ``timeseries`` (its error), or accepts it but lists the collection as a plain one (the
+stand-in), gets ``NotSupported("this server does not support time-series collections (...)")``
+from ``prepare``; no fallback. ``_seq`` is each row's
+arrival ordinal within its day (ties in (key, time) are frequent: it makes the first/last quote
+of a minute well defined and equal to DuckDB's). Types: strings
 as strings; DATE as a datetime at midnight UTC; SECOND/TIME as a datetime on 1970-01-01 (BSON has
 no time of day; milliseconds, as the datasets hold them); TIMESTAMP a datetime; CHAR/SHORT/INT as
-32-bit ints, LONG 64-bit, DOUBLE/FLOAT doubles. Reads convert back through Arrow so frames equal
-DuckDB's. Beside it: ``_append``, ``_import`` (CSV imports), ``_minute`` (report 003's
+32-bit ints, LONG 64-bit, DOUBLE/FLOAT doubles. Reads cast pymongoarrow's Arrow table to the
+dataset's Arrow types, so frames hold DuckDB's rows and dtypes. Beside it: ``_append``, ``_import`` (CSV imports), ``_minute`` (report 003's
 map-reduce), ``_info`` (devices' side collection) and the manifest collection
 ``_tickbench_layouts`` (one document per layout: format, scale with the dataset's content id,
 days with their rows, keys sample, schema, versions). A day is loaded with ``insert_many`` in
 batches; a day whose count is short (an interrupted load) is deleted and loaded again; the index
 is built after the load.
 
-Phases, honestly: a read is ``find`` (filter, projection, sort) with a cursor of undecoded documents (``RawBSONDocument``):
-``query`` = iterating the cursor until its last batch (the server's execution and the transfer
-merged: a cursor interleaves them), ``decode`` = BSON documents -> Arrow -> DataFrame.
-Aggregations (minute bars, report 003, suite queries) the same way (``aggregate``).
+Reads, as MongoDB's users read into pandas: pymongoarrow (the ``mongodb`` extra).
+A day or a slice is ``find_arrow_all(collection, filter, schema=..., projection=...)`` with the
+dataset's BSON types (``bson_arrow_schema``) and no sort: the rows come in the order the
+collection gives them, as every engine's day read does (order is not part of the answer; minute
+bars are ordered by minute). Phases: ``query`` = that call (the server's execution, the transfer
+and pymongoarrow's BSON -> Arrow in C, interleaved batch by batch), ``decode`` = a cast to the
+dataset's Arrow types and ``to_pandas``. Pipelines (minute bars, report 003, suite queries):
+``aggregate_arrow_all``, with a schema where the result's types are known, else pymongoarrow's
+inference. That call reads raw batches, which pymongo asks for with an ``aggregate`` whose cursor
+has ``batchSize: 0``; a server that ignores it and answers documents in the first batch (the
+stand-in: pymongo's raw-batch cursor then fails an assertion) is found by asking once in
+``open``, and its pipelines go through a cursor of undecoded documents into pymongoarrow's same
+decoder (``extra["read_path"]`` and ``describe()`` say so). A stage or operator the server does
+not know (its error names it) is ``NotSupported("this server does not support $X")``: the
+server's limit, one line per query, and the run goes on.
 A server-reported time: in probe operations (``probed_ops``, only when the server answers
-``explain``), ``explain`` with ``executionStats`` of the same ``find`` after the timed call gives
-``executionTimeMillis``: ``server`` = that, ``transfer`` = the cursor's time minus it. The stand-in
+``explain``), the same ``find`` as raw batches (``find_raw_batches``: ``server`` + ``transfer``)
+then pymongoarrow's decoder (``decode``); ``explain`` with ``executionStats`` afterwards gives
+``executionTimeMillis``: ``server`` = that, ``transfer`` = the fetch's time minus it. The stand-in
 has no ``explain``: no probes, and no server time. Minute bars and report 003 are aggregation
 pipelines ($match, $sort by time and ``_seq``, $group by minute with $first/$last/$max/$min; OLS
 from $group sums -> ``quotes.ols_from_sums``), run on the server.
@@ -59,6 +83,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -80,7 +105,7 @@ from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.lazy import get_dataset as _get_dataset, import_client
 
-LAYOUT_FORMAT = 1
+LAYOUT_FORMAT = 2      # 2: the devices index is (device_id, time) (equality, sort, range)
 KEYS_SAMPLE = 100
 DEFAULT_PORT = 27017
 DEFAULT_DATABASE = "tickbench"
@@ -88,6 +113,11 @@ DEFAULT_TIMEOUT_MS = 3000
 DEFAULT_BATCH_ROWS = 50_000
 MANIFEST = "_tickbench_layouts"
 SEQ = "_seq"
+TS_FIELD = "_ts"       # a time-series collection's timeField where the day and the time of day are apart (TAQ)
+DOCUMENTS, TIMESERIES = "documents", "timeseries"
+VARIANTS = (DOCUMENTS, TIMESERIES)
+DEFAULT_GRANULARITY = "seconds"
+GRANULARITIES = ("seconds", "minutes", "hours")
 STAND_IN = "mongo-java-server (wire-protocol stand-in, not MongoDB)"
 _TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP"})
 EPOCH = dt.datetime(1970, 1, 1)
@@ -107,13 +137,54 @@ def _pymongo():
     return import_client("mongodb", "pymongo")
 
 
-def table_name(dataset: str, scale: Scale) -> str:
-    return f"{dataset}_{scale.key()}"
+def _arrow_api():
+    """pymongoarrow's API (the ``mongodb`` extra), imported on the first read."""
+    return import_client("mongodb", "pymongoarrow.api")
 
 
-def documents(frame: pd.DataFrame, schema: Schema, seq_start: int | None = None) -> list[dict[str, Any]]:
-    """Rows as BSON-ready documents (module doc: Types), ``_seq`` from ``seq_start``."""
+def table_name(dataset: str, scale: Scale, variant: str = DOCUMENTS) -> str:
+    return f"{dataset}_{scale.key()}" + ("_ts" if variant == TIMESERIES else "")
+
+
+# What a server says when it lacks a stage or an operator: (pattern, what the verdict names)
+_UNKNOWN = (re.compile(r"Unrecognized pipeline stage name: '(\$\w+)'"),
+            re.compile(r"Unrecognized window function, (\$\w+)"),
+            re.compile(r"Unrecognized expression '(\$\w+)'"),
+            re.compile(r"[Uu]nknown group operator '(\$\w+)'"))
+
+
+def lacking(message: str) -> str | None:
+    """The stage or operator a server's error says it does not know, else None."""
+    for pattern in _UNKNOWN:
+        found = pattern.search(message)
+        if found:
+            return found.group(1)
+    return None
+
+
+def bson_arrow_schema(schema: Schema) -> pa.Schema:
+    """The Arrow types pymongoarrow builds from the stored BSON (module doc: Types): 32-bit ints
+    for CHAR/SHORT/INT, datetimes in milliseconds, doubles, strings; ``arrow_schema`` after a cast."""
+    def typ(column) -> pa.DataType:
+        if column.is_string:
+            return pa.string()
+        if column.ddb_type in _TEMPORAL:
+            return pa.timestamp("ms")
+        return {"BOOL": pa.bool_(), "LONG": pa.int64(), "FLOAT": pa.float64(),
+                "DOUBLE": pa.float64()}.get(column.ddb_type, pa.int32())
+    return pa.schema([pa.field(c.name, typ(c)) for c in schema.columns])
+
+
+def documents(frame: pd.DataFrame, schema: Schema, seq_start: int | None = None,
+              stamp: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+    """Rows as BSON-ready documents (module doc: Types), ``_seq`` from ``seq_start``; ``stamp``
+    (the day column, the time-of-day column) adds ``_ts``, their sum (a time-series timeField)."""
     names, columns = [], []
+    if stamp is not None:
+        day = frame[stamp[0]].to_numpy().astype("datetime64[ms]")
+        clock = frame[stamp[1]].to_numpy().astype("datetime64[ms]") - np.datetime64(0, "ms")
+        names.append(TS_FIELD)
+        columns.append((day + clock).tolist())
     for column in schema.columns:
         series = frame[column.name]
         if column.is_string:
@@ -147,27 +218,14 @@ def bson_value(value: Any) -> Any:
     return value
 
 
-def _decode(raw: list) -> list[dict[str, Any]]:
-    """``RawBSONDocument``s (the cursor's undecoded documents) decoded into dicts."""
-    import bson
-    options = bson.CodecOptions(tz_aware=False)
-    return [bson.decode(doc.raw, options) for doc in raw]
-
-
-def _frame(docs: list[dict[str, Any]], schema: pa.Schema, strings: StringMode) -> pd.DataFrame:
-    return frame_from_arrow(pa.Table.from_pylist(docs, schema=schema), strings)
-
-
-def _result_frame(docs: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
-    """A pipeline's documents as a frame of ``columns`` (datetimes as datetime64[ns])."""
-    data = {c: [d.get(c) for d in docs] for c in columns}
-    frame = pd.DataFrame(data, columns=list(columns))
+def _result_frame(table: pa.Table, columns: tuple[str, ...]) -> pd.DataFrame:
+    """A pipeline's Arrow table (types inferred by pymongoarrow) as a frame of ``columns`` in that
+    order (datetimes as datetime64[ns], strings as objects; a column no document had is all None)."""
+    frame = frame_from_arrow(table, StringMode.OBJECT)
     for name in columns:
-        values = data[name]
-        if values and all(isinstance(v, dt.datetime) or v is None for v in values) and \
-                any(isinstance(v, dt.datetime) for v in values):
-            frame[name] = pd.to_datetime(frame[name]).astype("datetime64[ns]")
-    return frame
+        if name not in frame.columns:
+            frame[name] = pd.Series([None] * len(frame), dtype=object, index=frame.index)
+    return frame[list(columns)]
 
 
 class MongoDBTarget(Target):
@@ -190,11 +248,19 @@ class MongoDBTarget(Target):
         self.auth_source = str(self.config.get("auth_source") or "")
         self.timeout_ms = int(self.config.get("timeout_ms") or DEFAULT_TIMEOUT_MS)
         self.batch_rows = int(self.config.get("batch_rows") or DEFAULT_BATCH_ROWS)
+        self.variant = str(self.config.get("layout") or DOCUMENTS).strip().lower()
+        if self.variant not in VARIANTS:
+            raise TargetError(f"MongoDB layout {self.config.get('layout')!r}: choose one of {', '.join(VARIANTS)}")
+        self.granularity = str(self.config.get("granularity") or DEFAULT_GRANULARITY).strip().lower()
+        if self.granularity not in GRANULARITIES:
+            raise TargetError(f"MongoDB time-series granularity {self.config.get('granularity')!r}: choose one "
+                              f"of {', '.join(GRANULARITIES)}")
         self.address = f"{self.host}:{self.port}"
         self._client = None
         self._build: dict[str, Any] | None = None
         self._info: DatasetInfo | None = None
         self._explain: bool | None = None
+        self._raw_batches: bool | None = None    # the server honours aggregate's cursor batchSize 0
 
     # --- connection --------------------------------------------------------------------------
     def error(self, exc: BaseException) -> TargetError:
@@ -217,6 +283,9 @@ class MongoDBTarget(Target):
         if "wire version" in low:
             return TargetError(f"MongoDB at {self.address}: this pymongo cannot talk to the server: "
                                f"{_first_line(text)}")
+        missing = lacking(text)
+        if missing:        # the server's limit, in its own words: never the project's
+            return NotSupported(f"this server does not support {missing}")
         return TargetError(f"MongoDB at {self.address} answered: {_first_line(text.split(', full error:')[0])}")
 
     def _call(self, fn, *args, **kwargs):
@@ -252,14 +321,6 @@ class MongoDBTarget(Target):
     def db(self):
         return self.client()[self.database]
 
-    def _raw(self, collection: str):
-        """The collection with a cursor that leaves documents undecoded (``RawBSONDocument``):
-        iterating it is the fetch, decoding them the ``decode`` phase."""
-        import bson
-        from bson.raw_bson import RawBSONDocument
-        return self.db()[collection].with_options(
-            codec_options=bson.CodecOptions(document_class=RawBSONDocument, tz_aware=False))
-
     @property
     def stand_in(self) -> bool:
         self.client()
@@ -280,7 +341,7 @@ class MongoDBTarget(Target):
         return self._info
 
     def table(self, layout: Layout) -> str:
-        return table_name(layout.dataset, layout.scale)
+        return table_name(layout.dataset, layout.scale, self.variant)
 
     def import_table(self, layout: Layout) -> str:
         return self.table(layout) + "_import"
@@ -289,10 +350,22 @@ class MongoDBTarget(Target):
         return self.table(layout) + "_minute"
 
     @staticmethod
-    def index_keys(info: DatasetInfo, main: bool = True) -> list[tuple[str, int]]:
-        """Report 004's compound index: the day column and the key (TAQ: then time and ``_seq``)."""
+    def time_field(info: DatasetInfo) -> str:
+        """A time-series collection's timeField: the time column when it holds the whole instant
+        (devices), else ``_ts``, the day plus the time of day (TAQ)."""
+        return info.time_column if info.date_column == info.time_column else TS_FIELD
+
+    def index_keys(self, info: DatasetInfo, main: bool = True) -> list[tuple[str, int]]:
+        """The layout's compound index, by equality, sort, range. TAQ: the day and the key (both
+        equalities of a day or a slice read), then time and ``_seq`` (the order). Devices: the key,
+        then time (a device's span is equality then range). A time-series collection: its
+        metaField (the key), then its timeField."""
+        if main and self.variant == TIMESERIES:
+            return [(info.key_column, 1), (self.time_field(info), 1)]
+        if info.date_column == info.time_column:
+            return [(info.key_column, 1), (info.time_column, 1)]
         keys = [(info.date_column, 1), (info.key_column, 1)]
-        if main and info.date_column != info.time_column:
+        if main:
             keys += [(info.time_column, 1), (SEQ, 1)]
         return keys
 
@@ -302,23 +375,31 @@ class MongoDBTarget(Target):
         strings = StringMode.parse(strings)
         ds = _get_dataset(dataset)
         info: DatasetInfo = ds.info
-        table = table_name(dataset, scale)
+        table = table_name(dataset, scale, self.variant)
         days = list(ds.trading_days(scale))
         scale_json = json.dumps({**asdict(scale), "content": ds.content_id}, sort_keys=True)
         db = self.db()
         manifests = db[MANIFEST]
         row = self._call(manifests.find_one, {"_id": table})
-        compatible = row is not None and row.get("format") == LAYOUT_FORMAT and row.get("scale") == scale_json
+        compatible = row is not None and row.get("format") == LAYOUT_FORMAT and row.get("scale") == scale_json \
+            and row.get("variant", DOCUMENTS) == self.variant
         entries = {e["date"]: e for e in row["days"]} if compatible else {}
         main = db[table]
         if not compatible:
             self._call(main.drop)
+        if self.variant == TIMESERIES:
+            self._ensure_timeseries(table, info)
+            if compatible and not row.get("complete"):     # no delete of a day on 5.0-6.x: start again
+                self._call(main.drop)
+                self._ensure_timeseries(table, info)
+                entries = {}
         self._side_collections(ds, scale, table)
         keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
         if compatible and row.get("complete") and sorted(entries) == [d.isoformat() for d in days]:
             return self._layout(dataset, scale, strings, entries, row["keys_sample"], table, reused=True)
         manifest = {"format": LAYOUT_FORMAT, "dataset": dataset, "scale": scale_json, "keys_sample": keys,
-                    "schema": [[c.name, c.ddb_type] for c in info.schema.columns], "versions": self._versions()}
+                    "variant": self.variant, "schema": [[c.name, c.ddb_type] for c in info.schema.columns],
+                    "versions": self._versions()}
         expected = dict(zip(days, ds.day_rows(scale)))
         total = sum(expected.values())
         rows_done = 0
@@ -348,6 +429,39 @@ class MongoDBTarget(Target):
         versions["server"] = self.server_label
         return versions
 
+    def _collection_type(self, name: str) -> str | None:
+        """What the server lists ``name`` as ("collection", "timeseries", "view"), None if absent
+        (every listed collection is read: the stand-in ignores listCollections' filter)."""
+        for entry in self._call(lambda: list(self.db().list_collections())):
+            if entry.get("name") == name:
+                return str(entry.get("type") or "collection")
+        return None
+
+    def _ensure_timeseries(self, name: str, info: DatasetInfo) -> None:
+        """``name`` as a time-series collection (timeField, metaField = the key, granularity), or
+        ``NotSupported`` with the server's verdict: its error, or how it lists what it created."""
+        kind = self._collection_type(name)
+        if kind == "timeseries":
+            return
+        if kind is not None:          # a plain collection of that name (an older layout): not ours to keep
+            self._call(self.db().drop_collection, name)
+        options = {"timeField": self.time_field(info), "metaField": info.key_column, "granularity": self.granularity}
+        pymongo = _pymongo()
+        try:
+            self.db().command("create", name, timeseries=options)
+        except pymongo.errors.OperationFailure as exc:
+            said = _first_line(exc.details.get("errmsg") if exc.details else exc)
+            raise NotSupported(f"this server does not support time-series collections (MongoDB at "
+                               f"{self.address} answered create with timeseries: {said})") from None
+        except pymongo.errors.PyMongoError as exc:
+            raise self.error(exc) from None
+        kind = self._collection_type(name)
+        if kind != "timeseries":
+            if kind is not None:
+                self._call(self.db().drop_collection, name)
+            raise NotSupported(f"this server does not support time-series collections (MongoDB at {self.address} "
+                               f"accepted create with timeseries but lists {name} as {kind!r}, not 'timeseries')")
+
     def _load_day(self, main, ds, index: int, scale: Scale, rows_done: int, total: int,
                   progress: ProgressCallback | None) -> int:
         rows, last = 0, None
@@ -359,7 +473,10 @@ class MongoDBTarget(Target):
                                   f"({SEQ}) must follow time order")
             last = times.iloc[-1] if len(chunk) else last
             if len(chunk):
-                self._call(main.insert_many, documents(chunk, ds.info.schema, seq_start=rows), ordered=False)
+                stamp = (ds.info.date_column, ds.info.time_column) \
+                    if self.variant == TIMESERIES and self.time_field(ds.info) == TS_FIELD else None
+                self._call(main.insert_many, documents(chunk, ds.info.schema, seq_start=rows, stamp=stamp),
+                           ordered=False)
             rows += len(chunk)
             if progress is not None:
                 progress(min(rows_done + rows, total), total, f"loading day {index + 1} into {main.name}")
@@ -419,22 +536,44 @@ class MongoDBTarget(Target):
         info: dict[str, Any] = {
             "kind": self.kind, "host": self.host, "port": self.port, "database": self.database,
             "user": self.user, "local_engine": bool(self.config.get("local_engine", False)),
-            "phases": "query (cursor iteration: server execution and transfer merged) / decode (BSON -> "
-                      "DataFrame); probes: server (explain executionStats executionTimeMillis) / transfer / "
-                      "decode where the server has explain",
+            "layout": self._layout_text(),
+            "read_path": ("pymongoarrow: find_arrow_all (day, slice) and aggregate_arrow_all (bars, suite "
+                          "queries) with the dataset's schema, BSON decoded into Arrow in C; no sort on a day or "
+                          "slice read (the collection's order). This is the client path MongoDB documents for "
+                          "Arrow and pandas; no faster path is known to Tickbench"),
+            "phases": "query (pymongoarrow's call: server execution, transfer and BSON -> Arrow merged: it "
+                      "decodes each batch as it arrives) / decode (Arrow -> DataFrame); probes: server (explain "
+                      "executionStats executionTimeMillis) / transfer (raw batches) / decode where the server has "
+                      "explain",
             "cold_cache": "planCacheClear once per step where the server has it; MongoDB's cache and the "
                           "server's OS page cache are not controlled"}
         try:
             info["pymongo"] = _pymongo().version
+            try:
+                info["pymongoarrow"] = import_client("mongodb", "pymongoarrow").__version__
+            except TargetError as exc:
+                info["pymongoarrow"] = str(exc)
             self.client()
             info["server_version"] = self._build.get("version")
             info["server"] = self.server_label
             if self.stand_in:
                 info["warning"] = ("this server is mongo-java-server, a wire-protocol stand-in: its timings "
                                    "are not MongoDB's")
+            if self._raw_batches is False:
+                info["read_path"] += ("; NOT on this server for pipelines: it ignores aggregate's batchSize 0, so "
+                                      "aggregate_arrow_all cannot run and pipelines are read as a cursor of "
+                                      "undecoded documents decoded by pymongoarrow's decoder")
         except Exception as exc:  # a description must never stop a run
             info["error"] = _first_line(exc)
         return info
+
+    def _layout_text(self) -> str:
+        if self.variant == TIMESERIES:
+            return (f"time-series collection per dataset (timeseries: timeField = the time, or {TS_FIELD} = day + "
+                    f"time of day for TAQ; metaField = the key; granularity {self.granularity}), index (key, "
+                    "timeField); appends, imports and side tables in plain collections")
+        return ("a collection per dataset, one document per row; index (date, symbol, time, _seq) for TAQ, "
+                "(device_id, time) for devices (equality, sort, range)")
 
     def drop_cache_for_step(self, layout: Layout) -> list[str]:
         applied = []
@@ -465,7 +604,24 @@ class MongoDBTarget(Target):
                 self._explain = True
             except Exception:
                 self._explain = False
+        if self._raw_batches is None:
+            self._raw_batches = self._honours_batch_size_zero(self.table(layout))
         self.probed_ops = frozenset({"read_day", "read_slice"}) if self._explain else frozenset()
+
+    def _honours_batch_size_zero(self, collection: str) -> bool:
+        """Asked once, untimed: pymongoarrow's ``aggregate_arrow_all`` reads raw batches, which
+        pymongo requests as an ``aggregate`` whose cursor has ``batchSize: 0`` and whose first
+        batch must come back empty. A server that answers documents in it (the stand-in) cannot
+        serve that call: its pipelines go through a cursor of undecoded documents instead."""
+        reply = self._call(self.db().command, "aggregate", collection,
+                           pipeline=[{"$limit": 1}, {"$project": {"_id": 1}}], cursor={"batchSize": 0})
+        cursor = reply.get("cursor") or {}
+        if cursor.get("id"):
+            try:
+                self.db().command("killCursors", collection, cursors=[cursor["id"]])
+            except Exception:  # a cursor left open times out on the server
+                pass
+        return not cursor.get("firstBatch")
 
     def close(self) -> None:
         if self._client is not None:
@@ -477,68 +633,118 @@ class MongoDBTarget(Target):
             span = f"{layout.days[0]} .. {layout.days[-1]}" if layout.days else "none"
             raise ValueError(f"{day} is not a trading day of this layout (days: {span})")
 
-    @staticmethod
-    def _day_filter(info: DatasetInfo, day: dt.date) -> dict[str, Any]:
+    def _day_filter(self, info: DatasetInfo, day: dt.date) -> dict[str, Any]:
+        """A day's rows: its date (TAQ), or a range of the time (devices, and a time-series
+        collection's timeField, which its buckets are pruned by)."""
         start = dt.datetime.combine(day, dt.time())
+        span = {"$gte": start, "$lt": start + dt.timedelta(days=1)}
+        if self.variant == TIMESERIES:
+            return {self.time_field(info): span}
         column = info.schema.column(info.date_column)
         if column.ddb_type == "DATE":
             return {column.name: start}
-        return {column.name: {"$gte": start, "$lt": start + dt.timedelta(days=1)}}
+        return {column.name: span}
 
-    def _stored_order(self, info: DatasetInfo) -> list[tuple[str, int]]:
-        return [(c, 1) for c in dict.fromkeys((info.key_column, info.time_column, SEQ))]
-
-    def _find(self, layout: Layout, filter_: dict[str, Any], sort, info: DatasetInfo,
+    def _find(self, layout: Layout, filter_: dict[str, Any], info: DatasetInfo,
               schema: Schema | None = None) -> OpResult:
-        """The user's call: ``find`` into undecoded documents (query), then BSON -> DataFrame
-        (decode). The projection names the schema's fields, or only ``schema``'s (some of them)."""
+        """The user's call: pymongoarrow's ``find_arrow_all`` with the schema's BSON types (query:
+        the server's execution, the transfer and pymongoarrow's BSON -> Arrow in C, batch by batch),
+        then Arrow -> DataFrame (decode: a cast to the dataset's Arrow types, ``to_pandas``). No sort:
+        the rows come in the order the collection gives them. The projection names the schema's
+        fields, or only ``schema``'s (some of them)."""
         schema = schema or info.schema
-        collection = self._raw(self.table(layout))
+        api = _arrow_api()
+        collection = self.db()[self.table(layout)]
         projection = {"_id": 0, **{name: 1 for name in schema.names}}
-        t0 = _now()
-        batches = self._call(lambda: list(collection.find(filter_, projection, sort=sort, allow_disk_use=True)))
-        t1 = _now()
-        frame = _frame(_decode(batches), arrow_schema(schema), layout.strings)
-        t2 = _now()
-        result = OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1}, frame=frame,
-                          schema=schema, node=self.address, wire_bytes=sum(len(b.raw) for b in batches),
-                          extra=self._extra())
+        wanted = api.Schema.from_arrow(bson_arrow_schema(schema))
         if self.probing and self._explain:
-            said = self._call(self.db().command, "explain",
-                              {"find": self.table(layout), "filter": filter_, "projection": projection,
-                               "sort": dict(sort)}, verbosity="executionStats")
-            ms = (said.get("executionStats") or {}).get("executionTimeMillis")
-            if ms is not None:
-                server = min(ms / 1000, t1 - t0)
-                result.phases = {"server": server, "transfer": t1 - t0 - server, "decode": t2 - t1}
-                result.extra["server_time"] = "explain executionStats executionTimeMillis (a second run)"
+            return self._probed_find(layout, collection, filter_, projection, wanted, schema)
+        t0 = _now()
+        table = self._call(api.find_arrow_all, collection, filter_, schema=wanted, projection=projection)
+        t1 = _now()
+        frame = frame_from_arrow(table.cast(arrow_schema(schema)), layout.strings)
+        t2 = _now()
+        return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1}, frame=frame,
+                        schema=schema, node=self.address, extra=self._extra(read_path="pymongoarrow find_arrow_all"))
+
+    def _probed_find(self, layout: Layout, collection, filter_, projection, wanted, schema: Schema) -> OpResult:
+        """A probe: the same find as raw BSON batches (server + transfer, nothing decoded), then
+        pymongoarrow's decoder and ``to_pandas`` (decode); ``explain`` afterwards for the server's time."""
+        from pymongoarrow.context import PyMongoArrowContext
+        t0 = _now()
+        batches = self._call(lambda: list(collection.find_raw_batches(filter_, projection)))
+        t1 = _now()
+        context = PyMongoArrowContext(wanted, codec_options=collection.codec_options)
+        for batch in batches:
+            context.process_bson_stream(batch)
+        frame = frame_from_arrow(context.finish().cast(arrow_schema(schema)), layout.strings)
+        t2 = _now()
+        result = OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1}, frame=frame, schema=schema,
+                          node=self.address, wire_bytes=sum(len(b) for b in batches),
+                          extra=self._extra(read_path="pymongoarrow decoder over find_raw_batches (probe)"))
+        said = self._call(self.db().command, "explain", {"find": collection.name, "filter": filter_,
+                                                         "projection": projection}, verbosity="executionStats")
+        ms = (said.get("executionStats") or {}).get("executionTimeMillis")
+        if ms is not None:
+            server = min(ms / 1000, t1 - t0)
+            result.phases = {"server": server, "transfer": t1 - t0 - server, "decode": t2 - t1}
+            result.extra["server_time"] = "explain executionStats executionTimeMillis (a second run)"
         return result
 
     def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
+        """The day's rows in the order the collection gives them (no sort: order is not part of a
+        day read's answer)."""
         self._check_day(layout, day)
         info = self._dataset_info(layout)
-        return self._find(layout, self._day_filter(info, day), self._stored_order(info), info,
+        return self._find(layout, self._day_filter(info, day), info,
                           column_schema(info.schema, columns, layout.dataset))
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
+        """A key's rows of the day, in the order the collection gives them (no sort)."""
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         filter_ = {**self._day_filter(info, day),
                    info.key_column: key_value(info.schema.column(info.key_column), key)}
-        return self._find(layout, filter_, self._stored_order(info), info)
+        return self._find(layout, filter_, info)
 
     def _aggregate(self, collection: str, pipeline: list[dict], columns: tuple[str, ...],
                    schema: pa.Schema | None = None, strings: StringMode = StringMode.ARROW) -> OpResult:
-        """A pipeline into undecoded documents (query), then its documents -> DataFrame (decode)."""
-        coll = self._raw(collection)
+        """A pipeline through pymongoarrow's ``aggregate_arrow_all`` (query: execution, transfer,
+        BSON -> Arrow), then Arrow -> DataFrame (decode). ``schema``: the result's Arrow types (BSON's:
+        datetimes in ms, 32/64-bit ints, doubles, strings), else pymongoarrow infers them. On a
+        server that ignores batchSize 0 (``_honours_batch_size_zero``) the same decoder reads a
+        cursor of undecoded documents, and ``extra["read_path"]`` says so."""
+        api = _arrow_api()
+        coll = self.db()[collection]
+        wanted = api.Schema.from_arrow(schema) if schema is not None else None
+        if self._raw_batches is None:
+            self._raw_batches = self._honours_batch_size_zero(collection)
         t0 = _now()
-        batches = self._call(lambda: list(coll.aggregate(pipeline, allowDiskUse=True)))
+        if self._raw_batches:
+            table = self._call(api.aggregate_arrow_all, coll, pipeline, schema=wanted, allowDiskUse=True)
+            path = "pymongoarrow aggregate_arrow_all"
+        else:
+            table = self._call(self._documents_to_arrow, coll, pipeline, wanted)
+            path = ("pymongoarrow's decoder over a cursor of undecoded documents (this server ignores "
+                    "aggregate's batchSize 0: aggregate_arrow_all cannot run)")
         t1 = _now()
-        docs = _decode(batches)
-        frame = _frame(docs, schema, strings) if schema is not None else _result_frame(docs, columns)
+        frame = frame_from_arrow(table, strings) if schema is not None else _result_frame(table, columns)
         t2 = _now()
         return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": t2 - t1}, frame=frame,
-                        node=self.address, wire_bytes=sum(len(b.raw) for b in batches), extra=self._extra())
+                        node=self.address, extra=self._extra(read_path=path))
+
+    def _documents_to_arrow(self, coll, pipeline: list[dict], wanted) -> pa.Table:
+        from bson import CodecOptions
+        from bson.raw_bson import RawBSONDocument
+        from pymongoarrow.context import PyMongoArrowContext
+        raw = coll.with_options(codec_options=CodecOptions(document_class=RawBSONDocument, tz_aware=False))
+        if wanted is not None:
+            pipeline = [*pipeline, {"$project": wanted._get_projection()}]    # as aggregate_arrow_all does
+        context = PyMongoArrowContext(wanted, codec_options=raw.codec_options)
+        stream = b"".join(doc.raw for doc in raw.aggregate(pipeline, allowDiskUse=True))
+        if stream:
+            context.process_bson_stream(stream)
+        return context.finish()
 
     @staticmethod
     def _minute(field: str) -> dict:
@@ -559,7 +765,7 @@ class MongoDBTarget(Target):
                         "low": {"$min": mid}, "close": {"$last": mid}}},
             {"$sort": {"_id": 1}},
             {"$project": {"_id": 0, "minute": "$_id", "open": 1, "high": 1, "low": 1, "close": 1}}]
-        schema = pa.schema([pa.field("minute", pa.timestamp("ns"))] + [pa.field(c, pa.float64()) for c in BAR_COLUMNS[1:]])
+        schema = pa.schema([pa.field("minute", pa.timestamp("ms"))] + [pa.field(c, pa.float64()) for c in BAR_COLUMNS[1:]])
         return self._aggregate(self.table(layout), pipeline, BAR_COLUMNS, schema)
 
     def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
@@ -661,7 +867,7 @@ class MongoDBTarget(Target):
                     {"$group": {"_id": self._minute(cols.time), "avgSpread": {"$avg": spread}}},
                     {"$sort": {"_id": 1}},
                     {"$project": {"_id": 0, "minute": "$_id", "avgSpread": 1}}]
-        schema = pa.schema([pa.field("minute", pa.timestamp("ns")), pa.field("avgSpread", pa.float64())])
+        schema = pa.schema([pa.field("minute", pa.timestamp("ms")), pa.field("avgSpread", pa.float64())])
         return self._aggregate(self.table(layout), pipeline, ("minute", "avgSpread"), schema)
 
     def ols_spread(self, layout: Layout, days=()) -> OpResult:

@@ -291,13 +291,13 @@ def test_the_adbc_path_gives_exact_types_values_and_nulls(opened):
     import pyarrow as pa
     sql = ("SELECT * FROM (VALUES "
            "('AAPL'::text, DATE '2007-08-23', TIMESTAMP '1970-01-01 09:30:07.123456', 1.5::float8, 7::integer, "
-           "65::smallint, 'é✓'::text), "
-           "(NULL, NULL, NULL, NULL, NULL, NULL, ''), "
-           "('x''y', DATE '1999-12-31', TIMESTAMP '2007-08-24 16:00:00', -0.25, -2147483648, 90, NULL)) "
-           "v(s, d, t, f, i, c, u) WHERE %(keep)s")
-    names = ["s", "d", "t", "f", "i", "c", "u"]
+           "65::smallint, 'é✓'::text, 84::smallint), "
+           "(NULL, NULL, NULL, NULL, NULL, NULL, '', 65), "
+           "('x''y', DATE '1999-12-31', TIMESTAMP '2007-08-24 16:00:00', -0.25, -2147483648, 90, NULL, -128)) "
+           "v(s, d, t, f, i, c, u, e) WHERE %(keep)s")
+    names = ["s", "d", "t", "f", "i", "c", "u", "e"]
     types = [pa.large_string(), pa.timestamp("ns"), pa.timestamp("ns"), pa.float64(), pa.int32(), pa.int8(),
-             pa.large_string()]
+             pa.large_string(), pa.int8()]
     result = opened._arrow_select(sql, {"keep": True}, names, types, StringMode.OBJECT)
     want = pd.DataFrame({
         "s": pd.Series(["AAPL", None, "x'y"], dtype=object),
@@ -306,7 +306,8 @@ def test_the_adbc_path_gives_exact_types_values_and_nulls(opened):
         "f": [1.5, float("nan"), -0.25],
         "i": [7.0, float("nan"), -2147483648.0],          # a NULL integer: pandas gives float64 with NaN
         "c": [65.0, float("nan"), 90.0],
-        "u": pd.Series(["é✓", "", None], dtype=object)})
+        "u": pd.Series(["é✓", "", None], dtype=object),
+        "e": pd.Series([84, 65, -128], dtype="int8")})         # a CHAR: smallint on the server, int8 here
     pd.testing.assert_frame_equal(result.frame, want, check_dtype=True)
     # wire_bytes: exactly the binary COPY stream psycopg receives for the same SELECT
     literal_sql = opened.db.inline(sql, {"keep": True})

@@ -43,6 +43,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--ops", type=int, default=3, help="measured operations per round and kind")
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
+    parser.add_argument("--save", action="store_true",
+                        help="merge the figures into resources/practitioner/measured.json, which every run's "
+                             "environment (and report) quotes for its target")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="tickbench-practitioner-"))
     home.mkdir(parents=True, exist_ok=True)
@@ -155,10 +158,29 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
     for failure in failures:
         print(f"failed: {failure}")
     store.close()
+    if args.save and rows:
+        save_figures(args, rows)
     if rows:
         kind, op, ours, theirs, _ = max(rows, key=lambda r: r[2] / r[3])
         print(f"\nworst ratio {ours / theirs:.2f} ({kind}, {op})")
     return 1 if failures else 0
+
+
+def save_figures(args, rows) -> None:
+    """Merge this run's engines into the shipped record (engines measured before and not now stay)."""
+    import datetime as dt
+
+    from workloads.practitioner.measured import load, save
+
+    record = load()
+    engines = record.get("engines") or {}
+    for kind, op, ours, theirs, how in rows:
+        engines.setdefault(kind, {})[op] = {"tickbench_ms": round(ours * 1000, 3), "path_ms": round(theirs * 1000, 3),
+                                            "ratio": round(ours / theirs, 3), "path": how}
+    command = " ".join(["benchmarks/bench_practitioner.py", *sys.argv[1:]]).replace(" --save", "")
+    record.update({"engines": engines, "command": command, "date": dt.date.today().isoformat(),
+                   "machine": machine(), "load": " ".join(f"{v:.2f}" for v in os.getloadavg())})
+    print(f"saved to {save(record)}")
 
 
 if __name__ == "__main__":

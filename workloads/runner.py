@@ -267,10 +267,15 @@ class Runner:
 
 
 def _safe_describe(target) -> dict[str, Any]:
+    """``describe()``, and how the target's path compared with its engine's fastest documented
+    client path when the practitioner benchmark last measured it (``workloads.practitioner.measured``)."""
+    from workloads.practitioner.measured import path_check
     try:
-        return target.describe()
+        described = target.describe()
     except Exception as exc:  # a description must never stop a run
         return {"kind": getattr(target, "kind", "?"), "describe_error": describe_error(exc)}
+    check = path_check(getattr(target, "kind", ""))
+    return {**described, "beside_fastest_path": check} if check else described
 
 
 def _public_scenario(scenario: Scenario) -> dict[str, Any]:

@@ -42,7 +42,7 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
     """``target_config(args, key)``: (kind, config) of a target kind or a saved server's key."""
     from workloads.datasets.schema import Scale
     from workloads.queries import load_suite
-    from workloads.verify import DIFFERS, suites_of, verify
+    from workloads.verify import DIFFERS, NOT_SUPPORTED, suites_of, verify
 
     if args.dataset not in VERIFY_SCALES:
         raise cli_error(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)}, not {args.dataset!r}")
@@ -84,6 +84,8 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
             if row[label] == "error":
                 console.print(f"[red]{key[1]} on {label}[/red]: {escape(answers[label].error)}", highlight=False,
                               soft_wrap=True)
+            elif row[label] == NOT_SUPPORTED and answers[label].error:
+                console.print(f"{key[1]} on {label}: {escape(answers[label].error)}", highlight=False, soft_wrap=True)
         if DIFFERS in row.values():
             reference = next(l for l in verdicts.targets if row[l] == "same")
             console.print(f"[bold red]{key[1]}[/bold red] answers differ:", highlight=False)

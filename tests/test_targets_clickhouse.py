@@ -168,6 +168,22 @@ def test_read_day_gives_back_duckdbs_frame_in_each_string_mode(strings, opened, 
         assert_string_dtypes(result.frame, info, strings)
 
 
+def test_a_day_read_and_a_slice_ask_the_engine_for_no_order_but_bars_for_minute_order(opened, monkeypatch):
+    """README, one meaning per operation: no engine is made to sort a day or a slice; bars are by minute."""
+    _, target, layout = opened
+    sent = []
+    with target._conn() as (con, _):
+        real = con.arrow
+        monkeypatch.setattr(type(con), "arrow", lambda self, sql, params=None: (sent.append(sql), real(sql, params))[1])
+    day, key = layout.days[0], layout.keys_sample[0]
+    target.read_day(layout, day)
+    target.read_slice(layout, day, key)
+    target.minute_bars(layout, day, key)
+    assert len(sent) == 3
+    assert "ORDER BY" not in sent[0].upper() and "ORDER BY" not in sent[1].upper()
+    assert sent[2].upper().rstrip().split("ORDER BY")[-1].split("\n")[0].strip() == "MINUTE"
+
+
 def test_read_slice_holds_only_that_key_and_day(opened, day_frames):
     _, target, layout = opened
     info = get_dataset("taq").info

@@ -57,7 +57,7 @@ ENGINES: tuple[Engine, ...] = (
            local=False),
     Engine("postgres", "PostgreSQL", "a table per dataset, partitioned by date", ("psycopg",), "postgres", local=False),
     Engine("druid", "Apache Druid", "a datasource per dataset, day segments", (), "druid", local=False),
-    Engine("mongodb", "MongoDB", "a collection per dataset", ("pymongo",), "mongodb", local=False),
+    Engine("mongodb", "MongoDB", "a collection per dataset", ("pymongo", "pymongoarrow"), "mongodb", local=False),
 )
 
 
@@ -83,7 +83,9 @@ SERVER_TYPES: dict[str, ServerType] = {
     "postgres": ServerType("PostgreSQL", "pg", 5432, "postgres", "tickbench", "psycopg"),
     "druid": ServerType("Apache Druid", "druid", 8082, "", "", "", (("coordinator_port", 8081),),
                         port_label="Broker HTTP port"),
-    "mongodb": ServerType("MongoDB", "mongo", 27017, "", "tickbench", "pymongo", (("auth_source", "admin"),)),
+    "mongodb": ServerType("MongoDB", "mongo", 27017, "", "tickbench", "pymongo", (("auth_source", "admin"),
+                                                                                      ("layout", "documents"),
+                                                                                      ("granularity", "seconds"))),
 }
 SERVER_CLIENTS = {DDB: ("dolphindb", ""), **{kind: (t.module, kind) for kind, t in SERVER_TYPES.items()}}
 

@@ -80,8 +80,8 @@ def _answer(target, layout, query) -> Answer:
     try:
         result = target.run_query(layout, query, values)
         answer = normalise(result.frame, query.columns)
-    except NotSupported:
-        return Answer(NOT_SUPPORTED)
+    except NotSupported as exc:      # whose limit it is, in the target's words ("this server does not support $X")
+        return Answer(NOT_SUPPORTED, error=str(exc))
     except Exception as exc:  # a failing query is a verdict of its own, not the end of the check
         return Answer(ERROR, error=describe_error(exc))
     return Answer("answered", fingerprint(answer), len(answer), preview(answer))

@@ -65,7 +65,7 @@ def test_prepare_partitions_by_day_with_an_index_on_symbol_and_time(opened, layo
 def test_describe_records_the_server_version(opened):
     described = opened.describe()
     assert described["server_version"].startswith("18.") and described["local_engine"] is True
-    assert described["psycopg_impl"] == "binary"
+    assert described["psycopg_impl"] == "binary" and described["adbc_driver_postgresql"][0].isdigit()
 
 
 @pytest.mark.parametrize("strings", list(StringMode), ids=lambda m: m.value)

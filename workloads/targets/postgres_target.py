@@ -30,8 +30,8 @@ key, then time, then arrival, as DuckDB's and the files' do, and the index's cor
 the heap is 1), then ``ATTACH``ed as the day's partition (the table's index adopts the
 partition's) and ``ANALYZE``d; a day whose partition is missing or short (an interrupted load)
 is dropped and loaded again. ``LAYOUT_FORMAT`` 2 marks clustered layouts: one of format 1 (days
-in time order) is dropped and loaded again, never read as if sorted. Beside it: ``_append``, ``_import``,
-``_minute`` (report 003's map-reduce), ``_info`` (devices), and the manifest table
+in time order) is dropped and loaded again, never read as if sorted. Beside it: ``_append``,
+``_import``, ``_minute`` (report 003's map-reduce), ``_info`` (devices), and the manifest table
 ``_tickbench_layouts``.
 
 Meaning of the reads: ``read_day`` and ``read_slice`` return their rows in stored order, with no
@@ -621,6 +621,11 @@ class PostgresTarget(Target):
                       "minus server) / decode",
             "cold_cache": "PostgreSQL's shared buffers cannot be dropped without a restart (not applied); "
                           "local engine: the OS page cache of the layout's relation files before each operation"}
+        from importlib import metadata
+        try:
+            info["adbc_driver_postgresql"] = metadata.version("adbc-driver-postgresql")
+        except metadata.PackageNotFoundError:
+            info["adbc_driver_postgresql"] = "not installed (reads need it: tickbench[postgres])"
         try:
             import psycopg
             info["psycopg"] = psycopg.__version__
@@ -630,8 +635,6 @@ class PostgresTarget(Target):
             info["server_version"], info["server_version_full"] = said["v"], said["full_version"]
             info["server_settings"] = self.server_settings()
             info["shared_buffers"] = info["server_settings"]["shared_buffers"]
-            import adbc_driver_postgresql
-            info["adbc_driver_postgresql"] = getattr(adbc_driver_postgresql, "__version__", "")
         except Exception as exc:  # a description must never stop a run
             info["error"] = _first_line(exc)
         return info

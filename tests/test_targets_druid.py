@@ -2,6 +2,7 @@
 checked against the generator and DuckDB."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 
@@ -48,21 +49,81 @@ def test_prepare_lays_out_day_segments_and_a_second_prepare_reuses(laid, config,
     assert again.reused and again.days == layout.days and again.keys_sample == layout.keys_sample
 
 
+def order_free(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by every column (strings as Python objects): answers whose order is not part of
+    them compare as sets of rows."""
+    plain = frame.reset_index(drop=True).copy()
+    for name in plain.columns:
+        if not (pd.api.types.is_numeric_dtype(plain[name]) or pd.api.types.is_datetime64_any_dtype(plain[name])):
+            plain[name] = plain[name].astype(object)
+    return plain.sort_values(list(plain.columns), kind="stable").reset_index(drop=True)
+
+
 def test_reads_equal_duckdbs_and_probes_split_by_the_clock(laid, duck):
     target, layout = laid
     duck_target, duck_layout = duck
     for strings in StringMode:
         got = target.read_day(replace(layout, strings=strings), layout.days[1])
         assert set(got.phases) == {"decode"} and got.wire_bytes > 0
-        pd.testing.assert_frame_equal(got.frame, duck_target.read_day(replace(duck_layout, strings=strings),
-                                                                      layout.days[1]).frame)
+        want = duck_target.read_day(replace(duck_layout, strings=strings), layout.days[1]).frame
+        pd.testing.assert_frame_equal(got.frame.dtypes.to_frame(), want.dtypes.to_frame())
+        pd.testing.assert_frame_equal(order_free(got.frame), order_free(want))
     with target.probe_mode():
         probe = target.read_day(layout, layout.days[0])
     assert set(probe.phases) == {"server", "transfer", "decode"} and probe.extra["server_time"]
     key = layout.keys_sample[0]
-    pd.testing.assert_frame_equal(target.read_slice(layout, layout.days[0], key).frame,
-                                  duck_target.read_slice(duck_layout, layout.days[0], key).frame)
+    pd.testing.assert_frame_equal(order_free(target.read_slice(layout, layout.days[0], key).frame),
+                                  order_free(duck_target.read_slice(duck_layout, layout.days[0], key).frame))
     assert target.read_slice(layout, layout.days[0], "x' OR '1'='1").rows == 0     # bound, not formatted
+
+
+def test_day_and_slice_reads_ask_no_order_yet_hold_the_datasets_rows(laid, monkeypatch):
+    target, layout = laid
+    info = get_dataset("taq").info
+    sent: list[str] = []
+    real = target.http.sql
+
+    def spy(query, *args, **kwargs):
+        sent.append(query)
+        return real(query, *args, **kwargs)
+    monkeypatch.setattr(target.http, "sql", spy)
+    frame = get_dataset("taq").day_frame(1, SCALE, StringMode.OBJECT)
+    key = busiest_key(frame, info)
+    lay = replace(layout, strings=StringMode.OBJECT)
+    day = target.read_day(lay, layout.days[1]).frame
+    piece = target.read_slice(lay, layout.days[1], key).frame
+    bars = target.minute_bars(lay, layout.days[1], key).frame
+    assert len(sent) == 3 and not any("ORDER BY" in q.upper() for q in sent[:2]) and "_seq" not in sent[0], sent
+    assert sent[2].upper().endswith("ORDER BY 1")                       # bars: ordered by minute, as asked
+    pd.testing.assert_frame_equal(order_free(day), order_free(frame))
+    pd.testing.assert_frame_equal(order_free(piece), order_free(frame[frame[info.key_column] == key]))
+    assert bars["minute"].is_monotonic_increasing
+    pd.testing.assert_frame_equal(bars, reference_bars(frame, info, key))
+
+
+def test_practitioner_paths_give_the_targets_rows(laid):
+    from workloads.practitioner import OPERATIONS, paths_for
+    target, layout = laid
+    info = get_dataset("taq").info
+    day = layout.days[0]
+    key = busiest_key(get_dataset("taq").day_frame(0, SCALE, StringMode.OBJECT), info)
+    paths = paths_for("druid", target, layout)
+    paths.open()
+    try:
+        ways = paths.paths()
+        assert set(ways) == set(OPERATIONS) and "resultFormat=csv" in ways["read_day"].how
+        for op, ours in (("read_day", target.read_day(layout, day)), ("read_slice", target.read_slice(layout, day, key))):
+            theirs = ways[op].call(day, key)
+            stamp = theirs.pop("__time").astype("datetime64[ns]")
+            theirs.insert(1, "date", stamp.dt.normalize())
+            theirs.insert(2, "time", stamp - stamp.dt.normalize() + pd.Timestamp(0))
+            assert len(theirs) == ours.rows > 0
+            pd.testing.assert_frame_equal(order_free(theirs[list(ours.frame.columns)]), order_free(ours.frame),
+                                          check_dtype=False)
+        bars = ways["minute_bars"].call(day, key)
+        pd.testing.assert_frame_equal(bars.astype({"minute": "datetime64[ns]"}), target.minute_bars(layout, day, key).frame)
+    finally:
+        paths.close()
 
 
 def test_minute_bars_and_report_003_equal_the_references(laid, duck):
@@ -76,8 +137,76 @@ def test_minute_bars_and_report_003_equal_the_references(laid, duck):
     pd.testing.assert_frame_equal(target.spread_by_minute(layout).frame, duck_target.spread_by_minute(duck_layout).frame,
                                   rtol=1e-9)
     pd.testing.assert_frame_equal(target.ols_spread(layout).frame, duck_target.ols_spread(duck_layout).frame, rtol=1e-6)
-    with pytest.raises(NotSupported):
-        target.mapreduce_minute_bars(layout)
+
+
+# --- report 003's map-reduce: multi-stage queries when the server has them -------------------------------
+MSQ_MODULE = {"name": "org.apache.druid.msq.guice.MSQSqlModule", "artifact": "druid-multi-stage-query",
+              "version": "33.0.0"}
+
+
+def test_whether_a_server_runs_multi_stage_queries_is_asked_of_it(laid):
+    """The local engine loads the MSQ extension exactly when its jar could be fetched, and the target
+    reads the answer from the server's own /status (its loaded modules)."""
+    from workloads.local_engines.druid import msq_extension
+    from workloads.targets.druid_target import msq_loaded
+    target, _ = laid
+    status = target.http.json("GET", "/status")
+    extensions, why = msq_extension()
+    assert target.has_msq() == msq_loaded(status) == (extensions is not None), why
+    others = [m for m in status.get("modules") or [] if m.get("artifact") != "druid-multi-stage-query"]
+    assert not msq_loaded({**status, "modules": others})
+    assert msq_loaded({**status, "modules": others + [MSQ_MODULE]})
+    assert not msq_loaded({"version": "33.0.0"}) and not msq_loaded(None)
+
+
+def test_map_reduce_runs_on_msq_or_gets_the_servers_verdict(laid, duck):
+    from workloads.targets.druid_target import NO_MSQ
+    target, layout = laid
+    duck_target, duck_layout = duck
+    target.clear_table(layout, "minute")
+    if target.has_msq():
+        result = target.mapreduce_minute_bars(layout, layout.days[:1])
+        want = duck_target.mapreduce_minute_bars(duck_layout, layout.days[:1]).frame["bars"].iloc[0]
+        assert result.frame["bars"].iloc[0] == want == target.count(target.minute_table(layout)) > 0
+        assert target.describe()["map_reduce"].startswith("multi-stage query")
+    else:
+        with pytest.raises(NotSupported) as refused:
+            target.mapreduce_minute_bars(layout, layout.days[:1])
+        assert str(refused.value) == NO_MSQ and str(refused.value).startswith(
+            "this server has no multi-stage-query extension") and "\n" not in NO_MSQ
+        assert target.describe()["map_reduce"] == NO_MSQ
+
+
+def test_the_verdict_is_recorded_and_the_run_goes_on(tmp_path, laid, config):
+    from workloads.records import UNSUPPORTED
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+    target, _ = laid
+    store = ResultsStore(tmp_path / "results")
+    scenario = Scenario(dataset="taq", scale=SCALE, target="druid", target_config=config,
+                        workload="mapreduce-minute-bars", users=(1,), operations=2)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    ops = store.ops(result.run_id)
+    if target.has_msq():
+        assert ops["ok"].all() and (ops["kind"] != UNSUPPORTED).all()
+    else:
+        refused = ops[ops["kind"] == UNSUPPORTED]
+        assert len(refused) and refused["error"].str.contains("this server has no multi-stage-query extension").all()
+    store.close()
+
+
+def test_the_launcher_loads_msq_only_from_a_folder_that_holds_it(tmp_path):
+    from workloads.local_engines.druid import MSQ, _write_conf
+    ports = {"zookeeper": 1, "derby": 2, "coordinator": 3, "historical": 4, "indexer": 5, "broker": 6}
+    with_msq = _write_conf(tmp_path / "a", ports, tmp_path / "ext")
+    common = (with_msq / "_common" / "common.runtime.properties").read_text()
+    assert f'druid.extensions.loadList=["{MSQ}"]' in common and f"druid.extensions.directory={tmp_path / 'ext'}" in common
+    assert "druid.worker.capacity=2" in (with_msq / "indexer" / "runtime.properties").read_text()   # controller + worker
+    without = _write_conf(tmp_path / "b", ports)
+    assert "druid.extensions.loadList=[]" in (without / "_common" / "common.runtime.properties").read_text()
+    assert "druid.worker.capacity=1" in (without / "indexer" / "runtime.properties").read_text()
 
 
 def test_append_is_an_ingestion_task_and_clear_empties(laid):
@@ -196,3 +325,19 @@ def test_taq_suites_answer_as_duckdb(laid, config, tmp_path):
 def test_devices_suite_answers_as_duckdb(config, tmp_path):
     _verify_against_duckdb("devices", Scale(days=2, rows_per_day=40_000, symbols=400), ("devices004",), config,
                            tmp_path)
+
+
+def test_a_failed_extension_fetch_is_remembered_with_mavens_reason(tmp_path, monkeypatch):
+    from workloads.local_engines import druid as launcher
+    monkeypatch.setattr(launcher, "cache_dir", lambda: tmp_path)
+    marker = tmp_path / f"druid-{launcher.VERSION}" / "msq-unavailable.txt"
+    marker.parent.mkdir(parents=True)
+    marker.write_text("Maven could not fetch it: Could not find artifact\n")
+    monkeypatch.setattr(launcher.shutil, "which", lambda name: None)     # a retry would say "Maven is needed"
+    assert launcher.msq_extension() == (None, "Maven could not fetch it: Could not find artifact")
+    old = time.time() - launcher.MSQ_RETRY_S - 60
+    os.utime(marker, (old, old))                                       # a day later it is tried again
+    assert launcher.msq_extension() == (None, "Maven (mvn) is needed to fetch the multi-stage-query extension")
+    (tmp_path / f"druid-{launcher.VERSION}" / "extensions" / launcher.MSQ).mkdir(parents=True)
+    (tmp_path / f"druid-{launcher.VERSION}" / "extensions" / launcher.MSQ / "druid-multi-stage-query-33.0.0.jar").write_bytes(b"")
+    assert launcher.msq_extension() == (tmp_path / f"druid-{launcher.VERSION}" / "extensions", "")

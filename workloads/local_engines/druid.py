@@ -14,12 +14,24 @@ HTTP (``httpRemote``): the ZooKeeper task runner refuses a task spec over 512 Ki
 append with its rows inline exceeds. Each Druid JVM: -Xmx512m,
 400 MB direct memory, serial GC: ~2.9 GB resident in all, ~20 s to start on 2 cores.
 
+Multi-stage queries (MSQ: ``INSERT ... SELECT``, report 003's map-reduce): the launcher loads the
+``druid-multi-stage-query`` extension when Maven can fetch its jar
+(``org.apache.druid.extensions:druid-multi-stage-query:33.0.0``, into
+``<engine cache>/druid-33.0.0/extensions/druid-multi-stage-query``), and then gives the indexer two
+task slots (an MSQ controller and its worker). Where the fetch fails the reason is kept in
+``<engine cache>/druid-33.0.0/msq-unavailable.txt`` (tried again after a day) and Druid starts
+without it: the target asks the server (``/status``) and answers "this server has no
+multi-stage-query extension". On the machine this was written on, the package registry answered
+"Could not find artifact" for that extension (every version from 29 to 33) while serving
+``druid-services`` and ``druid-datasketches`` 33.0.0. ``start(home, msq=False)`` never loads it.
+
 No authentication: Druid's ``druid-basic-security`` extension is not served by the package
 registry reachable here, so the local engine answers without a password (loopback only).
 """
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -36,6 +48,9 @@ NOTE = ("heavy: ~183 MB of jars from Maven (once; the first fetch may take minut
         "(ZooKeeper, coordinator+overlord, historical, indexer, broker), ~20 s to start, ~3 GB resident")
 START_DEADLINE_S = 240.0
 SERVICES = ("coordinator", "historical", "indexer", "broker")
+MSQ = "druid-multi-stage-query"
+MSQ_COORDINATES = f"org.apache.druid.extensions:{MSQ}:{VERSION}"
+MSQ_RETRY_S = 86_400.0          # a failed fetch is tried again after a day
 
 POM = f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -60,7 +75,7 @@ JVM_FLAGS = (
 
 COMMON = """druid.host={host}
 druid.bindOnHost=true
-druid.extensions.directory={home}/extensions
+druid.extensions.directory={extensions_dir}
 druid.extensions.hadoopDependenciesDir={home}/hadoop-deps
 druid.extensions.loadList={extensions}
 druid.startup.logging.logProperties=false
@@ -113,7 +128,7 @@ druid.historical.cache.populateCache=false
 """,
     "indexer": """druid.service=druid/indexer
 druid.plaintextPort={port}
-druid.worker.capacity=1
+druid.worker.capacity={capacity}
 druid.indexer.task.baseTaskDir={home}/var/druid/task
 druid.server.http.numThreads=8
 druid.processing.buffer.sizeBytes=64MiB
@@ -178,18 +193,50 @@ def druid_lib(progress: Progress | None = None) -> Path:
     return lib
 
 
-def _write_conf(home: Path, ports: dict[str, int]) -> Path:
+def msq_extension(progress: Progress | None = None) -> tuple[Path | None, str]:
+    """The extensions folder holding the multi-stage-query extension (its jar fetched once by
+    Maven), or None and why it cannot be had (a failed fetch is remembered for a day)."""
+    root = cache_dir() / f"druid-{VERSION}"
+    extensions = root / "extensions"
+    if any((extensions / MSQ).glob("*.jar")):
+        return extensions, ""
+    marker = root / "msq-unavailable.txt"
+    if marker.is_file() and time.time() - marker.stat().st_mtime < MSQ_RETRY_S:
+        return None, marker.read_text().strip()
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        return None, "Maven (mvn) is needed to fetch the multi-stage-query extension"
+    if progress:
+        progress(f"downloading {MSQ_COORDINATES} with Maven…")
+    folder = extensions / MSQ
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([mvn, "-q", "-B", "-U", "dependency:copy", f"-Dartifact={MSQ_COORDINATES}",
+                           f"-DoutputDirectory={folder}"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0 or not any(folder.glob("*.jar")):
+        text = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)          # Maven's colours
+        said = re.search(r"Could not (?:find|transfer|resolve)[^\n]*", text) or re.search(r"\[ERROR\] ([^\n]+)", text)
+        reason = f"Maven could not fetch {MSQ_COORDINATES}: " + (said.group(0) if said else text.strip()[-300:] or
+                                                                  f"mvn exited with {done.returncode}")
+        marker.write_text(reason.strip() + "\n")
+        return None, reason.strip()
+    return extensions, ""
+
+
+def _write_conf(home: Path, ports: dict[str, int], extensions: Path | None = None) -> Path:
+    """The configuration; ``extensions``: a folder holding the MSQ extension, loaded when given."""
     conf = home / "conf"
     common = conf / "_common"
     common.mkdir(parents=True, exist_ok=True)
     (home / "extensions").mkdir(exist_ok=True)
     (home / "hadoop-deps").mkdir(exist_ok=True)
-    text = COMMON.format(host=LOOPBACK, home=home, extensions="[]", zk=ports["zookeeper"], derby=ports["derby"])
+    text = COMMON.format(host=LOOPBACK, home=home, extensions=json.dumps([MSQ] if extensions else []),
+                         extensions_dir=extensions or home / "extensions", zk=ports["zookeeper"], derby=ports["derby"])
     (common / "common.runtime.properties").write_text(text)
     (common / "log4j2.xml").write_text(LOG4J)
     for service in SERVICES:
         (conf / service).mkdir(exist_ok=True)
-        (conf / service / "runtime.properties").write_text(SERVICE_CONF[service].format(port=ports[service], home=home))
+        (conf / service / "runtime.properties").write_text(SERVICE_CONF[service].format(
+            port=ports[service], home=home, capacity=2 if extensions else 1))
     return conf
 
 
@@ -207,12 +254,16 @@ def _sql_ready(port: int) -> bool:
         return reply.status == 200
 
 
-def start(home: Path, progress: Progress | None = None) -> LocalEngine:
+def start(home: Path, progress: Progress | None = None, msq: bool = True) -> LocalEngine:
+    """Druid on loopback; ``msq``: load the multi-stage-query extension when it can be fetched."""
     folder = (Path(home) / KIND).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     lib = druid_lib(progress)
+    extensions, why = msq_extension(progress) if msq else (None, "not asked for")
+    if msq and extensions is None and progress:
+        progress(f"Druid starts without multi-stage queries: {why}")
     ports = {"zookeeper": free_port(), "derby": free_port(), **{s: free_port() for s in SERVICES}}
-    conf = _write_conf(folder, ports)
+    conf = _write_conf(folder, ports, extensions)
     data = folder / "input"
     data.mkdir(exist_ok=True)
     (folder / "var" / "zk").mkdir(parents=True, exist_ok=True)

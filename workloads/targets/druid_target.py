@@ -26,7 +26,8 @@ timestamp in milliseconds: TAQ's ``date`` + ``time`` joined at ingestion (read b
 them: ``date`` the day, ``time`` the time of day on 1970-01-01), devices' ``time``. Strings are
 string dimensions, integers ``long``, doubles ``double``; ``_seq`` (long) is each row's arrival
 ordinal within its day, so the first/last quote of a minute (``EARLIEST_BY``/``LATEST_BY`` on
-``MILLIS_TO_TIMESTAMP(_seq)``) and a day read back (sorted by key, time, ``_seq``) equal DuckDB's.
+``MILLIS_TO_TIMESTAMP(_seq)``) equal DuckDB's (quotes are stamped to the second: ``EARLIEST`` on
+``__time`` alone would pick among a second's quotes arbitrarily).
 Beside it: ``_append``, ``_import``, ``_info`` (devices) and the manifest datasource
 ``tickbench_layouts`` (one row per prepare: format, scale with the content id, days, rows,
 keys sample, schema, versions; the newest row wins).
@@ -43,9 +44,20 @@ inline (CSV), timed from the submission until the task succeeds (seconds each: D
 small write); ``extra["queryable_s"]`` is the time after that until the batch's rows are visible
 to SQL. ``clear_table`` marks the datasource's segments unused and waits until the broker sees none.
 
+Meaning of the reads (issue 21): ``read_day`` and ``read_slice`` return the day's (key-day's) rows
+in the order Druid returns them (its segments' order; no ``ORDER BY``, no sort on the client:
+order is not part of those answers, ``verify`` compares them order-free); ``minute_bars`` returns
+bars ordered by minute (``ORDER BY 1``: order is part of that answer).
+
+Read path: SQL over HTTP with ``resultFormat`` csv read by pyarrow's CSV reader, ``__time`` asked
+as milliseconds. Measured for a 1 M-row TAQ day (warm, median of 3): csv 6.05 s, ``objectLines`` +
+``pyarrow.json`` 8.55 s, ``array`` + ``json.loads`` 8.57 s, of which Druid's own exchange is 5.7 s;
+``__time`` as ISO text instead of milliseconds 0.5 s more. The hand-written path
+(``workloads/practitioner/druid_paths.py``) makes the same request: ``describe()["read_path"]``.
+
 Phases: a measured read is ONE HTTP request/response (SQL, ``resultFormat`` csv): the server's
 work and the transfer cannot be told apart there, so it has only ``decode`` (CSV to Arrow, the
-sort into DuckDB's order, to pandas). Druid reports no execution time in a SQL reply; probe
+day and time of day from ``__time``, to pandas). Druid reports no execution time in a SQL reply; probe
 operations split it by the clock: ``server`` = time to the reply's first byte (Druid streams
 results: work after the first row overlaps the transfer), ``transfer`` = the rest up to the last
 byte, ``decode`` as measured. Query cache off on every query (context ``useCache=false,
@@ -62,8 +74,11 @@ Reports 001/004: suite texts in the ``druid`` dialect (``resources/queries/*.dru
 milliseconds since midnight). Import: native batch ingestion of the CSV file (``local`` input
 source) with transforms from DolphinDB's text style. Export: the broker's CSV reply (Druid's own
 CSV writer; MSQ export needs an extension the local engine lacks), ISO text, in time order.
-Report 003: spread by minute and OLS sums in SQL; the map-reduce into a table is not supported
-(Druid writes a table only by an ingestion task; INSERT ... SELECT needs the MSQ extension).
+Report 003: spread by minute and OLS sums in SQL; the map-reduce into a table (``<table>_minute``)
+is an ``INSERT ... SELECT`` run by Druid's multi-stage-query engine (``/druid/v2/sql/task``) when
+the server has the ``druid-multi-stage-query`` extension, found by asking it (``/status`` lists its
+loaded modules); a server without it gets the one-line verdict "this server has no
+multi-stage-query extension" (``NotSupported``: the server's limit; the run goes on).
 Footprint: ``sys.segments`` size of the active segments; per column the segment metadata
 query's ``size`` analysis (Druid's estimate of each column's size); ``runtime_bytes`` the segment
 cache's folder for the datasource (report 001's run-time space).
@@ -114,6 +129,15 @@ TS = "__ts"                        # the ingestion files' timestamp column (ms),
 DAY_MS = 86_400_000
 ZNODE_LIMIT = 512 * 1024       # druid.indexer.runner.maxZnodeBytes' default (the ZooKeeper task runner)
 CONTEXT = {"useCache": False, "populateCache": False, "sqlTimeZone": "Etc/UTC"}
+# issue 21: measured beside the hand-written path (workloads/practitioner/druid_paths.py)
+READ_PATH = ("Druid's fastest documented path measured: SQL over HTTP, resultFormat csv (objectLines + pyarrow.json "
+             "and array + json.loads were 1.4x slower), pyarrow CSV reader, no sort; 1 M-row TAQ day, warm, median "
+             "of 7, interleaved: 7,056 ms against the hand-written path's 6,988 ms (ratio 1.01; 7,655 ms before, "
+             "with a client sort into key, time, arrival order), of which Druid's own exchange is ~5.7 s")
+MSQ_ARTIFACT = "druid-multi-stage-query"
+MSQ_CONTEXT = {"maxNumTasks": 2, "finalizeAggregations": True}     # a controller and one worker
+NO_MSQ = ("this server has no multi-stage-query extension (its /status lists no druid-multi-stage-query "
+          "module): Druid writes a table from a query only through it")
 _TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP"})
 _OF_DAY = frozenset({"SECOND", "TIME"})
 _DIM_TYPES = {"DOUBLE": "double", "FLOAT": "float", "CHAR": "long", "SHORT": "long", "INT": "long", "LONG": "long",
@@ -200,11 +224,10 @@ class _Shape:
         return pa.table(columns)
 
     def _read_columns(self, names: Iterable[str] | None) -> list[Column]:
-        """The stored columns a read of ``names`` (None: every column) selects: those of them
-        stored as columns, and the key, which the reply is put in the stored order by."""
+        """The stored columns a read of ``names`` (None: every column) selects."""
         if names is None:
             return self.stored
-        keep = set(names) | {self.info.key_column}
+        keep = set(names)
         return [c for c in self.stored if c.name in keep]
 
     def select_list(self, names: Iterable[str] | None = None) -> str:
@@ -440,6 +463,7 @@ class DruidTarget(Target):
         super().__init__(config)
         self.http = _Http(self.config)
         self._info: DatasetInfo | None = None
+        self._msq: bool | None = None
 
     # --- configuration -----------------------------------------------------------------------
     @property
@@ -489,7 +513,10 @@ class DruidTarget(Target):
         """Submit an ingestion task and wait until it succeeds; its id."""
         size = len(json.dumps(spec))
         answer = self.http.json("POST", "/druid/indexer/v1/task", spec, port=self.http.overlord_port)
-        task = answer["task"]
+        return self.wait_task(answer["task"], what, size)
+
+    def wait_task(self, task: str, what: str, size: int = 0) -> str:
+        """Wait until the overlord says task ``task`` succeeded; its id (a failure: its message)."""
         deadline = time.monotonic() + float(self.config.get("task_timeout_s") or 1800)
         delay = 0.05
         while True:
@@ -500,7 +527,7 @@ class DruidTarget(Target):
                 return task
             if code == "FAILED":
                 message = _first_line(state.get('errorMsg') or 'no message; see the task log')
-                if "failed to assign" in message.lower() and size > ZNODE_LIMIT:
+                if "failed to assign" in message.lower() and size > ZNODE_LIMIT:       # an ingestion spec
                     message += (f" (this task's spec is {size / 1024:,.0f} KiB: an overlord with the ZooKeeper "
                                 f"task runner refuses specs over {ZNODE_LIMIT // 1024} KiB; use smaller batches, "
                                 "druid.indexer.runner.type=httpRemote or a larger druid.indexer.runner.maxZnodeBytes)")
@@ -710,6 +737,9 @@ class DruidTarget(Target):
             "coordinator_port": self.http.coordinator_port, "overlord_port": self.http.overlord_port,
             "user": self.http.user, "local_engine": bool(self.config.get("local_engine")),
             "client": "HTTP (stdlib http.client), SQL /druid/v2/sql resultFormat csv",
+            "reads": "day and slice in Druid's order (no ORDER BY, no client sort); bars by TIME_FLOOR(__time, "
+                     "'PT1M') with EARLIEST_BY/LATEST_BY on the arrival ordinal, ordered by minute",
+            "read_path": READ_PATH,
             "query_context": CONTEXT,
             "phases": "measured: decode only (one HTTP exchange); probes: server = time to the first byte, "
                       "transfer = the rest of the reply, decode",
@@ -719,6 +749,9 @@ class DruidTarget(Target):
         try:
             status = self.http.json("GET", "/status")
             info["server_version"] = status.get("version")
+            self._msq = msq_loaded(status)
+            info["map_reduce"] = ("multi-stage query (INSERT ... SELECT via /druid/v2/sql/task)" if self._msq
+                                  else NO_MSQ)
         except Exception as exc:            # a description must never stop a run
             info["error"] = _first_line(exc)
         return info
@@ -733,8 +766,9 @@ class DruidTarget(Target):
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
         if table == "minute":
-            return                                   # no map-reduce table (not supported)
-        name = self.import_table(layout) if table == IMPORT_TABLE else (table or self.append_table(layout))
+            name = self.minute_table(layout)
+        else:
+            name = self.import_table(layout) if table == IMPORT_TABLE else (table or self.append_table(layout))
         if name not in self.datasources():
             return
         # every segment of the datasource marked unused; the broker drops them within a coordinator period
@@ -761,36 +795,35 @@ class DruidTarget(Target):
         return data, {}
 
     def _read(self, layout: Layout, sql: str, parameters: list | None, schema: Schema | None = None) -> OpResult:
-        """A reply of ``_Shape.select_list`` (of ``schema``'s columns when given) put in the
-        stored order (key, time, arrival) and decoded into the schema's columns."""
+        """A reply of ``_Shape.select_list`` (of ``schema``'s columns when given) in the order Druid
+        returns it (its segments' stored order: no sort, here or on the server), decoded into the
+        schema's columns."""
         info = self._dataset_info(layout)
         shape = _Shape(info)
         data, phases = self._exchange(sql, parameters)
         t0 = _now()
-        table = _csv_table(data, shape.reply_types(seq=True, names=schema.names if schema is not None else None))
-        order = pc.sort_indices(table, [(info.key_column, "ascending"), (TS, "ascending"), (SEQ, "ascending")])
-        frame = frame_from_arrow(shape.to_schema(table.take(order), schema), layout.strings)
+        table = _csv_table(data, shape.reply_types(names=schema.names if schema is not None else None))
+        frame = frame_from_arrow(shape.to_schema(table, schema), layout.strings)
         phases["decode"] = _now() - t0
         return OpResult(rows=len(frame), phases=phases, frame=frame, schema=schema or info.schema, wire_bytes=len(data),
                         node=self.node, extra={"server_time": "time to the reply's first byte"} if self.probing else {})
 
     def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
-        """The day's rows; with ``columns`` only theirs are selected (beside the timestamp, the key
-        and the arrival ordinal the stored order needs, which the frame leaves out)."""
+        """The day's rows in Druid's stored order; with ``columns`` only theirs are selected (beside
+        the timestamp, which the frame leaves out when not asked for)."""
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         shape = _Shape(info)
         schema = None if columns is None else column_schema(info.schema, columns, layout.dataset)
         names = schema.names if schema is not None else None
-        sql = (f"SELECT {shape.select_list(names)}, {quote(SEQ)} FROM {quote(self.table(layout))} "
-               f"WHERE {self._day_where(day)}")
+        sql = f"SELECT {shape.select_list(names)} FROM {quote(self.table(layout))} WHERE {self._day_where(day)}"
         return self._read(layout, sql, None, schema)
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         shape = _Shape(info)
-        sql = (f"SELECT {shape.select_list()}, {quote(SEQ)} FROM {quote(self.table(layout))} "
+        sql = (f"SELECT {shape.select_list()} FROM {quote(self.table(layout))} "
                f"WHERE {self._day_where(day)} AND {quote(info.key_column)} = ?")
         return self._read(layout, sql, _param(key_value(info.schema.column(info.key_column), key)))
 
@@ -987,6 +1020,57 @@ class DruidTarget(Target):
                         extra={"observations": int(n)})
 
     def mapreduce_minute_bars(self, layout: Layout, days=()) -> OpResult:
-        raise NotSupported("Druid writes a table only by an ingestion task: INSERT ... SELECT needs the "
-                           "multi-stage-query extension (report 003's map-reduce is not expressed)")
+        """Report 003 (b) through Druid's multi-stage-query engine: ``INSERT INTO <table>_minute
+        SELECT`` the span's minute quotes (per key and minute, average bid and ask; ``__time`` the
+        minute), submitted to ``/druid/v2/sql/task`` and timed until the task succeeds; the answer
+        is the number of bars written, counted once every segment it published is loaded (outside
+        the timing: ``extra["queryable_s"]``). A server whose ``/status`` lists no MSQ module gets
+        the verdict "this server has no multi-stage-query extension" (``NotSupported``)."""
+        if not self.has_msq():
+            raise NotSupported(NO_MSQ)
+        try:
+            cols = quote_columns(self._dataset_info(layout))
+            first, last = day_span(layout.days, days)
+        except ValueError as exc:
+            raise TargetError(f"{layout.dataset}: {exc}") from None
+        minute = self.minute_table(layout)
+        span = f"__time >= {_ts_literal(first)} AND __time < {_ts_literal(last + dt.timedelta(days=1))}"
+        k, b, a = quote(cols.key), quote(cols.bid), quote(cols.ask)
+        sql = (f"INSERT INTO {quote(minute)} SELECT TIME_FLOOR(__time, 'PT1M') AS __time, {k}, AVG({b}) AS {b}, "
+               f"AVG({a}) AS {a} FROM {quote(self.table(layout))} WHERE {span} GROUP BY 1, 2 PARTITIONED BY DAY")
+        before = self.count(minute, span)
+        t0 = _now()
+        answer = self.http.json("POST", "/druid/v2/sql/task", {"query": sql, "context": {**CONTEXT, **MSQ_CONTEXT}})
+        task = self.wait_task(answer["taskId"], f"the map-reduce into {minute}")
+        t1 = _now()
+        queryable = self.wait_visible(lambda: self._segments_loaded(minute), f"the bars in {minute}")
+        bars = self.count(minute, span) - before
+        frame = pd.DataFrame({"bars": [int(bars)]})
+        return OpResult(rows=len(frame), phases={}, frame=frame, node=self.node,
+                        extra={"bars": int(bars), "insert_s": t1 - t0, "queryable_s": queryable, "task": task,
+                               "engine": "multi-stage query (/druid/v2/sql/task)"})
+
+    def minute_table(self, layout: Layout) -> str:
+        return self.table(layout) + "_minute"
+
+    def has_msq(self) -> bool:
+        """Whether the server runs multi-stage queries, asked of it (the broker's ``/status``)."""
+        if self._msq is None:
+            self._msq = msq_loaded(self.http.json("GET", "/status"))
+        return self._msq
+
+    def _segments_loaded(self, datasource: str) -> bool:
+        """Every published segment of ``datasource`` is served (at least one)."""
+        found = self.http.rows("SELECT COUNT(*) AS n, SUM(is_available) AS up FROM sys.segments "
+                               "WHERE datasource = ? AND is_published = 1 AND is_overshadowed = 0", _param(datasource))
+        return bool(found) and int(found[0]["n"] or 0) > 0 and int(found[0]["up"] or 0) == int(found[0]["n"])
+
+
+def msq_loaded(status: Any) -> bool:
+    """Whether a ``/status`` answer lists the multi-stage-query extension among its modules."""
+    if not isinstance(status, dict):
+        return False
+    return any(isinstance(m, dict) and (m.get("artifact") == MSQ_ARTIFACT
+                                        or str(m.get("name") or "").startswith("org.apache.druid.msq."))
+               for m in status.get("modules") or [])
 

@@ -115,8 +115,9 @@ DEFAULT_CHUNK_ROWS = 1_000_000
 MANIFEST_TABLE = "_tickbench_layouts"
 # issue 21: measured beside the hand-written path (workloads/practitioner/questdb_paths.py)
 READ_PATH = ("QuestDB's fastest documented path: /exp?fmt=parquet in stored order + pyarrow.parquet + to_pandas, "
-             "nothing else; 1 M-row TAQ day, warm, median of 7, interleaved: 238-275 ms against the hand-written "
-             "path's 225-231 ms (ratio 1.03-1.08; 1,062 ms before, with ORDER BY symbol, time, _seq)")
+             "nothing else (the hand-written path's calls); 1 M-row TAQ day, warm, median of 7, interleaved, five "
+             "runs on a shared 2-core machine: day 238-384 ms, ratio 0.85-1.23 (median 1.03; 1,062 ms before, with "
+             "ORDER BY symbol, time, _seq), slice median 1.07, bars median 1.03")
 SEQ = "_seq"
 TS = "_ts"
 

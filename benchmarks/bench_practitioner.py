@@ -11,7 +11,8 @@ same days and symbols. Prints each path, the two medians and their ratio, and la
 
 Each round runs one Tickbench run of ``--ops`` measured operations per operation kind (one user,
 warm, one warm-up operation), then the hand-written path on the same (day, symbol) sequence the
-run's worker drew (its seeded generator, replayed), after the same one warm-up call. A ratio above
+run's worker drew (its seeded generator, replayed), after the same one warm-up call, in a process
+whose allocator is settled as the workers' are (``workloads.allocator``). A ratio above
 1 is what Tickbench's harness and path cost beyond the practitioner's. ``--servers`` starts those
 engines as local engines in the benchmark's home and stops them at the end.
 """
@@ -52,6 +53,9 @@ def main() -> int:
     home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
     os.environ["TICKBENCH_HOME"] = str(home)
 
+    # the hand-written calls run in this process: its malloc as settled as the workers' (workloads.allocator)
+    from workloads.allocator import settle_allocator
+    settle_allocator()
     from workloads.datasets.schema import Scale
     from workloads.practitioner import MODULES
     from workloads.target_registry import ENGINES, default_config, missing_client

@@ -10,6 +10,8 @@ from typing import Any
 
 import psutil
 
+from workloads.allocator import describe_allocator
+
 LIBRARIES = ("numpy", "pandas", "pyarrow", "duckdb", "dolphindb", "psutil")
 
 
@@ -66,6 +68,7 @@ def capture_environment(data_paths: list[str] | None = None) -> dict[str, Any]:
         # the run's processes' scheduling priority: a run the window starts yields the CPU to it
         "nice": os.nice(0) if hasattr(os, "nice") else 0,
         "autogroup_nice": autogroup_nice(),
+        "allocator": describe_allocator(),      # what every worker does to malloc first (workloads.allocator)
     }
 
 

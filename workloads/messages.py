@@ -17,6 +17,7 @@ class Ready:
     worker: int
     pid: int
     node: str = ""
+    allocator: str = ""        # what the worker did to its malloc (workloads.allocator)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from workloads.allocator import settle_allocator
 from workloads.figures import MIN_OPS
 from workloads.warmup import more_warmup
 from workloads.kinds.base import apply_counts
@@ -95,12 +96,13 @@ def describe_error(exc: BaseException) -> str:
 def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0) -> None:
     # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    allocator = settle_allocator()["allocator"]   # a long-lived client's malloc, before anything is allocated
     ops = None
     try:
         ctx, workload = _build_context(spec)
         ops = _Operations(spec, ctx, workload, conn)
         ops.warm_up()
-        conn.send(Ready(spec.worker, os.getpid(), str(getattr(ctx.target, "node", "") or "")))
+        conn.send(Ready(spec.worker, os.getpid(), str(getattr(ctx.target, "node", "") or ""), allocator))
     except BaseException as exc:  # report anything that stops a worker from starting
         conn.send(Failed(spec.worker, describe_error(exc), traceback.format_exc()))
         _close(ops, conn)

@@ -10,8 +10,9 @@ same days and symbols. Prints each path, the two medians and their ratio, and la
         [--rounds 7] [--ops 3]
 
 Each round runs one Tickbench run of ``--ops`` measured operations per operation kind (one user,
-warm, one warm-up operation), then the hand-written path on the same (day, symbol) sequence the
-run's worker drew (its seeded generator, replayed), after the same one warm-up call, in a process
+warm, warm-ups until steady), then the hand-written path on the same (day, symbol) sequence the
+run's worker drew for its measured operations (its seeded generator replayed), after one warm-up
+call (this process is long-lived), in a process
 whose allocator is settled as the workers' are (``workloads.allocator``). A ratio above
 1 is what Tickbench's harness and path cost beyond the practitioner's. ``--servers`` starts those
 engines as local engines in the benchmark's home and stops them at the end.
@@ -86,21 +87,24 @@ def main() -> int:
                 stop_engine(home / "engines", engine.kind)
 
 
-def drawn_sequence(workload: str, layout, scale, count: int) -> list[tuple]:
-    """The (day, key) of each operation of user 0 in step 0, warm-up first: the worker's seeded
-    generator replayed (``workloads.worker``: SeedSequence([seed, step, worker]))."""
+def drawn_sequence(workload: str, layout, scale, warmups: int, measured: int) -> tuple[list, list]:
+    """The (day, key) of each warm-up and each measured operation of user 0 in step 0: the worker's
+    seeded generator replayed (``workloads.worker``: SeedSequence([seed, step, worker])); its
+    warm-ups, as many as it made (``workloads.warmup``), draw first."""
     import numpy as np
 
-    if workload == "read-day":        # user 0 reads days in turn from the first, warm-up included
-        return [(layout.days[i % len(layout.days)], "") for i in [0] + list(range(count))]
+    if workload == "read-day":        # user 0 reads days in turn from the first, warm-ups and measured alike
+        turn = [(layout.days[i % len(layout.days)], "") for i in range(max(warmups, measured))]
+        return turn[:warmups], turn[:measured]
     rng = np.random.default_rng(np.random.SeedSequence([scale.seed, 0, 0]))
-    return [(layout.days[int(rng.integers(len(layout.days)))], layout.keys_sample[int(rng.integers(len(layout.keys_sample)))])
-            for _ in range(count + 1)]
+    drawn = [(layout.days[int(rng.integers(len(layout.days)))],
+              layout.keys_sample[int(rng.integers(len(layout.keys_sample)))]) for _ in range(warmups + measured)]
+    return drawn[:warmups], drawn[warmups:]
 
 
 def measure(args, home: Path, targets: list[str], configs: dict, scale, operations: list[str]) -> int:
     from workloads.practitioner import paths_for
-    from workloads.records import MEASURED
+    from workloads.records import MEASURED, WARMUP
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
     from workloads.targets import make_target
@@ -131,19 +135,21 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
                     scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
                                         target_config=configs[kind], workload=workload, users=(1,),
                                         operations=args.ops, warmup_ops=1, probe_ops=0, params=params)
-                    stored = store.ops(run(store, scenario), (MEASURED,))
+                    run_id = run(store, scenario)
+                    stored = store.ops(run_id, (MEASURED,))
                     ours += [float(s) for s in stored["total_s"]]
+                    warmups, measured = drawn_sequence(workload, layout, scale, len(store.ops(run_id, (WARMUP,))),
+                                                       len(stored))
                     practitioner.open()     # untimed, after the run's workers have let the folder go
                     try:
                         path = practitioner.paths()[op]
                         how = path.how
-                        for i, (day, key) in enumerate(drawn_sequence(workload, layout, scale, len(stored))):
+                        path.call(*(warmups or measured)[0])     # one warm-up call: this process is long-lived
+                        for day, key in measured:
                             began = time.perf_counter()
                             result = path.call(day, key)
-                            took = time.perf_counter() - began
+                            theirs.append(time.perf_counter() - began)
                             del result
-                            if i:                    # the first call is the warm-up, as Tickbench's
-                                theirs.append(took)
                     finally:
                         practitioner.close()
             except RunFailed as exc:

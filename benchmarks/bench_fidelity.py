@@ -93,6 +93,8 @@ def direct_call(kind: str, target, layout, strings: StringMode):
 
 
 def _direct_process(kind: str, config: dict, rows: int, strings: str, repeat: int, out) -> None:
+    from workloads.allocator import settle_allocator
+    settle_allocator()           # as every Tickbench worker does first (workloads.allocator)
     target = make_target(kind, config)
     layout = target.prepare("taq", Scale(days=1, rows_per_day=rows), StringMode.parse(strings))
     out.put(time_direct(direct_call(kind, target, layout, StringMode.parse(strings)), repeat))

@@ -112,3 +112,13 @@ def _records(batch):
     columns = batch.batch
     names = list(columns)
     return [dict(zip(names, values)) for values in zip(*(columns[n] for n in names))]
+
+
+def test_estimates_count_the_warm_ups_a_worker_is_likely_to_make():
+    from workloads.warmup import expected_warmup_ops
+
+    assert expected_warmup_ops(1, 0.05, cold=True) == 1          # a cold step: its minimum
+    assert expected_warmup_ops(1, 0.05, cold=False) == 4         # a slow first, then three that agree
+    assert expected_warmup_ops(1, 3.0, cold=False) == 1          # past the budget after one
+    assert expected_warmup_ops(6, 0.05, cold=False) == 6         # the scenario's minimum first
+    assert expected_warmup_ops(0, 0.05, cold=False) == 0         # none asked, none made

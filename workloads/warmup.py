@@ -38,3 +38,12 @@ def more_warmup(seconds: Sequence[float], minimum: int) -> bool:
     if minimum == 0 or len(seconds) >= MAX_OPS or sum(seconds) >= BUDGET_S:
         return False
     return not steady(seconds)
+
+
+def expected_warmup_ops(minimum: int, op_s: float, cold: bool) -> int:
+    """How many warm-up operations a worker is likely to make, for estimates: a cold step its
+    minimum; a warm one at least enough for ``STEADY_RUN`` to agree, within the caps."""
+    if cold or minimum == 0:
+        return minimum
+    within_budget = max(1, int(BUDGET_S / op_s)) if op_s > 0 else MAX_OPS
+    return max(minimum, min(MAX_OPS, STEADY_RUN + 1, within_budget))

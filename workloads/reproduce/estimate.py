@@ -15,6 +15,7 @@ from pathlib import Path
 from workloads.datasets import get_dataset
 from workloads.reproduce.catalog import Experiment
 from workloads.text import plural
+from workloads.warmup import expected_warmup_ops
 
 GENERATE_ROWS_PER_S = 8e6          # bench_generator: 7-11 M rows/s on one core
 LOAD_ROWS_PER_S = 1e6              # bench_engines: a target's layout / import, CSV ~60-160 MB/s
@@ -82,14 +83,15 @@ def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_di
     for _, scenario in arms:
         for users in scenario.users:
             share = max(1.0, users / cores)
+            warmups = expected_warmup_ops(scenario.warmup_ops, op_s, scenario.cache == "cold")
             if scenario.duration_s:
-                seconds += START_S + scenario.duration_s + op_s * (scenario.warmup_ops + scenario.probe_ops) * share
+                seconds += START_S + scenario.duration_s + op_s * (warmups + scenario.probe_ops) * share
             elif scenario.workload in ("import", "export"):
                 seconds += START_S + 2 * rows / LOAD_ROWS_PER_S
             elif "rows_per_user" in scenario.params:
                 seconds += START_S + scenario.params["rows_per_user"] * users / LOAD_ROWS_PER_S
             else:
-                seconds += START_S + op_s * max(1, scenario.operations or 3) * share
+                seconds += START_S + op_s * (max(1, scenario.operations or 3) + warmups) * share
     available_memory = memory_bytes or psutil.virtual_memory().total
     free_disk = shutil.disk_usage(data_dir).free if data_dir and Path(data_dir).exists() else None
     warnings = []

@@ -485,6 +485,8 @@ def _environment_rows(run: dict[str, Any], steps: pd.DataFrame) -> list[list[str
             ["OS", env.get("os", "")],
             ["Python", env.get("python", "")],
             ["Libraries", ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items())]]
+    if env.get("allocator"):          # what every worker did to malloc first (workloads.allocator)
+        rows.append(["Allocator", env["allocator"]])
     for disk in env.get("disks") or []:
         rows.append(["Disk", f"{disk.get('path')}: {disk.get('device') or 'device unknown'}, "
                              f"{fmt_bytes(disk.get('total_bytes'))} total, {fmt_bytes(disk.get('free_bytes'))} free"])

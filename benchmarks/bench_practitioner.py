@@ -184,13 +184,13 @@ def save_figures(args, rows) -> None:
 
     record = load()
     engines = record.get("engines") or {}
+    command = " ".join(["benchmarks/bench_practitioner.py", *sys.argv[1:]]).replace(" --save", "")
+    measured = {"command": command, "date": dt.date.today().isoformat(), "machine": machine(),
+                "load": " ".join(f"{v:.2f}" for v in os.getloadavg())}
     for kind, op, ours, theirs, how in rows:
         engines.setdefault(kind, {})[op] = {"tickbench_ms": round(ours * 1000, 3), "path_ms": round(theirs * 1000, 3),
-                                            "ratio": round(ours / theirs, 3), "path": how}
-    command = " ".join(["benchmarks/bench_practitioner.py", *sys.argv[1:]]).replace(" --save", "")
-    record.update({"engines": engines, "command": command, "date": dt.date.today().isoformat(),
-                   "machine": machine(), "load": " ".join(f"{v:.2f}" for v in os.getloadavg())})
-    print(f"saved to {save(record)}")
+                                            "ratio": round(ours / theirs, 3), "path": how, **measured}
+    print(f"saved to {save({'engines': engines})}")
 
 
 if __name__ == "__main__":

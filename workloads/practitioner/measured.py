@@ -1,9 +1,9 @@
 """What the practitioner benchmark last measured, kept with Tickbench so a run can say how its
 target's path compares with that engine's fastest documented client path.
 
-``benchmarks/bench_practitioner.py --save`` writes ``resources/practitioner/measured.json``:
-the command, the machine and its load, and per engine and operation both medians, their ratio
-and the path. ``path_check(kind)`` turns one engine's entries into plain data for the run's
+``benchmarks/bench_practitioner.py --save`` writes ``resources/practitioner/measured.json``: per
+engine and operation both medians, their ratio, the path, and the command, date, machine and load
+that measured them (a later run of some engines replaces only theirs). ``path_check(kind)`` turns one engine's entries into plain data for the run's
 environment record (and so the report): the ratio and figures of each operation, and a plain
 warning for any operation where Tickbench's path is not the fastest (ratio above ``FAIR_RATIO``).
 """
@@ -40,14 +40,12 @@ def path_check(kind: str, record: dict[str, Any] | None = None) -> dict[str, Any
     """One engine's comparison with its fastest documented path, or {} when never measured."""
     record = load() if record is None else record
     entries = (record.get("engines") or {}).get(kind) or {}
-    if not entries:
-        return {}
-    out: dict[str, Any] = {"measured": f"{record.get('command', '')} ({record.get('date', '')}, "
-                                       f"{record.get('machine', '')}, load {record.get('load', '')})"}
+    out: dict[str, Any] = {}
     for op, entry in sorted(entries.items()):
         ratio = float(entry["ratio"])
         verdict = ("the fastest documented path or within 10 % of it" if ratio <= FAIR_RATIO else
                    "NOT the fastest documented path")
         out[op] = (f"{ratio:.2f}x the practitioner's path, {verdict}: Tickbench {entry['tickbench_ms']:.2f} ms vs "
-                   f"{entry['path_ms']:.2f} ms by {entry['path']}")
+                   f"{entry['path_ms']:.2f} ms by {entry['path']}; measured by {entry.get('command', '?')} "
+                   f"({entry.get('date', '?')}, load {entry.get('load', '?')})")
     return out

@@ -604,7 +604,10 @@ class ArcticDBTarget(ClientPandas, Target):
         minute = raw.index.to_numpy()
         if _time_of_day(info):   # back onto the time column's clock (a time of day on 1970-01-01)
             minute = minute - (np.datetime64(day, "ns") - _EPOCH)
-        bars = pd.DataFrame({"minute": minute}).join(raw[list(BAR_COLUMNS[1:])].reset_index(drop=True))
+        # the aggregation's columns already in order: no column selection (a copy, ~1.5 ms) nor index join
+        columns = list(BAR_COLUMNS[1:])
+        bars = (raw if list(raw.columns) == columns else raw[columns]).reset_index(drop=True)
+        bars.insert(0, "minute", minute)
         phases = {"query": t1 - t0, "decode": _now() - t1}
         return OpResult(rows=len(bars), phases=phases, frame=bars, extra={"bars_by": BARS_ARCTICDB})
 

@@ -12,8 +12,9 @@ same days and symbols. Prints each path, the two medians and their ratio, and la
 Each round runs one Tickbench run of ``--ops`` measured operations per operation kind (one user,
 warm, warm-ups until steady), then the hand-written path on the same (day, symbol) sequence the
 run's worker drew for its measured operations (its seeded generator replayed), after one warm-up
-call (this process is long-lived), in a process
-whose allocator is settled as the workers' are (``workloads.allocator``). A ratio above
+call, in a long-lived process of its own (a child of the benchmark, as the workers are, idle while
+Tickbench measures) whose allocator is settled as the workers' are (``workloads.allocator``). A
+ratio above
 1 is what Tickbench's harness and path cost beyond the practitioner's. ``--servers`` starts those
 engines as local engines in the benchmark's home and stops them at the end.
 """
@@ -54,9 +55,6 @@ def main() -> int:
     home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
     os.environ["TICKBENCH_HOME"] = str(home)
 
-    # the hand-written calls run in this process: its malloc as settled as the workers' (workloads.allocator)
-    from workloads.allocator import settle_allocator
-    settle_allocator()
     from workloads.datasets.schema import Scale
     from workloads.practitioner import MODULES
     from workloads.target_registry import ENGINES, default_config, missing_client
@@ -103,9 +101,6 @@ def drawn_sequence(workload: str, layout, scale, warmups: int, measured: int) ->
 
 
 def measure(args, home: Path, targets: list[str], configs: dict, scale, operations: list[str]) -> int:
-    from workloads.practitioner import paths_for
-    from workloads.records import MEASURED, WARMUP
-    from workloads.scenario import Scenario
     from workloads.store import ResultsStore
     from workloads.targets import make_target
     from workloads.datasets.schema import StringMode
@@ -123,42 +118,12 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
         target = make_target(kind, configs[kind])
         layout = target.prepare("taq", scale, StringMode.ARROW)
         target.close()      # embedded engines allow one process per folder: the workers' turn
-        practitioner = paths_for(kind, target, layout)
-        for op in operations:
-            workload = WORKLOADS[op]
-            ours, theirs, how = [], [], ""
-            # slice-download stops on rows, not operations: about --ops slices' worth of rows
-            params = ({"rows_per_user": max(1, (args.ops - 1) * args.rows_per_day // args.symbols + 1)}
-                      if workload == "slice-download" else {})
-            try:
-                for _ in range(args.rounds):
-                    scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
-                                        target_config=configs[kind], workload=workload, users=(1,),
-                                        operations=args.ops, warmup_ops=1, probe_ops=0, params=params)
-                    run_id = run(store, scenario)
-                    stored = store.ops(run_id, (MEASURED,))
-                    ours += [float(s) for s in stored["total_s"]]
-                    warmups, measured = drawn_sequence(workload, layout, scale, len(store.ops(run_id, (WARMUP,))),
-                                                       len(stored))
-                    practitioner.open()     # untimed, after the run's workers have let the folder go
-                    try:
-                        path = practitioner.paths()[op]
-                        how = path.how
-                        path.call(*(warmups or measured)[0])     # one warm-up call: this process is long-lived
-                        for day, key in measured:
-                            began = time.perf_counter()
-                            result = path.call(day, key)
-                            theirs.append(time.perf_counter() - began)
-                            del result
-                    finally:
-                        practitioner.close()
-            except RunFailed as exc:
-                failures.append(str(exc))
-                continue
-            rows.append((kind, op, statistics.median(ours), statistics.median(theirs), how))
-            print(f"{kind} {op}: Tickbench {statistics.median(ours) * 1000:.2f} ms, path "
-                  f"{statistics.median(theirs) * 1000:.2f} ms ({len(ours)} + {len(theirs)} operations)",
-                  flush=True)
+        practitioner = PractitionerProcess(kind, configs[kind], layout)
+        try:
+            failures += measure_engine(args, store, kind, configs[kind], scale, layout, operations, practitioner,
+                                       rows)
+        finally:
+            practitioner.close()
 
     print(f"\n# load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}\n")
     print("| engine | operation | Tickbench median ms | practitioner median ms | ratio | practitioner path |")
@@ -174,6 +139,96 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
         kind, op, ours, theirs, _ = max(rows, key=lambda r: r[2] / r[3])
         print(f"\nworst ratio {ours / theirs:.2f} ({kind}, {op})")
     return 1 if failures else 0
+
+
+def measure_engine(args, store, kind, config, scale, layout, operations, practitioner, rows) -> list[str]:
+    """Each operation of one engine: rounds of a Tickbench run, then the same draws by hand."""
+    from workloads.records import MEASURED, WARMUP
+    from workloads.scenario import Scenario
+
+    failures = []
+    for op in operations:
+        workload = WORKLOADS[op]
+        ours, theirs, how = [], [], ""
+        # slice-download stops on rows, not operations: about --ops slices' worth of rows
+        params = ({"rows_per_user": max(1, (args.ops - 1) * args.rows_per_day // args.symbols + 1)}
+                  if workload == "slice-download" else {})
+        try:
+            for _ in range(args.rounds):
+                scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
+                                    target_config=config, workload=workload, users=(1,),
+                                    operations=args.ops, warmup_ops=1, probe_ops=0, params=params)
+                run_id = run(store, scenario)
+                stored = store.ops(run_id, (MEASURED,))
+                ours += [float(s) for s in stored["total_s"]]
+                warmups, measured = drawn_sequence(workload, layout, scale, len(store.ops(run_id, (WARMUP,))),
+                                                   len(stored))
+                how, seconds = practitioner.time(op, (warmups or measured)[0], measured)
+                theirs += seconds
+        except RunFailed as exc:
+            failures.append(str(exc))
+            continue
+        rows.append((kind, op, statistics.median(ours), statistics.median(theirs), how))
+        print(f"{kind} {op}: Tickbench {statistics.median(ours) * 1000:.2f} ms, path "
+              f"{statistics.median(theirs) * 1000:.2f} ms ({len(ours)} + {len(theirs)} operations)",
+              flush=True)
+    return failures
+
+
+class PractitionerProcess:
+    """The hand-written paths run in a process of their own, a long-lived one like a user's script:
+    a child of this benchmark as Tickbench's workers are, settled the same way, idle while a
+    Tickbench run measures (this benchmark's own process holds the results store and runs the
+    runs' collector)."""
+
+    def __init__(self, kind: str, config: dict, layout):
+        import multiprocessing as mp
+        context = mp.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_practitioner_main, args=(kind, config, layout, child), daemon=True)
+        self.process.start()
+        child.close()
+
+    def time(self, op: str, warmup: tuple, measured: list[tuple]) -> tuple[str, list[float]]:
+        """(the path's description, the seconds of each measured call) after one warm-up call."""
+        self.conn.send((op, warmup, measured))
+        answer = self.conn.recv()
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def close(self) -> None:
+        self.conn.send(None)
+        self.process.join(30)
+        if self.process.is_alive():
+            self.process.kill()
+
+
+def _practitioner_main(kind: str, config: dict, layout, conn) -> None:
+    from workloads.allocator import settle_allocator
+    settle_allocator()                  # as every Tickbench worker does first
+    from workloads.practitioner import paths_for
+    from workloads.targets import make_target
+
+    practitioner = paths_for(kind, make_target(kind, config), layout)
+    while (asked := conn.recv()) is not None:
+        op, warmup, measured = asked
+        try:
+            practitioner.open()         # untimed, after the run's workers have let the folder go
+            try:
+                path = practitioner.paths()[op]
+                path.call(*warmup)      # one warm-up call: this process is long-lived
+                seconds = []
+                for day, key in measured:
+                    began = time.perf_counter()
+                    result = path.call(day, key)
+                    seconds.append(time.perf_counter() - began)
+                    del result
+            finally:
+                practitioner.close()
+            conn.send((path.how, seconds))
+        except Exception as exc:        # the benchmark says what failed, and stops
+            conn.send(RuntimeError(f"{kind} {op} by hand: {type(exc).__name__}: {exc}"))
 
 
 def save_figures(args, rows) -> None:

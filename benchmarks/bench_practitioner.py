@@ -239,7 +239,11 @@ def save_figures(args, rows) -> None:
 
     record = load()
     engines = record.get("engines") or {}
-    command = " ".join(["benchmarks/bench_practitioner.py", *sys.argv[1:]]).replace(" --save", "")
+    kept = [a for a in sys.argv[1:] if a != "--save"]
+    if "--home" in kept:              # a temporary folder says nothing about the figures
+        at = kept.index("--home")
+        del kept[at:at + 2]
+    command = " ".join(["benchmarks/bench_practitioner.py", *kept])
     measured = {"command": command, "date": dt.date.today().isoformat(), "machine": machine(),
                 "load": " ".join(f"{v:.2f}" for v in os.getloadavg())}
     for kind, op, ours, theirs, how in rows:

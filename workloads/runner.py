@@ -274,8 +274,7 @@ def _safe_describe(target) -> dict[str, Any]:
         described = target.describe()
     except Exception as exc:  # a description must never stop a run
         return {"kind": getattr(target, "kind", "?"), "describe_error": describe_error(exc)}
-    check = path_check(getattr(target, "kind", ""))
-    return {**described, "beside_fastest_path": check} if check else described
+    return {**described, **path_check(getattr(target, "kind", ""))}
 
 
 def _public_scenario(scenario: Scenario) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import platform
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,6 +34,32 @@ def machine() -> str:
     return (f"{platform.node() or 'this machine'}: {psutil.cpu_count(logical=True)} logical CPUs, "
             f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, {platform.system()} {platform.release()}, "
             f"Python {platform.python_version()}")
+
+
+def bench_home(home: Path | None, prefix: str) -> Path:
+    """The benchmark's Tickbench home (a temporary folder unless given), made the process's."""
+    home = home or Path(tempfile.mkdtemp(prefix=prefix))
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
+    os.environ["TICKBENCH_HOME"] = str(home)
+    return home
+
+
+@contextmanager
+def local_servers(home: Path, kinds: list[str]):
+    """Start these server engines as local engines in the benchmark's home: yields kind -> config;
+    every one started is stopped at the end, however it ends."""
+    from workloads.local_engines import start_engine, stop_engine
+
+    started = []
+    try:
+        for kind in kinds:
+            engine = start_engine(home / "engines", kind, lambda text, kind=kind: print(f"# {kind}: {text}", flush=True))
+            started.append(engine)
+        yield {engine.kind: engine.config for engine in started}
+    finally:
+        for engine in started:
+            stop_engine(home / "engines", engine.kind)
 
 
 class RunFailed(RuntimeError):
@@ -61,10 +88,7 @@ def main() -> int:
     parser.add_argument("--repetitions", type=int, default=5, help="runs of each suite query")
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
     args = parser.parse_args()
-    home = args.home or Path(tempfile.mkdtemp(prefix="tickbench-engines-"))
-    home.mkdir(parents=True, exist_ok=True)
-    home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
-    os.environ["TICKBENCH_HOME"] = str(home)
+    home = bench_home(args.home, "tickbench-engines-")
 
     from workloads.datasets.schema import Scale
     from workloads.target_registry import ENGINES, default_config, missing_client
@@ -76,21 +100,9 @@ def main() -> int:
     data.mkdir(parents=True, exist_ok=True)
     configs = {t: default_config(t, data) for t in targets}
     servers = [s.strip() for s in args.servers.split(",") if s.strip()]
-    started = []
-    if servers:
-        from workloads.local_engines import start_engine
-        for kind in servers:
-            engine = start_engine(home / "engines", kind, lambda text, kind=kind: print(f"# {kind}: {text}", flush=True))
-            started.append(engine)
-            configs[kind] = engine.config
-            targets.append(kind)
-    try:
-        return measure(args, home, targets, configs, scale, data)
-    finally:
-        if started:
-            from workloads.local_engines import stop_engine
-            for engine in started:
-                stop_engine(home / "engines", engine.kind)
+    with local_servers(home, servers) as server_configs:
+        configs.update(server_configs)
+        return measure(args, home, targets + list(server_configs), configs, scale, data)
 
 
 def measure(args, home: Path, targets: list[str], configs: dict, scale, data: Path) -> int:

@@ -24,12 +24,11 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_engines import RunFailed, machine, run  # noqa: E402  (a sibling script)
+from bench_engines import RunFailed, bench_home, local_servers, machine, run  # noqa: E402  (a sibling script)
 
 WORKLOADS = {"read_day": "read-day", "read_slice": "slice-download", "minute_bars": "minute-bars"}
 
@@ -50,10 +49,7 @@ def main() -> int:
                         help="merge the figures into resources/practitioner/measured.json, which every run's "
                              "environment (and report) quotes for its target")
     args = parser.parse_args()
-    home = args.home or Path(tempfile.mkdtemp(prefix="tickbench-practitioner-"))
-    home.mkdir(parents=True, exist_ok=True)
-    home.chmod(0o755)       # a local PostgreSQL started as root runs as an unprivileged user: it must enter
-    os.environ["TICKBENCH_HOME"] = str(home)
+    home = bench_home(args.home, "tickbench-practitioner-")
 
     from workloads.datasets.schema import Scale
     from workloads.practitioner import MODULES
@@ -66,23 +62,10 @@ def main() -> int:
     data.mkdir(parents=True, exist_ok=True)
     configs = {t: default_config(t, data) for t in targets}
     servers = [s.strip() for s in args.servers.split(",") if s.strip()]
-    started = []
-    try:
-        if servers:
-            from workloads.local_engines import start_engine
-            for kind in servers:
-                engine = start_engine(home / "engines", kind,
-                                      lambda text, kind=kind: print(f"# {kind}: {text}", flush=True))
-                started.append(engine)
-                configs[kind] = engine.config
-                targets.append(kind)
-        operations = [o.strip() for o in args.operations.split(",") if o.strip()]
-        return measure(args, home, targets, configs, scale, operations)
-    finally:
-        if started:
-            from workloads.local_engines import stop_engine
-            for engine in started:
-                stop_engine(home / "engines", engine.kind)
+    operations = [o.strip() for o in args.operations.split(",") if o.strip()]
+    with local_servers(home, servers) as server_configs:
+        configs.update(server_configs)
+        return measure(args, home, targets + list(server_configs), configs, scale, operations)
 
 
 def drawn_sequence(workload: str, layout, scale, warmups: int, measured: int) -> tuple[list, list]:

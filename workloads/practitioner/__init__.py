@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +44,7 @@ class Path:
     call: Callable[[dt.date, str], pd.DataFrame]     # (day, key) -> the result; key unused by read_day
 
 
-class Paths:
+class Paths(ABC):
     """An engine's paths over one prepared layout. ``open`` connects (untimed); ``paths`` gives a
     ``Path`` per operation in ``OPERATIONS``; ``close`` releases what ``open`` made."""
 
@@ -56,8 +57,8 @@ class Paths:
     def close(self) -> None:
         """Release what ``open`` made."""
 
-    def paths(self) -> dict[str, Path]:
-        raise NotImplementedError
+    @abstractmethod
+    def paths(self) -> dict[str, Path]: ...
 
 
 def paths_for(kind: str, target: Any, layout: Any) -> Paths:

@@ -85,6 +85,7 @@ import datetime as dt
 import json
 import re
 import time
+from contextlib import suppress
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -617,10 +618,8 @@ class MongoDBTarget(Target):
                            pipeline=[{"$limit": 1}, {"$project": {"_id": 1}}], cursor={"batchSize": 0})
         cursor = reply.get("cursor") or {}
         if cursor.get("id"):
-            try:
+            with suppress(Exception):  # a cursor left open times out on the server
                 self.db().command("killCursors", collection, cursors=[cursor["id"]])
-            except Exception:  # a cursor left open times out on the server
-                pass
         return not cursor.get("firstBatch")
 
     def close(self) -> None:

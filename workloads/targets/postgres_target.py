@@ -91,6 +91,7 @@ import io
 import json
 import re
 import time
+from contextlib import suppress
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -398,10 +399,8 @@ class _Server:
     def close(self) -> None:
         for conn in (self._conn, self._arrow):
             if conn is not None:
-                try:
+                with suppress(Exception):   # closing must not hide why the run ended
                     conn.close()
-                except Exception:
-                    pass
         self._conn = self._arrow = None
 
 

@@ -326,6 +326,7 @@ def _ms(value) -> str:
 
 def _print_figures(store, run_id: str) -> None:
     from workloads.figures import STEP_FIGURES_DOC, phase_summary, step_figures
+    from workloads.run_summary import run_answer
     from workloads.targets.base import PHASES
 
     figures = step_figures(store, run_id)
@@ -361,6 +362,9 @@ def _print_figures(store, run_id: str) -> None:
     for row in figures.itertuples():
         if row.short:
             console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)
+    if run["cache"] == "cold":
+        for step in run_answer(store, run_id).steps:
+            console.print(f"{step.label}: {step.cold_line()}", highlight=False, soft_wrap=True)
 
 
 def _print_op_errors(store, run_id: str, shown: int = 3) -> None:

@@ -152,9 +152,18 @@ def test_days_per_operation_is_checked_and_windows_slide():
         layout = type("L", (), {"days": ("d1", "d2", "d3", "d4")})()
         params = {"days": 2}
         worker = 1
+        scenario = type("S", (), {"cache": "warm"})()
+        step = type("P", (), {"users": 2})()
 
     assert [workload.window(Ctx, seq) for seq in range(4)] == [
         ("d2", "d3"), ("d3", "d4"), ("d1", "d2"), ("d2", "d3")]
+    # cold: the two users of a round take disjoint windows (workloads.cold)
+    Ctx.scenario.cache = "cold"
+    for seq in range(3):
+        Ctx.worker = 0
+        first = workload.window(Ctx, seq)
+        Ctx.worker = 1
+        assert not set(first) & set(workload.window(Ctx, seq))
     Ctx.params = {"days": 0}
     assert workload.window(Ctx, 7) == ("d1", "d2", "d3", "d4")
     assert {"spread-by-minute", "mapreduce-minute-bars", "ols-spread"} <= set(WORKLOADS)

@@ -318,16 +318,18 @@ def test_report_003_computations_equal_duckdbs(opened, duck):
 def test_cold_cache_drops_what_each_engine_allows(layouts):
     config, layout = layouts["embedded"]
     target = make_target("clickhouse", config)
+    from workloads.targets.cache import resident_bytes_of
     target.open(layout)
-    applied = target.drop_cache(layout)
-    assert applied[:2] == ["SYSTEM DROP MARK CACHE", "SYSTEM DROP UNCOMPRESSED CACHE"]
+    target.read_day(layout, layout.days[0])
+    assert target.drop_process_cache(layout)[:2] == ["SYSTEM DROP MARK CACHE", "SYSTEM DROP UNCOMPRESSED CACHE"]
+    applied = target.drop_cache(layout)       # the folder's files: shared by every user's process
     assert "posix_fadvise(DONTNEED)" in applied and "drop_caches" not in applied
-    assert target.drop_cache_for_step(layout) == []
+    assert target.data_files(layout) and resident_bytes_of(target.data_files(layout)) == 0
     target.close()
     config, layout = layouts["server"]
     server = make_target("clickhouse", config)
-    assert server.drop_cache(layout) == []          # a server's caches: once per step, not per operation
-    assert "SYSTEM DROP MARK CACHE once before the step" in server.drop_cache_for_step(layout)
+    assert "SYSTEM DROP MARK CACHE" in server.drop_cache(layout)     # a server's caches: the shared clear
+    assert server.drop_process_cache(layout) == [] and server.data_files(layout) == []
     server.close()
 
 

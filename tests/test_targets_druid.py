@@ -242,8 +242,11 @@ def test_import_export_round_trip_and_footprint(laid, tmp_path):
 
 def test_cold_cache_and_describe(laid):
     target, layout = laid
-    applied = target.drop_cache_for_step(layout)
-    assert any("posix_fadvise" in a for a in applied) and target.drop_cache(layout) == []
+    from workloads.targets.cache import resident_bytes_of
+    target.read_day(layout, layout.days[0])
+    applied = target.drop_cache(layout)
+    assert any("posix_fadvise" in a for a in applied) and target.drop_process_cache(layout) == []
+    assert target.data_files(layout) and resident_bytes_of(target.data_files(layout)) == 0
     described = target.describe()
     assert described["server_version"] == "33.0.0" and described["local_engine"] is True
 

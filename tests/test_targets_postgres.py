@@ -168,11 +168,26 @@ def test_report_003_equals_duckdb(opened, layout, duck):
     assert bars.frame["bars"].iloc[0] == want == opened.row_count(layout, opened.minute_table(layout)) > 0
 
 
-def test_cold_cache_evicts_the_local_servers_files(opened, layout):
+def test_cold_cache_empties_the_shared_buffers_and_the_local_servers_files(opened, layout):
+    from workloads.targets.cache import resident_bytes_of
+
+    def buffered() -> int:        # the layout's pages in the shared buffers, asked of pg_buffercache
+        return int(opened.sql_rows(
+            "WITH rel AS (SELECT relid AS oid FROM pg_partition_tree(%s::regclass) UNION "
+            "SELECT i.indexrelid FROM pg_index i JOIN pg_partition_tree(%s::regclass) t ON i.indrelid = t.relid) "
+            "SELECT count(*) AS n FROM pg_buffercache b JOIN rel ON b.relfilenode = pg_relation_filenode(rel.oid)",
+            (f'"{opened.table(layout)}"',) * 2)[0]["n"])
+
+    opened.read_day(layout, layout.days[0])
     applied = opened.drop_cache(layout)
+    assert applied[0] == "pg_buffercache_evict_relation (shared buffers)"
     assert "posix_fadvise(DONTNEED)" in applied and "drop_caches" not in applied
-    assert opened.drop_cache_for_step(layout) == []
-    assert make_target("postgres", {**opened.config, "local_engine": False}).drop_cache(layout) == []
+    assert buffered() == 0 and resident_bytes_of(opened.data_files(layout)) == 0
+    opened.read_day(layout, layout.days[0])
+    assert buffered() > 0                  # the read filled them again: the count can tell
+    remote = make_target("postgres", {**opened.config, "local_engine": False})
+    assert remote.drop_cache(layout) == ["pg_buffercache_evict_relation (shared buffers)"]
+    assert remote.data_files(layout) == [] and buffered() == 0
 
 
 def test_a_refused_port_and_a_wrong_password_are_clear_errors(config):

@@ -224,7 +224,7 @@ def test_probes_split_server_transfer_and_decode(target, layout):
 
 
 def test_cold_cache_applies_nothing_and_says_so(target, layout):
-    assert target.drop_cache(layout) == [] and target.drop_cache_for_step(layout) == []
+    assert target.drop_cache(layout) == [] and target.drop_process_cache(layout) == []
     assert "none" in target.describe()["cold_cache"]
 
 

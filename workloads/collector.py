@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Callable
 
+import numpy as np
+
 from workloads.kinds import StepPlan
 from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.metrics import LiveAggregates
@@ -70,14 +72,17 @@ class Collector:
     cancelled from any of them.
     """
 
-    def __init__(self, run: RunContext, step: StepPlan, workers: list[WorkerHandle]):
+    def __init__(self, run: RunContext, step: StepPlan, workers: list[WorkerHandle],
+                 on_lost: Callable[[], None] = lambda: None):
         self.run, self.step, self.workers = run, step, workers
+        self.on_lost = on_lost       # a worker stopped for good: the others must not wait for it
         self.pending: list[Columns] = []
         self.last_end = 0.0          # release-relative end of the last measured operation
         self.cache_methods: list[str] = []
         self.failures: list[str] = []
         self.ops = self.rows = 0
         self._last_flush = self._last_sample = time.monotonic()
+        self._spans: list[tuple[np.ndarray, np.ndarray]] = []     # (starts, ends) of measured operations
 
     def _open(self) -> list[WorkerHandle]:
         return [w for w in self.workers if w.conn is not None]
@@ -121,6 +126,23 @@ class Collector:
             elapsed = self.run.clock() - offset
             self.run.metrics.set_status(
                 "running", progress=self.run.progress(self.step, self.ops, self.rows, elapsed))
+
+    def busy_s(self) -> float:
+        """Seconds during which at least one measured operation ran (a cold step's window: the
+        clears between its rounds left out, ``workloads.figures``)."""
+        if not self._spans:
+            return 0.0
+        starts = np.concatenate([s for s, _ in self._spans])
+        ends = np.concatenate([e for _, e in self._spans])
+        order = np.argsort(starts, kind="stable")
+        busy, run_start, run_end = 0.0, float(starts[order[0]]), float(ends[order[0]])
+        for i in order[1:]:
+            if starts[i] > run_end:
+                busy += run_end - run_start
+                run_start, run_end = float(starts[i]), float(ends[i])
+            else:
+                run_end = max(run_end, float(ends[i]))
+        return busy + run_end - run_start
 
     def finish(self) -> None:
         for w in self.workers:
@@ -185,13 +207,16 @@ class Collector:
         measured = batch["kind"] == MEASURED
         ok = batch["ok"] & measured
         if measured.any():
-            ends = batch["t_start"][measured] + batch["total_s"][measured]
+            starts = batch["t_start"][measured]
+            ends = starts + batch["total_s"][measured]
             self.last_end = max(self.last_end, float(ends.max()))
+            self._spans.append((starts, ends))
         self.ops += int(ok.sum())
         self.rows += int(batch["rows"][ok].sum())
 
     def _fail(self, w: WorkerHandle, error: str, state: str = "failed", traceback: str = "") -> None:
         w.error, w.traceback = error, traceback
+        self.on_lost()
         if state == "failed":
             self.failures.append(f"worker {w.index} (step {self.step.index + 1}): {error}")
         self._close(w, state)

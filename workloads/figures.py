@@ -3,7 +3,12 @@ exports, the report) reads them from here.
 
 Definitions (``STEP_FIGURES_DOC`` says the same in words for the UI and the report):
 - The measurement window of a step runs from the release of its workers to the end of its last
-  measured operation (``steps.window_s``). Warm-up operations end before it, probes after it.
+  measured operation (``steps.window_s``). Warm-up operations end before it, probes after it. A
+  cold step's window is the time during which at least one of its measured operations ran: the
+  cache clears between its rounds (``workloads.cold``) are in no figure.
+- Cold: a cold step counts the measured operations that held cold (``cold_ops`` of ``ops``: the
+  clear applied something and no other operation of the round read the same day), and their
+  median (``cold_p50_s``); the findings on cold against warm use only those.
 - Throughput: rows, logical bytes and operations of the step's successful measured operations,
   divided by the window.
 - Latency: exact percentiles (linear interpolation) and the mean of the successful measured
@@ -29,13 +34,16 @@ MIN_OPS = 5
 MIN_WINDOW_S = 1.0
 
 STEP_FIGURES_DOC = ("Measurement window: from the release of the workers to the end of the last "
-                    "measured operation. Throughput = rows (or logical bytes, or operations) of the "
+                    "measured operation (a cold step: the time its operations ran, never a cache "
+                    "clear's). Throughput = rows (or logical bytes, or operations) of the "
                     "successful measured operations / window. Latency percentiles are exact over "
                     "the measured operations. Warm-up operations (the first in a fresh process) and "
                     "probe operations (for phase splits) are kept apart.")
 
+# An operation that held cold (workloads.cold); runs stored before it have no such fact
+_HELD_COLD = "CASE WHEN json_valid({extra}) THEN json_extract_string({extra}, '$.cold') END = 'true'"
 # Per-step sums of measured operations; {where} selects the runs. Rates and the short flag follow.
-_STEP_SUMS = """
+_STEP_SUMS = f"""
 SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.released_at, s.started_at,
        s.status, s.cache_methods,
        count(o.seq) FILTER (WHERE o.ok) AS ops,
@@ -43,9 +51,10 @@ SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.releas
        coalesce(sum(o.rows) FILTER (WHERE o.ok), 0) AS rows,
        coalesce(sum(o.bytes) FILTER (WHERE o.ok), 0) AS bytes,
        sum(o.wire_bytes) FILTER (WHERE o.ok) AS wire_bytes,
-       count(o.wire_bytes) FILTER (WHERE o.ok) AS wire_ops
+       count(o.wire_bytes) FILTER (WHERE o.ok) AS wire_ops,
+       count(o.seq) FILTER (WHERE o.ok AND {_HELD_COLD.format(extra="o.extra")}) AS cold_ops
 FROM steps s LEFT JOIN ops o ON o.run_id = s.run_id AND o.step = s.step AND o.kind = 'measured'
-{where}
+{{where}}
 GROUP BY ALL
 """
 _RATES = f"""
@@ -55,9 +64,10 @@ ops / nullif(window_s, 0) AS ops_per_s,
 CASE WHEN ops > 0 AND wire_ops = ops THEN wire_bytes / nullif(window_s, 0) / 1e6 END AS wire_mb_per_s,
 (ops < {MIN_OPS} OR coalesce(window_s, 0) < {MIN_WINDOW_S}) AS short
 """
-_LATENCY = """
+_LATENCY = f"""
 SELECT step, quantile_cont(total_s, 0.50) AS p50_s, quantile_cont(total_s, 0.95) AS p95_s,
-       quantile_cont(total_s, 0.99) AS p99_s, avg(total_s) AS mean_s, min(total_s) AS min_s
+       quantile_cont(total_s, 0.99) AS p99_s, avg(total_s) AS mean_s, min(total_s) AS min_s,
+       quantile_cont(total_s, 0.50) FILTER (WHERE {_HELD_COLD.format(extra="extra")}) AS cold_p50_s
 FROM ops WHERE run_id = ? AND kind = 'measured' AND ok GROUP BY step
 """
 _FIRST_OP = """
@@ -67,7 +77,7 @@ FROM ops WHERE run_id = ? AND kind = 'warmup' AND seq = 0 AND ok GROUP BY step
 STEP_FIGURES_SQL = f"""
 WITH sums AS ({_STEP_SUMS.format(where="WHERE s.run_id = ?")}),
      lat AS ({_LATENCY}), first AS ({_FIRST_OP})
-SELECT sums.*, {_RATES}, lat.p50_s, lat.p95_s, lat.p99_s, lat.mean_s, lat.min_s,
+SELECT sums.*, {_RATES}, lat.p50_s, lat.p95_s, lat.p99_s, lat.mean_s, lat.min_s, lat.cold_p50_s,
        coalesce(first.first_ops, 0) AS first_ops, first.first_op_s
 FROM sums LEFT JOIN lat USING (step) LEFT JOIN first USING (step)
 ORDER BY step

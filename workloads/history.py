@@ -252,7 +252,7 @@ def sweep_points(figures: pd.DataFrame) -> list[SweepPoint]:
 # --- several runs side by side ---------------------------------------------------------------
 
 COMPARE_COLUMNS = ("run_id", "run", "target", "workload", "dataset", "status", "step", "step_label",
-                   "users", "ops", "errors", "window_s", "short", "rows_per_s", "mb_per_s",
+                   "users", "ops", "cold_ops", "errors", "window_s", "short", "rows_per_s", "mb_per_s",
                    "wire_mb_per_s", "ops_per_s", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
                    "first_op_ms", "phase_source", "phase_ops") + tuple(f"{p}_ms" for p in PHASES)
 
@@ -280,7 +280,8 @@ def compare_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
             "run_id": run["run_id"], "run": labels[run["run_id"]], "target": run["target"],
             "workload": run["workload"], "dataset": run["dataset"], "status": figures["status"],
             "step": figures["step"], "step_label": figures["label"], "users": figures["users"],
-            "ops": figures["ops"], "errors": figures["errors"], "window_s": figures["window_s"],
+            "ops": figures["ops"], "cold_ops": figures["cold_ops"], "errors": figures["errors"],
+            "window_s": figures["window_s"],
             "short": figures["short"], "rows_per_s": figures["rows_per_s"],
             "mb_per_s": figures["mb_per_s"], "wire_mb_per_s": figures["wire_mb_per_s"],
             "ops_per_s": figures["ops_per_s"], "phase_source": figures["phase_source"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing as mp
 from typing import Protocol
 
+from workloads.cold import ColdRounds
 from workloads.collector import WorkerHandle
 from workloads.worker import StepEvents, WorkerSpec, worker_main
 
@@ -16,6 +17,7 @@ class StepLaunch(Protocol):
     def start(self, specs: list[WorkerSpec]) -> list[WorkerHandle]: ...
     def release(self, t0: float) -> None: ...      # t0: the run host's time.monotonic() of the release
     def release_probes(self) -> None: ...
+    def abort(self) -> None: ...                   # a user stopped for good: no other may wait for it
     def close(self) -> None: ...
 
 
@@ -33,14 +35,18 @@ class LocalStep:
         self.events = StepEvents.make(context)
         self.stop = self.events.stop
         self._t0 = context.RawValue("d", 0.0)   # no lock: see StopFlag
+        self._rounds: ColdRounds | None = None
 
     def start(self, specs: list[WorkerSpec]) -> list[WorkerHandle]:
+        first = specs[0] if specs else None
+        if first is not None and first.scenario.get("cache") == "cold" and first.layout is not None:
+            self._rounds = ColdRounds(self._context, len(specs), len(first.layout.days))
         return [self._spawn(spec) for spec in specs]
 
     def _spawn(self, spec: WorkerSpec) -> WorkerHandle:
         parent_conn, child_conn = self._context.Pipe(duplex=False)
         process = self._context.Process(target=worker_main, name=f"tickbench-worker-{spec.worker}",
-                                        args=(spec, child_conn, self.events, self._t0), daemon=True)
+                                        args=(spec, child_conn, self.events, self._t0, self._rounds), daemon=True)
         process.start()
         child_conn.close()
         return WorkerHandle(index=spec.worker, process=process, conn=parent_conn)
@@ -51,6 +57,10 @@ class LocalStep:
 
     def release_probes(self) -> None:
         self.events.probe.set()
+
+    def abort(self) -> None:
+        if self._rounds is not None:
+            self._rounds.abort()
 
     def close(self) -> None:
         """Nothing to let go of: the collector has joined the step's processes."""

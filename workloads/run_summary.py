@@ -29,6 +29,12 @@ class StepAnswer:
     phases: dict[str, float] = field(default_factory=dict)     # mean seconds per operation
     phase_source: str = ""                                     # "8 probe operations"
     short: str = ""                                            # why too short to measure, or ""
+    cold_ops: int = 0                                          # a cold step: measured operations that held cold
+    cold_p50_s: float | None = None                            # their median
+
+    def cold_line(self) -> str:
+        """``cold: N of M operations`` (a cold step's own count, ``workloads.cold``)."""
+        return f"cold: {self.cold_ops:,} of {self.ops:,} operation{'s' if self.ops != 1 else ''}"
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
             first_op_s=_num(getattr(row, "first_op_s", None)),
             phases={p: means[p] for p in PHASES if p in means},
             phase_source=f"{count:,} {source} operation{'s' if count != 1 else ''}" if count else "",
-            short=str(row.short_reason) if bool(row.short) else ""))
+            short=str(row.short_reason) if bool(row.short) else "",
+            cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s)))
     knee, note = None, ""
     if len({s.users for s in steps}) > 2:
         moved = any(s.rows_per_s for s in steps)

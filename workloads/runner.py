@@ -202,11 +202,10 @@ class Runner:
         hosts = self._launcher.host_for(step.users)
         self._metrics.set_hosts(hosts)
         workers = launch.start([self._spec(step, layout, i, host) for i, host in enumerate(hosts)])
-        collector = Collector(self._context(), step, workers)
+        collector = Collector(self._context(), step, workers, on_lost=launch.abort)
         collector.wait_ready(self.ready_timeout_s)
         if clear and self.scenario.warmup_ops:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
-        step_methods = self._cold_step(layout)
         t0 = time.monotonic()
         offset = self.clock()
         self.store.release_step(self.run_id, step.index, offset)
@@ -219,7 +218,8 @@ class Runner:
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)} ({step.label}): "
                                  f"{running} of {step.users} workers running")
         collector.collect(offset, launch.stop, until=("running",))
-        window = collector.last_end            # release -> end of the last measured operation
+        # release -> end of the last measured operation; cold: the time operations ran, never a clear's
+        window = collector.busy_s() if self._cold_rounds() else collector.last_end
         if not self.cancelled and any(w.state == "measured" for w in workers):
             self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: "
                                      "probe operations for the phase split")
@@ -229,16 +229,15 @@ class Runner:
         self._failures += collector.failures
         step_status = "cancelled" if self.cancelled else "completed"
         self.store.finish_step(self.run_id, step.index, window, step_status,
-                               step_methods + collector.cache_methods)
+                               collector.cache_methods)
         if layout is not None and self.workload.scratch_table(self.params) == IMPORT_TABLE:
             self.store.set_step_facts(self.run_id, step.index,
                                       {"footprint": self._footprint(layout, IMPORT_TABLE)})
         self._metrics.end_step(figures_of_step(self.store, self.run_id, step.index))
 
-    def _cold_step(self, layout: Layout | None) -> list[str]:
-        if self.scenario.cache != "cold" or layout is None or not self.workload.uses_target:
-            return []
-        return self.target.drop_cache_for_step(layout)
+    def _cold_rounds(self) -> bool:
+        """A cold step whose operations run in rounds with clears between them (``workloads.cold``)."""
+        return self.scenario.cache == "cold" and self.workload.uses_target
 
     def _context(self) -> RunContext:
         return RunContext(self.run_id, self.store, self._metrics, self._sampler, lambda: self.cancelled,

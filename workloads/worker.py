@@ -14,7 +14,9 @@ Runs in a spawned process (also from the frozen app). Talks to the parent over i
 4. after every worker's measured operations are over, ``probe_ops`` probe operations where the
    target splits phases in an instrumented path (kind "probe"), released together again.
 
-For cold runs the cache is dropped before every operation of every kind, outside its timing.
+A cold step's measured and probe operations run in rounds (``workloads.cold``): user 0 clears
+every cache between rounds, outside every operation's timing, and each record says whether its
+operation held cold; a cold step's warm-ups each clear before themselves.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ from typing import Any
 import numpy as np
 
 from workloads.allocator import settle_allocator
+from workloads.targets.cache import resident_bytes_of
+from workloads.cold import (ColdRounds, RoundsBroken, RoundStart, one_user_start, watch_parent,
+                            with_own_clear)
 from workloads.figures import MIN_OPS
 from workloads.warmup import more_warmup
 from workloads.kinds.base import apply_counts
@@ -93,14 +98,17 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else 'no message'}"
 
 
-def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0) -> None:
+def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
+                rounds: ColdRounds | None = None) -> None:
     # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     allocator = settle_allocator()["allocator"]   # a long-lived client's malloc, before anything is allocated
+    if rounds is not None:
+        watch_parent(parent_gone)
     ops = None
     try:
         ctx, workload = _build_context(spec)
-        ops = _Operations(spec, ctx, workload, conn)
+        ops = _Operations(spec, ctx, workload, conn, rounds)
         ops.warm_up()
         conn.send(Ready(spec.worker, os.getpid(), str(getattr(ctx.target, "node", "") or ""), allocator))
     except BaseException as exc:  # report anything that stops a worker from starting
@@ -115,7 +123,8 @@ def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0)
         ops.send_warmups(t0)
         count = ops.run(MEASURED, t0, events.stop)
         conn.send(MeasuredDone(spec.worker, count, tuple(ops.cache_methods)))
-        if ops.probes_wanted and not events.stop.is_set() and _wait(events.probe, events.stop):
+        if ops.probes_wanted and not ops.rounds_broken and not events.stop.is_set() \
+                and _wait(events.probe, events.stop):
             ops.run(PROBE, t0, events.stop)
         conn.send(Done(spec.worker, tuple(ops.cache_methods)))
     except BaseException as exc:
@@ -172,10 +181,13 @@ def _build_context(spec: WorkerSpec):
 class _Operations:
     """Runs one worker's operations of each kind and streams their records to the parent."""
 
-    def __init__(self, spec: WorkerSpec, ctx, workload, conn: Connection):
+    def __init__(self, spec: WorkerSpec, ctx, workload, conn: Connection, rounds: ColdRounds | None = None):
         self.spec, self.ctx, self.workload, self.conn = spec, ctx, workload, conn
         scenario = ctx.scenario
         self.cold = scenario.cache == "cold" and workload.uses_target
+        self.rounds = rounds if self.cold else None
+        self.rounds_broken = False
+        self._day_index = {day: i for i, day in enumerate(ctx.layout.days)} if ctx.layout is not None else {}
         self.cache_methods: list[str] = []
         self.probes_wanted = (workload.uses_target and scenario.probe_ops > 0
                               and workload.op_name in ctx.target.probed_ops)
@@ -197,7 +209,7 @@ class _Operations:
             op = self.workload.next_op(self.ctx, seq)
             if op is None:
                 break
-            started, total, result, error = self._timed(op)
+            started, total, result, error = self._timed(op, clear_first=self.cold)
             self._warmups.append((started, self._record(WARMUP, seq, 0.0, total, result, error, op)))
             result = None
             failed = failed or bool(error)
@@ -224,44 +236,89 @@ class _Operations:
         floor = math.ceil(MIN_OPS / max(1, ctx.step.users)) if timed else 0
         ctx.rows_done = 0
         seq = consecutive_errors = 0
-        while not stop_event.is_set():
-            if ((limit and seq >= limit) or (time.monotonic() >= deadline and seq >= floor)
-                    or parent_gone()):
-                break
-            op = self.workload.next_op(ctx, seq)
-            if op is None:
-                break
-            if measured:
-                started, total, result, error = self._timed(op)
-            else:
-                with ctx.target.probe_mode():
+        try:
+            while True:
+                done = (stop_event.is_set() or (limit and seq >= limit)
+                        or (time.monotonic() >= deadline and seq >= floor) or parent_gone())
+                op = None if done else self.workload.next_op(ctx, seq)
+                cache = self._start_cold(op)
+                if (cache is not None and not cache.go) or (cache is None and op is None):
+                    break
+                if op is None:            # done, but the step's other users go on: their rounds wait for none
+                    continue
+                if measured:
                     started, total, result, error = self._timed(op)
-            unsupported = error.startswith(NotSupported.__name__)
-            record_kind = UNSUPPORTED if unsupported else kind
-            self._batch.append(self._record(record_kind, seq, started - t0, total, result, error, op))
-            if result is not None:
-                ctx.rows_done += result.rows
-                consecutive_errors = 0
-            elif not unsupported:
-                consecutive_errors += 1
-            # Free the result before the next operation, as a job that handles one day at a time
-            # does: a frame still held while the next one loads changes how memory is reused
-            # (2M-row pickle loads alternate 30 / 110 ms) and doubles the memory a big day needs.
-            result = None
-            seq += 1
-            self._flush_if_due()
-            if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-                self._flush()
-                raise RuntimeError(f"stopped after {consecutive_errors} failed operations in a row; "
-                                   f"last: {error}")
+                else:
+                    with ctx.target.probe_mode():
+                        started, total, result, error = self._timed(op)
+                unsupported = error.startswith(NotSupported.__name__)
+                record_kind = UNSUPPORTED if unsupported else kind
+                self._batch.append(self._record(record_kind, seq, started - t0, total, result, error, op,
+                                                cache.facts() if cache is not None else None))
+                if result is not None:
+                    ctx.rows_done += result.rows
+                    consecutive_errors = 0
+                elif not unsupported:
+                    consecutive_errors += 1
+                # Free the result before the next operation, as a job that handles one day at a time
+                # does: a frame still held while the next one loads changes how memory is reused
+                # (2M-row pickle loads alternate 30 / 110 ms) and doubles the memory a big day needs.
+                result = None
+                seq += 1
+                self._flush_if_due()
+                if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                    self._flush()
+                    raise RuntimeError(f"stopped after {consecutive_errors} failed operations in a row; "
+                                       f"last: {error}")
+        except RoundsBroken:
+            self.rounds_broken = True     # another user stopped: this one keeps what it measured
+        except BaseException:
+            if self.rounds is not None:
+                self.rounds.abort()       # the others must not wait for this user's next round
+            raise
         self._flush()
         return seq
 
-    def _timed(self, op):
+    def _start_cold(self, op) -> RoundStart | None:
+        """A cold step's cache facts for the next operation (None in a warm step): in rounds,
+        after this user's own clear and user 0's; without them (users on other hosts), after this
+        worker's own clears."""
+        if not self.cold:
+            return None
+        if self.rounds is None:
+            if op is None:
+                return RoundStart(False, False, "")
+            own, own_error = self._drop_process_cache()
+            return with_own_clear(one_user_start(*self._clear_shared(), self.ctx.step.users), own, own_error)
+        own, own_error = self._drop_process_cache() if op is not None else ([], "")
+        reads = getattr(op, "reads", None)
+        days = None if reads is None else [self._day_index[d] for d in reads if d in self._day_index]
+        start = self.rounds.next_round(self.spec.worker, op is not None, days, self._clear_shared)
+        return with_own_clear(start, own, own_error)
+
+    def _drop_cache(self) -> list[str]:
+        self.cache_methods = list(self.ctx.target.drop_cache(self.ctx.layout))
+        return self.cache_methods
+
+    def _clear_shared(self) -> tuple[list[str], int | None]:
+        """The shared caches emptied, and how many bytes of the layout's files the kernel still
+        holds after it (None where there are none here to ask about)."""
+        methods = self._drop_cache()
+        files = self.ctx.target.data_files(self.ctx.layout)
+        return methods, (resident_bytes_of(files) if files else None)
+
+    def _drop_process_cache(self) -> tuple[list[str], str]:
+        try:
+            return list(self.ctx.target.drop_process_cache(self.ctx.layout)), ""
+        except Exception as exc:      # the operation then runs warm, and its record says why
+            return [], describe_error(exc)
+
+    def _timed(self, op, clear_first: bool = False):
         """(start on the monotonic clock, seconds, result or None, error text) of one operation;
-        the cold-cache drop comes before the timed span."""
-        if self.cold:
-            self.cache_methods = self.ctx.target.drop_cache(self.ctx.layout)
+        a clear asked for comes before the timed span."""
+        if clear_first:
+            self._drop_process_cache()
+            self._drop_cache()
         started = time.monotonic()
         perf_start = time.perf_counter()
         try:
@@ -275,19 +332,20 @@ class _Operations:
         return started, total, result, error
 
     def _record(self, kind: str, seq: int, t_start: float, total: float, result, error: str,
-                operation) -> OpRecord:
+                operation, cache: dict | None = None) -> OpRecord:
         # positional, in field order: this runs once per operation (the harness's own cost)
         step, worker, host = self._step_index, self.spec.worker, self.spec.host
         op = getattr(operation, "op_name", self.workload.op_name)
         if result is None:
             return OpRecord(step, worker, seq, op, t_start, total, 0, 0, False, kind, *_NO_PHASES,
-                            UNKNOWN_BYTES, error, "", "", host)
+                            UNKNOWN_BYTES, error, "", extra_json(cache), host)
         phases = result.phases
         wire = result.wire_bytes
+        extra = {**result.extra, **cache} if cache else result.extra
         return OpRecord(step, worker, seq, op, t_start, total, result.rows, result.nbytes, True, kind,
                         *(tuple(phases.get(p) for p in PHASES) if phases else _NO_PHASES),
                         UNKNOWN_BYTES if wire is None else int(wire), error, result.node or "",
-                        extra_json(result.extra), host)
+                        extra_json(extra), host)
 
     def _flush_if_due(self) -> None:
         if len(self._batch) >= FLUSH_EVERY_RECORDS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:

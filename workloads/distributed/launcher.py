@@ -129,6 +129,9 @@ class DaskStep:
     def release_probes(self) -> None:
         self._probe.set()
 
+    def abort(self) -> None:
+        """Users on other hosts run a cold step without rounds (``workloads.cold``): none waits."""
+
     def close(self) -> None:
         self.stop.set()
         deadline = time.monotonic() + 5.0

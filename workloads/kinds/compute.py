@@ -10,6 +10,7 @@ scenario is checked, before any data is prepared.
 """
 from __future__ import annotations
 
+from workloads.cold import reading
 from workloads.datasets import get_dataset
 from workloads.kinds.base import Operation, StepPlan, WorkerContext, Workload, counted_as
 from workloads.params import Param
@@ -51,7 +52,12 @@ class _Report003(Workload):
         wanted = ctx.params["days"] or len(days)
         if wanted >= len(days):
             return tuple(days)
-        start = (ctx.worker + seq) % (len(days) - wanted + 1)
+        if ctx.scenario.cache == "cold":
+            # a cold round's users take disjoint windows (workloads.cold) while the days allow it
+            windows = len(days) // wanted
+            start = ((ctx.worker + seq * ctx.step.users) % windows) * wanted
+        else:
+            start = (ctx.worker + seq) % (len(days) - wanted + 1)
         return tuple(days[start:start + wanted])
 
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
@@ -61,8 +67,8 @@ class _Report003(Workload):
         # the rows of the days it covers, in DolphinDB's bytes per row; the result's own size
         # (390 minutes, 2 coefficients...) stays in the target's OpResult.extra.
         scanned = round(ctx.layout.rows * len(days) / len(ctx.layout.days))
-        return counted_as(scanned, rows_bytes(scanned, ctx.dataset.info.schema),
-                          lambda: method(ctx.layout, days))
+        return reading(days, counted_as(scanned, rows_bytes(scanned, ctx.dataset.info.schema),
+                                        lambda: method(ctx.layout, days)))
 
 
 class SpreadByMinute(_Report003):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workloads.cold import reading
 from workloads.kinds.base import Operation, WorkerContext, Workload
 from workloads.params import Param
 from workloads.scenario import Scenario
@@ -19,10 +20,15 @@ from workloads.targets.base import Layout
 from workloads.targets.columns import ALL, WITHOUT_STRINGS, normalise_spec, resolve_columns
 
 
-def _pick_day_key(ctx: WorkerContext):
+def _pick_day_key(ctx: WorkerContext, seq: int):
+    """A random (day, key); in a cold step of several users, the day is planned instead, so the
+    users of a round read different days (``workloads.cold``) while there are enough of them."""
     days = ctx.layout.days
     keys = ctx.layout.keys_sample
-    return days[int(ctx.rng.integers(len(days)))], keys[int(ctx.rng.integers(len(keys)))]
+    day, key = days[int(ctx.rng.integers(len(days)))], keys[int(ctx.rng.integers(len(keys)))]
+    if ctx.scenario.cache == "cold" and ctx.step.users > 1:
+        day = days[(ctx.worker + seq * ctx.step.users) % len(days)]
+    return day, key
 
 
 @dataclass(frozen=True)
@@ -76,13 +82,14 @@ class ReadDay(Workload):
         ctx.state["columns"] = resolve_columns(ctx.params["columns"], ctx.dataset.info.schema, name)
 
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
-        # Concurrent readers start on different days, as report 000's three readers did.
+        # Concurrent readers start on different days, as report 000's three readers did (and so the
+        # users of a cold round read different days while there are as many days as users).
         days = ctx.layout.days
         day = days[(ctx.worker + seq) % len(days)]
         columns = ctx.state.get("columns")
         if columns is None:
-            return lambda: ctx.target.read_day(ctx.layout, day)
-        return lambda: ctx.target.read_day(ctx.layout, day, columns)
+            return reading((day,), lambda: ctx.target.read_day(ctx.layout, day))
+        return reading((day,), lambda: ctx.target.read_day(ctx.layout, day, columns))
 
 
 class SliceDownload(Workload):
@@ -101,8 +108,8 @@ class SliceDownload(Workload):
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:
         if ctx.rows_done >= ctx.params["rows_per_user"]:
             return None
-        day, key = _pick_day_key(ctx)
-        return lambda: ctx.target.read_slice(ctx.layout, day, key)
+        day, key = _pick_day_key(ctx, seq)
+        return reading((day,), lambda: ctx.target.read_slice(ctx.layout, day, key))
 
 
 class MinuteBars(Workload):
@@ -115,5 +122,5 @@ class MinuteBars(Workload):
     op_name = "minute_bars"
 
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
-        day, key = _pick_day_key(ctx)
-        return lambda: ctx.target.minute_bars(ctx.layout, day, key)
+        day, key = _pick_day_key(ctx, seq)
+        return reading((day,), lambda: ctx.target.minute_bars(ctx.layout, day, key))

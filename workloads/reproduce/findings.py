@@ -112,6 +112,10 @@ def _quotient(top: Callable[[list[ArmRun]], float | None], bottom: Callable[[lis
         ids = tuple(a.run_id for a in arms)
         t, b = top(arms), bottom(arms)
         if t is None or b is None or b <= 0:
+            never_cold = [a.run_id for a in arms if a.answer.cache == "cold"
+                          and not any(step.cold_ops for step in a.answer.steps)]
+            if never_cold:
+                return None, ids, f"no operation of the cold run {never_cold[0]} held cold"
             return None, ids, f"the runs do not give {what}"
         return t / b, ids, ""
     return measure

@@ -36,9 +36,12 @@ class ArmRun:
         return steps[0] if steps else None
 
     def seconds(self, users: int | None = None) -> float | None:
-        """The median time of one operation (a day's load, a computation)."""
+        """The median time of one operation (a day's load, a computation); of a cold run, over the
+        operations that held cold only (None when none did)."""
         step = self.step(users)
-        return step.p50_s if step else None
+        if step is None:
+            return None
+        return step.cold_p50_s if self.answer.cache == "cold" else step.p50_s
 
     def server_seconds(self, users: int | None = None) -> float | None:
         """The mean server-side part of one operation, where the target splits it out."""

@@ -89,7 +89,7 @@ from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode, ap
 from workloads.targets.arrow_frames import key_value, library_versions
 from workloads.targets.bars import BAR_COLUMNS, minute_bars, price_columns
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, OpResult, ProgressCallback, Target, TargetError
-from workloads.targets.cache import drop_file_cache
+from workloads.targets.cache import drop_file_cache, system_wide_drop
 from workloads.targets.columns import column_schema
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.quotes import minute_quotes
@@ -451,15 +451,20 @@ class ArcticDBTarget(ClientPandas, Target):
                 "library_prefix": str(self.config.get("library") or ""), "bars_by": self.bars_by,
                 "writers": "serialised per library (flock)", "versions": self._versions()}
 
+    def data_files(self, layout: Layout) -> list[Path]:
+        return self._mdb_files(layout)
+
     def drop_cache(self, layout: Layout) -> list[str]:
-        """Reopen the store (ArcticDB's version-map cache) and drop the OS cache of ``data.mdb``."""
-        applied = []
-        if self._arctic is not None:
-            self.close()
-            self._lib(layout)
-            applied.append("arcticdb reopen")
-        return applied + drop_file_cache(self._mdb_files(layout),
-                                         system_wide=bool(self.config.get("drop_caches", True)))
+        """The OS cache of ``data.mdb``."""
+        return drop_file_cache(self._mdb_files(layout), system_wide=system_wide_drop(self.config))
+
+    def drop_process_cache(self, layout: Layout) -> list[str]:
+        """Reopen this process's store (ArcticDB's version-map cache)."""
+        if self._arctic is None:
+            return []
+        self.close()
+        self._lib(layout)
+        return ["arcticdb reopen"]
 
     # --- worker side ---------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:

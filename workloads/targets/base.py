@@ -193,13 +193,22 @@ class Target(ABC):
         return {"kind": self.kind}
 
     def drop_cache(self, layout: Layout) -> list[str]:
-        """Make the next read cold (in a worker, before each operation of a cold run, outside its
-        timing); return the methods actually applied."""
+        """Empty every shared cache that could hold this layout's data: each file's pages in the OS
+        cache, a server's caches on every node it uses. Called in a worker when no operation of the
+        step runs (``workloads.cold``: by user 0 between the rounds of a cold step), outside every
+        timing; returns the methods actually applied ([] = nothing could be dropped, and no
+        operation after it is called cold)."""
         return []
 
-    def drop_cache_for_step(self, layout: Layout) -> list[str]:
-        """Make a cold step start cold (in the parent, once, right before the release): for caches
-        that dropping under other workers' running queries would disturb (a server's)."""
+    def data_files(self, layout: Layout) -> list[Path]:
+        """The files on this machine that hold the layout's data: a cold round checks after its
+        clear that none of their pages is left in the OS cache ([] = none here to check, e.g. a
+        remote server's)."""
+        return []
+
+    def drop_process_cache(self, layout: Layout) -> list[str]:
+        """Empty what this process itself keeps of the data (an embedded engine's buffer pool): every
+        user of a cold round calls it for its own process, before the round's ``drop_cache``."""
         return []
 
     def prepare_columns(self, layout: Layout, columns: tuple[str, ...] | None) -> None:

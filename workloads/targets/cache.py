@@ -2,8 +2,8 @@
 
 What ARCHITECTURE.md asks for, in order: ``fsync`` each file (dirty pages cannot be dropped),
 ``posix_fadvise(POSIX_FADV_DONTNEED)`` on each file (drops that file's clean pages; works
-without privileges), then ``/proc/sys/vm/drop_caches`` when it is writable (root only; drops the
-whole machine's clean page cache, dentries and inodes stay). Every step is best effort and
+without privileges), then ``/proc/sys/vm/drop_caches`` when the target's config asks for it and it is writable (root
+only; drops the whole machine's clean page cache, dentries and inodes stay). Every step is best effort and
 the function returns only the methods that actually succeeded, so a run records the truth.
 """
 from __future__ import annotations
@@ -17,6 +17,13 @@ DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 FSYNC = "fsync"
 FADVISE = "posix_fadvise(DONTNEED)"
 DROP = "drop_caches"
+
+
+def system_wide_drop(config: dict) -> bool:
+    """Whether a target's config asks for the machine-wide ``drop_caches`` too (key ``drop_caches``,
+    default false: it evicts every process's cache on the machine and takes seconds, so only an
+    explicit request gets it, and then between operations, never inside one)."""
+    return bool(config.get("drop_caches", False))
 
 
 def drop_file_cache(paths: Iterable[str | os.PathLike], system_wide: bool = True) -> list[str]:
@@ -71,14 +78,62 @@ def _drop_system_caches() -> bool:
 
 
 def resident_bytes(path: str | os.PathLike) -> int | None:
-    """Bytes of ``path`` now in the page cache (util-linux ``fincore``); None if unavailable."""
-    import shutil
-    import subprocess
+    """Bytes of ``path`` now in the page cache (``mincore`` of a read-only mapping, which faults
+    nothing in); None where that cannot be asked (not Linux, an unreadable file)."""
+    import ctypes
+    import mmap
 
-    exe = shutil.which("fincore")
-    if exe is None:
+    size = Path(path).stat().st_size
+    if size == 0:
+        return 0
+    libc = _libc()
+    if libc is None:
         return None
-    result = subprocess.run([exe, "--bytes", "--noheadings", "--output", "RES", str(path)],
-                            capture_output=True, text=True, check=False)
-    text = result.stdout.strip()
-    return int(text) if result.returncode == 0 and text.isdigit() else None
+    page = mmap.PAGESIZE
+    pages = (size + page - 1) // page
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            return None
+        try:
+            vector = (ctypes.c_ubyte * pages)()
+            if libc.mincore(ctypes.c_void_p(address), size, vector) != 0:
+                return None
+            resident = sum(1 for flag in vector if flag & 1)
+        finally:
+            libc.munmap(ctypes.c_void_p(address), size)
+    finally:
+        os.close(fd)
+    return min(resident * page, size)
+
+
+def resident_bytes_of(paths: Iterable[str | os.PathLike]) -> int | None:
+    """Bytes of all these files (missing ones skipped) in the page cache; None if any cannot be asked."""
+    total = 0
+    for path in paths:
+        if not Path(path).is_file():
+            continue
+        resident = resident_bytes(path)
+        if resident is None:
+            return None
+        total += resident
+    return total
+
+
+def _libc():
+    import ctypes
+    import ctypes.util
+    import platform
+
+    if platform.system() != "Linux":
+        return None
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+    return libc

@@ -12,7 +12,7 @@ Config keys (plain data, rebuilt in every worker process):
   ``timeout`` (connect, s, default 10), ``query_timeout`` (one reply, s, default 3600),
   ``compress`` (clickhouse-connect's compression of inserts and replies, default true).
 - both: ``chunk_rows`` (rows per load batch, default 1,000,000), ``drop_caches`` (a cold run may
-  also write ``/proc/sys/vm/drop_caches``, default true). Embedded uses the database
+  also write ``/proc/sys/vm/drop_caches``, default false). Embedded uses the database
   ``tickbench`` inside its folder (``database`` also applies).
 
 chDB and clickhouse-connect are imported only inside the backend that needs them (a missing one
@@ -116,7 +116,7 @@ from workloads.targets.arrow_frames import arrow_schema, arrow_table, frame_from
 from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
-from workloads.targets.cache import drop_file_cache
+from workloads.targets.cache import drop_file_cache, system_wide_drop
 from workloads.targets.columns import column_schema
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
@@ -963,20 +963,23 @@ class ClickHouseTarget(Target):
         return applied
 
     def drop_cache(self, layout: Layout) -> list[str]:
-        """Embedded: the engine's caches, then the OS cache of the folder's files. Server: nothing
-        per operation (``drop_cache_for_step`` drops its caches once per step)."""
+        """Server: its caches (``SYSTEM DROP ... CACHE``). Embedded: the OS cache of the folder's
+        files (the engine's own caches live in each process: ``drop_process_cache``)."""
+        if self.server:
+            with self._conn() as (con, _):
+                return self._drop_engine_caches(con)
+        return drop_file_cache(self.data_files(layout), system_wide=system_wide_drop(self.config))
+
+    def data_files(self, layout: Layout) -> list[Path]:
+        if self.server:
+            return []
+        return [Path(root) / name for root, _, names in os.walk(self.path) for name in names]
+
+    def drop_process_cache(self, layout: Layout) -> list[str]:
         if self.server:
             return []
         with self._conn() as (con, _):
-            applied = self._drop_engine_caches(con)
-        files = [Path(root) / name for root, _, names in os.walk(self.path) for name in names]
-        return applied + drop_file_cache(files, system_wide=bool(self.config.get("drop_caches", True)))
-
-    def drop_cache_for_step(self, layout: Layout) -> list[str]:
-        if not self.server:
-            return []
-        with self._conn() as (con, _):
-            return [f"{c} once before the step" for c in self._drop_engine_caches(con)]
+            return self._drop_engine_caches(con)
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
         if table == "minute":

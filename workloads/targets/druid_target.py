@@ -14,7 +14,7 @@ Config keys (plain data, rebuilt in every worker process):
   ``<datasets dir>/druid-input``. Imports read the dataset's CSV files by their path, the same rule.
 - ``segment_cache``: the historical's segment-cache folder when it is on this machine (the local
   engine sets it): footprint's run-time space and the cold cache use it.
-- ``drop_caches`` (bool, default true): a cold step may also write ``/proc/sys/vm/drop_caches``.
+- ``drop_caches`` (bool, default false): a cold step may also write ``/proc/sys/vm/drop_caches``.
 - ``timeout`` (connect/reply, s, default 600), ``task_timeout_s`` (an ingestion task, default 1800).
 - ``local_engine``: true when Tickbench started the server (describe() says so).
 
@@ -110,7 +110,7 @@ from workloads.targets.arrow_frames import arrow_schema, frame_from_arrow, key_v
 from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult, ProgressCallback,
                                     Target, TargetError)
-from workloads.targets.cache import drop_file_cache
+from workloads.targets.cache import drop_file_cache, system_wide_drop
 from workloads.targets.columns import column_schema
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                       ols_from_sums, quote_columns)
@@ -762,12 +762,15 @@ class DruidTarget(Target):
             info["error"] = _first_line(exc)
         return info
 
-    def drop_cache_for_step(self, layout: Layout) -> list[str]:
+    def data_files(self, layout: Layout) -> list[Path]:
         folder = self._cache_folder(self.table(layout))
-        if folder is None:
+        return [] if folder is None else [f for f in folder.rglob("*") if f.is_file()]
+
+    def drop_cache(self, layout: Layout) -> list[str]:
+        files = self.data_files(layout)
+        if not files:
             return []
-        files = [f for f in folder.rglob("*") if f.is_file()]
-        applied = drop_file_cache(files, system_wide=bool(self.config.get("drop_caches", True)))
+        applied = drop_file_cache(files, system_wide=system_wide_drop(self.config))
         return [f"{m} on the segment cache of {self.table(layout)}" for m in applied]
 
     def clear_table(self, layout: Layout, table: str = "") -> None:

@@ -50,7 +50,7 @@ from workloads.targets.arrow_frames import arrow_schema, arrow_table, frame_from
 from workloads.targets.bars import price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupported, OpResult,
                                     ProgressCallback, Target, TargetError)
-from workloads.targets.cache import drop_file_cache
+from workloads.targets.cache import drop_file_cache, system_wide_drop
 from workloads.targets.columns import column_schema
 from workloads.targets.storage import disk_full_error
 from workloads.targets.turns import take_turn
@@ -365,14 +365,20 @@ class DuckDBTarget(Target):
         return {"kind": self.kind, "path": str(self.path), "duckdb": duckdb.__version__,
                 "threads": self.config.get("threads") or "default", "versions": library_versions()}
 
+    def data_files(self, layout: Layout) -> list[Path]:
+        return self._files()
+
     def drop_cache(self, layout: Layout) -> list[str]:
-        """Drop the OS cache of the file, and DuckDB's own buffer pool by reopening our connection."""
-        applied = []
-        if self._reader is not None:
-            self.close()
-            self._reader, _, _ = self._connect(read_only=True)
-            applied.append("duckdb reconnect")
-        return applied + drop_file_cache(self._files(), system_wide=bool(self.config.get("drop_caches", True)))
+        """The OS cache of the database file."""
+        return drop_file_cache(self._files(), system_wide=system_wide_drop(self.config))
+
+    def drop_process_cache(self, layout: Layout) -> list[str]:
+        """DuckDB's own buffer pool, by reopening this process's connection."""
+        if self._reader is None:
+            return []
+        self.close()
+        self._reader, _, _ = self._connect(read_only=True)
+        return ["duckdb reconnect"]
 
     # --- worker side ---------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:

@@ -69,7 +69,7 @@ from workloads.datasets.csvread import read_csv
 from workloads.datasets.csvwrite import write_csv
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, OpResult, ProgressCallback,
                                     Target, TargetError)
-from workloads.targets.cache import drop_file_cache
+from workloads.targets.cache import drop_file_cache, system_wide_drop
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.columns import column_schema
 from workloads.targets.sizes import rows_bytes
@@ -231,9 +231,11 @@ class FileTarget(ClientPandas, Target):
     def _codec(self) -> dict[str, Any]:
         return {}
 
+    def data_files(self, layout: Layout) -> list[Path]:
+        return self.day_files(layout)
+
     def drop_cache(self, layout: Layout) -> list[str]:
-        return drop_file_cache(self.day_files(layout),
-                               system_wide=bool(self.config.get("drop_caches", True)))
+        return drop_file_cache(self.data_files(layout), system_wide=system_wide_drop(self.config))
 
     # --- worker side ---------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:
@@ -505,10 +507,9 @@ class PickleTarget(FileTarget):
             with atomic_file(path) as f:
                 pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def drop_cache(self, layout: Layout) -> list[str]:
+    def data_files(self, layout: Layout) -> list[Path]:
         # the files of a column subset are read too (they are the day files of such a read)
-        files = self.day_files(layout) + sorted((Path(layout.location) / "columns").glob(f"*/*.{self.ext}"))
-        return drop_file_cache(files, system_wide=bool(self.config.get("drop_caches", True)))
+        return self.day_files(layout) + sorted((Path(layout.location) / "columns").glob(f"*/*.{self.ext}"))
 
     def _read(self, path, layout, key, columns=None):
         """``pickle.load`` of the open file, as report 000 timed it, and nothing else.

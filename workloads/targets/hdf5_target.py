@@ -106,7 +106,7 @@ from workloads.targets.arrow_frames import frame_from_arrow, key_value, library_
 from workloads.targets.bars import minute_bars, price_columns
 from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, OpResult, ProgressCallback,
                                     Target, TargetError)
-from workloads.targets.cache import drop_file_cache
+from workloads.targets.cache import drop_file_cache, system_wide_drop
 from workloads.targets.columns import column_schema
 from workloads.targets.client_pandas import ClientPandas
 from workloads.targets.quotes import QuoteColumns, minute_quotes
@@ -346,11 +346,13 @@ class HDF5Target(ClientPandas, Target):
                 else "pandas HDFStore.get, then a pandas filter",
                 "versions": hdf5_versions()}
 
+    def data_files(self, layout: Layout) -> list[Path]:
+        sides = [self.side_path(layout, n) for n in side_tables(_get_dataset(layout.dataset))]
+        return self.day_files(layout) + sides
+
     def drop_cache(self, layout: Layout) -> list[str]:
         # Files are opened per operation: PyTables/HDF5 keep no chunk cache between reads.
-        sides = [self.side_path(layout, n) for n in side_tables(_get_dataset(layout.dataset))]
-        return drop_file_cache(self.day_files(layout) + sides,
-                               system_wide=bool(self.config.get("drop_caches", True)))
+        return drop_file_cache(self.data_files(layout), system_wide=system_wide_drop(self.config))
 
     # --- worker side ---------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:

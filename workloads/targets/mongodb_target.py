@@ -576,15 +576,10 @@ class MongoDBTarget(Target):
         return ("a collection per dataset, one document per row; index (date, symbol, time, _seq) for TAQ, "
                 "(device_id, time) for devices (equality, sort, range)")
 
-    def drop_cache_for_step(self, layout: Layout) -> list[str]:
-        applied = []
-        for name in self._layout_names(layout.dataset, self.table(layout)):
-            try:
-                self._call(self.db().command, "planCacheClear", name)
-                applied.append(f"planCacheClear {name} once before the step")
-            except TargetError:
-                continue
-        return applied
+    def drop_cache(self, layout: Layout) -> list[str]:
+        """Nothing: WiredTiger's cache is emptied only by a restart, and the plan cache
+        (``planCacheClear``) holds plans, not data, so clearing it would make no read cold."""
+        return []
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
         if table == "minute":

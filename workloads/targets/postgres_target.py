@@ -66,10 +66,11 @@ the bytes psycopg receives for the same binary COPY).
 Concurrency: each worker process has its own connections (psycopg's, and ADBC's once it reads:
 two server backends each); nothing is serialised on the client side.
 
-Cold cache: PostgreSQL has no command that empties its shared buffers (only a restart does), so
-``drop_cache_for_step`` applies nothing there and says so in ``describe``; with ``local_engine``
-and the data folder readable here, ``drop_cache`` evicts the OS page cache of the layout's
-relation files (``pg_relation_filepath``) before each operation (``cache.drop_file_cache``).
+Cold cache (``drop_cache``, between a cold step's rounds): the layout's relations and their
+indexes are evicted from the shared buffers with ``pg_buffercache_evict_relation`` (PostgreSQL 18's
+``pg_buffercache``, superuser only; the extension is created if missing), and with ``local_engine``
+the OS page cache of their files (``pg_relation_filepath``; ``cache.drop_file_cache``). A server
+that offers neither gets nothing applied, and its operations are not called cold.
 
 Reports 001 and 004: suite texts of dialect ``postgres`` use psycopg's named parameters
 ``%(name)s`` (a literal ``%`` is ``%%``) and ``{quotes}``/``{readings}``/``{info}`` for the
@@ -621,8 +622,9 @@ class PostgresTarget(Target):
             "phases": "measured: decode only (the COPY is one libpq exchange); probes: server (EXPLAIN ANALYZE "
                       "Execution Time of the same SELECT, result kept on the server) / transfer (COPY wall time "
                       "minus server) / decode",
-            "cold_cache": "PostgreSQL's shared buffers cannot be dropped without a restart (not applied); "
-                          "local engine: the OS page cache of the layout's relation files before each operation"}
+            "cold_cache": "between a cold step's rounds: the layout's relations evicted from the shared buffers "
+                          "(pg_buffercache_evict_relation, PostgreSQL 18, superuser); local engine: also the OS "
+                          "page cache of their files"}
         from importlib import metadata
         try:
             info["adbc_driver_postgresql"] = metadata.version("adbc-driver-postgresql")
@@ -663,20 +665,35 @@ class PostgresTarget(Target):
                     files.extend(p for p in base.parent.glob(base.name + "*") if p.is_file())
         return files
 
-    def drop_cache(self, layout: Layout) -> list[str]:
-        """Local engine only: the OS page cache of the layout's relation files (shared buffers stay)."""
+    def data_files(self, layout: Layout) -> list[Path]:
         if not self.config.get("local_engine"):
             return []
         try:
-            files = self._relation_files(layout)
+            return self._relation_files(layout)
         except TargetError:
             return []
-        if not files:
-            return []
-        return drop_file_cache(files, system_wide=False)
 
-    def drop_cache_for_step(self, layout: Layout) -> list[str]:
-        return []         # no command empties PostgreSQL's shared buffers (describe says so)
+    def drop_cache(self, layout: Layout) -> list[str]:
+        """The layout's pages out of the shared buffers, and (local engine) out of the OS cache."""
+        applied = self._evict_shared_buffers(layout)
+        files = self.data_files(layout)
+        return applied + (drop_file_cache(files, system_wide=False) if files else [])
+
+    def _evict_shared_buffers(self, layout: Layout) -> list[str]:
+        """``pg_buffercache_evict_relation`` on every relation of the layout and its indexes; [] where
+        the server lacks it (before 18, no extension, not a superuser) or a buffer stayed pinned."""
+        try:
+            self.db.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+            skipped = 0
+            for name in self._relations(self.table(layout)):
+                for row in self.db.rows(
+                        "SELECT e.buffers_skipped AS s FROM pg_class c, pg_buffercache_evict_relation(c.oid) e "
+                        "WHERE c.oid = %s::regclass OR c.oid IN (SELECT indexrelid FROM pg_index "
+                        "WHERE indrelid = %s::regclass)", (quote(name), quote(name))):
+                    skipped += int(row["s"] or 0)
+        except TargetError:
+            return []
+        return ["pg_buffercache_evict_relation (shared buffers)"] if skipped == 0 else []
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
         if table == "minute":

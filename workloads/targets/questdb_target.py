@@ -607,10 +607,7 @@ class QuestDBTarget(Target):
         return info
 
     def drop_cache(self, layout: Layout) -> list[str]:
-        return []
-
-    def drop_cache_for_step(self, layout: Layout) -> list[str]:
-        return []
+        return []        # the server maps its column files: no client can evict them (describe says so)
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
         if table == "minute":

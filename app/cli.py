@@ -7,6 +7,7 @@ import getpass
 import os
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -263,35 +264,56 @@ def cmd_run(args) -> int:
     if args.live:
         return _run_live(runner, store)
     result_box: list = []
-    thread = threading.Thread(target=lambda: result_box.append(runner.run()), daemon=True)
+    thread = threading.Thread(target=_run_into, args=(runner, result_box), daemon=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=err_console,
-                  transient=False) as progress:
+                  transient=False) as progress, _cancel_on_signals(runner):
         task = progress.add_task(f"{scenario.workload} on {scenario.target}", total=1.0, detail="")
         thread.start()
         shown_hosts = False
-        try:
-            while thread.is_alive():
-                thread.join(0.25)
-                snap = runner.snapshot()
-                if runner.load_generators is not None and not shown_hosts:     # before the first release
-                    shown_hosts = True
-                    print_cluster(runner.load_generators, progress.console, snap.host_users or None)
-                detail = f"{snap.status} · step {snap.step_index + 1}/{snap.steps_total} · " \
-                         f"{plural(snap.users, 'user')} · {plural(snap.ops_done, 'op')}"
-                if snap.ops_failed:
-                    detail += f" · {snap.ops_failed} failed"
-                progress.update(task, completed=snap.progress, detail=detail)
-        except KeyboardInterrupt:
-            runner.cancel()
-            thread.join()
+        while thread.is_alive():
+            thread.join(0.25)
+            snap = runner.snapshot()
+            if runner.load_generators is not None and not shown_hosts:     # before the first release
+                shown_hosts = True
+                print_cluster(runner.load_generators, progress.console, snap.host_users or None)
+            detail = f"{snap.status} · step {snap.step_index + 1}/{snap.steps_total} · " \
+                     f"{plural(snap.users, 'user')} · {plural(snap.ops_done, 'op')}"
+            if snap.ops_failed:
+                detail += f" · {snap.ops_failed} failed"
+            progress.update(task, completed=snap.progress, detail=detail)
     result = result_box[0]
+    if isinstance(result, BaseException):
+        from workloads.worker import describe_error
+        raise CliError(f"run {runner.run_id}: {describe_error(result)}")
     _print_figures(store, result.run_id)
     _print_op_errors(store, result.run_id)
     style = {"completed": "green", "cancelled": "yellow"}.get(result.status, "red")
     console.print(f"run [bold]{result.run_id}[/bold]: [{style}]{result.status}[/{style}]"
                   + (f" — {result.message}" if result.message else ""), highlight=False)
     return 0 if result.status == "completed" else 1
+
+
+def _run_into(runner, box: list) -> None:
+    """The run in its thread; what ends it, a result or an exception, goes into ``box``."""
+    try:
+        box.append(runner.run())
+    except BaseException as exc:  # shown as one line by the main thread, never lost
+        box.append(exc)
+
+
+@contextmanager
+def _cancel_on_signals(runner):
+    """SIGINT (Ctrl-C) and SIGTERM cancel the run as they do a ``--live`` one: the workers stop at
+    an operation boundary, what was measured is kept, and the run ends "cancelled"."""
+    import signal
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda *_: runner.cancel()) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _scenario_from_stdin() -> "Scenario":

@@ -14,8 +14,9 @@ warm, warm-ups until steady), then the hand-written path on the same (day, symbo
 run's worker drew for its measured operations (its seeded generator replayed), after one warm-up
 call, in a long-lived process of its own (a child of the benchmark, as the workers are, idle while
 Tickbench measures) whose allocator is settled as the workers' are (``workloads.allocator``). A
-ratio above
-1 is what Tickbench's harness and path cost beyond the practitioner's. ``--servers`` starts those
+slice-download round stops on rows, so its rounds go on until it too has rounds x ops operations.
+A ratio above 1 is what Tickbench's harness and path cost beyond the practitioner's; each line also
+gives the range of the rounds' own ratios, the noise the median has to see through. ``--servers`` starts those
 engines as local engines in the benchmark's home and stops them at the end.
 """
 from __future__ import annotations
@@ -35,7 +36,7 @@ WORKLOADS = {"read_day": "read-day", "read_slice": "slice-download", "minute_bar
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", help="comma-separated (default: every installed local engine)")
+    parser.add_argument("--targets", help="comma-separated, \"\" for none (default: every installed local engine)")
     parser.add_argument("--servers", default="", help="local server engines to start and measure too: "
                                                       "questdb,postgres,druid (default: none)")
     parser.add_argument("--operations", default=",".join(WORKLOADS), help="which of read_day,read_slice,minute_bars")
@@ -55,7 +56,7 @@ def main() -> int:
     from workloads.practitioner import MODULES
     from workloads.target_registry import ENGINES, default_config, missing_client
 
-    targets = ([t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else
+    targets = ([t.strip() for t in args.targets.split(",") if t.strip()] if args.targets is not None else
                [e.kind for e in ENGINES if e.local and missing_client(e.kind) is None and e.kind in MODULES])
     scale = Scale(days=args.days, rows_per_day=args.rows_per_day, symbols=args.symbols)
     data = home / "data"
@@ -132,12 +133,16 @@ def measure_engine(args, store, kind, config, scale, layout, operations, practit
     failures = []
     for op in operations:
         workload = WORKLOADS[op]
-        ours, theirs, how = [], [], ""
+        ours, theirs, how, per_round = [], [], "", []
         # slice-download stops on rows, not operations: about --ops slices' worth of rows
         params = ({"rows_per_user": max(1, (args.ops - 1) * args.rows_per_day // args.symbols + 1)}
                   if workload == "slice-download" else {})
+        rounds = 0
         try:
-            for _ in range(args.rounds):
+            # a slice-download round stops on rows, so one large symbol ends it early: rounds go on
+            # until the kind has its rounds x ops operations (at most 4x the rounds)
+            while rounds < args.rounds or (len(ours) < args.rounds * args.ops and rounds < 4 * args.rounds):
+                rounds += 1
                 scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
                                     target_config=config, workload=workload, users=(1,),
                                     operations=args.ops, warmup_ops=1, probe_ops=0, params=params)
@@ -148,12 +153,15 @@ def measure_engine(args, store, kind, config, scale, layout, operations, practit
                                                    len(stored))
                 how, seconds = practitioner.time(op, (warmups or measured)[0], measured)
                 theirs += seconds
+                per_round.append(statistics.median(stored["total_s"]) / statistics.median(seconds))
         except RunFailed as exc:
             failures.append(str(exc))
             continue
         rows.append((kind, op, statistics.median(ours), statistics.median(theirs), how))
         print(f"{kind} {op}: Tickbench {statistics.median(ours) * 1000:.2f} ms, path "
-              f"{statistics.median(theirs) * 1000:.2f} ms ({len(ours)} + {len(theirs)} operations)",
+              f"{statistics.median(theirs) * 1000:.2f} ms ({len(ours)} + {len(theirs)} operations; "
+              f"ratio {statistics.median(ours) / statistics.median(theirs):.2f}, rounds' own "
+              f"{min(per_round):.2f}-{max(per_round):.2f})",
               flush=True)
     return failures
 

@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--nice", type=int, default=0,
                      help="lower the run's and its workers' CPU priority by this much (the window starts "
                           "its runs at 5 so that it stays responsive on a saturated machine; recorded)")
+    run.add_argument("--force", action="store_true",
+                     help="run even where the users or the data look more than this machine can hold "
+                          "(the estimate is refused otherwise)")
     run.add_argument("--live", action="store_true",
                      help="publish live snapshots to the run's folder and obey a stop request there "
                           "(the window's viewer), instead of a progress bar")
@@ -148,6 +151,8 @@ def scenario_from_args(args) -> "Scenario":
     if args.operations is not None:
         changes["operations"] = args.operations
     if args.duration is not None:
+        if not args.duration > 0 or args.duration == float("inf"):
+            raise CliError(f"--duration takes a finite number of seconds above 0, not {args.duration}")
         changes["duration_s"] = args.duration
         if args.operations is None:
             changes["operations"] = 0
@@ -253,9 +258,11 @@ def _password(user: str) -> str:
 
 
 def cmd_run(args) -> int:
+    from workloads.limits import check_machine
     from workloads.runner import Runner
     try:
         scenario = _scenario_from_stdin() if args.scenario_stdin else scenario_from_args(args)
+        check_machine(scenario, force=args.force)
         store = _store(args)
         runner = Runner(scenario, store, run_id=args.run_id)
     except (ValueError, KeyError) as exc:

@@ -74,3 +74,84 @@ def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, gro
     assert (pd.read_parquet(tmp_path / "x" / f"{run['run_id']}_ops.parquet")["kind"] == "measured").sum() > 0
     leftovers = [p.name for p in folder.rglob("*") if p.name.startswith(".") or p.suffix in (".tmp", ".part")]
     assert not leftovers, leftovers
+
+
+# --- (8) sizes validated before anything starts ------------------------------------------------
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--duration", "nan"], ["--duration", "finite", "nan"]),
+    (["--duration", "inf"], ["--duration", "finite", "inf"]),
+    (["--duration", "-1"], ["--duration", "above 0"]),
+    (["--duration", "0"], ["--duration", "above 0"]),
+    (["--users", "100000"], ["users: 100,000", "of memory", "--force"]),
+    (["--workload", "read-day", "--operations", "1", "--days", "100000", "--rows-per-day", "1000000000"],
+     ["rows per day", "in memory", "of disk", "GB", "--force"]),
+    (["--workload", "read-day", "--operations", "1", "--days", "3000", "--rows-per-day", "100000000"],
+     ["days x rows per day: 3,000 x 100,000,000", "TB of disk", "--force"]),
+    (["--operations", "-2"], ["must not be negative"]),
+    (["--days", "0"], ["days must be at least 1"]),
+])
+def test_sizes_beyond_meaning_or_the_machine_are_refused_before_anything_starts(tmp_path, args, fragments):
+    result = tickbench("run", "--workload", "noop", *args, home=tmp_path, timeout=60)
+    one_line_error(result, *fragments)
+    assert not _run_folders(tmp_path)                   # nothing started, nothing stored
+
+
+def test_the_engine_checks_sizes_for_the_window_too_and_force_goes_past_them():
+    from workloads.datasets.schema import Scale
+    from workloads.limits import TooBig, check_machine, machine_problems
+    from workloads.params import Param
+    from workloads.scenario import Scenario
+
+    for duration in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="finite"):
+            Scenario(workload="noop", duration_s=duration)
+    with pytest.raises(ValueError, match="finite"):
+        Param("x", "Rows", "float", 1.0, minimum=0).coerce("nan")
+    big = Scenario(users=(64,), scale=Scale(days=5, rows_per_day=20_000_000), target_config={"root": "/"})
+    problems = machine_problems(big, memory=2 * 2**30, disk=2**30)
+    assert any("users: 64" in p and "enough for 20" in p for p in problems), problems
+    assert any("of disk" in p for p in problems) and any("in memory" in p for p in problems), problems
+    assert machine_problems(Scenario(users=(2,), scale=Scale(days=1, rows_per_day=10_000)),
+                            memory=2 * 2**30, disk=2**30) == []
+    with pytest.raises(TooBig, match="--force"):
+        check_machine(Scenario(users=(10**6,)))
+    check_machine(Scenario(users=(10**6,)), force=True)
+    # users spread over Dask hosts do not need this machine's memory
+    assert machine_problems(Scenario(users=(400,), scheduler="tcp://127.0.0.1:1"), memory=2**30, disk=2**40) == []
+
+
+# --- (9) one line instead of a traceback -------------------------------------------------------
+
+@pytest.mark.parametrize("toml, fragments", [
+    ('days = "x"\n', ["days", "unknown scenario key"]),
+    ('[scale]\ndays = "x"\n', ["scale.days", "expected a whole number", "str"]),
+    ('users = "lots"\n', ["users", "expected a list of whole numbers"]),
+    ('users = [1, "x"]\n', ["users", "expected a list of whole numbers"]),
+    ('operations = 2.5\n', ["operations", "expected a whole number", "float"]),
+    ('duration_s = "10"\n', ["duration_s", "expected a number", "str"]),
+    ('target = 3\n', ["target", "expected text", "int"]),
+    ('params = 3\n', ["params", "expected a table"]),
+    ('warmup = 1\n', ["unknown scenario key(s): warmup"]),
+    ('duration_s = nan\n', ["duration", "finite"]),
+    ('users = [\n', ["not a valid scenario file"]),
+])
+def test_a_scenario_file_of_wrong_types_is_one_line_naming_file_key_and_type(tmp_path, toml, fragments):
+    path = tmp_path / "bad.toml"
+    path.write_text('workload = "noop"\n' + toml)
+    result = tickbench("run", "--scenario", str(path), home=tmp_path, timeout=60)
+    one_line_error(result, "bad.toml", *fragments)
+
+
+def test_one_number_of_users_in_a_scenario_file_is_one_step_of_that_many(tmp_path):
+    from workloads.scenario import Scenario
+    path = tmp_path / "one.toml"
+    path.write_text('workload = "noop"\nusers = 4\n')
+    assert Scenario.load_toml(path).users == (4,)
+    path.write_text('workload = "noop"\nusers = "1,2"\n')
+    assert Scenario.load_toml(path).users == (1, 2)
+
+
+def test_a_missing_scenario_file_is_one_line(tmp_path):
+    one_line_error(tickbench("run", "--scenario", str(tmp_path / "nope.toml"), home=tmp_path, timeout=60),
+                   "nope.toml", "no such scenario file")

@@ -1,6 +1,7 @@
 """Declared workload parameters: enough for the GUI to generate a form with units and limits."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,8 @@ class Param:
             number = cast(str(value).strip()) if isinstance(value, str) else cast(value)
         except (TypeError, ValueError):
             raise ValueError(f"{self.label}: {value!r} is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{self.label}: {value!r} is not a finite number")
         if self.minimum is not None and number < self.minimum:
             raise ValueError(f"{self.label}: {number} is below the minimum {self.minimum:g} {self.unit}".rstrip())
         if self.maximum is not None and number > self.maximum:

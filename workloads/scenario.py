@@ -1,6 +1,15 @@
-"""A scenario: everything that defines a run, as plain data saved with it (and as TOML)."""
+"""A scenario: everything that defines a run, as plain data saved with it (and as TOML).
+
+A scenario file (or the JSON the window sends) is checked key by key before anything starts: an
+unknown key or a value of the wrong type is one ``ValueError`` line naming the file, the key and
+the type expected. ``users`` takes a list of whole numbers (one step each), and also one number
+(``users = 4``: one step of 4 users) or the command line's form (``users = "1,2,4"``); a number
+where text is expected, or text where a number is, is refused rather than guessed.
+Sizes that are never meaningful (a duration that is not a finite number, negative counts) are
+refused by the scenario itself; what this machine could not hold is ``workloads.limits``'."""
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -41,6 +50,8 @@ class Scenario:
             raise ValueError(f"cache must be one of {', '.join(CACHE_STATES)}, not {self.cache!r}")
         if not self.users or any(u < 1 for u in self.users):
             raise ValueError("users must be one or more whole numbers of at least 1")
+        if not math.isfinite(self.duration_s):
+            raise ValueError(f"duration must be a finite number of seconds, not {self.duration_s}")
         if self.operations < 0 or self.duration_s < 0:
             raise ValueError("operations and duration must not be negative")
         if self.warmup_ops < 0 or self.probe_ops < 0:
@@ -61,15 +72,27 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        """A scenario from plain data (a TOML file's, the window's JSON); ValueError naming the key
+        and the type expected for anything else."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a scenario is a table of keys, not {type(data).__name__}")
         known = {f for f in cls.__dataclass_fields__}
         unknown = set(data) - known
         if unknown:
-            raise ValueError(f"unknown scenario field(s): {', '.join(sorted(unknown))}")
-        values = dict(data)
+            raise ValueError(f"unknown scenario key(s): {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(sorted(known))})")
+        values = {key: _typed(key, value, FIELD_TYPES[key]) for key, value in data.items()}
         if "scale" in values:
-            values["scale"] = Scale(**values["scale"])
+            scale = values["scale"]
+            unknown = set(scale) - set(SCALE_TYPES)
+            if unknown:
+                raise ValueError(f"unknown scale key(s): {', '.join(sorted(unknown))} "
+                                 f"(known: {', '.join(SCALE_TYPES)})")
+            values["scale"] = Scale(**{k: _typed(f"scale.{k}", v, SCALE_TYPES[k]) for k, v in scale.items()})
         if "users" in values:
-            values["users"] = tuple(int(u) for u in values["users"])
+            values["users"] = _users(values["users"])
+        if "pins" in values:
+            values["pins"] = {str(k): _typed(f"pins.{k}", v, "int") for k, v in values["pins"].items()}
         return cls(**values)
 
     def save_toml(self, path: Path) -> None:
@@ -81,8 +104,49 @@ class Scenario:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{path}: not a valid scenario file ({exc})") from None
-        return cls.from_dict(data)
+        except FileNotFoundError:
+            raise ValueError(f"{path}: no such scenario file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: cannot read the scenario file ({exc.__class__.__name__}: "
+                             f"{getattr(exc, 'strerror', None) or exc})") from None
+        try:
+            return cls.from_dict(data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
 
+
+# The type each scenario key takes: "str", "int" (never a bool), "number" (int or float), "table",
+# or "users" (a list of whole numbers, one number, or "1,2,4").
+FIELD_TYPES = {"name": "str", "dataset": "str", "scale": "table", "strings": "str", "target": "str",
+               "target_config": "table", "workload": "str", "params": "table", "users": "users",
+               "cache": "str", "operations": "int", "duration_s": "number", "warmup_ops": "int",
+               "probe_ops": "int", "experiment": "str", "scheduler": "str", "placement": "str", "pins": "table"}
+SCALE_TYPES = {"days": "int", "rows_per_day": "int", "symbols": "int", "seed": "int", "start": "str"}
+_EXPECTED = {"str": "text", "int": "a whole number", "number": "a number", "table": "a table",
+             "users": "a list of whole numbers (or one number)"}
+
+
+def _typed(key: str, value: Any, kind: str) -> Any:
+    ok = {"str": isinstance(value, str),
+          "int": isinstance(value, int) and not isinstance(value, bool),
+          "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+          "table": isinstance(value, dict),
+          "users": isinstance(value, (int, str, list, tuple)) and not isinstance(value, bool)}[kind]
+    if not ok:
+        raise ValueError(f"{key}: expected {_EXPECTED[kind]}, not {type(value).__name__} {value!r:.60}")
+    return float(value) if kind == "number" else value
+
+
+def _users(value: Any) -> tuple[int, ...]:
+    items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, int) else list(value)
+    users = []
+    for item in items:
+        if isinstance(item, str) and item.strip().isdigit():
+            item = int(item)
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise ValueError(f"users: expected {_EXPECTED['users']}, not {value!r:.60}")
+        users.append(item)
+    return tuple(users)
 
 UNNAMED = ("", "untitled", "cli")       # names that say nothing: the run gets ``describe``'s instead
 

@@ -1,4 +1,5 @@
-"""``python -m tests.ddbserver``: start the test server; prints ``PORTS <p0> [<p1> ...]`` when ready."""
+"""``python -m tests.ddbserver``: start the test server; prints ``PORTS <p0> [<p1> ...]`` when ready,
+then ``ROLES <role of p0> ...`` (controller, data, compute or single)."""
 from __future__ import annotations
 
 import argparse
@@ -37,12 +38,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="dfsReplicationFactor: copies of each tablet the footprint scripts count")
     parser.add_argument("--no-arrow-plugin", action="store_true",
                         help="answer ARROW requests in the DDB format (no formatArrow plugin)")
+    parser.add_argument("--no-arrow-on", default="",
+                        help="comma-separated node aliases without the formatArrow plugin (dnode2,...)")
+    parser.add_argument("--compute-nodes", type=int, default=0,
+                        help="compute nodes after the data nodes (3.x; needs --data-nodes)")
+    parser.add_argument("--compute-group", default="cgroup1",
+                        help="the compute nodes' compute group ('' : none, so they cache nothing)")
+    parser.add_argument("--perf-host", default="127.0.0.1", help="getClusterPerf's host column")
+    parser.add_argument("--public-name", default="", help="getClusterPerf's publicName column")
+    parser.add_argument("--max-connections", type=int, default=0,
+                        help="refuse a node's connections past this many (0: no limit)")
     parser.add_argument("--refuse-login", action="store_true")
     parser.add_argument("--not-initialised", action="store_true")
     parser.add_argument("--silent", action="store_true", help="accept connections, never answer")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--delay-match", default="")
     parser.add_argument("--close-match", default="")
+    parser.add_argument("--lose-match", default="")
     parser.add_argument("--error-match", default="")
     parser.add_argument("--error-message", default=Faults().error_message)
     args = parser.parse_args(argv)
@@ -53,9 +65,15 @@ def main(argv: list[str] | None = None) -> int:
                    if getattr(args, k) != getattr(Faults(), k)})
     server = TestServer(data_nodes=args.data_nodes, users=args.users, version=args.version,
                         faults=faults, server_major=args.server_major,
-                        arrow_plugin=not args.no_arrow_plugin, replicas=args.replicas)
+                        arrow_plugin=not args.no_arrow_plugin, replicas=args.replicas,
+                        compute_nodes=args.compute_nodes, compute_group=args.compute_group,
+                        perf_host=args.perf_host, public_name=args.public_name,
+                        max_connections=args.max_connections,
+                        no_arrow_nodes=tuple(filter(None, args.no_arrow_on.split(","))))
     server.start()
+    roles = {0: "data", 2: "controller", 3: "single", 4: "compute"}
     print("PORTS " + " ".join(str(p) for p in server.ports), flush=True)
+    print("ROLES " + " ".join(roles[n.mode] for n in server.nodes), flush=True)
 
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

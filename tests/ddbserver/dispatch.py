@@ -6,7 +6,9 @@ else ("Syntax Error" for any other script).
 Each template is recognised by a regular expression written independently of the target's
 builders, so a change on either side that breaks the contract fails the tests. Queries run in
 DuckDB over the stored raw encodings (see store.py, queries.py). Shared tables are looked up in
-the namespace of the node the session is connected to.
+the namespace of the node the session is connected to. Reads go through the node caches
+(caches.py); ``pnodeRun(clearAllCache[, nodes])`` and ``pnodeRun(clearComputeNodeCache{db}, nodes)``
+empty them where DolphinDB's docs say those calls run.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from tests.ddbserver import codec as c
+from tests.ddbserver.caches import Caches
 from tests.ddbserver.queries import MAPREDUCE, OLS, RESULT, Queries, date_expr  # noqa: F401
 from tests.ddbserver.store import Database, Store, TableMeta
 from tests.ddbserver.suites import DfsHandle, SuiteQueries
@@ -33,6 +36,7 @@ from tests.ddbserver.topology import Node, Topology  # noqa: F401  (Node: re-exp
 class Session:
     node: Node
     variables: dict[str, Any] = field(default_factory=dict)
+    user: str = ""                     # "" until a login succeeds (an anonymous connection)
 
 
 class Dispatcher:
@@ -41,9 +45,11 @@ class Dispatcher:
     def __init__(self, store: Store, topology: Topology, faults):
         self.store = store
         self.topology = topology
-        self.queries = Queries(store)
+        self.caches = Caches(topology)
+        self.queries = Queries(store, self.caches)
         self.suites = SuiteQueries(store)
         self.faults = faults
+        self.sessions = None           # the server's session registry, for testServerStats
 
     # --- entry points ----------------------------------------------------------------------
     def function(self, session: Session, name: str, args: list) -> list:
@@ -54,7 +60,7 @@ class Dispatcher:
         if name == "testServerControl":
             return [c.Scalar(c.STRING, self.faults.control(args[0].value))]
         if name == "testServerStats":      # what the server saw, for tests (JSON object)
-            return [c.Scalar(c.STRING, json.dumps({"cache_clears": self.store.cache_clears}))]
+            return [c.Scalar(c.STRING, json.dumps(self.stats()))]
         m = re.fullmatch(rf"tableInsert\{{{LOAD}\}}", name)
         if m:
             return [c.Scalar(c.INT, self._insert_dfs(unquote(m.group(1)), unquote(m.group(2)), args))]
@@ -76,7 +82,7 @@ class Dispatcher:
             if m:
                 result = handler(session, m)
                 return [] if result is None else [result]
-        plain = self._plain(text)
+        plain = self._plain(session, text)
         if plain is not None:
             return [plain]
         answered = self.suites.run(session.variables, text)
@@ -96,6 +102,13 @@ class Dispatcher:
             (r"rpc\(getControllerAlias\(\), getClusterPerf, true\)",
              lambda s, m: topo.rpc_cluster_perf(self.faults.connections)),
             (r"pnodeRun\(clearAllCache\)", self._clear_cache),
+            (r"pnodeRun\(clearAllCache, (\[[^\]]*\])\)", self._clear_cache_on),
+            (rf"pnodeRun\(clearComputeNodeCache\{{{STR}\}}, (\[[^\]]*\])\)", self._clear_compute_on),
+            (rf"clearComputeNodeCache\({STR}\)",
+             lambda s, m: self.caches.clear_compute([s.node], unquote(m.group(1)), s.node)),
+            (r"objs\(true\)", lambda s, m: self._objs(s)),
+            (r"exec name from objs\(true\) where shared = true",
+             lambda s, m: c.Vector(c.STRING, np.array(self.store.shared_names(s.node.name), dtype=object))),
             (rf"existsDatabase\({STR}\)",
              lambda s, m: c.Scalar(c.BOOL, unquote(m.group(1)) in self.store.databases)),
             (rf"existsTable\({STR}, {STR}\)",
@@ -125,7 +138,48 @@ class Dispatcher:
 
     def _clear_cache(self, s, m):
         self.store.cache_clears += 1
+        self.caches.clear_all_cache(self.caches.default_pnode_targets(s.node), s.node)
         return c.Scalar(c.VOID, None)
+
+    def _clear_cache_on(self, s, m):
+        nodes = [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(1))]
+        self.store.cache_clears += 1
+        self.caches.clear_all_cache(nodes, s.node)
+        return c.Scalar(c.VOID, None)
+
+    def _clear_compute_on(self, s, m):
+        nodes = [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(2))]
+        self.caches.clear_compute(nodes, unquote(m.group(1)), s.node)
+        return c.Scalar(c.VOID, None)
+
+    def _objs(self, s) -> c.Table:
+        """objs(true): the session's variables and the node's shared tables, in DolphinDB's
+        columns (bytes are not measured here: 0; owner is not tracked: "")."""
+        rows = []
+        for name, obj in s.variables.items():
+            form = "TABLE" if isinstance(obj, c.Table) else "VECTOR" if isinstance(obj, c.Vector) else "SCALAR"
+            size = obj.rows if isinstance(obj, c.Table) else len(obj) if isinstance(obj, c.Vector) else 1
+            rows.append((name, "BASIC" if form == "TABLE" else c.TYPE_NAMES.get(getattr(obj, "type", 0), "ANY"),
+                         form, size, False))
+        for name in self.store.shared_names(s.node.name):
+            rows.append((name, "BASIC", "TABLE", self.store.shared_rows(s.node.name, name), True))
+        strings = lambda values: c.Vector(c.STRING, np.array(values, dtype=object))  # noqa: E731
+        ints = lambda values: c.Vector(c.INT, np.array(values, dtype="i4"))  # noqa: E731
+        return c.Table("", {
+            "name": strings([r[0] for r in rows]), "type": strings([r[1] for r in rows]),
+            "form": strings([r[2] for r in rows]), "rows": ints([r[3] for r in rows]),
+            "columns": ints([1] * len(rows)), "bytes": c.Vector(c.LONG, np.zeros(len(rows), dtype="i8")),
+            "shared": c.Vector(c.BOOL, np.array([r[4] for r in rows], dtype="i1")),
+            "extra": strings([""] * len(rows)), "owner": strings([""] * len(rows)),
+        })
+
+    def stats(self) -> dict:
+        """What the server saw, for tests: cache clears, the read log, the shared namespace of
+        every node, and each node's sessions (see server.py)."""
+        return {"cache_clears": self.store.cache_clears, "reads": list(self.caches.reads),
+                "clears": list(self.caches.clears),
+                "shared": {n.name: self.store.shared_names(n.name) for n in self.topology.nodes},
+                "sessions": self.sessions.snapshot() if self.sessions is not None else {}}
 
     def _create_database(self, s, m):
         lo, hi = parse_date(m.group(1)), parse_date(m.group(2))
@@ -271,7 +325,7 @@ class Dispatcher:
     def _measured(self, session: Session, m) -> c.Scalar:
         body, share_name = m.group(1), m.group(2)
         start = time.perf_counter_ns()
-        result = self.queries.run(body.strip())
+        result = self.queries.run(body.strip(), session.node, "measured")
         if result is None:
             raise not_recognised(body.strip().split("\n")[0][:60], line=2)
         elapsed = time.perf_counter_ns() - start
@@ -279,12 +333,12 @@ class Dispatcher:
         self.store.share(session.node.name, share_name, columns, result)
         return c.Scalar(c.LONG, elapsed)
 
-    def _plain(self, text: str) -> c.Table | None:
+    def _plain(self, session: Session, text: str) -> c.Table | None:
         """A read sent the way a user calls ``s.run(query)``: the measured body whose last line
         does not assign the result. Answered directly, nothing shared."""
         head, _, last = text.rpartition("\n")
         body = (head + "\n" if head else "") + f"{RESULT} = {last}"
-        return self.queries.run(body)
+        return self.queries.run(body, session.node, "plain")
 
 
 CREATE_DATABASE = (

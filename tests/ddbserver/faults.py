@@ -20,13 +20,14 @@ class Faults:
     delay: float = 0.0                # seconds to wait before answering a matching request
     delay_match: str = ""             # "" = every script/function request
     close_match: str = ""             # close the socket halfway through the reply of a match
+    lose_match: str = ""              # run a match but never send its reply (the connection stays)
     error_match: str = ""             # answer a matching request with error_message
     error_message: str = "Server error injected by the Tickbench test server"
     connections: dict = field(default_factory=dict)   # port -> connections accepted (read only)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     SETTABLE = ("refuse_login", "not_initialised", "silent", "delay", "delay_match",
-                "close_match", "error_match", "error_message")
+                "close_match", "lose_match", "error_match", "error_message")
 
     def update(self, values: dict) -> None:
         with self._lock:

@@ -26,6 +26,7 @@ class RunningServer:
     ports: list[int]
     host: str = "127.0.0.1"
     users: dict[str, str] = field(default_factory=lambda: {"admin": "123456"})
+    roles: list[str] = field(default_factory=list)
 
     @property
     def port(self) -> int:
@@ -34,7 +35,18 @@ class RunningServer:
 
     @property
     def data_ports(self) -> list[int]:
-        return self.ports[1:] or self.ports[:1]
+        data = [p for p, r in zip(self.ports, self.roles) if r == "data"]
+        return data or self.ports[:1]
+
+    @property
+    def compute_ports(self) -> list[int]:
+        return [p for p, r in zip(self.ports, self.roles) if r == "compute"]
+
+    def profile(self, **extra) -> dict:
+        """A cluster profile (plain data) listing every node with its role."""
+        roles = self.roles if len(self.roles) > 1 else ["single"]
+        return {"name": "test-server", "user": "admin",
+                "nodes": [{"host": self.host, "port": p, "role": r} for p, r in zip(self.ports, roles)], **extra}
 
     def control(self, **faults) -> dict:
         """Change faults at run time (``reset=True`` first restores the defaults).
@@ -45,8 +57,15 @@ class RunningServer:
         return self._call("testServerControl", json.dumps(faults))
 
     def stats(self) -> dict:
-        """What the server has seen so far (``cache_clears``: pnodeRun(clearAllCache) calls)."""
+        """What the server has seen so far: ``cache_clears`` (pnodeRun(clearAllCache) calls),
+        ``reads`` (each read: node, kind, partitions, hits, ``cold``), ``clears``, ``shared``
+        (node alias -> the names in its shared namespace) and ``sessions`` (port as text ->
+        open, logged_in, logins, peak_logged_in, refused)."""
         return self._call("testServerStats", "")
+
+    def reads_since(self, seen: int) -> list[dict]:
+        """The reads logged after the first ``seen`` (take ``len(stats()["reads"])`` first)."""
+        return self.stats()["reads"][seen:]
 
     def _call(self, function: str, argument: str) -> dict:
         import socket
@@ -81,9 +100,11 @@ def start_server(*args: str, env: dict | None = None, users: dict[str, str] | No
     """Start ``python -m tests.ddbserver`` with ``args``; wait for its ``PORTS`` line.
 
     Flags (``python -m tests.ddbserver --help``): ``--data-nodes N`` (a controller + N data nodes),
-    ``--server-major 2`` (DolphinDB 2.x: getClusterPerf on the controller only),
-    ``--no-arrow-plugin`` (ARROW requests answered in the DDB format), ``--replicas N`` (tablet
-    copies the footprint scripts see), and the fault flags.
+    ``--compute-nodes N`` (and N compute nodes in a compute group), ``--server-major 2``
+    (DolphinDB 2.x: getClusterPerf on the controller only), ``--no-arrow-plugin`` /
+    ``--no-arrow-on ALIASES`` (ARROW requests answered in the DDB format), ``--replicas N``
+    (tablet copies the footprint scripts see), ``--perf-host``/``--public-name`` (getClusterPerf's
+    host and publicName), ``--max-connections N``, and the fault flags.
     """
     cmd = [sys.executable, "-m", "tests.ddbserver", *args]
     if users is not None:
@@ -101,8 +122,9 @@ def start_server(*args: str, env: dict | None = None, users: dict[str, str] | No
     if not line.startswith("PORTS "):
         proc.kill()
         raise RuntimeError(f"test server failed to start: {line or proc.stderr.read()[-2000:]}")
+    roles = proc.stdout.readline().split()[1:]
     return RunningServer(proc, [int(p) for p in line.split()[1:]],
-                         users=users or {"admin": "123456"})
+                         users=users or {"admin": "123456"}, roles=roles)
 
 
 @pytest.fixture(scope="session")

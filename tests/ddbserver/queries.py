@@ -4,10 +4,16 @@ A body is the lines a read runs, the last one assigning ``tickbench_res``: a day
 (``select *`` or a select list of columns),
 minute bars, spread by minute, the map-reduce and the OLS. The same body arrives inside the
 MEASURED template or, with the assignment dropped, as a plain script (see dispatch.py).
+
+Each read also goes through the node caches (caches.py) when the dispatcher says which node it
+came through: the partitions it touches are those its conditions on the partitioning columns
+(day, key) select, as DolphinDB prunes partitions, whatever its other conditions.
 """
 from __future__ import annotations
 
+import bisect
 import re
+import threading
 
 import numpy as np
 
@@ -41,11 +47,44 @@ def date_expr(col: str, ddb_type: int) -> str:
 
 
 class Queries:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, caches=None):
         self.store = store
+        self.caches = caches
+        self._local = threading.local()   # (node, kind) of the read each connection's thread answers
 
-    def run(self, body: str) -> c.Table | None:
-        """The result table of ``body``; None when it is none of the read shapes."""
+    def run(self, body: str, node=None, kind: str = "plain") -> c.Table | None:
+        """The result table of ``body``; None when it is none of the read shapes. ``node``: the
+        node the session is on, whose caches the read goes through (None: no cache involved)."""
+        self._local.via = (node, kind) if node is not None and self.caches is not None else None
+        try:
+            return self._run(body)
+        finally:
+            self._local.via = None
+
+    def _touch(self, path: str, meta: TableMeta, where_text: str) -> None:
+        via = getattr(self._local, "via", None)
+        if via is not None:
+            node, kind = via
+            self.caches.read(node, self.partitions(path, meta, where_text), kind)
+
+    def partitions(self, path: str, meta: TableMeta, where_text: str) -> list[tuple[str, str, int, int]]:
+        """(database, table, day, key bucket) of every partition holding rows that the conditions
+        on the partitioning columns select (the other conditions prune nothing)."""
+        if len(meta.partition_columns) < 2 or path not in self.store.databases:
+            return []
+        db = self.store.databases[path]
+        table = next(name for (p, name), m in self.store.tables.items() if p == path and m is meta)
+        day_col, key_col = meta.partition_columns[:2]
+        conds = [cond for cond in split_conditions(where_text)
+                 if re.match(rf"({re.escape(day_col)}|{re.escape(key_col)})\b", cond)]
+        where = " and ".join(self._condition(meta, cond) for cond in conds) or "true"
+        day = date_expr(day_col, meta.type_of(day_col))
+        with self.store.lock:
+            pairs = self.store.con.execute(
+                f'select distinct {day}, "{key_col}" from {meta.duck} where {where}').fetchall()
+        return sorted({(path, table, int(d), bisect.bisect_right(db.key_bounds, k)) for d, k in pairs})
+
+    def _run(self, body: str) -> c.Table | None:
         m = re.fullmatch(rf"{RESULT} = select (\*|{IDENT}(?:, {IDENT})*) from {LOAD} where (.+)", body)
         # a select list is a read-day only with a read's day filter: a suite query that selects
         # columns with other conditions is answered by the suite's own handling further on
@@ -54,6 +93,7 @@ class Queries:
         if m:
             meta = self.store.dfs_table(unquote(m.group(2)), unquote(m.group(3)))
             where = self.where(meta, m.group(4))
+            self._touch(unquote(m.group(2)), meta, m.group(4))
             if m.group(1) == "*":
                 return self.store.query(f"select * from {meta.duck} where {where} order by rowid",
                                         [t for _, t in meta.columns])
@@ -68,6 +108,7 @@ class Queries:
             rf"group by minute\(({IDENT})\) as minute", body)
         if m:
             meta = self.store.dfs_table(unquote(m.group(3)), unquote(m.group(4)))
+            self._touch(unquote(m.group(3)), meta, m.group(5))
             mid = f'("{m.group(1)}" + "{m.group(2)}") / 2'
             minute = minute_expr(m.group(6), meta.type_of(m.group(6)))
             sql = (f"select {minute} as minute, first({mid} order by rowid) as open, max({mid}) as high, "
@@ -80,6 +121,7 @@ class Queries:
         if m:
             a, b = m.group(1), m.group(2)
             meta = self.store.dfs_table(unquote(m.group(3)), unquote(m.group(4)))
+            self._touch(unquote(m.group(3)), meta, m.group(5))
             minute = minute_expr(m.group(6), meta.type_of(m.group(6)))
             sql = (f'select {minute} as minute, avg(("{a}"-"{b}")/("{a}"+"{b}")*2) as avgSpread '
                    f"from {meta.duck} where {self.where(meta, m.group(5))} group by 1 order by 1")
@@ -96,6 +138,7 @@ class Queries:
         g = m.groupdict()
         src = self.store.dfs_table(unquote(g["db2"]), unquote(g["src"]))
         dst = self.store.dfs_table(unquote(g["db1"]), unquote(g["dst"]))
+        self._touch(unquote(g["db2"]), src, g["where"])
         k, d, t, b, a = g["k"], g["d"], g["t"], g["b"], g["a"]
         minute = minute_expr(t, src.type_of(t))
         day = date_expr(d, src.type_of(d))
@@ -109,6 +152,7 @@ class Queries:
     def _ols(self, m) -> c.Table:
         g = m.groupdict()
         meta = self.store.dfs_table(unquote(g["db"]), unquote(g["tb"]))
+        self._touch(unquote(g["db"]), meta, g["where"])
         a, b, bs, az = g["a"], g["b"], g["bs"], g["az"]
         where = self.where(meta, g["where"])
         sql = (f'select "{a}"/"{b}"-1 as y, ("{bs}"+"{az}")*("{a}"+"{b}")/2 as x '

@@ -1,9 +1,11 @@
 """The test server: one thread per connection, one or more listening ports sharing one store.
 
-Port 0 of the list is the first node (the controller in a cluster, the only node otherwise); each
-further port is a data node. Every request is framed, answered by the dispatcher, and the reply is
-shaped by the active faults (delay, error, close mid-reply, silence). A table reply takes the
-format the request's flag asks for (Arrow, pickle, compressed), as a real server does.
+Port 0 of the list is the first node (the controller in a cluster, the only node otherwise); the
+next ports are data nodes, then compute nodes (in one compute group). Every request is framed,
+answered by the dispatcher, and the reply is shaped by the active faults (delay, error, close
+mid-reply, a lost reply, silence). A table reply takes the format the request's flag asks for
+(Arrow, pickle, compressed), as a real server does. Each node counts its connections and
+logged-in sessions (sessions.py) and refuses connections past its limit.
 """
 from __future__ import annotations
 
@@ -23,8 +25,9 @@ from tests.ddbserver.framing import (FLAG_ARROW, FLAG_COMPRESS, FLAG_PICKLE, Pro
                                      arrow_table_reply, error_reply, ok_reply, pickle_table_reply,
                                      read_request)
 from tests.ddbserver.pickle_reply import table_to_pickle
+from tests.ddbserver.sessions import Sessions
 from tests.ddbserver.store import Store, StoreError
-from tests.ddbserver.topology import CONTROLLER, DATA, SINGLE, Node, Topology
+from tests.ddbserver.topology import COMPUTE, CONTROLLER, DATA, SINGLE, Node, Topology
 
 LOGIN_ERROR = "The user name or password is incorrect."
 
@@ -33,16 +36,26 @@ class TestServer:
     def __init__(self, data_nodes: int = 0, users: dict[str, str] | None = None,
                  version: str | None = None, faults: Faults | None = None,
                  host: str = "127.0.0.1", server_major: int = 3, arrow_plugin: bool = True,
-                 replicas: int = 1):
+                 replicas: int = 1, compute_nodes: int = 0, compute_group: str = "cgroup1",
+                 perf_host: str = "127.0.0.1", public_name: str = "", max_connections: int = 0,
+                 no_arrow_nodes: tuple[str, ...] = ()):
         """``version`` None: the default version string of ``server_major``; ``arrow_plugin``
-        False answers ARROW requests in the DDB format, like a server without formatArrow."""
+        False answers ARROW requests in the DDB format, like a server without formatArrow, on
+        every node (``no_arrow_nodes``: only on those node aliases). ``compute_nodes`` (with data
+        nodes, 3.x): compute nodes in the compute group ``compute_group`` ("" : none).
+        ``perf_host``/``public_name``: getClusterPerf's host and publicName columns.
+        ``max_connections``: each node's connection limit (0: none)."""
         self.host = host
         self.arrow_plugin = arrow_plugin
+        self.no_arrow_nodes = set(no_arrow_nodes)
         self.users = users if users is not None else {"admin": "123456"}
         self.faults = faults or Faults()
         self.store = Store()
+        self.sessions = Sessions(max_connections)
+        if compute_nodes and not data_nodes:
+            raise ValueError("compute nodes need a cluster: give data nodes too")
         self._servers: list[socketserver.ThreadingTCPServer] = []
-        count = 1 + data_nodes
+        count = 1 + data_nodes + compute_nodes
         for _ in range(count):
             srv = _Listener((host, 0), _Handler)
             srv.owner = self
@@ -50,11 +63,15 @@ class TestServer:
         ports = [s.server_address[1] for s in self._servers]
         if data_nodes:
             self.nodes = [Node("controller", CONTROLLER, ports[0])] + [
-                Node(f"dnode{i}", DATA, p) for i, p in enumerate(ports[1:], start=1)]
+                Node(f"dnode{i}", DATA, p) for i, p in enumerate(ports[1:1 + data_nodes], start=1)] + [
+                Node(f"cnode{i}", COMPUTE, p, compute_group)
+                for i, p in enumerate(ports[1 + data_nodes:], start=1)]
         else:
             self.nodes = [Node("local8848", SINGLE, ports[0])]
-        self.topology = Topology(self.nodes, server_major, version, replicas)
+        self.topology = Topology(self.nodes, server_major, version, replicas, perf_host=perf_host,
+                                 public_name=public_name, max_connections=max_connections)
         self.dispatcher = Dispatcher(self.store, self.topology, self.faults)
+        self.dispatcher.sessions = self.sessions
 
     @property
     def ports(self) -> list[int]:
@@ -76,10 +93,16 @@ class TestServer:
     def answer(self, req, session: Session) -> bytes:
         if req.command == "connect":
             sid = str(random.randint(10**8, 10**10))
+            refused = self.sessions.over_limit(session.node.port)
+            if refused:
+                return error_reply(sid, refused)
             if req.lines and req.lines[0] == "login":
                 user, password = (req.lines[1:3] + ["", ""])[:2]
                 if self.faults.refuse_login or self.users.get(user) != password:
                     return error_reply(sid, LOGIN_ERROR)
+                if not session.user:
+                    self.sessions.login(session.node.port)
+                session.user = user
             session.variables.clear()
             return ok_reply(sid, [])
         key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
@@ -103,12 +126,13 @@ class TestServer:
             return error_reply(req.session, f"Test server internal error: {type(exc).__name__}: {exc}")
         if not objects:
             objects = [c.Scalar(c.VOID, None)] if req.command == "script" else []
-        return self.shape_reply(req, objects)
+        return self.shape_reply(req, objects, session.node)
 
-    def shape_reply(self, req, objects: list) -> bytes:
+    def shape_reply(self, req, objects: list, node: Node | None = None) -> bytes:
         """A table in the format the request's flag asks for; anything else DDB-encoded."""
         table = objects[0] if len(objects) == 1 and isinstance(objects[0], c.Table) else None
-        if table is not None and req.flag & FLAG_ARROW and self.arrow_plugin:
+        arrow = self.arrow_plugin and (node is None or node.name not in self.no_arrow_nodes)
+        if table is not None and req.flag & FLAG_ARROW and arrow:
             return arrow_table_reply(req.session, table_to_ipc(table))
         if table is not None and req.flag & FLAG_PICKLE:
             return pickle_table_reply(req.session, table_to_pickle(table))
@@ -129,13 +153,20 @@ class _Handler(socketserver.BaseRequestHandler):
         owner: TestServer = self.server.owner
         port = self.server.server_address[1]
         owner.faults.count_connection(port)
+        owner.sessions.opened(port)
+        session = Session(owner.node_for(port))
+        try:
+            self._serve(owner, port, session)
+        finally:
+            owner.sessions.closed(port, bool(session.user))
+
+    def _serve(self, owner: "TestServer", port: int, session: Session) -> None:
         sock: socket.socket = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if owner.faults.silent:
             _drain_until_closed(sock)
             return
         src = c.Source(sock=sock)
-        session = Session(owner.node_for(port))
         while True:
             try:
                 req = read_request(src)
@@ -149,6 +180,8 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             reply = owner.answer(req, session)
             key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
+            if req.command != "connect" and owner.faults.matches(owner.faults.lose_match, key):
+                continue           # the request ran; its reply is lost on the way (connection kept)
             if req.command != "connect" and owner.faults.matches(owner.faults.close_match, key):
                 _send(sock, reply[: max(1, len(reply) // 2)])
                 sock.shutdown(socket.SHUT_RDWR)

@@ -141,6 +141,15 @@ class Store:
         with self.lock:
             return self.shared.get(node, {}).get(name)
 
+    def shared_names(self, node: str) -> list[str]:
+        """Every table shared on ``node``, sorted: its shared namespace, as a test lists it."""
+        with self.lock:
+            return sorted(self.shared.get(node, {}))
+
+    def shared_rows(self, node: str, name: str) -> int:
+        meta = self.shared_table(node, name)
+        return int(self.scalar(f"select count(*) from {meta.duck}") or 0) if meta is not None else 0
+
     def unshare(self, node: str, name: str) -> None:
         with self.lock:
             meta = self.shared.get(node, {}).pop(name, None)

@@ -4,13 +4,21 @@ A ``ClusterProfile`` is plain data (saved without its password: the password is 
 time or kept in the OS keyring by the app). ``test_connection`` gives a clear verdict within a few
 seconds; ``discover_nodes`` reads the topology with ``rpc(getControllerAlias(), getClusterPerf,
 true)`` (DolphinDB 2.x answers getClusterPerf only on the controller), and says when it could only
-describe the one node it asked (not a cluster); ``pick_node`` spreads workers over nodes.
+describe the one node it asked (not a cluster). A node is reached at its ``publicName`` when the
+cluster reports one (the address its clients are meant to use), else at its ``host`` (what the
+node calls itself: often ``localhost`` or a LAN name). ``pick_node`` spreads workers over nodes.
+
+PROTOCOL_PICKLE: the ``dolphindb`` client (3.0.x, ``config.py``) turns it into PROTOCOL_DDB on
+Python 3.13 and later without a word, so a run there would say PICKLE and measure DDB.
+``client_protocol`` refuses PICKLE there with a one-line reason instead (``pickle_refusal``
+decides, the way the client does); Tickbench never labels a DDB figure PICKLE.
 """
 from __future__ import annotations
 
 import datetime as dt
 import random
 import socket
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -125,17 +133,39 @@ class Verdict:
 class NodeInfo:
     name: str
     mode: str
-    host: str
+    host: str              # where clients reach it: publicName when reported, else host
     port: int
     state: bool
     cpu_percent: float
     memory_used: int
     connections: int
+    lan_host: str = ""     # getClusterPerf's host column, as reported
+    compute_group: str = ""
+
+
+def pickle_refusal(version_info=None) -> str:
+    """Why PROTOCOL_PICKLE cannot be used here, or "" when it can. The dolphindb client decides
+    with ``sys.version_info.minor >= 13`` (its ``config.py``, ``ConnectionSetting``), so this
+    reads the same field of the same object."""
+    info = sys.version_info if version_info is None else version_info
+    if info.minor >= 13:
+        return (f"PICKLE is not available on Python {info.major}.{info.minor}: the dolphindb client "
+                "sends DDB instead without saying so; choose DDB or ARROW (or run Tickbench on "
+                "Python 3.12 or older)")
+    return ""
+
+
+class ProtocolRefused(ValueError):
+    """The profile asks for a protocol the installed client would silently replace."""
 
 
 def protocol_constant(protocol: str) -> int:
+    """The client's constant for ``protocol``; ``ProtocolRefused`` when the client would use
+    another one instead (PICKLE on Python >= 3.13)."""
     import dolphindb.settings as keys
 
+    if protocol == "PICKLE" and pickle_refusal():
+        raise ProtocolRefused(pickle_refusal())
     return {"DDB": keys.PROTOCOL_DDB, "PICKLE": keys.PROTOCOL_PICKLE,
             "ARROW": keys.PROTOCOL_ARROW}[protocol]
 
@@ -152,7 +182,11 @@ def open_session(profile: ClusterProfile, node: Node, timeout: float = 10.0, net
     import dolphindb as ddb
 
     protocol = "DDB" if metadata else profile.protocol
-    session = ddb.session(compress=profile.compress and not metadata, protocol=protocol_constant(protocol),
+    try:
+        constant = protocol_constant(protocol)
+    except ProtocolRefused as exc:
+        raise ConnectionError(str(exc)) from None
+    session = ddb.session(compress=profile.compress and not metadata, protocol=constant,
                           show_output=False)
     ok = session.connect(node.host, node.port, profile.user, profile.password,
                          timeout=dt.timedelta(seconds=timeout),
@@ -189,15 +223,18 @@ def test_connection(profile: ClusterProfile, node: Node | None = None, timeout: 
         if "timed out" in text:
             return Verdict(False, "timed_out", f"{where} accepted the connection but did not answer within "
                                                f"{timeout:g} s")
-        if "login" in text:
+        if "login" in text and "RefId:S00006" not in text:     # S00006: the node's connection limit
             return Verdict(False, "wrong_password", f"{where} refused the login of user {profile.user!r}: "
                                                     f"{text.split(': ', 1)[-1]}")
-        return Verdict(False, "error", f"{where}: {text}")
+        return Verdict(False, "error", f"{where}: {text.split(' failed: ', 1)[-1]}")
     # 3. the real client: it also checks that the node is initialised
     import dolphindb as ddb
 
-    session = ddb.session(compress=profile.compress, protocol=protocol_constant(profile.protocol),
-                          show_output=False)
+    try:
+        constant = protocol_constant(profile.protocol)
+    except ProtocolRefused as exc:
+        return Verdict(False, "error", str(exc))
+    session = ddb.session(compress=profile.compress, protocol=constant, show_output=False)
     started = time.monotonic()
     try:
         ok = session.connect(node.host, node.port, profile.user, profile.password,
@@ -253,23 +290,34 @@ def discover_nodes(profile: ClusterProfile, timeout: float = 5.0) -> Discovery:
             node = profile.entry
             return Discovery([NodeInfo(alias, "single", node.host, node.port, True, 0.0, 0, 0)], False,
                              f"{node.address} answered as a single node ({_server_text(exc)})")
-        nodes = []
-        for row in perf.to_dict("records"):
-            mode = MODE_NAMES.get(int(row.get("mode", 3)), str(row.get("mode")))
-            nodes.append(NodeInfo(
-                name=str(row.get("name", "")), mode=mode, host=str(row.get("host", "")),
-                port=int(row.get("port", 0)), state=bool(row.get("state", True)),
-                cpu_percent=float(row.get("cpuUsage", 0.0) or 0.0),
-                memory_used=int(row.get("memoryUsed", 0) or 0),
-                connections=int(row.get("connectionNum", 0) or 0)))
-        return Discovery(nodes, True)
+        return Discovery([node_info(row) for row in perf.to_dict("records")], True)
     finally:
         session.close()
 
 
+def node_info(row: dict) -> NodeInfo:
+    """One getClusterPerf row; the node is reached at its publicName when it has one."""
+    mode = MODE_NAMES.get(int(row.get("mode", 3)), str(row.get("mode")))
+    lan_host = _text(row.get("host"))
+    public = _text(row.get("publicName"))
+    return NodeInfo(
+        name=_text(row.get("name")), mode=mode, host=public or lan_host, port=int(row.get("port", 0)),
+        state=bool(row.get("state", True)), cpu_percent=float(row.get("cpuUsage", 0.0) or 0.0),
+        memory_used=int(row.get("memoryUsed", 0) or 0), connections=int(row.get("connectionNum", 0) or 0),
+        lan_host=lan_host, compute_group=_text(row.get("computeGroup")))
+
+
+def _text(value) -> str:
+    """A STRING cell as text: the client gives an empty one as None (or NaN in a frame)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return str(value).strip()
+
+
 def profile_from_discovery(profile: ClusterProfile, discovery: Discovery) -> ClusterProfile:
-    """The profile with its node list replaced by what the cluster reported (agents left out);
-    unchanged when the node could only describe itself: a fallback never rewrites a profile."""
+    """The profile with its node list replaced by what the cluster reported (agents left out),
+    each node at its publicName when it has one, else its host; unchanged when the node could
+    only describe itself: a fallback never rewrites a profile."""
     if not discovery.from_cluster:
         return profile
     nodes = discovery.nodes

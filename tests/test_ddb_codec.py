@@ -170,7 +170,7 @@ def test_string_literal_is_one_token_and_round_trips(value):
     assert unquote(literal[1:-1]) == value.replace("\0", "")
 
 
-NAMES = scripts.Names("dfs://tickbench_taq_x", "quotes", "quotes_append", "quotes_minute", "tickbench_upload_taq")
+NAMES = scripts.Names("dfs://tickbench_taq_x", "quotes", "quotes_append", "quotes_minute")
 COLS = scripts.Columns(("symbol", "date", "time", "bid", "ofr"), ("SYMBOL", "DATE", "SECOND", "DOUBLE", "DOUBLE"),
                        "date", "DATE", "symbol", "time", "SECOND", "bid", "ofr")
 

@@ -207,20 +207,23 @@ def test_concurrent_appends_all_land(taq, ddb_server):  # noqa: F811
 
 
 def test_upload_sweep_table_in_memory(taq, ddb_server):  # noqa: F811
-    target, layout = taq
-    names = target.names("taq", TAQ)
-    target.clear_table(layout, "upload")
-    category = day_frame(0).head(1_000)
-    category["symbol"] = category["symbol"].astype("category")     # the client refuses category
-    target.append(layout, category, table="upload")
-    target.append(layout, day_frame(0).head(10), table="upload")
-    s = ddb.session()
-    s.connect(ddb_server.host, ddb_server.port, "admin", "123456")
-    held = s.run(names.memory)
-    assert len(held) == 1_010 and held["symbol"].tolist()[:3] == category["symbol"].astype(str).tolist()[:3]
-    target.clear_table(layout, "upload")
-    assert len(s.run(names.memory)) == 0
-    s.close()
+    _, layout = taq
+    target = make_target(ddb_server)
+    target.open(layout, 7)
+    try:
+        category = day_frame(0).head(1_000)
+        category["symbol"] = category["symbol"].astype("category")     # the client refuses category
+        target.append(layout, category, table="upload")
+        target.append(layout, day_frame(0).head(10), table="upload")
+        (name,) = [n for n in ddb_server.stats()["shared"]["local8848"] if n.startswith("tickbench_upload_w7_")]
+        s = ddb.session()
+        s.connect(ddb_server.host, ddb_server.port, "admin", "123456")
+        held = s.run(name)                  # this worker's own table, shared on its node
+        s.close()
+        assert len(held) == 1_010 and held["symbol"].tolist()[:3] == category["symbol"].astype(str).tolist()[:3]
+    finally:
+        target.close()
+    assert name not in ddb_server.stats()["shared"]["local8848"]      # undefined, not just emptied
 
 
 def test_the_append_table_is_emptied_before_a_step(taq, ddb_server):  # noqa: F811
@@ -236,12 +239,13 @@ def test_the_append_table_is_emptied_before_a_step(taq, ddb_server):  # noqa: F8
 
 def test_drop_cache_and_describe(taq):
     target, layout = taq
-    assert target.drop_cache(layout) == []                     # never by a worker, per operation
-    assert target.drop_cache_for_step(layout) == ["pnodeRun(clearAllCache) once before the step"]
+    # a single node: no controller to list nodes, so pnodeRun reaches the node itself
+    assert target.drop_cache(layout) == ["pnodeRun(clearAllCache) on this single node"]
     info = target.describe()
     assert "tickbench-test-server" in info["server_version"]
     assert info["nodes"][0]["mode"] == "single" and "password" not in info["profile"]
     assert "single node" in info["nodes_note"]
+    assert info["cold_cache"].startswith("before each operation and probe of a cold step")
 
 
 # --- protocols --------------------------------------------------------------------------------------

@@ -3,12 +3,13 @@ the matching mode, through the real client (timings here are the test server's, 
 
 1. the timed read costs what a user's ``session.run(query)`` costs: nothing else inside it;
 2. PROTOCOL_ARROW: metadata on DDB sessions; a server without formatArrow answers DDB, recorded;
-3. shared tables are per node: the upload table lives in each worker's own node, emptied per step;
+3. shared tables are per node: each worker's upload table lives on its own node and is undefined
+   when the worker closes;
 4. getClusterPerf runs only on the controller in 2.x: asked through rpc, and a single node's
    answer never rewrites a profile;
-5. cold cache: clearAllCache once per step, in the parent, before the release;
+5. cold cache: see test_ddb_cold.py;
 6. compression only with DDB; transfer not measured under PICKLE; the shared result of a probe is
-   dropped on every error path.
+   dropped on every error path (and test_ddb_leftovers.py).
 """
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def test_arrow_metadata_runs_on_ddb_sessions_and_a_missing_plugin_is_recorded(dd
     assert discovery.from_cluster and len(discovery.nodes) == 3
     info = target.describe()
     if plugin:
-        assert info["reply_format"] == "the server answered PROTOCOL_ARROW with Arrow"
+        assert info["reply_format"].startswith("the server answered PROTOCOL_ARROW with Arrow on")
     else:
         assert "no formatArrow plugin" in info["reply_format"]
     target.open(layout, 0)
@@ -105,32 +106,36 @@ def test_arrow_metadata_runs_on_ddb_sessions_and_a_missing_plugin_is_recorded(dd
 
 
 # --- 3. shared tables are per node ------------------------------------------------------------------
-def test_upload_tables_live_on_each_workers_node_and_are_emptied_on_all(ddb_cluster):  # noqa: F811
+def test_upload_tables_live_on_each_workers_node_and_are_undefined_when_it_closes(ddb_cluster):  # noqa: F811
     target = on_cluster(ddb_cluster, node_policy="round_robin")
     layout = target.prepare("taq", SMALL, StringMode.ARROW)
-    names = target.names("taq", SMALL)
     frame = get_dataset("taq").day_frame(0, SMALL).head(100)
     workers = [on_cluster(ddb_cluster, node_policy="round_robin") for _ in range(2)]
     for index, worker in enumerate(workers):
         worker.open(layout, index)                       # data nodes 1 and 2
         worker.append(layout, frame.head(10 * (index + 1)), table="upload")
+    shared = ddb_cluster.stats()["shared"]
     held = {}
-    for port in ddb_cluster.data_ports[:2]:
+    for port, alias in zip(ddb_cluster.data_ports[:2], ("dnode1", "dnode2")):
+        (name,) = [n for n in shared[alias] if n.startswith("tickbench_upload_")]
         s = session_on(port)
-        held[port] = len(s.run(names.memory))
+        held[alias] = len(s.run(name))
         s.close()
-    assert list(held.values()) == [10, 20]               # each node holds what its worker sent
-    target.clear_table(layout, "upload")                 # before a step: every data node
-    for port in ddb_cluster.data_ports[:2]:
+    assert held == {"dnode1": 10, "dnode2": 20}          # each node holds what its worker sent
+    target.clear_table(layout, "upload")                 # after the warm-ups: every node's emptied
+    for port, alias in zip(ddb_cluster.data_ports[:2], ("dnode1", "dnode2")):
+        (name,) = [n for n in ddb_cluster.stats()["shared"][alias] if n.startswith("tickbench_upload_")]
         s = session_on(port)
-        assert len(s.run(names.memory)) == 0
+        assert len(s.run(name)) == 0
         s.close()
     for worker in workers:
-        assert worker.append(layout, frame.head(5), table="upload").rows == 5   # still there
+        assert worker.append(layout, frame.head(5), table="upload").rows == 5      # still there
         worker.close()
+    shared = ddb_cluster.stats()["shared"]
+    assert not [n for alias in ("dnode1", "dnode2") for n in shared[alias] if n.startswith("tickbench_")]
 
 
-def test_an_upload_sweep_starts_each_step_from_an_empty_table(ddb_server, tmp_path):  # noqa: F811
+def test_an_upload_sweep_leaves_nothing_on_the_server(ddb_server, tmp_path):  # noqa: F811
     from workloads.runner import Runner
     from workloads.scenario import Scenario
     from workloads.store import ResultsStore
@@ -143,11 +148,11 @@ def test_an_upload_sweep_starts_each_step_from_an_empty_table(ddb_server, tmp_pa
                             users=(1,), warmup_ops=1)
         result = Runner(scenario, store).run()
         assert result.status == "completed", result.message
+        ops = store.ops(result.run_id)
+        measured = ops[ops["kind"] == "measured"]
+        assert measured.groupby("step")["rows"].sum().tolist() == [1_000, 1_000]    # each step its own rows
     store.close()
-    s = session_on(ddb_server.port)
-    held = len(s.run(single(ddb_server).names("taq", SMALL).memory))
-    s.close()
-    assert held == 1_000                # the last step: its 1,000 measured rows (warm-up rows cleared)
+    assert [n for n in ddb_server.stats()["shared"]["local8848"] if n.startswith("tickbench_")] == []
 
 
 # --- 4. getClusterPerf ------------------------------------------------------------------------------
@@ -175,26 +180,6 @@ def test_a_single_nodes_answer_never_rewrites_a_profile(ddb_server):  # noqa: F8
     assert profile_from_discovery(typed, discovery) == typed          # both typed nodes kept
 
 
-# --- 5. cold cache ----------------------------------------------------------------------------------
-def test_a_cold_run_clears_the_server_cache_once_per_step_before_the_release(ddb_server, tmp_path):  # noqa: F811
-    from workloads.runner import Runner
-    from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
-
-    store = ResultsStore(tmp_path / "results")
-    config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": PASSWORD}
-    single(ddb_server).prepare("taq", SMALL, StringMode.ARROW)
-    before = ddb_server.stats()["cache_clears"]
-    result = Runner(Scenario(dataset="taq", scale=SMALL, target="dolphindb", target_config=config,
-                             workload="read-day", users=(1, 2), operations=3, cache="cold"), store).run()
-    assert result.status == "completed", result.message
-    # two steps: two clears, not one per operation (9 measured + 3 warm-ups + 6 probes)
-    assert ddb_server.stats()["cache_clears"] - before == 2
-    methods = store.frame("SELECT cache_methods FROM steps WHERE run_id = ?", [result.run_id])
-    assert (methods["cache_methods"] == "pnodeRun(clearAllCache) once before the step").all()
-    store.close()
-
-
 # --- 6. protocols, compression, dropped results -----------------------------------------------------
 @pytest.mark.parametrize("protocol", ["ARROW", "PICKLE"])
 def test_compression_is_refused_outside_the_ddb_protocol(protocol, ddb_server):  # noqa: F811
@@ -209,7 +194,7 @@ def test_a_probes_shared_result_is_dropped_when_its_fetch_fails(ddb_server, faul
     target = single(ddb_server)
     layout = target.prepare("taq", SMALL, StringMode.ARROW)
     target.open(layout, 0)
-    name = target._share_name                             # the probe keeps its result under it
+    name = f"{target._share_name}_1"                      # the first probe keeps its result under it
     try:
         faults(close_match=f"^{name}$")                   # the raw re-read dies mid-reply
         with target.probe_mode(), pytest.raises(TargetError, match="closed the connection"):

@@ -26,8 +26,7 @@ PREFIX = f"{scripts.RESULT_VAR} = "
 
 
 def names_for(db: str) -> scripts.Names:
-    return scripts.Names(db=db, table="quotes", append="quotes_append", minute="quotes_minute",
-                         memory="quotes_memory")
+    return scripts.Names(db=db, table="quotes", append="quotes_append", minute="quotes_minute")
 
 
 def connect(server, port=None) -> ddb.session:
@@ -134,8 +133,7 @@ def test_a_plain_read_answers_what_the_measured_one_shares(laid_out, session, sh
 def test_a_plain_map_reduce_appends_its_bars_and_returns_the_count(laid_out, session):
     names, frame = laid_out
     body = scripts.mapreduce_minute_bars(names, COLS, DAYS[0], DAYS[1])
-    minute = scripts.Names(db=names.db, table=names.minute, append=names.append, minute=names.minute,
-                           memory=names.memory)
+    minute = scripts.Names(db=names.db, table=names.minute, append=names.append, minute=names.minute)
 
     def stored() -> int:
         counts = session.run(scripts.rows_per_day(minute, COLS))
@@ -178,8 +176,7 @@ def test_measured_result_is_shared_on_the_node_that_ran_it(ddb_cluster):  # noqa
 
 def test_truncate_empties_a_dfs_table_and_keeps_its_schema(laid_out, session):
     names, frame = laid_out
-    append = scripts.Names(db=names.db, table=names.append, append=names.append, minute=names.minute,
-                           memory=names.memory)
+    append = scripts.Names(db=names.db, table=names.append, append=names.append, minute=names.minute)
     chunk = frame.iloc[:40].copy()
     object.__setattr__(chunk, "__DolphinDB_Type__", frame.__DolphinDB_Type__)
     assert session.run(scripts.insert_function(names, names.append), chunk) == 40

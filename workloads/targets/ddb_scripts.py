@@ -8,7 +8,10 @@ DolphinDB functions used (all documented built-ins): ``version``, ``getClusterPe
 ``rpc`` and ``getControllerAlias``), ``getNodeAlias``, ``truncate``, ``existsDatabase``, ``existsTable``, ``database`` (VALUE, RANGE, COMPO with
 ``atomic="CHUNK"`` so concurrent appends to one partition are allowed), ``table``,
 ``createPartitionedTable``, ``loadTable``, ``tableInsert``, ``share``, ``defined``, ``undef``,
-``clear!``, ``now``, ``pnodeRun``, ``clearAllCache``, ``getTabletsMeta`` (``diskUsage`` column: bytes
+``clear!``, ``now``, ``pnodeRun`` (with a node list: those nodes; without: every data node and
+ungrouped compute node, or only the caller's compute group), ``clearAllCache``,
+``clearComputeNodeCache`` (3.x compute groups), ``objs(true)`` (the node's shared variables),
+``getTabletsMeta`` (``diskUsage`` column: bytes
 of each tablet chunk on each node, replicas included), ``sqlDS``, ``mr``, ``olsEx``, ``append!``.
 Reports 001 and 004: ``createTable`` (a dimension table), ``dropTable``, ``loadTextEx`` (appends to
 an existing partitioned table, as report 001's own import script does), ``saveText`` (with SQL
@@ -64,11 +67,10 @@ class Names:
     table: str     # the seed table
     append: str    # DFS scratch table for concurrent appends
     minute: str    # report 003's map-reduce output (quotes_minute)
-    memory: str    # shared in-memory table for the upload sweep (report 002 §1)
 
     def __post_init__(self) -> None:
         q.db_path(self.db)
-        for n in (self.table, self.append, self.minute, self.memory):
+        for n in (self.table, self.append, self.minute):
             q.identifier(n, "table name")
 
     @property
@@ -105,8 +107,22 @@ def node_alias() -> str:
     return "getNodeAlias()"
 
 
-def clear_cache() -> str:
-    return "pnodeRun(clearAllCache)"
+def clear_all_cache(nodes: list[str] | None = None) -> str:
+    """``clearAllCache`` on ``nodes`` (aliases), or where ``pnodeRun`` runs without a list."""
+    if nodes is None:
+        return "pnodeRun(clearAllCache)"
+    return f"pnodeRun(clearAllCache, {q.string_vector(nodes)})"
+
+
+def clear_compute_cache(names: Names, nodes: list[str]) -> str:
+    """``clearComputeNodeCache`` of the layout's database on each compute node of ``nodes``
+    (it runs on the compute node it clears, so through pnodeRun with their aliases)."""
+    return f"pnodeRun(clearComputeNodeCache{{{q.string(names.db)}}}, {q.string_vector(nodes)})"
+
+
+def shared_objects() -> str:
+    """The names in this node's shared namespace (a STRING vector)."""
+    return "exec name from objs(true) where shared = true"
 
 
 # --- preparation -----------------------------------------------------------------------------
@@ -166,23 +182,21 @@ def footprint(names: Names) -> str:
             f"{q.string(names.table)}, true, -1}})")
 
 
-def memory_table_exists(names: Names) -> str:
-    return f"defined({q.string(names.memory)}, SHARED)"
-
-
-def create_memory_table(names: Names, columns: list[tuple[str, str]]) -> str:
+def create_memory_table(name: str, columns: list[tuple[str, str]]) -> str:
+    """A shared in-memory table (the upload sweep's, report 002 §3) named ``name``."""
     col_names = [q.identifier(c, "column name") for c, _ in columns]
     col_types = [q.type_literal(t) for _, t in columns]
     return (f"share table(1:0, {q.string_vector(col_names)}, [{', '.join(col_types)}]) "
-            f"as {names.memory}")
+            f"as {q.identifier(name, 'shared table name')}")
 
 
-def memory_insert_function(names: Names) -> str:
-    return f"tableInsert{{{names.memory}}}"
+def memory_insert_function(name: str) -> str:
+    return f"tableInsert{{{q.identifier(name, 'shared table name')}}}"
 
 
-def clear_memory_table(names: Names) -> str:
-    return f"clear!({names.memory})"
+def clear_memory_table(name: str) -> str:
+    """Every row of a shared in-memory table removed, the table kept."""
+    return f"clear!({q.identifier(name, 'shared table name')})"
 
 
 def truncate(names: Names, table: str) -> str:

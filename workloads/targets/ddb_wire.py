@@ -221,7 +221,8 @@ class RawConnection:
         status = reader.line().decode()
         if status != "OK":
             self.close()
-            raise WireError(f"login to {host}:{port} failed: {status}")
+            # no user: an anonymous handshake (a check that the node answers), not a login
+            raise WireError(f"{'login' if user else 'connection'} to {host}:{port} failed: {status}")
         self.session = header.split(" ")[0]
 
     def _flag(self) -> int:
@@ -270,7 +271,19 @@ class RawConnection:
             raise WireError(f"{len(r.buf) - r.pos} unexpected bytes after the reply")
         return RawReply(nbytes=r.total, seconds=seconds, objects=count)
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 0.0) -> None:
+        """Close the socket; with ``wait_s``, first say so (half-close) and wait up to ``wait_s``
+        for the server to close its side, so the server has let the connection go on return
+        (a node counting its connections against a limit no longer counts it)."""
+        try:
+            if wait_s > 0:
+                self.sock.shutdown(socket.SHUT_WR)
+                self.sock.settimeout(wait_s)
+                deadline = time.monotonic() + wait_s
+                while time.monotonic() < deadline and self.sock.recv(65536):
+                    pass
+        except OSError:
+            pass                              # timed out or reset: closing is all that is left
         try:
             self.sock.close()
         except OSError:

@@ -5,8 +5,7 @@ partitioned as in the reports: day (VALUE) x key (RANGE): 128 key buckets cut fr
 keys (report 001) for TAQ, level 2 and the API table; 10 buckets for devices (report 004). The
 database uses ``atomic="CHUNK"`` so concurrent appends may share partitions (report 002 §2). Tables:
 the seed table (``quotes``, ``tick``, ``readings``, ``orders``), ``<table>_append`` for concurrent
-appends, ``<table>_minute`` for report 003's map-reduce output, and a shared in-memory table
-``tickbench_upload_<dataset>`` for the upload sweep (report 002 §1). Data is generated locally and
+appends, ``<table>_minute`` for report 003's map-reduce output. Data is generated locally and
 loaded through the client in batches (``tableInsert``); days whose row count on the server is
 complete are skipped, incomplete days are deleted and loaded again.
 
@@ -22,18 +21,39 @@ step's measured ones:
 - decode: the client's own fetch of the same result into a DataFrame (``session.run``), minus
   the transfer time, clamped at 0. In the real client transfer and decode overlap (it decodes
   while reading), so this split is an estimate, as report 000 says.
-The shared result is dropped on every path, through a fresh session if the probe's was lost.
+The bare socket is opened at a worker's first probe, never before: a run without probes (report
+002's) holds one session per user on its node.
+
+Nothing of a run stays on the server. Every object it shares is named ``tickbench_...``: a
+probe's result (``tickbench_w<worker>_<pid>_<random>_<n>``, one name per probe) is created inside the probe's
+``try/finally`` and undefined on every path, through a fresh session when the probe's own was
+lost (a reply lost or timed out); the upload sweep's table (``tickbench_upload_w...``, one per
+worker, shared on its node) is undefined when the worker closes. What a killed worker or a query
+still running past its client's timeout leaves behind, ``prepare`` sweeps: it undefines every
+``tickbench_`` object in the shared namespace (``objs(true)``) of every node the run may use, so
+two runs against one cluster at the same time would disturb each other (they would anyway).
 Strings come back as the client makes them (pandas' default string type); the string mode of a
 scenario does not apply to DolphinDB.
 
-Cold cache: ``pnodeRun(clearAllCache)`` empties DolphinDB's caches on every data node, once per
-step before the release (``drop_cache_for_step``), never while other workers' queries run; the
+Cold cache: ``drop_cache`` runs in the worker, on its own session, before each operation (and
+probe) of a cold step while no other operation of the step runs. It empties every DolphinDB cache
+that could hold the layout's data: ``pnodeRun(clearAllCache, <nodes>)`` on every data node (and
+compute node outside a compute group), and on a 3.x cluster with compute groups
+``clearComputeNodeCache(<database>)`` on every compute node of a group (``clearAllCache`` leaves
+their cache alone; DolphinDB says even this "does not guarantee that all cached data will be
+cleared"). The nodes come from ``getClusterPerf`` (``mode``, ``computeGroup``), asked once per
+worker; a single node is cleared with ``pnodeRun(clearAllCache)``. It returns the methods applied,
+and nothing when any of them failed (so no operation is called cold on a partial clear). The
 servers' OS page cache cannot be dropped from a client (report 000 did it on the servers).
 
-Shared tables live on the node that shared them: the upload sweep's in-memory table is created
-in each worker's own session on its node, and emptied on every data node before each step.
 Set-up and metadata (prepare, footprint, node discovery) use plain DDB sessions whatever the
-profile's protocol.
+profile's protocol. PROTOCOL_ARROW is checked at ``prepare`` on every node the run may use (the
+first data node under the node policy ``one``, else all): a server without the formatArrow
+plugin answers in the DDB format, which is recorded, and a cluster whose nodes would answer some
+Arrow and some DDB is refused (its figures would mix two protocols under one label); each
+measured read under ARROW that came back DDB says so (``extra["reply_format"]``). PROTOCOL_PICKLE
+is refused on Python 3.13 and later, where the client silently sends DDB
+(``workloads.cluster.pickle_refusal``).
 
 Reports 001 and 004. A dataset with a side table (devices: ``info``) gets it as a dimension table
 (``createTable``) in the same database, loaded once. Suite queries run their ``dolphindb`` text
@@ -64,7 +84,8 @@ from typing import Any
 
 import pandas as pd
 
-from workloads.cluster import ClusterProfile, Node, _server_text, open_session, pick_node
+from workloads.cluster import (ClusterProfile, Node, _server_text, node_info, open_session, pick_node,
+                               pickle_refusal)
 from workloads.targets.sizes import rows_bytes
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
@@ -81,6 +102,10 @@ DEFAULT_KEY_BUCKETS = 128
 DATE_ROOM_DAYS = 31                    # VALUE partitions beyond the last day, for appends
 KEYS_SAMPLE = 100
 MEMORY_TABLE_ALIASES = ("upload", "memory")
+OBJECT_PREFIX = "tickbench_"           # every object a run shares on a node is named so
+UPLOAD_PREFIX = "tickbench_upload_"
+CHECK_CLOSE_S = 1.0                    # how long the pre-login check waits for the server to let go
+LOST = "connection lost or reply timed out"
 
 
 def profile_from_config(config: dict[str, Any]) -> ClusterProfile:
@@ -127,6 +152,8 @@ class DolphinDBTarget(Target):
             self.prefix = q.db_path(str(self.config.get("db_prefix", "dfs://tickbench")))
         except ValueError as exc:
             raise TargetError(str(exc)) from None
+        if self.profile.protocol == "PICKLE" and pickle_refusal():
+            raise TargetError(pickle_refusal())
         self.timeout = float(self.config.get("timeout", 10.0))
         self.query_timeout = float(self.config.get("query_timeout", 3600.0))
         self.chunk_rows = int(self.config.get("chunk_rows", 200_000))
@@ -137,17 +164,20 @@ class DolphinDBTarget(Target):
         self._node: Node | None = None
         self._worker = 0
         self._share_name = ""
+        self._upload_name = ""
+        self._probes = 0
         self._ensured: set[str] = set()
+        self._clear_plan: tuple[list[str] | None, list[str]] | None = None   # learnt once per worker
         self.reply_note = ""          # what prepare learnt of the server's reply format
+        self.cache_note = ""          # why the last drop_cache applied nothing, when it did not
+        self.swept: list[str] = []    # what prepare's sweep undefined ("node: name")
 
     # --- names ---------------------------------------------------------------------------------
     def names(self, dataset: str, scale: Scale) -> scripts.Names:
         table = TABLE_NAMES.get(dataset, dataset)
         content = get_dataset(dataset).content_id[:12]   # a re-imported CSV gets a database of its own
         db = f"{self.prefix}_{dataset}_{scale.key()}" + (f"_{content}" if content else "")
-        return scripts.Names(db=db, table=table,
-                             append=f"{table}_append", minute=f"{table}_minute",
-                             memory=f"tickbench_upload_{dataset}")
+        return scripts.Names(db=db, table=table, append=f"{table}_append", minute=f"{table}_minute")
 
     @staticmethod
     def columns(dataset: str) -> scripts.Columns:
@@ -162,31 +192,26 @@ class DolphinDBTarget(Target):
 
     # --- sessions ------------------------------------------------------------------------------
     def _connect(self, node: Node, metadata: bool = False):
-        """A client session and a raw connection on ``node``; clear errors when it fails.
+        """A client session on ``node``; clear errors when it fails.
 
-        The raw login comes first: it tells refused, silent and wrong password apart within
-        ``timeout``, where the client would wait for ``query_timeout``."""
+        An anonymous handshake over a bare socket comes first and is closed before the login:
+        it tells refused and silent apart within ``timeout``, where the client would wait for
+        ``query_timeout``; a wrong password or a full node is then told by the client's login."""
         try:
-            raw = RawConnection(node.host, node.port, self.profile.user, self.profile.password,
-                                protocol=self.profile.protocol, compress=self.profile.compress,
-                                timeout=self.timeout)
+            check = RawConnection(node.host, node.port, protocol="DDB", timeout=self.timeout)
         except WireError as exc:
             raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
-        raw.sock.settimeout(self.query_timeout)
+        check.close(wait_s=min(self.timeout, CHECK_CLOSE_S))
         try:
-            session = open_session(self.profile, node, timeout=self.query_timeout, net_timeout=self.timeout,
-                                   metadata=metadata)
+            return open_session(self.profile, node, timeout=self.query_timeout, net_timeout=self.timeout,
+                                metadata=metadata)
         except ConnectionError as exc:
-            raw.close()
             raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
-        return session, raw
 
     def _admin_session(self, node: Node | None = None):
         """A short-lived DDB session for parent-side work (prepare, footprint, describe)."""
         node = node or self.profile.data_nodes[0]
-        session, raw = self._connect(node, metadata=True)
-        raw.close()
-        return session, node
+        return self._connect(node, metadata=True), node
 
     def _run(self, session, node: Node, script: str, *args):
         try:
@@ -196,7 +221,7 @@ class DolphinDBTarget(Target):
             if "Socket is disconnected" in text or "Failed to read" in text or "IO error" in text:
                 if session is self._session:
                     self.close()           # the next operation reconnects
-                raise TargetError(f"DolphinDB at {node.address}: connection lost or reply timed out "
+                raise TargetError(f"DolphinDB at {node.address}: {LOST} "
                                   f"({text.split(' with IO error')[0]})") from None
             raise TargetError(f"DolphinDB at {node.address} answered: {text}") from None
 
@@ -226,6 +251,7 @@ class DolphinDBTarget(Target):
             footprint = self._footprint(session, node, names)
         finally:
             session.close()
+        self.swept = self.sweep()
         self.reply_note = self._reply_format(names, cols, days[0], keys[0])
         return Layout(dataset=dataset, scale=scale, strings=StringMode.parse(strings), days=tuple(days),
                       keys_sample=tuple(keys[:KEYS_SAMPLE]), rows=rows, footprint_bytes=footprint,
@@ -301,22 +327,58 @@ class DolphinDBTarget(Target):
         except (TypeError, ValueError):
             return 0
 
+    def nodes_in_use(self) -> tuple[Node, ...]:
+        """Every node a worker of this run may be given: the first data node under the policy
+        ``one``, else all of them (the users of a step are not known here)."""
+        nodes = self.profile.data_nodes
+        return nodes[:1] if self.profile.node_policy == "one" else nodes
+
     def _reply_format(self, names, cols, day: dt.date, key: str) -> str:
-        """What the server answers a table query with under the profile's protocol: a server
-        without the formatArrow plugin answers PROTOCOL_ARROW in the DDB format, silently."""
+        """What each node the run may use answers a table query with under PROTOCOL_ARROW (a
+        node without the formatArrow plugin answers in the DDB format, silently); refused when
+        some would answer Arrow and some DDB."""
         if self.profile.protocol != "ARROW":
             return ""
-        node = self.profile.data_nodes[0]
-        session, raw = self._connect(node)
-        raw.close()
-        try:
-            result = self._run(session, node, scripts.plain(scripts.select_slice(names, cols, day, str(key))))
-        finally:
-            session.close()
-        if _is_arrow_table(result):
-            return "the server answered PROTOCOL_ARROW with Arrow"
-        return ("the server answered PROTOCOL_ARROW in the DDB format (no formatArrow plugin): "
-                "figures are DDB-protocol figures")
+        script = scripts.plain(scripts.select_slice(names, cols, day, str(key)))
+        arrow, ddb = [], []
+        for node in self.nodes_in_use():
+            session = self._connect(node)
+            try:
+                result = self._run(session, node, script)
+            finally:
+                session.close()
+            (arrow if _is_arrow_table(result) else ddb).append(node.address)
+        if arrow and ddb:
+            raise TargetError(
+                f"PROTOCOL_ARROW would mix two formats in one run: {', '.join(ddb)} answer in the DDB format "
+                f"(no formatArrow plugin), {', '.join(arrow)} with Arrow; load the plugin on every node, "
+                "route every user to one kind (node policy), or choose DDB")
+        if arrow:
+            return f"the server answered PROTOCOL_ARROW with Arrow on {plural_nodes(arrow)}"
+        return (f"the server answered PROTOCOL_ARROW in the DDB format (no formatArrow plugin) on "
+                f"{plural_nodes(ddb)}: figures are DDB-protocol figures")
+
+    def sweep(self, prefix: str = OBJECT_PREFIX, empty_only: bool = False) -> list[str]:
+        """Undefine every shared object named ``prefix...`` on every node the run may use (left
+        by a killed worker, or a query that ran on past its client's timeout); "node: name" of
+        each. ``empty_only``: empty them instead (tables that live workers still write to). A
+        node that cannot be reached holds nothing a run can see: it is passed over."""
+        swept = []
+        for node in self.nodes_in_use():
+            try:
+                session, node = self._admin_session(node)
+            except TargetError:
+                continue
+            try:
+                names = self._run(session, node, scripts.shared_objects())
+                for name in sorted(str(n) for n in (names if names is not None else [])):
+                    if name.startswith(prefix) and q.IDENTIFIER_RE.fullmatch(name):
+                        self._run(session, node, scripts.clear_memory_table(name) if empty_only
+                                  else scripts.drop_shared(name))
+                        swept.append(f"{node.address}: {name}")
+            finally:
+                session.close()
+        return swept
 
     def footprint(self, layout: Layout) -> int:
         session, node = self._admin_session()
@@ -333,12 +395,16 @@ class DolphinDBTarget(Target):
             "transfer_method": ("not measured under PROTOCOL_PICKLE" if self.profile.protocol == "PICKLE"
                                 else "probe operations: bare-socket re-read of the server-kept result, "
                                      "framing walked without decoding"),
-            "cold_cache": "pnodeRun(clearAllCache) once per step before the release; the servers' "
-                          "OS page cache is not controlled",
+            "cold_cache": "before each operation and probe of a cold step, in the worker's session: "
+                          "pnodeRun(clearAllCache) on every data node (and compute node outside a compute "
+                          "group), and clearComputeNodeCache on every compute node of a 3.x compute group; "
+                          "the servers' OS page cache is not controlled",
             "strings": "as the dolphindb client returns them",
         }
         if self.reply_note:
             info["reply_format"] = self.reply_note
+        if self.swept:
+            info["swept_at_prepare"] = self.swept
         try:
             session, node = self._admin_session()
             try:
@@ -353,27 +419,52 @@ class DolphinDBTarget(Target):
             info["error"] = str(exc)
         return info
 
-    def drop_cache_for_step(self, layout: Layout) -> list[str]:
-        session, node = self._admin_session()
+    def drop_cache(self, layout: Layout) -> list[str]:
+        """Empty every DolphinDB cache that could hold the layout's data (see the module doc), on
+        this worker's own session; the methods applied, or [] when any of them failed."""
+        self._require_open(layout)
+        session, node = self._session, self._node
         try:
-            self._run(session, node, scripts.clear_cache())
-        finally:
-            session.close()
-        return [f"{scripts.clear_cache()} once before the step"]
+            clear, compute = self._cache_nodes()
+            self._run(session, node, scripts.clear_all_cache(clear))
+            applied = [f"{scripts.clear_all_cache(None)} on this single node" if clear is None else
+                       f"{scripts.clear_all_cache(None)} on {', '.join(clear)}"]
+            if compute:
+                names = self.names(layout.dataset, layout.scale)
+                self._run(session, node, scripts.clear_compute_cache(names, compute))
+                applied.append(f"clearComputeNodeCache({q.string(names.db)}) on {', '.join(compute)}")
+        except TargetError as exc:
+            self.cache_note = str(exc)
+            return []
+        self.cache_note = ""
+        return applied
+
+    def _cache_nodes(self) -> tuple[list[str] | None, list[str]]:
+        """(aliases clearAllCache runs on, or None for a single node; compute-group aliases),
+        from getClusterPerf through this worker's session, asked once."""
+        if self._clear_plan is None:
+            try:
+                perf = self._run(self._session, self._node, scripts.cluster_perf())
+            except TargetError:
+                if self._session is None or self._node.role == "compute":
+                    raise      # lost, or on a compute node where pnodeRun alone reaches only its group
+                self._clear_plan = (None, [])          # a single node: it has no controller to ask
+            else:
+                frame = perf.to_pandas() if _is_arrow_table(perf) else perf
+                infos = [node_info(row) for row in frame.to_dict("records")]
+                clear = [i.name for i in infos if i.mode == "data" or (i.mode == "compute" and not i.compute_group)]
+                compute = [i.name for i in infos if i.mode == "compute" and i.compute_group]
+                self._clear_plan = (clear or None, compute)
+        return self._clear_plan
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
-        """Empty a write workload's table before a step: the upload table on every data node
-        (shared tables are per node), a DFS scratch table (appends, minute bars, imports) with
+        """Empty a write workload's table before a step's release (after its warm-ups, which write
+        too): the upload sweep's tables, each worker's own, on every node the run may use (stale
+        ones went at ``prepare``); a DFS scratch table (appends, minute bars, imports) with
         ``truncate``."""
         names = self.names(layout.dataset, layout.scale)
         if table in MEMORY_TABLE_ALIASES:
-            for node in self.profile.data_nodes:
-                session, node = self._admin_session(node)
-                try:
-                    if self._run(session, node, scripts.memory_table_exists(names)):
-                        self._run(session, node, scripts.clear_memory_table(names))
-                finally:
-                    session.close()
+            self.sweep(UPLOAD_PREFIX, empty_only=True)
             return
         target = ({"": names.append, "minute": names.minute, IMPORT_TABLE: names.imports}.get(table)
                   or q.identifier(table, "table name"))
@@ -389,15 +480,20 @@ class DolphinDBTarget(Target):
         self.close()
         self._worker = worker
         self._node = pick_node(self.profile, worker, self.seed)
-        self._session, self._raw = self._connect(self._node)
-        self._share_name = f"tickbench_w{int(worker)}_{os.getpid()}_{os.urandom(3).hex()}"
+        self._session = self._connect(self._node)
+        tag = f"w{int(worker)}_{os.getpid()}_{os.urandom(3).hex()}"
+        self._share_name = f"{OBJECT_PREFIX}{tag}"
+        self._upload_name = f"{UPLOAD_PREFIX}{tag}"
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-        if self._raw is not None:
-            self._raw.close()
-        self._session, self._raw = None, None
+        """Undefine this worker's upload table, then drop its connections."""
+        session, self._session = self._session, None
+        if self._upload_name in self._ensured:
+            self._ensured.discard(self._upload_name)
+            self._undefine(session, self._upload_name)
+        if session is not None:
+            session.close()
+        self._drop_raw()
 
     @property
     def node(self) -> str:
@@ -413,27 +509,36 @@ class DolphinDBTarget(Target):
         if self.probing:
             return self._probe(layout, body, schema)
         self._require_open(layout)
-        frame, phases = self._user_frame(scripts.plain(body))
-        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame, schema=schema)
+        frame, phases, extra = self._user_frame(scripts.plain(body))
+        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame, schema=schema,
+                        extra=extra)
 
-    def _user_frame(self, script: str) -> tuple[pd.DataFrame, dict[str, float]]:
+    def _user_frame(self, script: str) -> tuple[pd.DataFrame, dict[str, float], dict[str, Any]]:
         """What a user does for a DataFrame: ``session.run(script)``, and under PROTOCOL_ARROW
-        the ``to_pandas`` of its Arrow table (timed as ``decode``)."""
+        the ``to_pandas`` of its Arrow table (timed as ``decode``); a DDB answer to an ARROW
+        request is said in the extra facts."""
         result = self._run(self._session, self._node, script)
         phases: dict[str, float] = {}
+        extra: dict[str, Any] = {}
         if _is_arrow_table(result):            # PROTOCOL_ARROW: a user calls to_pandas for a DataFrame
             start = time.perf_counter()
             result = result.to_pandas()
             phases["decode"] = time.perf_counter() - start
-        return self._frame_of(result), phases
+        elif self.profile.protocol == "ARROW":
+            extra["reply_format"] = "DDB"
+        return self._frame_of(result), phases, extra
 
     def _probe(self, layout: Layout, body: list[str], schema) -> OpResult:
-        """Server time, raw transfer and client fetch of the same result, kept on the server."""
+        """Server time, raw transfer and client fetch of the same result, kept on the server
+        under a name of this probe's own, undefined on every path."""
         self._require_open(layout)
-        session, node, name = self._session, self._node, self._share_name
-        server_ns = self._run(session, node, scripts.measured(name, body))
+        session, node = self._session, self._node
+        self._probes += 1
+        name = f"{self._share_name}_{self._probes}"
         transfer_s = wire = None
         try:
+            # inside the try: the script shares its result even when its reply never arrives
+            server_ns = self._run(session, node, scripts.measured(name, body))
             if self.measure_transfer and self.profile.protocol != "PICKLE":
                 try:
                     reply = self._raw_connection().run_discard(scripts.fetch(name))
@@ -447,7 +552,7 @@ class DolphinDBTarget(Target):
                 result = result.to_pandas()
             fetch_s = time.perf_counter() - start
         finally:
-            self._drop_shared(name)
+            self._undefine(self._session, name)
         frame = self._frame_of(result)
         phases = {"server": int(server_ns) / 1e9}
         extra: dict[str, Any] = {"client_fetch_s": fetch_s}
@@ -460,6 +565,7 @@ class DolphinDBTarget(Target):
                         extra=extra, wire_bytes=wire)
 
     def _raw_connection(self) -> RawConnection:
+        """The bare socket of the transfer phase, logged in at this worker's first probe."""
         if self._raw is None:
             try:
                 self._raw = RawConnection(self._node.host, self._node.port, self.profile.user,
@@ -475,25 +581,27 @@ class DolphinDBTarget(Target):
             self._raw.close()
             self._raw = None
 
-    def _drop_shared(self, name: str) -> None:
-        """Free the server-side copy of a probe's result, through a fresh session if ours is gone."""
-        if self._session is not None and self._dropped(self._session, self._node, name):
+    def _undefine(self, session, name: str) -> None:
+        """Undefine a shared object on this worker's node: through ``session`` when it can, else
+        through a fresh session (``session`` may have died with the reply it was waiting for: its
+        error cannot tell that from "no such object", so any error gets the second try); an
+        unreachable node keeps it until the next ``prepare`` sweeps it."""
+        if session is not None:
+            try:
+                self._run(session, self._node, scripts.drop_shared(name))
+                return
+            except TargetError:
+                pass
+        try:
+            fresh, node = self._admin_session(self._node)
+        except TargetError:
             return
         try:
-            session, node = self._admin_session(self._node)
+            self._run(fresh, node, scripts.drop_shared(name))
         except TargetError:
-            return       # the node is unreachable: its shared result goes with the node's restart
-        try:
-            self._dropped(session, node, name)       # False: gone already
+            pass                                   # gone already, or never made
         finally:
-            session.close()
-
-    def _dropped(self, session, node: Node, name: str) -> bool:
-        try:
-            self._run(session, node, scripts.drop_shared(name))
-            return True
-        except TargetError:
-            return False
+            fresh.close()
 
     @staticmethod
     def _frame_of(result) -> pd.DataFrame:
@@ -562,8 +670,8 @@ class DolphinDBTarget(Target):
         names = self.names(layout.dataset, layout.scale)
         schema = get_dataset(layout.dataset).info.schema
         if table in MEMORY_TABLE_ALIASES:
-            self._ensure_memory_table(layout, names)
-            function = scripts.memory_insert_function(names)
+            self._ensure_memory_table(layout)
+            function = scripts.memory_insert_function(self._upload_name)
         else:
             target = q.identifier(table, "table name") if table else names.append
             self._ensure_table(layout, names, target)
@@ -576,20 +684,15 @@ class DolphinDBTarget(Target):
                         phases={"transfer": seconds}, node=self._node.address,
                         extra={"transfer_includes_server_insert": True})
 
-    def _ensure_memory_table(self, layout: Layout, names: scripts.Names) -> None:
-        """The upload table in this worker's own node (shared tables are per node)."""
-        if names.memory in self._ensured:
+    def _ensure_memory_table(self, layout: Layout) -> None:
+        """This worker's upload table, shared on its node (report 002 §3's in-memory table),
+        created at its first upload, undefined by ``close``."""
+        if self._upload_name in self._ensured:
             return
-        if not self._run(self._session, self._node, scripts.memory_table_exists(names)):
-            cols = self.columns(layout.dataset)
-            try:
-                self._run(self._session, self._node,
-                          scripts.create_memory_table(names, list(zip(cols.names, cols.types))))
-            except TargetError:
-                # another worker on this node shared it first
-                if not self._run(self._session, self._node, scripts.memory_table_exists(names)):
-                    raise
-        self._ensured.add(names.memory)
+        cols = self.columns(layout.dataset)
+        self._run(self._session, self._node,
+                  scripts.create_memory_table(self._upload_name, list(zip(cols.names, cols.types))))
+        self._ensured.add(self._upload_name)
 
     def _ensure_table(self, layout: Layout, names: scripts.Names, table: str) -> None:
         if table in self._ensured:
@@ -626,8 +729,8 @@ class DolphinDBTarget(Target):
         """The user's ``session.run(script)`` of a suite query (and ``to_pandas`` under ARROW)."""
         script = self.query_script(layout, query, values)
         self._require_open(layout)
-        frame, phases = self._user_frame(script)
-        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame)
+        frame, phases, extra = self._user_frame(script)
+        return OpResult(rows=len(frame), phases=phases, node=self._node.address, frame=frame, extra=extra)
 
     def server_path(self, path: Path) -> str:
         """Where the server reads or writes ``path``: ``<csv_dir_on_server>/<file name>`` when that
@@ -718,6 +821,11 @@ def typed_frame(frame: pd.DataFrame, hints: dict[str, int]) -> pd.DataFrame:
             frame[name] = frame[name].astype("str")
     object.__setattr__(frame, "__DolphinDB_Type__", {k: v for k, v in hints.items() if k in frame.columns})
     return frame
+
+
+def plural_nodes(addresses: list[str]) -> str:
+    return (f"node {addresses[0]}" if len(addresses) == 1
+            else f"all {len(addresses)} nodes ({', '.join(addresses)})")
 
 
 def _is_arrow_table(result) -> bool:

@@ -3,7 +3,10 @@
 A card says what the report asked and found, and lists its experiments. Each experiment row picks a
 size (tiny by default, with what it will cost here: time, memory, disk), the database under test
 (the embedded DuckDB by default) and, when the report compared with another system, which of the
-configured targets plays it; Run starts it. Once runs exist the card shows the published figures
+configured targets plays it; Run starts it. Where the report says how it drove DolphinDB (node
+policy, protocol, compression, replicas), the row shows that method with its sections, whether
+the runs use it ("Use the report's method", on by default) and where the chosen target's own
+settings differ from it. Once runs exist the card shows the published figures
 beside the measured ones and the findings as ratios with a verdict, each linked to its runs.
 
 A view only: it never reads the results or starts anything. The window gives it the targets
@@ -17,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QMessageBox, QPushButton,
-                               QScrollArea, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QMessageBox,
+                               QPushButton, QScrollArea, QToolButton, QVBoxLayout, QWidget)
 
 from widgets.theme import OKABE_ITO, Theme, current_theme, theme_notifier
 from widgets.wheel_guard import guard_wheel
@@ -26,6 +29,7 @@ from workloads.reproduce.catalog import (DEFAULT_SUBJECT, REPORTS, SIZE_TEXT, SI
                                         gallery_scenarios)
 from workloads.reproduce.estimate import Estimate, estimate
 from workloads.reproduce.findings import NOT_HOLD, NOT_MEASURED, Finding
+from workloads.reproduce.method import summary as method_summary
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import Reproduction
 from workloads.scenario import Scenario
@@ -99,6 +103,11 @@ class ExperimentRow(QFrame):
                                    "one after another")
         self.estimate_label = _label(name="estimate")
         self.needs_label = _label(name="needs", muted=True)
+        self.method_check = QCheckBox("Use the report's method", objectName="use_method", checked=True)
+        self.method_check.setToolTip("On a DolphinDB target, run with the node policy, protocol and compression "
+                                     "the report used (its sections are cited); off: with your target's own "
+                                     "settings")
+        self.method_label = _label(name="method", rich=True)
 
         controls = QHBoxLayout()
         controls.setContentsMargins(0, 0, 0, 0)
@@ -111,6 +120,8 @@ class ExperimentRow(QFrame):
         controls.addSpacing(8)
         controls.addWidget(self.versus_label)
         controls.addWidget(self.comparator_combo)
+        controls.addSpacing(8)
+        controls.addWidget(self.method_check)
         controls.addStretch(1)
         controls.addWidget(self.run_button)
         for combo in (self.size_combo, self.subject_combo, self.comparator_combo):
@@ -119,6 +130,9 @@ class ExperimentRow(QFrame):
         comparing = bool(experiment.comparator)
         for widget in (self.versus_label, self.comparator_combo, self.needs_label):
             widget.setVisible(comparing)
+        has_method = bool(experiment.methods())
+        for widget in (self.method_check, self.method_label):
+            widget.setVisible(has_method)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 6, 0, 6)
@@ -127,9 +141,12 @@ class ExperimentRow(QFrame):
         layout.addLayout(controls)
         layout.addWidget(self.estimate_label)
         layout.addWidget(self.needs_label)
+        layout.addWidget(self.method_label)
 
         self.size_combo.currentIndexChanged.connect(self._update_estimate)
         self.subject_combo.currentIndexChanged.connect(self._update_estimate)
+        self.subject_combo.currentIndexChanged.connect(self._update_method)
+        self.method_check.toggled.connect(self._update_method)
         self.comparator_combo.currentIndexChanged.connect(self._update_needs)
         self.comparator_combo.currentIndexChanged.connect(self._update_estimate)
         self.run_button.clicked.connect(self._request_run)
@@ -155,6 +172,7 @@ class ExperimentRow(QFrame):
             self.comparator_combo.setEnabled(bool(matching))
         self._update_estimate()
         self._update_needs()
+        self._update_method()
 
     @staticmethod
     def _fill(combo: QComboBox, targets: list[Target], current: str | None, default: str | None) -> None:
@@ -195,7 +213,8 @@ class ExperimentRow(QFrame):
         comparator, comparator_config = self._comparator()
         return [scenario for _arm, scenario in self.experiment.scenarios(
             self.size, subject=subject, subject_config=subject_config, comparator=comparator,
-            comparator_config=comparator_config, data_dir=self._data_dir)]
+            comparator_config=comparator_config, data_dir=self._data_dir,
+            use_method=self.method_check.isChecked())]
 
     # ---- reactions --------------------------------------------------------------------------
     def _update_estimate(self, *_args) -> None:
@@ -217,8 +236,21 @@ class ExperimentRow(QFrame):
             text = f"{needs}: runs on {self.comparator_combo.currentText()}."
         self.needs_label.setText(text)
 
+    def _update_method(self, *_args) -> None:
+        """The report's method, whether these runs use it, and where the target's settings differ."""
+        groups = self.experiment.methods()
+        if not groups:
+            return
+        kind, config = self._subject()
+        found = method_summary(groups, kind, config, self.method_check.isChecked())
+        self.method_label.setText(found.html)
+        self.method_label.setProperty("differs", found.differs)
+        self.restyle()
+
     def restyle(self, theme: Theme | None = None) -> None:
         theme = theme or current_theme()
+        self.method_label.setStyleSheet(f"color: {theme.warning};" if self.method_label.property("differs")
+                                        else f"color: {theme.muted};")
         fits = self.estimate_label.property("fits") is not False
         self.estimate_label.setStyleSheet(f"color: {theme.muted};" if fits
                                           else f"color: {theme.warning}; font-weight: bold;")

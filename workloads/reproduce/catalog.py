@@ -7,6 +7,11 @@ report put first (DolphinDB; here the user's choice, the embedded DuckDB by defa
 "comparator" is what the report compared it with (Druid in 001, MongoDB in 004). Every run an
 arm starts carries its slot (``report/experiment/arm/size``) in ``Scenario.experiment``, so
 findings are computed later from the stored runs alone.
+
+Each experiment (and arm, where its arms differ) carries the report's method for a DolphinDB
+subject (``workloads.reproduce.method``): node policy, protocol, compression and replicas as the
+report's text says, each citing its section. A run on DolphinDB gets the settable ones unless
+the user chooses their target's own settings; the gallery card shows where the two differ.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workloads.datasets.schema import Scale
+from workloads.reproduce.method import METHOD_KIND, Setting, apply
 from workloads.scenario import Scenario
 from workloads.target_registry import default_config
 
@@ -46,6 +52,7 @@ class Arm:
     users: tuple[int, ...] = (1,)
     params: dict[str, Any] = field(default_factory=dict)
     strings: str = "object"    # report 000 decoded strings into Python objects, as pandas did then
+    method: tuple[Setting, ...] = ()    # the report's method where it differs from the experiment's
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,20 @@ class Experiment:
     comparator: str = ""       # the comparator's target kind ("druid", "mongodb")
     warmup_ops: int = 1
     probe_ops: int = 2
+    method: tuple[Setting, ...] = ()    # how the report drove DolphinDB (see the module doc)
+
+    def method_of(self, arm: Arm) -> tuple[Setting, ...]:
+        """The experiment's method with the arm's own settings over it (by key)."""
+        own = {s.key for s in arm.method}
+        return tuple(s for s in self.method if s.key not in own) + arm.method
+
+    def methods(self) -> list[tuple[str, tuple[Setting, ...]]]:
+        """(arm label, or "" when every subject arm shares it; method) of the subject's arms."""
+        arms = [a for a in self.arms if a.target == SUBJECT]
+        groups = {self.method_of(a) for a in arms}
+        if len(groups) <= 1:
+            return [("", groups.pop())] if groups and groups != {()} else []
+        return [(a.label, self.method_of(a)) for a in arms]
 
     @property
     def slot_prefix(self) -> str:
@@ -71,10 +92,11 @@ class Experiment:
 
     def scenarios(self, size: str, subject: str = DEFAULT_SUBJECT, subject_config: dict | None = None,
                   comparator: str | None = None, comparator_config: dict | None = None,
-                  data_dir: str | Path | None = None) -> list[tuple[Arm, Scenario]]:
+                  data_dir: str | Path | None = None, use_method: bool = True) -> list[tuple[Arm, Scenario]]:
         """The runs of this experiment at ``size``; arms on the comparator are left out when no
         comparator target is given (the gallery says what they need). Fixed local targets
-        (pickle) keep their data under ``data_dir``."""
+        (pickle) keep their data under ``data_dir``. A DolphinDB subject runs with the report's
+        method unless ``use_method`` is false (then with its config's own settings)."""
         if size not in self.sizes:
             raise ValueError(f"size must be one of {', '.join(SIZES)}, not {size!r}")
         spec = self.sizes[size]
@@ -86,6 +108,8 @@ class Experiment:
                               }.get(arm.target, (arm.target, None))
             if config is None and data_dir is not None:
                 config = default_config(target, Path(data_dir))
+            if arm.target == SUBJECT and target == METHOD_KIND and use_method:
+                config = apply(self.method_of(arm), config)
             out.append((arm, Scenario(
                 name=f"Report {self.report} · {self.title} · {arm.label} · {size}",
                 dataset=self.dataset, scale=spec.scale, strings=arm.strings, target=target,
@@ -138,6 +162,35 @@ def _bounded(tiny: Scale, medium: Scale, report: Scale, users: tuple | None = No
             "report": Size(report, users=report_u, params=params[2])}
 
 
+# --- how the reports drove DolphinDB (their sections cited; workloads.reproduce.method) ---------------
+METHOD_000 = (
+    Setting("node_policy", "one", "§3.2: its script connects one session to one data node"),
+    Setting("protocol", "PICKLE", "§4.1: the API of the time (1.30.0.4, §2) spoke an improved pickle "
+            "protocol with the server"),
+    Setting("compress", False, "§3.2: ddb.session() with its defaults, no compression"),
+    Setting("replicas", 2, "§2: the database's replica count was set to 2"),
+)
+_COMPRESSED_DDB = Setting("protocol", "DDB", "implied by its compression: the client compresses only under "
+                          "PROTOCOL_DDB (§2.2 names the API versions, no protocol)")
+METHOD_002_DOWNLOAD = (
+    Setting("node_policy", "random", "§5: each user connects to a data node chosen at random"),
+    _COMPRESSED_DDB,
+    Setting("compress", True, "§5 and §7: the transferred data was compressed (1.4-1.8 GB/s through a "
+            "1 GB/s network)"),
+)
+METHOD_002_APPEND = (
+    Setting("node_policy", "random", "§5's routing: §4 does not restate it (§2.3: the clients connect "
+            "to the data nodes)"),
+    _COMPRESSED_DDB,
+    Setting("compress", True, "§4 and §7: the transferred data was compressed (1.8 GB/s through a "
+            "1 GB/s network)"),
+)
+METHOD_002_BARS = (
+    Setting("node_policy", "random", "§5's routing: §6 does not restate it"),
+)
+METHOD_003 = (Setting("replicas", 2, "§2.2: two replicas of the data"),)
+
+
 def _read_arms(columns: str = "all") -> tuple[Arm, ...]:
     params = {} if columns == "all" else {"columns": columns}
     suffix = "" if columns == "all" else f", {columns}"
@@ -161,18 +214,27 @@ REPORT_000 = ReportCard(
      "The two string columns are ~20 % of the bytes but ~50 % of the decode time.",
      "Three readers on one disk: pickle takes about three times as long per reader."),
     (Experiment("day-l1", "000", "a day, L1 quotes", "Pickle vs the database API vs the server-side query, "
-                "cold and warm, on a day of US TAQ quotes (10 columns).", "taq", _read_arms(), _L1),
+                "cold and warm, on a day of US TAQ quotes (10 columns).", "taq", _read_arms(), _L1,
+                method=METHOD_000),
      Experiment("day-l2", "000", "a day, L2 snapshots", "The same on a day of level-2 snapshots (78 columns).",
-                "level2", _read_arms(), _L2),
+                "level2", _read_arms(), _L2, method=METHOD_000),
      Experiment("strings", "000", "without the two string columns", "The same reads without the two string "
-                "columns: how much of the time do strings cost?", "taq", _read_arms("without strings"), _L1),
+                "columns: how much of the time do strings cost?", "taq", _read_arms("without strings"), _L1,
+                method=METHOD_000),
      Experiment("readers", "000", "three readers, three days", "Three concurrent readers of three different "
-                "L2 days, against one reader alone.", "level2",
+                "L2 days, against one reader alone: all on one data node, and each on a different node.",
+                "level2",
                 (Arm("pickle-3", "pickle, 1 and 3 readers", "pickle", "read-day", "cold", users=(1, 3)),
-                 Arm("db-3", "database API, 1 and 3 readers", SUBJECT, "read-day", "cold", users=(1, 3))),
+                 Arm("db-3", "database API, 1 and 3 readers on one node", SUBJECT, "read-day", "cold", users=(1, 3),
+                     method=(Setting("node_policy", "one", "§4.3: the three connections on the local "
+                                     "server's data node"),)),
+                 Arm("db-3-nodes", "database API, 1 and 3 readers on different nodes", SUBJECT, "read-day",
+                     "cold", users=(1, 3),
+                     method=(Setting("node_policy", "round_robin", "§4.3: the three connections on data nodes "
+                                     "of three different servers"),))),
                 _sizes(Scale(days=3, rows_per_day=30_000, symbols=100), Scale(days=3, rows_per_day=1_000_000),
                        Scale(days=3, rows_per_day=21_700_000, symbols=4_000, start="2019-09-10"),
-                       report_ops=1))),
+                       report_ops=1), method=METHOD_000)),
 )
 
 _TAQ_SMALL = (Scale(days=2, rows_per_day=100_000, symbols=100), Scale(days=4, rows_per_day=2_000_000),
@@ -218,16 +280,17 @@ REPORT_002 = ReportCard(
                          params=({"rows_per_user": 2_000_000, "batch_rows": 10_000},
                                  {"rows_per_user": 500_000, "batch_rows": 25_000},
                                  {"rows_per_user": 5_000_000, "batch_rows": 25_000}), tiny_s=1.2),
-                warmup_ops=0, probe_ops=0),
+                warmup_ops=0, probe_ops=0, method=METHOD_002_APPEND),
      Experiment("download", "002", "concurrent slice downloads", "1..128 users each download random "
                 "(day, symbol) slices.", "taq",
                 (Arm("subject", "database, slice downloads", SUBJECT, "slice-download"),),
                 _bounded(*_TAQ_SWEEP, users=_SWEEP_USERS,
                          params=({"rows_per_user": 5_000_000}, {"rows_per_user": 5_000_000},
-                                 {"rows_per_user": 5_000_000}), tiny_s=1.2)),
+                                 {"rows_per_user": 5_000_000}), tiny_s=1.2), method=METHOD_002_DOWNLOAD),
      Experiment("bars", "002", "concurrent minute bars", "1..128 users each ask for one stock-day's minute "
                 "bars.", "taq", (Arm("subject", "database, minute bars", SUBJECT, "minute-bars"),),
-                _sizes(*_TAQ_SWEEP, users=_SWEEP_USERS, tiny_s=1.2, medium_s=8.0, report_ops=10))),
+                _sizes(*_TAQ_SWEEP, users=_SWEEP_USERS, tiny_s=1.2, medium_s=8.0, report_ops=10),
+                method=METHOD_002_BARS)),
 )
 
 _TAQ_003 = (Scale(days=3, rows_per_day=100_000, symbols=100), Scale(days=5, rows_per_day=2_000_000),
@@ -243,19 +306,20 @@ REPORT_003 = ReportCard(
                 _bounded(*_TAQ_003, users=((1, 2), (1, 2, 4, 8, 16), (16, 32, 48, 64)),
                          params=({"rows_per_user": 100_000, "batch_rows": 50_000},
                                  {"rows_per_user": 1_000_000, "batch_rows": 200_000},
-                                 {"rows_per_user": 100_000_000, "batch_rows": 200_000})), warmup_ops=0, probe_ops=0),
+                                 {"rows_per_user": 100_000_000, "batch_rows": 200_000})), warmup_ops=0, probe_ops=0,
+                method=METHOD_003),
      Experiment("read", "003", "read users sweep", "Users fetch random stock-days, caches dropped.", "taq",
                 (Arm("subject", "database, reads, cold", SUBJECT, "slice-download", "cold"),),
                 _bounded(*_TAQ_003, users=_SWEEP_USERS,
                          params=({"rows_per_user": 300_000}, {"rows_per_user": 5_000_000},
-                                 {"rows_per_user": 100_000_000}))),
+                                 {"rows_per_user": 100_000_000})), method=METHOD_003),
      Experiment("compute", "003", "the three computations", "Spread by minute, map-reduce minute bars and a "
                 "distributed OLS, cold and warm.", "taq",
                 tuple(Arm(f"{w}-{c}", f"{t}, {c} cache", SUBJECT, w, c)
                       for w, t in (("spread-by-minute", "spread by minute"),
                                    ("mapreduce-minute-bars", "map-reduce minute bars"), ("ols-spread", "OLS"))
                       for c in ("cold", "warm")),
-                _sizes(*_TAQ_003, tiny_s=1.0, medium_s=6.0, report_ops=3))),
+                _sizes(*_TAQ_003, tiny_s=1.0, medium_s=6.0, report_ops=3), method=METHOD_003)),
 )
 
 _DEVICES = (Scale(days=2, rows_per_day=20_000, symbols=100), Scale(days=4, rows_per_day=1_000_000, symbols=3_000),

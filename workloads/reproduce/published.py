@@ -68,7 +68,8 @@ def _readers_pairs(title: str, runs) -> list[Pair]:
     for ref in references_for("read-day", dataset="level2"):
         if not ref.series.startswith("3 concurrent readers") or not ref.series.endswith("connection 1"):
             continue
-        side = "pickle-3" if ref.target == "pickle" else "db-3"
+        # the report's API readers were all on one data node, or each on another server's (§4.3)
+        side = "pickle-3" if ref.target == "pickle" else ("db-3-nodes" if "different" in ref.series else "db-3")
         arm = runs.get(("readers", side))
         series = ref.series.removesuffix(", connection 1")
         out.append(_pair(title, f"{series}, per reader (connection 1 published)", ref, arm,

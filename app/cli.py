@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write a run's records to CSV or Parquet")
     export.add_argument("run_id")
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
-    export.add_argument("--out", type=Path, default=Path("."))
+    export.add_argument("--out", type=Path, default=Path("."), help="the folder the files go to")
+    export.add_argument("--force", action="store_true", help="overwrite the run's files already in --out")
     imp = sub.add_parser("import", help="import a CSV file as a dataset to benchmark (imp_NAME)")
     imp.add_argument("file", type=Path, help="the CSV file, with a header row")
     imp.add_argument("--dataset", required=True, help="the schema it holds: taq | level2 | devices | api45")
@@ -125,11 +126,17 @@ def run_cli(argv: list[str]) -> int:
 
 
 def _store(args):
+    import duckdb
+
     from workloads.store import ResultsStore, StoreError
+    path = args.results or default_results_path()
     try:
-        return ResultsStore(args.results or default_results_path())
+        return ResultsStore(path)
     except StoreError as exc:
         raise CliError(str(exc)) from None
+    except (duckdb.Error, OSError, ValueError, KeyError, IndexError) as exc:   # a file that is not a catalog
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise CliError(f"--results {path}: not a Tickbench results catalog ({first})") from None
 
 
 def scenario_from_args(args) -> "Scenario":
@@ -450,10 +457,19 @@ def cmd_show(args) -> int:
 def cmd_export(args) -> int:
     from workloads.store import StoreError
     from workloads.exports import export_run
+    store = _store(args)
     try:
-        paths = export_run(_store(args), args.run_id, args.out, args.format)
-    except StoreError as exc:
-        raise CliError(str(exc)) from None
+        run_id = store.run(args.run_id)["run_id"]
+        out = args.out
+        if out.exists() and not out.is_dir():
+            raise CliError(f"--out {out}: a file is there; --out names the folder the run's files go to")
+        existing = sorted(out.glob(f"{run_id}_*.{args.format}")) if out.is_dir() else []
+        if existing and not args.force:
+            raise CliError(f"--out {out}: {existing[0].name}" + (f" and {len(existing) - 1} more" if len(existing) > 1 else "")
+                           + " exist already; give --force to overwrite them")
+        paths = export_run(store, run_id, out, args.format)
+    except (StoreError, OSError) as exc:
+        raise CliError(f"export: {exc}" if isinstance(exc, OSError) else str(exc)) from None
     for path in paths:
         console.print(str(path), highlight=False)
     return 0

@@ -38,19 +38,37 @@ def add_verify_parser(sub) -> None:
     add_dolphindb_arguments(verify)
 
 
+def _loadable_suites(dataset: str, err_console: Console, skipped: list[str]) -> list:
+    """Every suite of ``dataset``; one that does not load (a user's malformed file) is skipped with
+    one line on standard error naming its file, and the others run."""
+    from workloads.queries.suites import SuiteError, load_suite, suite_names
+    suites = []
+    for name in suite_names():
+        try:
+            suite = load_suite(name)
+        except SuiteError as exc:
+            err_console.print(f"tickbench: skipped suite {name}: {exc}", highlight=False, soft_wrap=True)
+            skipped.append(name)
+            continue
+        if suite.dataset == dataset:
+            suites.append(suite)
+    return suites
+
+
 def cmd_verify(args, console: Console, err_console: Console, cli_error, target_config) -> int:
     """``target_config(args, key)``: (kind, config) of a target kind or a saved server's key."""
     from workloads.datasets.schema import Scale
     from workloads.queries import load_suite
-    from workloads.verify import DIFFERS, NOT_SUPPORTED, suites_of, verify
+    from workloads.verify import DIFFERS, NOT_SUPPORTED, verify
 
     if args.dataset not in VERIFY_SCALES:
         raise cli_error(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)}, not {args.dataset!r}")
     days, rows, keys = VERIFY_SCALES[args.dataset]
+    skipped: list[str] = []
     try:
         scale = Scale(days=args.days or days, rows_per_day=args.rows_per_day or rows,
                       symbols=args.symbols or keys, **({"seed": args.seed} if args.seed is not None else {}))
-        suites = [load_suite(name) for name in args.suite] or suites_of(args.dataset)
+        suites = [load_suite(name) for name in args.suite] or _loadable_suites(args.dataset, err_console, skipped)
         wrong = [s.name for s in suites if s.dataset != args.dataset]
         if wrong:
             raise ValueError(f"suite {wrong[0]} runs on another dataset than {args.dataset}")
@@ -92,7 +110,12 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
             for label in [reference] + [l for l in verdicts.targets if row[l] == DIFFERS]:
                 head = answers[label].preview.get("head", [])[:args.rows]
                 console.print(f"  {label} ({answers[label].rows:,} rows): {escape(str(head))}", highlight=False, soft_wrap=True)
+    if skipped:
+        console.print(f"[red]Suite{'s' if len(skipped) > 1 else ''} skipped[/red] (not loadable): "
+                      f"{', '.join(skipped)}.", highlight=False)
     if verdicts.agree:
+        if skipped:
+            return 1
         console.print(f"[green]Every target answered every query alike[/green] ({plural(len(verdicts.queries), 'query', 'queries')}).",
                       highlight=False)
         return 0

@@ -38,7 +38,7 @@ def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
 
 
 def _run_folders(home: Path) -> list[Path]:
-    return sorted(p for p in (home / "results.duckdb" / "runs").glob("*") if p.is_dir())
+    return sorted(p for p in home.glob("results*/runs/*") if p.is_dir())   # results/ (or the older results.duckdb/)
 
 
 # --- (6) Ctrl-C and SIGTERM on the plain `tickbench run` cancel as --live does -----------------
@@ -155,3 +155,81 @@ def test_one_number_of_users_in_a_scenario_file_is_one_step_of_that_many(tmp_pat
 def test_a_missing_scenario_file_is_one_line(tmp_path):
     one_line_error(tickbench("run", "--scenario", str(tmp_path / "nope.toml"), home=tmp_path, timeout=60),
                    "nope.toml", "no such scenario file")
+
+
+def _bad_suite(home: Path) -> None:
+    (home / "queries").mkdir(parents=True, exist_ok=True)
+    (home / "queries" / "mine.toml").write_text(
+        'dataset = "devices"\n[[query]]\nid = "q1"\ncategory = "x"\ndescription = "d"\ncolumns = "n"\n'
+        'duckdb = "select 1 as n"\n')
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ('columns = "n"\nduckdb = "select 1"\n', ["mine.toml", "query 1", "columns", "expected a list"]),
+    ('columns = ["n"]\nduckdb = 3\n', ["mine.toml", "query 1", "duckdb", "expected text", "int"]),
+    ('columns = ["n"]\nparams = 3\nduckdb = "x"\n', ["mine.toml", "params", "expected a table"]),
+    ('columns = ["n"]\ndays = 2\nduckdb = "x"\n', ["mine.toml", "days", "all"]),
+])
+def test_a_suite_file_of_wrong_types_is_one_suite_error_naming_file_query_and_key(isolated_home, text, fragments):
+    from workloads.queries.suites import SuiteError, load_suite
+    tmp_path = isolated_home
+    (tmp_path / "queries").mkdir()
+    (tmp_path / "queries" / "mine.toml").write_text(
+        'dataset = "devices"\n[[query]]\nid = "q1"\ncategory = "x"\ndescription = "d"\n' + text)
+    with pytest.raises(SuiteError) as caught:
+        load_suite("mine")
+    assert len(str(caught.value).splitlines()) == 1
+    for fragment in fragments:
+        assert fragment in str(caught.value)
+    (tmp_path / "queries" / "mine.toml").write_text('dataset = "devices"\nquery = 3\n')
+    with pytest.raises(SuiteError, match="query: expected a list"):
+        load_suite("mine")
+
+
+def test_one_bad_user_suite_is_skipped_by_verify_with_one_line_and_the_others_run(tmp_path):
+    _bad_suite(tmp_path)
+    result = tickbench("verify", "--dataset", "devices", "--targets", "duckdb", home=tmp_path, timeout=180)
+    line = one_line_error(result, "skipped suite mine", "mine.toml", "columns")
+    assert line.startswith("tickbench: ")
+    assert "devices004" in result.stdout and "same" in result.stdout     # the built-in suite ran
+    assert "skipped" in result.stdout and "mine" in result.stdout
+    named = tickbench("verify", "--dataset", "devices", "--targets", "duckdb", "--suite", "mine", home=tmp_path)
+    one_line_error(named, "mine.toml", "columns")
+
+
+def test_a_results_file_that_is_not_a_catalog_is_one_line(tmp_path):
+    import duckdb
+    path = tmp_path / "other.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE t (a INTEGER)")
+    one_line_error(tickbench("--results", str(path), "runs", home=tmp_path, timeout=60),
+                   "other.duckdb", "not a Tickbench results catalog")
+    assert path.is_file()
+
+
+def test_export_refuses_a_file_and_files_already_there_unless_force(tmp_path):
+    ran = tickbench("run", "--workload", "noop", "--duration", "1", home=tmp_path, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    run_id = _run_folders(tmp_path)[0].name
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    one_line_error(tickbench("export", run_id, "--out", str(a_file), home=tmp_path), "notes.txt", "a file is there")
+    assert a_file.read_text() == "mine"
+    out = tmp_path / "out"
+    assert tickbench("export", run_id, "--out", str(out), home=tmp_path).returncode == 0
+    (out / f"{run_id}_run.csv").write_text("edited")
+    one_line_error(tickbench("export", run_id, "--out", str(out), home=tmp_path), "exist already", "--force")
+    assert (out / f"{run_id}_run.csv").read_text() == "edited"
+    forced = tickbench("export", run_id, "--out", str(out), "--force", home=tmp_path)
+    assert forced.returncode == 0 and (out / f"{run_id}_run.csv").read_text() != "edited"
+
+
+def test_a_csv_field_over_a_megabyte_imports_or_is_one_line(tmp_path):
+    path = tmp_path / "big.csv"
+    rows = ["symbol,date,time,bid,ofr,bidsiz,ofrsiz,mode,ex,mmid"] + \
+        ["A,2024-01-02,09:30:00,1,2,1,1,12,N,x"] * 3 + ["B,2024-01-02,09:30:01,1,2,1,1,12,N," + "x" * 2_000_000]
+    path.write_text("\n".join(rows) + "\n")
+    result = tickbench("import", str(path), "--dataset", "taq", "--name", "big", home=tmp_path, timeout=120)
+    assert "Traceback" not in result.stderr
+    if result.returncode:
+        one_line_error(result, "big.csv")

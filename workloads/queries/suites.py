@@ -116,10 +116,17 @@ def _load(path: Path, mtime_ns: int, overlays: tuple[tuple[Path, int], ...] = ()
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"{path.name}: not valid TOML ({exc})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"{path.name}: cannot read it ({type(exc).__name__})") from None
     if data.get("dataset") not in SEED_TABLES:
         raise SuiteError(f"{path.name}: dataset must be one of {', '.join(SEED_TABLES)}")
+    for key in ("title", "report"):
+        _expect(data.get(key, ""), str, f"{path.name}: {key}", "text")
+    _expect(data.get("query", []), list, f"{path.name}: query", "a list of [[query]] tables")
     queries = []
     for index, item in enumerate(data.get("query", []), start=1):
+        _expect(item, dict, f"{path.name}: query {index}", "a [[query]] table")
+        _check_types(item, f"{path.name}: query {index}")
         unknown = set(item) - set(_FIELDS)
         missing = {"id", "category", "description", "columns"} - set(item)
         if unknown or missing:
@@ -139,6 +146,26 @@ def _load(path: Path, mtime_ns: int, overlays: tuple[tuple[Path, int], ...] = ()
     return Suite(name, data.get("title", name), data["dataset"], str(data.get("report", "")), tuple(queries))
 
 
+def _expect(value: Any, kind: type, where: str, expected: str) -> None:
+    if not isinstance(value, kind):
+        raise SuiteError(f"{where}: expected {expected}, not {type(value).__name__} {value!r:.60}")
+
+
+def _check_types(item: dict, where: str) -> None:
+    """A query table's keys of the right types: one line naming the file, query and key."""
+    for key in ("id", "category", "description", *DIALECTS):
+        if key in item:
+            _expect(item[key], str, f"{where}: {key}", "text")
+    if "columns" in item:
+        _expect(item["columns"], list, f"{where}: columns", "a list of column names")
+        for column in item["columns"]:
+            _expect(column, str, f"{where}: columns", "a list of column names")
+    if "params" in item:
+        _expect(item["params"], dict, f"{where}: params", "a table of name = value")
+    if item.get("days", "all") not in ("all", "day"):
+        raise SuiteError(f"{where}: days: expected \"all\" or \"day\", not {item['days']!r:.60}")
+
+
 def _merge_overlay(path: Path, queries: list[Query]) -> None:
     """Add an overlay's texts (one dialect, ``[texts]`` query id -> text) to the suite's queries."""
     dialect = path.stem.split(".", 1)[1]
@@ -148,8 +175,10 @@ def _merge_overlay(path: Path, queries: list[Query]) -> None:
         texts = tomllib.loads(path.read_text(encoding="utf-8")).get("texts") or {}
     except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"{path.name}: not valid TOML ({exc})") from None
+    _expect(texts, dict, f"{path.name}: texts", "a table of query id = text")
     by_id = {q.id: q for q in queries}
     for query_id, text in texts.items():
+        _expect(text, str, f"{path.name}: texts.{query_id}", "text")
         query = by_id.get(query_id)
         if query is None:
             raise SuiteError(f"{path.name}: no query {query_id!r} in the suite")

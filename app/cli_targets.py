@@ -27,10 +27,16 @@ def add_targets_parser(sub) -> None:
 def cmd_targets(args, registry, console: Console, cli_error) -> int:
     from rich.markup import escape
 
+    from workloads.limits import check_profile_name
+    from workloads.scenario import is_secret
     from workloads.target_registry import SERVER_TYPES, Profile, ServerProfile, where
     if args.action == "add-server":
         if args.kind not in SERVER_TYPES:
             raise cli_error(f"server kind {args.kind!r}: choose one of {', '.join(SERVER_TYPES)}")
+        try:
+            check_profile_name(args.name)
+        except ValueError as exc:
+            raise cli_error(str(exc)) from None
         data = {"name": args.name, "host": args.host, "secure": args.secure,
                 **{k: v for k, v in (("port", args.port), ("user", args.user), ("database", args.database))
                    if v is not None}}
@@ -39,6 +45,10 @@ def cmd_targets(args, registry, console: Console, cli_error) -> int:
             name, sep, value = item.partition("=")
             if not sep or not name.strip():
                 raise cli_error(f"--option takes NAME=VALUE, not {item!r}")
+            if is_secret(name.strip()):
+                raise cli_error(f"--option {name.strip()}: a secret is never saved with a profile: it is asked "
+                                "for at run time (or its environment variable), or kept in the keyring from "
+                                "the window")
             options[name.strip()] = int(value) if name.strip().endswith("_port") and value.strip().isdigit() \
                 else value.strip()
         try:

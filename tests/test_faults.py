@@ -233,3 +233,48 @@ def test_a_csv_field_over_a_megabyte_imports_or_is_one_line(tmp_path):
     assert "Traceback" not in result.stderr
     if result.returncode:
         one_line_error(result, "big.csv")
+
+
+# --- (10) secrets and names --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, fragment", [
+    ("../../x", "a name, not a path"), ("a\nb", "no control characters"), ("x" * 300, "at most 64 characters"),
+    ("ch:x", "a name, not a path"), (".hidden", "not '.' first"),
+])
+def test_profile_names_are_checked_like_every_other_name(tmp_path, name, fragment):
+    result = tickbench("targets", "add-server", "clickhouse", name, "--host", "127.0.0.1", home=tmp_path, timeout=60)
+    one_line_error(result, "profile name", fragment)
+    assert not (tmp_path / "datasets" / "targets.json").exists() or name not in \
+        (tmp_path / "datasets" / "targets.json").read_text()
+
+
+@pytest.mark.parametrize("option", ["password=X", "db_password=X", "api_token=X"])
+def test_a_password_given_as_an_option_is_refused_and_written_nowhere(tmp_path, option):
+    result = tickbench("targets", "add-server", "clickhouse", "prod", "--host", "127.0.0.1", "--option", option,
+                       home=tmp_path, timeout=60)
+    one_line_error(result, "--option", "never saved", "keyring")
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert "=X" not in path.read_text(errors="replace") and '"X"' not in path.read_text(errors="replace")
+    assert tickbench("targets", "add-server", "clickhouse", "prod", "--host", "127.0.0.1", "--option",
+                     "http_port=8124", home=tmp_path, timeout=60).returncode == 0
+
+
+def test_every_repr_of_a_scenario_and_a_worker_spec_hides_the_password():
+    from dask._task_spec import Task
+
+    from workloads.distributed.host_task import run_host
+    from workloads.scenario import Scenario
+    from workloads.worker import WorkerSpec
+
+    secret = "S3cr3t-pw"
+    scenario = Scenario(target="clickhouse", target_config={"host": "db", "password": secret, "user": "u"})
+    spec = WorkerSpec(scenario=scenario.to_dict(), step={"index": 0}, worker=0, layout=None,
+                      target_kind="clickhouse", target_config=dict(scenario.target_config), host="tcp://h:1")
+    # what a Dask worker logs when a host's relay fails: repr(run_spec) of the task that carries the specs
+    task = Task("tickbench-x-0-host-h", run_host, [spec], "tickbench-x-0", 0.0)
+    for text in (repr(scenario), str(scenario), repr(spec), str(spec), repr([spec])):
+        assert secret not in text and "***" in text, text
+    assert secret not in repr(task) and secret not in repr(task.args) and "***" in repr(task.args)
+    assert "'user': 'u'" in repr(spec)
+    assert spec.target_config["password"] == secret and scenario.target_config["password"] == secret  # still usable

@@ -1,4 +1,5 @@
-"""What the machine can hold: a scenario's users and data checked before anything starts.
+"""What the machine can hold: a scenario's users and data checked before anything starts; and the
+rule for the names of saved server profiles.
 
 ``Scenario`` itself refuses what is never meaningful (a duration that is not finite, negative
 counts); ``machine_problems`` says, with the estimate, what this machine could not hold: more
@@ -89,3 +90,21 @@ def check_machine(scenario: Scenario, force: bool = False, data_root: Path | Non
     problems = [] if force else machine_problems(scenario, data_root)
     if problems:
         raise TooBig("; ".join(problems) + " (give --force to run it anyway)")
+
+
+MAX_PROFILE_NAME = 64
+
+
+def check_profile_name(name: object) -> str:
+    """A saved server's name as every other name a user types is checked: ``name`` if it is a plain
+    name (it becomes part of a key, a keyring entry and folder names), else ValueError saying why."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"profile name {name!r}: must be a non-empty name")
+    if not name.isprintable() or name != name.strip():
+        raise ValueError(f"profile name {name[:40]!r}: no control characters (a newline) or surrounding spaces")
+    if any(ch in name for ch in "/\\:") or ".." in name or name.startswith("."):
+        raise ValueError(f"profile name {name[:40]!r}: a name, not a path: no '/', '\\' or ':', never '..', "
+                         "not '.' first")
+    if len(name) > MAX_PROFILE_NAME:
+        raise ValueError(f"profile name {name[:20]!r}...: at most {MAX_PROFILE_NAME} characters ({len(name)} given)")
+    return name

@@ -58,6 +58,10 @@ class Scenario:
             raise ValueError("warm-up and probe operations must not be negative")
         check_placement(self.scheduler, self.placement, self.pins)
 
+    def __repr__(self) -> str:           # what logs and tracebacks show: never a password
+        fields = ", ".join(f"{k}={redacted(v)!r}" for k, v in self.__dict__.items())
+        return f"Scenario({fields})"
+
     @property
     def string_mode(self) -> StringMode:
         return StringMode(self.strings)
@@ -165,6 +169,25 @@ def run_name(scenario: Scenario) -> str:
     """The name a run is stored and shown under."""
     name = scenario.name.strip()
     return describe(scenario) if name in UNNAMED else name
+
+
+SECRET_WORDS = ("password", "passwd", "secret", "token")
+REDACTED = "***"
+
+
+def is_secret(key: Any) -> bool:
+    """A config key whose value is a secret (``password``, ``db_password``, ``api_token``...)."""
+    return isinstance(key, str) and any(word in key.lower() for word in SECRET_WORDS)
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every secret's value (at any depth of dicts and lists) replaced by ``***``:
+    for reprs and logs (a Dask host whose relay fails logs its task's arguments)."""
+    if isinstance(value, dict):
+        return {k: (REDACTED if is_secret(k) and v else redacted(v)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redacted(v) for v in value)
+    return value
 
 
 def _drop_secrets(data: dict[str, Any]) -> dict[str, Any]:

@@ -62,6 +62,11 @@ class WorkerSpec:
     target_config: dict[str, Any]
     host: str = ""                     # the load generator it runs on ("" = the run's own machine)
 
+    def __repr__(self) -> str:         # Dask logs a failed task's arguments: never a password
+        from workloads.scenario import redacted
+        fields = ", ".join(f"{k}={redacted(v)!r}" for k, v in self.__dict__.items())
+        return f"WorkerSpec({fields})"
+
 
 @dataclass(frozen=True)
 class StepEvents:

@@ -278,3 +278,80 @@ def test_every_repr_of_a_scenario_and_a_worker_spec_hides_the_password():
     assert secret not in repr(task) and secret not in repr(task.args) and "***" in repr(task.args)
     assert "'user': 'u'" in repr(spec)
     assert spec.target_config["password"] == secret and scenario.target_config["password"] == secret  # still usable
+
+
+# --- (12) run states say failed / not supported when nothing was measured ------------------------
+
+def _suite(home: Path, name: str, queries: str) -> None:
+    (home / "queries").mkdir(parents=True, exist_ok=True)
+    (home / "queries" / f"{name}.toml").write_text('dataset = "taq"\n' + queries)
+
+
+SMALL = ("--target", "duckdb", "--days", "1", "--rows-per-day", "2000", "--symbols", "10", "--operations", "2")
+
+
+def test_a_query_suite_run_whose_operations_all_fail_ends_failed(tmp_path):
+    _suite(tmp_path, "fails", "".join(
+        f'[[query]]\nid = "bad{i}"\ncategory = "x"\ndescription = "d"\ncolumns = ["n"]\n'
+        f'duckdb = "select no_such_column_{i} from {{quotes}}"\n' for i in (1, 2)))
+    result = tickbench("run", "--workload", "query-suite", "--param", "suite=fails", "--param", "repetitions=1",
+                       *SMALL, home=tmp_path, timeout=180)
+    assert result.returncode == 1, result.stdout + result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert ": failed — every operation failed" in last and "no_such_column" in last, last
+    run = json.loads((_run_folders(tmp_path)[0] / "run.json").read_text())
+    assert run["status"] == "failed"
+
+
+def test_a_workload_the_target_cannot_run_ends_not_supported(tmp_path):
+    _suite(tmp_path, "ddbonly", '[[query]]\nid = "q"\ncategory = "x"\ndescription = "d"\ncolumns = ["n"]\n'
+                                'dolphindb = "select 1 as n"\n')
+    result = tickbench("run", "--workload", "query-suite", "--param", "suite=ddbonly", *SMALL,
+                       home=tmp_path, timeout=180)
+    assert result.returncode == 1, result.stdout + result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert ": not supported — duckdb cannot run query-suite: query q has no DuckDB text" in last, last
+    listing = tickbench("runs", home=tmp_path)
+    assert "not supported" in listing.stdout
+
+
+# --- (11) remote users stop within 2 s of losing their run ---------------------------------------
+
+def _remote_users(cluster) -> set[int]:
+    """The user processes the Dask workers started (spawned children of the worker processes)."""
+    import psutil
+    found = set()
+    for pid in cluster.worker_pids.values():
+        try:
+            for child in psutil.Process(pid).children(recursive=True):
+                if "spawn_main" in " ".join(child.cmdline()) and "resource_tracker" not in " ".join(child.cmdline()):
+                    found.add(child.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_remote_users_of_a_killed_run_process_stop_within_2_s(tmp_path, dask_cluster):
+    import psutil
+    before = _remote_users(dask_cluster)
+    proc = subprocess.Popen([sys.executable, "-m", "app", "run", "--workload", "noop", "--users", "2",
+                             "--duration", "120", "--scheduler", dask_cluster.scheduler], cwd=ROOT,
+                            env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and len(_remote_users(dask_cluster) - before) < 2:
+            time.sleep(0.25)
+        users = [psutil.Process(pid) for pid in _remote_users(dask_cluster) - before]
+        assert len(users) == 2, "the run's users did not start on the Dask hosts"
+        time.sleep(3.0)                                  # warmed up and measuring
+        assert proc.poll() is None and all(u.is_running() for u in users)
+        proc.kill()                                      # kill -9: nothing of the run says goodbye
+        killed_at = time.monotonic()
+        proc.wait(10)
+        gone, alive = psutil.wait_procs(users, timeout=10)
+        took = time.monotonic() - killed_at
+        assert not alive, f"remote users outlived their run: {[p.pid for p in alive]}"
+        assert took <= 2.5, f"remote users stopped {took:.1f} s after their run was killed"
+    finally:
+        if proc.poll() is None:
+            proc.kill()

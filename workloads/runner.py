@@ -118,13 +118,7 @@ class Runner:
                     break
                 self._run_step(replace(step, params={**step.params, **run_params}), layout)
                 self.workload.finish_step(run_params)
-            if self.cancelled:
-                status, message = "cancelled", "stopped by the user; what was measured is kept"
-            elif self._failures:
-                all_failed = step_figures(self.store, self.run_id)["ops"].sum() == 0
-                status = "failed" if all_failed else "completed"
-                message = "; ".join(self._failures[:3]) + (
-                    f" (+{len(self._failures) - 3} more)" if len(self._failures) > 3 else "")
+            status, message = self._end_state()
         except (TargetError, ValueError, OSError) as exc:
             status, message = "failed", describe_error(exc) if not isinstance(exc, TargetError) else str(exc)
         except Exception as exc:  # keep the record: a run never vanishes
@@ -135,6 +129,30 @@ class Runner:
             self.store.finish_run(self.run_id, status, message)
             self._metrics.set_status(status, message or status, progress=1.0 if status == "completed" else None)
         return RunResult(self.run_id, status, message, step_figures(self.store, self.run_id))
+
+    def _end_state(self) -> tuple[str, str]:
+        """The run's status once its steps are over: "cancelled" when stopped; "not supported" when
+        the target could run none of the operations; "failed" when nothing was measured (every
+        operation failed, or none ran); else "completed", with the failures that did not stop it."""
+        failures = "; ".join(self._failures[:3]) + (
+            f" (+{len(self._failures) - 3} more)" if len(self._failures) > 3 else "")
+        if self.cancelled:
+            return "cancelled", "stopped by the user; what was measured is kept"
+        if step_figures(self.store, self.run_id)["ops"].sum() > 0:
+            return "completed", failures
+        ops = self.store.ops(self.run_id)            # nothing measured: only failed records, few
+        errors = ops.loc[~ops["ok"], "error"].astype(str) if len(ops) else pd.Series(dtype=str)
+        unsupported = errors[errors.str.startswith("NotSupported")]
+        if len(unsupported) and len(unsupported) == len(errors):
+            reason = unsupported.iloc[0].partition(": ")[2] or unsupported.iloc[0]
+            return "not supported", f"{self.scenario.target} cannot run {self.scenario.workload}: {reason}"
+        if failures:
+            return "failed", failures
+        if len(errors):
+            common = errors.value_counts()
+            return "failed", (f"every operation failed ({len(errors):,}); commonest: {common.index[0]}"
+                              + (f" ({common.iloc[0]:,}x)" if len(common) > 1 else ""))
+        return "failed", "nothing was measured: no operation ran"
 
     def _connect_load_generators(self) -> None:
         """The scenario's Dask cluster: its hosts, their environments and clock offsets are stored

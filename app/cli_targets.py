@@ -20,8 +20,16 @@ def add_targets_parser(sub) -> None:
     add.add_argument("--secure", action="store_true", help="TLS")
     add.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                      help="the kind's other settings, e.g. http_port=9000 (QuestDB), coordinator_port=8081 (Druid)")
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password from standard input and keep it in the OS keyring "
+                          "(never in targets.json); without a keyring it is asked for at run time")
     remove = action.add_parser("remove", help="forget a saved server (its data is not touched)")
     remove.add_argument("key", help="e.g. ch:NAME or ddb:NAME")
+
+
+def _password_from_stdin() -> str:
+    import sys
+    return sys.stdin.readline().rstrip("\r\n")
 
 
 def cmd_targets(args, registry, console: Console, cli_error) -> int:
@@ -47,17 +55,21 @@ def cmd_targets(args, registry, console: Console, cli_error) -> int:
                 raise cli_error(f"--option takes NAME=VALUE, not {item!r}")
             if is_secret(name.strip()):
                 raise cli_error(f"--option {name.strip()}: a secret is never saved with a profile: it is asked "
-                                "for at run time (or its environment variable), or kept in the keyring from "
-                                "the window")
+                                "for at run time (or its environment variable), or kept in the keyring "
+                                "(--password-stdin, or the window)")
             options[name.strip()] = int(value) if name.strip().endswith("_port") and value.strip().isdigit() \
                 else value.strip()
+        password = _password_from_stdin() if args.password_stdin else ""
         try:
             profile = Profile(args.kind, ServerProfile.from_dict({**data, "options": options}, args.kind))
-            key = registry.add(profile)
+            key = registry.add(profile, password, remember=bool(password))
         except (ValueError, TypeError) as exc:
             raise cli_error(str(exc)) from None
-        console.print(f"Saved {key}: the password is asked for at run time (or {profile.password_variable}).",
-                      highlight=False)
+        if password and registry.last_save_ok:
+            console.print(f"Saved {key}; its password is in the OS keyring.", highlight=False)
+        else:
+            console.print(f"Saved {key}: the password is asked for at run time (or {profile.password_variable})"
+                          + ("; no keyring here to keep it" if password else "") + ".", highlight=False)
         return 0
     if args.action == "remove":
         try:

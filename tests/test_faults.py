@@ -355,3 +355,44 @@ def test_remote_users_of_a_killed_run_process_stop_within_2_s(tmp_path, dask_clu
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+try:
+    from keyring.backend import KeyringBackend
+except ImportError:                     # pragma: no cover - keyring is a dependency
+    KeyringBackend = object
+
+
+class FileKeyring(KeyringBackend):
+    """A keyring for the tests' subprocesses: a JSON file in TICKBENCH_HOME (PYTHON_KEYRING_BACKEND)."""
+
+    priority = 5
+
+    def _path(self) -> Path:
+        return Path(os.environ["TICKBENCH_HOME"]) / "test-keyring.json"
+
+    def _all(self) -> dict:
+        return json.loads(self._path().read_text()) if self._path().exists() else {}
+
+    def get_password(self, service, username):
+        return self._all().get(f"{service}|{username}")
+
+    def set_password(self, service, username, password):
+        self._path().write_text(json.dumps({**self._all(), f"{service}|{username}": password}))
+
+    def delete_password(self, service, username):
+        data = self._all()
+        data.pop(f"{service}|{username}", None)
+        self._path().write_text(json.dumps(data))
+
+
+def test_a_password_given_on_standard_input_goes_to_the_keyring_and_nowhere_else(tmp_path):
+    env = {**_env(tmp_path), "PYTHON_KEYRING_BACKEND": "tests.test_faults.FileKeyring"}
+    result = subprocess.run([sys.executable, "-m", "app", "targets", "add-server", "clickhouse", "prod", "--host",
+                             "127.0.0.1", "--user", "me", "--password-stdin"], input="pw-Zq81\n", text=True,
+                            capture_output=True, env=env, cwd=ROOT, timeout=60)
+    assert result.returncode == 0 and "keyring" in result.stdout, result.stdout + result.stderr
+    assert json.loads((tmp_path / "test-keyring.json").read_text()) == {"Tickbench|prod/me": "pw-Zq81"}
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.name != "test-keyring.json":
+            assert "pw-Zq81" not in path.read_text(errors="replace"), path

@@ -22,6 +22,8 @@ from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
 
 RELAY_EVERY_S = 0.05          # messages from every user of the host go back as one put per pass
 HEARTBEAT_TIMEOUT_S = 30.0    # the run's process stopped answering: stop the users
+RUN_CHECK_S = 0.5             # how often a host asks the scheduler whether the run's client is still there
+STOP_GRACE_S = 1.0            # users told to stop (their run is gone) that are still running then are killed
 
 
 def step_names(key: str) -> dict[str, str]:
@@ -52,8 +54,18 @@ def _may_start_processes():
         config["daemon"] = was
 
 
-def run_host(specs: list[WorkerSpec], key: str, offset_s: float) -> dict[str, Any]:
-    """Run this host's users for one step; a summary when every user has ended."""
+def _has_client(client_id: str, dask_scheduler=None) -> bool:
+    """On the scheduler: is the client ``client_id`` still connected?"""
+    return client_id in dask_scheduler.clients
+
+
+def run_host(specs: list[WorkerSpec], key: str, offset_s: float, run_client: str = "") -> dict[str, Any]:
+    """Run this host's users for one step; a summary when every user has ended.
+
+    ``run_client``: the id of the run's Dask client. The scheduler drops it the moment the run's
+    process dies (kill -9 included: its connection closes), and the host then stops its users
+    within ``RUN_CHECK_S + STOP_GRACE_S`` (killing those still running), where the heartbeat alone
+    waits ``HEARTBEAT_TIMEOUT_S`` (a run too busy to beat is not a dead one)."""
     from distributed import Event, Queue, Variable, get_client
 
     client = get_client()
@@ -85,12 +97,36 @@ def run_host(specs: list[WorkerSpec], key: str, offset_s: float) -> dict[str, An
     def release_time() -> None:
         step_t0.value = float(Variable(names["t0"], client=client).get(timeout=10)) + offset_s
 
+    def run_gone() -> bool:
+        if not run_client:
+            return False
+        try:
+            return not client.run_on_scheduler(_has_client, run_client)
+        except Exception:           # no answer this time: the heartbeat decides
+            return False
+
+    def stop_users() -> None:
+        events.stop.set()
+        deadline = time.monotonic() + STOP_GRACE_S
+        while time.monotonic() < deadline and any(p.is_alive() for _, p in list(users.values())):
+            time.sleep(0.05)
+        for _worker, process in list(users.values()):
+            if process.is_alive():
+                process.kill()      # nobody collects its records any more
+
     def heartbeat() -> None:
         # the run counts up once a second; a count that stops moving (on this host's own clock,
-        # as hosts' wall clocks may disagree) means the run's process is gone
+        # as hosts' wall clocks may disagree) means the run's process is gone; sooner, the
+        # scheduler no longer knowing the run's client means the same
         beat, killed = Variable(names["heartbeat"], client=client), Variable(names["killed"], client=client)
-        seen, changed = None, time.monotonic()
-        while not finished.wait(1.0):
+        seen, changed, beat_at = None, time.monotonic(), 0.0
+        while not finished.wait(RUN_CHECK_S):
+            if run_gone():
+                stop_users()
+                return
+            if time.monotonic() - beat_at < 1.0:
+                continue
+            beat_at = time.monotonic()
             try:
                 count = beat.get(timeout=5)
                 doomed = set(killed.get(timeout=5) or ())

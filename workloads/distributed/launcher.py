@@ -116,7 +116,8 @@ class DaskStep:
             by_host.setdefault(spec.host, []).append(spec)
         for host, host_specs in by_host.items():
             self._futures[host] = self.launcher.client.submit(
-                run_host, host_specs, self.key, self.launcher.offset_of(host), workers=[host],
+                run_host, host_specs, self.key, self.launcher.offset_of(host), self.launcher.client.id,
+                workers=[host],
                 allow_other_workers=False, pure=False, retries=0, key=f"{self.key}-host-{host}")
         self._relay = threading.Thread(target=self._relay_loop, name=f"relay {self.key}", daemon=True)
         self._relay.start()

@@ -182,7 +182,7 @@ def tickbench(tmp_path: Path, *args: str, password: str | None = PASSWORD,
               timeout: float = 90) -> tuple[subprocess.CompletedProcess, ResultsStore | None]:
     env = {"TICKBENCH_HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "QT_QPA_PLATFORM": "offscreen", "COLUMNS": "200"}
-    results = tmp_path / "home" / "results.duckdb"       # the default results file under TICKBENCH_HOME
+    results = default_results(tmp_path / "home")
     cmd = [sys.executable, "-m", "app", "run", "--target", "dolphindb",
            "--dataset", "taq", "--days", str(SCALE.days), "--rows-per-day", str(SCALE.rows_per_day),
            "--symbols", str(SCALE.symbols), "--user", "admin", *args]
@@ -191,6 +191,16 @@ def tickbench(tmp_path: Path, *args: str, password: str | None = PASSWORD,
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO,
                           stdin=subprocess.DEVNULL)
     return done, (ResultsStore(results) if results.exists() else None)
+
+
+def default_results(home: Path) -> Path:
+    """Where the app keeps its results under ``TICKBENCH_HOME=home``, as the app itself says."""
+    from unittest import mock
+
+    from workloads.paths import default_results_path
+
+    with mock.patch.dict(os.environ, {"TICKBENCH_HOME": str(home)}):
+        return default_results_path()
 
 
 def last_run(store: ResultsStore) -> dict:

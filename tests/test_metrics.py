@@ -105,3 +105,17 @@ def test_worker_states_and_errors_reach_the_snapshot():
     snap = agg.snapshot(2.0)
     assert snap.workers == {0: "running", 1: "starting", 2: "failed"}
     assert snap.worker_errors[2].endswith("SIGKILL") and snap.step_index == 1
+
+
+def test_a_run_shorter_than_a_second_ends_with_its_throughput_drawn():
+    # released at 0.3 s, nine operations of 10 rows ending by 0.3 + 0.45 s, the run then over: no
+    # record will come, so the partial second is a point, its rate over the time the run ran
+    agg = LiveAggregates("r", "duckdb", "read-day", steps_total=1)
+    agg.begin_step(0, 1, "1 user", run_clock=0.0)
+    agg.release_step(0.3)
+    agg.add([_rec(0, i, i * 0.05, 0.05) for i in range(9)], step_offset=0.3)
+    assert agg.snapshot(run_clock=0.8).throughput == []          # running: the second is not over
+    agg.set_status("completed")
+    points = agg.snapshot(run_clock=0.8).throughput
+    assert len(points) == 1 and points[0].span_s == pytest.approx(0.45)
+    assert points[0].rows_per_s == pytest.approx(90 / 0.45)

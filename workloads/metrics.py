@@ -85,6 +85,9 @@ class _StepTotals:
     final: dict[str, Any] | None = None   # the stored figures, once the step has ended
 
 
+FINISHED = ("completed", "failed", "cancelled", "aborted")     # a run's states after which no record comes
+
+
 class LiveAggregates:
     def __init__(self, run_id: str, target: str, workload: str, steps_total: int, name: str = "",
                  cache: str = ""):
@@ -253,7 +256,13 @@ class LiveAggregates:
     # --- readers (any thread) ------------------------------------------------------------
     def snapshot(self, run_clock: float) -> LiveSnapshot:
         with self._lock:
-            self._finalise_seconds(int(run_clock) - 1)
+            if self._snapshot.status in FINISHED and self._steps:
+                # no record will come: the last, partial second is a point too (over its own span),
+                # else a run shorter than a second or two ends with an empty chart
+                end = max(s.last_end for s in self._steps)
+                self._finalise_seconds(int(end), end=end)
+            else:
+                self._finalise_seconds(int(run_clock) - 1)
             snap = self._snapshot
             snap.elapsed_s = run_clock
             result = LiveSnapshot(**{**snap.__dict__})
@@ -336,9 +345,11 @@ class LiveAggregates:
             p99=step.latency.percentile(99), complete=step.final is not None, label=step.label,
             wire_bytes_per_s=step.wire_bytes / span if step.ops and step.wire_ops == step.ops else None)
 
-    def _finalise_seconds(self, until: int) -> None:
+    def _finalise_seconds(self, until: int, end: float | None = None) -> None:
         """Turn whole seconds up to ``until`` into chart points (late records are rare); none
-        before the first release (preparing and warm-ups move no measured rows: not a zero line)."""
+        before the first release (preparing and warm-ups move no measured rows: not a zero line).
+        ``end``: the run is over, its last measured operation ended then: the second it falls in
+        is a point over the span up to it."""
         released = next((s.released_at for s in self._steps if s.released_at is not None), None)
         if released is None:
             return
@@ -346,12 +357,16 @@ class LiveAggregates:
         for sec in range(max(self._finalised_until + 1, int(released)), until + 1):
             # the part of a second after the release joins the next second, its rate over the
             # whole span: a bin of its own (no operation ended yet) would chart a false zero
-            if sec != partial:
-                data, span = self._seconds.get(sec, _Second()), 1.0
-                if sec - 1 == partial:
+            last = end is not None and sec == int(end)
+            if sec != partial or last:
+                data, start = self._seconds.get(sec, _Second()), float(sec)
+                if sec - 1 == partial:          # this bin also holds the release's partial second
                     first = self._seconds.get(partial, _Second())
                     data = _Second(data.rows + first.rows, data.nbytes + first.nbytes, data.ops + first.ops)
-                    span = sec + 1.0 - released
+                    start = released
+                elif sec == partial:            # the run ended in the second it was released in
+                    start = released
+                span = max((end if last else sec + 1.0) - start, 1e-3)
                 self._throughput.append(ThroughputPoint(sec + 1.0, data.rows / span, data.nbytes / span,
                                                         data.ops / span, span))
             window = LogHistogram()

@@ -194,3 +194,16 @@ def test_resident_bytes_is_what_the_kernel_holds(tmp_path):
     with open(path, "rb") as f:
         f.read(2**20)
     assert resident_bytes(path) >= 2**20
+
+
+def test_the_results_view_says_how_many_operations_held_cold(store, tmp_path, make_widget):
+    from widgets.results_view import RunResultsView
+
+    scale = Scale(days=2, rows_per_day=20_000, symbols=40)
+    scenario = Scenario(dataset="taq", scale=scale, target="pickle", target_config=_config("pickle", tmp_path),
+                        workload="read-day", users=(3,), operations=3, cache="cold", probe_ops=0)
+    result = Runner(scenario, store).run()
+    view = make_widget(RunResultsView, size=(1100, 600))
+    view.show_answer(run_answer(store, result.run_id))
+    assert view.table.item(0, 1).text() == "9 (3 cold)"
+    assert view.table.item(0, 1).toolTip().startswith("cold: 3 of 9 operations: held cold when")

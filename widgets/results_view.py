@@ -108,7 +108,7 @@ class RunResultsView(QWidget):
         self.headline_label.setText(headline_text(answer))
         self.knee_label.setText(f"Users sweep: {answer.knee_note}." if answer.knee_note else "")
         self.knee_label.setVisible(bool(answer.knee_note))
-        self._fill_table(answer.steps)
+        self._fill_table(answer.steps, cold=answer.cache == "cold")
         self._fill_sweep(answer)
         lines = list(dict.fromkeys(answer.published))          # each finding once
         shown = lines[:PUBLISHED_LINES]
@@ -119,13 +119,15 @@ class RunResultsView(QWidget):
         self.published_label.setToolTip("\n".join(lines))
         self.published_label.setVisible(bool(lines))
 
-    def _fill_table(self, steps: list[StepAnswer]) -> None:
+    def _fill_table(self, steps: list[StepAnswer], cold: bool = False) -> None:
         self.table.setRowCount(len(steps))
         for row, step in enumerate(steps):
             phases = " · ".join(f"{p} {format_seconds(v)}" for p, v in step.phases.items())
             if phases and step.phase_source:
                 phases += f" ({step.phase_source})"
-            cells = [step.label + (" ⚠" if step.short else ""), f"{step.ops:,}" + (f" ({step.errors:,} failed)" if step.errors else ""),
+            ops = f"{step.ops:,}" + (f" ({step.cold_ops:,} cold)" if cold else "") + \
+                (f" ({step.errors:,} failed)" if step.errors else "")
+            cells = [step.label + (" ⚠" if step.short else ""), ops,
                      rate(step.rows_per_s), rate(step.mb_per_s), rate(step.ops_per_s),
                      *(format_seconds(v) if v is not None else "" for v in (step.p50_s, step.p95_s, step.p99_s, step.first_op_s)),
                      phases]
@@ -135,6 +137,10 @@ class RunResultsView(QWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if col == 0 and step.short:
                     item.setToolTip(step.short)
+                if col == 1 and cold:
+                    item.setToolTip(f"{step.cold_line()}: held cold when the clear before its round applied "
+                                    "something, the kernel held none of the layout's files after it, and no "
+                                    "other operation of its round read the same day")
                 self.table.setItem(row, col, item)
 
     def _fill_sweep(self, answer: RunAnswer) -> None:

@@ -1,4 +1,6 @@
 """RunHistoryView: the table of past runs, filterable, multi-selectable, with Open/Compare/Delete.
+A run whose folder is damaged is a row like any other, its status "damaged: <file>: <reason>" in the
+error colour (it can be deleted; opening it says what is damaged).
 
 It never touches the results database: the app feeds it a list of plain dicts and acts on its
 signals. Numbers are displayed rounded but sorted by their real values.
@@ -38,6 +40,11 @@ _NUMERIC = {"users", "rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}
 _STEP_FIGURES = {"rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}   # figures of the headline step
 _BAD_STATUS = {"failed", "aborted", "cancelled"}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _bad_status(status: Any) -> bool:
+    """Failed, aborted, cancelled, or a damaged run folder ("damaged: <file>: <reason>")."""
+    return status in _BAD_STATUS or str(status or "").startswith("damaged")
 
 
 def _display(key: str, value: Any) -> str:
@@ -123,7 +130,7 @@ class RunHistoryModel(QAbstractTableModel):
             return row["run_id"]
         if role == Qt.ItemDataRole.TextAlignmentRole and key in _NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and key == "status" and value in _BAD_STATUS:
+        if role == Qt.ItemDataRole.ForegroundRole and key == "status" and _bad_status(value):
             return QColor(current_theme().error)
         if role == Qt.ItemDataRole.ToolTipRole and key == "name":
             return f"{row.get('name') or ''}\nrun {row['run_id']}"

@@ -44,7 +44,7 @@ from workloads.records import (MEASURED, PROBE, UNKNOWN_BYTES, UNSUPPORTED, WARM
 from workloads.targets.base import PHASES, Layout, NotSupported
 
 _NO_PHASES = (None,) * len(PHASES)
-FLUSH_EVERY_S = 0.2
+FLUSH_EVERY_S = 0.1
 FLUSH_EVERY_RECORDS = 256
 MAX_CONSECUTIVE_ERRORS = 5
 POLL_S = 0.05

@@ -27,7 +27,9 @@ def data_dir() -> Path:
 
 
 def default_results_path() -> Path:
-    return data_dir() / "results.duckdb"
+    """The results catalog, a folder (``workloads.store``); a ``results.duckdb`` beside it (the
+    file or the folder of an earlier version) is moved into it when it is opened."""
+    return data_dir() / "results"
 
 
 def default_datasets_dir() -> Path:

@@ -404,3 +404,24 @@ def test_parts_written_every_few_hundredths_of_a_second_are_merged_as_the_run_go
     assert sorted(store.ops("long")["seq"]) == list(range(25000))       # none twice, none missing
     store.finish_run("long", "completed")
     assert len(ResultsStore(tmp_path / "results").ops("long")) == 25000
+
+
+def test_an_old_results_file_never_writes_a_run_outside_the_catalog(tmp_path):
+    import duckdb
+    from tests.test_store import LEGACY_V1_SCHEMA
+    old = tmp_path / "results.duckdb"
+    con = duckdb.connect(str(old))
+    con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute(LEGACY_V1_SCHEMA)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    for run_id in ("fine", "../escaped", str(tmp_path / "abs-escaped")):
+        con.execute("INSERT INTO runs (run_id, name, created_at, status, dataset, target, workload, users, cache, "
+                    "scenario, environment, message) VALUES (?, 'n', now()::TIMESTAMP, 'completed', 'taq', 'duckdb', "
+                    "'noop', '1', 'warm', '{}', '{}', '')", [run_id])
+    con.close()
+    store = ResultsStore(tmp_path / "results")
+    assert store.migrated == 1 and list(store.runs()["run_id"]) == ["fine"]
+    assert not (tmp_path / "results" / "escaped").exists() and not (tmp_path / "abs-escaped").exists()
+    from workloads.paths import scratch_dir
+    with pytest.raises(ValueError, match="a name, not a path"):
+        scratch_dir("../datasets")

@@ -36,3 +36,10 @@ def default_datasets_dir() -> Path:
     path = data_dir() / "datasets"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def scratch_dir(run_id: str) -> Path:
+    """A run's scratch files (``data_dir()/runs/<run_id>``): ValueError if ``run_id`` is not a name,
+    so a run id can never point a deletion elsewhere."""
+    from workloads.run_files import run_path
+    return run_path(data_dir() / "runs", run_id)

@@ -1,7 +1,8 @@
 """Results files of Tickbench before the catalog (one DuckDB file, schema 1 or 2) moved into the
 catalog's run folders, once: every run, step, worker, record and sample is copied, then the file is
 renamed ``<name>.migrated`` (kept, never deleted). A run such a file still shows as running is
-copied as it is; the catalog then marks it aborted if its process has ended."""
+copied as it is; the catalog then marks it aborted if its process has ended. A run whose id is not a
+name (``workloads.run_files.check_run_id``) or is taken in the catalog stays in the kept file only."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,8 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from workloads.run_files import (OPS_COLUMNS, RESOURCE_COLUMNS, RunWriter, STEP_COLUMNS, WORKER_COLUMNS)
+from workloads.run_files import (OPS_COLUMNS, RESOURCE_COLUMNS, RUN_FILE, RunWriter, STEP_COLUMNS, WORKER_COLUMNS,
+                                 run_path)
 
 LEGACY_SCHEMA_VERSION = 2
 # the v1 -> v2 changes of the old file (records told apart by kind, the release, the host process...)
@@ -52,9 +54,16 @@ def migrate_legacy_file(path: Path, runs_dir: Path) -> int:
             con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
     con.execute("DETACH old")
     runs = con.execute("SELECT * FROM runs").df()
+    copied = 0
     for run in runs.to_dict("records"):
         run_id = run["run_id"]
-        writer = RunWriter(runs_dir / run_id)
+        try:
+            folder = run_path(runs_dir, run_id)   # an id is a name: never a path out of the catalog
+        except ValueError:
+            continue                              # left in the kept file, not copied
+        if (folder / RUN_FILE).exists():
+            continue                              # the catalog's run of that id is not overwritten
+        writer = RunWriter(folder)
         for row in _rows(con, "steps", run_id, STEP_COLUMNS):
             writer.add_step(row)
         for row in _rows(con, "workers", run_id, WORKER_COLUMNS):
@@ -66,9 +75,10 @@ def migrate_legacy_file(path: Path, runs_dir: Path) -> int:
         writer.add_ops(ops.cast(pa.schema(OPS_COLUMNS)))
         writer.seal_ops()
         writer.update_run(**{k: _plain(v) for k, v in run.items()})   # last: a reader sees the run whole
+        copied += 1
     con.close()
     path.rename(path.with_name(path.name + MIGRATED_SUFFIX))
-    return len(runs)
+    return copied
 
 
 def _rows(con, table: str, run_id: str, columns: dict, order: str = "") -> list[dict]:

@@ -267,6 +267,8 @@ def _password(user: str) -> str:
 def cmd_run(args) -> int:
     from workloads.limits import check_machine
     from workloads.runner import Runner
+    if not 0 <= args.nice <= 19:
+        raise CliError(f"--nice takes 0 to 19 (how much lower the run's CPU priority is), not {args.nice}")
     try:
         scenario = _scenario_from_stdin() if args.scenario_stdin else scenario_from_args(args)
         check_machine(scenario, force=args.force)

@@ -90,6 +90,7 @@ def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, gro
      ["days x rows per day: 3,000 x 100,000,000", "TB of disk", "--force"]),
     (["--operations", "-2"], ["must not be negative"]),
     (["--days", "0"], ["days must be at least 1"]),
+    (["--nice", "-5"], ["--nice takes 0 to 19"]),
 ])
 def test_sizes_beyond_meaning_or_the_machine_are_refused_before_anything_starts(tmp_path, args, fragments):
     result = tickbench("run", "--workload", "noop", *args, home=tmp_path, timeout=60)

@@ -38,18 +38,20 @@ def lower_priority(nice: int) -> None:
             pass                      # no autogroups (other kernels, containers): nice alone applies
 
 
-def run_command(results: Path, run_id: str, nice: int = RUN_NICE) -> list[str]:
-    """The command line that runs one scenario read from standard input."""
+def run_command(results: Path, run_id: str, nice: int = RUN_NICE, force: bool = False) -> list[str]:
+    """The command line that runs one scenario read from standard input; ``force`` runs it even
+    beyond what this machine looks able to hold (``workloads.limits``: refused otherwise)."""
     entry = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
     return [*entry, "--results", str(results), "run", "--scenario-stdin", "--run-id", run_id, "--live",
-            "--nice", str(nice)]
+            "--nice", str(nice), *(("--force",) if force else ())]
 
 
-def start_run_process(scenario: Scenario, results: Path, runs_dir: Path, run_id: str) -> subprocess.Popen:
+def start_run_process(scenario: Scenario, results: Path, runs_dir: Path, run_id: str,
+                      force: bool = False) -> subprocess.Popen:
     folder = Path(runs_dir) / run_id
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOG_FILE, "ab") as log:
-        process = subprocess.Popen(run_command(results, run_id), stdin=subprocess.PIPE, stdout=log,
+        process = subprocess.Popen(run_command(results, run_id, force=force), stdin=subprocess.PIPE, stdout=log,
                                    stderr=subprocess.STDOUT, cwd=PROJECT_ROOT, start_new_session=True,
                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:

@@ -111,7 +111,7 @@ def test_the_engine_checks_sizes_for_the_window_too_and_force_goes_past_them():
         Param("x", "Rows", "float", 1.0, minimum=0).coerce("nan")
     big = Scenario(users=(64,), scale=Scale(days=5, rows_per_day=20_000_000), target_config={"root": "/"})
     problems = machine_problems(big, memory=2 * 2**30, disk=2**30)
-    assert any("users: 64" in p and "enough for 20" in p for p in problems), problems
+    assert any("users: 64" in p and "enough for 32" in p for p in problems), problems
     assert any("of disk" in p for p in problems) and any("in memory" in p for p in problems), problems
     assert machine_problems(Scenario(users=(2,), scale=Scale(days=1, rows_per_day=10_000)),
                             memory=2 * 2**30, disk=2**30) == []

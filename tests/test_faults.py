@@ -397,3 +397,9 @@ def test_a_password_given_on_standard_input_goes_to_the_keyring_and_nowhere_else
     for path in tmp_path.rglob("*"):
         if path.is_file() and path.name != "test-keyring.json":
             assert "pw-Zq81" not in path.read_text(errors="replace"), path
+
+
+def test_force_goes_past_the_machine_limits_on_the_command_line(tmp_path):
+    # past the limits, the next check speaks: an unknown workload, not the users
+    result = tickbench("run", "--workload", "nope", "--users", "100000", "--force", home=tmp_path, timeout=60)
+    one_line_error(result, "unknown workload 'nope'")

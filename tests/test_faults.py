@@ -403,3 +403,12 @@ def test_force_goes_past_the_machine_limits_on_the_command_line(tmp_path):
     # past the limits, the next check speaks: an unknown workload, not the users
     result = tickbench("run", "--workload", "nope", "--users", "100000", "--force", home=tmp_path, timeout=60)
     one_line_error(result, "unknown workload 'nope'")
+
+
+def test_a_saved_scenario_file_holds_no_secret(tmp_path):
+    from workloads.scenario import Scenario
+    scenario = Scenario(target="clickhouse", target_config={"host": "db", "password": "pw1", "api_token": "tk2"})
+    scenario.save_toml(tmp_path / "s.toml")
+    text = (tmp_path / "s.toml").read_text()
+    assert "pw1" not in text and "tk2" not in text and "db" in text
+    assert Scenario.load_toml(tmp_path / "s.toml").target_config == {"host": "db"}

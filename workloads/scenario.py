@@ -191,9 +191,8 @@ def redacted(value: Any) -> Any:
 
 
 def _drop_secrets(data: dict[str, Any]) -> dict[str, Any]:
-    """Passwords never go into scenario files."""
-    config = dict(data.get("target_config", {}))
-    config.pop("password", None)
+    """Passwords (and every other secret: ``is_secret``) never go into scenario files."""
+    config = {k: v for k, v in data.get("target_config", {}).items() if not is_secret(k)}
     return {**data, "target_config": config}
 
 

@@ -16,8 +16,12 @@ def main(argv: list[str] | None = None) -> int:
     multiprocessing.freeze_support()
     argv = sys.argv[1:] if argv is None else argv
     if _subcommand(argv) is not None:
-        from app.cli import run_cli
-        return run_cli(argv)
+        try:
+            from app.cli import run_cli
+            return run_cli(argv)
+        except KeyboardInterrupt:      # Ctrl-C before a run's own handlers are set (while importing)
+            print("tickbench: interrupted; nothing had started", file=sys.stderr)
+            return 130
     from app.gui import run_gui
     return run_gui(argv)
 

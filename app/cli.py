@@ -273,6 +273,8 @@ def cmd_run(args) -> int:
         scenario = _scenario_from_stdin() if args.scenario_stdin else scenario_from_args(args)
         check_machine(scenario, force=args.force)
         store = _store(args)
+        if args.run_id:
+            store.check_new_run_id(args.run_id)     # before anything (a live view's folder) is written
         runner = Runner(scenario, store, run_id=args.run_id)
     except (ValueError, KeyError) as exc:
         raise CliError(str(exc).strip("'\"")) from None

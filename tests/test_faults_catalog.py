@@ -93,8 +93,9 @@ def test_the_cli_never_deletes_what_a_run_id_points_at(tmp_path):
     datasets = home / "datasets"
     datasets.mkdir(parents=True)
     (datasets / "targets.json").write_text("{}")
-    for run_id in (str(victim), "../datasets"):
-        done = tb(home, "run", "--workload", "noop", "--users", "1", "--duration", "1", "--run-id", run_id)
+    for run_id, live in ((str(victim), ()), ("../datasets", ()), (str(victim), ("--live",))):
+        # --live too: its view's file must not be written into the folder a bad id names
+        done = tb(home, "run", "--workload", "noop", "--users", "1", "--duration", "1", "--run-id", run_id, *live)
         assert done.returncode != 0, done.stdout + done.stderr
         assert (victim / "keep.txt").read_text() == "mine" and sorted(os.listdir(victim)) == ["keep.txt"]
         assert (datasets / "targets.json").read_text() == "{}"

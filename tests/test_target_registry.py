@@ -175,3 +175,16 @@ def test_a_kind_is_known_to_both_registries():
     assert sorted(e.kind for e in ENGINES) == sorted(target_kinds())
     from workloads.target_registry import SERVER_TYPES
     assert {e.kind for e in ENGINES if not e.local} == {DDB, *SERVER_TYPES} - {CLICKHOUSE}   # chDB runs locally
+
+
+def test_a_profile_name_is_checked_wherever_a_profile_is_added(tmp_path):
+    # the window's targets panel adds through the registry too, not only the command line
+    from workloads.target_registry import Profile, ServerProfile, TargetRegistry
+    registry = TargetRegistry(tmp_path)
+    for bad in ("../../x", "a\nb", "x" * 300):
+        with pytest.raises(ValueError, match="profile name"):
+            registry.add(Profile("clickhouse", ServerProfile(bad, "127.0.0.1")))
+    key = registry.add(Profile("clickhouse", ServerProfile("plain", "127.0.0.1")))
+    with pytest.raises(ValueError, match="profile name"):
+        registry.replace(key, Profile("clickhouse", ServerProfile("../up", "127.0.0.1")))
+    assert [p.name for p in registry.profiles()] == ["plain"]

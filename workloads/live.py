@@ -64,7 +64,10 @@ class LivePublisher:
 
     def publish(self) -> None:
         if self.folder.is_dir():              # the runner creates it with the run's record
-            write_json(self.folder / LIVE_FILE, snapshot_to_dict(self._snapshot()))
+            try:
+                write_json(self.folder / LIVE_FILE, snapshot_to_dict(self._snapshot()))
+            except OSError:                   # a full disk: the run's own end says so; the view waits
+                pass
 
     def close(self) -> None:
         self._done.set()

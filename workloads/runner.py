@@ -24,7 +24,7 @@ from workloads.figures import figures_of_step, step_figures
 from workloads.kinds import StepPlan, get_workload
 from workloads.metrics import LiveAggregates
 from workloads.sampler import ResourceSampler
-from workloads.scenario import Scenario, run_name
+from workloads.scenario import Scenario, is_secret, run_name
 from workloads.snapshot import LiveSnapshot
 from workloads.store import ResultsStore, host_process
 from workloads.targets import make_target
@@ -127,8 +127,20 @@ class Runner:
             self._launcher.close()
             shutil.rmtree(self._run_dir(), ignore_errors=True)      # the run's scratch files
             self.store.finish_run(self.run_id, status, message)
+            status, message = self._stored_end(status, message)
             self._metrics.set_status(status, message or status, progress=1.0 if status == "completed" else None)
         return RunResult(self.run_id, status, message, step_figures(self.store, self.run_id))
+
+    def _stored_end(self, status: str, message: str) -> tuple[str, str]:
+        """The end the store recorded: its own words where it could not keep the run as it went
+        (a full disk: "disk full at <path>; kept N operation records")."""
+        try:
+            stored = self.store.run(self.run_id)
+        except Exception:             # the end as the runner saw it is still the truth to report
+            return status, message
+        if stored.get("status") and stored["status"] != status:
+            return str(stored["status"]), str(stored.get("message") or message)
+        return status, message
 
     def _end_state(self) -> tuple[str, str]:
         """The run's status once its steps are over: "cancelled" when stopped; "not supported" when
@@ -193,8 +205,8 @@ class Runner:
         return footprint
 
     def _run_dir(self):
-        from workloads.paths import data_dir
-        return data_dir() / "runs" / self.run_id
+        from workloads.paths import scratch_dir
+        return scratch_dir(self.run_id)
 
     def _describe_target(self) -> None:
         """The target as it was used (server version, topology, what preparing it learnt)."""
@@ -297,7 +309,7 @@ def _safe_describe(target) -> dict[str, Any]:
 def _public_scenario(scenario: Scenario) -> dict[str, Any]:
     data = scenario.to_dict()
     data["name"] = run_name(scenario)
-    data["target_config"] = {k: v for k, v in data["target_config"].items() if k != "password"}
+    data["target_config"] = {k: v for k, v in data["target_config"].items() if not is_secret(k)}
     return data
 
 

@@ -318,6 +318,8 @@ class TargetRegistry:
 
     # --- profiles ----------------------------------------------------------------------------------
     def add(self, profile: Profile, password: str = "", remember: bool = False) -> str:
+        from workloads.limits import check_profile_name
+        check_profile_name(profile.name)          # the window's panel and the command line alike
         profile = _without_password(profile)
         if profile.key in self._profiles:
             raise ValueError(f"a {profile.kind_label} profile named {profile.name!r} exists already")
@@ -327,6 +329,8 @@ class TargetRegistry:
         return profile.key
 
     def replace(self, key: str, profile: Profile, password: str = "", remember: bool = False) -> str:
+        from workloads.limits import check_profile_name
+        check_profile_name(profile.name)
         old = self._profiles[key]
         profile = _without_password(profile)
         if profile.key != key and profile.key in self._profiles:

@@ -193,3 +193,19 @@ def test_unknown_target_is_refused_before_anything_runs(store):
     with pytest.raises(ValueError, match="unknown target"):
         Runner(Scenario(target="oracle"), store)
     assert store.runs().empty
+
+
+def test_warm_up_records_reach_the_parent_after_the_measured_ones(store):
+    # sent at the release, a whole warm-up batch kept the parent busy beside the first measured
+    # operations; the sealed records keep the order they arrived in
+    import pyarrow.parquet as pq
+
+    scenario = Scenario(workload="noop", users=(2,), operations=0, duration_s=0.5, warmup_ops=3)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    arrived = pq.read_table(store.runs_dir / result.run_id / "ops.parquet").to_pandas()
+    for _, worker in arrived.groupby("worker"):
+        kinds = list(worker["kind"])
+        assert "warmup" in kinds and "measured" in kinds
+        last_measured = max(i for i, kind in enumerate(kinds) if kind == "measured")
+        assert min(i for i, kind in enumerate(kinds) if kind == "warmup") > last_measured

@@ -187,8 +187,9 @@ def test_the_verdict_is_recorded_and_the_run_goes_on(tmp_path, laid, config):
     scenario = Scenario(dataset="taq", scale=SCALE, target="druid", target_config=config,
                         workload="mapreduce-minute-bars", users=(1,), operations=2)
     result = Runner(scenario, store).run()
-    assert result.status == "completed", result.message
     ops = store.ops(result.run_id)
+    # a run whose every operation the server refused measured nothing: "not supported", its verdict kept
+    assert result.status == ("completed" if target.has_msq() else "not supported"), result.message
     if target.has_msq():
         assert ops["ok"].all() and (ops["kind"] != UNSUPPORTED).all()
     else:
@@ -246,7 +247,11 @@ def test_cold_cache_and_describe(laid):
     target.read_day(layout, layout.days[0])
     applied = target.drop_cache(layout)
     assert any("posix_fadvise" in a for a in applied) and target.drop_process_cache(layout) == []
-    assert target.data_files(layout) and resident_bytes_of(target.data_files(layout)) == 0
+    # the historical maps its segment files: the pages it maps stay, so no cold round calls a read cold
+    from workloads.cold import verdict_of
+    left = resident_bytes_of(target.data_files(layout))
+    assert target.data_files(layout) and left > 0
+    assert verdict_of(applied, left).endswith("still in the OS cache after the clear")
     described = target.describe()
     assert described["server_version"] == "33.0.0" and described["local_engine"] is True
 

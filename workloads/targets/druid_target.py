@@ -64,9 +64,11 @@ byte, ``decode`` as measured. Query cache off on every query (context ``useCache
 populateCache=false``), as report 001 ran it.
 
 Cold cache: Druid has no cache drop for users; its segments are memory-mapped files of the
-historical's segment cache. ``drop_cache_for_step`` evicts those files of this datasource from the
-OS page cache (``posix_fadvise``; ``drop_caches`` too when allowed) when ``segment_cache`` is a
-folder here (the local engine); for a remote server nothing can be applied and nothing is listed.
+historical's segment cache. ``drop_cache`` asks the OS to evict those files of this datasource
+(``posix_fadvise``; ``drop_caches`` too when asked for) when ``segment_cache`` is a folder here (the
+local engine), but the pages the historical has mapped stay: the kernel's count of them after the
+clear (``workloads.cold``) then says no read was cold, which is the truth. For a remote server
+nothing can be applied and nothing is listed.
 
 Reports 001/004: suite texts in the ``druid`` dialect (``resources/queries/*.druid.toml``), with
 ``{quotes}``/``{readings}``/``{info}`` as datasources and ``{name}`` parameters bound as Druid SQL
@@ -749,8 +751,9 @@ class DruidTarget(Target):
             "query_context": CONTEXT,
             "phases": "measured: decode only (one HTTP exchange); probes: server = time to the first byte, "
                       "transfer = the rest of the reply, decode",
-            "cold_cache": "OS page cache of the datasource's segment-cache files once per step (local engine); "
-                          "a remote server's cannot be dropped",
+            "cold_cache": "local engine: posix_fadvise on the datasource's segment-cache files between a cold "
+                          "step's rounds, but the historical maps them, so their pages stay and no read is "
+                          "called cold; a remote server's cannot be dropped",
             "versions": library_versions()}
         try:
             status = self.http.json("GET", "/status")

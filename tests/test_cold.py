@@ -40,15 +40,22 @@ def _facts(ops):
     return [json.loads(e) for e in ops["extra"]]
 
 
-@pytest.mark.parametrize("target", ["duckdb", "parquet", "pickle"])
-def test_a_cold_step_of_three_users_is_cold_for_every_one_of_its_nine_operations(store, tmp_path, target):
-    scenario = Scenario(dataset="taq", scale=THREE_DAYS, target=target, target_config=_config(target, tmp_path),
-                        workload="read-day", users=(3,), operations=3, cache="cold", probe_ops=0)
+def _read_days(store, tmp_path, target: str, users: int, operations: int, cache: str = "cold",
+               probes: int = 0, scale: Scale = THREE_DAYS) -> str:
+    """A real read-day run (worker processes, the catalog); its run id, once it completed."""
+    scenario = Scenario(dataset="taq", scale=scale, target=target, target_config=_config(target, tmp_path),
+                        workload="read-day", users=(users,), operations=operations, cache=cache, probe_ops=probes)
     result = Runner(scenario, store).run()
     assert result.status == "completed", result.message
-    step = run_answer(store, result.run_id).steps[0]
+    return result.run_id
+
+
+@pytest.mark.parametrize("target", ["duckdb", "parquet", "pickle"])
+def test_a_cold_step_of_three_users_is_cold_for_every_one_of_its_nine_operations(store, tmp_path, target):
+    run_id = _read_days(store, tmp_path, target, users=3, operations=3)
+    step = run_answer(store, run_id).steps[0]
     assert step.cold_line() == "cold: 9 of 9 operations"
-    measured = store.ops(result.run_id, ("measured",))
+    measured = store.ops(run_id, ("measured",))
     facts = _facts(measured)
     # asked of the kernel after every clear: nothing of the layout's files was left in the OS cache
     assert all(f["cold"] and f["cached_after_clear"] == 0 for f in facts)
@@ -62,14 +69,11 @@ def test_a_cold_step_of_three_users_is_cold_for_every_one_of_its_nine_operations
 
 
 def test_users_that_share_a_day_in_a_round_are_not_called_cold(store, tmp_path):
-    scale = Scale(days=2, rows_per_day=20_000, symbols=40)
-    scenario = Scenario(dataset="taq", scale=scale, target="pickle", target_config=_config("pickle", tmp_path),
-                        workload="read-day", users=(3,), operations=3, cache="cold", probe_ops=0)
-    result = Runner(scenario, store).run()
-    assert result.status == "completed", result.message
+    run_id = _read_days(store, tmp_path, "pickle", users=3, operations=3,
+                        scale=Scale(days=2, rows_per_day=20_000, symbols=40))
     # three users over two days: in every round two of them read the same day (users 0 and 2)
-    assert run_answer(store, result.run_id).steps[0].cold_line() == "cold: 3 of 9 operations"
-    measured = store.ops(result.run_id, ("measured",))
+    assert run_answer(store, run_id).steps[0].cold_line() == "cold: 3 of 9 operations"
+    measured = store.ops(run_id, ("measured",))
     for worker, facts in zip(measured["worker"], _facts(measured)):
         assert facts["cold"] == (worker == 1)
         if worker != 1:
@@ -77,30 +81,22 @@ def test_users_that_share_a_day_in_a_round_are_not_called_cold(store, tmp_path):
 
 
 def test_a_cold_steps_probes_are_cold_too(store, tmp_path):
-    scenario = Scenario(dataset="taq", scale=THREE_DAYS, target="pickle", target_config=_config("pickle", tmp_path),
-                        workload="read-day", users=(1,), operations=2, cache="cold", probe_ops=2)
-    result = Runner(scenario, store).run()
-    assert result.status == "completed", result.message
-    probes = store.ops(result.run_id, ("probe",))
+    run_id = _read_days(store, tmp_path, "pickle", users=1, operations=2, probes=2)
+    probes = store.ops(run_id, ("probe",))
     assert len(probes) == 2 and (probes["io_s"] > 0).all()
     assert all(f["cold"] and f["cached_after_clear"] == 0 for f in _facts(probes))
 
 
 def test_a_warm_step_says_nothing_of_cold(store, tmp_path):
-    scenario = Scenario(dataset="taq", scale=THREE_DAYS, target="pickle", target_config=_config("pickle", tmp_path),
-                        workload="read-day", users=(2,), operations=2, cache="warm", probe_ops=0)
-    result = Runner(scenario, store).run()
-    measured = store.ops(result.run_id, ("measured",))
+    run_id = _read_days(store, tmp_path, "pickle", users=2, operations=2, cache="warm")
+    measured = store.ops(run_id, ("measured",))
     assert measured["extra"].isna().all()
-    assert run_answer(store, result.run_id).steps[0].cold_ops == 0
+    assert run_answer(store, run_id).steps[0].cold_ops == 0
 
 
 def test_a_cold_steps_window_is_the_time_its_operations_ran(store, tmp_path):
-    scenario = Scenario(dataset="taq", scale=THREE_DAYS, target="parquet", target_config=_config("parquet", tmp_path),
-                        workload="read-day", users=(2,), operations=4, cache="cold", probe_ops=0)
-    result = Runner(scenario, store).run()
-    assert result.status == "completed", result.message
-    measured = store.ops(result.run_id, ("measured",))
+    run_id = _read_days(store, tmp_path, "parquet", users=2, operations=4)
+    measured = store.ops(run_id, ("measured",))
     spans = sorted(zip(measured["t_start"], measured["t_start"] + measured["total_s"]))
     union, (start, end) = 0.0, spans[0]
     for s, e in spans[1:]:                 # the union of the operations' intervals, worked out here
@@ -109,7 +105,7 @@ def test_a_cold_steps_window_is_the_time_its_operations_ran(store, tmp_path):
         else:
             end = max(end, e)
     union += end - start
-    figures = step_figures(store, result.run_id).iloc[0]
+    figures = step_figures(store, run_id).iloc[0]
     assert figures["window_s"] == pytest.approx(union, rel=1e-9)
     assert figures["window_s"] < max(e for _, e in spans)    # the clears between rounds are left out
     assert figures["rows_per_s"] == pytest.approx(figures["rows"] / union, rel=1e-9)
@@ -199,11 +195,9 @@ def test_resident_bytes_is_what_the_kernel_holds(tmp_path):
 def test_the_results_view_says_how_many_operations_held_cold(store, tmp_path, make_widget):
     from widgets.results_view import RunResultsView
 
-    scale = Scale(days=2, rows_per_day=20_000, symbols=40)
-    scenario = Scenario(dataset="taq", scale=scale, target="pickle", target_config=_config("pickle", tmp_path),
-                        workload="read-day", users=(3,), operations=3, cache="cold", probe_ops=0)
-    result = Runner(scenario, store).run()
+    run_id = _read_days(store, tmp_path, "pickle", users=3, operations=3,
+                        scale=Scale(days=2, rows_per_day=20_000, symbols=40))
     view = make_widget(RunResultsView, size=(1100, 600))
-    view.show_answer(run_answer(store, result.run_id))
+    view.show_answer(run_answer(store, run_id))
     assert view.table.item(0, 1).text() == "9 (3 cold)"
     assert view.table.item(0, 1).toolTip().startswith("cold: 3 of 9 operations: held cold when")

@@ -487,7 +487,7 @@ class RunWriter(RunFolder):
         for path in self.ops_files():
             try:
                 total += pq.read_metadata(path).num_rows
-            except (pa.ArrowException, OSError):
+            except (pa.ArrowException, OSError):     # a damaged part keeps nothing countable
                 pass
         return total
 

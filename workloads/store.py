@@ -211,7 +211,7 @@ class ResultsStore:
             try:
                 os.rename(folder, self.runs_dir / folder.name)
                 moved += 1
-            except OSError:
+            except OSError:       # not movable now (another opener took it, a read-only disk): read where it is
                 pass
         try:
             (old / RUNS_DIR).rmdir()                  # only when every run moved

@@ -590,7 +590,7 @@ class DolphinDBTarget(Target):
             try:
                 self._run(session, self._node, scripts.drop_shared(name))
                 return
-            except TargetError:
+            except TargetError:   # the probe's session is lost: a fresh one below drops it
                 pass
         try:
             fresh, node = self._admin_session(self._node)

@@ -596,8 +596,10 @@ class ArcticDBTarget(ClientPandas, Target):
         else:
             symbol, kwargs = str(value), {"date_range": day_range(day)}
         q = q.apply("_mid", (q[bid] + q[ask]) / 2)
-        q = q.resample("1min").agg({"open": ("_mid", "first"), "high": ("_mid", "max"),
-                                    "low": ("_mid", "min"), "close": ("_mid", "last")})
+        # ArcticDB 6 returns the aggregates in the reverse of the dict's order: asked in reverse they
+        # come back as the answer's columns, with no reordering copy (~0.7 ms a call on 390 rows)
+        q = q.resample("1min").agg({"close": ("_mid", "last"), "low": ("_mid", "min"),
+                                    "high": ("_mid", "max"), "open": ("_mid", "first")})
         lib = self._lib(layout)
         t0 = _now()
         try:
@@ -606,13 +608,14 @@ class ArcticDBTarget(ClientPandas, Target):
             raw = pd.DataFrame({c: pd.Series(dtype=float) for c in BAR_COLUMNS[1:]},
                                index=pd.DatetimeIndex([], name=INDEX_NAME))
         t1 = _now()
+        columns = list(BAR_COLUMNS[1:])
+        bars = raw if list(raw.columns) == columns else raw[columns]
+        bars = bars.copy(deep=False)
         minute = raw.index.to_numpy()
         if _time_of_day(info):   # back onto the time column's clock (a time of day on 1970-01-01)
             minute = minute - (np.datetime64(day, "ns") - _EPOCH)
-        # the aggregation's columns already in order: no column selection (a copy, ~1.5 ms) nor index join
-        columns = list(BAR_COLUMNS[1:])
-        bars = (raw if list(raw.columns) == columns else raw[columns]).reset_index(drop=True)
-        bars.insert(0, "minute", minute)
+        bars.index = pd.DatetimeIndex(minute, name="minute")
+        bars = bars.reset_index()   # the index becomes the first column as the practitioner's does
         phases = {"query": t1 - t0, "decode": _now() - t1}
         return OpResult(rows=len(bars), phases=phases, frame=bars, extra={"bars_by": BARS_ARCTICDB})
 

@@ -243,6 +243,41 @@ def test_server_reads_split_their_phases_in_probe_operations(layouts):
     target.close()
 
 
+def _pace(server, think_s: float = 0.0, send_bps: float = 0.0) -> None:
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/_pace?think_s={think_s}&send_bps={send_bps}",
+                                timeout=10) as reply:
+        assert reply.status == 200
+
+
+def test_a_probe_books_the_servers_known_think_time_as_server_and_its_paced_reply_as_transfer(layouts, ch_server):
+    """Against a server that thinks 0.4 s more than its query (and says so in elapsed_ns) and
+    sends its reply at a rate that takes 0.6 s: the probe's server phase holds the thinking, its
+    transfer the sending, and the bytes it counts are the reply's."""
+    config, layout = layouts["server"]
+    target = make_target("clickhouse", config)
+    target.open(layout)
+    try:
+        day = layout.days[0]
+        with target.probe_mode():
+            unpaced = target.read_day(layout, day)
+        size, think, sending = unpaced.wire_bytes, 0.4, 0.6
+        _pace(ch_server, think, size / sending)
+        try:
+            with target.probe_mode():
+                probe, wall = timed(lambda: target.read_day(layout, day))
+        finally:
+            _pace(ch_server)
+        assert probe.wire_bytes == size
+        pd.testing.assert_frame_equal(probe.frame, unpaced.frame)
+        server, transfer = probe.phases["server"], probe.phases["transfer"]
+        assert server >= think, probe.phases                      # the thinking is the server's
+        assert transfer >= sending - 0.05, probe.phases           # the paced reply is transfer (one 20 ms chunk early)
+        assert server + transfer + probe.phases["decode"] <= wall
+    finally:
+        target.close()
+
+
 # --- writes, import, export, footprint ---------------------------------------------------------
 def test_append_adds_rows_to_the_layouts_append_table(opened, day_frames):
     _, target, layout = opened

@@ -14,6 +14,10 @@ answered as ClickHouse does (code 516, AUTHENTICATION_FAILED); errors as ``X-Cli
 Code`` + ``Code: N. DB::Exception: ...``; ``X-ClickHouse-Summary`` (with ``elapsed_ns``: chDB's
 own elapsed time), ``-Query-Id``, ``-Format``, ``-Timezone``.
 
+A known pace, for tests of what a probe books where: ``GET /_pace?think_s=T&send_bps=R`` makes
+every later query think T seconds more (slept inside it, and counted in its ``elapsed_ns`` as a
+server counts its own work) and send its reply at R bytes a second; ``/_pace`` alone resets.
+
 Limits, stated: replies are never compressed (a server may ignore Accept-Encoding); settings in
 the URL are applied to SELECTs for a few output settings only, the rest ignored; queries run one
 at a time (one chDB session behind a lock), so concurrency figures against it say nothing about
@@ -75,6 +79,8 @@ class Engine:
                                              f"{self.version} via chDB {chdb.__version__} behind a Python HTTP front)")
         self.uploads = tempfile.mkdtemp(prefix="chserver-uploads-")
         self.database = "default"
+        self.think_s = 0.0          # the known pace (module doc), 0: none
+        self.send_bps = 0.0
 
     def _scalar(self, sql: str) -> str:
         return self.session.query(sql, "TabSeparated").bytes().decode().strip()
@@ -96,6 +102,8 @@ class Engine:
                 keyword = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
                 rows_out = keyword.startswith(_ROWS_OUT)
                 result = self._query(sql, fmt, params)
+                if self.think_s:
+                    time.sleep(self.think_s)
                 out_format = None
                 if rows_out:
                     trailing = _TRAILING_FORMAT.search(sql)
@@ -103,7 +111,7 @@ class Engine:
                 summary = {"read_rows": str(result.rows_read()), "read_bytes": str(result.bytes_read()),
                            "written_rows": str(result.rows_written()), "written_bytes": str(result.bytes_written()),
                            "total_rows_to_read": str(result.rows_read()), "result_rows": "0", "result_bytes": "0",
-                           "elapsed_ns": str(int(result.elapsed() * 1e9))}
+                           "elapsed_ns": str(int((result.elapsed() + self.think_s) * 1e9))}
                 return result.bytes() if rows_out else b"", summary, out_format
             finally:
                 if upload:
@@ -194,7 +202,17 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        rate = self.engine.send_bps if headers.get("X-ClickHouse-Summary") else 0.0
+        if not rate:
+            self.wfile.write(body)
+            return
+        self.wfile.flush()                    # the headers leave now; the body at the known rate
+        chunk = max(1, int(rate / 50))
+        began = time.monotonic()
+        for sent in range(0, len(body), chunk):
+            self.wfile.write(body[sent:sent + chunk])
+            self.wfile.flush()
+            time.sleep(max(0.0, began + (sent + chunk) / rate - time.monotonic()))
 
     def _common(self, query_id: str) -> dict[str, str]:
         return {"X-ClickHouse-Server-Display-Name": self.engine.display_name, "X-ClickHouse-Query-Id": query_id,
@@ -210,6 +228,11 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         params = dict(parse_qsl(url.query, keep_blank_values=True))
         query_id = params.get("query_id") or str(uuid.uuid4())
+        if url.path == "/_pace":
+            self.engine.think_s = float(params.get("think_s", 0))
+            self.engine.send_bps = float(params.get("send_bps", 0))
+            self._reply(200, b"Ok.\n", {**self._common(query_id), "Content-Type": "text/plain; charset=UTF-8"})
+            return
         if url.path.rstrip("/") == "/ping" or (url.path == "/" and not params.get("query") and not body):
             self._reply(200, b"Ok.\n", {**self._common(query_id), "Content-Type": "text/html; charset=UTF-8"})
             return

@@ -49,10 +49,12 @@ ArcticDB documents parallel writes to one symbol as unsupported. Writes to diffe
 are safe. Taking turns is not enough by itself: each process caches the version map (reloaded
 every few seconds), so a process appends onto a version it last saw and drops the other's
 batches (two processes, 8 serialised appends each: half the rows lost), or fails with
-``KeyNotFoundException`` after a clear. This target sets ArcticDB's
-``VersionMap.ReloadInterval`` to 0 in its processes (every operation reads the current version;
-a small cost on every read, paid by every target process alike). So every write of a library (prepare, append, import, clear, the map-reduce) takes the
-library's writer turn: an ``flock`` on ``<lmdb folder>/.<library>.writers.lock`` (for S3 a lock
+``KeyNotFoundException`` after a clear. So a writer, once its turn is taken, and a count of
+written rows first drop their process's cached version map (``flush_version_map``) and read
+the current versions; reads keep ArcticDB's default cache, as its users' reads do (a reload
+interval of 0 for the whole process, this target's former fix, made every read reload the map).
+Every write of a library (prepare, append, import, clear, the map-reduce) takes the library's
+writer turn: an ``flock`` on ``<lmdb folder>/.<library>.writers.lock`` (for S3 a lock
 file in the temp folder, which serialises this machine's processes only). The wait is part of
 the ``query``/``io`` phase and reported in ``extra`` (``lock_wait_s``, ``serialised``, turn
 times on the system-wide monotonic clock). Without ``fcntl`` (Windows) there is no turn.
@@ -78,7 +80,6 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 from arcticdb import Arctic, QueryBuilder, ReadRequest, UpdatePayload, WritePayload
-from arcticdb.config import set_config_int
 from arcticdb.exceptions import NoSuchVersionException
 
 from workloads.datasets.base import side_tables
@@ -230,10 +231,6 @@ class ArcticDBTarget(ClientPandas, Target):
     # --- the store -------------------------------------------------------------------------
     def _connect(self) -> Arctic:
         if self._arctic is None:
-            # Another process's writes must be seen at once: a cached version map (ArcticDB keeps
-            # one per process, reloaded every few seconds) makes an append build on a stale version
-            # and lose the other's rows. Process-wide, as ArcticDB's configuration is.
-            set_config_int("VersionMap.ReloadInterval", 0)
             folder = lmdb_folder(self.uri)
             if folder is not None:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -256,6 +253,13 @@ class ArcticDBTarget(ClientPandas, Target):
 
     def _lib(self, layout: Layout):
         return self._library(self.library_name(layout.dataset, layout.scale))
+
+    def _current_versions(self, library: str) -> None:
+        """Drop this process's cached version map of ``library`` (ArcticDB keeps one per library
+        instance, reloaded every few seconds): the next call reads what other processes wrote since."""
+        lib = self._libraries.get(library)
+        if lib is not None:
+            lib._nvs.version_store.flush_version_map()
 
     def _mdb_files(self, layout: Layout) -> list[Path]:
         folder = lmdb_folder(self.uri)
@@ -284,6 +288,7 @@ class ArcticDBTarget(ClientPandas, Target):
                  "turn_asked": asked, "turn_taken": taken}
         try:
             with self._store_errors():
+                self._current_versions(library)     # build on the last writer's version, not a cached one
                 yield facts
         finally:
             facts["turn_released"] = time.monotonic()
@@ -651,6 +656,7 @@ class ArcticDBTarget(ClientPandas, Target):
 
     def _row_count(self, layout: Layout, symbol: str) -> int:
         lib = self._lib(layout)
+        self._current_versions(lib.name)
         return lib.get_description(symbol).row_count if lib.has_symbol(symbol) else 0
 
     def appended_rows(self, layout: Layout, table: str = "") -> int:

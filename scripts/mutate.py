@@ -95,8 +95,9 @@ def main() -> int:
     parser.add_argument("--only", default="", help="only bugs whose claim or file contains this text")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per bug's tests")
     parser.add_argument("--list", action="store_true", help="list the bugs and stop")
+    parser.add_argument("--table", type=Path, default=TABLE, help="the table to read (default: tests/MUTATIONS.md)")
     args = parser.parse_args()
-    bugs = [b for b in read_bugs() if args.only.lower() in (b.claim + b.file).lower()]
+    bugs = [b for b in read_bugs(args.table) if args.only.lower() in (b.claim + b.file).lower()]
     if args.list:
         for bug in bugs:
             print(f"{bug.file}: `{bug.old}` -> `{bug.new}`  [{', '.join(bug.tests)}]")

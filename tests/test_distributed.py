@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -179,23 +180,91 @@ def test_concurrent_appends_across_hosts_are_all_in_the_table(tmp_path, dask_clu
     assert _appended(scenario) == 24_000                  # the table, emptied before each step
 
 
-def test_a_host_killed_mid_run_fails_its_users_and_the_survivors_records_are_all_kept(tmp_path_factory, tmp_path):
+def _keep_a_ledger(folder: str) -> None:
+    """Run on each Dask worker: every put of the host's relay, once the scheduler has it, writes
+    the (worker, seq, kind) of its records to this host's ledger (what the host sent)."""
+    import os as _os
+    from distributed import Queue
+    from workloads.distributed.host_task import unpack
+    from workloads.messages import Records
+
+    original = getattr(Queue.put, "__wrapped__", Queue.put)
+
+    def put(self, value=None, timeout=None, **kwargs):
+        answer = original(self, value, timeout=timeout, **kwargs)
+        lines = [f"{message.worker} {seq} {kind}\n" for _, message in unpack(value) if isinstance(message, Records)
+                 for seq, kind in zip(message.batch["seq"], message.batch["kind"])]
+        with open(_os.path.join(folder, f"ledger-{_os.getpid()}"), "a") as ledger:
+            ledger.writelines(lines)
+        return answer
+
+    put.__wrapped__ = original
+    Queue.put = put
+
+
+def _ledger(path) -> set[tuple[int, int, str]]:
+    if not path.exists():
+        return set()
+    return {(int(w), int(s), k) for w, s, k in (line.split() for line in path.read_text().splitlines())}
+
+
+def test_a_host_killed_mid_run_fails_its_users_and_every_record_it_sent_is_kept(tmp_path_factory, tmp_path, monkeypatch):
+    """The lost host's records are counted by sequence number: every (worker, seq) its relay put
+    into the scheduler's queue before it died (its ledger) is stored. The parent is held from
+    reading the queue from before the kill until it declares the host lost, as a busy parent is,
+    so the host's last records are still queued when it goes."""
+    from distributed import Queue
     cluster = start(tmp_path_factory.mktemp("dask_kill"), workers=2)
+    ledgers = tmp_path / "ledgers"
+    ledgers.mkdir()
+    held = {"on": False, "lost": False, "until": 0.0}
+    original_get = Queue.get
+
+    def declaring_loss() -> bool:
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_name == "_lose":
+                return True
+            frame = frame.f_back
+        return False
+
+    def get(self, timeout=None, batch=False, **kwargs):
+        # held until the launcher declares the host lost, or a minute at most (never a hang)
+        if held["on"] and not held["lost"] and time.monotonic() < held["until"]:
+            if not declaring_loss():
+                time.sleep(min(timeout or 0.0, 0.05))
+                if batch:
+                    return []
+                raise TimeoutError("the parent is busy (held by the test)")
+            held["lost"] = True
+        return original_get(self, timeout=timeout, batch=batch, **kwargs)
+
+    monkeypatch.setattr(Queue, "get", get)
     try:
+        client = connect(cluster.scheduler)
+        pids = client.run(os.getpid)
+        client.run(_keep_a_ledger, str(ledgers))
+        client.close()
+        victim = min(pids)                        # the first host (by address) loses its Dask worker
+        victim_ledger = ledgers / f"ledger-{pids[victim]}"
         scenario = _scenario(tmp_path, cluster, "concurrent-append", users=(4,),
                              params={"rows_per_user": 40_000, "batch_rows": 1_000}, warmup_ops=0)
         store = ResultsStore(tmp_path / "results")
         runner = Runner(scenario, store)
         thread, done = _run_until(runner, ops=8)
-        client = connect(cluster.scheduler)
-        pids = client.run(os.getpid)
-        client.close()
-        victim = min(pids)                        # the first host (by address) loses its Dask worker
+        held["until"], held["on"] = time.monotonic() + 60, True
+        before = len(_ledger(victim_ledger))
+        deadline = time.monotonic() + 30
+        while len(_ledger(victim_ledger)) <= before and time.monotonic() < deadline:
+            time.sleep(0.02)
+        queued = len(_ledger(victim_ledger)) - before
         os.kill(pids[victim], signal.SIGKILL)
         thread.join(300)
         result = done["result"]
     finally:
+        held["on"] = False
         cluster.stop()
+    assert queued > 0 and held["lost"]            # records were in the queue when the host went
     workers = store.frame(f"SELECT worker, host, state, error FROM workers WHERE run_id = '{result.run_id}'")
     lost = workers[workers["host"] == victim]
     survivors = workers[workers["host"] != victim]
@@ -203,15 +272,18 @@ def test_a_host_killed_mid_run_fails_its_users_and_the_survivors_records_are_all
     assert all(f"host {victim} lost" in e for e in lost["error"])
     assert set(survivors["state"]) == {"done"}
     assert result.status == "completed" and "lost" in result.message       # what survived is a result
+    every = store.frame(f"SELECT worker, seq, kind, host FROM ops WHERE run_id = '{result.run_id}'")
+    stored = {(int(w), int(q), k) for w, q, k in every[every["host"] == victim][["worker", "seq", "kind"]].values}
+    sent = _ledger(victim_ledger)
+    assert sent and not sent - stored, f"{len(sent - stored)} of the {len(sent)} records the lost host sent are missing"
     ops = store.frame(f"SELECT worker, host, rows FROM ops WHERE run_id = '{result.run_id}' AND ok "
                       "AND kind = 'measured'")
     by_worker = ops.groupby("worker")["rows"].sum()
     for worker in survivors["worker"]:
         assert by_worker[worker] == 40_000                                    # every record of theirs
-    sent_by_lost = int(ops[ops["host"] == victim]["rows"].sum())
-    assert sent_by_lost > 0                                                    # what it sent is kept
     in_table = _appended(scenario)
     # the recount: the table has every recorded row, and at most what the lost host appended unreported
+    sent_by_lost = int(ops[ops["host"] == victim]["rows"].sum())
     assert in_table >= int(ops["rows"].sum())
     assert in_table - int(ops["rows"].sum()) <= 2 * 40_000 - sent_by_lost
 

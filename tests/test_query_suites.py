@@ -164,6 +164,22 @@ def test_answers_read_the_same_whatever_the_engines_types_and_row_order():
     assert fingerprint(normalise(changed, columns)) != fingerprint(b)
 
 
+@pytest.mark.parametrize("row", [0, 10_000, 19_999], ids=["first row", "row 10,000", "last row"])
+def test_answers_that_differ_in_one_row_of_twenty_thousand_differ(row):
+    """Every row is in the fingerprint, not a head of the answer: one price a cent off anywhere
+    in 20,000 rows (after sorting: the first, the 10,000th, the last) makes verify say differs."""
+    from workloads.verify import Answer, _verdicts
+    columns = ("symbol", "price")
+    answer = pd.DataFrame({"symbol": [f"S{i:05d}" for i in range(20_000)], "price": np.arange(20_000) * 0.25 + 10})
+    wrong = answer.copy()
+    wrong.loc[row, "price"] += 0.01
+    right_print, wrong_print = fingerprint(normalise(answer, columns)), fingerprint(normalise(wrong, columns))
+    assert right_print != wrong_print
+    answers = {"a": Answer("answered", right_print, 20_000), "b": Answer("answered", wrong_print, 20_000),
+               "c": Answer("answered", fingerprint(normalise(answer.iloc[::-1], columns)), 20_000)}
+    assert _verdicts(answers, ["a", "b", "c"]) == {"a": SAME, "b": DIFFERS, "c": SAME}
+
+
 def test_rounding_ties_snap_before_half_even():
     # 1.0000005 is a tie at six digits; sums in another order land a last bit either side of it
     below, above = np.nextafter(1.0000005, 0), np.nextafter(1.0000005, 2)

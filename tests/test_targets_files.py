@@ -327,8 +327,7 @@ def test_drop_cache_applies_fsync_and_fadvise(prepared):
     applied = target.drop_cache(layout)  # config drop_caches=False: no system-wide drop
     assert applied == ["fsync", "posix_fadvise(DONTNEED)"]
     residency = [resident_bytes(p) for p in target.day_files(layout)]
-    if None not in residency:  # fincore available: the files really left the page cache
-        assert residency == [0] * len(residency)
+    assert residency == [0] * len(residency)        # the kernel (mincore) holds none of their pages
     assert target.read_day(layout, layout.days[0]).rows == SCALE.rows_per_day
 
 

@@ -125,8 +125,8 @@ def test_a_user_killed_while_checking_the_stop_flag_never_blocks_the_others():
             victim.kill()
             victim.join(10)
         before = checks.value
-        time.sleep(0.3)
-        assert checks.value > before, "the surviving user stopped: blocked by a killed one"
+        assert _wait_for(lambda: checks.value > before + 1000, timeout=30), \
+            "the surviving user stopped: blocked by a killed one"
         events.stop.set()
         survivor.join(10)
         assert survivor.exitcode == 0
@@ -146,7 +146,7 @@ def test_cancel_stops_all_workers_quickly_and_keeps_records(store):
     runner.cancel()
     thread.join(30)
     stopped_after = time.monotonic() - cancelled_at
-    assert not thread.is_alive() and stopped_after < 10      # far before the 60 s step ends
+    assert not thread.is_alive() and stopped_after < scenario.duration_s / 4      # far before the step ends
     import psutil
     pids = [int(p) for p in store.workers(runner.run_id)["pid"].dropna()]
     assert len(pids) == 2                                     # the first step's two workers

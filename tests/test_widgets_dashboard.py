@@ -110,7 +110,10 @@ def test_applies_stay_at_the_timer_rate_under_a_flood(make_widget, qtbot):
     start = time.perf_counter()
     feeder.timeout.connect(feed)
     feeder.start()
-    qtbot.waitUntil(lambda: state["done"], timeout=20000)
+    try:
+        qtbot.waitUntil(lambda: state["done"], timeout=20000)
+    finally:
+        feeder.stop()           # a wait that times out must not leave it feeding the next tests
     elapsed = time.perf_counter() - start
     assert 1 <= dash.apply_count <= elapsed * 1000 / 50 + 2
     assert dash.apply_count < len(snaps)

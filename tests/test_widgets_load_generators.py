@@ -211,12 +211,15 @@ def test_connect_lists_the_clusters_workers_and_a_refused_port_says_so_without_f
         ticks = ticking(window)
         started = time.monotonic()
         qtbot.mouseClick(panel.connect_button, Qt.MouseButton.LeftButton)
-        assert time.monotonic() - started < 0.5                  # the click returns at once
+        assert not panel.connect_button.isEnabled()              # the click returned before the answer
         qtbot.waitUntil(lambda: panel.connect_button.isEnabled(), timeout=60_000)
+    waited = time.monotonic() - started
     assert f"cannot reach the Dask scheduler at {address}" in panel.status_label.text()
-    assert time.monotonic() - started > 5                         # it did wait for the answer...
+    assert waited > 5                                             # it did wait for the answer...
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
-    assert len(ticks) > 100 and max(gaps) < 0.5                   # ...and the window kept painting throughout
+    # ...and the window kept painting throughout: a GUI thread blocked by the connect would show
+    # one gap as long as the wait, a loaded machine only short ones
+    assert len(ticks) > 10 and max(gaps) < waited / 4, (len(ticks), max(gaps), waited)
 
 
 def test_a_run_started_with_the_box_ticked_runs_on_the_cluster(qtbot, window_factory, dask_cluster):  # noqa: F811

@@ -46,7 +46,7 @@ def pytest_unconfigure(config) -> None:
     _watchdog.stdin.close()
     try:
         _watchdog.wait(GRACE_S + 5.0)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired:     # still signalling stragglers: it finishes without pytest
         pass
     _watchdog = None
 
@@ -83,7 +83,7 @@ def reap(token: str, owner: int) -> list[int]:
 def _signal(pid: int, sig: int) -> None:
     try:
         os.kill(pid, sig)
-    except ProcessLookupError:
+    except ProcessLookupError:           # ended by itself meanwhile: nothing to stop
         pass
 
 

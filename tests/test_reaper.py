@@ -54,7 +54,7 @@ def _describe(pids: list[int]) -> str:
     for pid in pids:
         try:
             lines.append(f"{pid}: {' '.join(psutil.Process(pid).cmdline())[:120]}")
-        except psutil.Error:
+        except psutil.Error:             # ended since it was listed: nothing left to name
             pass
     return "\n".join(lines)
 

@@ -2,7 +2,7 @@
 
 For each file target and DuckDB, one TAQ day is read:
 - directly, by the call a user makes (``pickle.load``, ``pq.read_table(path).to_pandas()``,
-  ``feather.read_table(path).to_pandas()``, DuckDB ``con.sql(q).to_arrow_table().to_pandas()``),
+  ``pa.ipc.open_file(path).read_all().to_pandas()``, DuckDB ``con.sql(q).to_arrow_table().to_pandas()``),
   written here without Tickbench's code, in a fresh process of its own: one warm-up call, then
   ``--repeat`` timed calls, each result freed before the next call;
 - by a Tickbench run: one worker process, one warm-up operation (recorded apart), ``--repeat``
@@ -36,7 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import duckdb  # noqa: E402
 import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
-import pyarrow.feather as feather  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from workloads.datasets.schema import Scale, StringMode  # noqa: E402
@@ -89,7 +88,7 @@ def direct_call(kind: str, target, layout, strings: StringMode):
     if kind == "parquet":
         dictionary = ["symbol", "mmid"] if strings is StringMode.CATEGORY else None
         return lambda: to_pandas(pq.read_table(path, read_dictionary=dictionary), strings)
-    return lambda: to_pandas(feather.read_table(path), strings)
+    return lambda: to_pandas(pa.ipc.open_file(path).read_all(), strings)
 
 
 def _direct_process(kind: str, config: dict, rows: int, strings: str, repeat: int, out) -> None:

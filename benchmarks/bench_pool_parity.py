@@ -30,12 +30,12 @@ def _read(kind: str, path: str):
     if kind == "pickle":
         with open(path, "rb") as f:
             return pickle.load(f)
-    import pyarrow.feather as feather
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from benchmarks.bench_fidelity import to_pandas   # the same to_pandas options, written without Tickbench
     from workloads.datasets.schema import StringMode
-    table = pq.read_table(path) if kind == "parquet" else feather.read_table(path)
+    table = pq.read_table(path) if kind == "parquet" else pa.ipc.open_file(path).read_all()
     return to_pandas(table, StringMode.ARROW)
 
 

@@ -56,7 +56,10 @@ def imported_frame(kind, target, layout) -> pd.DataFrame:
 def read_back(kind, path) -> pd.DataFrame:
     if kind == "pickle":
         return pd.read_pickle(path)
-    return pd.read_parquet(path) if kind == "parquet" else pd.read_feather(path)
+    if kind == "parquet":
+        return pd.read_parquet(path)
+    import pyarrow as pa
+    return pa.ipc.open_file(path).read_all().to_pandas()      # pd.read_feather's reader is deprecated
 
 
 def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:

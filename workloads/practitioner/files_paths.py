@@ -1,5 +1,6 @@
 """Pickle, Parquet and Feather files as their users read them: ``pickle.load`` of the day's file;
-``pq.read_table(path, filters=...)`` / ``feather.read_table(path)`` then ``to_pandas()``; a key-day
+``pq.read_table(path, filters=...)`` / ``pa.ipc.open_file(path).read_all()`` (Feather v2, as pyarrow
+documents it since ``feather.read_table``'s deprecation) then ``to_pandas()``; a key-day
 filtered by a boolean mask (pickle) or in Arrow; bars by a pandas groupby of the minute."""
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import pickle
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 from workloads.datasets import get_dataset
@@ -38,7 +38,7 @@ class FilePaths(Paths):
             return frame[frame[self.key] == key].reset_index(drop=True)
         if kind == "parquet":
             return pq.read_table(path, filters=[(self.key, "==", key)]).to_pandas()
-        table = feather.read_table(path)
+        table = pa.ipc.open_file(path).read_all()
         return table.filter(pc.equal(table[self.key], pa.scalar(key))).to_pandas()
 
     def _day(self, day, key):
@@ -48,11 +48,11 @@ class FilePaths(Paths):
                 return pickle.load(f)
         if kind == "parquet":
             return pq.read_table(path).to_pandas()
-        return feather.read_table(path).to_pandas()
+        return pa.ipc.open_file(path).read_all().to_pandas()
 
     def paths(self) -> dict[str, Path]:
         read = {"pickle": "pickle.load(open(path, 'rb'))", "parquet": "pq.read_table(path).to_pandas()",
-                "feather": "feather.read_table(path).to_pandas()"}[self.target.kind]
+                "feather": "pa.ipc.open_file(path).read_all().to_pandas()"}[self.target.kind]
         where = {"pickle": "frame[frame.symbol == s]", "parquet": "pq.read_table(path, filters=[symbol == s])",
                  "feather": "table.filter(symbol == s) in Arrow"}[self.target.kind]
         return {

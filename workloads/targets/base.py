@@ -14,7 +14,7 @@ phase split. The phases (seconds), one meaning each, everywhere:
 
 - ``io``: bytes off the disk into memory, nothing decoded (pickle probes: the unpickler's reads).
 - ``read``: a format's reader into its in-memory form: disk + decompression + decoding into Arrow
-  (``pq.read_table``, ``feather.read_table``).
+  (``pq.read_table``, ``pa.ipc.open_file(...).read_all()``).
 - ``query``: a query engine's execution into its result (DuckDB into Arrow), or pandas' own work
   after decoding (filters, minute bars).
 - ``server``: measured on a server, result kept there (DolphinDB probes).

@@ -12,7 +12,8 @@ the mode while decoding (Feather's file format cannot change dictionaries betwee
 
 Phases of an operation (seconds; meanings in ``workloads.targets.base``). The timed call is the
 user's own: ``pickle.load(f)`` of the open file; ``pq.read_table(path, ...)`` then ``to_pandas``;
-``feather.read_table(path)`` then ``to_pandas``:
+``pa.ipc.open_file(path).read_all()`` (Feather v2 is the Arrow IPC file format; ``feather.read_table`` is
+deprecated since pyarrow 24) then ``to_pandas``:
 - Parquet/Feather: ``read`` = the reader into Arrow (disk, decompression, decoding; a slice's key
   filter inside Arrow for Parquet), ``decode`` = Arrow -> DataFrame in the layout's string mode,
   ``query`` = Feather's key filter in Arrow, or pandas' work (minute bars, report 003).
@@ -56,7 +57,6 @@ from typing import Any, BinaryIO
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode, apply_string_mode
@@ -622,7 +622,7 @@ class ParquetTarget(_ArrowFileTarget):
 
 
 class FeatherTarget(_ArrowFileTarget):
-    """Feather v2 (the Arrow IPC file format), lz4 like ``pyarrow.feather.write_feather``."""
+    """Feather v2 (the Arrow IPC file format), lz4 as ``pyarrow.feather.write_feather`` wrote it."""
 
     kind = "feather"
     ext = "feather"
@@ -633,10 +633,13 @@ class FeatherTarget(_ArrowFileTarget):
         return pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(compression=codec))
 
     def _read(self, path, layout, key, columns=None):
-        """``feather.read_table(path)`` (read; ``columns=`` reads only theirs), the key filter in
-        Arrow (query), then ``to_pandas`` in the string mode (decode)."""
+        """``pa.ipc.open_file(path).read_all()`` (read; ``columns=`` reads only theirs), the key
+        filter in Arrow (query), then ``to_pandas`` in the string mode (decode)."""
+        fields = None if columns is None else ipc_fields(self._dataset_info(layout).schema.names, columns)
         t0 = _now()
-        table = feather.read_table(path, columns=list(columns) if columns is not None else None)
+        table = read_ipc_file(path, fields)
+        if columns is not None:
+            table = table.select(list(columns))
         t1 = _now()
         phases = {"read": t1 - t0}
         if key is not None:
@@ -659,9 +662,10 @@ class FeatherTarget(_ArrowFileTarget):
             cache = self._feather_wire = {}
         key = (str(path), path.stat().st_mtime_ns, columns)
         if key not in cache:
+            fields = ipc_fields(pa.ipc.open_file(path).schema.names, columns)   # the timed read knows them
             with open(path, "rb") as f:
                 counting = _CountingReader(f)
-                feather.read_table(pa.PythonFile(counting, mode="r"), columns=list(columns))
+                read_ipc_file(pa.PythonFile(counting, mode="r"), fields)
             cache[key] = counting.count
         return cache[key]
 
@@ -669,6 +673,19 @@ class FeatherTarget(_ArrowFileTarget):
         with pa.memory_map(str(path)) as source:
             reader = pa.ipc.open_file(source)
             return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+
+
+def read_ipc_file(source, fields: list[int] | None = None) -> pa.Table:
+    """An Arrow IPC (Feather v2) file into Arrow as pyarrow documents it since ``feather.read_table``
+    was deprecated: ``pa.ipc.open_file(source).read_all()``; with ``fields`` (column positions in
+    the file), opened with ``IpcReadOptions(included_fields=fields)`` so only those are read."""
+    options = pa.ipc.IpcReadOptions(included_fields=fields) if fields is not None else None
+    return pa.ipc.open_file(source, options=options).read_all()
+
+
+def ipc_fields(names: list[str], columns: tuple[str, ...]) -> list[int]:
+    """Positions of ``columns`` among a file's column ``names``, in the file's order."""
+    return sorted(names.index(name) for name in columns)
 
 
 def parquet_columns_bytes(path: Path, columns: tuple[str, ...]) -> int:

@@ -315,6 +315,51 @@ def test_many_openers_seal_a_dead_run_once_and_none_crashes(tmp_path):
     assert store.run("dead")["status"] == "aborted" and len(store.ops("dead")) == 20000
 
 
+def test_a_dead_run_whose_seal_lock_is_held_is_left_to_its_holder(tmp_path):
+    """The lock decides, not the timing: while another sealer holds it, this one seals nothing."""
+    from workloads.run_files import SealLock
+    from workloads.store import abort_if_dead
+
+    store = ResultsStore(tmp_path / "results")
+    _run(store, "dead", ops=200, parts=2, finish=False, process=_finished_process())
+    store.close()
+    folder = tmp_path / "results" / "runs" / "dead"
+    with SealLock(folder) as owner:
+        assert owner
+        assert abort_if_dead(folder) is False
+        assert RunFolder(folder).run()["status"] == "running" and (folder / "ops").is_dir()
+    assert abort_if_dead(folder) is True
+    assert RunFolder(folder).run()["status"] == "aborted" and (folder / "ops.parquet").is_file()
+
+
+def test_a_run_file_created_twice_keeps_the_first_and_says_so(tmp_path):
+    """``create_json`` never replaces: a second creator (one that passed any check before it) loses."""
+    from workloads.run_files import create_json, read_json
+
+    path = tmp_path / "run.json"
+    assert create_json(path, {"name": "first"}) is True
+    assert create_json(path, {"name": "second"}) is False
+    assert read_json(path, None) == {"name": "first"}
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]        # no temporary left
+
+
+def test_parts_a_merged_part_holds_are_not_read_again_when_a_crash_left_them(tmp_path):
+    """A crash between the merge and the deletes leaves both: each record is read once."""
+    import pyarrow as pa
+
+    store = ResultsStore(tmp_path / "results")
+    _run(store, "crashed", ops=300, parts=3, finish=False)
+    store.close()
+    ops = tmp_path / "results" / "runs" / "crashed" / "ops"
+    parts = sorted(ops.glob("*.parquet"))
+    assert [p.stem for p in parts] == ["000001", "000002", "000003"]
+    merged = pa.concat_tables([pq.read_table(p) for p in parts[:2]])
+    pq.write_table(merged, ops / "000001-000002.parquet")        # the merge made, its deletes not yet
+    files = RunFolder(ops.parent).ops_files()
+    assert [p.name for p in files] == ["000001-000002.parquet", "000003.parquet"]
+    assert sorted(ResultsStore(tmp_path / "results").ops("crashed")["seq"]) == list(range(300))
+
+
 # --- (7) kill -9 of a run's process loses at most 0.2 s or 1 % ----------------------------------
 
 def test_kill_9_of_the_run_process_loses_at_most_a_fifth_of_a_second(tmp_path):

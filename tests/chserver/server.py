@@ -77,7 +77,9 @@ class Engine:
         self.timezone = self._scalar("SELECT timezone()")
         self.display_name = display_name or (f"tickbench-chserver (test stand-in: ClickHouse engine "
                                              f"{self.version} via chDB {chdb.__version__} behind a Python HTTP front)")
-        self.uploads = tempfile.mkdtemp(prefix="chserver-uploads-")
+        # beside the data, not in /tmp: the server is stopped by a signal and never cleans up
+        self.uploads = os.path.abspath(data_dir).rstrip(os.sep) + "-uploads"
+        os.makedirs(self.uploads, exist_ok=True)
         self.database = "default"
         self.think_s = 0.0          # the known pace (module doc), 0: none
         self.send_bps = 0.0

@@ -7,17 +7,20 @@ same days and symbols. Prints each path, the two medians and their ratio, and la
 
     .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
         [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
-        [--rounds 7] [--ops 3]
+        [--rounds 7] [--ops 3] [--slice-ops 9]
 
-Each round runs one Tickbench run of ``--ops`` measured operations per operation kind (one user,
-warm, warm-ups until steady), then the hand-written path on the same (day, symbol) sequence the
+Each round runs one Tickbench run of ``--ops`` measured operations per operation kind
+(``--slice-ops`` for slices, whose few milliseconds are the noisiest figure; one user, warm,
+warm-ups until steady), then the hand-written path on the same (day, symbol) sequence the
 run's worker drew for its measured operations (its seeded generator replayed), after one warm-up
 call, in a long-lived process of its own (a child of the benchmark, as the workers are, idle while
 Tickbench measures) whose allocator is settled as the workers' are (``workloads.allocator``). A
 slice-download round stops on rows, so its rounds go on until it too has rounds x ops operations.
-A ratio above 1 is what Tickbench's harness and path cost beyond the practitioner's; each line also
-gives the range of the rounds' own ratios, the noise the median has to see through. ``--servers`` starts those
-engines as local engines in the benchmark's home and stops them at the end.
+A ratio above 1 is what Tickbench's harness and path cost beyond the practitioner's; each line
+also gives the range of the rounds' own ratios, the noise the median has to see through.
+``--servers`` starts each of those engines as a local engine in the benchmark's home just before
+it is measured and stops it after, so no engine's background work (a JVM's housekeeping) runs
+beside another's figures.
 """
 from __future__ import annotations
 
@@ -45,11 +48,13 @@ def main() -> int:
     parser.add_argument("--symbols", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--ops", type=int, default=3, help="measured operations per round and kind")
+    parser.add_argument("--slice-ops", type=int, help="measured slices per round (default: 3 x --ops)")
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
     parser.add_argument("--save", action="store_true",
                         help="merge the figures into resources/practitioner/measured.json, which every run's "
                              "environment (and report) quotes for its target")
     args = parser.parse_args()
+    args.slice_ops = args.slice_ops or 3 * args.ops
     home = bench_home(args.home, "tickbench-practitioner-")
 
     from workloads.datasets.schema import Scale
@@ -64,9 +69,7 @@ def main() -> int:
     configs = {t: default_config(t, data) for t in targets}
     servers = [s.strip() for s in args.servers.split(",") if s.strip()]
     operations = [o.strip() for o in args.operations.split(",") if o.strip()]
-    with local_servers(home, servers) as server_configs:
-        configs.update(server_configs)
-        return measure(args, home, targets + list(server_configs), configs, scale, operations)
+    return measure(args, home, targets + servers, configs, scale, operations)
 
 
 def drawn_sequence(workload: str, layout, scale, warmups: int, measured: int) -> tuple[list, list]:
@@ -92,22 +95,25 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
     store = ResultsStore(home / "results")
     print(f"# Tickbench beside each engine's fastest client path: {', '.join(targets)}")
     print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
-          f"{args.rounds} rounds x {args.ops} operations per kind, warm, one user, interleaved")
+          f"{args.rounds} rounds x {args.ops} operations per kind ({args.slice_ops} slices), warm, one user, "
+          "interleaved")
     print(f"# {machine()}")
     print(f"# load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(f"# home {home}\n", flush=True)
 
     rows, failures = [], []
     for kind in targets:
-        target = make_target(kind, configs[kind])
-        layout = target.prepare("taq", scale, StringMode.ARROW)
-        target.close()      # embedded engines allow one process per folder: the workers' turn
-        practitioner = PractitionerProcess(kind, configs[kind], layout)
-        try:
-            failures += measure_engine(args, store, kind, configs[kind], scale, layout, operations, practitioner,
-                                       rows)
-        finally:
-            practitioner.close()
+        # a server runs only while it is measured: no other engine's background work beside any figure
+        with local_servers(home, [kind] if kind not in configs else []) as server:
+            config = configs.get(kind) or server[kind]
+            target = make_target(kind, config)
+            layout = target.prepare("taq", scale, StringMode.ARROW)
+            target.close()      # embedded engines allow one process per folder: the workers' turn
+            practitioner = PractitionerProcess(kind, config, layout)
+            try:
+                failures += measure_engine(args, store, kind, config, scale, layout, operations, practitioner, rows)
+            finally:
+                practitioner.close()
 
     print(f"\n# load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}\n")
     print("| engine | operation | Tickbench median ms | practitioner median ms | ratio | practitioner path |")
@@ -134,18 +140,20 @@ def measure_engine(args, store, kind, config, scale, layout, operations, practit
     for op in operations:
         workload = WORKLOADS[op]
         ours, theirs, how, per_round = [], [], "", []
-        # slice-download stops on rows, not operations: about --ops slices' worth of rows
-        params = ({"rows_per_user": max(1, (args.ops - 1) * args.rows_per_day // args.symbols + 1)}
+        # slices, the cheapest and noisiest operation, get --slice-ops a round; slice-download
+        # stops on rows, not operations: about that many slices' worth of rows
+        ops = args.slice_ops if workload == "slice-download" else args.ops
+        params = ({"rows_per_user": max(1, (ops - 1) * args.rows_per_day // args.symbols + 1)}
                   if workload == "slice-download" else {})
         rounds = 0
         try:
             # a slice-download round stops on rows, so one large symbol ends it early: rounds go on
             # until the kind has its rounds x ops operations (at most 4x the rounds)
-            while rounds < args.rounds or (len(ours) < args.rounds * args.ops and rounds < 4 * args.rounds):
+            while rounds < args.rounds or (len(ours) < args.rounds * ops and rounds < 4 * args.rounds):
                 rounds += 1
                 scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
                                     target_config=config, workload=workload, users=(1,),
-                                    operations=args.ops, warmup_ops=1, probe_ops=0, params=params)
+                                    operations=ops, warmup_ops=1, probe_ops=0, params=params)
                 run_id = run(store, scenario)
                 stored = store.ops(run_id, (MEASURED,))
                 ours += [float(s) for s in stored["total_s"]]

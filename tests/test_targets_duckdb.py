@@ -35,8 +35,15 @@ def config(path: Path, **more) -> dict:
 
 
 @pytest.fixture(scope="module")
-def layout(db_path):
-    return make_target("duckdb", config(db_path)).prepare("taq", SCALE, StringMode.ARROW)
+def prepared(db_path):
+    """The layout, and the database file's size just after prepare (later tests add tables)."""
+    layout = make_target("duckdb", config(db_path)).prepare("taq", SCALE, StringMode.ARROW)
+    return layout, db_path.stat().st_size
+
+
+@pytest.fixture(scope="module")
+def layout(prepared):
+    return prepared[0]
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +67,12 @@ def with_layout_strings(layout, mode: StringMode):
 
 
 # --- prepare --------------------------------------------------------------------------------
-def test_prepare_builds_one_table_and_a_manifest(layout, db_path, taq):
+def test_prepare_builds_one_table_and_a_manifest(prepared, db_path, taq):
+    layout, size_after_prepare = prepared
     table = table_name("taq", SCALE)
     assert layout.rows == SCALE.rows_per_day * SCALE.days and not layout.reused
     assert layout.days == tuple(taq.trading_days(SCALE))
-    assert layout.footprint_bytes == db_path.stat().st_size > 0
+    assert layout.footprint_bytes == size_after_prepare > 0
     with duckdb.connect(str(db_path), read_only=True) as con:
         assert con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] == layout.rows
         types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
 from dataclasses import replace
 
 import pytest
@@ -17,7 +15,7 @@ from app.report_charts import render_reproduction_charts
 from app.report_html import Cell, environment, html_table
 from app.report_suites import reproduction_view, reproduction_views
 from tests.test_history import STEP0, handmade_run
-from tests.test_report import Tables, layout_faults, pdf_html, pdf_pages
+from tests.test_report import Tables, layout_faults, pdf_html, pdf_pages, pdf_text
 from workloads.reproduce.catalog import parse_slot
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import reproduction
@@ -139,10 +137,7 @@ def test_pdf_has_the_reproduction_on_pages_with_nothing_cut(gallery, tmp_path, m
     laid_out = pdf_document(document, *pdf_page_size())
     assert layout_faults(laid_out) == []
     assert pdf_pages(path) == laid_out.pageCount()
-    if not shutil.which("pdftotext"):
-        pytest.skip("pdftotext (poppler-utils) is not installed: the PDF's text was not read")
-    text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    text = pdf_text(path)
     assert "Reproduction of the seed reports" in text and "Findings as ratios" in text
     assert "(their hardware)" in text and "(this machine)" in text
     assert SCRIPT in text                                                 # the name, drawn as text

@@ -439,14 +439,17 @@ class ArcticDBTarget(ClientPandas, Target):
 
     def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
         """ArcticDB's own count (``admin_tools().get_sizes_by_symbol()``): compressed bytes of every
-        key (data segments, indexes, versions) of the table's symbols. No per-column figure:
-        ArcticDB does not tell."""
+        key (data segments, indexes, versions) of the table's live symbols (a deleted symbol's
+        tombstone keys are the library's, not a table's). No per-column figure: ArcticDB does not tell."""
         lib = self._lib(layout)
+        self._current_versions(lib.name)
         sizes = lib.admin_tools().get_sizes_by_symbol()
+        # live symbols only: a deleted one keeps its version keys (a tombstone) in the sizes
+        live = set(lib.list_symbols())
         if table == IMPORT_TABLE:
-            wanted = [s for s in sizes if s.startswith("_import_")]
+            wanted = [s for s in sizes if s in live and s.startswith("_import_")]
         else:
-            wanted = [s for s in sizes if not s.startswith("_") or s.startswith("_side_")]
+            wanted = [s for s in sizes if s in live and (not s.startswith("_") or s.startswith("_side_"))]
         total = sum(size.bytes_compressed for s in wanted for size in sizes[s].values())
         return Footprint(bytes=total, replicas=1 if lmdb_folder(self.uri) is not None else None,
                          method=f"arcticdb get_sizes_by_symbol ({len(wanted)} symbols, compressed keys)")
@@ -664,11 +667,11 @@ class ArcticDBTarget(ClientPandas, Target):
 
     def clear_table(self, layout: Layout, table: str = "") -> None:
         lib = self._lib(layout)
-        if table == IMPORT_TABLE:
-            doomed = [s for s in lib.list_symbols() if s.startswith("_import_")]
-        else:
-            doomed = [MINUTE_SYMBOL if table == "minute" else self.append_symbol(table)]
-        with self._writer_turn(lib.name):
+        with self._writer_turn(lib.name):        # which symbols exist is asked after the turn's fresh map
+            if table == IMPORT_TABLE:
+                doomed = [s for s in lib.list_symbols() if s.startswith("_import_")]
+            else:
+                doomed = [MINUTE_SYMBOL if table == "minute" else self.append_symbol(table)]
             for symbol in doomed:
                 if lib.has_symbol(symbol):
                     lib.delete(symbol)
@@ -699,6 +702,7 @@ class ArcticDBTarget(ClientPandas, Target):
 
     def imported_rows(self, layout: Layout) -> int:
         lib = self._lib(layout)
+        self._current_versions(lib.name)        # symbols another process imported since
         return sum(self._row_count(layout, s) for s in lib.list_symbols() if s.startswith("_import_"))
 
     def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:

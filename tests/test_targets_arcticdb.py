@@ -222,9 +222,10 @@ def test_footprint_counts_the_layouts_symbols_and_the_import(opened, tmp_path):
     main = target.footprint_detail(layout)
     assert 0 < main.bytes < target.footprint(layout) and main.replicas == 1 and main.columns == {}
     assert "get_sizes_by_symbol" in main.method
-    target.clear_table(layout, IMPORT_TABLE)
-    assert target.footprint_detail(layout, IMPORT_TABLE).bytes == 0
     target.export_csv(layout, layout.days[0], tmp_path / "day.csv")
+    target.import_csv(layout, tmp_path / "day.csv", layout.days[0])     # an import to clear, whatever ran before
+    target.clear_table(layout, IMPORT_TABLE)
+    assert target.footprint_detail(layout, IMPORT_TABLE).bytes == 0      # its tombstone keys are no table's
     target.import_csv(layout, tmp_path / "day.csv", layout.days[0])
     imported = target.footprint_detail(layout, IMPORT_TABLE).bytes
     assert 0.5 * main.bytes / SCALE.days < imported < 2 * main.bytes / SCALE.days

@@ -360,3 +360,18 @@ def test_every_dataset_reads_back_by_day_and_key(dataset, tmp_path):
         pd.testing.assert_frame_equal(bars, reference_bars(day_frame, info, key))
     finally:
         target.close()
+
+
+def test_each_call_leaves_the_connection_ready_for_the_next_read(target, layout, tmp_path):
+    """DuckDB 2 keeps a connection busy until a result is read to its end: every call that returns
+    one row (a count, an INSERT's, a COPY's) reads it to the end, so a read can follow on the same
+    connection (a map-reduce then a day read failed with "unfinished result" before)."""
+    day = layout.days[0]
+    calls = [lambda: target.mapreduce_minute_bars(layout, layout.days[:1]),
+             lambda: target.export_csv(layout, day, tmp_path / "day.csv"),
+             lambda: target.row_count(layout),
+             lambda: target.read_day(layout, day)]
+    for call in calls:
+        call()
+        assert target.read_day(layout, day).rows == SCALE.rows_per_day
+        assert len(target.read_slice(layout, day, layout.keys_sample[0]).frame) > 0

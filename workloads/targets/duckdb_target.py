@@ -259,8 +259,9 @@ class DuckDBTarget(Target):
         con.execute(f"CREATE TABLE IF NOT EXISTS {MANIFEST_TABLE} (table_name VARCHAR, format INTEGER, "
                     "dataset VARCHAR, scale VARCHAR, days VARCHAR, keys_sample VARCHAR, "
                     "schema VARCHAR, versions VARCHAR, complete BOOLEAN, created TIMESTAMP)")
-        row = con.execute(f"SELECT format, scale, days, keys_sample, complete FROM {MANIFEST_TABLE} "
-                          "WHERE table_name = ?", [table]).fetchone()
+        found = con.execute(f"SELECT format, scale, days, keys_sample, complete FROM {MANIFEST_TABLE} "
+                            "WHERE table_name = ?", [table]).fetchall()
+        row = found[0] if found else None
         compatible = row is not None and row[0] == LAYOUT_FORMAT and row[1] == scale_json
         entries = json.loads(row[2]) if compatible else []
         if compatible and row[4] and [e["date"] for e in entries] == [d.isoformat() for d in days]:
@@ -324,8 +325,8 @@ class DuckDBTarget(Target):
         for name, schema in side_tables(ds).items():
             side = f"{table}_{name}"
             exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                                 [side]).fetchone()[0]
-            if exists and con.execute(f"SELECT count(*) FROM {quote(side)}").fetchone()[0]:
+                                 [side]).fetchall()[0][0]
+            if exists and con.execute(f"SELECT count(*) FROM {quote(side)}").fetchall()[0][0]:
                 continue
             frame = getattr(ds, f"{name}_frame")(scale)
             con.execute(f"CREATE OR REPLACE TABLE {quote(side)} ({_columns_sql(schema)})")
@@ -482,7 +483,7 @@ class DuckDBTarget(Target):
             name = self.table(layout) + "_append" if not table else table
         with self._writer() as (con, _waits):
             exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                                 [name]).fetchone()[0]
+                                 [name]).fetchall()[0][0]
             if exists:
                 con.execute(f"DELETE FROM {quote(name)}")
 
@@ -502,7 +503,7 @@ class DuckDBTarget(Target):
             con.execute(f"CREATE TABLE IF NOT EXISTS {target} AS SELECT * FROM {quote(self.table(layout))} LIMIT 0")
             rows = con.execute(f"INSERT INTO {target} SELECT {_from_text_sql(info.schema)} FROM "
                                "read_csv(?, header = true, all_varchar = true, quote = '\"')",
-                               [str(path)]).fetchone()[0]
+                               [str(path)]).fetchall()[0][0]
         return OpResult(rows=int(rows), nbytes=rows_bytes(int(rows), info.schema), wire_path=path,
                         extra={**waits, "queryable_s": 0.0})
 
@@ -520,7 +521,7 @@ class DuckDBTarget(Target):
         # COPY answers with the rows it wrote: no second query inside the timed span
         rows = con.execute(f"COPY (SELECT {_to_text_sql(info.schema)} FROM {quote(self.table(layout))} "
                            f"WHERE {literal}) "
-                           f"TO {target} (HEADER)").fetchone()[0]
+                           f"TO {target} (HEADER)").fetchall()[0][0]
         return OpResult(rows=int(rows), nbytes=rows_bytes(int(rows), info.schema), wire_path=path)
 
     def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
@@ -565,7 +566,7 @@ class DuckDBTarget(Target):
     def row_count(self, layout: Layout, table: str = "") -> int:
         """Rows in ``table`` (default: the layout's main table), for checks and reports."""
         con = self._con(layout)
-        return con.execute(f"SELECT count(*) FROM {quote(table or self.table(layout))}").fetchone()[0]
+        return con.execute(f"SELECT count(*) FROM {quote(table or self.table(layout))}").fetchall()[0][0]
 
     def appended_rows(self, layout: Layout, table: str = "") -> int:
         return self.row_count(layout, table or self.table(layout) + "_append")
@@ -605,7 +606,7 @@ class DuckDBTarget(Target):
                f"FROM {quote(self.table(layout))} WHERE {where} AND {self._seed_filter(cols)})")
         con = self._con(layout)
         t0 = _now()
-        sums = con.execute(sql, params).fetchone()
+        sums = con.execute(sql, params).fetchall()[0]
         t1 = _now()
         try:
             frame = ols_from_sums(*sums)   # two rows from six sums: the decode of this query
@@ -635,7 +636,7 @@ class DuckDBTarget(Target):
             bars = con.execute(
                 f"INSERT INTO {minute_table} SELECT {k}, {d}, date_trunc('minute', {t}) AS minute, "
                 f"avg({b}), avg({a}) FROM {quote(self.table(layout))} WHERE {where} GROUP BY ALL",
-                params).fetchone()[0]
+                params).fetchall()[0][0]        # read to the end: DuckDB 2 keeps the connection busy until then
         t1 = _now()
         frame = pd.DataFrame({"bars": [int(bars)]})
         return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": _now() - t1}, frame=frame,

@@ -12,8 +12,8 @@ the mode while decoding (Feather's file format cannot change dictionaries betwee
 
 Phases of an operation (seconds; meanings in ``workloads.targets.base``). The timed call is the
 user's own: ``pickle.load(f)`` of the open file; ``pq.read_table(path, ...)`` then ``to_pandas``;
-``pa.ipc.open_file(path).read_all()`` (Feather v2 is the Arrow IPC file format; ``feather.read_table`` is
-deprecated since pyarrow 24) then ``to_pandas``:
+``pa.ipc.open_file(path).read_all()`` (Feather v2 is the Arrow IPC file format;
+``feather.read_table`` is deprecated since pyarrow 24) then ``to_pandas``:
 - Parquet/Feather: ``read`` = the reader into Arrow (disk, decompression, decoding; a slice's key
   filter inside Arrow for Parquet), ``decode`` = Arrow -> DataFrame in the layout's string mode,
   ``query`` = Feather's key filter in Arrow, or pandas' work (minute bars, report 003).
@@ -662,7 +662,8 @@ class FeatherTarget(_ArrowFileTarget):
             cache = self._feather_wire = {}
         key = (str(path), path.stat().st_mtime_ns, columns)
         if key not in cache:
-            fields = ipc_fields(pa.ipc.open_file(path).schema.names, columns)   # the timed read knows them
+            # the positions the timed read asks for (it knows them from the dataset's schema)
+            fields = ipc_fields(pa.ipc.open_file(path).schema.names, columns)
             with open(path, "rb") as f:
                 counting = _CountingReader(f)
                 read_ipc_file(pa.PythonFile(counting, mode="r"), fields)

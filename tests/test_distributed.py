@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from workloads.distributed.clock import offset_from_round_trips
-from workloads.distributed.cluster import ClusterError, connect, describe_scheduler
+from workloads.distributed.cluster import ClusterError, connect, describe_scheduler, workers as present_workers
 from workloads.distributed.hosts import version_differences
 from workloads.distributed.local_cluster import start
 from workloads.distributed.placement import Host, check_placement, place_users, users_per_host
@@ -130,6 +130,24 @@ def test_describing_the_cluster_gives_each_host_its_environment_and_clock_offset
         # one machine, one monotonic clock: the true offset is 0, inside the stated bound
         assert abs(host.clock_offset_s) <= host.clock_error_s < 0.25
     assert view.differences == []
+
+
+def test_the_hosts_present_are_asked_of_the_scheduler_not_read_from_the_clients_cache(dask_cluster):
+    """Dask's client refreshes a cached identity every 2 s, without workers. A refresh landing
+    between the fetch of every worker and its read emptied the list: a run on CI declared both
+    hosts lost mid-step. Here that refresh always lands there."""
+    client = connect(dask_cluster.scheduler)
+    try:
+        fetch = client._update_scheduler_info
+
+        async def fetch_then_periodic_refresh(n_workers=0):
+            await fetch(n_workers=n_workers)
+            await fetch(n_workers=0)            # what the client's periodic callback sends
+
+        client._update_scheduler_info = fetch_then_periodic_refresh
+        assert sorted(info["name"] for info in present_workers(client).values()) == ["host-1", "host-2"]
+    finally:
+        client.close()
 
 
 def test_an_unreachable_scheduler_is_a_clear_message_and_the_run_is_kept(tmp_path):

@@ -100,8 +100,10 @@ def _reason(exc: BaseException) -> str:
 
 
 def workers(client) -> dict[str, dict[str, Any]]:
-    """The scheduler's workers as it knows them now: address -> its info."""
-    return dict(client.scheduler_info(n_workers=-1)["workers"])
+    """The scheduler's workers as it knows them now: address -> its info. Asked of the scheduler
+    itself: ``client.scheduler_info()`` reads a cache that the client's own 2-second refresh
+    overwrites with no workers at all, so a read just after that refresh saw every host gone."""
+    return dict(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
 
 
 def host_environment() -> dict[str, Any]:

@@ -86,3 +86,12 @@ def test_druid_asks_before_starting_and_a_no_starts_nothing(make_widget, tmp_pat
 def test_an_unknown_engine_is_refused_with_the_choices(tmp_path, kind):
     result = tickbench("engines", "start", kind, home=tmp_path)
     assert result.returncode == 2 and "Tickbench can start questdb, postgres, druid" in result.stderr
+
+
+def test_the_engine_cache_follows_xdg_cache_home_and_the_override_wins(tmp_path, monkeypatch):
+    from workloads.local_engines.base import cache_dir
+    monkeypatch.delenv("TICKBENCH_ENGINE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "tickbench" / "engines" and cache_dir().is_dir()
+    monkeypatch.setenv("TICKBENCH_ENGINE_CACHE", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine" and cache_dir().is_dir()

@@ -138,10 +138,13 @@ def _signal_group(pid: int, sig: int) -> None:
 
 
 def cache_dir() -> Path:
-    """Downloaded jars and other engine files, kept between runs (``TICKBENCH_ENGINE_CACHE`` or
-    ``~/.cache/tickbench/engines``)."""
+    """Downloaded jars and other engine files, kept between runs (``TICKBENCH_ENGINE_CACHE``, or
+    ``engines`` in the platform's user cache folder: ``$XDG_CACHE_HOME/tickbench`` on Linux,
+    ``~/.cache/tickbench`` when it is unset)."""
+    from platformdirs import user_cache_path
+
     override = os.environ.get("TICKBENCH_ENGINE_CACHE")
-    path = Path(override) if override else Path.home() / ".cache" / "tickbench" / "engines"
+    path = Path(override) if override else user_cache_path("tickbench", appauthor=False) / "engines"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -335,3 +335,11 @@ def test_runner_reads_with_two_users_and_probes(tmp_path, config, layout):
     probes = ops[ops["kind"] == "probe"]
     assert len(probes) and probes["server_s"].notna().all() and probes["transfer_s"].notna().all()
     store.close()
+
+
+def test_the_server_check_names_questdb_and_its_version_not_its_wire_protocols_postgresql(config):
+    from workloads.local_engines.questdb import VERSION
+    from workloads.server_checks import check_server
+    verdict = check_server("questdb", config, timeout=5)
+    assert verdict.ok and verdict.server_version == f"QuestDB {VERSION}", verdict.message
+    assert "PostgreSQL" not in verdict.message

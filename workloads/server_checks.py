@@ -54,15 +54,25 @@ def _clickhouse(config: dict[str, Any], timeout: float) -> str:
         client.close()
 
 
-def _pg_wire(label: str):
-    def check(config: dict[str, Any], timeout: float) -> str:
-        import psycopg
-        with psycopg.connect(host=config["host"], port=int(config["port"]), user=config.get("user") or None,
-                             password=config.get("password") or None, dbname=config.get("database") or None,
-                             connect_timeout=max(1, round(timeout))) as con:
-            version = con.execute("SELECT version()").fetchall()[0][0]
-        return version if version.lower().startswith(label.lower()) else f"{label} {version}"
-    return check
+def _pg_connect(config: dict[str, Any], timeout: float):
+    import psycopg
+    return psycopg.connect(host=config["host"], port=int(config["port"]), user=config.get("user") or None,
+                           password=config.get("password") or None, dbname=config.get("database") or None,
+                           connect_timeout=max(1, round(timeout)))
+
+
+def _postgres(config: dict[str, Any], timeout: float) -> str:
+    with _pg_connect(config, timeout) as con:
+        return con.execute("SELECT version()").fetchall()[0][0]       # "PostgreSQL 18.0 on ..."
+
+
+def _questdb(config: dict[str, Any], timeout: float) -> str:
+    """QuestDB's ``version()`` answers "PostgreSQL 12.3, ..." for its wire protocol's sake; its
+    ``build()`` names QuestDB and its version."""
+    with _pg_connect(config, timeout) as con:
+        build = con.execute("SELECT build()").fetchall()[0][0]
+    found = re.search(r"QuestDB [\w.\-]+", build)
+    return found.group(0) if found else f"QuestDB ({build})"
 
 
 def _druid(config: dict[str, Any], timeout: float) -> str:
@@ -95,5 +105,5 @@ def _mongodb(config: dict[str, Any], timeout: float) -> str:
     return f"MongoDB wire protocol, version {info.get('version', '?')}"
 
 
-_CHECKS = {"clickhouse": _clickhouse, "questdb": _pg_wire("QuestDB"), "postgres": _pg_wire("PostgreSQL"),
+_CHECKS = {"clickhouse": _clickhouse, "questdb": _questdb, "postgres": _postgres,
            "druid": _druid, "mongodb": _mongodb}

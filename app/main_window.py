@@ -60,6 +60,7 @@ class MainWindow(QMainWindow):
         self.dashboard = LiveDashboard()
         self.history = RunHistoryView()
         self.compare = CompareView()
+        self._compared_run_ids: list[str] = []
         self.gallery = ReportGallery(data_dir)
         self.demo = DemoMode(self, theme)
 
@@ -368,6 +369,7 @@ class MainWindow(QMainWindow):
 
         def show(found) -> None:
             frame, suites = found
+            self._compared_run_ids = list(run_ids)
             self.compare.show_runs(frame.to_dict("records"))
             self.compare.show_suites(suites.queries, suites.answers, suites.footprints)
             self.tabs.setCurrentWidget(self.compare)
@@ -460,22 +462,34 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"saved {written}", 5000)
         return written
 
+    def runs_in_view(self) -> list[str]:
+        """The runs the visible tab shows: the compared runs on Compare, the selection on History,
+        else the run on the Run tab (the live one while it runs)."""
+        current = self.tabs.currentWidget()
+        if current is self.compare and self._compared_run_ids:
+            return list(self._compared_run_ids)
+        if current is self.history and self.history.selected_run_ids():
+            return self.history.selected_run_ids()
+        if self.dashboard.snapshot is not None:
+            return [self.dashboard.snapshot.run_id]
+        return [self.controller.current_run_id] if self.controller.current_run_id else []
+
     def export_report_dialog(self) -> None:
-        run_ids = self.history.selected_run_ids() or ([self.controller.current_run_id]
-                                                      if self.controller.current_run_id else [])
-        if not run_ids and self.dashboard.snapshot is not None:
-            run_ids = [self.dashboard.snapshot.run_id]
+        run_ids = self.runs_in_view()
         if not run_ids:
-            self.show_error("select a run in History (or run one) to report on")
+            self.show_error("open a run (History: double-click), compare runs or run one to report on")
             return
+        labels = run_labels(self.store, run_ids)
+        which = (f"run {labels[run_ids[0]]}" if len(run_ids) == 1
+                 else f"{len(run_ids)} compared runs: " + ", ".join(labels[r] for r in run_ids))
         run = self.store.run(run_ids[0]) if len(run_ids) == 1 else None
         start = export_folder(self.settings) / suggest_filename(run, "report", ".html")
-        path, _ = QFileDialog.getSaveFileName(self, "Export run report", str(start),
+        path, _ = QFileDialog.getSaveFileName(self, f"Export report on {which}", str(start),
                                               "HTML report (*.html);;PDF report (*.pdf)")
         if path:
-            self.export_report(run_ids, Path(path))
+            self.export_report(run_ids, Path(path), which)
 
-    def export_report(self, run_ids: list[str], path: Path) -> Path | None:
+    def export_report(self, run_ids: list[str], path: Path, which: str = "") -> Path | None:
         from app.report import write_report
         try:
             written = write_report(self.store, run_ids, path)
@@ -483,7 +497,7 @@ class MainWindow(QMainWindow):
             self.show_error(f"cannot write report: {describe_error(exc)}")
             return None
         remember_export_folder(written, self.settings)
-        self.statusBar().showMessage(f"saved {written}", 5000)
+        self.statusBar().showMessage(f"saved {written}" + (f" (the report on {which})" if which else ""), 8000)
         return written
 
     # ---- view -------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.report_charts import Figure, application, render_run_charts, render_shared_charts, widgets_as_figures
 from app.report_html import (SHOWN_PX, Cell, Table, fmt_bytes, fmt_count, fmt_duration, fmt_int, fmt_num,
-                             fmt_when, render)
+                             fmt_rate, fmt_when, render)
 from app.report_pdf import pdf_document, pdf_page_size, tickbench_version, write_pdf
 from app.report_suites import (ReproductionView, SuiteComparisonView, SuiteView, comparison_figures, comparison_view,
                                gallery_slot, reproduction_views, run_anchor, run_suite_figures, run_suite_view)
@@ -358,11 +358,12 @@ def _references(run: dict[str, Any], steps: pd.DataFrame) -> References:
     for ref in refs:
         measured = measured_beside(ref, run, steps, server)
         placed += measured is not None
-        rows.append([ref.report, ref.label, ref.x_text or "", ref.value_text, measured or "", ref.note])
+        rows.append([ref.report, ref.label, ref.x_text or "", ref.value_text, measured or "–", ref.note])
     header = ["Report", "Figure", "At", Cell(PUBLISHED_LABEL, css="published"), Cell(MEASURED_LABEL, css="measured"),
               "Note"]
-    # an "At" or "measured" column with nothing in it only narrows the others
-    keep = [i for i in range(len(header)) if i not in (2, 4) or any(row[i] for row in rows)]
+    # an "At" column with nothing in it only narrows the others; this run's column stays, its
+    # dashes explained by the note below the table
+    keep = [i for i in range(len(header)) if i != 2 or any(row[i] for row in rows)]
     numeric = [i for i in keep if i in (3, 4)]
     out.table = Table([header[i] for i in keep], [[row[i] for i in keep] for row in rows],
                       numeric_from=keep.index(numeric[0]), numeric_to=keep.index(numeric[-1]) + 1,
@@ -406,14 +407,15 @@ def measured_beside(ref: Reference, run: dict[str, Any], steps: pd.DataFrame,
     step = step[step["ops"] > 0]
     if step.empty:
         return None
-    rate = {"M rows/s": ("rows_per_s", 1e-6), "MB/s": ("mb_per_s", 1.0), "GB/s": ("mb_per_s", 1e-3)}
+    rate = {"M rows/s": ("rows_per_s", 1.0, "rows/s"), "MB/s": ("mb_per_s", 1e6, "B/s"),
+            "GB/s": ("mb_per_s", 1e6, "B/s")}
     if ref.unit in rate:
-        key, factor = rate[ref.unit]
+        key, to_base, base = rate[ref.unit]
         step = step[step[key].notna()]               # a step without a duration has no rate
         if step.empty:
             return None
         best = step.loc[step[key].idxmax()]          # the published figure is a peak or a level
-        value = best[key] * factor
+        return f"{fmt_rate(best[key] * to_base, base)} ({best['step_label']})"
     elif ref.unit in ("s", "ms"):
         ones = step[step["users"] == 1]
         best = (ones if not ones.empty else step).iloc[0]   # a single reader unless "At" says more

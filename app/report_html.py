@@ -110,6 +110,19 @@ def fmt_num(value: Any) -> str:
     return np.format_float_positional(v, precision=3, unique=False, fractional=False, trim="-")
 
 
+RATE_UNITS = {"rows/s": ((1e9, "G rows/s"), (1e6, "M rows/s"), (1e3, "k rows/s"), (1.0, "rows/s")),
+              "B/s": ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "KB/s"), (1.0, "B/s"))}
+
+
+def fmt_rate(value: float, base: str) -> str:
+    """A rate in ``base`` units ("rows/s", "B/s") in the largest unit that keeps it at 1 or more:
+    12,800 rows/s -> '12.8 k rows/s', never '0.0128 M rows/s'."""
+    for factor, unit in RATE_UNITS[base]:
+        if abs(value) >= factor or factor == 1.0:
+            return f"{fmt_num(value / factor)} {unit}"
+    raise AssertionError("unreachable: the last unit takes any value")
+
+
 def fmt_int(value: Any) -> str:
     if value is None or pd.isna(value):
         return "–"

@@ -172,6 +172,33 @@ def test_compare_two_runs_and_export_charts_and_a_report(qtbot, window_factory, 
     assert pdf.read_bytes()[:4] == b"%PDF"
 
 
+def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window_factory, tmp_path, monkeypatch):
+    window = window_factory()
+    ids = [_run(qtbot, window, Scenario(name=f"noop {n}", workload="noop", users=(1,), operations=50)).run_id
+           for n in (1, 2)]
+    window.compare_runs(ids)
+    qtbot.waitUntil(lambda: window.tabs.currentWidget() is window.compare, timeout=10_000)
+    asked = []
+
+    def save_as(parent, caption, start, filters):
+        asked.append(caption)
+        return str(tmp_path / f"report-{len(asked)}.html"), filters
+
+    monkeypatch.setattr("app.main_window.QFileDialog.getSaveFileName", save_as)
+    window.export_report_dialog()
+    assert asked[-1] == "Export report on 2 compared runs: noop 1, noop 2"
+    assert "Tickbench report: 2 runs compared" in (tmp_path / "report-1.html").read_text()
+    window.open_run(ids[0])          # the comparison is still History's selection: the view decides
+    qtbot.waitUntil(lambda: window.tabs.currentWidget() is window.dashboard
+                    and window.dashboard.snapshot is not None and window.dashboard.snapshot.run_id == ids[0],
+                    timeout=10_000)
+    window.export_report_dialog()
+    assert asked[-1] == "Export report on run noop 1"
+    text = (tmp_path / "report-2.html").read_text()
+    assert f"run {ids[0]}" in text and "runs compared" not in text
+    assert "the report on run noop 1" in window.statusBar().currentMessage()
+
+
 def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, window_factory, qapp):
     window = window_factory()
     normal_size = qapp.font().pointSizeF()

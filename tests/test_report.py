@@ -177,8 +177,8 @@ def test_html_report_of_a_real_run_holds_store_figures_charts_and_environment(re
     # published figures of report 000 for read-day on TAQ, labelled; nothing measured beside them
     published = page.table_with("Report", PUBLISHED_LABEL)
     assert {"Report": "000", "Figure": "pickle, taq, cold, all columns", PUBLISHED_LABEL: "72 s",
-            "Note": ""} in published
-    assert MEASURED_LABEL not in published[0]
+            MEASURED_LABEL: "–", "Note": ""} in published
+    assert {row[MEASURED_LABEL] for row in published} == {"–"}      # this run's column, dashes explained
     assert f"{MEASURED_LABEL}: this run against duckdb at" in text
 
 
@@ -206,11 +206,11 @@ def test_measured_stands_beside_published_only_where_they_compare(store, tmp_pat
     rows = {r["Figure"]: r for r in page.table_with("Report", PUBLISHED_LABEL)}
     # a single reader's mean seconds per operation, beside pickle's cold figures only
     assert rows["pickle, taq, cold, all columns"][MEASURED_LABEL] == "0.3 s (1 users)"
-    assert rows["pickle, taq, warm, all columns"][MEASURED_LABEL] == ""
-    assert rows["pickle, taq, cold, without the two string columns"][MEASURED_LABEL] == ""
-    assert rows["dolphindb-api-python, taq, cold, all columns"][MEASURED_LABEL] == ""
-    # throughput: the best step (240 bytes in 2 s)
-    assert rows["pickle, cold, single-HDD read limit"][MEASURED_LABEL] == "0.00012 MB/s (1 users)"
+    assert rows["pickle, taq, warm, all columns"][MEASURED_LABEL] == "–"
+    assert rows["pickle, taq, cold, without the two string columns"][MEASURED_LABEL] == "–"
+    assert rows["dolphindb-api-python, taq, cold, all columns"][MEASURED_LABEL] == "–"
+    # throughput: the best step (240 bytes in 2 s), in the unit that keeps it at 1 or more
+    assert rows["pickle, cold, single-HDD read limit"][MEASURED_LABEL] == "120 B/s (1 users)"
 
 
 def test_a_dolphindb_server_that_says_its_version_is_compared_with_dolphindb(store, tmp_path, qtbot,
@@ -237,7 +237,7 @@ def test_a_test_server_run_is_never_called_dolphindb(ddb_server, tmp_path, qtbot
     page = Tables(text)
     published = page.table_with("Report", PUBLISHED_LABEL)
     assert any(r["Figure"].startswith("dolphindb-api-python, taq, cold") for r in published)
-    assert MEASURED_LABEL not in published[0]           # nothing measured is set beside DolphinDB's
+    assert {r[MEASURED_LABEL] for r in published} == {"–"}     # nothing measured is set beside DolphinDB's
     assert "Tickbench's DolphinDB wire-protocol test server" in html.unescape(text) and "not a DolphinDB server" in text
     name = store.run(result.run_id)["name"]            # an unnamed run is named by what it is
     assert page.table_with("Run", "Took")[0]["Run"] == f"{name} (test server){result.run_id}"
@@ -602,3 +602,11 @@ def test_report_charts_are_drawn_at_their_size_in_front(qapp, qtbot, light_theme
     assert not chart.isVisible()
     front_tab_of(chart)
     assert tabs.currentIndex() == 1 and chart.isVisible() and chart.width() > 600
+
+
+def test_rates_read_in_the_unit_that_keeps_them_at_one_or_more():
+    from app.report_html import fmt_rate
+    assert fmt_rate(12_800, "rows/s") == "12.8 k rows/s"          # never "0.0128 M rows/s"
+    assert fmt_rate(2_100_000, "rows/s") == "2.1 M rows/s"
+    assert fmt_rate(0.5, "rows/s") == "0.5 rows/s"
+    assert fmt_rate(1.5e9, "B/s") == "1.5 GB/s" and fmt_rate(999.0, "B/s") == "999 B/s"

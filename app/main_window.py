@@ -23,7 +23,7 @@ from widgets.scenario_builder import ScenarioBuilder
 from widgets.state import load_state, store_state
 from widgets.targets_panel import TargetsPanel
 from workloads.target_registry import TargetRegistry
-from workloads.history import compare_frame, history_rows, run_labels, snapshot_from_store
+from workloads.history import compare_frame, history_rows, newest_run_id, run_labels, snapshot_from_store
 from workloads.run_summary import run_answer
 from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
@@ -158,14 +158,19 @@ class MainWindow(QMainWindow):
         self._show_scenario_name()
 
     def _show_scenario_name(self) -> None:
+        """The form's scenario; while a run goes, the run's name, and the form's when it differs
+        (being edited for later: nothing is queued)."""
         try:
-            text = f"Scenario: <b>{html.escape(self.builder.scenario().name)}</b>"
+            form = f"<b>{html.escape(self.builder.scenario().name)}</b>"
         except ValueError as exc:
-            text = f"Scenario: {html.escape(str(exc))}"
-        if self.controller.busy:
-            running = f"Running: <b>{html.escape(self._running_name)}</b>"
-            same = text.endswith(f"<b>{html.escape(self._running_name)}</b>")
-            text = running if same else f"{running}&nbsp;&nbsp;·&nbsp;&nbsp;next: " + text
+            form = html.escape(str(exc))
+        running = f"<b>{html.escape(self._running_name)}</b>"
+        if not self.controller.busy:
+            text = f"Scenario: {form}"
+        elif form == running:
+            text = f"Running: {running}"
+        else:
+            text = f"Running: {running}&nbsp;&nbsp;·&nbsp;&nbsp;in the form: {form}"
         self.scenario_label.setText(text)
 
     def _connect(self) -> None:
@@ -302,6 +307,8 @@ class MainWindow(QMainWindow):
         run_id = self.controller.attach_running()
         if run_id:
             self.statusBar().showMessage(f"attached to run {run_id}, still going in its own process", 10000)
+        else:
+            self.open_run(None, over_a_shown_run=False)     # the newest run, not an empty view
 
     def _on_run_started(self, run_id: str, scenario: Scenario) -> None:
         self.dashboard.start_run()
@@ -346,21 +353,32 @@ class MainWindow(QMainWindow):
         self.background.run("history", lambda: history_rows(self.store), self.history.set_rows,
                             lambda exc: self.show_error(f"cannot read run history: {describe_error(exc)}"))
 
-    def open_run(self, run_id: str) -> None:
+    def open_run(self, run_id: str | None, over_a_shown_run: bool = True) -> None:
+        """Show a stored run on the Run tab (read off the GUI thread); ``None``: the newest.
+        ``over_a_shown_run=False``: only if the tab still shows nothing by then (start-up)."""
         def read():
-            snapshot = snapshot_from_store(self.store, run_id)
+            wanted = run_id if run_id is not None else newest_run_id(self.store)
+            if wanted is None:
+                return None
+            snapshot = snapshot_from_store(self.store, wanted)
             return snapshot, run_answer(self.store, snapshot.run_id)
 
         def show(found) -> None:
+            if found is None:
+                return
             snapshot, answer = found
             if self.controller.busy and self.controller.current_run_id != answer.run_id:
                 return                    # a run started meanwhile: its live view stays
+            if not over_a_shown_run and self.dashboard.snapshot is not None:
+                return
             self._show_references(answer.workload, answer.dataset)
             self.dashboard.show_final(snapshot)
             self.dashboard.show_results(answer)
-            self.tabs.setCurrentWidget(self.dashboard)
+            if over_a_shown_run:
+                self.tabs.setCurrentWidget(self.dashboard)
+        what = run_id or "the newest run"
         self.background.run("open", read, show,
-                            lambda exc: self.show_error(f"cannot open run {run_id}: {describe_error(exc)}"))
+                            lambda exc: self.show_error(f"cannot open run {what}: {describe_error(exc)}"))
 
     def compare_runs(self, run_ids: list[str]) -> None:
         def read():

@@ -248,6 +248,18 @@ def test_layout_and_last_scenario_persist_across_restarts(qtbot, window_factory)
     assert (again.size().width(), again.size().height()) == size_before != (1280, 800)
 
 
+def test_after_a_restart_the_run_tab_shows_the_newest_run(qtbot, window_factory):
+    window = window_factory()
+    older = _run(qtbot, window, Scenario(name="older", workload="noop", users=(1,), operations=20))
+    newer = _run(qtbot, window, Scenario(name="newer", workload="noop", users=(1,), operations=20))
+    window.close()
+    again = window_factory()
+    qtbot.waitUntil(lambda: again.dashboard.snapshot is not None, timeout=10_000)
+    assert again.dashboard.snapshot.run_id == newer.run_id
+    assert again.dashboard.results_view.answer is not None and again.dashboard.results_view.answer.run_id == newer.run_id
+    assert again.tabs.currentWidget() is again.dashboard
+
+
 def test_published_sweeps_are_drawn_beside_the_measured_one(qtbot, window_factory):
     window = window_factory()
     result = _run(qtbot, window, Scenario(name="slices", scale=SMALL, target="duckdb",
@@ -397,8 +409,10 @@ def test_the_toolbar_runs_and_stops_and_names_what_runs(qtbot, window_factory):
     qtbot.keyClick(window.builder.users_edit, Qt.Key.Key_F5)            # F5 from inside the form
     qtbot.waitUntil(lambda: window.controller.busy, timeout=5000)
     assert not window.run_action.isEnabled() and window.stop_action.isEnabled()
-    assert "Running: <b>background</b>" in window.scenario_label.text()
+    assert window.scenario_label.text() == "Running: <b>background</b>"
     assert "“background”" in window.status_label.text()
+    window.builder.set_scenario(Scenario(name="later", workload="noop", users=(1,), operations=5))
+    assert window.scenario_label.text() == "Running: <b>background</b>&nbsp;&nbsp;·&nbsp;&nbsp;in the form: <b>later</b>"
     qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 0,
                     timeout=RUN_TIMEOUT_MS)
     with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as finished:

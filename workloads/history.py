@@ -29,7 +29,7 @@ from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, Sweep
                                 ThroughputPoint)
 from workloads.suite_figures import run_footprints
 from workloads.suite_history import stored_query_points
-from workloads.store import ResultsStore
+from workloads.store import ResultsStore, StoreError
 from workloads.targets.base import PHASES
 
 # Up to this many measured operations a stored run's series are each operation's own (a short
@@ -255,6 +255,17 @@ COMPARE_COLUMNS = ("run_id", "run", "target", "workload", "dataset", "status", "
                    "users", "ops", "cold_ops", "errors", "window_s", "short", "rows_per_s", "mb_per_s",
                    "wire_mb_per_s", "ops_per_s", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
                    "first_op_ms", "phase_source", "phase_ops") + tuple(f"{p}_ms" for p in PHASES)
+
+
+def newest_run_id(store: ResultsStore) -> str | None:
+    """The run created last (run ids sort by second only), or None in an empty catalog."""
+    created = {}
+    for run_id in store.run_ids():
+        try:
+            created[run_id] = store.run(run_id)["created_at"]
+        except StoreError:            # a damaged run is listed in History, never opened by itself
+            continue
+    return max(created, key=lambda r: (created[r], r)) if created else None
 
 
 def run_labels(store: ResultsStore, run_ids: list[str]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from widgets.exporters import (export_chart, export_csv, export_folder, export_p
                                remember_export_folder, run_caption, suggest_filename)
 from widgets.live_chart import TimeSeriesChart
 from widgets.sweep_chart import SweepChart
-from widgets.theme import series_colour
+from widgets.theme import phase_colour, series_colour
 
 RUN = {"run_id": "20260101-120000-ab12", "name": "Quick start: 1/2 users", "target": "duckdb",
        "workload": "read-day", "dataset": "taq", "cache": "cold",
@@ -73,12 +73,17 @@ def _numbers(d: str) -> list[float]:
 
 
 def _markers(root) -> list[tuple[float, float]]:
-    """Centres of the scatter markers: a unit symbol path scaled by the marker size."""
+    """Centres of the scatter markers: closed paths (circles, squares) 4-30 px square on the canvas."""
     centres = []
     for element, (a, b, c, d, e, f), _clips in _walk(root):
-        if element.tag.endswith("path") and 4 <= abs(a) <= 30 and b == c == 0 and abs(abs(a) - abs(d)) < 1e-6:
-            if all(abs(v) <= 0.6 for v in _numbers(element.get("d", ""))):
-                centres.append((e, f))
+        path = element.get("d", "")
+        if element.tag.endswith("path") and path.rstrip().endswith("Z") and b == c == 0:
+            values = _numbers(path)
+            xs = [a * x + e for x in values[0::2]]
+            ys = [d * y + f for y in values[1::2]]
+            width, height = max(xs) - min(xs), max(ys) - min(ys)
+            if 4 <= width <= 30 and abs(width - height) < 1e-3:
+                centres.append(((max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2))
     return centres
 
 
@@ -160,6 +165,33 @@ def test_svg_draws_each_marker_once_on_its_point(sweep, tmp_path):
         assert any(abs(x - point.x()) < 1.5 and abs(y - point.y()) < 1.5 for x, y in markers), \
             f"no marker at {point.x():.1f}, {point.y():.1f}; markers at {markers}"
     assert all(left <= x <= right and top <= y <= bottom for x, y in markers)
+
+
+def _pixels_near(image: QImage, colour: str, within: int = 40) -> int:
+    import numpy as np
+    image = image.convertToFormat(QImage.Format.Format_RGB888)
+    rgb = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    rgb = rgb[:, :image.width() * 3].reshape(image.height(), image.width(), 3).astype(int)
+    target = QColor(colour)
+    distance = np.abs(rgb - [target.red(), target.green(), target.blue()]).sum(axis=2)
+    return int((distance <= within).sum())
+
+
+def test_svg_is_drawn_by_another_renderer_as_qt_draws_it(chart, make_widget, tmp_path):
+    """resvg, like librsvg (GNOME viewers, ImageMagick), ignores non-scaling strokes: a pen drawn
+    in data coordinates grew with the data's scale into blobs, a bar's outline covered the bar.
+    Each series' colour covers as many pixels in resvg's drawing as in the PNG export."""
+    import resvg_py
+    bars = make_widget(BreakdownChart, "Phases", size=(640, 240))
+    bars.set_data({"duckdb": {"io": 0.002, "decode": 0.008}, "parquet": {"io": 0.004, "decode": 0.010}})
+    for name, widget, colours in (("lines", chart, [series_colour(0), series_colour(1)]),
+                                  ("bars", bars, [phase_colour("io"), phase_colour("decode")])):
+        qt = QImage(str(export_png(widget, tmp_path / f"{name}.png")))
+        drawn = QImage.fromData(bytes(resvg_py.svg_to_bytes(svg_path=str(export_svg(widget, tmp_path / f"{name}.svg")))))
+        assert (drawn.width(), drawn.height()) == (qt.width(), qt.height())
+        for colour in colours:
+            in_qt, elsewhere = _pixels_near(qt, colour), _pixels_near(drawn, colour)
+            assert in_qt > 100 and 0.6 < elsewhere / in_qt < 1.6, f"{name} {colour}: {elsewhere} px vs Qt's {in_qt}"
 
 
 def test_svg_axes_line_up_with_the_data_and_size_is_in_pixels(sweep, tmp_path):

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsItem, QStyleOptionGraphicsI
 from widgets.chart_base import ChartBase
 from widgets.footprint_chart import KINDS as FOOTPRINT_KINDS, FootprintChart
 from widgets.live_chart import TimeSeriesChart
+from widgets.svg_strokes import bake_non_scaling_strokes
 from widgets.sweep_chart import SweepChart
 from widgets.theme import current_theme
 
@@ -343,7 +344,7 @@ def export_svg(chart, path, caption: str | None = None) -> Path:
     # pixels, not millimetres at the generator's resolution: a browser shows it at its real size
     svg = re.sub(r'<svg width="[^"]*" height="[^"]*"',
                  f'<svg width="{rect.width()}" height="{rect.height() + band}"', svg, count=1)
-    path.write_text(_css_fonts(svg), encoding="utf-8")
+    path.write_text(_css_fonts(bake_non_scaling_strokes(svg)), encoding="utf-8")
     return path
 
 

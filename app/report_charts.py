@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from widgets.breakdown_chart import MEASURED_LABEL, BreakdownChart
 from widgets.chart_base import BarChartBase, ChartBase
-from widgets.dashboard import LiveDashboard
+from widgets.dashboard import GAP, LiveDashboard
 from widgets.exporters import export_png
 from widgets.live_chart import TimeSeriesChart
 from widgets.sweep_chart import SweepChart
@@ -76,7 +76,7 @@ def render_run_charts(snapshot: LiveSnapshot) -> list[Figure]:
         offscreen(chart, CHART_PX, 300)
         try:
             tp = snapshot.throughput
-            chart.set_series("ops/s", [p.t for p in tp], [p.ops_per_s for p in tp])
+            chart.set_series("ops/s", [p.t for p in tp], [p.ops_per_s if p.measuring else GAP for p in tp])
             figures.insert(0, Figure(chart.title, chart_png(chart), "operations per second, by "
                                      "second of operation end"))
         finally:

@@ -108,7 +108,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--set", choices=("main", "reports", "engines"), default="main")
+    parser.add_argument("--size", default="1440x900", help="window size, e.g. 1280x800 (a laptop screen)")
     args = parser.parse_args()
+    width, height = (int(v) for v in args.size.lower().split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
     app = QApplication(sys.argv[:1])
     apply_theme(app, "light")
@@ -119,7 +121,7 @@ def main() -> int:
     store = ResultsStore(tmp / "results")
     settings = QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(store, tmp / "data", settings)
-    window.resize(1440, 900)
+    window.resize(width, height)
     window.show()
     queue = {"main": scenarios, "reports": report_scenarios, "engines": engine_scenarios}[args.set](tmp / "data")
     if args.set == "engines":     # a saved server (no traffic: nothing is tested) beside the engines

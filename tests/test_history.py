@@ -85,6 +85,36 @@ def binned(monkeypatch):
     monkeypatch.setattr(workloads.history, "PER_OPERATION_MAX", 0)
 
 
+def test_seconds_between_steps_are_gaps_live_and_from_the_store_alike(store, binned):
+    """Step 0 is released at 0 and its last operation ends at 1.5; step 1 is released at 5.2
+    (its workers started and warmed up meanwhile): seconds 2-5 hold no operation and no step was
+    measuring, so they are gaps, not zero throughput. Step 1's empty second (6-7, inside its
+    window) is a real zero."""
+    from workloads.metrics import LiveAggregates
+    steps = [(0.0, [op(0, 0, 0, 0.4, 0.3), op(0, 0, 1, 1.5, 0.5)]),
+             (5.2, [op(1, 0, 0, 0.5, 0.3), op(1, 0, 1, 2.3, 0.4)])]       # end at 5.7 and 7.5
+    store.create_run("gaps", {"name": "gaps", "dataset": "taq", "target": "duckdb", "workload": "read-day",
+                              "users": [1, 1], "cache": "warm"}, {"host": "test-host"})
+    live = LiveAggregates("gaps", "duckdb", "read-day", steps_total=2)
+    for index, (released, records) in enumerate(steps):
+        store.add_step("gaps", index, 1, "1 user", {})
+        store.release_step("gaps", index, released)
+        store.add_ops("gaps", records)
+        last = max(r.t_start + r.total_s for r in records)
+        store.finish_step("gaps", index, last, "completed", [])
+        live.begin_step(index, 1, "1 user", run_clock=released)
+        live.release_step(released)
+        live.add(records, step_offset=released)
+        live.end_step({})
+    store.finish_run("gaps", "completed")
+    live.set_status("completed")
+    expected = {1.0: True, 2.0: True, 3.0: False, 4.0: False, 5.0: False, 6.0: True, 7.0: True, 8.0: True}
+    stored = snapshot_from_store(store, "gaps").throughput
+    assert {p.t: p.measuring for p in stored} == expected
+    assert {p.t: p.measuring for p in live.snapshot(run_clock=8.0).throughput} == expected
+    assert [p.ops_per_s for p in stored if p.t in (6.0, 7.0)] == [1.0, 0.0]     # the real zero
+
+
 def test_throughput_is_binned_per_second_of_end_time_with_steps_one_after_the_other(store, exact_run, binned):
     snap = snapshot_from_store(store, exact_run)
     assert not snap.per_operation

@@ -52,6 +52,19 @@ def test_snapshot_data_reaches_every_chart(dashboard, qtbot):
     assert dashboard.phase_table.item(0, 5).text() == "9 ms"
 
 
+def test_idle_seconds_between_steps_are_gaps_in_the_lines_not_zeros(dashboard, qtbot):
+    import math
+    throughput = [ThroughputPoint(t, 0.0 if t in (3, 4) else 1e6, 0.0 if t in (3, 4) else 8e6, 1.0,
+                                  measuring=t not in (3, 4)) for t in range(1, 7)]
+    latency = [LatencyPoint(t, 0.01, 0.02, 0.03) for t in (1, 2, 5, 6)]          # none at 3-4
+    dashboard.show_snapshot(snapshot(throughput=throughput, latency=latency))
+    qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)
+    rows = dashboard.rows_chart.series_data("rows/s")[1].tolist()
+    assert rows[:2] == [1e6, 1e6] and all(math.isnan(v) for v in rows[2:4]) and rows[4:] == [1e6, 1e6]
+    xs, ys = dashboard.latency_chart.series_data("p50")
+    assert xs.tolist()[:2] == [1, 2] and xs.tolist()[3:] == [5, 6] and math.isnan(ys[2])   # not bridged
+
+
 def test_header_shows_the_run_at_a_glance(dashboard, qtbot):
     dashboard.show_snapshot(snapshot())
     qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)

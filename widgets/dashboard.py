@@ -30,6 +30,7 @@ from workloads.text import plural
 
 APPLY_INTERVAL_MS = 200
 EACH_OPERATION = "each operation"
+GAP = float("nan")                 # a point the chart's line breaks at
 # metric key -> (menu text, axis label, unit, getter of a SweepPoint)
 SWEEP_METRICS = {
     "rows_per_s": ("rows/s", "throughput", "rows/s", lambda p: p.rows_per_s),
@@ -403,15 +404,16 @@ class LiveDashboard(QWidget):
         self._apply_text()
         self._set_per_operation(snap.per_operation)
         tp = snap.throughput
-        self._feed(self.rows_chart, "rows/s", [p.t for p in tp], [p.rows_per_s for p in tp])
-        self._feed(self.bytes_chart, "B/s", [p.t for p in tp], [p.bytes_per_s for p in tp])
+        # seconds between steps (no step measuring) are gaps in the line, not zero throughput
+        self._feed(self.rows_chart, "rows/s", [p.t for p in tp], [p.rows_per_s if p.measuring else GAP for p in tp])
+        self._feed(self.bytes_chart, "B/s", [p.t for p in tp], [p.bytes_per_s if p.measuring else GAP for p in tp])
         lat = snap.latency
         ts = [p.t for p in lat]
         if snap.per_operation:
             self._feed(self.latency_chart, EACH_OPERATION, ts, [p.p50 for p in lat])
         else:
             for name in ("p50", "p95", "p99"):
-                self._feed(self.latency_chart, name, ts, [getattr(p, name) for p in lat])
+                self._feed(self.latency_chart, name, *_broken_at_missing_seconds(ts, [getattr(p, name) for p in lat]))
         res = snap.resources
         ts = [p.t for p in res]
         self._feed(self.cpu_chart, "CPU %", ts, [p.cpu_percent for p in res])
@@ -565,3 +567,16 @@ class LiveDashboard(QWidget):
         sizes = state.get("splitter")
         if isinstance(sizes, list) and len(sizes) == 2 and all(isinstance(s, int) and s >= 0 for s in sizes):
             self.splitter.setSizes(sizes)
+
+
+def _broken_at_missing_seconds(ts: list[float], ys: list[float]) -> tuple[list, list]:
+    """Points one a second, with a gap point wherever seconds are missing (no operation in the
+    window, between steps), so the line does not bridge the idle time."""
+    out_t, out_y = [], []
+    for i, (t, y) in enumerate(zip(ts, ys)):
+        if i and t - ts[i - 1] > 1.0 + 1e-6:
+            out_t.append((ts[i - 1] + t) / 2)
+            out_y.append(GAP)
+        out_t.append(t)
+        out_y.append(y)
+    return out_t, out_y

@@ -23,7 +23,7 @@ import pandas as pd
 
 from workloads.figures import headline_frame, phase_summary, step_figures
 from workloads.kinds import get_workload
-from workloads.metrics import WINDOW_S
+from workloads.metrics import WINDOW_S, measuring
 from workloads.scenario import Scenario
 from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
                                 ThroughputPoint)
@@ -71,9 +71,13 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
         ops["step"].map(offset_of).fillna(0.0).to_numpy(dtype=float)
     released = min(offsets) if offsets else 0.0
     per_operation = 0 < ok.sum() <= PER_OPERATION_MAX
-    points = operation_points if per_operation else _binned_points
-    throughput, latency = points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
-                                 ops["total_s"].to_numpy(dtype=float)[ok], released)
+    if per_operation:
+        throughput, latency = operation_points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
+                                               ops["total_s"].to_numpy(dtype=float)[ok])
+    else:
+        throughput, latency = _binned_points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
+                                             ops["total_s"].to_numpy(dtype=float)[ok], released,
+                                             _measuring_windows(ops["step"].to_numpy()[ok], ends[ok], offset_of))
 
     last_step = int(figures["step"].iloc[-1]) if len(figures) else 0
     phase_row = _last_with_phases(figures)
@@ -167,12 +171,23 @@ def step_offsets(started_at: list, durations: list[float], created_at, finished_
     return offsets
 
 
-def _binned_points(ends, rows, nbytes, totals, released: float):
-    return throughput_points(ends, rows, nbytes, released), latency_points(ends, totals, int(math.floor(released)))
+def _measuring_windows(steps: np.ndarray, ends: np.ndarray, offset_of: dict) -> list[tuple[float, float]]:
+    """Each step's measurement window on the run clock, as live: its release to its last
+    measured operation's end."""
+    windows = []
+    for step, released in offset_of.items():
+        mine = ends[steps == step]
+        windows.append((float(released), float(mine.max()) if mine.size else float(released)))
+    return windows
 
 
-def operation_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray, totals: np.ndarray,
-                     _released: float = 0.0) -> tuple[list[ThroughputPoint], list[LatencyPoint]]:
+def _binned_points(ends, rows, nbytes, totals, released: float, windows: list[tuple[float, float]] | None = None):
+    return (throughput_points(ends, rows, nbytes, released, windows),
+            latency_points(ends, totals, int(math.floor(released))))
+
+
+def operation_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray,
+                     totals: np.ndarray) -> tuple[list[ThroughputPoint], list[LatencyPoint]]:
     """Each operation at its end: its own rate (its rows over its time) and its latency. For short
     runs, where per-second bins would be mostly empty seconds."""
     order = np.argsort(ends, kind="stable")
@@ -185,8 +200,8 @@ def operation_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray, tot
     return throughput, latency
 
 
-def throughput_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray,
-                      released: float = 0.0) -> list[ThroughputPoint]:
+def throughput_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray, released: float = 0.0,
+                      windows: list[tuple[float, float]] | None = None) -> list[ThroughputPoint]:
     """Per whole second of end time (point at the second's end, as live), empty seconds as 0.
 
     As live (``LiveAggregates``): the part of a second after the first release joins the next
@@ -210,7 +225,8 @@ def throughput_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray,
     elif released > first_second:
         widths[0] = first_second + 1.0 - released
     return [ThroughputPoint(float(first_second + i + 1), float(row_sum[i] / widths[i]),
-                            float(byte_sum[i] / widths[i]), float(op_count[i] / widths[i]), float(widths[i]))
+                            float(byte_sum[i] / widths[i]), float(op_count[i] / widths[i]), float(widths[i]),
+                            bool(op_count[i]) or windows is None or measuring(first_second + i, windows))
             for i in range(start, span)]
 
 

@@ -12,6 +12,7 @@ them only in probes, from the probes.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -83,6 +84,7 @@ class _StepTotals:
     wire_ops: int = 0
     named: dict[str, _NamedOps] = field(default_factory=dict)
     final: dict[str, Any] | None = None   # the stored figures, once the step has ended
+    ended_at: float | None = None      # run clock of its last measured op end, once it has ended
 
 
 FINISHED = ("completed", "failed", "cancelled", "aborted")     # a run's states after which no record comes
@@ -141,6 +143,7 @@ class LiveAggregates:
         with self._lock:
             if self._steps:
                 self._steps[-1].final = figures or {}
+                self._steps[-1].ended_at = self._steps[-1].last_end
 
     def add(self, records: "Columns | list[OpRecord]", step_offset: float) -> None:
         """Add a batch of records; ``step_offset`` turns step-relative times into run clock."""
@@ -354,6 +357,8 @@ class LiveAggregates:
         if released is None:
             return
         partial = int(released) if released > int(released) else None   # the second the release fell in
+        windows = [(s.released_at, s.ended_at if s.ended_at is not None else math.inf)
+                   for s in self._steps if s.released_at is not None]
         for sec in range(max(self._finalised_until + 1, int(released)), until + 1):
             # the part of a second after the release joins the next second, its rate over the
             # whole span: a bin of its own (no operation ended yet) would chart a false zero
@@ -368,7 +373,8 @@ class LiveAggregates:
                     start = released
                 span = max((end if last else sec + 1.0) - start, 1e-3)
                 self._throughput.append(ThroughputPoint(sec + 1.0, data.rows / span, data.nbytes / span,
-                                                        data.ops / span, span))
+                                                        data.ops / span, span,
+                                                        bool(data.ops) or measuring(sec, windows)))
             window = LogHistogram()
             for past in range(sec - WINDOW_S + 1, sec + 1):
                 if past in self._seconds:
@@ -378,6 +384,13 @@ class LiveAggregates:
                                                   window.percentile(95), window.percentile(99)))
             self._seconds.pop(sec - WINDOW_S, None)
         self._finalised_until = max(self._finalised_until, until)
+
+
+def measuring(second: int, windows: list[tuple[float, float]]) -> bool:
+    """Whether the second [second, second + 1) overlaps a step's measurement window (its release
+    to its last measured operation's end): outside every one, an empty second is a gap between
+    steps (workers starting, warming up), not a second in which the target served nothing."""
+    return any(start < second + 1 and second < end for start, end in windows)
 
 
 def _number(value) -> float | None:

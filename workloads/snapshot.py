@@ -18,6 +18,7 @@ class ThroughputPoint:
     bytes_per_s: float
     ops_per_s: float
     span_s: float = 1.0  # the seconds it covers: the part of a second after the release joins the next
+    measuring: bool = True   # False: no step was measuring then (between steps): a gap, not a zero
 
 
 @dataclass

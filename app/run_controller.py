@@ -112,13 +112,17 @@ class RunController(QObject):
         if not self.busy:
             self._start_next()
 
-    def stop(self) -> None:
-        """Cancel the running scenario (its workers stop within a second) and drop the queue."""
-        self._queue.clear()
-        self.queue_changed.emit(0)
+    def stop(self, keep_queue: bool = False) -> None:
+        """Cancel the running scenario (its workers stop within a second); the queued ones are
+        dropped too unless ``keep_queue`` (skip this experiment, go on with the next)."""
+        if not keep_queue:
+            self._queue.clear()
+            self.queue_changed.emit(0)
         if not self.busy:
             return
         request_stop(self._folder())
+        if not RunFolder(self._folder()).run():
+            return    # its process is still starting: a signal now would kill it raw; it reads the stop file
         pid = self._process.pid if self._process is not None else run_process(self.store.run(self._run_id)).pid
         try:
             os.kill(pid, signal.SIGTERM)          # at once; the stop file covers a missed signal

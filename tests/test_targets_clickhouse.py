@@ -7,6 +7,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -482,6 +484,40 @@ def test_runner_reads_with_two_users_on_one_folder_and_probes_a_server(tmp_path,
             assert len(probes) and probes["server_s"].notna().all() and probes["transfer_s"].notna().all()
         else:
             assert probes.empty
+    store.close()
+
+
+def test_stop_during_a_five_second_query_cancels_every_user_without_a_failure(tmp_path, layouts, ch_server):
+    """Users inside a query the server takes 5 s over are killed ``CANCEL_GRACE_S`` after Stop:
+    the run and every user read "cancelled", none "failed" or "killed by SIGKILL"."""
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+
+    store = ResultsStore(tmp_path / "results")
+    scenario = Scenario(dataset="taq", scale=SCALE, target="clickhouse", target_config=layouts["server"][0],
+                        workload="read-day", users=(2,), operations=0, duration_s=60.0, warmup_ops=0,
+                        probe_ops=0)
+    runner = Runner(scenario, store)
+    _pace(ch_server, think_s=5.0)
+    try:
+        outcome: dict = {}
+        thread = threading.Thread(target=lambda: outcome.setdefault("result", runner.run()))
+        thread.start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and list(runner.snapshot().workers.values()) != ["running"] * 2:
+            time.sleep(0.05)
+        assert list(runner.snapshot().workers.values()) == ["running"] * 2
+        time.sleep(1.0)                       # inside their first 5-second query
+        runner.cancel()
+        thread.join(60)
+    finally:
+        _pace(ch_server)
+    assert outcome["result"].status == "cancelled"
+    users = store.workers(outcome["result"].run_id)
+    assert list(users["state"]) == ["cancelled", "cancelled"], users[["state", "error"]]
+    assert list(users["exitcode"]) == [-9, -9]         # cut short inside the query, not between two
+    assert not users["error"].str.contains("SIGKILL|killed|failed").any(), list(users["error"])
     store.close()
 
 

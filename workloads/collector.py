@@ -164,10 +164,17 @@ class Collector:
         for w in self._open():  # a worker that died without a word (killed, crashed)
             if not w.process.is_alive() and not w.conn.poll():
                 w.process.join(0.1)
-                if w.state in _LIVE:
-                    self._fail(w, f"worker process {exit_description(w.process.exitcode)}")
-                else:
-                    self._close(w, w.state)
+                self._ended_without_a_word(w)
+
+    def _ended_without_a_word(self, w: WorkerHandle) -> None:
+        """A worker gone before saying Done: stopped by the user (Stop kills one still inside an
+        operation after ``CANCEL_GRACE_S``), else a failure that names how it ended."""
+        if w.state in _LIVE and self.run.cancelled():
+            self._close(w, "cancelled", "stopped by the user during an operation")
+        elif w.state in _LIVE:
+            self._fail(w, f"worker process {exit_description(w.process.exitcode)}")
+        else:
+            self._close(w, w.state)
 
     def _drain(self, w: WorkerHandle, offset: float) -> None:
         while w.conn is not None and w.conn.poll():
@@ -178,10 +185,7 @@ class Collector:
             message = w.conn.recv()
         except (EOFError, OSError, Exception):  # closed or half-written by a dying worker
             w.process.join(0.5)
-            if w.state in _LIVE:
-                self._fail(w, f"worker process {exit_description(w.process.exitcode)}")
-            else:
-                self._close(w, w.state)
+            self._ended_without_a_word(w)
             return
         if isinstance(message, Ready):
             w.pid, w.node = message.pid, message.node

@@ -39,7 +39,7 @@ STATE_KEYS = {"builder": "state/scenario_builder", "targets": "state/targets_pan
               "dashboard": "state/dashboard", "history": "state/run_history",
               "load_generators": "state/load_generators"}
 LEGACY_DOCKS = "targets_dock,scenario_dock"     # the docks of a layout saved before "window/docks"
-DOCK_HEIGHTS = (24, 44, 32)                     # % of the height: the scenario form scrolls, the others need less
+DOCK_HEIGHTS = (36, 64)         # % of the height: targets (load generators behind), the scenario form
 
 
 class MainWindow(QMainWindow):
@@ -125,7 +125,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "Quit", self.close, QKeySequence.StandardKey.Quit)
         run_menu = bar.addMenu("&Run")
         self.run_action = self._action(run_menu, "Run", self.builder.run_button.click, "F5", "run")
-        self.stop_action = self._action(run_menu, "Stop", self.controller.stop, "Esc", "stop")
+        self.stop_action = self._action(run_menu, "Stop", self.stop_run, "Esc", "stop")
         # F5 works whatever widget has focus, even in a dock floated apart (Esc stays the window's:
         # in a dialog it must close the dialog, not stop a run)
         self.run_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
@@ -142,6 +142,9 @@ class MainWindow(QMainWindow):
         self.demo_action.setCheckable(True)
         self._action(view_menu, "Light theme", lambda: self.set_theme("light"), name="theme_light")
         self._action(view_menu, "Dark theme", lambda: self.set_theme("dark"), name="theme_dark")
+        view_menu.addSection("Panels")
+        for dock in self._docks:         # a closed panel comes back from here
+            view_menu.addAction(dock.toggleViewAction())
 
     def _build_toolbar(self) -> None:
         """Run and Stop always in reach, with the name of what Run would start."""
@@ -183,7 +186,7 @@ class MainWindow(QMainWindow):
         self.builder.changed.connect(self._show_scenario_name)
         self.builder.changed.connect(self._place_builder_users)
         self.load_generators.connect_requested.connect(self.describe_cluster)
-        self.builder.stop_requested.connect(self.controller.stop)
+        self.builder.stop_requested.connect(self.stop_run)
         self.controller.run_started.connect(self._on_run_started)
         self.controller.snapshot_ready.connect(self.dashboard.show_snapshot)
         self.controller.snapshot_ready.connect(
@@ -335,6 +338,28 @@ class MainWindow(QMainWindow):
             self.builder.show_error(result.message)
         self.refresh_history()
         self.open_run(result.run_id)          # its answer first: the stored, exact figures
+
+    def stop_run(self) -> None:
+        """Stop is a cancel: what was measured is kept. With more experiments queued (a report's
+        or a playlist's), ask whether to skip only this one or stop them all."""
+        if not self.controller.busy:
+            return
+        keep_queue = False
+        waiting = self.controller.waiting
+        if waiting:
+            box = QMessageBox(QMessageBox.Icon.Question, "Stop",
+                              f"“{self._running_name}” is running and {plural(waiting, 'more experiment')} "
+                              "wait after it. What was measured so far is kept either way.", parent=self)
+            skip = box.addButton("Skip this one", QMessageBox.ButtonRole.AcceptRole)
+            stop_all = box.addButton(f"Stop all {waiting + 1}", QMessageBox.ButtonRole.DestructiveRole)
+            box.addButton("Keep running", QMessageBox.ButtonRole.RejectRole)
+            box.setDefaultButton(skip)
+            box.exec()
+            if box.clickedButton() not in (skip, stop_all):
+                return
+            keep_queue = box.clickedButton() is skip
+        self.controller.stop(keep_queue=keep_queue)
+        self.status_label.setText(f"stopping “{self._running_name}”… (its users end within a second)")
 
     def _on_failed_to_start(self, message: str) -> None:
         self.builder.show_error(message)
@@ -580,9 +605,13 @@ class MainWindow(QMainWindow):
                 QTimer.singleShot(0, lambda: self.resizeDocks(newer, [self.height() // 4] * len(newer),
                                                               Qt.Orientation.Vertical))
         else:   # first start: the charts get most of the width, the docks what their forms need
+            targets, scenario, load_generators = self._docks
+            # Dask load generators are for a few: a tab behind Targets, the scenario form the height
+            self.tabifyDockWidget(targets, load_generators)
+            targets.raise_()
             self.resizeDocks(self._docks, [max(420, self.width() * 3 // 10)] * len(self._docks),
                              Qt.Orientation.Horizontal)
-            self.resizeDocks(self._docks, [self.height() * share // 100 for share in DOCK_HEIGHTS],
+            self.resizeDocks([targets, scenario], [self.height() * share // 100 for share in DOCK_HEIGHTS],
                              Qt.Orientation.Vertical)
         if not self.targets_panel.registry.profiles():   # profiles kept by versions before targets.json
             load_state(STATE_KEYS["targets"], self.targets_panel, self.settings)

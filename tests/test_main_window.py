@@ -136,6 +136,42 @@ def test_stop_cancels_the_run_and_keeps_what_was_measured(qtbot, window_factory)
     qtbot.waitUntil(lambda: result.run_id in window.history.visible_run_ids(), timeout=10_000)
 
 
+def _answer_the_stop_dialog(qtbot, button: str) -> None:
+    """Click ``button`` of the Stop question once it is up (it runs its own event loop)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    def click() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(50, click)
+            return
+        next(b for b in box.buttons() if b.text() == button).click()
+    QTimer.singleShot(50, click)
+
+
+def test_stop_with_experiments_queued_asks_and_can_skip_only_this_one(qtbot, window_factory):
+    window = window_factory()
+    long_runs = [Scenario(name=f"long {n}", workload="noop", users=(1,), operations=0, duration_s=120.0)
+                 for n in (1, 2)]
+    window.start_gallery_runs(long_runs)
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 50,
+                    timeout=RUN_TIMEOUT_MS)
+    assert window.controller.waiting == 1
+    _answer_the_stop_dialog(qtbot, "Skip this one")
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as first:
+        window.stop_action.trigger()
+        stopping = window.status_label.text()
+    assert stopping.startswith("stopping “long 1”")          # at once, not "running" until it ends
+    assert first.args[0].status == "cancelled"
+    qtbot.waitUntil(lambda: window.scenario_label.text().startswith("Running: <b>long 2</b>"), timeout=RUN_TIMEOUT_MS)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as second:
+        window.stop_action.trigger()                 # nothing queued now: no question
+    assert second.args[0].status == "cancelled" and not window.controller.busy
+    for result in (first.args[0], second.args[0]):
+        assert set(window.store.workers(result.run_id)["state"]) == {"cancelled"}
+
+
 def test_a_failing_run_shows_a_readable_message(qtbot, window_factory, tmp_path):
     window = window_factory()
     blocker = tmp_path / "not-a-folder"

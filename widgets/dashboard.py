@@ -145,7 +145,9 @@ class LiveDashboard(QWidget):
                                           show_legend=False)
         self.bytes_chart = TimeSeriesChart("Data per second", y_label="", y_unit="B/s",
                                            show_legend=False)
-        self.latency_chart = TimeSeriesChart("Latency per operation", y_label="latency", y_unit="s")
+        # its legend under the plot: over it, it hid the first seconds' points
+        self.latency_chart = TimeSeriesChart("Latency per operation", y_label="latency", y_unit="s",
+                                             legend_below=True)
         for name, width in (("p50", 2.0), ("p95", 2.0), ("p99", 2.0)):
             self.latency_chart.add_series(name, width=width)
         self._per_operation = False
@@ -227,7 +229,7 @@ class LiveDashboard(QWidget):
         self.splitter.addWidget(workers)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
-        self.splitter.setSizes([1000, 250])
+        self.splitter.setSizes([1000, 180])
 
         header = QHBoxLayout()
         header.addWidget(self.header_label, 1)
@@ -340,6 +342,7 @@ class LiveDashboard(QWidget):
         figures line, those of query suites and disk space under their charts."""
         text = "Published (their hardware): " + "; ".join(dict.fromkeys(run)) if run else ""
         self.published_label.setText(text)
+        self.published_label.setVisible(bool(text))     # set at a run's start: no relayout while it runs
         self.published_label.setToolTip(text)
         self.query_chart.set_published(queries)
         self.footprint_chart.set_published(footprint)

@@ -88,7 +88,7 @@ class TimeSeriesChart(ChartBase):
 
     def __init__(self, title: str = "", *, x_label: str = "elapsed", x_unit: str = "s",
                  y_label: str = "", y_unit: str = "", y_si_prefix: bool = True,
-                 y_min_zero: bool = True, show_legend: bool = True,
+                 y_min_zero: bool = True, show_legend: bool = True, legend_below: bool = False,
                  max_fps: float = DEFAULT_MAX_FPS, parent: QWidget | None = None) -> None:
         self._series: dict[str, GrowingSeries] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
@@ -96,8 +96,8 @@ class TimeSeriesChart(ChartBase):
         self._marked: dict[str, bool] = {}        # markers drawn on the series now
         self._changed: set[str] = set()
         super().__init__(title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit,
-                         y_si_prefix=y_si_prefix, show_legend=show_legend, max_fps=max_fps,
-                         parent=parent)
+                         y_si_prefix=y_si_prefix, show_legend=show_legend, legend_below=legend_below,
+                         max_fps=max_fps, parent=parent)
         # Thousands of points stay cheap: draw only what is in view, peak-preserving downsampling.
         self.plot_item.setDownsampling(auto=True, mode="peak")
         self.plot_item.setClipToView(True)

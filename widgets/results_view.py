@@ -18,7 +18,8 @@ from widgets.sweep_chart import SweepChart
 from workloads.run_summary import RunAnswer, StepAnswer
 from workloads.text import plural
 
-PUBLISHED_LINES = 6
+TABLE_ROWS_SHOWN = 6              # steps in view without scrolling; the sweep chart takes the rest
+PUBLISHED_LINES = 3
 COLUMNS = ("step", "operations", "rows/s", "MB/s", "ops/s", "p50", "p95", "p99", "first op", "phases (mean)")
 
 
@@ -72,6 +73,7 @@ class RunResultsView(QWidget):
         self.table = QTableWidget(0, len(COLUMNS), objectName="results_table")
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)          # one line a step (the phases in full as a tooltip)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -80,6 +82,8 @@ class RunResultsView(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(self.sweep_chart)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)               # a taller window: a taller chart
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         for label in (self.title_label, self.headline_label, self.knee_label):
@@ -110,6 +114,7 @@ class RunResultsView(QWidget):
         self.knee_label.setVisible(bool(answer.knee_note))
         self._fill_table(answer.steps, cold=answer.cache == "cold")
         self._fill_sweep(answer)
+        self._fit_table()
         lines = list(dict.fromkeys(answer.published))          # each finding once
         shown = lines[:PUBLISHED_LINES]
         text = "".join(f"<br>• {html.escape(line)}" for line in shown)
@@ -118,6 +123,16 @@ class RunResultsView(QWidget):
         self.published_label.setText(f"<b>Published</b> (the reports' own hardware):{text}" if lines else "")
         self.published_label.setToolTip("\n".join(lines))
         self.published_label.setVisible(bool(lines))
+
+    def _fit_table(self) -> None:
+        """Every step in view (up to TABLE_ROWS_SHOWN; more scroll), the sweep chart the rest."""
+        rows = min(self.table.rowCount(), TABLE_ROWS_SHOWN)
+        height = (self.table.horizontalHeader().height() + 2 * self.table.frameWidth()
+                  + sum(self.table.rowHeight(r) for r in range(rows))
+                  + (self.table.horizontalScrollBar().sizeHint().height() if rows else 0))
+        self.table.setMinimumHeight(height)          # the splitter may give it more, never less
+        total = max(self.splitter.height(), height + 1)
+        self.splitter.setSizes([height, total - height])
 
     def _fill_table(self, steps: list[StepAnswer], cold: bool = False) -> None:
         self.table.setRowCount(len(steps))
@@ -133,6 +148,8 @@ class RunResultsView(QWidget):
                      phases]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                if col == len(COLUMNS) - 1:
+                    item.setToolTip(text)
                 if 0 < col < len(COLUMNS) - 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if col == 0 and step.short:

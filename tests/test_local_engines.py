@@ -82,6 +82,17 @@ def test_druid_asks_before_starting_and_a_no_starts_nothing(make_widget, tmp_pat
     assert asked and "3 GB" in asked[0] and not panel.engines_button.starting
 
 
+def test_a_missing_client_is_named_before_any_server_starts(qtbot, make_widget, tmp_path, monkeypatch):
+    import workloads.target_registry as registry
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520))
+    installed = registry._installed
+    monkeypatch.setattr(registry, "_installed", lambda module: module != "psycopg" and installed(module))
+    with qtbot.waitSignal(panel.engines_button.start_failed, timeout=5_000) as failed:
+        assert panel.engines_button.start("questdb") is False
+    assert failed.args[0] == "questdb" and "tickbench[questdb]" in failed.args[1], failed.args[1]
+    assert not panel.engines_button.starting and not running(tmp_path / "data")     # nothing started
+
+
 @pytest.mark.parametrize("kind", ["oracle"])
 def test_an_unknown_engine_is_refused_with_the_choices(tmp_path, kind):
     result = tickbench("engines", "start", kind, home=tmp_path)

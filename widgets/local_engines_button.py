@@ -12,6 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QMenu, QMessageBox, QPushButton
 
 from workloads.local_engines import EngineStartError, available, start_engine, stop_engine
+from workloads.target_registry import missing_client
 
 CONFIRM = {"druid"}          # heavy enough to ask first
 
@@ -51,6 +52,10 @@ class LocalEnginesButton(QPushButton):
         if kind in self.starting or kind not in engines:
             return False
         label, note = engines[kind]
+        missing = missing_client(kind, server=True)
+        if missing:       # before the server: a started engine no run can reach is a dead end
+            self.start_failed.emit(kind, f"{label} not started: its client is {missing}")
+            return False
         if confirm and kind in CONFIRM:
             answer = QMessageBox.question(self, f"Start {label}?", f"{label} is heavy: {note}\n\nStart it now?")
             if answer != QMessageBox.StandardButton.Yes:

@@ -221,7 +221,10 @@ def _profile_config(args, key: str) -> tuple[str, dict]:
         if not sys.stdin.isatty():
             raise CliError(f"{key}: password needed: give --password or set {variable}")
         return getpass.getpass(f"Password of {profile.user} on {profile.name}: ")
-    config = registry.resolve(key, ask=ask)
+    try:
+        config = registry.resolve(key, ask=ask)
+    except ValueError as exc:               # a local engine that is not running: how to start it
+        raise CliError(f"{key}: {exc}") from None
     return item.kind, {**config, "target_key": key}
 
 

@@ -224,7 +224,11 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             self.builder.show_error(f"run not started: {exc}")
             return False
-        scenario = self._with_password(scenario)
+        try:
+            scenario = self._with_password(scenario)
+        except ValueError as exc:            # a local engine that is not running: how to start it
+            self.builder.show_error(f"run not started: {exc}")
+            return False
         if scenario is None:
             self.builder.show_error("run not started: no password given")
             return False
@@ -264,7 +268,11 @@ class MainWindow(QMainWindow):
 
     def start_gallery_runs(self, scenarios: list[Scenario]) -> None:
         """The gallery's runs, one after another; a server's password is asked for once, up front."""
-        ready = [self._with_password(s) for s in scenarios]
+        try:
+            ready = [self._with_password(s) for s in scenarios]
+        except ValueError as exc:
+            self.show_error(f"runs not started: {exc}")
+            return
         if any(s is None for s in ready):
             self.show_error("runs not started: no password given")
             return

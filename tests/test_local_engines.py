@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from tests.test_cli import tickbench
 from widgets.targets_panel import TargetsPanel
+from workloads.target_registry import TargetRegistry
 from workloads.local_engines import running
 from workloads.processes import pid_alive
 
@@ -58,7 +59,8 @@ def test_the_command_line_starts_lists_uses_and_stops_a_local_postgres(home):
 
 def test_the_panel_starts_a_local_engine_off_the_gui_thread_and_stops_it_with_the_app(qtbot, make_widget, home):
     tmp_path = home
-    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520))
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520),
+                        registry=TargetRegistry.load(tmp_path / "data"))     # saved as the window's is
     with qtbot.waitSignal(panel.engines_button.engine_started, timeout=120_000):
         assert panel.engines_button.start("postgres")
         assert "Starting PostgreSQL" in panel.detail_label.text()          # the GUI thread is free meanwhile
@@ -68,9 +70,19 @@ def test_the_panel_starts_a_local_engine_off_the_gui_thread_and_stops_it_with_th
     assert panel.light("pg:local").state == "ok", panel.light("pg:local").detail
     config = panel.resolve_config("pg:local")
     assert config["local_engine"] is True and config["password"]           # from the engine's record
+    restarted = TargetRegistry.load(tmp_path / "data")                      # no password typed this session
+    never = lambda *_: pytest.fail("asked for the password of an engine Tickbench started")  # noqa: E731
+    assert restarted.resolve("pg:local", ask=never)["password"] == config["password"]
     pids = running(tmp_path / "data")["postgres"].pids
     assert panel.stop_local_engines() == ["postgres"]
     assert not any(pid_alive(pid) for pid in pids)
+    again = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520),     # the next window
+                        registry=TargetRegistry.load(tmp_path / "data"))
+    assert again.test_profile("pg:local") is False                          # nothing to test, no prompt
+    assert again.light("pg:local").word == "stopped"
+    assert "Start local engine → PostgreSQL" in again.light("pg:local").detail
+    with pytest.raises(ValueError, match="stopped: start it with Start local engine"):
+        again.registry.resolve("pg:local", ask=never)
 
 
 def test_druid_asks_before_starting_and_a_no_starts_nothing(make_widget, tmp_path, monkeypatch):

@@ -369,6 +369,16 @@ class TargetsPanel(QWidget):
         if key is None:
             return None, None, None
         entry = self._profiles[key]
+        if self.registry.config(key).get("local_engine"):      # its password is in its record
+            try:
+                config = self.registry.resolve(key)
+            except ValueError as exc:                           # stopped: say so and how to start it
+                entry.lights[entry.addresses[0]] = Light("failed", "stopped", str(exc))
+                self._say(str(exc), failed=True)
+                self._rebuild(select=self.selected_key())
+                return key, entry, None
+            entry.generation += 1
+            return key, entry, config
         password = self.registry.password(key, ask=self._ask_password)
         if password is None:
             return key, entry, None

@@ -460,10 +460,23 @@ class TargetRegistry:
         item = self.entry(key)
         if item.profile is None:
             return dict(item.config)
+        if item.config.get("local_engine"):
+            return self._local_engine_config(item)
         password = self.password(key, ask)
         if password is None:
             return None
         return {**item.config, "password": password}
+
+    def _local_engine_config(self, item: TargetEntry) -> dict[str, Any]:
+        """A local engine's config from its record (its port and password: never asked for);
+        ValueError saying how to start it when it is not running."""
+        from workloads.local_engines import available, running
+        engine = running(self.data_dir).get(item.kind)
+        if engine is None:
+            label = available().get(item.kind, (item.kind,))[0]
+            raise ValueError(f"the local {label} is stopped: start it with Start local engine → {label} "
+                             f"(or `tickbench engines start {item.kind}`)")
+        return {**item.config, **engine.config}
 
     # --- state ---------------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:

@@ -73,9 +73,15 @@ def test_the_panel_starts_a_local_engine_off_the_gui_thread_and_stops_it_with_th
     restarted = TargetRegistry.load(tmp_path / "data")                      # no password typed this session
     never = lambda *_: pytest.fail("asked for the password of an engine Tickbench started")  # noqa: E731
     assert restarted.resolve("pg:local", ask=never)["password"] == config["password"]
-    pids = running(tmp_path / "data")["postgres"].pids
-    assert panel.stop_local_engines() == ["postgres"]
-    assert not any(pid_alive(pid) for pid in pids)
+    engine = running(tmp_path / "data")["postgres"]
+    assert engine.owner == "window"
+    # a window opened while this one's engine still runs (it let a run finish in the background)
+    # owns it too: the engine stops with the last window, not never
+    successor = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520),
+                            registry=TargetRegistry.load(tmp_path / "data"))
+    assert successor.stop_local_engines() == ["postgres"]
+    assert not any(pid_alive(pid) for pid in engine.pids)
+    assert panel.stop_local_engines() == []
     again = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520),     # the next window
                         registry=TargetRegistry.load(tmp_path / "data"))
     assert again.test_profile("pg:local") is False                          # nothing to test, no prompt

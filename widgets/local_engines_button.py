@@ -2,7 +2,8 @@
 (QuestDB, PostgreSQL, Apache Druid; ``workloads.local_engines``). Starting runs in a thread of its
 own, never on the GUI thread: progress, the started engine or the failure come back as signals.
 Druid's cost (~3 GB, five processes) is shown and confirmed before it starts. ``stop_started()``
-stops the engines this button started (the app calls it when it closes)."""
+stops the engines a window started, this one's and those an earlier window left running for a run
+it let finish in the background (the app calls it when it closes)."""
 from __future__ import annotations
 
 import threading
@@ -12,6 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QMenu, QMessageBox, QPushButton
 
 from workloads.local_engines import EngineStartError, available, start_engine, stop_engine
+from workloads.local_engines.base import WINDOW, remember, running
 from workloads.target_registry import missing_client
 
 CONFIRM = {"druid"}          # heavy enough to ask first
@@ -27,7 +29,9 @@ class LocalEnginesButton(QPushButton):
         self.setObjectName("start_engine_button")
         self.setToolTip("Start a private QuestDB, PostgreSQL or Druid on this computer (loopback only) to try it")
         self.home = Path(home)
-        self.started: dict[str, object] = {}       # kind -> LocalEngine started from here
+        # kind -> LocalEngine started from a window: this one's, and those an earlier window left
+        # running for a run it let finish in the background (stopped when this one closes)
+        self.started: dict[str, object] = {k: e for k, e in running(self.home).items() if e.owner == WINDOW}
         self.starting: set[str] = set()
         self._threads: list[threading.Thread] = []
         self.setMenu(QMenu(self))
@@ -84,6 +88,8 @@ class LocalEnginesButton(QPushButton):
 
     def _remember(self, engine) -> None:
         self.starting.discard(engine.kind)
+        engine.owner = WINDOW
+        remember(self.home, engine)              # the next window knows it is a window's to stop
         self.started[engine.kind] = engine
 
     def stop_started(self) -> list[str]:

@@ -23,6 +23,7 @@ from workloads.processes import pid_alive
 
 LOOPBACK = "127.0.0.1"
 STATE_FILE = "engines.json"
+WINDOW = "window"
 Progress = Callable[[str], None]
 
 
@@ -38,6 +39,7 @@ class LocalEngine:
     folder: str                           # its data and logs
     started_at: float = field(default_factory=time.time)
     ports: dict[str, int] = field(default_factory=dict)
+    owner: str = ""                       # WINDOW: started from the window, stopped with the last one
 
     @property
     def alive(self) -> bool:

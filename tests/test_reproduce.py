@@ -55,6 +55,18 @@ def test_every_experiment_is_a_valid_scenario_at_every_size_with_a_unique_slot()
     assert len(slots) > 100
 
 
+def test_a_card_offers_only_local_engines_tickbench_can_start():
+    """A card that points to "the local X engine" points to one the Start local engine menu has."""
+    import re
+    from workloads.local_engines import LAUNCHERS, launcher
+    labels = {launcher(kind).KIND: kind for kind in LAUNCHERS}
+    needs = [exp.needs for card in REPORTS.values() for exp in card.experiments if exp.needs]
+    named = [m.group(1).lower() for text in needs for m in re.finditer(r"the local (\w+) engine", text)]
+    assert named and all(name in labels for name in named), (named, sorted(labels))
+    mongo = {exp.needs for exp in REPORTS["004"].experiments if exp.comparator == "mongodb"}
+    assert mongo and all("cannot start one here" in text for text in mongo)
+
+
 def test_comparator_arms_need_a_comparator():
     exp = REPORTS["001"].experiment("import")
     assert [s.target for _, s in exp.scenarios("tiny")] == ["duckdb"]

@@ -335,7 +335,8 @@ def _004(dataset: str, suite: str, sizes: tuple[Scale, Scale, Scale]) -> Experim
     title = "devices" if dataset == "devices" else "TAQ"
     return Experiment(dataset, "004", f"{title}: import, export, disk, queries",
                       f"Import, export, footprint and the query suite on the {title} data.", dataset, arms,
-                      _bounded(*sizes), needs="a MongoDB (a configured one, or the local MongoDB engine)",
+                      _bounded(*sizes),
+                      needs="a MongoDB server of yours (Add server… → MongoDB): Tickbench cannot start one here",
                       comparator="mongodb", warmup_ops=0, probe_ops=0)
 
 

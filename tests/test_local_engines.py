@@ -124,3 +124,16 @@ def test_the_engine_cache_follows_xdg_cache_home_and_the_override_wins(tmp_path,
     assert cache_dir() == tmp_path / "xdg" / "tickbench" / "engines" and cache_dir().is_dir()
     monkeypatch.setenv("TICKBENCH_ENGINE_CACHE", str(tmp_path / "mine"))
     assert cache_dir() == tmp_path / "mine" and cache_dir().is_dir()
+
+
+def test_a_client_installed_while_the_app_runs_is_offered_without_a_restart(qtbot, make_widget, tmp_path, monkeypatch):
+    import workloads.target_registry as registry
+    installed = registry._installed
+    monkeypatch.setattr(registry, "_installed", lambda module: module != "arcticdb" and installed(module))
+    panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520))
+    assert "arcticdb" not in [key for key, *_ in panel.targets()]
+    assert panel.recheck_clients() is False                       # nothing changed: nothing said
+    monkeypatch.setattr(registry, "_installed", installed)        # `pip install 'tickbench[arcticdb]'` meanwhile
+    with qtbot.waitSignal(panel.targets_changed, timeout=2_000):
+        assert panel.recheck_clients() is True
+    assert "arcticdb" in [key for key, *_ in panel.targets()]

@@ -125,6 +125,7 @@ class TargetsPanel(QWidget):
         self.data_dir = self.registry.data_dir
         self.password_store = self.registry.password_store
         self._profiles: dict[str, _Profile] = {}          # the registry's profiles with their lights
+        self._clients_seen = [(e.key, e.missing) for e in self.registry.entries()]
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tickbench-targets")
         self._icons = {state: light_icon(colour) for state, colour in LIGHTS.items()}
         self.active_dialog: ClusterDialog | None = None
@@ -200,6 +201,20 @@ class TargetsPanel(QWidget):
         self._profiles = {}
         self._sync()
         self.targets_changed.emit()
+
+    def recheck_clients(self) -> bool:
+        """After a client was installed (or removed) outside the app, e.g. ``pip install
+        'tickbench[questdb]'`` in a terminal: the targets as they are now, without a restart
+        (the window asks when it is activated). True when something changed."""
+        import importlib
+        importlib.invalidate_caches()          # the import system's cached directory listings
+        now = [(e.key, e.missing) for e in self.registry.entries()]
+        if now == self._clients_seen:
+            return False
+        self._clients_seen = now
+        self._rebuild(select=self.selected_key())
+        self.targets_changed.emit()
+        return True
 
     def _sync(self, select: tuple[str, str] | str | None = None) -> None:
         """Mirror the registry's profiles, keeping the lights of those unchanged."""

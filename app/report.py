@@ -36,6 +36,7 @@ from app.report_pdf import pdf_document, pdf_page_size, tickbench_version, write
 from app.report_suites import (ReproductionView, SuiteComparisonView, SuiteView, comparison_figures, comparison_view,
                                gallery_slot, reproduction_views, run_anchor, run_suite_figures, run_suite_view)
 from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
+from workloads.environment import busy_note
 from workloads.figures import STEP_FIGURES_DOC, short_reason, step_figures
 from workloads.history import compare_frame, run_labels, snapshot_from_store
 from workloads.kinds import get_workload
@@ -492,6 +493,10 @@ def _environment_rows(run: dict[str, Any], steps: pd.DataFrame) -> list[list[str
             ["Libraries", ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items())]]
     if env.get("allocator"):          # what every worker did to malloc first (workloads.allocator)
         rows.append(["Allocator", env["allocator"]])
+    if env.get("load_average"):
+        load = ", ".join(f"{v:.2f}" for v in env["load_average"])
+        note = busy_note(env)
+        rows.append(["Load average at the start (1, 5, 15 min)", load + (f". {note}" if note else "")])
     for disk in env.get("disks") or []:
         rows.append(["Disk", f"{disk.get('path')}: {disk.get('device') or 'device unknown'}, "
                              f"{fmt_bytes(disk.get('total_bytes'))} total, {fmt_bytes(disk.get('free_bytes'))} free"])

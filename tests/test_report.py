@@ -174,6 +174,8 @@ def test_html_report_of_a_real_run_holds_store_figures_charts_and_environment(re
     assert environment["Python"] == run["environment"]["python"]
     assert f"duckdb {run['environment']['libraries']['duckdb']}" in environment["Libraries"]
     assert environment["Cache methods applied"] == "1 user: none (warm); 2 users: none (warm)"
+    load = run["environment"]["load_average"]
+    assert environment["Load average at the start (1, 5, 15 min)"].startswith(f"{load[0]:.2f}, {load[1]:.2f}")
     # published figures of report 000 for read-day on TAQ, labelled; nothing measured beside them
     published = page.table_with("Report", PUBLISHED_LABEL)
     assert {"Report": "000", "Figure": "pickle, taq, cold, all columns", PUBLISHED_LABEL: "72 s",

@@ -71,3 +71,21 @@ def test_one_step_shows_no_sweep_and_nothing_measured_says_so(store, make_widget
     empty = handmade_run(store, "empty", [(1, 0.0, [])], status="failed")
     view.show_answer(run_answer(store, empty))
     assert view.headline_label.text().startswith("Nothing was measured")
+
+
+@pytest.mark.parametrize("load, busy", [(3.1, True), (0.9, False)])
+def test_a_run_begun_on_a_busy_machine_says_so(store, load, busy):
+    environment = {"host": "test-host", "cores_logical": 2, "load_average": [load, 1.0, 0.5]}
+    handmade_run(store, "loaded", [(1, 2.0, [op(0, 0, i, 0.2 * (i + 1), 0.1) for i in range(6)])],
+                 environment=environment)
+    note = run_answer(store, "loaded").busy
+    assert bool(note) is busy
+    if busy:
+        assert "load average 3.1 on 2 logical cores" in note
+
+
+def test_every_run_records_the_load_average_it_began_with():
+    import os
+    from workloads.environment import capture_environment
+    load = capture_environment()["load_average"]
+    assert len(load) == 3 and all(v >= 0 for v in load) and load[0] == pytest.approx(os.getloadavg()[0], abs=2.0)

@@ -110,8 +110,9 @@ class RunResultsView(QWidget):
             f"{html.escape(answer.workload)} · {html.escape(answer.dataset)} · {html.escape(answer.cache)} cache"
             f"&nbsp;&nbsp;<span style='font-size:small'>({html.escape(answer.run_id)})</span>")
         self.headline_label.setText(headline_text(answer))
-        self.knee_label.setText(f"Users sweep: {answer.knee_note}." if answer.knee_note else "")
-        self.knee_label.setVisible(bool(answer.knee_note))
+        notes = [f"Users sweep: {answer.knee_note}." if answer.knee_note else "", answer.busy]
+        self.knee_label.setText(" ".join(n for n in notes if n))
+        self.knee_label.setVisible(any(notes))
         self._fill_table(answer.steps, cold=answer.cache == "cold")
         self._fill_sweep(answer)
         self._fit_table()

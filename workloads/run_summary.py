@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workloads.environment import busy_note
 from workloads.figures import phase_summary, step_figures
 from workloads.references import DISK, published_findings, published_sweeps
 from workloads.targets.base import PHASES
@@ -52,6 +53,7 @@ class RunAnswer:
     knee_note: str = ""
     published: list[str] = field(default_factory=list)          # the seed reports' findings, as text
     published_sweeps: list[Any] = field(default_factory=list)   # workloads.references sweeps
+    busy: str = ""                          # the machine was busy as it began (workloads.environment.busy_note)
 
     @property
     def is_sweep(self) -> bool:
@@ -99,7 +101,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
     return RunAnswer(run_id=run["run_id"], name=str(run["name"]), status=str(run["status"]),
                      message=str(run["message"] or ""), target=str(run["target"]), workload=workload,
                      dataset=dataset, cache=str(run["cache"]), steps=steps, knee_users=knee, knee_note=note,
-                     published=list(published), published_sweeps=list(published_sweeps(workload, dataset)))
+                     published=list(published), published_sweeps=list(published_sweeps(workload, dataset)),
+                     busy=busy_note(run.get("environment") or {}))
 
 
 def _num(value) -> float | None:

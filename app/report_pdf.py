@@ -231,6 +231,13 @@ def _break_table(document: str, index: int, row: int, shares: list[float]) -> st
     header = head.group(0) if head else ""
     rows = re.findall(r"<tr>.*?</tr>", table[head.end() if head else 0:], flags=re.S)
     cut = row - (1 if head else 0)
+    if cut == 0 and "page-break-before" not in opening:    # its first row: the whole table to the next page
+        heading = max(document.rfind("<h2", 0, start), document.rfind("<h3", 0, start))
+        if heading >= 0 and start - heading < 800 and "page-break-before" not in document[heading:heading + 80]:
+            # with the heading (and short text) over it, which must not end a page alone
+            return document[:heading + 3] + " style='page-break-before: always'" + document[heading + 3:]
+        return document[:start] + table.replace("<table", "<table style='page-break-before: always'", 1) + \
+            document[end:]
     if not 0 < cut < len(rows):
         return document
     if header:

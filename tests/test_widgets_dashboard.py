@@ -187,6 +187,18 @@ def test_show_final_draws_at_once_and_clear_empties(dashboard, qtbot):
     assert dashboard.worker_grid.worker_ids() == []
 
 
+def test_a_starting_run_is_named_not_no_run(dashboard, qtbot):
+    """Between a report's experiments the live view is cleared, and says which run is starting."""
+    dashboard.show_final(snapshot(status="completed", progress=1.0))
+    dashboard.start_run("read-day on duckdb, 4 users")
+    assert dashboard.snapshot is None and dashboard.rows_chart.series_data("rows/s")[0].size == 0
+    assert dashboard.header_text().startswith("read-day on duckdb, 4 users  starting")
+    assert dashboard.progress.value() == 0
+    dashboard.show_snapshot(snapshot(status="running"))
+    dashboard.clear()
+    assert dashboard.header_text().startswith("No run")
+
+
 def test_published_sweep_is_drawn_for_its_metric_only(dashboard, qtbot):
     dashboard.set_sweep_reference("8 nodes", [1, 2, 4], [1.45e6, 2.73e6, 5.4e6])
     dashboard.show_final(snapshot())

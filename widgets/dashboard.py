@@ -78,7 +78,7 @@ def step_figures_line(snap: LiveSnapshot, warning_colour: str) -> str:
     line = " · ".join(parts)
     if point.short:
         line += (f"<br><span style='color:{warning_colour}'>⚠ too short to measure: give the step more "
-                 "operations, a duration of a few seconds, or more data</span>")
+                 "operations, a duration of a few seconds, or more data (a report card: a larger size)</span>")
     return line
 
 
@@ -115,6 +115,7 @@ class LiveDashboard(QWidget):
         super().__init__(parent)
         self._snapshot: LiveSnapshot | None = None
         self._shown_run: str | None = None
+        self._starting = ""              # the name of a run started but not yet heard from
         self._dirty = False
         self.apply_count = 0
         self._sweep_refs: dict[tuple[str, str], tuple[list, list]] = {}
@@ -275,9 +276,12 @@ class LiveDashboard(QWidget):
         self.results_view.show_answer(answer)
         self.tabs.setCurrentWidget(self.results_view)
 
-    def start_run(self) -> None:
-        """A new run begins: everything cleared, the live charts to the front, zoom reset."""
+    def start_run(self, name: str = "") -> None:
+        """A new run begins: everything cleared, the live charts to the front, zoom reset, and the
+        header names the run that is starting (not "No run" while the toolbar says Running)."""
         self.clear()
+        self._starting = name or "a run"
+        self._apply_text()
         self.results_view.clear()
         self.tabs.setCurrentWidget(self.live_page)
         for chart in self.charts().values():
@@ -289,6 +293,7 @@ class LiveDashboard(QWidget):
         """Back to "no run": empty charts, header and messages."""
         self._snapshot = None
         self._shown_run = None
+        self._starting = ""
         self._dirty = False
         self._timer.stop()
         for chart in (self.rows_chart, self.bytes_chart, self.latency_chart, self.cpu_chart,
@@ -511,7 +516,9 @@ class LiveDashboard(QWidget):
     def _apply_text(self) -> None:
         snap, theme = self._snapshot, current_theme()
         if snap is None:
-            self.header_label.setText("<b>No run</b>&nbsp;&nbsp;start a scenario to see live figures here")
+            self.header_label.setText(
+                f"<b>{html.escape(self._starting)}</b>&nbsp;&nbsp;starting: the figures follow its first operations"
+                if self._starting else "<b>No run</b>&nbsp;&nbsp;start a scenario to see live figures here")
             self.figures_label.setText("")
             self.progress.setValue(0)
             self._set_message("", error=False)

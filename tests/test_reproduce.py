@@ -105,6 +105,22 @@ def test_knee_verdicts_name_the_machine():
 
 
 # ---- real reproductions --------------------------------------------------------------------------
+def test_a_cards_published_figures_are_its_own_reports_and_none_repeats_a_measurement():
+    """002's download sweep lists 002's figures, not 003's per-cluster-size ones with one measured
+    figure repeated beside 2, 4, 6 and 8 nodes; 003's read sweep is one cluster size's."""
+    from workloads.references import load_references
+    from workloads.reproduce.published import pairs
+    environment = {r.report: r.environment for r in load_references()}
+    for report in ("000", "002", "003", "004"):
+        listed = pairs(REPORTS[report], {})
+        assert listed and {p.hardware for p in listed} == {environment[report]}, report
+        figures = [(p.experiment, p.figure) for p in listed]
+        assert len(figures) == len(set(figures)), report
+    reads = [p for p in pairs(REPORTS["003"], {}) if p.experiment == next(
+        e.title for e in REPORTS["003"].experiments if e.key == "read")]
+    assert reads and all(p.figure.startswith("2 nodes, ") for p in reads)
+
+
 def test_report_003_tiny_runs_and_its_figures_are_the_stored_ones(tmp_path):
     # its read sweep runs in the scaling test below, on two stand-in clusters
     store, planned, results = _reproduce(tmp_path, "003", experiments=["write", "compute"])

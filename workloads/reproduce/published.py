@@ -77,12 +77,15 @@ def _readers_pairs(title: str, runs) -> list[Pair]:
     return out
 
 
-def _sweep_pairs(title: str, workload: str, dataset: str, experiment: str, runs, series_filter=None) -> list[Pair]:
+def _sweep_pairs(title: str, report: str, workload: str, dataset: str, experiment: str, runs,
+                 series_filter=None) -> list[Pair]:
+    """The run's step at each published user count of this report's own figures (another report
+    on the same workload is its own card's)."""
     arm = runs.get((experiment, "subject"))
     steps = {s.users: s for s in arm.answer.steps} if arm else {}
     out = []
     for ref in references_for(workload, dataset=dataset):
-        if ref.x_unit != "users" or ref.unit not in ("M rows/s", "MB/s", "GB/s"):
+        if ref.report != report or ref.x_unit != "users" or ref.unit not in ("M rows/s", "MB/s", "GB/s"):
             continue
         if series_filter and not series_filter(ref):
             continue
@@ -132,6 +135,18 @@ def _write_pairs(title: str, runs) -> list[Pair]:
             for r in chosen]
 
 
+def _read_sweep_pairs(title: str, runs) -> list[Pair]:
+    """003's read sweep beside one published cluster: the run's own number of data nodes, else the
+    smallest (2), so that one measured figure is never repeated beside every cluster size."""
+    arm = runs.get(("read", "subject"))
+    nodes = arm.data_nodes() if arm else None
+    sizes = {int(r.series.split()[0]) for r in references_for("slice-download", dataset="taq")
+             if r.report == "003" and r.series.endswith(" nodes")}
+    chosen = f"{nodes if nodes in sizes else min(sizes)} nodes"
+    return _sweep_pairs(title, "003", "slice-download", "taq", "read", runs,
+                        lambda r: r.series == chosen and r.unit == "M rows/s")
+
+
 def _transfer_pairs(title: str, experiment: str, dataset: str, runs) -> list[Pair]:
     out = []
     for workload in ("import", "export"):
@@ -157,12 +172,11 @@ def pairs(card: ReportCard, runs) -> list[Pair]:
     if card.report == "002":
         return (_peak_pairs(titles["upload"], "upload-sweep", "api45", "upload", runs, ("dolphindb-api-python",))
                 + _peak_pairs(titles["append"], "concurrent-append", "api45", "append", runs, ("dolphindb-api",))
-                + _sweep_pairs(titles["download"], "slice-download", "taq", "download", runs)
-                + _sweep_pairs(titles["bars"], "minute-bars", "taq", "bars", runs))
+                + _sweep_pairs(titles["download"], "002", "slice-download", "taq", "download", runs)
+                + _sweep_pairs(titles["bars"], "002", "minute-bars", "taq", "bars", runs))
     if card.report == "003":
         return (_write_pairs(titles["write"], runs)
-                + _sweep_pairs(titles["read"], "slice-download", "taq", "read", runs,
-                             lambda r: r.series in ("2 nodes", "8 nodes") and r.unit == "M rows/s")
+                + _read_sweep_pairs(titles["read"], runs)
                 + _compute_pairs(titles["compute"], runs))
     if card.report == "004":
         return _transfer_pairs(titles["devices"], "devices", "devices", runs) + \

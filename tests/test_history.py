@@ -354,3 +354,21 @@ def test_real_duckdb_read_day_reads_back_with_its_phases(real_store, binned):
     assert frame["p99_ms"].tolist() == pytest.approx([reference[s]["p99_s"] * 1000 for s in (0, 1)])
     assert frame["first_op_ms"].tolist() == pytest.approx([reference[s]["first_op_s"] * 1000 for s in (0, 1)])
     assert pd.isna(frame["io_ms"]).all()
+
+
+def test_a_short_step_of_a_report_card_says_run_the_card_larger(store):
+    """A tiny card's user can change its size, not its operations: the advice says so; any other
+    run's short step keeps the advice about operations, time and data."""
+    for run_id, slot in (("card", "002/download/subject/tiny"), ("plain", ""), ("biggest", "002/download/subject/report")):
+        store.create_run(run_id, {"name": run_id, "dataset": "taq", "target": "duckdb", "workload": "read-day",
+                                  "users": [2], "cache": "warm", "experiment": slot}, {"host": "test-host"})
+        store.add_step(run_id, 0, 2, "2 users", {})
+        store.add_ops(run_id, STEP0)
+        store.finish_step(run_id, 0, 3.0, "completed", [])
+        store.finish_run(run_id, "completed")
+    reasons = {run_id: step_figures(store, run_id)["short_reason"].iloc[0] for run_id in ("card", "plain", "biggest")}
+    assert reasons["card"].startswith(f"too short to measure: {sum(r.ok for r in STEP0)} operations in 3.00 s; ")
+    assert "report 002's tiny card is a quick look: run it at medium size" in reasons["card"]
+    assert "tickbench reproduce 002 --scale medium" in reasons["card"]
+    for run_id in ("plain", "biggest"):
+        assert "operations per step" in reasons[run_id] and "card" not in reasons[run_id]

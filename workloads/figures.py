@@ -125,9 +125,21 @@ def step_figures(store, run_id: str) -> pd.DataFrame:
     frame = store.frame(STEP_FIGURES_SQL, [run_id, run_id, run_id])
     frame = _with_phases(frame, store.frame(PHASE_SQL, [run_id]))
     frame["short"] = frame["short"].astype(bool)
-    frame["short_reason"] = [short_reason(o, w) if s else "" for o, w, s in
+    slot = ""
+    if frame["short"].any():
+        slot = (store.run(run_id) or {}).get("scenario", {}).get("experiment", "")
+    frame["short_reason"] = [short_reason(o, w, slot) if s else "" for o, w, s in
                              zip(frame["ops"], frame["window_s"], frame["short"])]
     return frame
+
+
+def op_times(store, run_id: str, step: int, held_cold: bool = False) -> np.ndarray:
+    """The times of one step's measured operations: those whose median is its ``p50_s`` (with
+    ``held_cold``, its ``cold_p50_s``)."""
+    cold = f" AND {_HELD_COLD.format(extra='extra')}" if held_cold else ""
+    frame = store.frame(f"SELECT total_s FROM ops WHERE run_id = ? AND step = ? AND kind = 'measured' AND ok{cold}",
+                        [run_id, step])
+    return frame["total_s"].to_numpy(dtype=float)
 
 
 def figures_of_step(store, run_id: str, step: int) -> dict[str, Any] | None:
@@ -137,12 +149,28 @@ def figures_of_step(store, run_id: str, step: int) -> dict[str, Any] | None:
     return None if rows.empty else rows.iloc[0].to_dict()
 
 
-def short_reason(ops: int, window_s: float | None) -> str:
-    """Why a step is too short to measure, and what to change."""
+def short_reason(ops: int, window_s: float | None, slot: str = "") -> str:
+    """Why a step is too short to measure, and what to change: for a report card's run (``slot``,
+    its ``Scenario.experiment``) the card's next size, the one thing its user can change."""
     window = 0.0 if window_s is None or (isinstance(window_s, float) and math.isnan(window_s)) else window_s
-    return (f"too short to measure: {int(ops)} operation{'s' if ops != 1 else ''} in {window:.2f} s; "
-            f"use at least {MIN_OPS} operations per step, a duration of a few seconds, or more data "
+    said = f"too short to measure: {int(ops)} operation{'s' if ops != 1 else ''} in {window:.2f} s; "
+    card = larger_card_size(slot)
+    if card:
+        report, size, larger = card
+        return (said + f"report {report}'s {size} card is a quick look: run it at {larger} size (Size on its "
+                f"card, or tickbench reproduce {report} --scale {larger}) for figures that stand")
+    return (said + f"use at least {MIN_OPS} operations per step, a duration of a few seconds, or more data "
             f"(more days or rows per day for imports, exports and query suites)")
+
+
+def larger_card_size(slot: str) -> tuple[str, str, str] | None:
+    """(report, size, the next larger size) of a report card's run, None for any other run."""
+    from workloads.reproduce.catalog import SIZES, parse_slot     # the catalog imports much: only here
+    parsed = parse_slot(slot)
+    if parsed is None or parsed[3] not in SIZES[:-1]:
+        return None
+    report, size = parsed[0], parsed[3]
+    return report, size, SIZES[SIZES.index(size) + 1]
 
 
 def _with_phases(frame: pd.DataFrame, phases: pd.DataFrame) -> pd.DataFrame:

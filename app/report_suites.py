@@ -14,7 +14,8 @@ from app.report_html import Cell, Table, fmt_bytes, fmt_num
 from widgets.footprint_chart import FootprintChart
 from widgets.query_chart import QueryChart
 from workloads.reproduce.catalog import SIZES, parse_slot
-from workloads.reproduce.findings import HOLDS, NO_EFFECT_BELOW, NOT_HOLD, NOT_MEASURED, STRONGER, STRONGER_BY, WEAKER
+from workloads.reproduce.findings import (HOLDS, INCONCLUSIVE, NO_EFFECT_BELOW, NOT_HOLD, NOT_MEASURED, STRONGER,
+                                          STRONGER_BY, WEAKER)
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import Reproduction, reproduction
 from workloads.snapshot import QueryPoint
@@ -24,7 +25,7 @@ from workloads.suite_history import SuiteComparison
 
 DIFFERS_MARK = "≠"
 VERDICT_CSS = {HOLDS: "holds", STRONGER: "stronger", WEAKER: "weaker", NOT_HOLD: "not-hold",
-               NOT_MEASURED: "not-measured"}
+               NOT_MEASURED: "not-measured", INCONCLUSIVE: "inconclusive"}
 HARDWARE_MARKS = "123456789"
 
 

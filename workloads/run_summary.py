@@ -32,6 +32,7 @@ class StepAnswer:
     short: str = ""                                            # why too short to measure, or ""
     cold_ops: int = 0                                          # a cold step: measured operations that held cold
     cold_p50_s: float | None = None                            # their median
+    index: int = 0                                             # the step's number in the store
 
     def cold_line(self) -> str:
         """``cold: N of M operations`` (a cold step's own count, ``workloads.cold``)."""
@@ -87,7 +88,7 @@ def run_answer(store, run_id: str) -> RunAnswer:
             phases={p: means[p] for p in PHASES if p in means},
             phase_source=f"{count:,} {source} operation{'s' if count != 1 else ''}" if count else "",
             short=str(row.short_reason) if bool(row.short) else "",
-            cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s)))
+            cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s), index=int(row.step)))
     knee, note = None, ""
     if len({s.users for s in steps}) > 2:
         moved = any(s.rows_per_s for s in steps)

@@ -3,7 +3,11 @@
 Absolute times on other hardware mislead; ratios travel. Each finding names how its ratio is
 measured from the gallery's stored runs (``workloads.reproduce.measured``), the published ratio,
 and why it may not hold here. Verdicts: "holds more strongly", "holds", "holds, more weakly",
-"does not hold on this machine, because ...", or "not measured: ..." with what is missing.
+"does not hold on this machine, because ...", or "not measured: ..." with what is missing. A
+ratio of median times gets a verdict only when its whole 95 % interval (``workloads.reproduce
+.confidence``) gets the same one; otherwise "inconclusive: noisy" with the operations and the
+interval. A cold/warm ratio whose interval lies under 1 (the cold reads faster, which no cache
+explains) is inconclusive too.
 """
 from __future__ import annotations
 
@@ -11,12 +15,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from workloads.reproduce.measured import ArmRun
+from workloads.figures import larger_card_size
+from workloads.reproduce.confidence import median_ratio_interval
 from workloads.run_summary import sweep_knee
 from workloads.text import plural
 
-HOLDS, STRONGER, WEAKER, NOT_HOLD, NOT_MEASURED = (
-    "holds", "holds more strongly", "holds, more weakly", "does not hold on this machine", "not measured")
+HOLDS, STRONGER, WEAKER, NOT_HOLD, NOT_MEASURED, INCONCLUSIVE = (
+    "holds", "holds more strongly", "holds, more weakly", "does not hold on this machine", "not measured",
+    "inconclusive")
 STRONGER_BY = 1.25        # 25 % beyond the published ratio
 WEAKER_BELOW = 0.5        # under half of it (on a log scale from 1): still the same direction, weaker
 NO_EFFECT_BELOW = 1.1     # a ratio under 1.1 is no effect at all
@@ -53,15 +62,43 @@ class _Ratio:
     measure: Callable[[Runs, object], tuple[float | None, tuple[str, ...], str]]
     because: str                  # why it may not hold, in words: "this machine's disk is an SSD"
     unit: str = "×"
+    cold_over_warm: bool = False  # a cold time over a warm one: under 1 no cache explains
 
     def evaluate(self, report: str, runs: Runs, store) -> Finding:
-        value, run_ids, missing = self.measure(runs, store)
+        value, run_ids, missing, spread = self.measure(runs, store)
         published = _ratio_text(self.low, self.high, self.unit)
         if value is None:
             return Finding(report, self.statement, published, "—", NOT_MEASURED, missing, run_ids, self.low)
         verdict, why = ratio_verdict(value, self.low, self.high, self.because)
+        if spread is not None:
+            verdict, why = _with_confidence(verdict, why, spread, self)
+            busy = [arm.answer.busy for arm in runs.values() if arm.run_id in run_ids and arm.answer.busy]
+            if verdict == INCONCLUSIVE and busy:
+                why += f"; {busy[0]}"
         return Finding(report, self.statement, published, _ratio_text(value, None, self.unit), verdict, why,
                        run_ids, self.low, value)
+
+
+@dataclass(frozen=True)
+class _Spread:
+    """A measured ratio's 95 % interval and the operations on each side behind it."""
+
+    low: float
+    high: float
+    ops: tuple[int, int]
+
+
+def _with_confidence(verdict: str, why: str, spread: _Spread, ratio: _Ratio) -> tuple[str, str]:
+    """The verdict if the whole interval gives it, else "inconclusive" with the figures."""
+    interval = f"{_ratio_text(spread.low, spread.high, ratio.unit)} at 95 %"
+    ops = " and ".join(f"{n:,}" for n in spread.ops)
+    if ratio.cold_over_warm and spread.high < 1.0:
+        return INCONCLUSIVE, (f"the cold operations were faster than the warm ones ({interval}, {ops} "
+                              "operations), which no cache explains: run both again")
+    ends = {ratio_verdict(v, ratio.low, ratio.high)[0] for v in (spread.low, spread.high)}
+    if ends != {verdict}:
+        return INCONCLUSIVE, f"noisy: {ops} operations give {interval}; a larger size would settle it"
+    return verdict, why
 
 
 def ratio_verdict(measured: float, low: float, high: float | None = None, because: str = "") -> tuple[str, str]:
@@ -105,33 +142,48 @@ def _need(runs: Runs, *slots: tuple[str, str]) -> tuple[list[ArmRun] | None, str
 
 def _quotient(top: Callable[[list[ArmRun]], float | None], bottom: Callable[[list[ArmRun]], float | None],
               *slots: tuple[str, str], what: str = "a figure"):
-    def measure(runs: Runs, _store):
+    """top / bottom; where both are medians of operation times (``_Median``), with its spread."""
+    def measure(runs: Runs, store):
         arms, missing = _need(runs, *slots)
         if arms is None:
-            return None, (), missing
+            return None, (), missing, None
         ids = tuple(a.run_id for a in arms)
         t, b = top(arms), bottom(arms)
         if t is None or b is None or b <= 0:
             never_cold = [a.run_id for a in arms if a.answer.cache == "cold"
                           and not any(step.cold_ops for step in a.answer.steps)]
             if never_cold:
-                return None, ids, f"no operation of the cold run {never_cold[0]} held cold"
-            return None, ids, f"the runs do not give {what}"
-        return t / b, ids, ""
+                return None, ids, f"no operation of the cold run {never_cold[0]} held cold", None
+            return None, ids, f"the runs do not give {what}", None
+        spread = None
+        if isinstance(top, _Median) and isinstance(bottom, _Median):
+            spread = _spread(top.samples(arms, store), bottom.samples(arms, store))
+        return t / b, ids, "", spread
     return measure
 
 
-def _string_share(runs: Runs, _store):
+def _spread(top, bottom, combine=None) -> _Spread | None:
+    if len(top) == 0 or len(bottom) == 0:
+        return None
+    low, high = median_ratio_interval(top, bottom, **({"combine": combine} if combine else {}))
+    return _Spread(low, high, (len(top), len(bottom)))
+
+
+def _string_share(runs: Runs, store):
     arms, missing = _need(runs, ("day-l1", "db-warm"), ("strings", "db-warm"))
     if arms is None:
-        return None, (), missing
+        return None, (), missing, None
     full, lean = arms
     ids = (full.run_id, lean.run_id)
     t_full, t_lean, b_full, b_lean = full.seconds(), lean.seconds(), full.bytes_per_op(), lean.bytes_per_op()
     if None in (t_full, t_lean, b_full, b_lean) or b_full <= b_lean or t_full <= 0:
-        return None, ids, "the runs do not give both times and byte counts"
-    time_share, byte_share = max(t_full - t_lean, 0.0) / t_full, (b_full - b_lean) / b_full
-    return time_share / byte_share, ids, ""
+        return None, ids, "the runs do not give both times and byte counts", None
+    byte_share = (b_full - b_lean) / b_full
+
+    def share(t_all, t_without):
+        return np.maximum(t_all - t_without, 0.0) / t_all / byte_share
+    spread = _spread(full.op_seconds(store), lean.op_seconds(store), share)
+    return float(share(t_full, t_lean)), ids, "", spread
 
 
 def _suite_speedup(experiment: str):
@@ -139,13 +191,13 @@ def _suite_speedup(experiment: str):
         arms, missing = _need(runs, (experiment, _arm(experiment, "subject", "query-suite")),
                               (experiment, _arm(experiment, "comparator", "query-suite")))
         if arms is None:
-            return None, (), missing
+            return None, (), missing, None
         subject, comparator = (a.query_seconds(store) for a in arms)
         common = [q for q in subject if q in comparator]
         ids = tuple(a.run_id for a in arms)
         if not common:
-            return None, ids, "no query was answered by both"
-        return math.exp(sum(math.log(comparator[q] / subject[q]) for q in common) / len(common)), ids, ""
+            return None, ids, "no query was answered by both", None
+        return math.exp(sum(math.log(comparator[q] / subject[q]) for q in common) / len(common)), ids, "", None
     return measure
 
 
@@ -154,12 +206,12 @@ def _footprint_ratio(experiment: str, bigger: str, smaller: str, workload: str =
         arms, missing = _need(runs, (experiment, _arm(experiment, bigger, workload)),
                               (experiment, _arm(experiment, smaller, workload)))
         if arms is None:
-            return None, (), missing
-        top, bottom = (a.footprint_bytes(store) for a in arms)
+            return None, (), missing, None
+        top, bottom = (a.footprint_bytes(store) for a in arms)       # exact byte counts: no spread
         ids = tuple(a.run_id for a in arms)
         if not top or not bottom:
-            return None, ids, "a target did not report its size on disk"
-        return top / bottom, ids, ""
+            return None, ids, "a target did not report its size on disk", None
+        return top / bottom, ids, "", None
     return measure
 
 
@@ -174,8 +226,21 @@ def _window_ratio(experiment: str, workload: str):
                      (experiment, _arm(experiment, "comparator", workload)), what="both times")
 
 
-def _seconds(arm: int = 0, users: int | None = None):
-    return lambda a: a[arm].seconds(users)
+@dataclass(frozen=True)
+class _Median:
+    """An arm's median operation time (``ArmRun.seconds``), and the operations it is the median of."""
+
+    arm: int = 0
+    users: int | None = None
+
+    def __call__(self, arms: list[ArmRun]) -> float | None:
+        return arms[self.arm].seconds(self.users)
+
+    def samples(self, arms: list[ArmRun], store):
+        return arms[self.arm].op_seconds(store, self.users)
+
+
+_seconds = _Median
 
 
 def _cores(runs: Runs) -> int | None:
@@ -203,7 +268,9 @@ class _Knee:
         points = arm.sweep(self.metric) or arm.sweep("ops_per_s")
         if len({u for u, _ in points}) < 3:
             short = sum(1 for s in arm.answer.steps if s.short)
-            why = (f"{plural(short, 'step')} too short to measure: give the run more rows or time" if short
+            card = larger_card_size(arm.scenario.get("experiment", ""))
+            advice = (f"run the card at {card[2]} size" if card else "give the run more rows or time")
+            why = (f"{plural(short, 'step')} too short to measure: {advice}" if short
                    else "the sweep needs at least three user counts")
             return Finding(report, self.statement, published, "—", NOT_MEASURED, why, (arm.run_id,))
         knee = sweep_knee([u for u, _ in points], [v for _, v in points])
@@ -254,7 +321,7 @@ FINDINGS = {
         _Ratio("pickle cold / warm (L1)", 72 / 34, None,
                _quotient(_seconds(0), _seconds(1), ("day-l1", "pickle-cold"), ("day-l1", "pickle-warm")),
                "reading the file from this disk costs little beside decoding it (an SSD, or a cache "
-               "that could not be dropped)"),
+               "that could not be dropped)", cold_over_warm=True),
         _Ratio("the string columns' share of time / their share of bytes", 0.50 / 0.20, None, _string_share,
                "strings decode about as fast as numbers here"),
         _Ratio("three pickle readers on one disk / one reader (per reader)", 220.3 / 70, None,
@@ -278,14 +345,15 @@ FINDINGS = {
         _Ratio("spread by minute: cold / warm", 17_647 / 12_056, None,
                _quotient(_seconds(0), _seconds(1), ("compute", "spread-by-minute-cold"),
                          ("compute", "spread-by-minute-warm")),
-               "the data is read from memory either way (the cold cache could not be dropped, or is small)"),
+               "the data is read from memory either way (the cold cache could not be dropped, or is small)",
+               cold_over_warm=True),
         _Ratio("map-reduce minute bars: cold / warm", 181_508 / 33_808, None,
                _quotient(_seconds(0), _seconds(1), ("compute", "mapreduce-minute-bars-cold"),
                          ("compute", "mapreduce-minute-bars-warm")),
-               "the data is read from memory either way"),
+               "the data is read from memory either way", cold_over_warm=True),
         _Ratio("OLS: cold / warm", 21_482 / 10_834, None,
                _quotient(_seconds(0), _seconds(1), ("compute", "ols-spread-cold"), ("compute", "ols-spread-warm")),
-               "the data is read from memory either way"),
+               "the data is read from memory either way", cold_over_warm=True),
     ),
     "004": (
         _Ratio("import, devices: MongoDB's time / the database's", 3600 / 63, None,

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from workloads.reproduce.catalog import SIZES, parse_slot
+from workloads.figures import op_times
 from workloads.run_summary import RunAnswer, StepAnswer, run_answer
 from workloads.suite_figures import OK, query_figures, run_footprints
 
@@ -42,6 +43,14 @@ class ArmRun:
         if step is None:
             return None
         return step.cold_p50_s if self.answer.cache == "cold" else step.p50_s
+
+    def op_seconds(self, store, users: int | None = None):
+        """The operation times whose median ``seconds(users)`` is (a cold run's: those that held
+        cold), for a finding's confidence interval."""
+        step = self.step(users)
+        if step is None:
+            return op_times(store, self.run_id, -1)
+        return op_times(store, self.run_id, step.index, held_cold=self.answer.cache == "cold")
 
     def server_seconds(self, users: int | None = None) -> float | None:
         """The mean server-side part of one operation, where the target splits it out."""

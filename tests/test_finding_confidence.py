@@ -1,0 +1,85 @@
+"""A finding's verdict only where its ratio's spread allows: a bootstrap interval of a ratio of
+medians from known operation times, and verdicts from stored runs whose truth is known (a cold arm
+faster than its warm one; a noisy pair straddling a verdict; a tight pair that keeps it)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.test_history import handmade_run
+from workloads.records import OpRecord
+from workloads.reproduce.confidence import median_ratio_interval
+from workloads.reproduce.findings import FINDINGS, HOLDS, INCONCLUSIVE, NOT_HOLD
+from workloads.reproduce.measured import ArmRun
+from workloads.run_summary import run_answer
+from workloads.store import ResultsStore
+
+COLD = json.dumps({"cold": True})
+
+
+def test_a_ratio_of_identical_operations_has_no_spread():
+    assert median_ratio_interval([2.0] * 5, [1.0] * 5) == (2.0, 2.0)
+
+
+def test_the_interval_holds_the_ratio_and_narrows_with_more_operations():
+    rng = np.random.default_rng(7)
+    few = median_ratio_interval(rng.normal(3.0, 0.6, 5), rng.normal(1.0, 0.2, 5))
+    many = median_ratio_interval(rng.normal(3.0, 0.6, 500), rng.normal(1.0, 0.2, 500))
+    assert few[0] < many[0] <= 3.0 <= many[1] < few[1]
+    assert many[1] - many[0] < 0.5 * (few[1] - few[0])
+    # the same operations give the same interval: a verdict does not flicker between views
+    top, bottom = rng.normal(3.0, 0.6, 9), rng.normal(1.0, 0.2, 9)
+    assert median_ratio_interval(top, bottom) == median_ratio_interval(top, bottom)
+    with pytest.raises(ValueError, match="operations on both sides"):
+        median_ratio_interval([], [1.0])
+
+
+def _ops(times, cold=False):
+    return [OpRecord(step=0, worker=0, seq=i, op="read_day", t_start=float(i), total_s=t, rows=100, bytes=800,
+                     ok=True, extra=COLD if cold else "") for i, t in enumerate(times)]
+
+
+def _arm(store, run_id, times, cache):
+    handmade_run(store, run_id, [(1, 10.0, _ops(times, cold=cache == "cold"))], workload="read-day",
+                 target="pickle", cache=cache)
+    return ArmRun(run_id, pd.Timestamp.now(), run_answer(store, run_id), {}, {})
+
+
+def _pickle_cold_warm():
+    return next(f for f in FINDINGS["000"] if f.statement == "pickle cold / warm (L1)")
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ResultsStore(tmp_path / "results")
+    yield s
+    s.close()
+
+
+def test_cold_reads_faster_than_every_warm_one_are_inconclusive_not_a_verdict(store):
+    """Issue 26's run: every cold op (0.22-0.38 s) beat every warm one (0.47-0.62 s)."""
+    runs = {("day-l1", "pickle-cold"): _arm(store, "cold", [0.22, 0.30, 0.25, 0.38, 0.27], "cold"),
+            ("day-l1", "pickle-warm"): _arm(store, "warm", [0.47, 0.55, 0.62, 0.50, 0.58], "warm")}
+    finding = _pickle_cold_warm().evaluate("000", runs, store)
+    assert finding.measured_value == pytest.approx(0.27 / 0.55)
+    assert finding.verdict == INCONCLUSIVE, finding.line
+    assert "cold operations were faster than the warm ones" in finding.why and "5 and 5 operations" in finding.why
+
+
+def test_a_noisy_pair_straddling_a_verdict_is_inconclusive_and_a_tight_one_keeps_it(store):
+    # published 72/34 = 2.1x; medians 2.2 / 1.0 but each side spread wide: the interval reaches
+    # under 1.1 (no effect) and over 2.6 (more strongly)
+    noisy = {("day-l1", "pickle-cold"): _arm(store, "noisy-cold", [0.9, 1.3, 2.2, 3.1, 4.0], "cold"),
+             ("day-l1", "pickle-warm"): _arm(store, "noisy-warm", [0.5, 0.8, 1.0, 1.4, 2.1], "warm")}
+    finding = _pickle_cold_warm().evaluate("000", noisy, store)
+    assert finding.measured_value == pytest.approx(2.2)
+    assert finding.verdict == INCONCLUSIVE and finding.why.startswith("noisy: 5 and 5 operations give "), finding.line
+    tight = {("day-l1", "pickle-cold"): _arm(store, "tight-cold", [2.18, 2.2, 2.21, 2.19, 2.2], "cold"),
+             ("day-l1", "pickle-warm"): _arm(store, "tight-warm", [0.99, 1.0, 1.01, 1.0, 1.0], "warm")}
+    assert _pickle_cold_warm().evaluate("000", tight, store).verdict == HOLDS
+    flat = {("day-l1", "pickle-cold"): _arm(store, "flat-cold", [1.0, 1.01, 0.99, 1.0, 1.02], "cold"),
+            ("day-l1", "pickle-warm"): _arm(store, "flat-warm", [1.0, 0.99, 1.01, 1.0, 1.0], "warm")}
+    assert _pickle_cold_warm().evaluate("000", flat, store).verdict == NOT_HOLD

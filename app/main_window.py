@@ -28,6 +28,7 @@ from workloads.run_summary import run_answer
 from workloads.suite_figures import REPORT_WORKLOADS
 from workloads.suite_history import suite_comparison
 from workloads.references import DISK, published_findings, published_sweeps
+from workloads.reproduce.calibration import calibration
 from workloads.reproduce.catalog import REPORTS, parse_slot
 from workloads.reproduce.reproduction import reproduction
 from workloads.scenario import Scenario, load_playlist, run_name
@@ -284,15 +285,25 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.gallery)
 
     def refresh_gallery(self, reports=None) -> None:
-        """Each report's published-vs-measured figures and findings, read off the GUI thread."""
+        """Each report's published-vs-measured figures and findings, and the estimates calibrated
+        on this machine's runs, read off the GUI thread."""
+        self._recalibrate()
         for report in reports or list(REPORTS):
             self.background.run(f"gallery/{report}", lambda r=report: reproduction(self.store, r),
                                 lambda found, r=report: self.gallery.set_reproduction(r, found),
                                 lambda exc: self.statusBar().showMessage(
                                     f"cannot read the reports' runs: {describe_error(exc)}", 15000))
 
+    def _recalibrate(self) -> None:
+        self.background.run("calibration", lambda: calibration(self.store), self.gallery.set_calibration,
+                            lambda exc: self.statusBar().showMessage(
+                                f"cannot calibrate the estimates: {describe_error(exc)}", 15000))
+
     def refresh_gallery_after(self, run_id: str) -> None:
-        """After a run: its report's card, if it was one of the gallery's runs."""
+        """After a run: its report's card, if it was one of the gallery's runs (and the estimates,
+        calibrated on one run more)."""
+        self._recalibrate()
+
         def read():
             slot = parse_slot(self.store.run(run_id)["scenario"].get("experiment", ""))
             return (slot[0], reproduction(self.store, slot[0])) if slot and slot[0] in REPORTS else None
@@ -322,7 +333,7 @@ class MainWindow(QMainWindow):
             self.open_run(None, over_a_shown_run=False)     # the newest run, not an empty view
 
     def _on_run_started(self, run_id: str, scenario: Scenario) -> None:
-        self.dashboard.start_run()
+        self.dashboard.start_run(run_name(scenario))
         self._show_references(scenario.workload, scenario.dataset)
         self._set_running(True, run_name(scenario))
         self.builder.show_error("")

@@ -163,3 +163,41 @@ def test_paired_chart_puts_each_side_on_its_own_scale(qapp, light_theme):
     # one measured figure is 100 % beside 100 %: no chart; an unmeasured pair is left out
     assert render_reproduction_charts("reads", pairs[:1], "003") == []
     assert render_reproduction_charts("reads", [pairs[0], replace(pairs[1], measured_value=None)], "003") == []
+
+
+def test_estimates_calibrated_on_this_machines_runs_hold_the_waits_they_learnt_from(gallery):
+    """The gallery's three real tiny runs calibrate the model: each run's ratio is its stored wall
+    time over the model's seconds, the upload card's calibrated range holds the wait its run took,
+    and runs of another host do not count."""
+    import os
+    from workloads.reproduce.calibration import MARGIN, calibration
+    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.estimate import UNCALIBRATED, data_seconds, estimate, steps_seconds
+    from workloads.scenario import Scenario
+    store, ids = gallery
+    found = calibration(store)
+    assert found.runs == 3 and found.basis == "calibrated on 3 runs on this machine"
+    assert calibration(store, host="another-machine").runs == 0
+    waited, laid_out = {}, set()
+    for run_id in sorted(ids, key=lambda i: store.run(i)["created_at"]):
+        run = store.run(run_id)
+        scenario = Scenario.from_dict(run["scenario"])
+        waited[run_id] = (run["finished_at"] - run["created_at"]).total_seconds()
+        steps = steps_seconds(scenario, os.cpu_count())
+        first = (scenario.target, scenario.dataset, scenario.scale) not in laid_out      # it generated the data
+        laid_out.add((scenario.target, scenario.dataset, scenario.scale))
+        model = steps + (data_seconds(scenario) if first else 0.0)
+        kind = found.ratios[(scenario.workload, scenario.cache)]
+        assert any(r == pytest.approx(waited[run_id] / model) for r in kind), (run_id, kind)
+    upload = REPORTS["002"].experiment("upload")
+    plain, calibrated = estimate(upload, "tiny"), estimate(upload, "tiny", calibration=found)
+    assert (plain.low_s, plain.high_s) == pytest.approx((plain.seconds * UNCALIBRATED[0], plain.seconds * UNCALIBRATED[1]))
+    [(_arm, arm)] = upload.scenarios("tiny")
+    prepare, steps = data_seconds(arm), steps_seconds(arm, os.cpu_count())
+    assert (calibrated.low_s, calibrated.high_s) == pytest.approx(
+        tuple(prepare * a + steps * k for a, k in zip(found.factors(), found.factors("upload-sweep", "warm"))))
+    upload_run = next(i for i in ids if "/upload/" in store.run(i)["scenario"]["experiment"])
+    assert calibrated.low_s < waited[upload_run] < calibrated.high_s
+    [ratio] = found.ratios[("upload-sweep", "warm")]      # a kind with one run: its ratio, widened by the margin
+    assert found.factors("upload-sweep", "warm") == pytest.approx((ratio / MARGIN, ratio * MARGIN))
+    assert "calibrated on 3 runs on this machine" in calibrated.text

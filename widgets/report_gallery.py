@@ -28,7 +28,7 @@ from widgets.wheel_guard import guard_wheel
 from workloads.reproduce.catalog import (DEFAULT_SUBJECT, REPORTS, SIZE_TEXT, SIZES, Experiment, ReportCard,
                                         gallery_scenarios)
 from workloads.reproduce.estimate import Estimate, estimate
-from workloads.reproduce.findings import NOT_HOLD, NOT_MEASURED, Finding
+from workloads.reproduce.findings import INCONCLUSIVE, NOT_HOLD, NOT_MEASURED, Finding
 from workloads.reproduce.method import summary as method_summary
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import Reproduction
@@ -43,10 +43,13 @@ _HOLDS_LIGHT = "#00745A"           # Okabe-Ito bluish green, darkened to read as
 
 
 def verdict_colour(verdict: str, theme: Theme | None = None) -> str:
-    """Green when it holds (more or less strongly), red when it does not, grey when not measured."""
+    """Green when it holds (more or less strongly), red when it does not, grey when not measured,
+    amber when the measurement is too noisy to say."""
     theme = theme or current_theme()
     if verdict.startswith(NOT_MEASURED):
         return theme.muted
+    if verdict.startswith(INCONCLUSIVE):
+        return theme.warning
     if verdict.startswith(NOT_HOLD):
         return theme.error
     return _HOLDS_LIGHT if theme.name == "light" else OKABE_ITO["bluish_green"]
@@ -85,6 +88,7 @@ class ExperimentRow(QFrame):
         self.experiment = experiment
         self._data_dir = data_dir
         self._targets: dict[str, Target] = {}
+        self._calibration = None          # workloads.reproduce.calibration.Calibration, once read
         self.setObjectName(f"experiment_{experiment.report}_{experiment.key}")
         self.title_label = _label(f"<b>{html.escape(experiment.title)}</b> — {html.escape(experiment.question)}",
                                   name="experiment_title", rich=True)
@@ -203,9 +207,14 @@ class ExperimentRow(QFrame):
         key, _label, kind, config = self._targets[key]
         return kind, _target_config(key, kind, config)
 
+    def set_calibration(self, calibration) -> None:
+        """This machine's runs beside the model: the estimate becomes their range."""
+        self._calibration = calibration
+        self._update_estimate()
+
     def estimate(self) -> Estimate:
         return estimate(self.experiment, self.size, subject=self._subject()[0], data_dir=self._data_dir,
-                        comparator=self._comparator()[0])
+                        comparator=self._comparator()[0], calibration=self._calibration)
 
     def scenarios(self) -> list[Scenario]:
         """The runs Run starts: every arm at the chosen size, the comparator's only if one is chosen."""
@@ -342,6 +351,10 @@ class ReportCardView(QFrame):
     def set_targets(self, targets: list[Target]) -> None:
         for row in self.rows.values():
             row.set_targets(targets)
+
+    def set_calibration(self, calibration) -> None:
+        for row in self.rows.values():
+            row.set_calibration(calibration)
 
     def _request_all(self) -> None:
         self.run_requested.emit([s for row in self.rows.values() for s in row.scenarios()])
@@ -527,6 +540,11 @@ class ReportGallery(QWidget):
 
     def set_reproduction(self, report: str, reproduction: Reproduction) -> None:
         self.cards[report].set_reproduction(reproduction)
+
+    def set_calibration(self, calibration) -> None:
+        """This machine's gallery runs beside the model (``workloads.reproduce.calibration``)."""
+        for card in self.cards.values():
+            card.set_calibration(calibration)
 
     def card(self, report: str) -> ReportCardView:
         return self.cards[report]

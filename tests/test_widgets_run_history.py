@@ -123,3 +123,20 @@ def test_state_round_trip(make_widget, view):
     assert other.table.horizontalHeader().sectionSize(0) == 222
     assert other.filter_edit.text() == "taq"
     assert other.visible_run_ids() == ["r1", "r2"]        # sorted by target: duckdb, pickle
+
+
+def test_long_run_names_leave_the_figures_in_view_at_a_laptops_width(make_widget):
+    """A report card's run name is ~80 characters: it is elided (whole in its tooltip) so that
+    Users, Status, Rows/s and p50 stay on screen without scrolling in a 1280x800 window."""
+    long = {**ROWS[0], "run_id": "r9", "name": "Report 000 · pickle vs API vs server, a TAQ day · "
+            "pickle, cold cache · tiny", "headline_label": "1 user"}
+    view = make_widget(RunHistoryView, size=(900, 400))
+    view.set_rows([long, *ROWS[1:]])
+    header = view.table.horizontalHeader()
+    keys = [k for k, _ in COLUMNS]
+    right = max(header.sectionPosition(keys.index(k)) + header.sectionSize(keys.index(k))
+                for k in ("users", "status", "rows_per_s", "p50_ms"))
+    assert right <= view.table.viewport().width(), (right, view.table.viewport().width())
+    name = view.proxy.index(view.visible_run_ids().index("r9"), keys.index("name"))
+    assert header.sectionSize(keys.index("name")) < view.table.sizeHintForColumn(keys.index("name"))
+    assert long["name"] in name.data(Qt.ItemDataRole.ToolTipRole)

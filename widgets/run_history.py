@@ -21,25 +21,31 @@ from widgets.theme import current_theme
 from workloads.text import plural
 
 # (key in the row dicts, header)
-COLUMNS: tuple[tuple[str, str], ...] = (
+COLUMNS: tuple[tuple[str, str], ...] = (     # what ran and how fast first: they fit a laptop's width
     ("name", "Run"),
-    ("started_at", "Started"),
     ("workload", "Workload"),
-    ("dataset", "Dataset"),
     ("target", "Target"),
-    ("cache", "Cache"),
     ("users", "Users"),
     ("status", "Status"),
-    ("headline_label", "Figures of step"),
     ("rows_per_s", "Rows/s"),
     ("mb_per_s", "MB/s"),
     ("p50_ms", "p50 (ms)"),
     ("p99_ms", "p99 (ms)"),
+    ("started_at", "Started"),
+    ("headline_label", "Figures of step"),
+    ("dataset", "Dataset"),
+    ("cache", "Cache"),
 )
 _NUMERIC = {"users", "rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}
 _STEP_FIGURES = {"rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}   # figures of the headline step
 _BAD_STATUS = {"failed", "aborted", "cancelled"}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+def _column(key: str) -> int:
+    return [k for k, _ in COLUMNS].index(key)
+
+
+# the share of the table's width a long text column may take at first (the user may widen it)
+_CAPPED_SHARE = {"name": 0.24, "headline_label": 0.09, "started_at": 0.12, "workload": 0.10}
 
 
 def _bad_status(status: Any) -> bool:
@@ -197,7 +203,7 @@ class RunHistoryView(QWidget):
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(1, Qt.SortOrder.DescendingOrder)   # newest first
+        self.table.sortByColumn(_column("started_at"), Qt.SortOrder.DescendingOrder)   # newest first
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
@@ -238,7 +244,20 @@ class RunHistoryView(QWidget):
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange) and self.model.rowCount():
             # larger text (demo mode): the columns follow, once the table has its new font too
-            QTimer.singleShot(0, self.table.resizeColumnsToContents)
+            QTimer.singleShot(0, self._fit_columns)
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their contents, but the long texts (a report card's run name, a
+        step's label) capped so that the figures stay in view on a laptop's screen; the capped
+        cells are elided and their tooltip gives them whole."""
+        self.table.resizeColumnsToContents()
+        header = self.table.horizontalHeader()
+        keys = [k for k, _ in COLUMNS]
+        width = max(self.table.viewport().width(), 600)
+        for key, share in _CAPPED_SHARE.items():
+            cap = int(width * share)
+            if header.sectionSize(keys.index(key)) > cap:
+                header.resizeSection(keys.index(key), cap)
 
     # ---- data -------------------------------------------------------------------------------
     def set_rows(self, rows: list[dict]) -> None:
@@ -247,7 +266,7 @@ class RunHistoryView(QWidget):
         self.model.set_rows(rows)
         if not self._columns_sized and rows:
             # once only: later fills must not undo widths the user set or restore_state restored
-            self.table.resizeColumnsToContents()
+            self._fit_columns()
             self._columns_sized = True
         self.select_run_ids([r["run_id"] for r in rows if r["run_id"] in selected])
         self._update_count()

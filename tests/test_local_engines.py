@@ -84,11 +84,24 @@ def test_the_panel_starts_a_local_engine_off_the_gui_thread_and_stops_it_with_th
     assert panel.stop_local_engines() == []
     again = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520),     # the next window
                         registry=TargetRegistry.load(tmp_path / "data"))
+    # stopped before any Test, with Start beside it
+    assert again.light("pg:local").word == "stopped"
+    again.select("pg:local")
+    assert again.start_button.isVisibleTo(again)
     assert again.test_profile("pg:local") is False                          # nothing to test, no prompt
     assert again.light("pg:local").word == "stopped"
     assert "Start local engine → PostgreSQL" in again.light("pg:local").detail
     with pytest.raises(ValueError, match="stopped: start it with Start local engine"):
         again.registry.resolve("pg:local", ask=never)
+    # Start starts it again, the same profile, tested green, no password asked
+    with qtbot.waitSignal(again.engines_button.engine_started, timeout=120_000):
+        assert again.start_selected_engine()
+    with qtbot.waitSignal(again.check_finished, timeout=20_000):
+        pass
+    assert again.light("pg:local").state == "ok", again.light("pg:local").detail
+    assert not again.start_button.isVisibleTo(again)
+    assert [key for key in again.profile_keys() if key.startswith("pg:")] == ["pg:local"]
+    assert again.stop_local_engines() == ["postgres"]
 
 
 def test_druid_asks_before_starting_and_a_no_starts_nothing(make_widget, tmp_path, monkeypatch):
@@ -137,3 +150,47 @@ def test_a_client_installed_while_the_app_runs_is_offered_without_a_restart(qtbo
     with qtbot.waitSignal(panel.targets_changed, timeout=2_000):
         assert panel.recheck_clients() is True
     assert "arcticdb" in [key for key, *_ in panel.targets()]
+
+
+def test_a_newcomer_reaches_a_questdb_run_from_start_local_engine_without_restart_or_password(
+        qtbot, home, light_theme, monkeypatch):
+    """Issue 26's walk: a fresh window, Start local engine → QuestDB, then the target is offered
+    at once, a run on it completes, and no password is ever asked for."""
+    from PySide6.QtCore import QSettings, Qt
+
+    from app.main_window import MainWindow
+    from tests.test_main_window import DictPasswords
+    from widgets import targets_panel
+    from workloads.datasets.schema import Scale
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+
+    monkeypatch.setattr(targets_panel.TargetsPanel, "_ask_password",
+                        lambda *_args: pytest.fail("asked for a password of an engine Tickbench started"))
+    store = ResultsStore(home / "results")
+    window = MainWindow(store, home / "data", QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat),
+                        DictPasswords())
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    panel = window.targets_panel
+    try:
+        with qtbot.waitSignal(panel.engines_button.engine_started, timeout=180_000):
+            assert panel.engines_button.start("questdb")
+        offered = [window.builder.target_combo.itemData(i) for i in range(window.builder.target_combo.count())]
+        assert "qdb:local" in offered                                   # no restart
+        window.builder.set_scenario(Scenario(target="questdb", target_config={"target_key": "qdb:local"},
+                                             workload="read-day", scale=Scale(days=1, rows_per_day=2_000, symbols=10),
+                                             users=(1,), operations=3))
+        assert window.builder.target_combo.currentData() == "qdb:local"
+        with qtbot.waitSignal(window.controller.run_finished, timeout=180_000) as finished:
+            qtbot.mouseClick(window.builder.run_button, Qt.MouseButton.LeftButton)
+        result = finished.args[0]
+        assert result.status == "completed", result.message
+        assert store.run(result.run_id)["target"] == "questdb"
+        assert int((store.ops(result.run_id)["kind"] == "measured").sum()) == 3
+    finally:
+        window.close()
+        panel.stop_local_engines()
+        store.close()
+    assert "questdb" not in running(home / "data")

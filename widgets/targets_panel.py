@@ -156,6 +156,9 @@ class TargetsPanel(QWidget):
         self.remove_button = QPushButton("Remove", objectName="remove_button")
         self.test_button = QPushButton("Test", objectName="test_button")
         self.refresh_button = QPushButton("Refresh nodes", objectName="refresh_button")
+        self.start_button = QPushButton("Start", objectName="start_stopped_button")
+        self.start_button.setToolTip("Start this local engine again (its data is kept)")
+        self.start_button.clicked.connect(self.start_selected_engine)
         self.add_button.setToolTip("Add a DolphinDB cluster or single node")
         self.test_button.setToolTip("Log in to every node of the cluster and show each verdict")
         self.refresh_button.setToolTip("Ask the cluster which nodes it has (getClusterPerf) and list them")
@@ -176,7 +179,8 @@ class TargetsPanel(QWidget):
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail_label)
         for row in ((self.add_button, self.add_server_button, self.engines_button),
-                    (self.edit_button, self.remove_button, self.test_button, self.refresh_button)):
+                    (self.edit_button, self.remove_button, self.test_button, self.refresh_button,
+                     self.start_button)):
             buttons = QHBoxLayout()
             for button in row:
                 buttons.addWidget(button)
@@ -209,7 +213,10 @@ class TargetsPanel(QWidget):
         import importlib
         importlib.invalidate_caches()          # the import system's cached directory listings
         now = [(e.key, e.missing) for e in self.registry.entries()]
+        engines_changed = self._mark_local_engines()        # started or stopped elsewhere meanwhile
         if now == self._clients_seen:
+            if engines_changed:
+                self._rebuild(select=self.selected_key())
             return False
         self._clients_seen = now
         self._rebuild(select=self.selected_key())
@@ -227,7 +234,39 @@ class TargetsPanel(QWidget):
                                 generation=view.generation + 1 if view else 0)
             views[profile.key] = view
         self._profiles = views
+        self._mark_local_engines()
         self._rebuild(select=select)
+
+    def _mark_local_engines(self) -> bool:
+        """A local engine's profile whose server is not running shows "stopped" (with Start beside
+        it) before any Test; one running again loses that light. True when a light changed."""
+        changed = False
+        for key, view in self._profiles.items():
+            if not self.registry.config(key).get("local_engine"):
+                continue
+            address = view.addresses[0]
+            try:
+                self.registry.resolve(key)      # a local engine: its record, no prompt, no network
+            except ValueError as exc:
+                if view.light(address).word != "stopped":
+                    view.lights[address] = Light("failed", "stopped", str(exc))
+                    changed = True
+                continue
+            if view.light(address).word == "stopped":
+                view.lights[address] = Light()
+                changed = True
+        return changed
+
+    def _stopped_engine_kind(self, key: str | None) -> str | None:
+        """The kind of the selected local engine when it is stopped (Start can start it)."""
+        if key is None or not self.registry.config(key).get("local_engine"):
+            return None
+        return self._profiles[key].kind if self._profiles[key].overall().word == "stopped" else None
+
+    def start_selected_engine(self) -> bool:
+        """Start the selected stopped local engine (as Start local engine would); False if none."""
+        kind = self._stopped_engine_kind(self.selected_profile_key())
+        return kind is not None and self.engines_button.start(kind)
 
     # --- profiles -----------------------------------------------------------------------------------
     def profile_keys(self) -> list[str]:
@@ -597,6 +636,7 @@ class TargetsPanel(QWidget):
         self.remove_button.setEnabled(key is not None)
         self.test_button.setEnabled(key is not None and not busy)
         self.refresh_button.setEnabled(key is not None and not busy)
+        self.start_button.setVisible(self._stopped_engine_kind(key) is not None)
         text, failed = self._detail(selected)
         self.detail_label.setText(text)
         if self.detail_label.property("role") != ("error" if failed else None):

@@ -79,6 +79,7 @@ from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory 
 # one itself would start a second one).
 from tests.dask_fixture import dask_cluster  # noqa: E402,F401
 from tests.druid_fixture import druid_engine  # noqa: E402,F401
+from tests.druid_fixture import druid_msq_engine  # noqa: E402,F401  (per module: Druid 27 with MSQ)
 from tests.mongodb_fixture import mongo_server  # noqa: E402,F401
 from tests.postgres_fixture import pg_engine  # noqa: E402,F401
 from tests.questdb_fixture import questdb_server  # noqa: E402,F401
@@ -110,7 +111,9 @@ def day_frames(request):
 
 
 # --- running in parallel (pytest -n 2) -------------------------------------------------------------------
-SERVER_FIXTURES = ("druid_engine", "mongo_server", "pg_engine", "questdb_server")
+# druid_msq_engine is per module, but grouped with the rest so that two Druid clusters never start at
+# once on the two workers (2 cores: each takes ~20-40 s of both)
+SERVER_FIXTURES = ("druid_engine", "druid_msq_engine", "mongo_server", "pg_engine", "questdb_server")
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -1,4 +1,4 @@
-"""A local Apache Druid 33.0.0 for Tickbench: five JVMs on loopback ports.
+"""A local Apache Druid for Tickbench: five JVMs on loopback ports; 33.0.0 unless asked for 27.0.0.
 
 ``start(home)`` fetches Druid's jars once with Maven (``mvn dependency:copy-dependencies`` of
 ``druid-services`` 33.0.0, runtime scope, ``org.hyperic:sigar`` excluded: its repository is
@@ -16,14 +16,21 @@ append with its rows inline exceeds. Each Druid JVM: -Xmx512m,
 
 Multi-stage queries (MSQ: ``INSERT ... SELECT``, report 003's map-reduce): the launcher loads the
 ``druid-multi-stage-query`` extension when Maven can fetch its jar
-(``org.apache.druid.extensions:druid-multi-stage-query:33.0.0``, into
-``<engine cache>/druid-33.0.0/extensions/druid-multi-stage-query``), and then gives the indexer two
-task slots (an MSQ controller and its worker). Where the fetch fails the reason is kept in
-``<engine cache>/druid-33.0.0/msq-unavailable.txt`` (tried again after a day) and Druid starts
+(``org.apache.druid.extensions:druid-multi-stage-query:<version>``, into
+``<engine cache>/druid-<version>/extensions/druid-multi-stage-query``), and then gives the indexer
+two task slots (an MSQ controller and its worker). Where the fetch fails the reason is kept in
+``<engine cache>/druid-<version>/msq-unavailable.txt`` (tried again after a day) and Druid starts
 without it: the target asks the server (``/status``) and answers "this server has no
-multi-stage-query extension". On the machine this was written on, the package registry answered
-"Could not find artifact" for that extension (every version from 29 to 33) while serving
-``druid-services`` and ``druid-datasketches`` 33.0.0. ``start(home, msq=False)`` never loads it.
+multi-stage-query extension". The package registry reachable here serves that extension for
+27.0.0 but answers "Could not find artifact" for every version from 28 to 33, so the default
+33.0.0 runs without it, and ``start(home, version=MSQ_VERSION)`` starts Druid 27.0.0 with it:
+the same five JVMs and configuration, in ``<engine cache>/druid-27.0.0``. For 27 the registry also
+lacks ``druid-indexing-hadoop`` 27.0.0 (Hadoop batch ingestion, never used here); Druid's command
+line lists the Hadoop indexer, whose classes must load for any server to start (without them:
+``NoClassDefFoundError: org/apache/druid/indexer/path/UsedSegmentsRetriever``), so that one jar
+of 28.0.0 stands in (without its dependencies). 27 is told to keep SQL nulls
+(``useDefaultValueForNull=false``), as 33 always does, and is not given 33's
+``centralizedDatasourceSchema`` setting, which it lacks. ``start(home, msq=False)`` never loads MSQ.
 
 No authentication: Druid's ``druid-basic-security`` extension is not served by the package
 registry reachable here, so the local engine answers without a password (loopback only).
@@ -36,32 +43,72 @@ import shutil
 import subprocess
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from workloads.local_engines.base import (LOOPBACK, EngineStartError, LocalEngine, Progress, cache_dir, free_port,
                                           java, port_open, spawn, stop_pids, wait_until)
 
 KIND = "druid"
-VERSION = "33.0.0"
+VERSION = "33.0.0"              # the default
+MSQ_VERSION = "27.0.0"          # the newest whose multi-stage-query extension the registry here serves
 LABEL = f"Apache Druid {VERSION}"
 NOTE = ("heavy: ~183 MB of jars from Maven (once; the first fetch may take minutes), five JVMs "
         "(ZooKeeper, coordinator+overlord, historical, indexer, broker), ~20 s to start, ~3 GB resident")
 START_DEADLINE_S = 240.0
 SERVICES = ("coordinator", "historical", "indexer", "broker")
 MSQ = "druid-multi-stage-query"
-MSQ_COORDINATES = f"org.apache.druid.extensions:{MSQ}:{VERSION}"
 MSQ_RETRY_S = 86_400.0          # a failed fetch is tried again after a day
 
-POM = f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+
+@dataclass(frozen=True)
+class Release:
+    """What a Druid version needs beyond the recipe written for 33.0.0."""
+    version: str
+    stand_ins: tuple[tuple[str, str, str], ...] = ()     # (group, artifact, version) for a jar not served
+    lacks: tuple[str, ...] = ()                           # properties of 33's configuration it does not have
+    common: str = ""                                      # more common.runtime.properties
+
+
+RELEASES = {
+    VERSION: Release(VERSION),
+    MSQ_VERSION: Release(MSQ_VERSION, stand_ins=(("org.apache.druid", "druid-indexing-hadoop", "28.0.0"),),
+                         lacks=("druid.centralizedDatasourceSchema.enabled",),
+                         common="druid.generic.useDefaultValueForNull=false\n"),
+}
+
+
+def release(version: str) -> Release:
+    if version not in RELEASES:
+        raise EngineStartError(f"Tickbench's launcher starts Druid {' or '.join(RELEASES)}, not {version}")
+    return RELEASES[version]
+
+
+def msq_coordinates(version: str = VERSION) -> str:
+    return f"org.apache.druid.extensions:{MSQ}:{version}"
+
+
+def pom(version: str = VERSION) -> str:
+    """The Maven project whose runtime dependencies are Druid's jars: ``druid-services`` without
+    sigar (its repository is unreachable), each stand-in as its own jar alone."""
+    stand_ins = release(version).stand_ins
+    excluded = "".join(f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
+                       for g, a in [("org.hyperic", "sigar"), *((g, a) for g, a, _ in stand_ins)])
+    alone = "".join(f"""
+    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>
+      <exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>
+    </dependency>""" for g, a, v in stand_ins)
+    return f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>tickbench.engines</groupId><artifactId>druid</artifactId><version>1</version>
   <dependencies>
-    <dependency><groupId>org.apache.druid</groupId><artifactId>druid-services</artifactId><version>{VERSION}</version>
-      <exclusions><exclusion><groupId>org.hyperic</groupId><artifactId>sigar</artifactId></exclusion></exclusions>
-    </dependency>
+    <dependency><groupId>org.apache.druid</groupId><artifactId>druid-services</artifactId><version>{version}</version>
+      <exclusions>{excluded}</exclusions>
+    </dependency>{alone}
   </dependencies>
 </project>
 """
+
 
 JVM_FLAGS = (
     "-Xms512m", "-Xmx512m", "-XX:MaxDirectMemorySize=400m", "-XX:+UseSerialGC", "-Duser.timezone=UTC",
@@ -158,20 +205,20 @@ LOG4J = """<?xml version="1.0" encoding="UTF-8" ?>
 """
 
 
-def druid_lib(progress: Progress | None = None) -> Path:
+def druid_lib(progress: Progress | None = None, version: str = VERSION) -> Path:
     """Druid's jars, fetched once into ``<engine cache>/druid-<version>/lib`` (progress every few s)."""
-    root = cache_dir() / f"druid-{VERSION}"
+    root = cache_dir() / f"druid-{version}"
     lib = root / "lib"
     if lib.is_dir() and any(lib.glob("druid-server-*.jar")):
         return lib
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise EngineStartError(f"Maven (mvn) is needed to download Druid {VERSION}'s jars: install maven")
+        raise EngineStartError(f"Maven (mvn) is needed to download Druid {version}'s jars: install maven")
     root.mkdir(parents=True, exist_ok=True)
-    (root / "pom.xml").write_text(POM)
+    (root / "pom.xml").write_text(pom(version))
     partial = root / "lib.partial"
     if progress:
-        progress(f"downloading Druid {VERSION}'s jars with Maven (~183 MB, once; may take minutes)…")
+        progress(f"downloading Druid {version}'s jars with Maven (~130-180 MB, once; may take minutes)…")
     log = root / "fetch.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([mvn, "-q", "-B", "dependency:copy-dependencies", "-DincludeScope=runtime",
@@ -183,20 +230,20 @@ def druid_lib(progress: Progress | None = None) -> Path:
         if progress and time.monotonic() - last > 5:
             last = time.monotonic()
             count = len(list(partial.glob("*.jar"))) if partial.is_dir() else 0
-            progress(f"downloading Druid's jars: {count} of ~207 copied")
+            progress(f"downloading Druid's jars: {count} of ~200 copied")
     if proc.returncode != 0 or not any(partial.glob("druid-server-*.jar")):
         tail = log.read_text(errors="replace")[-1500:]
-        raise EngineStartError(f"Maven could not fetch Druid {VERSION}'s jars: {tail}")
+        raise EngineStartError(f"Maven could not fetch Druid {version}'s jars: {tail}")
     if lib.exists():
         shutil.rmtree(lib)
     partial.rename(lib)
     return lib
 
 
-def msq_extension(progress: Progress | None = None) -> tuple[Path | None, str]:
+def msq_extension(progress: Progress | None = None, version: str = VERSION) -> tuple[Path | None, str]:
     """The extensions folder holding the multi-stage-query extension (its jar fetched once by
     Maven), or None and why it cannot be had (a failed fetch is remembered for a day)."""
-    root = cache_dir() / f"druid-{VERSION}"
+    root = cache_dir() / f"druid-{version}"
     extensions = root / "extensions"
     if any((extensions / MSQ).glob("*.jar")):
         return extensions, ""
@@ -206,24 +253,31 @@ def msq_extension(progress: Progress | None = None) -> tuple[Path | None, str]:
     mvn = shutil.which("mvn")
     if mvn is None:
         return None, "Maven (mvn) is needed to fetch the multi-stage-query extension"
+    coordinates = msq_coordinates(version)
     if progress:
-        progress(f"downloading {MSQ_COORDINATES} with Maven…")
+        progress(f"downloading {coordinates} with Maven…")
     folder = extensions / MSQ
     folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([mvn, "-q", "-B", "-U", "dependency:copy", f"-Dartifact={MSQ_COORDINATES}",
+    done = subprocess.run([mvn, "-q", "-B", "-U", "dependency:copy", f"-Dartifact={coordinates}",
                            f"-DoutputDirectory={folder}"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0 or not any(folder.glob("*.jar")):
         text = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)          # Maven's colours
         said = re.search(r"Could not (?:find|transfer|resolve)[^\n]*", text) or re.search(r"\[ERROR\] ([^\n]+)", text)
-        reason = f"Maven could not fetch {MSQ_COORDINATES}: " + (said.group(0) if said else text.strip()[-300:] or
-                                                                  f"mvn exited with {done.returncode}")
+        reason = f"Maven could not fetch {coordinates}: " + (said.group(0) if said else text.strip()[-300:] or
+                                                             f"mvn exited with {done.returncode}")
         marker.write_text(reason.strip() + "\n")
         return None, reason.strip()
     return extensions, ""
 
 
-def _write_conf(home: Path, ports: dict[str, int], extensions: Path | None = None) -> Path:
+def _properties(text: str, lacks: tuple[str, ...]) -> str:
+    """``text`` without the lines setting a property of ``lacks``."""
+    return "".join(line for line in text.splitlines(keepends=True) if line.split("=", 1)[0] not in lacks)
+
+
+def _write_conf(home: Path, ports: dict[str, int], extensions: Path | None = None, version: str = VERSION) -> Path:
     """The configuration; ``extensions``: a folder holding the MSQ extension, loaded when given."""
+    wanted = release(version)
     conf = home / "conf"
     common = conf / "_common"
     common.mkdir(parents=True, exist_ok=True)
@@ -231,11 +285,12 @@ def _write_conf(home: Path, ports: dict[str, int], extensions: Path | None = Non
     (home / "hadoop-deps").mkdir(exist_ok=True)
     text = COMMON.format(host=LOOPBACK, home=home, extensions=json.dumps([MSQ] if extensions else []),
                          extensions_dir=extensions or home / "extensions", zk=ports["zookeeper"], derby=ports["derby"])
-    (common / "common.runtime.properties").write_text(text)
+    (common / "common.runtime.properties").write_text(_properties(text, wanted.lacks) + wanted.common)
     (common / "log4j2.xml").write_text(LOG4J)
     for service in SERVICES:
         (conf / service).mkdir(exist_ok=True)
-        (conf / service / "runtime.properties").write_text(SERVICE_CONF[service].format(
+        properties = _properties(SERVICE_CONF[service], wanted.lacks)
+        (conf / service / "runtime.properties").write_text(properties.format(
             port=ports[service], home=home, capacity=2 if extensions else 1))
     return conf
 
@@ -254,16 +309,18 @@ def _sql_ready(port: int) -> bool:
         return reply.status == 200
 
 
-def start(home: Path, progress: Progress | None = None, msq: bool = True) -> LocalEngine:
-    """Druid on loopback; ``msq``: load the multi-stage-query extension when it can be fetched."""
+def start(home: Path, progress: Progress | None = None, msq: bool = True, version: str = VERSION) -> LocalEngine:
+    """Druid ``version`` (a key of ``RELEASES``) on loopback; ``msq``: load the multi-stage-query
+    extension when it can be fetched."""
+    release(version)
     folder = (Path(home) / KIND).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    lib = druid_lib(progress)
-    extensions, why = msq_extension(progress) if msq else (None, "not asked for")
+    lib = druid_lib(progress, version)
+    extensions, why = msq_extension(progress, version) if msq else (None, "not asked for")
     if msq and extensions is None and progress:
         progress(f"Druid starts without multi-stage queries: {why}")
     ports = {"zookeeper": free_port(), "derby": free_port(), **{s: free_port() for s in SERVICES}}
-    conf = _write_conf(folder, ports, extensions)
+    conf = _write_conf(folder, ports, extensions, version)
     data = folder / "input"
     data.mkdir(exist_ok=True)
     (folder / "var" / "zk").mkdir(parents=True, exist_ok=True)
@@ -272,7 +329,7 @@ def start(home: Path, progress: Progress | None = None, msq: bool = True) -> Loc
     logs = folder / "logs"
     try:
         if progress:
-            progress(f"starting ZooKeeper for Druid {VERSION}…")
+            progress(f"starting ZooKeeper for Druid {version}…")
         log = logs / "zookeeper.log"
         zk_conf = folder / "zoo.cfg"
         zk_conf.write_text(f"dataDir={folder / 'var' / 'zk'}\nclientPort={ports['zookeeper']}\n"

@@ -381,7 +381,7 @@ class _Http:
         return TargetError(f"{where}: {_first_line(exc) or type(exc).__name__}")
 
     def check(self, status: int, data: bytes, port: int | None = None) -> bytes:
-        if status == 200:
+        if status in (200, 202):        # 202 Accepted: /druid/v2/sql/task took a multi-stage query
             return data
         where = f"Druid at {self.host}:{port or self.port}"
         if status in (401, 403):

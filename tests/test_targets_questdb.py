@@ -3,6 +3,7 @@ through Tickbench's launcher): layout, reads equal to DuckDB's, ILP appends, /im
 the suites' answers, errors a user can act on, and worker processes through the real runner."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -331,7 +332,8 @@ def test_runner_reads_with_two_users_and_probes(tmp_path, config, layout):
     result = Runner(scenario, store).run()
     assert result.status == "completed", result.message
     ops = store.ops(result.run_id, ("measured", "probe"))
-    assert ops["ok"].all() and len(ops[ops["kind"] == "measured"]) == 3 * 3
+    assert ops["ok"].all(), ops.loc[~ops["ok"], ["kind", "worker", "error"]].to_string()
+    assert len(ops[ops["kind"] == "measured"]) == 3 * 3
     probes = ops[ops["kind"] == "probe"]
     assert len(probes) and probes["server_s"].notna().all() and probes["transfer_s"].notna().all()
     store.close()
@@ -343,3 +345,50 @@ def test_the_server_check_names_questdb_and_its_version_not_its_wire_protocols_p
     verdict = check_server("questdb", config, timeout=5)
     assert verdict.ok and verdict.server_version == f"QuestDB {VERSION}", verdict.message
     assert "PostgreSQL" not in verdict.message
+
+
+def _http_connections(port: int) -> int:
+    """This process's open TCP connections to ``port`` (psutil reads the kernel's table)."""
+    import psutil
+    return sum(1 for c in psutil.Process().net_connections(kind="tcp")
+               if c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+
+
+def test_a_users_reads_share_one_kept_http_connection(target, layout, config):
+    # as a client library's session does: urllib's new connection per request let a server that
+    # counts connections (/exp's limit) refuse a user who never held two at once
+    assert _http_connections(config["http_port"]) == 0
+    for day, key in [(layout.days[0], layout.keys_sample[0]), (layout.days[1], layout.keys_sample[1])] * 3:
+        assert target.read_slice(layout, day, key).rows > 0
+        assert _http_connections(config["http_port"]) == 1
+    target.close()
+    assert _http_connections(config["http_port"]) == 0
+
+
+def test_more_users_than_cpus_read_through_exp_at_once(tmp_path, config, layout):
+    # QuestDB's /exp serves as many connections as the server has CPUs unless told otherwise: the
+    # local engine raises that limit, so four users on two cores all read
+    from workloads.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.store import ResultsStore
+
+    users = 2 * (os.cpu_count() or 1)
+    store = ResultsStore(tmp_path / "results")
+    scenario = Scenario(dataset="taq", scale=SCALE, target="questdb", target_config=config,
+                        workload="minute-bars", users=(users,), operations=3, probe_ops=0)
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    ops = store.ops(result.run_id, ("measured",))
+    assert ops["ok"].all(), ops.loc[~ops["ok"], ["worker", "error"]].to_string()
+    assert sorted(set(ops["worker"])) == list(range(users))
+    store.close()
+
+
+def test_a_refusal_over_the_export_limit_says_it_is_the_servers_and_what_to_raise():
+    from workloads.targets.questdb_target import http_error_text
+
+    said = ("exceeded connection limit [name=http_export_connections, numOfConnections=3, "
+            "connectionLimit=2, fd=1346472248016]")     # QuestDB 9.3.4's words, as a run met them
+    text = http_error_text(said)
+    assert text.startswith(said) and "server's limit" in text and "http.export.connection.limit" in text
+    assert http_error_text('{"error": "table does not exist [table=x]"}') == "table does not exist [table=x]"

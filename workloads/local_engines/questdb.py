@@ -3,7 +3,9 @@
 ``start(home)`` keeps the jar in the engine cache (``maven_artifact``), the data under
 ``home/questdb/root``, binds HTTP (REST, ``/exec``, ``/imp``, ``/exp``), its health endpoint,
 PostgreSQL wire and ILP over TCP to free 127.0.0.1 ports, sets the PG user and password
-explicitly (admin / quest, QuestDB's defaults) and waits until PG wire and HTTP answer.
+explicitly (admin / quest, QuestDB's defaults), lets ``/exp`` serve as many users as report 002
+runs (``http.export.connection.limit``; by default as many as the machine has CPUs) and waits until
+PG wire and HTTP answer.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ VERSION = "9.3.4"
 COORDINATES = f"org.questdb:questdb:{VERSION}"
 USER, PASSWORD = "admin", "quest"
 START_DEADLINE_S = 90.0
+EXPORT_CONNECTIONS = 256
 
 
 def _http_ready(port: int) -> bool:
@@ -42,6 +45,9 @@ def start(home: Path, progress: Progress | None = None) -> LocalEngine:
         "QDB_PG_USER": USER,
         "QDB_PG_PASSWORD": PASSWORD,
         "QDB_TELEMETRY_ENABLED": "false",
+        # /exp (every read) serves as many connections as the machine has CPUs by default, and each
+        # user holds one: report 002 runs up to 128 users (at most http.net.connection.limit, 256)
+        "QDB_HTTP_EXPORT_CONNECTION_LIMIT": str(EXPORT_CONNECTIONS),
     }
     if progress:
         progress(f"starting QuestDB {VERSION}…")

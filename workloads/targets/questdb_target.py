@@ -79,9 +79,8 @@ import datetime as dt
 import io
 import json
 import time
-import urllib.error
+import http.client
 import urllib.parse
-import urllib.request
 import uuid
 from dataclasses import asdict
 from pathlib import Path
@@ -100,6 +99,7 @@ from workloads.targets.base import (IMPORT_TABLE, Footprint, Layout, NotSupporte
                                     ProgressCallback, Target, TargetError)
 from workloads.targets.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
+from workloads.targets.kept_http import KeptConnection
 from workloads.targets.sizes import rows_bytes
 from workloads.targets.storage import disk_full_error
 from workloads.targets.lazy import get_dataset as _get_dataset
@@ -236,7 +236,7 @@ def naive_times(table: pa.Table) -> pa.Table:
 
 
 class _Server:
-    """PG wire (psycopg) and HTTP (urllib) to one QuestDB; errors as TargetError naming it."""
+    """PG wire (psycopg) and HTTP (one kept connection) to one QuestDB; errors as TargetError naming it."""
 
     def __init__(self, config: dict[str, Any]):
         self.host = str(config.get("host") or "127.0.0.1").strip()
@@ -251,8 +251,8 @@ class _Server:
         self.database = str(config.get("database") or DEFAULT_DATABASE)
         self.timeout = float(config.get("timeout") or 10.0)
         self.address = f"{self.host}:{self.port}"
-        self.base = f"http://{self.host}:{self.http_port}"
         self._pg = None
+        self._http = KeptConnection(self.host, self.http_port, max(self.timeout, 3600.0))
         token = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
         self._auth = {"Authorization": f"Basic {token}"}
 
@@ -313,25 +313,21 @@ class _Server:
     # --- HTTP ------------------------------------------------------------------------------
     def http(self, path: str, params: dict[str, str], data: bytes | None = None,
              headers: dict[str, str] | None = None) -> bytes:
-        url = f"{self.base}{path}?{urllib.parse.urlencode(params)}"
-        request = urllib.request.Request(url, data=data, headers={**self._auth, **(headers or {})})
+        """One request on this user's kept connection (``workloads.targets.kept_http``)."""
+        target = f"{path}?{urllib.parse.urlencode(params)}"
+        where = f"QuestDB HTTP at {self.host}:{self.http_port}"
         try:
-            with urllib.request.urlopen(request, timeout=max(self.timeout, 3600.0)) as reply:
-                return reply.read()
-        except urllib.error.HTTPError as exc:
-            body = exc.read().decode(errors="replace")
-            try:
-                said = json.loads(body).get("error") or body
-            except ValueError:
-                said = body
-            if exc.code == 401:
-                raise TargetError(f"QuestDB HTTP at {self.host}:{self.http_port}: authentication failed for "
-                                  f"user {self.user!r}") from None
-            raise TargetError(f"QuestDB HTTP at {self.host}:{self.http_port}: {_first_line(said)}") from None
-        except urllib.error.URLError as exc:
-            reason = str(exc.reason).lower()
-            what = "connection refused (is it the HTTP port?)" if "refused" in reason else _first_line(exc.reason)
-            raise TargetError(f"QuestDB HTTP at {self.host}:{self.http_port}: {what}") from None
+            status, body = self._http.request("GET" if data is None else "POST", target, data,
+                                              {**self._auth, **(headers or {})})
+        except ConnectionRefusedError:
+            raise TargetError(f"{where}: connection refused (is it the HTTP port?)") from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise TargetError(f"{where}: {_first_line(exc) or type(exc).__name__}") from None
+        if status < 400:
+            return body
+        if status == 401:
+            raise TargetError(f"{where}: authentication failed for user {self.user!r}")
+        raise TargetError(f"{where}: {http_error_text(body.decode(errors='replace'))}")
 
     def parquet(self, sql: str) -> bytes:
         return self.http("/exp", {"query": sql, "fmt": "parquet"})
@@ -384,11 +380,30 @@ class _Server:
             delay = min(delay * 2, 0.1)
 
     def close(self) -> None:
+        self._http.close()
         if self._pg is not None:
             try:
                 self._pg.close()
             finally:
                 self._pg = None
+
+
+EXPORT_LIMIT = "http_export_connections"
+
+
+def http_error_text(body: str) -> str:
+    """What a QuestDB HTTP error says (its JSON ``error`` or the text), and where the server refused
+    a connection over its ``/exp`` limit, what to change."""
+    try:
+        said = json.loads(body).get("error") or body
+    except (ValueError, AttributeError):
+        said = body
+    text = _first_line(said)
+    if EXPORT_LIMIT in text:
+        text += (" (the server's limit, not Tickbench's: its /exp serves at most http.export.connection.limit "
+                 "connections at once, by default as many as it has CPUs, and every user holds one; raise it "
+                 "in its server.conf for more users)")
+    return text
 
 
 def _multipart(fields: dict[str, str], file_field: str, filename: str, payload: bytes) -> tuple[bytes, str]:

@@ -194,10 +194,46 @@ def test_estimates_calibrated_on_this_machines_runs_hold_the_waits_they_learnt_f
     assert (plain.low_s, plain.high_s) == pytest.approx((plain.seconds * UNCALIBRATED[0], plain.seconds * UNCALIBRATED[1]))
     [(_arm, arm)] = upload.scenarios("tiny")
     prepare, steps = data_seconds(arm), steps_seconds(arm, os.cpu_count())
+    # the gap between the two runs of 003's card (cold, then warm) is what a run's start costs
+    card_runs = sorted((i for i in ids if "/compute/" in store.run(i)["scenario"]["experiment"]),
+                       key=lambda i: store.run(i)["created_at"])
+    gap = (store.run(card_runs[1])["created_at"] - store.run(card_runs[0])["finished_at"]).total_seconds()
+    assert found.launch_s == [pytest.approx(gap)] and found.launch() == pytest.approx((gap, gap * MARGIN))
     assert (calibrated.low_s, calibrated.high_s) == pytest.approx(
-        tuple(prepare * a + steps * k for a, k in zip(found.factors(), found.factors("upload-sweep", "warm"))))
+        tuple(prepare * a + steps * k + n for a, k, n in
+              zip(found.factors(), found.factors("upload-sweep", "warm"), found.launch())))
     upload_run = next(i for i in ids if "/upload/" in store.run(i)["scenario"]["experiment"])
     assert calibrated.low_s < waited[upload_run] < calibrated.high_s
     [ratio] = found.ratios[("upload-sweep", "warm")]      # a kind with one run: its ratio, widened by the margin
     assert found.factors("upload-sweep", "warm") == pytest.approx((ratio / MARGIN, ratio * MARGIN))
     assert "calibrated on 3 runs on this machine" in calibrated.text
+
+
+def test_what_a_card_waits_beyond_its_runs_is_learnt_from_the_gaps_between_them():
+    """The window starts each run of a card in a process of its own: the seconds between one run's
+    end and the next one's start (known here: 2 and 3 s) are learnt, and each run of a card adds
+    one to its range; a pause longer than a launch, or between two cards, is not one. A kind not
+    run here yet gets at least the uncalibrated range."""
+    import datetime as dt
+    import json
+    from workloads.reproduce.calibration import LAUNCH_GAP_MAX_S, MARGIN, calibrate
+    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.estimate import UNCALIBRATED, estimate
+
+    upload = REPORTS["002"].experiment("upload")
+    [(_arm, scenario)] = upload.scenarios("tiny")
+    t0 = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.timezone.utc)
+    spans = [(0, 10, "002/upload/a/tiny"), (12, 20, "002/upload/a/tiny"), (23, 30, "002/upload/a/tiny"),
+             (30 + LAUNCH_GAP_MAX_S + 1, 200, "002/upload/a/tiny"),    # the user paused: no launch
+             (201, 210, "003/compute/b/tiny")]                          # another card: no launch
+    runs = [(t0 + dt.timedelta(seconds=start), t0 + dt.timedelta(seconds=end),
+             json.dumps(scenario.with_changes(experiment=slot).to_dict())) for start, end, slot in spans]
+    found = calibrate(runs, "this-host", 2)
+    assert found.runs == 5 and found.launch_s == [2.0, 3.0]
+    seen = found.factors(scenario.workload, scenario.cache)
+    assert found.factors("ols-spread", "cold") == (min(seen[0], UNCALIBRATED[0]), max(seen[1], UNCALIBRATED[1]))
+    assert found.launch() == pytest.approx((2.0, 3.0 * MARGIN))
+    without = estimate(upload, "tiny", calibration=replace(found, launch_s=[]))
+    with_launch = estimate(upload, "tiny", calibration=found)
+    assert with_launch.low_s == pytest.approx(without.low_s + 1 * 2.0)          # one run on this card
+    assert with_launch.high_s == pytest.approx(without.high_s + 1 * 3.0 * MARGIN)

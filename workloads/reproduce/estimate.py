@@ -24,6 +24,9 @@ GENERATE_ROWS_PER_S = 8e6          # bench_generator: 7-11 M rows/s on one core
 LOAD_ROWS_PER_S = 1e6              # bench_engines: a target's layout / import, CSV ~60-160 MB/s
 DECODE_BYTES_PER_S = 300e6         # a day into pandas: 30-110 ms per 1 M TAQ rows
 START_S = 3.0                      # a step's worker processes: start, connect, warm up, probe
+# a cold step clears the caches before each round of its users' operations (workloads.cold): report
+# 003's tiny cold slice sweep spent 33-36 ms a round with 1 and 2 users on 2 cores, beside ~9 ms slices
+COLD_ROUND_S = 0.035
 DISK_FACTOR = {"pickle": 1.6, "feather": 2.3, "parquet": 0.7, "csv": 1.35}   # on disk / logical bytes
 MEMORY_FACTOR = 3.0                # a day in pandas with object strings, and its copy while laid out
 # before this machine has a gallery run: the build machine's runs took 0.6-1.6x the model quiet and
@@ -90,8 +93,14 @@ def steps_seconds(scenario: Scenario, cores: int) -> float:
             seconds += START_S + 2 * rows / LOAD_ROWS_PER_S
         elif "rows_per_user" in scenario.params:
             seconds += START_S + scenario.params["rows_per_user"] * users / LOAD_ROWS_PER_S
+            if scenario.cache == "cold":        # a round per slice: a key-day's rows each
+                rounds = scenario.params["rows_per_user"] / max(1.0, scale.rows_per_day / max(1, scale.symbols))
+                seconds += rounds * COLD_ROUND_S * share
         else:
-            seconds += START_S + op_s * (max(1, scenario.operations or 3) + warmups) * share
+            operations = max(1, scenario.operations or 3)
+            seconds += START_S + op_s * (operations + warmups) * share
+            if scenario.cache == "cold":
+                seconds += operations * COLD_ROUND_S * share
     return seconds
 
 
@@ -134,6 +143,9 @@ def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_di
         seconds += model
         lo, hi = factors(scenario.workload, scenario.cache)
         low, high = low + model * lo, high + model * hi
+    if calibration is not None:          # each run's start in its own process, learnt on this machine
+        launch_low, launch_high = calibration.launch()
+        low, high = low + len(arms) * launch_low, high + len(arms) * launch_high
     available_memory = memory_bytes or psutil.virtual_memory().total
     free_disk = shutil.disk_usage(data_dir).free if data_dir and Path(data_dir).exists() else None
     warnings = []

@@ -199,9 +199,9 @@ def test_estimates_calibrated_on_this_machines_runs_hold_the_waits_they_learnt_f
                        key=lambda i: store.run(i)["created_at"])
     gap = (store.run(card_runs[1])["created_at"] - store.run(card_runs[0])["finished_at"]).total_seconds()
     assert found.launch_s == [pytest.approx(gap)] and found.launch() == pytest.approx((gap, gap * MARGIN))
-    assert (calibrated.low_s, calibrated.high_s) == pytest.approx(
+    assert (calibrated.low_s, calibrated.high_s) == pytest.approx(        # one run: no gap, at most a launch
         tuple(prepare * a + steps * k + n for a, k, n in
-              zip(found.factors(), found.factors("upload-sweep", "warm"), found.launch())))
+              zip(found.factors(), found.factors("upload-sweep", "warm"), (0.0, found.launch()[1]))))
     upload_run = next(i for i in ids if "/upload/" in store.run(i)["scenario"]["experiment"])
     assert calibrated.low_s < waited[upload_run] < calibrated.high_s
     [ratio] = found.ratios[("upload-sweep", "warm")]      # a kind with one run: its ratio, widened by the margin
@@ -233,7 +233,25 @@ def test_what_a_card_waits_beyond_its_runs_is_learnt_from_the_gaps_between_them(
     seen = found.factors(scenario.workload, scenario.cache)
     assert found.factors("ols-spread", "cold") == (min(seen[0], UNCALIBRATED[0]), max(seen[1], UNCALIBRATED[1]))
     assert found.launch() == pytest.approx((2.0, 3.0 * MARGIN))
-    without = estimate(upload, "tiny", calibration=replace(found, launch_s=[]))
-    with_launch = estimate(upload, "tiny", calibration=found)
-    assert with_launch.low_s == pytest.approx(without.low_s + 1 * 2.0)          # one run on this card
-    assert with_launch.high_s == pytest.approx(without.high_s + 1 * 3.0 * MARGIN)
+    for experiment in (upload, REPORTS["000"].experiment("day-l1")):       # one run, and four
+        runs = len(experiment.scenarios("tiny"))
+        without = estimate(experiment, "tiny", calibration=replace(found, launch_s=[]))
+        with_launch = estimate(experiment, "tiny", calibration=found)
+        assert with_launch.low_s == pytest.approx(without.low_s + (runs - 1) * 2.0)     # the gaps between
+        assert with_launch.high_s == pytest.approx(without.high_s + runs * 3.0 * MARGIN)  # a launch each
+
+
+def test_a_cold_steps_rounds_of_clears_are_in_the_model():
+    """A cold step clears the caches before every round of its users' operations: report 003's
+    tiny cold read sweep (a round per slice per user count) costs that many rounds more than warm."""
+    import os
+    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.estimate import COLD_ROUND_S, steps_seconds
+
+    [(_arm, cold)] = REPORTS["003"].experiment("read").scenarios("tiny")
+    assert cold.cache == "cold" and "rows_per_user" in cold.params
+    warm = cold.with_changes(cache="warm")
+    cores = os.cpu_count() or 1
+    slices = cold.params["rows_per_user"] / (cold.scale.rows_per_day / cold.scale.symbols)
+    rounds = sum(slices * COLD_ROUND_S * max(1.0, users / cores) for users in cold.users)
+    assert steps_seconds(cold, cores) - steps_seconds(warm, cores) == pytest.approx(rounds, rel=0.05)

@@ -11,8 +11,8 @@ store, per host.
 
 What the user waits is more than the runs' own spans: the window starts each run in a process of
 its own and the next one after the last has ended. Those seconds are learnt too, as the gaps
-between one card run's end and the next one's start (``launch_s``), and each run of a card adds
-one to its range.
+between one card run's end and the next one's start (``launch_s``): a card of n runs adds the
+n - 1 gaps between them to the low end of its range and n launches to the high end.
 """
 from __future__ import annotations
 

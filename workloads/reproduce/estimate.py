@@ -144,8 +144,10 @@ def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_di
         lo, hi = factors(scenario.workload, scenario.cache)
         low, high = low + model * lo, high + model * hi
     if calibration is not None:          # each run's start in its own process, learnt on this machine
+        # as the gaps between a card's runs: n runs wait at least the n - 1 between them, and at
+        # most a launch each (the first one's start and the last one's end are not in the store)
         launch_low, launch_high = calibration.launch()
-        low, high = low + len(arms) * launch_low, high + len(arms) * launch_high
+        low, high = low + (len(arms) - 1) * launch_low, high + len(arms) * launch_high
     available_memory = memory_bytes or psutil.virtual_memory().total
     free_disk = shutil.disk_usage(data_dir).free if data_dir and Path(data_dir).exists() else None
     warnings = []

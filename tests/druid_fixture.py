@@ -10,8 +10,10 @@ import shutil
 
 import pytest
 
+from workloads.datasets.schema import StringMode
 from workloads.local_engines import druid
 from workloads.local_engines.base import stop_pids
+from workloads.targets import make_target
 
 
 def _require_java_and_maven() -> None:
@@ -34,3 +36,12 @@ def druid_msq_engine(tmp_path_factory):
     engine = druid.start(tmp_path_factory.mktemp("druid_msq_home"), version=druid.MSQ_VERSION)
     yield engine
     stop_pids(engine.pids)
+
+
+def laid_out(config: dict, scale):
+    """A module fixture's body: a Druid target with TAQ at ``scale`` prepared and open, closed after."""
+    target = make_target("druid", config)
+    layout = target.prepare("taq", scale, StringMode.ARROW)
+    target.open(layout)
+    yield target, layout
+    target.close()

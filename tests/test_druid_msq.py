@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from workloads.datasets import get_dataset
-from workloads.datasets.schema import Scale, StringMode
+from workloads.datasets.schema import Scale
 from workloads.local_engines.druid import MSQ, MSQ_VERSION
+from tests.druid_fixture import laid_out
 from workloads.targets import make_target
 from workloads.targets.quotes import quote_columns
 
@@ -24,11 +25,7 @@ def config(druid_msq_engine):
 
 @pytest.fixture(scope="module")
 def laid(config):
-    target = make_target("druid", config)
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
+    yield from laid_out(config, SCALE)
 
 
 def minute_quotes(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from workloads.datasets.csvread import read_csv
 from workloads.datasets.schema import Scale, StringMode
 from workloads.local_engines.base import free_port
 from workloads.queries.answers import normalise
+from tests.druid_fixture import laid_out
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, NotSupported, TargetError
 
@@ -30,11 +31,7 @@ def config(druid_engine):
 
 @pytest.fixture(scope="module")
 def laid(config):
-    target = make_target("druid", config)
-    layout = target.prepare("taq", SCALE, StringMode.ARROW)
-    target.open(layout)
-    yield target, layout
-    target.close()
+    yield from laid_out(config, SCALE)
 
 
 def test_prepare_lays_out_day_segments_and_a_second_prepare_reuses(laid, config, monkeypatch):

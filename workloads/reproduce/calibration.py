@@ -6,8 +6,8 @@ for it (``estimate.steps_seconds``, plus its data's generation and layout when i
 run of that data and target here). A card's estimate is the model times the lowest and the highest
 ratio of the newest runs of the same kind (workload and cache), widened by ``MARGIN``; a kind
 never run here takes the range of all kinds, and at least the uncalibrated one (a card's first
-upload sweep waited 3.6x its model, when every kind run before it had taken less than its model). The ratios are kept where the runs are: the results
-store, per host.
+upload sweep waited 3.6x its model, when every kind run before it had taken less than its model).
+The ratios are kept where the runs are: the results store, per host.
 
 What the user waits is more than the runs' own spans: the window starts each run in a process of
 its own and the next one after the last has ended. Those seconds are learnt too, as the gaps

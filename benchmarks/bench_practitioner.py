@@ -16,8 +16,11 @@ run's worker drew for its measured operations (its seeded generator replayed), a
 call, in a long-lived process of its own (a child of the benchmark, as the workers are, idle while
 Tickbench measures) whose allocator is settled as the workers' are (``workloads.allocator``). A
 slice-download round stops on rows, so its rounds go on until it too has rounds x ops operations.
-A ratio above 1 is what Tickbench's harness and path cost beyond the practitioner's; each line
-also gives the range of the rounds' own ratios, the noise the median has to see through.
+A ratio above 1 is what Tickbench's harness and path cost beyond the practitioner's. The ratio is
+paired (``workloads.practitioner.paired``): each Tickbench operation beside the hand-written call on
+the same (day, symbol) in the same round, the median of those ratios with a 95 % interval that
+resamples rounds; the two sides' own medians and the range of the rounds' ratios are printed beside
+it, the noise pairing sees through.
 ``--servers`` starts each of those engines as a local engine in the benchmark's home just before
 it is measured and stops it after, so no engine's background work (a JVM's housekeeping) runs
 beside another's figures.
@@ -116,30 +119,33 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
                 practitioner.close()
 
     print(f"\n# load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}\n")
-    print("| engine | operation | Tickbench median ms | practitioner median ms | ratio | practitioner path |")
-    print("|---|---|---:|---:|---:|---|")
-    for kind, op, ours, theirs, how in rows:
-        print(f"| {kind} | {op} | {ours * 1000:.2f} | {theirs * 1000:.2f} | {ours / theirs:.2f} | {how} |")
+    print("| engine | operation | Tickbench median ms | practitioner median ms | paired ratio (95 %) "
+          "| medians' ratio | practitioner path |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for kind, op, ours, theirs, paired, how in rows:
+        print(f"| {kind} | {op} | {ours * 1000:.2f} | {theirs * 1000:.2f} | {paired.ratio:.2f} "
+              f"({paired.low:.2f}-{paired.high:.2f}) | {ours / theirs:.2f} | {how} |")
     for failure in failures:
         print(f"failed: {failure}")
     store.close()
     if args.save and rows:
         save_figures(args, rows)
     if rows:
-        kind, op, ours, theirs, _ = max(rows, key=lambda r: r[2] / r[3])
-        print(f"\nworst ratio {ours / theirs:.2f} ({kind}, {op})")
+        kind, op, _, _, paired, _ = max(rows, key=lambda r: r[4].ratio)
+        print(f"\nworst ratio {paired.ratio:.2f} ({kind}, {op}; 95 % {paired.low:.2f}-{paired.high:.2f})")
     return 1 if failures else 0
 
 
 def measure_engine(args, store, kind, config, scale, layout, operations, practitioner, rows) -> list[str]:
     """Each operation of one engine: rounds of a Tickbench run, then the same draws by hand."""
+    from workloads.practitioner.paired import paired_ratio
     from workloads.records import MEASURED, WARMUP
     from workloads.scenario import Scenario
 
     failures = []
     for op in operations:
         workload = WORKLOADS[op]
-        ours, theirs, how, per_round = [], [], "", []
+        ours, theirs, how, per_round, pairs = [], [], "", [], []
         # slices, the cheapest and noisiest operation, get --slice-ops a round; slice-download
         # stops on rows, not operations: about that many slices' worth of rows
         ops = args.slice_ops if workload == "slice-download" else args.ops
@@ -156,19 +162,22 @@ def measure_engine(args, store, kind, config, scale, layout, operations, practit
                                     operations=ops, warmup_ops=1, probe_ops=0, params=params)
                 run_id = run(store, scenario)
                 stored = store.ops(run_id, (MEASURED,))
-                ours += [float(s) for s in stored["total_s"]]
+                round_ours = [float(s) for s in stored["total_s"]]
                 warmups, measured = drawn_sequence(workload, layout, scale, len(store.ops(run_id, (WARMUP,))),
                                                    len(stored))
                 how, seconds = practitioner.time(op, (warmups or measured)[0], measured)
+                ours += round_ours
                 theirs += seconds
-                per_round.append(statistics.median(stored["total_s"]) / statistics.median(seconds))
+                pairs.append((round_ours, seconds))
+                per_round.append(statistics.median(round_ours) / statistics.median(seconds))
         except RunFailed as exc:
             failures.append(str(exc))
             continue
-        rows.append((kind, op, statistics.median(ours), statistics.median(theirs), how))
-        print(f"{kind} {op}: Tickbench {statistics.median(ours) * 1000:.2f} ms, path "
-              f"{statistics.median(theirs) * 1000:.2f} ms ({len(ours)} + {len(theirs)} operations; "
-              f"ratio {statistics.median(ours) / statistics.median(theirs):.2f}, rounds' own "
+        paired = paired_ratio(pairs)
+        rows.append((kind, op, statistics.median(ours), statistics.median(theirs), paired, how))
+        print(f"{kind} {op}: paired ratio {paired}; Tickbench {statistics.median(ours) * 1000:.2f} ms, path "
+              f"{statistics.median(theirs) * 1000:.2f} ms (medians' ratio "
+              f"{statistics.median(ours) / statistics.median(theirs):.2f}, rounds' own "
               f"{min(per_round):.2f}-{max(per_round):.2f})",
               flush=True)
     return failures
@@ -245,9 +254,11 @@ def save_figures(args, rows) -> None:
     command = " ".join(["benchmarks/bench_practitioner.py", *kept])
     measured = {"command": command, "date": dt.date.today().isoformat(), "machine": machine(),
                 "load": " ".join(f"{v:.2f}" for v in os.getloadavg())}
-    for kind, op, ours, theirs, how in rows:
-        engines.setdefault(kind, {})[op] = {"tickbench_ms": round(ours * 1000, 3), "path_ms": round(theirs * 1000, 3),
-                                            "ratio": round(ours / theirs, 3), "path": how, **measured}
+    for kind, op, ours, theirs, paired, how in rows:
+        engines.setdefault(kind, {})[op] = {
+            "tickbench_ms": round(ours * 1000, 3), "path_ms": round(theirs * 1000, 3),
+            "ratio": round(paired.ratio, 3), "interval": [round(paired.low, 3), round(paired.high, 3)],
+            "pairs": paired.pairs, "medians_ratio": round(ours / theirs, 3), "path": how, **measured}
     print(f"saved to {save({'engines': engines})}")
 
 

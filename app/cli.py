@@ -17,6 +17,7 @@ from rich.table import Table
 
 from app.cli_reports import add_verify_parser, cmd_verify, print_report_figures
 from app.cli_hosts import add_hosts_parser, add_scheduler_arguments, cmd_hosts, print_cluster, scheduler_changes
+from app.cli_open_loop import add_rate_arguments, print_open_loop, rate_changes
 from app.cli_reproduce import add_reproduce_parser, cmd_reproduce
 from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_targets import add_targets_parser, cmd_targets
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
     run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
     add_scheduler_arguments(run)
+    add_rate_arguments(run)
     run.add_argument("--scenario-stdin", action="store_true",
                      help="read the whole scenario as JSON from standard input (how the window starts a "
                           "run: a password in it is never written anywhere)")
@@ -175,6 +177,7 @@ def scenario_from_args(args) -> "Scenario":
         params[name.strip()] = value.strip()
     changes["params"] = params
     changes.update(scheduler_changes(args, _fail))
+    changes.update(rate_changes(args, _fail))
     target = changes.get("target", base.target)
     if ":" in target:               # a saved server profile: its kind and config come from the registry
         kind, config = _profile_config(args, target)
@@ -402,6 +405,7 @@ def _print_figures(store, run_id: str) -> None:
                      "files). " if wire else "") +
                   "first op: the first operation of a fresh worker process (a warm-up, not in the "
                   "figures), median over the step's workers.", highlight=False, soft_wrap=True)
+    print_open_loop(console, figures)
     for row in figures.itertuples():
         if row.short:
             console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)

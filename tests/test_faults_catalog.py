@@ -262,13 +262,15 @@ def _fill(folder: Path) -> Path:
 
 def test_a_full_disk_fails_the_run_with_its_cause_and_the_catalog_stays_readable(small_disk, tmp_path):
     home, results = tmp_path / "home", small_disk / "results"
+    # an open loop of 20,000 records a second: the run's own records take minutes to fill the 8 MB
+    # (a closed-loop no-op writes ~2 M a second and would fill it before the test's turn)
     run = subprocess.Popen([sys.executable, "-m", "app", "--results", str(results), "run", "--workload", "noop",
-                            "--users", "2", "--duration", "60", "--run-id", "full"], cwd=ROOT, text=True,
+                            "--users", "2", "--duration", "60", "--rate", "20000", "--run-id", "full"], cwd=ROOT, text=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            env={**os.environ, "TICKBENCH_HOME": str(home)})
     folder = results / "runs" / "full"
     deadline = time.monotonic() + 90
-    while len(list((folder / "ops").glob("*.parquet"))) < 25 and time.monotonic() < deadline:
+    while len(list((folder / "ops").glob("*.parquet"))) < 10 and time.monotonic() < deadline:
         time.sleep(0.05)                              # measuring: a few parts of records are kept
     assert (folder / ".reserve").is_file()          # space for the run's end, held while it runs
     filler = _fill(small_disk)

@@ -234,3 +234,27 @@ def test_published_figures_are_queryable_beside_runs(tmp_path):
     assert row["value"].tolist() == [36.5]
     store.close()
     assert len(ResultsStore(tmp_path / "results").references()) == len(refs)   # replaced, not doubled
+
+
+def test_a_run_stored_before_open_loops_reads_with_no_intended_starts(tmp_path):
+    """Runs whose record parts predate the ``intended_s`` column (and steps without ``rate``) still
+    read, their figures whole, the new columns NULL."""
+    import pyarrow.parquet as pq
+    from workloads.run_files import RunFolder
+
+    store = ResultsStore(tmp_path / "results")
+    store.create_run("old", SCENARIO, {})
+    store.add_step("old", 0, 1, "1 user", {})
+    store.add_ops("old", [_record(0, 0, i, 0.1 * (i + 1)) for i in range(6)])
+    store.finish_step("old", 0, 1.0, "completed", [])
+    store.finish_run("old", "completed")
+    folder = store.run_folder("old")
+    store.close()
+    for part in RunFolder(folder).ops_files():
+        pq.write_table(pq.read_table(part).drop_columns(["intended_s"]), part)   # as an older Tickbench wrote it
+    again = ResultsStore(tmp_path / "results")
+    ops = again.ops("old")
+    assert len(ops) == 6 and ops["intended_s"].isna().all()
+    figures = step_figures(again, "old").iloc[0]
+    assert figures.ops == 6 and figures.p50_s == pytest.approx(0.35) and figures.latency_p99_s != figures.latency_p99_s
+    again.close()

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTableWidget, QTa
                                QWidget)
 
 from widgets.breakdown_chart import format_seconds
+from widgets.load_latency_chart import LoadLatencyChart
 from widgets.sweep_chart import SweepChart
 from workloads.run_summary import RunAnswer, StepAnswer
 from workloads.text import plural
@@ -38,6 +39,9 @@ def headline_step(answer: RunAnswer) -> StepAnswer | None:
     if not steps:
         return None
     moved = any(s.rows_per_s for s in steps)
+    if answer.is_open_loop:     # the highest rate still served, else the lowest offered
+        served = [s for s in steps if answer.load_knee_rate is None or (s.rate or 0) < answer.load_knee_rate]
+        return max(served, key=lambda s: s.rate or 0.0) if served else min(steps, key=lambda s: s.rate or 0.0)
     return max(steps, key=lambda s: (s.rows_per_s if moved else s.ops_per_s) or 0.0) if answer.is_sweep else steps[-1]
 
 
@@ -49,8 +53,15 @@ def headline_text(answer: RunAnswer) -> str:
     if step.rows_per_s:
         parts += [f"<b>{rate(step.rows_per_s, 'rows/s')}</b>", f"<b>{rate(step.mb_per_s, 'MB/s')}</b>"]
     parts.append(f"<b>{rate(step.ops_per_s, 'ops/s')}</b>")
-    latency = " / ".join(format_seconds(v) for v in (step.p50_s, step.p95_s, step.p99_s) if v is not None)
-    parts.append(f"latency p50/p95/p99 <b>{latency}</b>")
+    if step.rate:
+        waited = " / ".join(format_seconds(v) for v in (step.latency_p50_s, step.latency_p99_s) if v is not None)
+        service = " / ".join(format_seconds(v) for v in (step.p50_s, step.p99_s) if v is not None)
+        parts.append(f"offered {rate(step.rate, 'ops/s')}: latency p50/p99 <b>{waited}</b> from the intended "
+                     f"start, service {service}, {plural(step.late_ops, 'late start')}"
+                     + (f", {plural(step.missed_ops, 'missed start')}" if step.missed_ops else ""))
+    else:
+        latency = " / ".join(format_seconds(v) for v in (step.p50_s, step.p95_s, step.p99_s) if v is not None)
+        parts.append(f"latency p50/p95/p99 <b>{latency}</b>")
     where = f"at {plural(step.users, 'user')}" if answer.is_sweep else f"step {html.escape(step.label)}"
     return " · ".join(parts) + f"&nbsp;&nbsp;<span style='font-size:small'>({where}, {plural(step.ops, 'operation')})</span>"
 
@@ -79,9 +90,11 @@ class RunResultsView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.sweep_chart = SweepChart("Throughput against users")
+        self.load_chart = LoadLatencyChart()
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(self.sweep_chart)
+        self.splitter.addWidget(self.load_chart)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)               # a taller window: a taller chart
         layout = QVBoxLayout(self)
@@ -101,6 +114,8 @@ class RunResultsView(QWidget):
         self.table.setRowCount(0)
         self.sweep_chart.clear()
         self.sweep_chart.setVisible(False)
+        self.load_chart.clear()
+        self.load_chart.setVisible(False)
 
     def show_answer(self, answer: RunAnswer) -> None:
         self.answer = answer
@@ -110,11 +125,13 @@ class RunResultsView(QWidget):
             f"{html.escape(answer.workload)} · {html.escape(answer.dataset)} · {html.escape(answer.cache)} cache"
             f"&nbsp;&nbsp;<span style='font-size:small'>({html.escape(answer.run_id)})</span>")
         self.headline_label.setText(headline_text(answer))
-        notes = [f"Users sweep: {answer.knee_note}." if answer.knee_note else "", answer.busy]
+        notes = [f"Users sweep: {answer.knee_note}." if answer.knee_note else "",
+                 f"Open loop: {answer.load_note}." if answer.load_note else "", answer.busy]
         self.knee_label.setText(" ".join(n for n in notes if n))
         self.knee_label.setVisible(any(notes))
         self._fill_table(answer.steps, cold=answer.cache == "cold")
         self._fill_sweep(answer)
+        self._fill_load(answer)
         self._fit_table()
         lines = list(dict.fromkeys(answer.published))          # each finding once
         shown = lines[:PUBLISHED_LINES]
@@ -133,7 +150,7 @@ class RunResultsView(QWidget):
                   + (self.table.horizontalScrollBar().sizeHint().height() if rows else 0))
         self.table.setMinimumHeight(height)          # the splitter may give it more, never less
         total = max(self.splitter.height(), height + 1)
-        self.splitter.setSizes([height, total - height])
+        self.splitter.setSizes([height, total - height, total - height])    # the hidden chart takes none
 
     def _fill_table(self, steps: list[StepAnswer], cold: bool = False) -> None:
         self.table.setRowCount(len(steps))
@@ -180,3 +197,13 @@ class RunResultsView(QWidget):
             self.sweep_chart.set_series(f"knee: {plural(knee.users, 'user')}", [knee.users],
                                         [getattr(knee, metric) or 0.0])
         self.sweep_chart.setVisible(True)
+
+    def _fill_load(self, answer: RunAnswer) -> None:
+        open_steps = [s for s in answer.steps if s.rate]
+        self.load_chart.clear()
+        self.load_chart.setVisible(bool(open_steps))
+        if open_steps:
+            self.load_chart.set_steps([s.rate for s in open_steps],
+                                      [s.latency_p99_s or float("nan") for s in open_steps],
+                                      [s.latency_p50_s or float("nan") for s in open_steps],
+                                      [s.p99_s or float("nan") for s in open_steps], answer.load_knee_rate)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDoubleSpinBox, QFormLay
                                QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
 from widgets.param_form import ParamForm
+from widgets.rate_field import RateField
 from widgets.theme import current_theme
 from widgets.wheel_guard import guard_wheel
 from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
@@ -128,6 +129,7 @@ class ScenarioBuilder(QWidget):
         self.param_form = ParamForm()
         self.users_edit = QLineEdit("1", objectName="users")
         self.users_edit.setToolTip("One number, or a sweep such as 1,2,4,8: one step per value")
+        self.rate_field = RateField()
         self.cache_combo = QComboBox(objectName="cache")
         for state in CACHE_STATES:
             self.cache_combo.addItem(state, state)
@@ -159,6 +161,7 @@ class ScenarioBuilder(QWidget):
         run_form.addRow(self.workload_note)
         run_form.addRow(self.param_form)
         run_form.addRow("Users:", self.users_edit)
+        run_form.addRow("Rate:", self.rate_field)
         run_form.addRow("Cache:", self.cache_combo)
         run_form.addRow(self.by_ops_radio, self.ops_spin)
         run_form.addRow(self.by_duration_radio, self.duration_spin)
@@ -217,7 +220,7 @@ class ScenarioBuilder(QWidget):
                        self.ops_spin.valueChanged, self.duration_spin.valueChanged,
                        self.warmup_spin.valueChanged, self.probe_spin.valueChanged,
                        self.param_form.changed, self.workload_combo.currentIndexChanged,
-                       self.by_ops_radio.toggled):
+                       self.by_ops_radio.toggled, self.rate_field.changed):
             signal.connect(self._on_setting_changed)
         self.name_edit.textChanged.connect(self.changed)
 
@@ -291,7 +294,7 @@ class ScenarioBuilder(QWidget):
             workload=self.workload_combo.currentData(), params=params, users=users,
             cache=self.cache_combo.currentData(), operations=self.ops_spin.value() if by_ops else 0,
             duration_s=0.0 if by_ops else self.duration_spin.value(), warmup_ops=self.warmup_spin.value(),
-            probe_ops=self.probe_spin.value(),
+            probe_ops=self.probe_spin.value(), **self.rate_field.values(),
         )
         return scenario if scenario.name else scenario.with_changes(name=describe(scenario))
 
@@ -319,6 +322,7 @@ class ScenarioBuilder(QWidget):
         self._select(self.workload_combo, scenario.workload)
         self.param_form.set_values(scenario.params)
         self.users_edit.setText(",".join(str(u) for u in scenario.users))
+        self.rate_field.set_values(scenario.rate, scenario.rate_per, scenario.schedule)
         self._select(self.cache_combo, scenario.cache)
         by_ops = scenario.operations > 0 or not scenario.duration_s
         if scenario.operations:

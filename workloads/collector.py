@@ -15,7 +15,7 @@ import numpy as np
 from workloads.kinds import StepPlan
 from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.metrics import LiveAggregates
-from workloads.records import MEASURED, Columns, batch_length, concat_columns
+from workloads.records import MEASURED, Columns, batch_length
 from workloads.sampler import ResourceSampler
 
 CANCEL_GRACE_S = 0.7        # then workers still busy in an operation are killed (cancel <= 1 s)
@@ -241,7 +241,7 @@ class Collector:
 
     def _flush(self) -> None:
         if self.pending:
-            self.run.store.add_ops(self.run.run_id, concat_columns(self.pending))
+            self.run.store.add_ops(self.run.run_id, self.pending)     # batch by batch: no copy to join them
             self.pending = []
         self._last_flush = time.monotonic()
 

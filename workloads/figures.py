@@ -17,6 +17,11 @@ Definitions (``STEP_FIGURES_DOC`` says the same in words for the UI and the repo
   count: the measured operations, or, where the target splits phases only in probes, the probes.
 - First operation in a fresh process: the median over the step's workers of their first (warm-up)
   operation, beside the steady state; never part of the figures above.
+- Open loop (a step offered a rate, ``workloads.schedule``): ``rate`` is the offered operations per
+  second; ``latency_p*_s`` count from each operation's intended start (what a client on that
+  schedule waits), ``p*_s`` stay its service time; ``late_ops`` began over ``LATE_S`` after their
+  intended start, ``missed_ops`` were scheduled but the step ended first (in no percentile),
+  ``scheduled_ops`` = measured + missed. Closed-loop steps have them NULL.
 - A step with fewer than ``MIN_OPS`` measured operations or a window under ``MIN_WINDOW_S`` is
   flagged "too short" with what to change; headlines skip it while another step can stand.
 """
@@ -28,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workloads.schedule import LATE_S
 from workloads.targets.base import PHASES
 
 MIN_OPS = 5
@@ -45,7 +51,7 @@ _HELD_COLD = "CASE WHEN json_valid({extra}) THEN json_extract_string({extra}, '$
 # Per-step sums of measured operations; {where} selects the runs. Rates and the short flag follow.
 _STEP_SUMS = f"""
 SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.released_at, s.started_at,
-       s.status, s.cache_methods,
+       s.status, s.cache_methods, s.rate,
        count(o.seq) FILTER (WHERE o.ok) AS ops,
        count(o.seq) FILTER (WHERE NOT o.ok) AS errors,
        coalesce(sum(o.rows) FILTER (WHERE o.ok), 0) AS rows,
@@ -66,9 +72,25 @@ CASE WHEN ops > 0 AND wire_ops = ops THEN wire_bytes / nullif(window_s, 0) / 1e6
 """
 _LATENCY = f"""
 SELECT step, quantile_cont(total_s, 0.50) AS p50_s, quantile_cont(total_s, 0.95) AS p95_s,
-       quantile_cont(total_s, 0.99) AS p99_s, avg(total_s) AS mean_s, min(total_s) AS min_s,
+       quantile_cont(total_s, 0.99) AS p99_s, quantile_cont(total_s, 0.999) AS p999_s,
+       quantile_cont(total_s, 0.9999) AS p9999_s, avg(total_s) AS mean_s, min(total_s) AS min_s,
        quantile_cont(total_s, 0.50) FILTER (WHERE {_HELD_COLD.format(extra="extra")}) AS cold_p50_s
 FROM ops WHERE run_id = ? AND kind = 'measured' AND ok GROUP BY step
+"""
+# Open loop (workloads.schedule): latency counts from each operation's intended start; late
+# starts and missed ones (the step ended first) are counted
+_LATE = "t_start - intended_s"
+_OPEN_LOOP = f"""
+SELECT step,
+       count(*) FILTER (WHERE kind = 'measured') + count(*) FILTER (WHERE kind = 'missed') AS scheduled_ops,
+       count(*) FILTER (WHERE kind = 'measured' AND {_LATE} > {LATE_S}) AS late_ops,
+       count(*) FILTER (WHERE kind = 'missed') AS missed_ops,
+       max({_LATE}) FILTER (WHERE kind = 'measured') AS max_start_delay_s,
+       quantile_cont(total_s + {_LATE}, 0.50) FILTER (WHERE kind = 'measured' AND ok) AS latency_p50_s,
+       quantile_cont(total_s + {_LATE}, 0.99) FILTER (WHERE kind = 'measured' AND ok) AS latency_p99_s,
+       quantile_cont(total_s + {_LATE}, 0.999) FILTER (WHERE kind = 'measured' AND ok) AS latency_p999_s,
+       quantile_cont(total_s + {_LATE}, 0.9999) FILTER (WHERE kind = 'measured' AND ok) AS latency_p9999_s
+FROM ops WHERE run_id = ? AND intended_s IS NOT NULL AND kind IN ('measured', 'missed') GROUP BY step
 """
 _FIRST_OP = """
 SELECT step, count(*) AS first_ops, quantile_cont(total_s, 0.5) AS first_op_s
@@ -76,10 +98,12 @@ FROM ops WHERE run_id = ? AND kind = 'warmup' AND seq = 0 AND ok GROUP BY step
 """
 STEP_FIGURES_SQL = f"""
 WITH sums AS ({_STEP_SUMS.format(where="WHERE s.run_id = ?")}),
-     lat AS ({_LATENCY}), first AS ({_FIRST_OP})
-SELECT sums.*, {_RATES}, lat.p50_s, lat.p95_s, lat.p99_s, lat.mean_s, lat.min_s, lat.cold_p50_s,
-       coalesce(first.first_ops, 0) AS first_ops, first.first_op_s
-FROM sums LEFT JOIN lat USING (step) LEFT JOIN first USING (step)
+     lat AS ({_LATENCY}), first AS ({_FIRST_OP}), open AS ({_OPEN_LOOP})
+SELECT sums.*, {_RATES}, lat.p50_s, lat.p95_s, lat.p99_s, lat.p999_s, lat.p9999_s, lat.mean_s, lat.min_s,
+       lat.cold_p50_s, coalesce(first.first_ops, 0) AS first_ops, first.first_op_s,
+       open.scheduled_ops, open.late_ops, open.missed_ops, open.max_start_delay_s, open.latency_p50_s,
+       open.latency_p99_s, open.latency_p999_s, open.latency_p9999_s
+FROM sums LEFT JOIN lat USING (step) LEFT JOIN first USING (step) LEFT JOIN open USING (step)
 ORDER BY step
 """
 _PHASE_COLUMNS = ", ".join(f"{p}_s" for p in PHASES)
@@ -122,7 +146,7 @@ def step_figures(store, run_id: str) -> pd.DataFrame:
     ``p_p95_s``, ``p_p99_s``; ``phase_source`` says whether they come from measured operations
     or probes. ``short_reason`` says why a step is too short to measure (empty when it is not).
     """
-    frame = store.frame(STEP_FIGURES_SQL, [run_id, run_id, run_id])
+    frame = store.frame(STEP_FIGURES_SQL, [run_id] * 4)
     frame = _with_phases(frame, store.frame(PHASE_SQL, [run_id]))
     frame["short"] = frame["short"].astype(bool)
     slot = ""

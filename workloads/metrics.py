@@ -156,7 +156,11 @@ class LiveAggregates:
         measured = ok & (kind == MEASURED)
         totals = batch["total_s"]
         ends = batch["t_start"] + totals + step_offset
-        seconds = ends.astype(np.int64)
+        seconds = np.where(np.isfinite(ends), ends, 0.0).astype(np.int64)   # a missed start has no end
+        # what a user waited: an open loop's counts from the intended start (workloads.schedule)
+        intended = batch.get("intended_s")
+        waits = totals if intended is None else np.where(np.isnan(intended), totals,
+                                                         totals + batch["t_start"] - intended)
         with self._lock:
             step = self._steps[-1]
             if measured.any():
@@ -164,7 +168,7 @@ class LiveAggregates:
                 step.rows += int(batch["rows"][measured].sum())
                 step.nbytes += int(batch["bytes"][measured].sum())
                 step.ops += int(measured.sum())
-                step.latency.add_many(totals[measured])
+                step.latency.add_many(waits[measured])
                 step.total_s += float(totals[measured].sum())
             for sec in np.unique(seconds[measured]):
                 in_second = measured & (seconds == sec)
@@ -172,7 +176,7 @@ class LiveAggregates:
                 second.rows += int(batch["rows"][in_second].sum())
                 second.nbytes += int(batch["bytes"][in_second].sum())
                 second.ops += int(in_second.sum())
-                second.latency.add_many(totals[in_second])
+                second.latency.add_many(waits[in_second])
             for source in (MEASURED, PROBE):
                 chosen = ok & (kind == source)
                 if not chosen.any():

@@ -12,7 +12,9 @@ Three kinds of record, so nothing but measured operations enters a figure:
 - ``probe``: an instrumented run of the same operation after the window, for the phase split a
   plain call cannot give (``workloads.targets.base``);
 - ``unsupported``: an operation the target cannot express (a query without a text in its
-  dialect): recorded once, a state of its own, neither an error nor a time.
+  dialect): recorded once, a state of its own, neither an error nor a time;
+- ``missed``: an open-loop step's scheduled start that its user never reached before the step
+  ended (``workloads.schedule``): its intended start, no time.
 """
 from __future__ import annotations
 
@@ -23,8 +25,8 @@ import numpy as np
 
 from workloads.targets.base import PHASES
 
-MEASURED, WARMUP, PROBE, UNSUPPORTED = "measured", "warmup", "probe", "unsupported"
-KINDS = (MEASURED, WARMUP, PROBE, UNSUPPORTED)
+MEASURED, WARMUP, PROBE, UNSUPPORTED, MISSED = "measured", "warmup", "probe", "unsupported", "missed"
+KINDS = (MEASURED, WARMUP, PROBE, UNSUPPORTED, MISSED)
 UNKNOWN_BYTES = -1          # wire_bytes not known: NULL in the results file
 
 
@@ -50,6 +52,7 @@ class OpRecord(NamedTuple):
     node: str = ""
     extra: str = ""         # JSON object of target-specific facts ("" = none)
     host: str = ""          # the load generator that ran it (a Dask worker's address; "" = the run's own machine)
+    intended_s: float | None = None   # open loop: its start on the step's schedule (step clock); None = closed loop
 
 
 PHASE_FIELDS = tuple(f"{phase}_s" for phase in PHASES)
@@ -59,7 +62,7 @@ FIELD_DTYPES: dict[str, object] = {
     "step": np.int32, "worker": np.int32, "seq": np.int32, "op": np.str_, "t_start": np.float64,
     "total_s": np.float64, "rows": np.int64, "bytes": np.int64, "ok": np.bool_, "kind": np.str_,
     **{f: np.float64 for f in PHASE_FIELDS}, "wire_bytes": np.int64, "error": np.str_,
-    "node": np.str_, "extra": np.str_, "host": np.str_,
+    "node": np.str_, "extra": np.str_, "host": np.str_, "intended_s": np.float64,
 }  # strings as fixed-width numpy text: pickled as one buffer, not one object per record
 assert tuple(FIELD_DTYPES) == OpRecord._fields
 

@@ -53,7 +53,7 @@ STEP_COLUMNS = {
     "run_id": pa.string(), "step": pa.int32(), "users": pa.int32(), "label": pa.string(), "params": pa.string(),
     "started_at": pa.timestamp("us"), "window_s": pa.float64(), "status": pa.string(),
     "cache_methods": pa.string(), "released_at": pa.timestamp("us"), "release_clock": pa.float64(),
-    "facts": pa.string(),
+    "facts": pa.string(), "rate": pa.float64(),
 }
 WORKER_COLUMNS = {
     "run_id": pa.string(), "step": pa.int32(), "worker": pa.int32(), "pid": pa.int32(), "node": pa.string(),
@@ -66,6 +66,7 @@ OPS_COLUMNS = {
     "server_s": pa.float64(), "transfer_s": pa.float64(), "decode_s": pa.float64(), "rows": pa.int64(),
     "bytes": pa.int64(), "ok": pa.bool_(), "error": pa.string(), "node": pa.string(), "kind": pa.string(),
     "read_s": pa.float64(), "wire_bytes": pa.int64(), "extra": pa.string(), "host": pa.string(),
+    "intended_s": pa.float64(),
 }
 RESOURCE_COLUMNS = {
     "run_id": pa.string(), "t": pa.float64(), "cpu_percent": pa.float64(), "rss_bytes": pa.int64(),
@@ -217,20 +218,63 @@ def table(rows: list[dict[str, Any]], columns: dict[str, pa.DataType]) -> pa.Tab
     return pa.table(arrays)
 
 
-def ops_table(run_id: str, records: "Columns | list[OpRecord]") -> pa.Table:
+_STRING_COLUMNS = [name for name, kind in OPS_COLUMNS.items() if kind == pa.string()]
+_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+# Record parts are written often (every few hundredths of a second under load): strings as
+# dictionaries (a run's few operation names, kinds and hosts), no dictionary tried on the numbers,
+# statistics only where a reader prunes by them, no Arrow schema (readers see plain strings)
+PART_WRITE = {"compression": "lz4", "use_dictionary": _STRING_COLUMNS, "write_statistics": ["run_id", "step", "kind"],
+              "store_schema": False}
+
+
+def ops_table(run_id: str, records: "Columns | list[Columns] | list[OpRecord]") -> pa.Table:
+    """Records (one batch of columns, several, or OpRecords) as the catalog's Arrow table, built
+    column by column: string columns as dictionaries (a batch's value repeated costs one value and
+    a run of zero indices), never value by value."""
+    if isinstance(records, list) and records and isinstance(records[0], dict):
+        return pa.concat_tables([ops_table(run_id, batch) for batch in records])
     columns = as_columns(records)
     count = batch_length(columns)
-    arrays = {"run_id": pa.array(np.full(count, run_id, dtype=object), pa.string())}
+    arrays = {}
     for name, kind in OPS_COLUMNS.items():
-        if name != "run_id":
+        if name == "run_id":
+            arrays[name] = _repeated(run_id, count)
+        elif kind == pa.string():
+            arrays[name] = _strings(columns[name], null_if_empty=name == "extra")
+        else:
             values = columns[name]
             arrays[name] = pa.array(values, kind, mask=_missing(name, values))
     return pa.table(arrays)
 
 
+def _repeated(value: str, count: int, null: bool = False) -> pa.DictionaryArray:
+    indices = pa.array(np.zeros(count, np.int32), mask=np.ones(count, np.bool_) if null else None)
+    return pa.DictionaryArray.from_arrays(indices, pa.array([value], pa.string()))
+
+
+def _strings(values: np.ndarray, null_if_empty: bool = False) -> pa.DictionaryArray:
+    if not len(values):
+        return pa.array([], _DICTIONARY)
+    first = values[0]
+    if (values == first).all():
+        return _repeated(str(first), len(values), null=null_if_empty and first == "")
+    mask = (values == "") if null_if_empty else None
+    return pa.array(values, pa.string(), mask=mask).dictionary_encode()
+
+
+def _as_dictionaries(table: pa.Table) -> pa.Table:
+    """String columns as dictionaries (a migrated run's plain strings), so every part of a writer concatenates."""
+    for name in _STRING_COLUMNS:
+        column = table.column(name)
+        if column.type != _DICTIONARY:
+            table = table.set_column(table.schema.get_field_index(name), pa.field(name, _DICTIONARY),
+                                     column.cast(pa.string()).dictionary_encode())
+    return table
+
+
 def _missing(name: str, values: np.ndarray) -> np.ndarray | None:
     """Which values are NULL: absent phases (NaN), unknown wire bytes, no extra facts."""
-    if name in PHASE_FIELDS:
+    if name in PHASE_FIELDS or name == "intended_s":
         return np.isnan(values)
     if name == "wire_bytes":
         return values == UNKNOWN_BYTES
@@ -453,7 +497,8 @@ class RunWriter(RunFolder):
             raise
         number = self._next_part
         self._next_part += 1
-        _written(folder / f"{number:06d}.parquet", lambda temporary: pq.write_table(ops, temporary, compression="lz4"))
+        ops = _as_dictionaries(ops)
+        _written(folder / f"{number:06d}.parquet", lambda temporary: pq.write_table(ops, temporary, **PART_WRITE))
         self._recent.append((number, ops))
         if len(self._recent) >= MERGE_PARTS:
             self._merge_recent()
@@ -466,7 +511,7 @@ class RunWriter(RunFolder):
         merged = pa.concat_tables([t for _, t in self._recent], promote_options="default")
         folder = self.folder / OPS_DIR
         _written(folder / f"{first:06d}-{last:06d}.parquet",
-                 lambda temporary: pq.write_table(merged, temporary, compression="lz4"))
+                 lambda temporary: pq.write_table(merged, temporary, **PART_WRITE))
         for number, _ in self._recent:
             (folder / f"{number:06d}.parquet").unlink(missing_ok=True)
         self._recent = []
@@ -516,8 +561,8 @@ class RunWriter(RunFolder):
         parts = [p for p in self.ops_files() if p.parent.name == OPS_DIR]
         if not parts:
             return
-        whole = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default") \
-            .select(list(OPS_COLUMNS))
+        whole = pa.concat_tables([pq.read_table(p) for p in parts] + [pa.schema(OPS_COLUMNS).empty_table()],
+                                 promote_options="default").select(list(OPS_COLUMNS))
         _written(self.folder / OPS_FILE, lambda temporary: pq.write_table(whole, temporary, compression="zstd"))
         shutil.rmtree(self.folder / OPS_DIR, ignore_errors=True)
 

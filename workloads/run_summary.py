@@ -9,9 +9,11 @@ from typing import Any
 from workloads.environment import busy_note
 from workloads.figures import phase_summary, step_figures
 from workloads.references import DISK, published_findings, published_sweeps
+from workloads.schedule import LATE_S
 from workloads.targets.base import PHASES
 
 KNEE_GAIN = 0.10       # a step that adds users but less than 10 % throughput: the sweep stopped scaling
+LOAD_KNEE_FACTOR = 2.0  # open loop: p99 latency over twice the p99 service time (plus LATE_S) has departed from it
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,11 @@ class StepAnswer:
     cold_ops: int = 0                                          # a cold step: measured operations that held cold
     cold_p50_s: float | None = None                            # their median
     index: int = 0                                             # the step's number in the store
+    rate: float | None = None                                  # open loop: offered operations per second
+    latency_p50_s: float | None = None                         # ... from each operation's intended start
+    latency_p99_s: float | None = None
+    late_ops: int = 0
+    missed_ops: int = 0
 
     def cold_line(self) -> str:
         """``cold: N of M operations`` (a cold step's own count, ``workloads.cold``)."""
@@ -55,10 +62,27 @@ class RunAnswer:
     published: list[str] = field(default_factory=list)          # the seed reports' findings, as text
     published_sweeps: list[Any] = field(default_factory=list)   # workloads.references sweeps
     busy: str = ""                          # the machine was busy as it began (workloads.environment.busy_note)
+    load_knee_rate: float | None = None     # open loop: the offered rate where latency departs from service time
+    load_note: str = ""
+
+    @property
+    def is_open_loop(self) -> bool:
+        return any(s.rate for s in self.steps)
 
     @property
     def is_sweep(self) -> bool:
-        return len({s.users for s in self.steps}) > 1
+        return len({s.users for s in self.steps}) > 1 and not self.is_open_loop
+
+
+def load_knee(rates: list[float], latency_p99: list[float | None], service_p99: list[float | None],
+              factor: float = LOAD_KNEE_FACTOR) -> float | None:
+    """The lowest offered rate whose p99 latency (from intended starts) has departed from its p99
+    service time: over ``factor`` times it plus ``LATE_S``, a queue building up rather than a late
+    wake-up; None when no rate has (or none was measured)."""
+    for rate, latency, service in sorted(zip(rates, latency_p99, service_p99)):
+        if latency is not None and service is not None and latency > factor * service + LATE_S:
+            return rate
+    return None
 
 
 def sweep_knee(users: list[int], throughput: list[float], gain: float = KNEE_GAIN) -> int | None:
@@ -88,9 +112,19 @@ def run_answer(store, run_id: str) -> RunAnswer:
             phases={p: means[p] for p in PHASES if p in means},
             phase_source=f"{count:,} {source} operation{'s' if count != 1 else ''}" if count else "",
             short=str(row.short_reason) if bool(row.short) else "",
-            cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s), index=int(row.step)))
+            cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s), index=int(row.step),
+            rate=_num(row.rate), latency_p50_s=_num(row.latency_p50_s), latency_p99_s=_num(row.latency_p99_s),
+            late_ops=int(_num(row.late_ops) or 0), missed_ops=int(_num(row.missed_ops) or 0)))
     knee, note = None, ""
-    if len({s.users for s in steps}) > 2:
+    load_rate, load_note = None, ""
+    open_steps = [s for s in steps if s.rate]
+    if open_steps:
+        load_rate = load_knee([s.rate for s in open_steps], [s.latency_p99_s for s in open_steps],
+                              [s.p99_s for s in open_steps])
+        note_of = f"{load_rate:,.6g} ops/s" if load_rate else ""
+        load_note = (f"p99 latency departs from the service time at {note_of} offered" if load_rate else
+                     "p99 latency stays with the service time at every rate offered")
+    elif len({s.users for s in steps}) > 2:
         moved = any(s.rows_per_s for s in steps)
         knee = sweep_knee([s.users for s in steps], [(s.rows_per_s if moved else s.ops_per_s) for s in steps])
         note = (f"throughput stops growing at {knee} user{'s' if knee != 1 else ''}" if knee else
@@ -103,7 +137,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
                      message=str(run["message"] or ""), target=str(run["target"]), workload=workload,
                      dataset=dataset, cache=str(run["cache"]), steps=steps, knee_users=knee, knee_note=note,
                      published=list(published), published_sweeps=list(published_sweeps(workload, dataset)),
-                     busy=busy_note(run.get("environment") or {}))
+                     busy=busy_note(run.get("environment") or {}), load_knee_rate=load_rate,
+                     load_note=load_note)
 
 
 def _num(value) -> float | None:

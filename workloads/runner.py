@@ -57,6 +57,9 @@ def check_scenario(scenario: Scenario) -> dict[str, Any]:
     params = workload.validate(scenario.params)
     if workload.bounded_by_operations and not scenario.operations and not scenario.duration_s:
         raise ValueError(f"{scenario.workload} needs a number of operations per user or a duration")
+    if scenario.rate and any(step.rate <= 0 for step in workload.steps(scenario)):
+        raise ValueError(f"{scenario.workload} sweeps steps of its own: an open-loop rate is offered to workloads "
+                         "whose steps are users")
     make_target(scenario.target, scenario.target_config)  # config only, no I/O
     return params
 
@@ -220,7 +223,7 @@ class Runner:
             launch.close()
 
     def _run_launched_step(self, step: StepPlan, layout: Layout | None, launch: StepLaunch) -> None:
-        self.store.add_step(self.run_id, step.index, step.users, step.label, step.params)
+        self.store.add_step(self.run_id, step.index, step.users, step.label, step.params, step.rate)
         self._metrics.begin_step(step.index, step.users, step.label, self.clock())
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: starting "
                                  f"{step.users} worker process{'es' if step.users > 1 else ''}")

@@ -19,6 +19,7 @@ import tomli_w
 
 from workloads.datasets.schema import Scale, StringMode
 from workloads.distributed.placement import check_placement
+from workloads.schedule import check_rates
 
 CACHE_STATES = ("warm", "cold")
 
@@ -43,6 +44,9 @@ class Scenario:
     scheduler: str = ""            # a Dask scheduler (tcp://host:port) whose workers run the users, or ""
     placement: str = "spread"      # how users go to the Dask workers: spread | packed | pinned
     pins: dict[str, int] = field(default_factory=dict)   # pinned: host (address or name) -> users
+    rate: tuple[float, ...] = ()   # open loop (workloads.schedule): operations per second, a step each; () = closed loop
+    rate_per: str = "total"        # the rate is the step's in total, or each user's
+    schedule: str = "constant"     # constant | poisson
 
     def __post_init__(self) -> None:
         StringMode.parse(self.strings)
@@ -57,6 +61,9 @@ class Scenario:
         if self.warmup_ops < 0 or self.probe_ops < 0:
             raise ValueError("warm-up and probe operations must not be negative")
         check_placement(self.scheduler, self.placement, self.pins)
+        if not isinstance(self.rate, tuple):
+            object.__setattr__(self, "rate", rates(self.rate))
+        check_rates(self.rate, self.schedule, self.rate_per)
 
     def __repr__(self) -> str:           # what logs and tracebacks show: never a password
         fields = ", ".join(f"{k}={redacted(v)!r}" for k, v in self.__dict__.items())
@@ -72,6 +79,7 @@ class Scenario:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["users"] = list(self.users)
+        data["rate"] = list(self.rate)
         return data
 
     @classmethod
@@ -95,6 +103,8 @@ class Scenario:
             values["scale"] = Scale(**{k: _typed(f"scale.{k}", v, SCALE_TYPES[k]) for k, v in scale.items()})
         if "users" in values:
             values["users"] = _users(values["users"])
+        if "rate" in values:
+            values["rate"] = rates(values["rate"])
         if "pins" in values:
             values["pins"] = {str(k): _typed(f"pins.{k}", v, "int") for k, v in values["pins"].items()}
         return cls(**values)
@@ -124,10 +134,12 @@ class Scenario:
 FIELD_TYPES = {"name": "str", "dataset": "str", "scale": "table", "strings": "str", "target": "str",
                "target_config": "table", "workload": "str", "params": "table", "users": "users",
                "cache": "str", "operations": "int", "duration_s": "number", "warmup_ops": "int",
-               "probe_ops": "int", "experiment": "str", "scheduler": "str", "placement": "str", "pins": "table"}
+               "probe_ops": "int", "experiment": "str", "scheduler": "str", "placement": "str", "pins": "table",
+               "rate": "rates", "rate_per": "str", "schedule": "str"}
 SCALE_TYPES = {"days": "int", "rows_per_day": "int", "symbols": "int", "seed": "int", "start": "str"}
 _EXPECTED = {"str": "text", "int": "a whole number", "number": "a number", "table": "a table",
-             "users": "a list of whole numbers (or one number)"}
+             "users": "a list of whole numbers (or one number)",
+             "rates": "operations per second: a number, a list of numbers or \"500,1000\""}
 
 
 def _typed(key: str, value: Any, kind: str) -> Any:
@@ -135,7 +147,8 @@ def _typed(key: str, value: Any, kind: str) -> Any:
           "int": isinstance(value, int) and not isinstance(value, bool),
           "number": isinstance(value, (int, float)) and not isinstance(value, bool),
           "table": isinstance(value, dict),
-          "users": isinstance(value, (int, str, list, tuple)) and not isinstance(value, bool)}[kind]
+          "users": isinstance(value, (int, str, list, tuple)) and not isinstance(value, bool),
+          "rates": isinstance(value, (int, float, str, list, tuple)) and not isinstance(value, bool)}[kind]
     if not ok:
         raise ValueError(f"{key}: expected {_EXPECTED[kind]}, not {type(value).__name__} {value!r:.60}")
     return float(value) if kind == "number" else value
@@ -152,6 +165,23 @@ def _users(value: Any) -> tuple[int, ...]:
         users.append(item)
     return tuple(users)
 
+def rates(value: Any) -> tuple[float, ...]:
+    """Open-loop rates from a number, a list or the command line's "500,1000,2000" (ValueError
+    naming the key otherwise)."""
+    items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, (int, float)) else list(value)
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            try:
+                item = float(item.strip().replace("_", ""))
+            except ValueError:
+                raise ValueError(f"rate: expected {_EXPECTED['rates']}, not {value!r:.60}") from None
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise ValueError(f"rate: expected {_EXPECTED['rates']}, not {value!r:.60}")
+        out.append(float(item))
+    return tuple(out)
+
+
 UNNAMED = ("", "untitled", "cli")       # names that say nothing: the run gets ``describe``'s instead
 
 
@@ -162,7 +192,11 @@ def describe(scenario: Scenario) -> str:
     count = f"{users[0]} user{'s' if users[0] != 1 else ''}" if len(users) == 1 else \
         f"{min(users)}-{max(users)} users"
     target = scenario.target_config.get("target_key") or scenario.target
-    return f"{target} · {scenario.workload} · {count} · {scenario.cache} cache"
+    loop = ""
+    if scenario.rate:
+        offered = ", ".join(f"{r:,.6g}" for r in scenario.rate)
+        loop = f" · {offered} ops/s{' each' if scenario.rate_per == 'user' else ''} {scenario.schedule}"
+    return f"{target} · {scenario.workload} · {count}{loop} · {scenario.cache} cache"
 
 
 def run_name(scenario: Scenario) -> str:

@@ -298,8 +298,12 @@ class ResultsStore:
         ops_files = [f for run in runs for f in run.ops_files]
         if ops_files:
             listed = ", ".join(f"'{p.replace(chr(39), chr(39) * 2)}'" for p in ops_files)
+            # runs stored before a column was added lack it: the empty table of every column gives
+            # it to them as NULL (a parquet list without it would not know the column at all)
+            self._register("ops_columns", pa.schema(OPS_COLUMNS).empty_table())
             self._con.execute(f"CREATE OR REPLACE TEMP VIEW ops AS SELECT {', '.join(OPS_COLUMNS)} "
-                              f"FROM read_parquet([{listed}], union_by_name = true)")
+                              f"FROM (SELECT * FROM read_parquet([{listed}], union_by_name = true) "
+                              f"UNION ALL BY NAME SELECT * FROM ops_columns)")
         else:
             self._register("ops", pa.schema(OPS_COLUMNS).empty_table())
         self._views_built = True
@@ -405,9 +409,9 @@ class ResultsStore:
             status, message = "failed", f"{self._full[run_id]}; kept {kept:,} operation record{'s' * (kept != 1)}"
         writer.end(status, message)
 
-    def add_step(self, run_id: str, step: int, users: int, label: str, params: dict) -> None:
+    def add_step(self, run_id: str, step: int, users: int, label: str, params: dict, rate: float = 0.0) -> None:
         self._write(run_id, lambda w: w.add_step(
-            {"run_id": run_id, "step": step, "users": users, "label": label,
+            {"run_id": run_id, "step": step, "users": users, "label": label, "rate": rate or None,
              "params": json.dumps(params, default=str), "started_at": utc_now(), "window_s": None,
              "status": "running", "cache_methods": "", "released_at": None, "release_clock": None,
              "facts": None}))
@@ -432,7 +436,7 @@ class ResultsStore:
             {"run_id": run_id, "step": step, "worker": worker, "pid": pid, "node": node, "state": state,
              "error": error, "exitcode": exitcode, "traceback": traceback or None, "host": host}))
 
-    def add_ops(self, run_id: str, records: "Columns | list[OpRecord]") -> None:
+    def add_ops(self, run_id: str, records: "Columns | list[Columns] | list[OpRecord]") -> None:
         table_ = ops_table(run_id, records)
         self._write(run_id, lambda w: w.add_ops(table_))
 

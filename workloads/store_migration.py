@@ -70,7 +70,7 @@ def migrate_legacy_file(path: Path, runs_dir: Path) -> int:
             writer.set_worker(row)
         for row in _rows(con, "resources", run_id, RESOURCE_COLUMNS, order="t"):
             writer.add_resource(row)
-        ops = con.sql(f"SELECT {', '.join(OPS_COLUMNS)} FROM ops WHERE run_id = ? "
+        ops = con.sql(f"SELECT {_selected(con, 'ops', OPS_COLUMNS)} FROM ops WHERE run_id = ? "
                       "ORDER BY step, t_start, worker, seq", params=[run_id]).to_arrow_table()
         writer.add_ops(ops.cast(pa.schema(OPS_COLUMNS)))
         writer.seal_ops()
@@ -81,8 +81,14 @@ def migrate_legacy_file(path: Path, runs_dir: Path) -> int:
     return copied
 
 
+def _selected(con, table: str, columns: dict) -> str:
+    """The select list of ``columns``, NULL for those the old file's table never had (added since)."""
+    present = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
+    return ", ".join(name if name in present else f"NULL AS {name}" for name in columns)
+
+
 def _rows(con, table: str, run_id: str, columns: dict, order: str = "") -> list[dict]:
-    frame = con.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE run_id = ?"
+    frame = con.execute(f"SELECT {_selected(con, table, columns)} FROM {table} WHERE run_id = ?"
                         + (f" ORDER BY {order}" if order else ""), [run_id]).df()
     return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 

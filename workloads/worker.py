@@ -40,13 +40,15 @@ from workloads.figures import MIN_OPS
 from workloads.warmup import more_warmup
 from workloads.kinds.base import apply_counts
 from workloads.messages import Done, Failed, MeasuredDone, Ready, Records
-from workloads.records import (MEASURED, PROBE, UNKNOWN_BYTES, UNSUPPORTED, WARMUP, OpRecord, extra_json,
-                               to_columns)
-from workloads.targets.base import PHASES, Layout, NotSupported
+from workloads.record_buffer import RecordBuffer
+from workloads.records import MEASURED, MISSED, PROBE, UNSUPPORTED, WARMUP
+from workloads.schedule import Schedule
+from workloads.targets.base import Layout, NotSupported
 
-_NO_PHASES = (None,) * len(PHASES)
-FLUSH_EVERY_S = 0.1
-FLUSH_EVERY_RECORDS = 256
+_NAN = float("nan")
+FLUSH_EVERY_S = 0.1         # records reach the parent within this (a kill -9 loses no more)
+FLUSH_EVERY_RECORDS = 4096
+CHECK_EVERY_S = 0.005       # how often the loop looks at the cancel flag and the parent
 MAX_CONSECUTIVE_ERRORS = 5
 POLL_S = 0.05
 
@@ -199,10 +201,10 @@ class _Operations:
         self.cache_methods: list[str] = []
         self.probes_wanted = (workload.uses_target and scenario.probe_ops > 0
                               and workload.op_name in ctx.target.probed_ops)
-        self._warmups: list[tuple[float, OpRecord]] = []
-        self._step_index = int(spec.step["index"])
-        self._batch: list[OpRecord] = []
-        self._last_flush = time.monotonic()
+        step = int(spec.step["index"])
+        self._warmups = RecordBuffer(step, spec.worker, spec.host)
+        self._buffer = RecordBuffer(step, spec.worker, spec.host)
+        self._last_flush = time.perf_counter()
 
     # --- warm-up: before the release, so it never overlaps a measured operation ----------------
     def warm_up(self) -> None:
@@ -218,7 +220,8 @@ class _Operations:
             if op is None:
                 break
             started, total, result, error = self._timed(op, clear_first=self.cold)
-            self._warmups.append((started, self._record(WARMUP, seq, 0.0, total, result, error, op)))
+            self._warmups.add(WARMUP, seq, started, total, result, error,
+                              getattr(op, "op_name", self.workload.op_name))
             result = None
             failed = failed or bool(error)
             seconds.append(total)
@@ -230,57 +233,115 @@ class _Operations:
         once the measured operations are over: handled at the release, a whole warm-up batch made
         the parent compete with the first measured operations (a PostgreSQL slice step measured
         1.28x its hand-written path that way, 0.96x with the batch sent after)."""
-        records = [r._replace(t_start=started - t0) for started, r in self._warmups]
-        self._warmups = []
-        if records:
-            try:
-                self.conn.send(Records(self.spec.worker, to_columns(records)))
-            except (OSError, ValueError):     # the parent is gone or closed the pipe: nothing to keep them for
-                pass
+        if not len(self._warmups):
+            return
+        records = self._warmups.take()
+        records["t_start"] -= t0          # they were stamped on the monotonic clock
+        try:
+            self.conn.send(Records(self.spec.worker, records))
+        except (OSError, ValueError):     # the parent is gone or closed the pipe: nothing to keep them for
+            pass
 
     # --- measured and probe operations ------------------------------------------------------
     def run(self, kind: str, t0: float, stop_event) -> int:
+        """This worker's operations of ``kind`` until its share is done. What the harness adds to an
+        operation is kept small (``benchmarks/bench_harness.py``): one pair of clock reads around
+        it, its figures appended to typed columns (``workloads.record_buffer``), the cancel flag and
+        the parent looked at every ``CHECK_EVERY_S`` rather than every operation."""
         scenario, ctx = self.ctx.scenario, self.ctx
         measured = kind == MEASURED
         limit = (scenario.operations if self.workload.bounded_by_operations else 0) if measured \
             else scenario.probe_ops
         timed = measured and scenario.duration_s > 0
-        deadline = t0 + scenario.duration_s if timed else float("inf")
+        # the release on perf_counter's clock (on Linux the same CLOCK_MONOTONIC: a difference of 0)
+        origin = t0 - (time.monotonic() - time.perf_counter())
+        deadline = origin + scenario.duration_s if timed else float("inf")
         # a busy machine can fit too few operations in a short duration to measure the step:
         # a timed step runs on until its users together have made MIN_OPS of them
         floor = math.ceil(MIN_OPS / max(1, ctx.step.users)) if timed else 0
+        schedule = self._schedule() if measured and ctx.step.rate > 0 else None
+        buffer = self._buffer
+        default_name = self.workload.op_name
+        buffer.begin(kind, 0, default_name)
+        # the loop's names bound once: a lookup per operation is the harness's own cost
+        add_start, add_total, add_rows, add_bytes = buffer.appenders()
+        add_intended = buffer.intended_appender()
+        next_op, clock = self.workload.next_op, time.perf_counter
+        probe_mode = None if measured else ctx.target.probe_mode
+        cold = self.cold
         ctx.rows_done = 0
-        seq = consecutive_errors = 0
+        seq = consecutive_errors = pending = 0
+        now = next_check = last_flush = clock()
+        stopped = False
+        cache = None
         try:
             while True:
-                done = (stop_event.is_set() or (limit and seq >= limit)
-                        or (time.monotonic() >= deadline and seq >= floor) or parent_gone())
-                op = None if done else self.workload.next_op(ctx, seq)
-                cache = self._start_cold(op)
-                if (cache is not None and not cache.go) or (cache is None and op is None):
+                if now >= next_check:
+                    stopped = stop_event.is_set() or parent_gone()
+                    next_check = now + CHECK_EVERY_S
+                done = stopped or (limit and seq >= limit) or (now >= deadline and seq >= floor)
+                op = None if done else next_op(ctx, seq)
+                if cold:
+                    cache = self._start_cold(op)
+                    if not cache.go:
+                        break
+                    if op is None:        # done, but the step's other users go on: their rounds wait for none
+                        continue
+                elif op is None:
                     break
-                if op is None:            # done, but the step's other users go on: their rounds wait for none
-                    continue
-                if measured:
-                    started, total, result, error = self._timed(op)
+                if schedule is not None:
+                    intended = schedule.next_start()
+                    if origin + intended > clock() and not self._sleep_until(origin + intended, stop_event):
+                        break
+                    add_intended(intended)
+                if probe_mode is None:
+                    began = clock()
+                    try:
+                        result, error = op(), ""
+                    except Exception as exc:
+                        result, error = None, describe_error(exc)
+                    now = clock()
                 else:
-                    with ctx.target.probe_mode():
-                        started, total, result, error = self._timed(op)
-                unsupported = error.startswith(NotSupported.__name__)
-                record_kind = UNSUPPORTED if unsupported else kind
-                self._batch.append(self._record(record_kind, seq, started - t0, total, result, error, op,
-                                                cache.facts() if cache is not None else None))
+                    with probe_mode():
+                        began = clock()
+                        try:
+                            result, error = op(), ""
+                        except Exception as exc:
+                            result, error = None, describe_error(exc)
+                        now = clock()
+                # the record: a few appends to typed columns; what few operations have goes aside
+                marks = getattr(op, "__dict__", None)      # named(), counted_as(), checked() mark the operation
+                add_start(began - origin)
+                add_total(now - began)
+                if marks:
+                    buffer.name(pending, marks.get("op_name", default_name))
                 if result is not None:
-                    ctx.rows_done += result.rows
+                    if marks:
+                        apply_counts(op, result)
+                    rows = result.rows
+                    add_rows(rows)
+                    add_bytes(result.nbytes)
+                    ctx.rows_done += rows
                     consecutive_errors = 0
-                elif not unsupported:
-                    consecutive_errors += 1
+                    if (cache is not None or result.phases or result.node or result.extra
+                            or result.wire_bytes is not None):
+                        buffer.rare(pending, result, "", cache.facts() if cache is not None else None)
+                else:
+                    add_rows(0)
+                    add_bytes(0)
+                    unsupported = error.startswith(NotSupported.__name__)
+                    consecutive_errors += not unsupported
+                    buffer.rare(pending, None, error, cache.facts() if cache is not None else None,
+                                UNSUPPORTED if unsupported else "")
                 # Free the result before the next operation, as a job that handles one day at a time
                 # does: a frame still held while the next one loads changes how memory is reused
                 # (2M-row pickle loads alternate 30 / 110 ms) and doubles the memory a big day needs.
                 result = None
                 seq += 1
-                self._flush_if_due()
+                pending += 1
+                if pending >= FLUSH_EVERY_RECORDS or now - last_flush >= FLUSH_EVERY_S:
+                    self._flush(now)
+                    pending, last_flush = 0, now
                 if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
                     self._flush()
                     raise RuntimeError(f"stopped after {consecutive_errors} failed operations in a row; "
@@ -292,7 +353,31 @@ class _Operations:
                 self.rounds.abort()       # the others must not wait for this user's next round
             raise
         self._flush()
+        if schedule is not None and timed:
+            self._record_missed(schedule, seq, scenario.duration_s)
         return seq
+
+    def _schedule(self) -> Schedule:
+        step, scenario = self.ctx.step, self.ctx.scenario
+        seeds = np.random.SeedSequence([scenario.scale.seed, step.index, self.spec.worker, 1])  # not the workload's
+        return Schedule(step.rate / max(1, step.users), scenario.schedule, self.spec.worker, step.users, seeds)
+
+    @staticmethod
+    def _sleep_until(wake: float, stop_event) -> bool:
+        """Wait for an intended start (False: the run was stopped meanwhile)."""
+        while (left := wake - time.perf_counter()) > 0:
+            if left > CHECK_EVERY_S and (stop_event.is_set() or parent_gone()):
+                return False
+            time.sleep(min(left, POLL_S))
+        return True
+
+    def _record_missed(self, schedule: Schedule, seq: int, duration_s: float) -> None:
+        """The scheduled starts of the step's duration this user never reached, one record each
+        (kind "missed": its intended start, no time): a stalled server's backlog is counted, not lost."""
+        while schedule.peek() < duration_s:
+            self._buffer.add(MISSED, seq, _NAN, _NAN, None, "", self.workload.op_name, intended=schedule.next_start())
+            seq += 1
+        self._flush()
 
     def _start_cold(self, op) -> RoundStart | None:
         """A cold step's cache facts for the next operation (None in a warm step): in rounds,
@@ -346,28 +431,7 @@ class _Operations:
             apply_counts(op, result)
         return started, total, result, error
 
-    def _record(self, kind: str, seq: int, t_start: float, total: float, result, error: str,
-                operation, cache: dict | None = None) -> OpRecord:
-        # positional, in field order: this runs once per operation (the harness's own cost)
-        step, worker, host = self._step_index, self.spec.worker, self.spec.host
-        op = getattr(operation, "op_name", self.workload.op_name)
-        if result is None:
-            return OpRecord(step, worker, seq, op, t_start, total, 0, 0, False, kind, *_NO_PHASES,
-                            UNKNOWN_BYTES, error, "", extra_json(cache), host)
-        phases = result.phases
-        wire = result.wire_bytes
-        extra = {**result.extra, **cache} if cache else result.extra
-        return OpRecord(step, worker, seq, op, t_start, total, result.rows, result.nbytes, True, kind,
-                        *(tuple(phases.get(p) for p in PHASES) if phases else _NO_PHASES),
-                        UNKNOWN_BYTES if wire is None else int(wire), error, result.node or "",
-                        extra_json(extra), host)
-
-    def _flush_if_due(self) -> None:
-        if len(self._batch) >= FLUSH_EVERY_RECORDS or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._batch:
-            self.conn.send(Records(self.spec.worker, to_columns(self._batch)))
-            self._batch = []
-        self._last_flush = time.monotonic()
+    def _flush(self, now: float | None = None) -> None:
+        if len(self._buffer):
+            self.conn.send(Records(self.spec.worker, self._buffer.take()))
+        self._last_flush = time.perf_counter() if now is None else now

@@ -12,6 +12,7 @@ import numpy as np
 from workloads.datasets.base import Dataset
 from workloads.params import Param
 from workloads.scenario import Scenario
+from workloads.schedule import user_rate
 from workloads.targets.base import Layout, OpResult, Target
 
 Operation = Callable[[], OpResult]
@@ -56,6 +57,7 @@ class StepPlan:
     users: int
     label: str                                  # e.g. "4 users" or "batch 1000 rows"
     params: dict[str, Any] = field(default_factory=dict)
+    rate: float = 0.0                           # open loop: operations per second offered (0 = closed loop)
 
 
 @dataclass
@@ -96,9 +98,16 @@ class Workload(ABC):
         return {name: p.coerce(raw.get(name, p.default)) for name, p in known.items()}
 
     def steps(self, scenario: Scenario) -> list[StepPlan]:
-        """One step per users value (a users sweep); workloads with other sweeps override."""
-        return [StepPlan(i, users, f"{users} user{'s' if users > 1 else ''}")
-                for i, users in enumerate(scenario.users)]
+        """One step per users value (a users sweep), and with open-loop rates one per users value
+        and rate (``workloads.schedule``); workloads with other sweeps override."""
+        if not scenario.rate:
+            return [StepPlan(i, users, f"{users} user{'s' if users > 1 else ''}")
+                    for i, users in enumerate(scenario.users)]
+        pairs = [(users, rate) for users in scenario.users for rate in scenario.rate]
+        return [StepPlan(i, users, f"{users} user{'s' if users > 1 else ''} at {rate:,.6g} ops/s"
+                                   f"{' each' if scenario.rate_per == 'user' else ''}",
+                         rate=user_rate(rate, scenario.rate_per, users) * users)
+                for i, (users, rate) in enumerate(pairs)]
 
     def setup(self, ctx: WorkerContext) -> None:
         """Untimed per-worker preparation (e.g. build the batches to upload)."""

@@ -37,6 +37,10 @@ def test_an_open_loop_answer_draws_latency_against_offered_load_with_its_knee(ma
     assert np.allclose(service, [0.002] * 3)
     assert view.load_chart.knee_text() == "knee: 1,600 ops/s"
     assert "Open loop: p99 latency departs from the service time at 1,600 ops/s" in view.knee_label.text()
+    # the table: what a client on the schedule waited beside the service time, late and missed starts
+    assert view.table.horizontalHeaderItem(5).text() == "latency p99"
+    assert view.table.item(2, 5).text() == "400 ms" and view.table.item(2, 7).text() == "2 ms"
+    assert view.table.item(2, 8).text() == "900 · 0"
     headline = view.headline_label.text()        # the highest rate still served answers
     assert "offered 400 ops/s" in headline and "from the intended start" in headline
 
@@ -49,7 +53,7 @@ def test_a_closed_loop_answer_hides_the_load_chart(make_widget):
                        workload="read-day", dataset="taq", cache="warm",
                        steps=[StepAnswer("1 user", 1, 10, 0, 1e6, 40.0, 10.0, 0.1, 0.1, 0.1, 0.2)])
     view.show_answer(closed)
-    assert not view.load_chart.isVisible()
+    assert not view.load_chart.isVisible() and view.table.horizontalHeaderItem(5).text() == "p50"
 
 
 @pytest.fixture

@@ -81,8 +81,17 @@ class LoadLatencyChart(ChartBase):
                                      label=self.knee_text(), labelOpts={"position": 0.92, "color": theme.text})
             self.plot_item.addItem(marker)
             self._items.append(marker)
+        # ticks at the rates offered, read as numbers ("3.2 k"), not pyqtgraph's powers of ten
+        self.plot_item.getAxis("bottom").setTicks([[(math.log10(r), _rate_text(r)) for r in self._rates if r > 0], []])
         if not self.user_view:
             self.plot_item.enableAutoRange()
 
     def _restyle_items(self, theme: Theme) -> None:
         self.mark_dirty()
+
+
+def _rate_text(rate: float) -> str:
+    for factor, prefix in ((1e6, " M"), (1e3, " k")):
+        if rate >= factor:
+            return f"{rate / factor:.3g}{prefix}"
+    return f"{rate:.3g}"

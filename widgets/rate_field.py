@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QSizePolicy, QWidget
 
 from workloads.scenario import rates
 from workloads.schedule import RATE_PER, SCHEDULES
@@ -33,6 +33,10 @@ class RateField(QWidget):
             self.schedule_combo.addItem(schedule, schedule)
         self.schedule_combo.setToolTip("constant: evenly spaced starts; poisson: exponential gaps, as "
                                        "independent clients arrive")
+        for combo in (self.per_combo, self.schedule_combo):      # the rates get the row's width
+            combo.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.rate_edit.setMinimumWidth(self.rate_edit.fontMetrics().horizontalAdvance("500,1000,2000,4000") + 12)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.rate_edit, 1)

@@ -22,6 +22,9 @@ from workloads.text import plural
 TABLE_ROWS_SHOWN = 6              # steps in view without scrolling; the sweep chart takes the rest
 PUBLISHED_LINES = 3
 COLUMNS = ("step", "operations", "rows/s", "MB/s", "ops/s", "p50", "p95", "p99", "first op", "phases (mean)")
+# an open loop's steps: what a client on the schedule waited beside what the operation took
+OPEN_COLUMNS = ("step", "operations", "rows/s", "ops/s", "latency p50", "latency p99", "service p50", "service p99",
+                "late · missed", "phases (mean)")
 
 
 def rate(value: float | None, unit: str = "") -> str:
@@ -129,7 +132,7 @@ class RunResultsView(QWidget):
                  f"Open loop: {answer.load_note}." if answer.load_note else "", answer.busy]
         self.knee_label.setText(" ".join(n for n in notes if n))
         self.knee_label.setVisible(any(notes))
-        self._fill_table(answer.steps, cold=answer.cache == "cold")
+        self._fill_table(answer.steps, cold=answer.cache == "cold", open_loop=answer.is_open_loop)
         self._fill_sweep(answer)
         self._fill_load(answer)
         self._fit_table()
@@ -152,7 +155,11 @@ class RunResultsView(QWidget):
         total = max(self.splitter.height(), height + 1)
         self.splitter.setSizes([height, total - height, total - height])    # the hidden chart takes none
 
-    def _fill_table(self, steps: list[StepAnswer], cold: bool = False) -> None:
+    def _fill_table(self, steps: list[StepAnswer], cold: bool = False, open_loop: bool = False) -> None:
+        self.table.setHorizontalHeaderLabels(OPEN_COLUMNS if open_loop else COLUMNS)
+        for col in (4, 5):
+            self.table.horizontalHeaderItem(col).setToolTip(
+                "from each operation's intended start on the step's schedule" if open_loop else "")
         self.table.setRowCount(len(steps))
         for row, step in enumerate(steps):
             phases = " · ".join(f"{p} {format_seconds(v)}" for p, v in step.phases.items())
@@ -160,10 +167,17 @@ class RunResultsView(QWidget):
                 phases += f" ({step.phase_source})"
             ops = f"{step.ops:,}" + (f" ({step.cold_ops:,} cold)" if cold else "") + \
                 (f" ({step.errors:,} failed)" if step.errors else "")
-            cells = [step.label + (" ⚠" if step.short else ""), ops,
-                     rate(step.rows_per_s), rate(step.mb_per_s), rate(step.ops_per_s),
-                     *(format_seconds(v) if v is not None else "" for v in (step.p50_s, step.p95_s, step.p99_s, step.first_op_s)),
-                     phases]
+            if open_loop:
+                cells = [step.label + (" ⚠" if step.short else ""), ops, rate(step.rows_per_s), rate(step.ops_per_s),
+                         *(format_seconds(v) if v is not None else "" for v in
+                           (step.latency_p50_s, step.latency_p99_s, step.p50_s, step.p99_s)),
+                         f"{step.late_ops:,} · {step.missed_ops:,}", phases]
+            else:
+                cells = [step.label + (" ⚠" if step.short else ""), ops,
+                         rate(step.rows_per_s), rate(step.mb_per_s), rate(step.ops_per_s),
+                         *(format_seconds(v) if v is not None else "" for v in
+                           (step.p50_s, step.p95_s, step.p99_s, step.first_op_s)),
+                         phases]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if col == len(COLUMNS) - 1:

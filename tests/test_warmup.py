@@ -73,14 +73,14 @@ def _operations(cache: str, warmup_ops: int, warmups, measured=0.02):
     scenario = SimpleNamespace(cache=cache, warmup_ops=warmup_ops, operations=3, duration_s=0.0, probe_ops=0)
     target = SimpleNamespace(drop_cache=lambda layout: ["dropped"], probed_ops=frozenset())
     ctx = SimpleNamespace(scenario=scenario, target=target, layout=None, rows_done=0,
-                          step=SimpleNamespace(users=1), state={"warming": True})
+                          step=SimpleNamespace(users=1, rate=0.0), state={"warming": True})
     spec = SimpleNamespace(worker=0, step={"index": 0}, host="")
     workload = _Scheduled(warmups, measured)
     return _Operations(spec, ctx, workload, _Pipe()), ctx
 
 
 def _warmup_frame(ops: _Operations) -> pd.DataFrame:
-    return pd.DataFrame([r._asdict() for _, r in ops._warmups])
+    return pd.DataFrame(ops._warmups.take())
 
 
 def test_a_worker_that_starts_slow_warms_up_past_the_slow_operations():

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import pickle
+import struct
 import threading
 import time
 from contextlib import contextmanager
 from multiprocessing.connection import wait
 from typing import Any
+
+import pyarrow as pa
 
 from workloads.collector import exit_description
 from workloads.messages import Done, Failed
@@ -32,12 +35,16 @@ def step_names(key: str) -> dict[str, str]:
 
 
 def pack(messages: list[tuple[int, Any]]) -> bytes:
-    """(user, message) pairs as one Dask Queue item (a Queue carries msgpack data: bytes)."""
-    return pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL)
+    """(user, message) pairs as one Dask Queue item (a Queue carries msgpack data: bytes), LZ4
+    compressed: a batch's columns repeat their host, kind and name in every record, and a fast
+    operation's records would otherwise send hundreds of MB a second through the scheduler."""
+    data = pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL)
+    return struct.pack("<Q", len(data)) + pa.compress(data, codec="lz4", asbytes=True)
 
 
 def unpack(item: bytes) -> list[tuple[int, Any]]:
-    return pickle.loads(item)
+    (size,) = struct.unpack_from("<Q", item)
+    return pickle.loads(pa.decompress(item[8:], decompressed_size=size, codec="lz4", asbytes=True))
 
 
 @contextmanager
@@ -138,7 +145,7 @@ def run_host(specs: list[WorkerSpec], key: str, offset_s: float, run_client: str
             if count != seen:
                 seen, changed = count, time.monotonic()
             elif time.monotonic() - changed > HEARTBEAT_TIMEOUT_S:
-                events.stop.set()
+                stop_users()        # and reap them here: the relay loop may be busy sending
                 return
 
     threads = [threading.Thread(target=mirror, args=("start", events.start, release_time), daemon=True),

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from widgets.chart_base import DEFAULT_MAX_FPS, ChartBase
 from widgets.theme import Theme, current_theme, series_colour
+from workloads.text import rate
 
 SERIES = ("latency p99 (from intended start)", "latency p50 (from intended start)", "service time p99")
 
@@ -82,16 +83,9 @@ class LoadLatencyChart(ChartBase):
             self.plot_item.addItem(marker)
             self._items.append(marker)
         # ticks at the rates offered, read as numbers ("3.2 k"), not pyqtgraph's powers of ten
-        self.plot_item.getAxis("bottom").setTicks([[(math.log10(r), _rate_text(r)) for r in self._rates if r > 0], []])
+        self.plot_item.getAxis("bottom").setTicks([[(math.log10(r), rate(r)) for r in self._rates if r > 0], []])
         if not self.user_view:
             self.plot_item.enableAutoRange()
 
     def _restyle_items(self, theme: Theme) -> None:
         self.mark_dirty()
-
-
-def _rate_text(rate: float) -> str:
-    for factor, prefix in ((1e6, " M"), (1e3, " k")):
-        if rate >= factor:
-            return f"{rate / factor:.3g}{prefix}"
-    return f"{rate:.3g}"

@@ -17,7 +17,7 @@ from widgets.breakdown_chart import format_seconds
 from widgets.load_latency_chart import LoadLatencyChart
 from widgets.sweep_chart import SweepChart
 from workloads.run_summary import RunAnswer, StepAnswer
-from workloads.text import plural
+from workloads.text import plural, rate
 
 TABLE_ROWS_SHOWN = 6              # steps in view without scrolling; the sweep chart takes the rest
 PUBLISHED_LINES = 3
@@ -25,15 +25,6 @@ COLUMNS = ("step", "operations", "rows/s", "MB/s", "ops/s", "p50", "p95", "p99",
 # an open loop's steps: what a client on the schedule waited beside what the operation took
 OPEN_COLUMNS = ("step", "operations", "rows/s", "ops/s", "latency p50", "latency p99", "service p50", "service p99",
                 "late · missed", "phases (mean)")
-
-
-def rate(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return ""
-    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix} {unit}".rstrip()
-    return f"{value:.3g} {unit}".rstrip()
 
 
 def headline_step(answer: RunAnswer) -> StepAnswer | None:

@@ -1,4 +1,4 @@
-"""Words for counts: "1 user", "2 users", "1,000 rows", "1 query", "3 queries"."""
+"""Words for counts and rates: "1 user", "2 users", "1,000 rows", "3 queries"; "3.2 k ops/s"."""
 from __future__ import annotations
 
 
@@ -7,3 +7,13 @@ def plural(n: float, word: str, plural_word: str | None = None) -> str:
     -> "2 queries", plural(12000, "row") -> "12,000 rows". Only exactly 1 is singular."""
     count = f"{n:,}" if isinstance(n, int) else f"{n:,g}"
     return f"{count} {word if n == 1 else (plural_word or word + 's')}"
+
+
+def rate(value: float | None, unit: str = "") -> str:
+    """A rate in three figures with k / M / G: rate(3200, "ops/s") -> "3.2 k ops/s"; "" for None."""
+    if value is None:
+        return ""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix} {unit}".rstrip()
+    return f"{value:.3g} {unit}".rstrip()

@@ -2,6 +2,7 @@
 launcher as ``tickbench engines start postgres``), checked against the generator and DuckDB."""
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 
 import pandas as pd
@@ -403,3 +404,19 @@ def test_the_practitioners_paths_give_the_targets_rows(opened, layout, day_frame
                 assert normalise(mine, columns).equals(normalise(theirs, columns)), op
     finally:
         paths.close()
+
+
+@pytest.mark.parametrize("value", ["AAPL", "x'y", "é✓", "", "back\\slash", dt.date(2007, 8, 23),
+                                   dt.datetime(2007, 8, 23, 9, 30, 7, 123456), -2147483648, 42, True, None])
+def test_parameters_are_written_as_the_literals_a_user_types(opened, value):
+    """Reads write their day and key into the SQL (ADBC reads through COPY only when nothing is
+    bound): as a user's literal (``DATE '2007-08-23'``, ``'AAPL'``) where one says it exactly, by
+    psycopg otherwise; either way the server reads back the very value."""
+    from workloads.targets.postgres_target import sql_literal
+
+    sql = opened.db.inline("SELECT %(v)s AS v, '100%%' AS pct", {"v": value})
+    literal = sql_literal(value)
+    if literal is not None:
+        assert sql == f"SELECT {literal} AS v, '100%' AS pct"
+    row = opened.db.rows(sql)[0]
+    assert row == {"v": value, "pct": "100%"}

@@ -220,6 +220,27 @@ def _arrow_read_type(ddb_type: str) -> pa.DataType:
     return pa.timestamp("ns") if ddb_type in _TEMPORAL else _READ_TYPES[ddb_type]
 
 
+def sql_literal(value: Any) -> str | None:
+    """``value`` as a plain SQL literal (``DATE '2007-08-23'``, ``'AAPL'``, ``42``), as a user
+    writes one into a query; None for a value it leaves to psycopg (a backslash in text, which
+    ``standard_conforming_strings`` decides; a type not listed). A psycopg cursor made to quote each
+    operation's two values cost ~0.15 ms of a 4 ms slice (measured against the practitioner's
+    literal SQL, interleaved in one process)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, str):
+        return None if "\\" in value or "\x00" in value else "'" + value.replace("'", "''") + "'"
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return f"DATE '{value.isoformat()}'"
+    return None
+
+
 COPY_BINARY_HEADER = 19          # PGCOPY signature (11), flags (4), header extension length (4)
 COPY_BINARY_TRAILER = 2          # the field count -1
 
@@ -324,8 +345,15 @@ class _Server:
                 "&application_name=tickbench")
 
     def inline(self, sql: str, params: Any = None) -> str:
-        """The statement with its parameters written in as literals, quoted by psycopg for this
-        connection (module doc: Reads: ADBC reads through COPY only when nothing is bound)."""
+        """The statement with its parameters written in as literals (module doc: Reads: ADBC reads
+        through COPY only when nothing is bound): the literals a practitioner types
+        (``sql_literal``); a value those do not cover is quoted by psycopg for this connection."""
+        if not params:
+            return sql
+        if isinstance(params, dict):
+            literals = {name: sql_literal(value) for name, value in params.items()}
+            if None not in literals.values():
+                return sql % literals
         psycopg = _psycopg()
         return self.call(lambda: psycopg.ClientCursor(self.conn()).mogrify(sql, params))
 

@@ -545,3 +545,27 @@ def test_the_stand_in_speaks_what_clickhouse_connect_sends(ch_server, compress):
                             parameters=long).result_rows == [(2000,) * 5]
     finally:
         client.close()
+
+
+def test_embedded_reads_write_their_values_as_the_literals_a_user_types(layouts):
+    """chDB reads write the day and key into the SQL (bound parameters cost a slice ~2 %): text
+    quoted and escaped, integers bare, a date as its ISO text; what that does not cover
+    stays bound. Either way chDB reads back the very values."""
+    import datetime as dt
+    from workloads.targets.clickhouse_target import with_literals
+
+    values = {"s": "x'y\\z é✓", "i": -2147483648, "d": dt.date(2007, 8, 23)}
+    sql = "SELECT {s:String} AS s, {i:Int32} AS i, toDate('2007-08-23') = {d:Date} AS same_day"
+    assert with_literals(sql, values) == "SELECT 'x\\'y\\\\z é✓' AS s, -2147483648 AS i, toDate('2007-08-23') = '2007-08-23' AS same_day"
+    assert with_literals("SELECT {t:DateTime64(6)} AS t", {"t": dt.datetime(2007, 8, 23, 9, 30)}) is None
+    assert with_literals("SELECT {n:String} AS n", {"n": "a\0b"}) is None
+    assert with_literals("SELECT {d:Date}, {t:Array(String)}", {"d": dt.date(2007, 8, 23), "t": ["a"]}) is None
+    config, layout = layouts["embedded"]
+    target = make_target("clickhouse", config)
+    target.open(layout)
+    try:
+        with target._conn() as (con, _):
+            row = con.rows(sql, values)[0]
+    finally:
+        target.close()
+    assert row == {"s": "x'y\\z é✓", "i": -2147483648, "same_day": True}

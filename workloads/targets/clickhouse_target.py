@@ -173,6 +173,32 @@ def literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+_PLACEHOLDER = re.compile(r"\{(\w+):([^{}]+)\}")
+_INTEGER_TYPES = frozenset(_INT_PARAM.values())
+
+
+def with_literals(sql: str, params: dict[str, Any]) -> str | None:
+    """``sql`` with its ``{name:Type}`` placeholders written as the literals a user types (text
+    quoted, integers as they are, a date as its ISO text: this module compares ``Date``
+    placeholders with Date columns only, where ClickHouse converts the text); None when a
+    placeholder is of another kind (chDB then binds it). chDB's bound parameters, and a
+    ``CAST('2007-08-23' AS Date)`` alike, cost ~2 % of a 6 ms slice beside the plain literals
+    (measured interleaved in one process)."""
+    def written(match: re.Match) -> str:
+        value, kind = params[match.group(1)], match.group(2)
+        if kind == "String" and isinstance(value, str) and "\0" not in value:
+            return literal(value)
+        if kind in _INTEGER_TYPES and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return str(int(value))
+        if kind == "Date" and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+            return f"'{value.isoformat()}'"
+        raise LookupError(kind)
+    try:
+        return _PLACEHOLDER.sub(written, sql)
+    except (LookupError, KeyError):
+        return None
+
+
 def table_name(dataset: str, scale: Scale) -> str:
     return f"{dataset}_{scale.key()}"
 
@@ -348,6 +374,8 @@ class _ChdbConn:
 
     def _query(self, sql: str, fmt: str, params: dict[str, Any] | None):
         try:
+            if params and (written := with_literals(sql, params)) is not None:
+                sql, params = written, None
             if params:
                 return self.session.query(sql, fmt, params={k: param_text(v) for k, v in params.items()})
             return self.session.query(sql, fmt)

@@ -1,4 +1,4 @@
-"""``tickbench run --rate 2000 --schedule poisson``: open-loop steps (``workloads.schedule``), and
+"""``tickbench run --rate 2000 --schedule poisson``: open-loop steps (``workloads.run.schedule``), and
 their figures printed after a run: offered and achieved rates, latency from each intended start
 beside the service time, late and missed starts."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from workloads.schedule import LATE_S, RATE_PER, SCHEDULES
+from workloads.run.schedule import LATE_S, RATE_PER, SCHEDULES
 
 
 def add_rate_arguments(run) -> None:

@@ -15,7 +15,7 @@ VERDICT_STYLES = {"same": "green", "differs": "bold red", "error": "red", "not s
 
 
 def installed_local_targets() -> str:
-    from workloads.target_registry import ENGINES, missing_client
+    from workloads.targets.engines import ENGINES, missing_client
     return ",".join(e.kind for e in ENGINES if e.local and missing_client(e.kind) is None)
 
 
@@ -59,7 +59,7 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
     """``target_config(args, key)``: (kind, config) of a target kind or a saved server's key."""
     from workloads.datasets.schema import Scale
     from workloads.queries import load_suite
-    from workloads.verify import DIFFERS, NOT_SUPPORTED, verify
+    from workloads.queries.verify import DIFFERS, NOT_SUPPORTED, verify
 
     if args.dataset not in VERIFY_SCALES:
         raise cli_error(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)}, not {args.dataset!r}")
@@ -126,7 +126,7 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
 # --- show --------------------------------------------------------------------------------------------
 def print_report_figures(console: Console, store, run: dict) -> None:
     """Per-query figures of a query-suite run and the footprints a run recorded."""
-    from workloads.suite_figures import REPORT_WORKLOADS
+    from workloads.results.suite_figures import REPORT_WORKLOADS
 
     if run["workload"] == "query-suite":
         _print_queries(console, store, run["run_id"])
@@ -138,7 +138,8 @@ def _ms(value) -> str:
 
 
 def _print_queries(console: Console, store, run_id: str) -> None:
-    from workloads.suite_figures import OK, category_summary, query_figures, suite_summary
+    from workloads.run.records import OK
+    from workloads.results.suite_figures import category_summary, query_figures, suite_summary
 
     queries = query_figures(store, run_id)
     if queries.empty:
@@ -178,7 +179,7 @@ def _mb(value) -> str:
 
 
 def _print_footprints(console: Console, store, run: dict, per_column: bool) -> None:
-    from workloads.suite_figures import run_footprints
+    from workloads.results.suite_figures import run_footprints
 
     footprints = run_footprints(store, run["run_id"])
     layout = footprints["layout"]

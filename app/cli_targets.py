@@ -35,9 +35,10 @@ def _password_from_stdin() -> str:
 def cmd_targets(args, registry, console: Console, cli_error) -> int:
     from rich.markup import escape
 
-    from workloads.limits import check_profile_name
+    from workloads.targets.profiles import check_profile_name
     from workloads.scenario import is_secret
-    from workloads.target_registry import SERVER_TYPES, Profile, ServerProfile, where
+    from workloads.targets.engines import SERVER_TYPES, where
+    from workloads.targets.profiles import Profile, ServerProfile
     if args.action == "add-server":
         if args.kind not in SERVER_TYPES:
             raise cli_error(f"server kind {args.kind!r}: choose one of {', '.join(SERVER_TYPES)}")

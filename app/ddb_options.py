@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from workloads.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
-from workloads.targets import ddb_quote
+from workloads.targets.dolphindb.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
+from workloads.targets.dolphindb import quote as ddb_quote
 
 DEFAULT_PORT_HINT = "8848"
 

@@ -8,7 +8,8 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow
 
 from widgets.theme import apply_theme
 from workloads.paths import resources_dir
-from workloads.scenario import Scenario, load_playlist
+from workloads.scenario import Scenario
+from workloads.playlists import load_playlist
 
 DEMO_FONT_SCALE = 1.5
 

@@ -79,7 +79,7 @@ def run_gui(argv: list[str]) -> int:
 
     from widgets.theme import apply_theme
     from workloads.paths import resources_dir
-    from workloads.store import ResultsStore, StoreError
+    from workloads.results.store import ResultsStore, StoreError
 
     QCoreApplication.setOrganizationName("Tickbench")
     QCoreApplication.setApplicationName("Tickbench")

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 
 from widgets.theme import current_theme
 from workloads.datasets import DATASETS
-from workloads.datasets.csvread import CsvFormatError
-from workloads.datasets.imported import (NAME_RULE, PREFIX, ImportCancelled, ImportFailed, csv_header,
-                                         import_csv, imports_dir, list_imports, suggest_mapping, suggest_name)
+from workloads.datasets.csv_parse import CsvFormatError
+from workloads.datasets.csv_import import ImportCancelled, ImportFailed, csv_header, import_csv, suggest_mapping
+from workloads.datasets.imported import NAME_RULE, PREFIX, imports_dir, list_imports, suggest_name
 
 COLUMN, TYPE, SOURCE = range(3)
 NOT_IN_FILE = "— not in the file —"

@@ -15,14 +15,15 @@ from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from widgets.breakdown_chart import MEASURED_LABEL, BreakdownChart
 from widgets.chart_base import BarChartBase, ChartBase
-from widgets.dashboard import GAP, LiveDashboard
+from widgets.dashboard import LiveDashboard
+from widgets.dashboard_charts import GAP
 from widgets.exporters import export_png
 from widgets.live_chart import TimeSeriesChart
 from widgets.sweep_chart import SweepChart
 from widgets.theme import OKABE_ITO, current_theme
-from workloads.figures import breakdown
+from workloads.results.figures import breakdown
 from workloads.reproduce.published import Pair
-from workloads.snapshot import LiveSnapshot
+from workloads.run.snapshot import LiveSnapshot
 from workloads.targets.base import PHASES
 
 CHART_PX = 680            # on-screen width of a chart drawn for the report
@@ -51,7 +52,7 @@ def render_run_charts(snapshot: LiveSnapshot) -> list[Figure]:
         moved_rows = any(p.rows_per_s for p in snapshot.throughput)
         # a line needs two points: a run whose operations all ended within one second has none
         seconds, samples = len(snapshot.throughput) > 1, len(snapshot.resources) > 1
-        # a short run is drawn operation by operation (workloads.history), a longer one per second
+        # a short run is drawn operation by operation (workloads.results.history), a longer one per second
         each = bool(getattr(snapshot, "per_operation", False))
         wanted: list[tuple[QWidget, str, bool]] = [
             (dashboard.rows_chart, "each operation's rows over its own time, at its end" if each else

@@ -13,15 +13,17 @@ from app.report_charts import CHART_PX, Figure, chart_png, dispose, offscreen, r
 from app.report_html import Cell, Table, fmt_bytes, fmt_num
 from widgets.footprint_chart import FootprintChart
 from widgets.query_chart import QueryChart
-from workloads.reproduce.catalog import SIZES, parse_slot
+from workloads.scenario import SIZES, parse_slot
 from workloads.reproduce.findings import (HOLDS, INCONCLUSIVE, NO_EFFECT_BELOW, NOT_HOLD, NOT_MEASURED, STRONGER,
                                           STRONGER_BY, WEAKER)
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import Reproduction, reproduction
-from workloads.snapshot import QueryPoint
-from workloads.store import ResultsStore
-from workloads.suite_figures import OK, REPORT_WORKLOADS, category_summary, geometric_mean, run_footprints
-from workloads.suite_history import SuiteComparison
+from workloads.run.snapshot import QueryPoint
+from workloads.results.store import ResultsStore
+from workloads.run.records import OK
+from workloads.results.suite_figures import (REPORT_WORKLOADS, category_summary, geometric_mean,
+                                             run_footprints)
+from workloads.results.suite_history import SuiteComparison
 
 DIFFERS_MARK = "≠"
 VERDICT_CSS = {HOLDS: "holds", STRONGER: "stronger", WEAKER: "weaker", NOT_HOLD: "not-hold",

@@ -1,5 +1,5 @@
 """The window's side of a run: it starts the run's own process (``app.run_process``) and follows
-it by reading the run's folder (``workloads.live``), turning what it reads into Qt signals.
+it by reading the run's folder (``workloads.run.live``), turning what it reads into Qt signals.
 Widgets only listen.
 
 Nothing measured passes through this process: the run process owns its workers, its collector and
@@ -19,12 +19,13 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.run_process import log_tail, start_run_process
-from workloads.live import read_live, request_stop
-from workloads.run_files import LIVE_FILE, RunFolder
-from workloads.runner import RunResult, check_scenario, new_run_id
+from workloads.run.live import read_live, request_stop
+from workloads.results.run_files import LIVE_FILE, RunFolder
+from workloads.run.runner import RunResult, check_scenario, new_run_id
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore, abort_if_dead, process_alive, run_process
-from workloads.worker import describe_error
+from workloads.results.dead_runs import abort_if_dead, process_alive, run_process
+from workloads.results.store import ResultsStore
+from workloads.run.worker import describe_error
 
 POLL_MS = 200  # a snapshot five times a second is plenty for people; charts repaint on their own timers
 STOP_WAIT_S = 5.0

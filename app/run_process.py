@@ -40,7 +40,7 @@ def lower_priority(nice: int) -> None:
 
 def run_command(results: Path, run_id: str, nice: int = RUN_NICE, force: bool = False) -> list[str]:
     """The command line that runs one scenario read from standard input; ``force`` runs it even
-    beyond what this machine looks able to hold (``workloads.limits``: refused otherwise)."""
+    beyond what this machine looks able to hold (``workloads.run.limits``: refused otherwise)."""
     entry = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
     return [*entry, "--results", str(results), "run", "--scenario-stdin", "--run-id", run_id, "--live",
             "--nice", str(nice), *(("--force",) if force else ())]

@@ -35,7 +35,7 @@ def _open_window(tmp_path: Path) -> str:
     from workloads.passwords import KeyringPasswords
     from app.main_window import MainWindow
     from widgets.theme import apply_theme
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     apply_theme(app, "light")
@@ -56,9 +56,9 @@ def _open_window(tmp_path: Path) -> str:
 
 def _run_scenario(results: Path, data_dir: Path) -> int:
     from workloads.datasets.schema import Scale
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     store = ResultsStore(results)
     scenario = Scenario(name="self-test", dataset="taq", scale=Scale(days=1, rows_per_day=20_000, symbols=20),

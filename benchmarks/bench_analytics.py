@@ -28,7 +28,7 @@ def config(kind: str, data: Path) -> dict:
 
 
 def run(store, scenario) -> str:
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
 
     result = Runner(scenario, store).run()
     if result.status != "completed":
@@ -51,10 +51,10 @@ def main() -> int:
 
     from workloads.datasets.schema import Scale
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
-    from workloads.suite_figures import query_figures, run_footprints, suite_summary
-    from workloads.figures import step_figures
-    from workloads.verify import verify
+    from workloads.results.store import ResultsStore
+    from workloads.results.suite_figures import query_figures, run_footprints, suite_summary
+    from workloads.results.figures import step_figures
+    from workloads.queries.verify import verify
 
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     scales = {"taq": Scale(days=args.days, rows_per_day=args.rows_per_day, symbols=args.symbols),

@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workloads.distributed.cluster import describe_scheduler  # noqa: E402
 from workloads.distributed.local_cluster import start  # noqa: E402
-from workloads.runner import Runner  # noqa: E402
+from workloads.run.runner import Runner  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
-from workloads.store import ResultsStore  # noqa: E402
+from workloads.results.store import ResultsStore  # noqa: E402
 
 
 def run_noop(store: ResultsStore, seconds: float, users: int, scheduler: str = "") -> dict:

@@ -67,7 +67,7 @@ class RunFailed(RuntimeError):
 
 
 def run(store, scenario) -> str:
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
 
     result = Runner(scenario, store).run()
     if result.status != "completed":
@@ -91,7 +91,7 @@ def main() -> int:
     home = bench_home(args.home, "tickbench-engines-")
 
     from workloads.datasets.schema import Scale
-    from workloads.target_registry import ENGINES, default_config, missing_client
+    from workloads.targets.engines import ENGINES, default_config, missing_client
 
     targets = ([t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else
                [e.kind for e in ENGINES if e.local and missing_client(e.kind) is None])
@@ -106,11 +106,11 @@ def main() -> int:
 
 
 def measure(args, home: Path, targets: list[str], configs: dict, scale, data: Path) -> int:
-    from workloads.figures import step_figures
+    from workloads.results.figures import step_figures
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
-    from workloads.suite_figures import query_figures, run_footprints, suite_summary
-    from workloads.verify import verify
+    from workloads.results.store import ResultsStore
+    from workloads.results.suite_figures import query_figures, run_footprints, suite_summary
+    from workloads.queries.verify import verify
 
     started_at = time.perf_counter()
     store = ResultsStore(home / "results")

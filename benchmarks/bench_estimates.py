@@ -27,7 +27,7 @@ from workloads.reproduce.calibration import calibration  # noqa: E402
 from workloads.reproduce.catalog import REPORTS  # noqa: E402
 from workloads.reproduce.estimate import duration_text, estimate  # noqa: E402
 from workloads.reproduce.run_report import planned_runs, run_planned  # noqa: E402
-from workloads.store import ResultsStore  # noqa: E402
+from workloads.results.store import ResultsStore  # noqa: E402
 
 
 def main() -> int:

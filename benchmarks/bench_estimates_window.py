@@ -45,7 +45,7 @@ def main() -> int:
     from workloads.passwords import KeyringPasswords
     from workloads.reproduce.catalog import REPORTS
     from workloads.reproduce.estimate import duration_text
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     QCoreApplication.setOrganizationName("Tickbench-bench")
     app = QApplication.instance() or QApplication(sys.argv[:1])

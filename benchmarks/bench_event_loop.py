@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from widgets.theme import apply_theme  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
-from workloads.store import ResultsStore  # noqa: E402
+from workloads.results.store import ResultsStore  # noqa: E402
 
 TICK_MS = 10
 

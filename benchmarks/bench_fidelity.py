@@ -6,7 +6,7 @@ For each file target and DuckDB, one TAQ day is read:
   written here without Tickbench's code, in a fresh process of its own: one warm-up call, then
   ``--repeat`` timed calls, each result freed before the next call;
 - by a Tickbench run: one worker process, one warm-up operation (recorded apart), ``--repeat``
-  measured operations; the figures are the stored ones (``workloads.figures``).
+  measured operations; the figures are the stored ones (``workloads.results.figures``).
 For the other engines (chDB, ArcticDB, HDF5, and with ``--servers`` a local QuestDB, PostgreSQL or
 Druid, or ``--mongo`` the MongoDB wire-protocol stand-in) "direct" is the target's own ``read_day`` in
 a plain loop of a fresh process: no runner, worker, collector or store. That isolates what
@@ -39,11 +39,11 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from workloads.datasets.schema import Scale, StringMode  # noqa: E402
-from workloads.figures import step_figures  # noqa: E402
-from workloads.runner import Runner  # noqa: E402
+from workloads.results.figures import step_figures  # noqa: E402
+from workloads.run.runner import Runner  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
-from workloads.store import ResultsStore  # noqa: E402
-from workloads.target_registry import default_config  # noqa: E402
+from workloads.results.store import ResultsStore  # noqa: E402
+from workloads.targets.engines import default_config
 from workloads.targets import make_target  # noqa: E402
 
 TARGETS = ("pickle", "parquet", "feather", "duckdb")
@@ -92,8 +92,8 @@ def direct_call(kind: str, target, layout, strings: StringMode):
 
 
 def _direct_process(kind: str, config: dict, rows: int, strings: str, repeat: int, out) -> None:
-    from workloads.allocator import settle_allocator
-    settle_allocator()           # as every Tickbench worker does first (workloads.allocator)
+    from workloads.run.allocator import settle_allocator
+    settle_allocator()           # as every Tickbench worker does first (workloads.run.allocator)
     target = make_target(kind, config)
     layout = target.prepare("taq", Scale(days=1, rows_per_day=rows), StringMode.parse(strings))
     out.put(time_direct(direct_call(kind, target, layout, StringMode.parse(strings)), repeat))

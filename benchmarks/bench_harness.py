@@ -5,7 +5,7 @@
    bare Python loop timing the same no-op the way the worker does, and against Locust's own cost
    per request (``locust_noop.py``: one user, no wait, a no-op timed and fired through Locust's
    request event) in the same run. Each is the median of ``--repeats`` runs.
-2. Ingest: batches of 4,096 records as a worker sends them (``workloads.record_buffer``) appended
+2. Ingest: batches of 4,096 records as a worker sends them (``workloads.run.record_buffer``) appended
    to a run's catalog folder (``ResultsStore.add_ops``), records per second sustained over
    ``--records``.
 
@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workloads.record_buffer import RecordBuffer  # noqa: E402
-from workloads.records import MEASURED  # noqa: E402
-from workloads.runner import Runner  # noqa: E402
+from workloads.run.record_buffer import RecordBuffer  # noqa: E402
+from workloads.run.records import MEASURED  # noqa: E402
+from workloads.run.runner import Runner  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
-from workloads.store import ResultsStore  # noqa: E402
+from workloads.results.store import ResultsStore  # noqa: E402
 from workloads.targets.base import OpResult  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

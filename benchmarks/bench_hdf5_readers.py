@@ -22,7 +22,9 @@ import tables
 
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
-from workloads.targets.hdf5_target import HDF5Target, day_node, records_frame
+from workloads.targets.hdf5 import HDF5Target
+from workloads.targets.hdf5.layout import day_node
+from workloads.targets.hdf5.reads import records_frame
 
 CODECS = (("blosc:lz4", 5), ("blosc:zstd", 3), ("zlib", 1), ("none", 0))
 

@@ -21,9 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workloads.history import compare_frame, history_rows, snapshot_from_store  # noqa: E402
-from workloads.records import to_columns  # noqa: E402
-from workloads.store import ResultsStore  # noqa: E402
+from workloads.results.history import compare_frame, history_rows, snapshot_from_store  # noqa: E402
+from workloads.run.records import to_columns  # noqa: E402
+from workloads.results.store import ResultsStore  # noqa: E402
 
 STEPS = 3
 

@@ -1,7 +1,7 @@
 """Closed loop against open loop on a target that stalls: what each one's p99 says.
 
 The target is DuckDB, its users appending batches to one table (each append takes Tickbench's
-writer turn on the file, ``workloads.targets.duckdb_target``). Beside them another writer, in a
+writer turn on the file, ``workloads.targets.duckdb``). Beside them another writer, in a
 process of its own, takes the same turn and holds the file open read-write for ``--hold`` seconds
 every ``--every`` seconds: a real writer holding its lock. The same step runs twice:
 - closed loop: one user appending as fast as it is answered; a stall delays its one pending
@@ -34,7 +34,7 @@ def stalling_writer(path: str, every: float, hold: float, stop) -> None:
     """Every ``every`` s: take the writers' turn on the file, hold it open read-write ``hold`` s."""
     import duckdb
 
-    from workloads.targets.turns import take_turn
+    from workloads.targets.common.turns import take_turn
 
     lock = Path(path).with_name(Path(path).name + ".writers.lock")
     while not stop.wait(every - hold):
@@ -49,7 +49,7 @@ def stalling_writer(path: str, every: float, hold: float, stop) -> None:
 
 
 def waited(store, run_id: str) -> np.ndarray:
-    from workloads.records import MEASURED
+    from workloads.run.records import MEASURED
 
     ops = store.ops(run_id, (MEASURED,))
     ops = ops[ops["ok"]]
@@ -67,10 +67,10 @@ def main() -> int:
     args = parser.parse_args()
 
     from workloads.datasets.schema import Scale, StringMode
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
-    from workloads.target_registry import default_config
+    from workloads.results.store import ResultsStore
+    from workloads.targets.engines import default_config
     from workloads.targets import make_target
 
     with tempfile.TemporaryDirectory() as tmp:

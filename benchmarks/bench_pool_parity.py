@@ -5,7 +5,7 @@ read, wait at a barrier with the parent, and then read ``--ops`` TAQ days with t
 file format (``pq.read_table(path).to_pandas()`` or ``pickle.load``), the day of read k of
 process w being day (w + k) mod days, as Tickbench's read-day picks it, each frame freed before the
 next read. Its throughput is rows read / (end of the last read - release), the definition of
-``workloads.figures``. Right after it a Tickbench run does the same (read-day, same users, same
+``workloads.results.figures``. Right after it a Tickbench run does the same (read-day, same users, same
 operations, one warm-up) and its stored step figure is set beside: pairs back to back, because
 this machine's speed drifts by 20-30 % over minutes. Aim: within 3 %.
 
@@ -69,10 +69,10 @@ def plain_step(kind: str, paths: list[str], users: int, ops: int) -> float:
 
 
 def tickbench_steps(kind: str, root: Path, scale, users: list[int], ops: int) -> list[float]:
-    from workloads.figures import step_figures
-    from workloads.runner import Runner
+    from workloads.results.figures import step_figures
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     with tempfile.TemporaryDirectory() as tmp:
         store = ResultsStore(Path(tmp) / "results")

@@ -14,7 +14,7 @@ Each round runs one Tickbench run of ``--ops`` measured operations per operation
 warm-ups until steady), then the hand-written path on the same (day, symbol) sequence the
 run's worker drew for its measured operations (its seeded generator replayed), after one warm-up
 call, in a long-lived process of its own (a child of the benchmark, as the workers are, idle while
-Tickbench measures) whose allocator is settled as the workers' are (``workloads.allocator``). A
+Tickbench measures) whose allocator is settled as the workers' are (``workloads.run.allocator``). A
 slice-download round stops on rows, so its rounds go on until it too has rounds x ops operations.
 A ratio above 1 is what Tickbench's harness and path cost beyond the practitioner's. The ratio is
 paired (``workloads.practitioner.paired``): each Tickbench operation beside the hand-written call on
@@ -62,7 +62,7 @@ def main() -> int:
 
     from workloads.datasets.schema import Scale
     from workloads.practitioner import MODULES
-    from workloads.target_registry import ENGINES, default_config, missing_client
+    from workloads.targets.engines import ENGINES, default_config, missing_client
 
     targets = ([t.strip() for t in args.targets.split(",") if t.strip()] if args.targets is not None else
                [e.kind for e in ENGINES if e.local and missing_client(e.kind) is None and e.kind in MODULES])
@@ -77,8 +77,8 @@ def main() -> int:
 
 def drawn_sequence(workload: str, layout, scale, warmups: int, measured: int) -> tuple[list, list]:
     """The (day, key) of each warm-up and each measured operation of user 0 in step 0: the worker's
-    seeded generator replayed (``workloads.worker``: SeedSequence([seed, step, worker])); its
-    warm-ups, as many as it made (``workloads.warmup``), draw first."""
+    seeded generator replayed (``workloads.run.worker``: SeedSequence([seed, step, worker])); its
+    warm-ups, as many as it made (``workloads.run.warmup``), draw first."""
     import numpy as np
 
     if workload == "read-day":        # user 0 reads days in turn from the first, warm-ups and measured alike
@@ -91,7 +91,7 @@ def drawn_sequence(workload: str, layout, scale, warmups: int, measured: int) ->
 
 
 def measure(args, home: Path, targets: list[str], configs: dict, scale, operations: list[str]) -> int:
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
     from workloads.targets import make_target
     from workloads.datasets.schema import StringMode
 
@@ -139,7 +139,7 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
 def measure_engine(args, store, kind, config, scale, layout, operations, practitioner, rows) -> list[str]:
     """Each operation of one engine: rounds of a Tickbench run, then the same draws by hand."""
     from workloads.practitioner.paired import paired_ratio
-    from workloads.records import MEASURED, WARMUP
+    from workloads.run.records import MEASURED, WARMUP
     from workloads.scenario import Scenario
 
     failures = []
@@ -213,7 +213,7 @@ class PractitionerProcess:
 
 
 def _practitioner_main(kind: str, config: dict, layout, conn) -> None:
-    from workloads.allocator import settle_allocator
+    from workloads.run.allocator import settle_allocator
     settle_allocator()                  # as every Tickbench worker does first
     from workloads.practitioner import paths_for
     from workloads.targets import make_target

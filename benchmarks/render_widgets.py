@@ -28,8 +28,8 @@ from widgets.dashboard import LiveDashboard  # noqa: E402
 from widgets.param_form import ParamForm  # noqa: E402
 from widgets.run_history import RunHistoryView  # noqa: E402
 from widgets.theme import apply_theme  # noqa: E402
-from workloads.params import Param  # noqa: E402
-from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,  # noqa: E402
+from workloads.operations.params import Param  # noqa: E402
+from workloads.run.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,  # noqa: E402
                                 ThroughputPoint)
 
 TITLE = "Tickbench widgets: SYNTHETIC data, not a measurement"

@@ -30,7 +30,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from workloads.store import ResultsStore  # noqa: E402  (the checkout the app was built from)
+from workloads.results.store import ResultsStore  # noqa: E402  (the checkout the app was built from)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_APP = ROOT / "dist" / "tickbench" / "tickbench"

@@ -34,7 +34,7 @@ from app.main_window import MainWindow  # noqa: E402
 from widgets.theme import apply_theme  # noqa: E402
 from workloads.datasets.schema import Scale  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
-from workloads.store import ResultsStore  # noqa: E402
+from workloads.results.store import ResultsStore  # noqa: E402
 
 SCALE = Scale(days=2, rows_per_day=400_000, symbols=300)
 
@@ -86,7 +86,7 @@ def report_scenarios(data: Path) -> list[Scenario]:
 
 
 def engine_scenarios(data: Path) -> list[Scenario]:
-    from workloads.target_registry import ENGINES, default_config, missing_client
+    from workloads.targets.engines import ENGINES, default_config, missing_client
     suite = {"suite": "taq001", "repetitions": 3}
     return [Scenario(name=f"{e.label}: report 001 suite", scale=REPORT_SCALE, target=e.kind,
                      target_config=default_config(e.kind, data), workload="query-suite", params=suite)

@@ -1,4 +1,4 @@
-"""Workers settle glibc's malloc as a long-lived client's (``workloads.allocator``): a read that
+"""Workers settle glibc's malloc as a long-lived client's (``workloads.run.allocator``): a read that
 frees and allocates the same ~48 MB again must reuse memory, not fault fresh pages in each time.
 Measured by minor page faults, a count the kernel keeps: each 4 KiB page faulted in is one."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ import resource, sys
 sys.path.insert(0, {root!r})
 import numpy as np
 if {settle}:
-    from workloads.allocator import settle_allocator
+    from workloads.run.allocator import settle_allocator
     settle_allocator()
 def one_read():
     # a 1 M-row day's columns and more: ten 8 MB arrays (80 MB, past glibc's own 64 MiB trim
@@ -47,7 +47,7 @@ def test_a_settled_process_reuses_a_reads_memory_where_a_fresh_one_faults_it_in_
 
 
 def test_the_run_records_what_its_workers_do_to_the_allocator():
-    from workloads.environment import capture_environment
+    from workloads.run.environment import capture_environment
 
     assert capture_environment()["allocator"] == ("glibc, settled in every worker as a long-lived client's: "
                                                   "mmap threshold 32 MiB, trim threshold 1024 MiB")
@@ -56,12 +56,12 @@ def test_the_run_records_what_its_workers_do_to_the_allocator():
 def test_a_worker_settles_its_allocator_before_it_says_ready():
     import multiprocessing as mp
 
-    from workloads.allocator import describe_allocator
-    from workloads.kinds.base import StepPlan
-    from workloads.launch import LocalStep
-    from workloads.messages import Ready
+    from workloads.run.allocator import describe_allocator
+    from workloads.operations.base import StepPlan
+    from workloads.run.launch import LocalStep
+    from workloads.run.messages import Ready
     from workloads.scenario import Scenario
-    from workloads.worker import WorkerSpec
+    from workloads.run.worker import WorkerSpec
 
     launch = LocalStep(mp.get_context("spawn"))
     spec = WorkerSpec(Scenario(workload="noop", operations=1).to_dict(),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from workloads.targets import cache
-from workloads.targets.cache import FADVISE, FSYNC, drop_file_cache, resident_bytes
+from workloads.targets.common import cache
+from workloads.targets.common.cache import FADVISE, FSYNC, drop_file_cache, resident_bytes
 
 
 @pytest.fixture

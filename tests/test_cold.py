@@ -1,4 +1,4 @@
-"""Cold means cold (workloads.cold): every measured operation and probe of a cold step starts with
+"""Cold means cold (workloads.run.cold): every measured operation and probe of a cold step starts with
 its data evicted and read by no other operation of its round, the record says which held, the
 clears are in no figure, and a user that dies leaves no other waiting."""
 from __future__ import annotations
@@ -12,15 +12,15 @@ import time
 import numpy as np
 import pytest
 
-from workloads.cold import ColdRounds, RoundsBroken
-from workloads.collector import Collector
+from workloads.run.cold import ColdRounds, RoundsBroken
+from workloads.run.collector import Collector
 from workloads.datasets.schema import Scale
-from workloads.figures import step_figures
-from workloads.run_summary import run_answer
-from workloads.runner import Runner
+from workloads.results.figures import step_figures
+from workloads.results.run_summary import run_answer
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
-from workloads.targets.cache import resident_bytes
+from workloads.results.store import ResultsStore
+from workloads.targets.common.cache import resident_bytes
 
 THREE_DAYS = Scale(days=3, rows_per_day=60_000, symbols=40)
 
@@ -182,7 +182,7 @@ def test_a_user_killed_in_a_cold_step_leaves_no_other_waiting(store, tmp_path):
 
 
 def test_resident_bytes_is_what_the_kernel_holds(tmp_path):
-    from workloads.targets.cache import drop_file_cache
+    from workloads.targets.common.cache import drop_file_cache
     path = tmp_path / "data.bin"
     path.write_bytes(os.urandom(4 * 2**20))
     drop_file_cache([path])

@@ -12,10 +12,10 @@ import pytest
 
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
-from workloads.kinds import WORKLOADS, get_workload
-from workloads.runner import Runner
+from workloads.operations import WORKLOADS, get_workload
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 from workloads.targets import make_target
 from workloads.targets.base import TargetError
 
@@ -157,7 +157,7 @@ def test_days_per_operation_is_checked_and_windows_slide():
 
     assert [workload.window(Ctx, seq) for seq in range(4)] == [
         ("d2", "d3"), ("d3", "d4"), ("d1", "d2"), ("d2", "d3")]
-    # cold: the two users of a round take disjoint windows (workloads.cold)
+    # cold: the two users of a round take disjoint windows (workloads.run.cold)
     Ctx.scenario.cache = "cold"
     for seq in range(3):
         Ctx.worker = 0

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workloads.datasets import DATASETS, get_dataset
-from workloads.datasets.csvread import CsvFormatError, iter_csv, read_csv
+from workloads.datasets.csv_parse import CsvFormatError
+from workloads.datasets.csvread import iter_csv, read_csv
 from workloads.datasets.csvwrite import write_csv
 from workloads.datasets.schema import Scale, StringMode
 

@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: F401
-from workloads.cluster import (ClusterProfile, Node, discover_nodes, pick_node,
+from workloads.targets.dolphindb.cluster import (ClusterProfile, Node, discover_nodes, pick_node,
                                profile_from_discovery)
-from workloads.cluster import test_connection as check_connection
+from workloads.targets.dolphindb.cluster import test_connection as check_connection
 
 pytestmark = pytest.mark.timeout(60)
 

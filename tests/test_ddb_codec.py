@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from tests.ddbserver import codec as c
 from tests.ddbserver.dispatch import MEASURED, QS, split_conditions, unquote
 from tests.ddbserver.framing import read_request
-from workloads.targets import ddb_quote as q
-from workloads.targets import ddb_scripts as scripts
-from workloads.targets.ddb_wire import _Reader, _skip_object
+from workloads.targets.dolphindb import quote as q
+from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb.wire import _Reader, _skip_object
 
 FIXED = [c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG, c.DATE, c.SECOND, c.TIME, c.MINUTE,
          c.TIMESTAMP, c.NANOTIMESTAMP, c.FLOAT, c.DOUBLE]

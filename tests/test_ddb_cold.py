@@ -117,9 +117,9 @@ def test_a_failed_clear_reports_nothing_applied(cluster):
 def test_a_cold_step_with_3_users_and_9_operations_finds_every_cache_empty(cluster, tmp_path):
     """Depends on the worker's cold rounds: user 0 clears between rounds while no operation runs,
     all users' next operations are released together, and a round's users read different days."""
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     server, layout = cluster
     store = ResultsStore(tmp_path / "results")

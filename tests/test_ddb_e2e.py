@@ -19,9 +19,9 @@ import pytest
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: F401
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
-from workloads.runner import Runner
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 from workloads.targets.dolphindb import DolphinDBTarget
 
 pytestmark = pytest.mark.timeout(120)

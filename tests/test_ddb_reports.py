@@ -22,8 +22,8 @@ from workloads.queries import draw_values, load_suite
 from workloads.queries import pandas_suite
 from workloads.queries.answers import normalise
 from workloads.queries.suites import Query
-from workloads.targets import ddb_quote as q
-from workloads.targets import ddb_scripts as scripts
+from workloads.targets.dolphindb import quote as q
+from workloads.targets.dolphindb import scripts
 from workloads.targets.base import IMPORT_TABLE, NotSupported, TargetError
 from workloads.targets.dolphindb import DolphinDBTarget
 
@@ -137,7 +137,7 @@ def test_most_answers_have_rows(laid_out):
 
 def test_verify_finds_the_test_server_and_the_local_engines_agree(ddb_server, tmp_path):  # noqa: F811
     """``tickbench verify``'s check with the DolphinDB target beside DuckDB and Parquet."""
-    from workloads.verify import SAME, verify
+    from workloads.queries.verify import SAME, verify
 
     config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": "123456"}
     targets = [("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}),
@@ -373,10 +373,11 @@ def test_clear_and_footprint_of_a_missing_import_table(ddb_server):  # noqa: F81
 # --- through the runner: worker processes and the real client -----------------------------------
 @pytest.mark.slow
 def test_report_workloads_run_on_dolphindb_through_the_runner(ddb_server, tmp_path):  # noqa: F811
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
-    from workloads.suite_figures import OK, query_figures, run_footprints
+    from workloads.results.store import ResultsStore
+    from workloads.run.records import OK
+    from workloads.results.suite_figures import query_figures, run_footprints
 
     store = ResultsStore(tmp_path / "results")
     config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": "123456"}

@@ -10,7 +10,7 @@ from collections import namedtuple
 import pytest
 
 from tests.ddbserver.fixture import ddb_server_factory  # noqa: F401
-from workloads.cluster import (ClusterProfile, Node, discover_nodes, pickle_refusal, profile_from_discovery,
+from workloads.targets.dolphindb.cluster import (ClusterProfile, Node, discover_nodes, pickle_refusal, profile_from_discovery,
                                test_connection as check_connection)
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.base import TargetError
@@ -116,9 +116,9 @@ def test_the_bare_probe_socket_opens_at_the_first_probe(ddb_server_factory):  # 
 
 @pytest.mark.slow
 def test_a_run_without_probes_holds_one_session_per_user(ddb_server_factory, tmp_path):  # noqa: F811
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     server = ddb_server_factory("--data-nodes", "1")
     port = server.data_ports[0]

@@ -16,10 +16,11 @@ import pytest
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
-from workloads.targets import ddb_scripts as scripts
-from workloads.targets.bars import minute_bars as pandas_bars
+from workloads.targets.dolphindb import scripts
+from workloads.targets.common.bars import minute_bars as pandas_bars
 from workloads.targets.base import TargetError
-from workloads.targets.dolphindb import DolphinDBTarget, key_bounds
+from workloads.targets.dolphindb import DolphinDBTarget
+from workloads.targets.dolphindb.layout import key_bounds
 
 pytestmark = pytest.mark.timeout(90)
 TAQ = Scale(days=2, rows_per_day=20_000, symbols=50)
@@ -390,9 +391,9 @@ def test_round_robin_spreads_workers_over_data_nodes(ddb_cluster):  # noqa: F811
     ("concurrent-append", {"rows_per_user": 2_000, "batch_rows": 500}, 2),
 ])
 def test_runner_workers_use_the_target(ddb_cluster, tmp_path, workload, params, users):  # noqa: F811
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     profile = {"name": "fake", "user": "admin", "node_policy": "round_robin",
                "nodes": [{"host": "127.0.0.1", "port": p, "role": r}

@@ -19,7 +19,7 @@ import dolphindb as ddb
 import pytest
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server, ddb_server_factory  # noqa: F401
-from workloads.cluster import ClusterProfile, discover_nodes, profile_from_discovery
+from workloads.targets.dolphindb.cluster import ClusterProfile, discover_nodes, profile_from_discovery
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.base import TargetError
@@ -136,9 +136,9 @@ def test_upload_tables_live_on_each_workers_node_and_are_undefined_when_it_close
 
 
 def test_an_upload_sweep_leaves_nothing_on_the_server(ddb_server, tmp_path):  # noqa: F811
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     store = ResultsStore(tmp_path / "results")
     config = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": PASSWORD}

@@ -196,7 +196,7 @@ def test_a_lost_reply_runs_the_request_and_never_answers(ddb_server_factory):  #
 
 
 def test_a_node_refuses_connections_past_its_limit_with_its_message(ddb_server_factory):  # noqa: F811
-    from workloads.targets.ddb_wire import RawConnection, WireError
+    from workloads.targets.dolphindb.wire import RawConnection, WireError
 
     server = ddb_server_factory("--data-nodes", "1", "--max-connections", "2")
     port = server.data_ports[0]

@@ -12,7 +12,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
-from workloads.targets import ddb_scripts as scripts
+from workloads.targets.dolphindb import scripts
 
 pytestmark = pytest.mark.timeout(60)
 

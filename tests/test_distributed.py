@@ -21,10 +21,10 @@ from workloads.distributed.local_cluster import start
 from workloads.distributed.placement import Host, check_placement, place_users, users_per_host
 from workloads.datasets.schema import Scale
 from workloads.local_engines.base import free_port
-from workloads.runner import Runner
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
-from workloads.target_registry import default_config
+from workloads.results.store import ResultsStore
+from workloads.targets.engines import default_config
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 
@@ -204,7 +204,7 @@ def _keep_a_ledger(folder: str) -> None:
     import os as _os
     from distributed import Queue
     from workloads.distributed.host_task import unpack
-    from workloads.messages import Records
+    from workloads.run.messages import Records
 
     original = getattr(Queue.put, "__wrapped__", Queue.put)
 

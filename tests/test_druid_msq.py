@@ -13,7 +13,7 @@ from workloads.datasets.schema import Scale
 from workloads.local_engines.druid import MSQ, MSQ_VERSION
 from tests.druid_fixture import laid_out
 from workloads.targets import make_target
-from workloads.targets.quotes import quote_columns
+from workloads.targets.common.quotes import quote_columns
 
 SCALE = Scale(days=2, rows_per_day=5_000, symbols=20)     # ~6,900 minute quotes, 1,600 of several quotes
 

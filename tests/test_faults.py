@@ -100,8 +100,8 @@ def test_sizes_beyond_meaning_or_the_machine_are_refused_before_anything_starts(
 
 def test_the_engine_checks_sizes_for_the_window_too_and_force_goes_past_them():
     from workloads.datasets.schema import Scale
-    from workloads.limits import TooBig, check_machine, machine_problems
-    from workloads.params import Param
+    from workloads.run.limits import TooBig, check_machine, machine_problems
+    from workloads.operations.params import Param
     from workloads.scenario import Scenario
 
     for duration in (float("nan"), float("inf")):
@@ -266,7 +266,7 @@ def test_every_repr_of_a_scenario_and_a_worker_spec_hides_the_password():
 
     from workloads.distributed.host_task import run_host
     from workloads.scenario import Scenario
-    from workloads.worker import WorkerSpec
+    from workloads.run.worker import WorkerSpec
 
     secret = "S3cr3t-pw"
     scenario = Scenario(target="clickhouse", target_config={"host": "db", "password": secret, "user": "u"})

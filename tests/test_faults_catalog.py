@@ -18,10 +18,11 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from workloads.figures import step_figures
-from workloads.records import OpRecord
-from workloads.run_files import RunFolder
-from workloads.store import HostProcess, ResultsStore, StoreError
+from workloads.results.figures import step_figures
+from workloads.run.records import OpRecord
+from workloads.results.run_files import RunFolder
+from workloads.results.dead_runs import HostProcess
+from workloads.results.store import ResultsStore, StoreError
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = {"name": "t", "dataset": "taq", "target": "duckdb", "workload": "read-day", "users": [1], "cache": "warm"}
@@ -120,7 +121,7 @@ def test_a_run_id_names_one_run(tmp_path):
 
 
 def test_two_runs_created_at_once_with_one_id_cannot_both_have_it(tmp_path):
-    script = ("import sys; from workloads.store import ResultsStore\n"
+    script = ("import sys; from workloads.results.store import ResultsStore\n"
               "s = ResultsStore(sys.argv[1])\n"
               "try:\n    s.create_run('race', {'name': sys.argv[2], 'dataset': 'taq', 'target': 'duckdb', "
               "'workload': 'noop', 'users': [1], 'cache': 'warm'}, {}); print('won')\n"
@@ -214,7 +215,7 @@ def test_records_damaged_past_a_sound_footer_set_only_their_run_aside(tmp_path):
 def test_the_window_lists_the_damaged_run_with_the_others(damaged_catalog, qtbot):
     from PySide6.QtCore import Qt
     from widgets.run_history import COLUMNS, RunHistoryView
-    from workloads.history import history_rows
+    from workloads.results.history import history_rows
 
     store = ResultsStore(damaged_catalog)
     view = RunHistoryView()
@@ -323,8 +324,8 @@ def test_many_openers_seal_a_dead_run_once_and_none_crashes(tmp_path):
 
 def test_a_dead_run_whose_seal_lock_is_held_is_left_to_its_holder(tmp_path):
     """The lock decides, not the timing: while another sealer holds it, this one seals nothing."""
-    from workloads.run_files import SealLock
-    from workloads.store import abort_if_dead
+    from workloads.results.dead_runs import abort_if_dead
+    from workloads.results.run_writer import SealLock
 
     store = ResultsStore(tmp_path / "results")
     _run(store, "dead", ops=200, parts=2, finish=False, process=_finished_process())
@@ -340,7 +341,7 @@ def test_a_dead_run_whose_seal_lock_is_held_is_left_to_its_holder(tmp_path):
 
 def test_a_run_file_created_twice_keeps_the_first_and_says_so(tmp_path):
     """``create_json`` never replaces: a second creator (one that passed any check before it) loses."""
-    from workloads.run_files import create_json, read_json
+    from workloads.results.atomic_files import create_json, read_json
 
     path = tmp_path / "run.json"
     assert create_json(path, {"name": "first"}) is True

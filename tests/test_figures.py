@@ -9,11 +9,11 @@ import pytest
 
 from tests.figures_reference import reference_steps
 from workloads.datasets.schema import Scale
-from workloads.figures import step_figures
-from workloads.history import compare_frame, history_rows, snapshot_from_store
-from workloads.runner import Runner
+from workloads.results.figures import step_figures
+from workloads.results.history import compare_frame, history_rows, snapshot_from_store
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 
 SCALE = Scale(days=2, rows_per_day=30_000, symbols=30)
 

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from tests.test_history import handmade_run
-from workloads.records import OpRecord
+from workloads.run.records import OpRecord
 from workloads.reproduce.confidence import median_ratio_interval
 from workloads.reproduce.findings import FINDINGS, HOLDS, INCONCLUSIVE, NOT_HOLD
 from workloads.reproduce.measured import ArmRun
-from workloads.run_summary import run_answer
-from workloads.store import ResultsStore
+from workloads.results.run_summary import run_answer
+from workloads.results.store import ResultsStore
 
 COLD = json.dumps({"cold": True})
 

@@ -74,9 +74,9 @@ def test_frozen_app_runs_a_scenario_the_way_the_window_starts_it(frozen_app, tmp
     import json
 
     from app.run_process import RUN_NICE
-    from workloads.live import read_live
+    from workloads.run.live import read_live
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     env = {**os.environ, "TICKBENCH_HOME": str(tmp_path)}
     scenario = Scenario(name="frozen live", workload="noop", users=(2,), operations=25)

@@ -13,13 +13,13 @@ import pytest
 
 from tests.figures_reference import reference_steps
 from workloads.datasets.schema import Scale
-from workloads.figures import step_figures
-from workloads.history import (HISTORY_KEYS, compare_frame, history_rows, latency_points,
+from workloads.results.figures import step_figures
+from workloads.results.history import (HISTORY_KEYS, compare_frame, history_rows, latency_points,
                                run_labels, snapshot_from_store, step_offsets)
-from workloads.records import OpRecord
-from workloads.runner import Runner
+from workloads.run.records import OpRecord
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 
 TINY = Scale(days=1, rows_per_day=2_000, symbols=10)
 
@@ -81,8 +81,8 @@ def exact_run(store):
 @pytest.fixture
 def binned(monkeypatch):
     """Per-second bins even for these few operations (a long run's series)."""
-    import workloads.history
-    monkeypatch.setattr(workloads.history, "PER_OPERATION_MAX", 0)
+    import workloads.results.history
+    monkeypatch.setattr(workloads.results.history, "PER_OPERATION_MAX", 0)
 
 
 def test_seconds_between_steps_are_gaps_live_and_from_the_store_alike(store, binned):
@@ -90,7 +90,7 @@ def test_seconds_between_steps_are_gaps_live_and_from_the_store_alike(store, bin
     (its workers started and warmed up meanwhile): seconds 2-5 hold no operation and no step was
     measuring, so they are gaps, not zero throughput. Step 1's empty second (6-7, inside its
     window) is a real zero."""
-    from workloads.metrics import LiveAggregates
+    from workloads.run.metrics import LiveAggregates
     steps = [(0.0, [op(0, 0, 0, 0.4, 0.3), op(0, 0, 1, 1.5, 0.5)]),
              (5.2, [op(1, 0, 0, 0.5, 0.3), op(1, 0, 1, 2.3, 0.4)])]       # end at 5.7 and 7.5
     store.create_run("gaps", {"name": "gaps", "dataset": "taq", "target": "duckdb", "workload": "read-day",

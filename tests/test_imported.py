@@ -12,15 +12,16 @@ import pandas as pd
 import pytest
 
 from workloads.datasets import DATASETS, available_datasets, get_dataset
+from workloads.datasets import csv_import as csv_import_module
 from workloads.datasets import imported as imported_module
-from workloads.datasets.csvread import CsvFormatError
+from workloads.datasets.csv_parse import CsvFormatError
 from workloads.datasets.csvwrite import write_csv
-from workloads.datasets.imported import (ImportCancelled, ImportFailed, ImportedDataset, csv_header, import_csv,
-                                         imports_dir, list_imports, remove_import, suggest_mapping, suggest_name)
+from workloads.datasets.csv_import import ImportCancelled, ImportFailed, csv_header, import_csv, suggest_mapping
+from workloads.datasets.imported import ImportedDataset, imports_dir, list_imports, remove_import, suggest_name
 from workloads.datasets.schema import Scale, StringMode
-from workloads.runner import Runner
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 from workloads.targets import make_target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,7 +131,7 @@ def test_devices_days_come_from_the_timestamp(devices_csv, devices_source):
 def test_days_interleaved_in_time_order_are_streamed_from_many_parts(tmp_path, devices_source, monkeypatch):
     """Blocks of two days alternate, each in time order; with one open writer the days end up in
     several part files each, which are streamed (not sorted) into the day file."""
-    monkeypatch.setattr(imported_module, "MAX_OPEN_DAYS", 1)
+    monkeypatch.setattr(csv_import_module, "MAX_OPEN_DAYS", 1)
     day_index = devices_source["time"].to_numpy().astype("datetime64[D]")
     first, second = (devices_source[day_index == d] for d in np.unique(day_index))
     thirds = lambda frame: [frame.iloc[i * len(frame) // 3:(i + 1) * len(frame) // 3] for i in range(3)]  # noqa: E731

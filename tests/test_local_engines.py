@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from tests.test_cli import tickbench
 from widgets.targets_panel import TargetsPanel
-from workloads.target_registry import TargetRegistry
+from workloads.targets.registry import TargetRegistry
 from workloads.local_engines import running
 from workloads.processes import pid_alive
 
@@ -114,10 +114,10 @@ def test_druid_asks_before_starting_and_a_no_starts_nothing(make_widget, tmp_pat
 
 
 def test_a_missing_client_is_named_before_any_server_starts(qtbot, make_widget, tmp_path, monkeypatch):
-    import workloads.target_registry as registry
+    import workloads.targets.engines as engines
     panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520))
-    installed = registry._installed
-    monkeypatch.setattr(registry, "_installed", lambda module: module != "psycopg" and installed(module))
+    installed = engines._installed
+    monkeypatch.setattr(engines, "_installed", lambda module: module != "psycopg" and installed(module))
     with qtbot.waitSignal(panel.engines_button.start_failed, timeout=5_000) as failed:
         assert panel.engines_button.start("questdb") is False
     assert failed.args[0] == "questdb" and "tickbench[questdb]" in failed.args[1], failed.args[1]
@@ -140,13 +140,13 @@ def test_the_engine_cache_follows_xdg_cache_home_and_the_override_wins(tmp_path,
 
 
 def test_a_client_installed_while_the_app_runs_is_offered_without_a_restart(qtbot, make_widget, tmp_path, monkeypatch):
-    import workloads.target_registry as registry
-    installed = registry._installed
-    monkeypatch.setattr(registry, "_installed", lambda module: module != "arcticdb" and installed(module))
+    import workloads.targets.engines as engines
+    installed = engines._installed
+    monkeypatch.setattr(engines, "_installed", lambda module: module != "arcticdb" and installed(module))
     panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(800, 520))
     assert "arcticdb" not in [key for key, *_ in panel.targets()]
     assert panel.recheck_clients() is False                       # nothing changed: nothing said
-    monkeypatch.setattr(registry, "_installed", installed)        # `pip install 'tickbench[arcticdb]'` meanwhile
+    monkeypatch.setattr(engines, "_installed", installed)        # `pip install 'tickbench[arcticdb]'` meanwhile
     with qtbot.waitSignal(panel.targets_changed, timeout=2_000):
         assert panel.recheck_clients() is True
     assert "arcticdb" in [key for key, *_ in panel.targets()]
@@ -163,7 +163,7 @@ def test_a_newcomer_reaches_a_questdb_run_from_start_local_engine_without_restar
     from widgets import targets_panel
     from workloads.datasets.schema import Scale
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     monkeypatch.setattr(targets_panel.TargetsPanel, "_ask_password",
                         lambda *_args: pytest.fail("asked for a password of an engine Tickbench started"))

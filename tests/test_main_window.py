@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QDockWidget
 from app.main_window import MainWindow
 from workloads.datasets.schema import Scale
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 
 SMALL = Scale(days=2, rows_per_day=20_000, symbols=30)
 RUN_TIMEOUT_MS = 180_000
@@ -223,7 +223,7 @@ def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window
         asked.append(caption)
         return str(tmp_path / f"report-{len(asked)}.html"), filters
 
-    monkeypatch.setattr("app.main_window.QFileDialog.getSaveFileName", save_as)
+    monkeypatch.setattr("app.main_window_exports.QFileDialog.getSaveFileName", save_as)
     window.export_report_dialog()
     assert asked[-1] == "Export report on 2 compared runs: noop 1, noop 2"
     assert "Tickbench report: 2 runs compared" in (tmp_path / "report-1.html").read_text()
@@ -413,7 +413,7 @@ def test_a_run_outlives_a_killed_starter_and_loses_nothing(tmp_path):
         import sys, time
         from app.run_process import start_run_process
         from workloads.scenario import Scenario
-        from workloads.store import ResultsStore
+        from workloads.results.store import ResultsStore
         store = ResultsStore({str(results)!r})
         start_run_process(Scenario(workload="noop", users=(1,), operations=0, duration_s=4.0),
                           store.path, store.runs_dir, "orphan")

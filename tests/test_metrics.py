@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from workloads.histogram import LogHistogram
-from workloads.metrics import LiveAggregates
-from workloads.records import OpRecord
+from workloads.run.histogram import LogHistogram
+from workloads.run.metrics import LiveAggregates
+from workloads.run.records import OpRecord
 
 
 def test_histogram_percentiles_within_one_percent():

@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from workloads.datasets.imported import check_name
-from workloads.targets import ddb_quote as q
+from workloads.targets.dolphindb import quote as q
 from workloads.targets.files import ParquetTarget
 
 names = st.text(alphabet=st.sampled_from("abcAZ_09-\n\r\t ./\\\"'"), max_size=12)

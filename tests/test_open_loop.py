@@ -1,4 +1,4 @@
-"""Open-loop load (``workloads.schedule``): operations start on a schedule, latency counts from the
+"""Open-loop load (``workloads.run.schedule``): operations start on a schedule, latency counts from the
 intended start, late and missed starts are counted, and a stall is counted for every operation it
 delayed where a closed loop counts it once."""
 from __future__ import annotations
@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workloads.figures import step_figures
-from workloads.records import MEASURED, MISSED
-from workloads.run_summary import load_knee, run_answer
-from workloads.runner import Runner
+from workloads.results.figures import step_figures
+from workloads.run.records import MEASURED, MISSED
+from workloads.results.run_summary import load_knee, run_answer
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.schedule import LATE_S, Schedule
-from workloads.store import ResultsStore
+from workloads.run.schedule import LATE_S, Schedule
+from workloads.results.store import ResultsStore
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from workloads.datasets.schema import Scale, StringMode
 from workloads.practitioner import OPERATIONS, paths_for
-from workloads.target_registry import default_config
+from workloads.targets.engines import default_config
 from workloads.targets import make_target
 
 SCALE = Scale(days=2, rows_per_day=6_000, symbols=12)

@@ -15,7 +15,7 @@ from workloads.datasets.schema import Scale
 from workloads.queries import draw_values, load_suite, suite_names
 from workloads.queries.answers import fingerprint, normalise
 from workloads.queries.suites import DIALECTS, SuiteError, query_days, user_suites_dir
-from workloads.verify import DIFFERS, ERROR, NOT_SUPPORTED, SAME, suites_of, verify
+from workloads.queries.verify import DIFFERS, ERROR, NOT_SUPPORTED, SAME, suites_of, verify
 
 BUILT_IN = ("devices004", "taq001", "taq004")
 TAQ = Scale(days=2, rows_per_day=20_000, symbols=30)
@@ -76,7 +76,7 @@ def test_user_suites_are_listed_and_built_in_names_win():
     assert {"mine", *BUILT_IN} <= set(suite_names())
     assert load_suite("mine").query("m1").text("pandas") is None
     assert len(load_suite("taq001").queries) == 7
-    from workloads.kinds import get_workload
+    from workloads.operations import get_workload
 
     assert "mine" in next(p for p in get_workload("query-suite").params if p.name == "suite").choices
 
@@ -168,7 +168,7 @@ def test_answers_read_the_same_whatever_the_engines_types_and_row_order():
 def test_answers_that_differ_in_one_row_of_twenty_thousand_differ(row):
     """Every row is in the fingerprint, not a head of the answer: one price a cent off anywhere
     in 20,000 rows (after sorting: the first, the 10,000th, the last) makes verify say differs."""
-    from workloads.verify import Answer, _verdicts
+    from workloads.queries.verify import Answer, _verdicts
     columns = ("symbol", "price")
     answer = pd.DataFrame({"symbol": [f"S{i:05d}" for i in range(20_000)], "price": np.arange(20_000) * 0.25 + 10})
     wrong = answer.copy()

@@ -14,14 +14,14 @@ import pytest
 
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Column, Scale, Schema, StringMode
-from workloads.kinds import get_workload
-from workloads.runner import Runner
+from workloads.operations import get_workload
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 from workloads.targets import make_target
 from workloads.targets.base import TargetError
-from workloads.targets.columns import column_schema, normalise_spec, resolve_columns
-from workloads.targets.sizes import rows_bytes
+from workloads.targets.common.columns import column_schema, normalise_spec, resolve_columns
+from workloads.targets.common.sizes import rows_bytes
 
 SCALE = Scale(days=2, rows_per_day=6_000, symbols=20)
 TAQ = get_dataset("taq").info.schema

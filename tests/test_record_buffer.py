@@ -1,4 +1,4 @@
-"""A worker's record columns (``workloads.record_buffer``) hold exactly what the records say."""
+"""A worker's record columns (``workloads.run.record_buffer``) hold exactly what the records say."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from workloads.record_buffer import RecordBuffer
-from workloads.records import MEASURED, MISSED, UNSUPPORTED, OpRecord, to_columns
+from workloads.run.record_buffer import RecordBuffer
+from workloads.run.records import MEASURED, MISSED, UNSUPPORTED, OpRecord, to_columns
 from workloads.targets.base import PHASES, OpResult
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from workloads.references import (
+from workloads.results.references import (
     FRAME_COLUMNS, ReferenceDataError, as_frame, load_reference_file, load_references,
     reference_folder, references_for,
 )
@@ -269,7 +269,7 @@ def test_as_frame_fits_the_store_references_table():
 
 
 def test_published_sweeps_group_users_series_in_base_units():
-    from workloads.references import published_sweeps
+    from workloads.results.references import published_sweeps
     sweeps = {(s.label, s.metric): s for s in published_sweeps("slice-download", "taq")}
     eight = sweeps[("report 003, 8 nodes", "rows_per_s")]
     assert eight.users[0] == 1 and eight.users[-1] == 128

@@ -19,16 +19,17 @@ try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/co
 except ImportError:
     pass
 
-from app.report import STEPS_HEADER, fmt_num, pdf_document, pdf_page_size, write_report
+from app.report import fmt_num, pdf_document, pdf_page_size, write_report
+from app.report_tables import STEPS_HEADER
 from tests.ddbserver.fixture import ddb_server  # noqa: F401
 from tests.figures_reference import reference_steps
 from tests.test_history import STEP0, STEP1, TINY, handmade_run, op
 from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
 from widgets.live_chart import TimeSeriesChart
-from workloads.figures import step_figures
-from workloads.runner import Runner
+from workloads.results.figures import step_figures
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore, StoreError
+from workloads.results.store import ResultsStore, StoreError
 
 REAL_DOLPHINDB = {"host": "lab", "target": {"kind": "dolphindb", "server_version": "2.00.11 2024.01.01",
                                             "profile": {"nodes": [{"host": "127.0.0.1", "port": 8848}]}}}
@@ -294,7 +295,7 @@ def test_report_of_query_suites_sets_queries_side_by_side(tmp_path, qapp, light_
     the report's per-query tables, the comparison with the differing answer marked, footprints,
     the published query figures of reports 001 and 004, and a PDF of the same."""
     from workloads.datasets.schema import Scale
-    from workloads.suite_figures import geometric_mean
+    from workloads.results.suite_figures import geometric_mean
 
     from workloads.queries.suites import user_suites_dir
 

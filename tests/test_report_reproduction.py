@@ -16,11 +16,11 @@ from app.report_html import Cell, environment, html_table
 from app.report_suites import reproduction_view, reproduction_views
 from tests.test_history import STEP0, handmade_run
 from tests.test_report import Tables, layout_faults, pdf_html, pdf_pages, pdf_text
-from workloads.reproduce.catalog import parse_slot
+from workloads.scenario import parse_slot
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import reproduction
 from workloads.reproduce.run_report import planned_runs, run_planned
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 
 SCRIPT = "<script>alert(1)</script>"
 

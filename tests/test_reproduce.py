@@ -10,18 +10,19 @@ import sys
 
 import pytest
 
-from workloads.figures import step_figures
-from workloads.reproduce.catalog import REPORTS, SIZES, gallery_scenarios, parse_slot
+from workloads.results.figures import step_figures
+from workloads.reproduce.catalog import REPORTS, gallery_scenarios
+from workloads.scenario import SIZES, parse_slot
 from workloads.reproduce.estimate import estimate
 from workloads.reproduce.findings import (HOLDS, NOT_HOLD, NOT_MEASURED, STRONGER, WEAKER, knee_verdict,
                                           ratio_verdict)
 from workloads.reproduce.reproduction import reproduction
 from workloads.reproduce.run_report import planned_runs, run_planned
-from workloads.runner import check_scenario
-from workloads.scenario import load_playlist
+from workloads.run.runner import check_scenario
+from workloads.playlists import load_playlist
 from workloads.paths import resources_dir
-from workloads.store import ResultsStore
-from workloads.target_registry import default_config
+from workloads.results.store import ResultsStore
+from workloads.targets.engines import default_config
 
 
 def _reproduce(tmp_path, report: str, comparator: str | None = None, comparator_config: dict | None = None,
@@ -108,7 +109,7 @@ def test_knee_verdicts_name_the_machine():
 def test_a_cards_published_figures_are_its_own_reports_and_none_repeats_a_measurement():
     """002's download sweep lists 002's figures, not 003's per-cluster-size ones with one measured
     figure repeated beside 2, 4, 6 and 8 nodes; 003's read sweep is one cluster size's."""
-    from workloads.references import load_references
+    from workloads.results.references import load_references
     from workloads.reproduce.published import pairs
     environment = {r.report: r.environment for r in load_references()}
     for report in ("000", "002", "003", "004"):

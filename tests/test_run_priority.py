@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app.run_process import RUN_NICE, start_run_process
-from workloads.environment import autogroup_nice
+from workloads.run.environment import autogroup_nice
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGROUPS = Path("/proc/self/autogroup").exists()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.test_history import handmade_run, op
-from workloads.run_summary import run_answer, sweep_knee
-from workloads.store import ResultsStore
+from workloads.results.run_summary import run_answer, sweep_knee
+from workloads.results.store import ResultsStore
 
 
 @pytest.mark.parametrize("users, throughput, knee", [
@@ -86,6 +86,6 @@ def test_a_run_begun_on_a_busy_machine_says_so(store, load, busy):
 
 def test_every_run_records_the_load_average_it_began_with():
     import os
-    from workloads.environment import capture_environment
+    from workloads.run.environment import capture_environment
     load = capture_environment()["load_average"]
     assert len(load) == 3 and all(v >= 0 for v in load) and load[0] == pytest.approx(os.getloadavg()[0], abs=2.0)

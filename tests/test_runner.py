@@ -12,10 +12,10 @@ import pytest
 
 from workloads.datasets.schema import Scale
 from tests.warmup_reference import assert_warmups_follow_rule
-from workloads.figures import MIN_OPS, step_figures
-from workloads.runner import Runner
+from workloads.results.figures import MIN_OPS, step_figures
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 
 SMALL = Scale(days=2, rows_per_day=20_000, symbols=50)
 
@@ -107,7 +107,7 @@ def test_a_user_killed_while_checking_the_stop_flag_never_blocks_the_others():
     # froze the rest (the killed-worker test above hung this way under load)
     import multiprocessing as mp
 
-    from workloads.worker import StepEvents
+    from workloads.run.worker import StepEvents
     context = mp.get_context("spawn")
     events = StepEvents.make(context)
     checks = context.RawValue("q", 0)

@@ -4,7 +4,7 @@ import time
 import psutil
 import pytest
 
-from workloads.sampler import ResourceSampler
+from workloads.run.sampler import ResourceSampler
 
 
 def _spin(seconds: float) -> None:

@@ -1,8 +1,8 @@
 import pytest
 
 from workloads.datasets.schema import Scale
-from workloads.kinds import WORKLOADS, get_workload
-from workloads.params import Param
+from workloads.operations import WORKLOADS, get_workload
+from workloads.operations.params import Param
 from workloads.scenario import Scenario
 
 
@@ -62,8 +62,8 @@ def test_workload_params_validated_and_unknown_rejected():
 
 
 def test_operation_bounded_workload_needs_a_count_or_duration(tmp_path):
-    from workloads.runner import Runner
-    from workloads.store import ResultsStore
+    from workloads.run.runner import Runner
+    from workloads.results.store import ResultsStore
     store = ResultsStore(tmp_path / "results")
     with pytest.raises(ValueError, match="needs a number of operations per user or a duration"):
         Runner(Scenario(workload="read-day", operations=0, duration_s=0), store)
@@ -72,7 +72,7 @@ def test_operation_bounded_workload_needs_a_count_or_duration(tmp_path):
 
 def test_shipped_scenarios_and_playlists_load():
     from workloads.paths import resources_dir
-    from workloads.scenario import load_playlist
+    from workloads.playlists import load_playlist
     folder = resources_dir() / "scenarios"
     presets = sorted(folder.glob("*.toml"))
     assert len(presets) >= 3
@@ -85,7 +85,7 @@ def test_shipped_scenarios_and_playlists_load():
 
 
 def test_broken_playlist_names_the_scenario(tmp_path):
-    from workloads.scenario import load_playlist
+    from workloads.playlists import load_playlist
     path = tmp_path / "p.toml"
     path.write_text('[[scenario]]\nworkload = "read-day"\ncache = "hot"\n')
     with pytest.raises(ValueError, match="scenario 1: cache must be one of"):

@@ -8,10 +8,12 @@ import duckdb
 import psutil
 import pytest
 
-from workloads.exports import export_run
-from workloads.figures import step_figures
-from workloads.records import OpRecord
-from workloads.store import SCHEMA_VERSION, HostProcess, ResultsStore, StoreError, host_process
+from workloads.results.exports import export_run
+from workloads.results.figures import step_figures
+from workloads.run.records import OpRecord
+from workloads.results.catalog_folder import SCHEMA_VERSION
+from workloads.results.dead_runs import HostProcess, host_process
+from workloads.results.store import ResultsStore, StoreError
 
 SCENARIO = {"name": "t", "dataset": "taq", "target": "duckdb", "workload": "read-day",
             "users": [1, 2], "cache": "warm"}
@@ -39,7 +41,7 @@ def test_a_newer_catalog_is_refused_clearly(tmp_path):
 
 def _legacy_file(path, version):
     """A results file as Tickbench wrote it before the catalog: a finished run and one left running."""
-    from workloads.store_migration import _V2_COLUMNS
+    from workloads.results.migration import _V2_COLUMNS
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     con.execute(LEGACY_V1_SCHEMA)
@@ -111,7 +113,7 @@ def test_a_reader_never_waits_for_the_writer_and_sees_records_as_they_land(tmp_p
     writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from workloads.store import ResultsStore
+        from workloads.results.store import ResultsStore
         from tests.test_store import SCENARIO, _record
         store = ResultsStore({str(tmp_path / "results")!r})
         store.create_run("live", SCENARIO, {{}})
@@ -225,7 +227,7 @@ def test_delete_run_removes_all_its_rows(tmp_path):
 
 
 def test_published_figures_are_queryable_beside_runs(tmp_path):
-    from workloads.references import load_references
+    from workloads.results.references import load_references
     store = ResultsStore(tmp_path / "results")
     refs = store.references()
     assert len(refs) == len(load_references()) > 100
@@ -240,7 +242,7 @@ def test_a_run_stored_before_open_loops_reads_with_no_intended_starts(tmp_path):
     """Runs whose record parts predate the ``intended_s`` column (and steps without ``rate``) still
     read, their figures whole, the new columns NULL."""
     import pyarrow.parquet as pq
-    from workloads.run_files import RunFolder
+    from workloads.results.run_files import RunFolder
 
     store = ResultsStore(tmp_path / "results")
     store.create_run("old", SCENARIO, {})

@@ -7,11 +7,12 @@ import sys
 
 import pytest
 
-import workloads.target_registry as registry_module
+import workloads.targets.engines as engines_module
 from tests.test_cli import tickbench
-from workloads.server_checks import check_server
-from workloads.target_registry import (CLICKHOUSE, DDB, Profile, ServerProfile, TargetRegistry, missing_client,
-                                       strip_passwords)
+from workloads.targets.server_checks import check_server
+from workloads.targets.engines import CLICKHOUSE, DDB, missing_client, strip_passwords
+from workloads.targets.profiles import Profile, ServerProfile
+from workloads.targets.registry import TargetRegistry
 from workloads.targets import LAZY_TARGETS, MissingClient, target_class
 
 
@@ -102,8 +103,8 @@ def test_names_are_unique_per_kind_and_bad_saved_profiles_are_skipped(tmp_path):
 
 
 def test_a_missing_client_names_the_extra_to_install(tmp_path, monkeypatch):
-    installed = registry_module._installed
-    monkeypatch.setattr(registry_module, "_installed", lambda module: module != "tables" and installed(module))
+    installed = engines_module._installed
+    monkeypatch.setattr(engines_module, "_installed", lambda module: module != "tables" and installed(module))
     assert missing_client("hdf5") == "not installed: install tickbench[hdf5] (needs tables)"   # h5py is optional
     assert missing_client("duckdb") is None
     hdf5 = next(e for e in TargetRegistry(tmp_path).local_entries() if e.kind == "hdf5")
@@ -170,16 +171,17 @@ def test_every_server_kind_has_its_defaults_and_keys(tmp_path):
 
 
 def test_a_kind_is_known_to_both_registries():
-    from workloads.target_registry import ENGINES
+    from workloads.targets.engines import ENGINES
     from workloads.targets import target_kinds
     assert sorted(e.kind for e in ENGINES) == sorted(target_kinds())
-    from workloads.target_registry import SERVER_TYPES
+    from workloads.targets.engines import SERVER_TYPES
     assert {e.kind for e in ENGINES if not e.local} == {DDB, *SERVER_TYPES} - {CLICKHOUSE}   # chDB runs locally
 
 
 def test_a_profile_name_is_checked_wherever_a_profile_is_added(tmp_path):
     # the window's targets panel adds through the registry too, not only the command line
-    from workloads.target_registry import Profile, ServerProfile, TargetRegistry
+    from workloads.targets.profiles import Profile, ServerProfile
+    from workloads.targets.registry import TargetRegistry
     registry = TargetRegistry(tmp_path)
     for bad in ("../../x", "a\nb", "x" * 300):
         with pytest.raises(ValueError, match="profile name"):

@@ -16,8 +16,9 @@ from tests.test_targets_files import (SCALE, assert_phases, assert_same_rows, as
 from workloads.datasets import get_dataset
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets import make_target
-from workloads.targets.arcticdb_target import BARS_ARCTICDB, BARS_PANDAS, MANIFEST_SYMBOL
-from workloads.targets.bars import minute_bars
+from workloads.targets.arcticdb import BARS_ARCTICDB, BARS_PANDAS
+from workloads.targets.arcticdb.symbols import MANIFEST_SYMBOL
+from workloads.targets.common.bars import minute_bars
 from workloads.targets.base import IMPORT_TABLE, TargetError
 
 LAYOUTS = ("day", "instrument")
@@ -311,9 +312,9 @@ def test_appends_from_two_processes_take_turns_and_all_land(store, layouts):
 
 
 def test_workers_through_the_runner(tmp_path):
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     store = ResultsStore(tmp_path / "results")
     target_config = config(tmp_path / "lmdb", "instrument")
@@ -334,7 +335,7 @@ def test_workers_through_the_runner(tmp_path):
 @pytest.mark.parametrize("dataset, suite", [("taq", "taq001"), ("taq", "taq004"), ("devices", "devices004")])
 def test_query_suites_answer_as_duckdb_and_parquet_do(dataset, suite, tmp_path):
     from workloads.queries.suites import load_suite
-    from workloads.verify import SAME, verify
+    from workloads.queries.verify import SAME, verify
 
     targets = [("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}),
                ("parquet", "parquet", {"root": str(tmp_path / "files")}),

@@ -29,8 +29,8 @@ from workloads.queries.answers import normalise  # noqa: E402
 from workloads.local_engines.base import free_port  # noqa: E402
 from workloads.targets import MissingClient, make_target  # noqa: E402
 from workloads.targets.base import IMPORT_TABLE, TargetError  # noqa: E402
-from workloads.targets.clickhouse_target import SEQ, table_name  # noqa: E402
-from workloads.verify import SAME, verify  # noqa: E402
+from workloads.targets.clickhouse.dialect import SEQ, table_name  # noqa: E402
+from workloads.queries.verify import SAME, verify  # noqa: E402
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=40)
 CHUNK_ROWS = 7_000           # several batches per day: exercises the per-day load and its OPTIMIZE
@@ -72,7 +72,7 @@ def opened(request, layouts):
 
 # --- the module and its clients ---------------------------------------------------------------
 def test_the_module_imports_neither_client_until_a_backend_needs_it():
-    code = ("import sys, workloads.targets.clickhouse_target as m; t = m.ClickHouseTarget({'path': '/nonexistent'}); "
+    code = ("import sys, workloads.targets.clickhouse as m; t = m.ClickHouseTarget({'path': '/nonexistent'}); "
             "s = m.ClickHouseTarget({'host': '127.0.0.1'}); print('chdb' in sys.modules, 'clickhouse_connect' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout.split()
@@ -355,7 +355,7 @@ def test_report_003_computations_equal_duckdbs(opened, duck):
 def test_cold_cache_drops_what_each_engine_allows(layouts):
     config, layout = layouts["embedded"]
     target = make_target("clickhouse", config)
-    from workloads.targets.cache import resident_bytes_of
+    from workloads.targets.common.cache import resident_bytes_of
     target.open(layout)
     target.read_day(layout, layout.days[0])
     assert target.drop_process_cache(layout)[:2] == ["SYSTEM DROP MARK CACHE", "SYSTEM DROP UNCOMPRESSED CACHE"]
@@ -467,9 +467,9 @@ def test_processes_take_turns_on_the_folder_and_report_the_wait(layouts):
 
 @pytest.mark.slow
 def test_runner_reads_with_two_users_on_one_folder_and_probes_a_server(tmp_path, layouts, ch_server):
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     store = ResultsStore(tmp_path / "results")
     for config, workload in ((layouts["embedded"][0], "read-day"), (layouts["server"][0], "minute-bars")):
@@ -490,9 +490,9 @@ def test_runner_reads_with_two_users_on_one_folder_and_probes_a_server(tmp_path,
 def test_stop_during_a_five_second_query_cancels_every_user_without_a_failure(tmp_path, layouts, ch_server):
     """Users inside a query the server takes 5 s over are killed ``CANCEL_GRACE_S`` after Stop:
     the run and every user read "cancelled", none "failed" or "killed by SIGKILL"."""
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="clickhouse", target_config=layouts["server"][0],
@@ -552,7 +552,7 @@ def test_embedded_reads_write_their_values_as_the_literals_a_user_types(layouts)
     quoted and escaped, integers bare, a date as its ISO text; what that does not cover
     stays bound. Either way chDB reads back the very values."""
     import datetime as dt
-    from workloads.targets.clickhouse_target import with_literals
+    from workloads.targets.clickhouse.dialect import with_literals
 
     values = {"s": "x'y\\z é✓", "i": -2147483648, "d": dt.date(2007, 8, 23)}
     sql = "SELECT {s:String} AS s, {i:Int32} AS i, toDate('2007-08-23') = {d:Date} AS same_day"

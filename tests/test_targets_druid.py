@@ -145,7 +145,7 @@ def test_whether_a_server_runs_multi_stage_queries_is_asked_of_it(laid):
     """The local engine loads the MSQ extension exactly when its jar could be fetched, and the target
     reads the answer from the server's own /status (its loaded modules)."""
     from workloads.local_engines.druid import msq_extension
-    from workloads.targets.druid_target import msq_loaded
+    from workloads.targets.druid import msq_loaded
     target, _ = laid
     status = target.http.json("GET", "/status")
     extensions, why = msq_extension()
@@ -157,7 +157,7 @@ def test_whether_a_server_runs_multi_stage_queries_is_asked_of_it(laid):
 
 
 def test_map_reduce_runs_on_msq_or_gets_the_servers_verdict(laid, duck):
-    from workloads.targets.druid_target import NO_MSQ
+    from workloads.targets.druid import NO_MSQ
     target, layout = laid
     duck_target, duck_layout = duck
     target.clear_table(layout, "minute")
@@ -175,10 +175,10 @@ def test_map_reduce_runs_on_msq_or_gets_the_servers_verdict(laid, duck):
 
 
 def test_the_verdict_is_recorded_and_the_run_goes_on(tmp_path, laid, config):
-    from workloads.records import UNSUPPORTED
-    from workloads.runner import Runner
+    from workloads.run.records import UNSUPPORTED
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
     target, _ = laid
     store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="druid", target_config=config,
@@ -240,12 +240,12 @@ def test_import_export_round_trip_and_footprint(laid, tmp_path):
 
 def test_cold_cache_and_describe(laid):
     target, layout = laid
-    from workloads.targets.cache import resident_bytes_of
+    from workloads.targets.common.cache import resident_bytes_of
     target.read_day(layout, layout.days[0])
     applied = target.drop_cache(layout)
     assert any("posix_fadvise" in a for a in applied) and target.drop_process_cache(layout) == []
     # the historical maps its segment files: the pages it maps stay, so no cold round calls a read cold
-    from workloads.cold import verdict_of
+    from workloads.run.cold import verdict_of
     left = resident_bytes_of(target.data_files(layout))
     assert target.data_files(layout) and left > 0
     assert verdict_of(applied, left).endswith("still in the OS cache after the clear")
@@ -265,7 +265,7 @@ def test_a_wrong_password_is_refused_and_the_right_one_passes(laid, config):
     """Druid's basic-security extension is not obtainable here: an authenticating gateway in front of
     the real broker and coordinator (tests/auth_gateways.py) answers 401 as the extension does."""
     from tests.auth_gateways import BasicAuthGateway
-    from workloads.server_checks import check_server
+    from workloads.targets.server_checks import check_server
 
     _, layout = laid
     broker = BasicAuthGateway(config["port"], "quant", "s3cret")
@@ -291,9 +291,9 @@ def test_a_wrong_password_is_refused_and_the_right_one_passes(laid, config):
 
 
 def test_runner_with_two_workers_probes_the_server(tmp_path, laid, config):
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
     store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="druid", target_config=config, workload="minute-bars",
                         users=(1, 2), operations=2)
@@ -313,7 +313,7 @@ DRUID_NOT_SUPPORTED: set[tuple[str, str]] = set()
 
 def _verify_against_duckdb(dataset, scale, names, config, tmp_path):
     from workloads.queries import load_suite
-    from workloads.verify import NOT_SUPPORTED, SAME, verify
+    from workloads.queries.verify import NOT_SUPPORTED, SAME, verify
     verdicts = verify(dataset, scale, [("duckdb", "duckdb", {"path": str(tmp_path / "d.duckdb")}),
                                        ("druid", "druid", config)], [load_suite(n) for n in names])
     assert len(verdicts.queries) == sum(len(load_suite(n).queries) for n in names)

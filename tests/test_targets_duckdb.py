@@ -15,7 +15,7 @@ from workloads.datasets import get_dataset
 from workloads.datasets.schema import StringMode
 from workloads.targets import make_target
 from workloads.targets.base import TargetError
-from workloads.targets.duckdb_target import MANIFEST_TABLE, table_name
+from workloads.targets.duckdb.dialect import MANIFEST_TABLE, table_name
 
 CHUNK_ROWS = 7_000
 

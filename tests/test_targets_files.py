@@ -321,7 +321,7 @@ def test_append_writes_a_new_file_per_batch(kind, prepared, day_frames, taq):
 
 # --- cold cache -----------------------------------------------------------------------------
 def test_drop_cache_applies_fsync_and_fadvise(prepared):
-    from workloads.targets.cache import resident_bytes
+    from workloads.targets.common.cache import resident_bytes
     target, layout = prepared("feather", StringMode.OBJECT)
     assert target.read_day(layout, layout.days[0]).rows == SCALE.rows_per_day  # now cached
     applied = target.drop_cache(layout)  # config drop_caches=False: no system-wide drop

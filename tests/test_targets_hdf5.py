@@ -18,15 +18,15 @@ from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
 from workloads.datasets.schema import Scale, StringMode
 from workloads.queries.answers import normalise
-from workloads.runner import Runner
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 from workloads.targets import make_target
-from workloads.targets.bars import minute_bars
+from workloads.targets.common.bars import minute_bars
 from workloads.targets.base import IMPORT_TABLE, TargetError
-from workloads.targets.day_files import MANIFEST
-from workloads.targets.hdf5_target import day_node
-from workloads.verify import NOT_SUPPORTED, SAME, verify
+from workloads.targets.common.day_files import MANIFEST
+from workloads.targets.hdf5.layout import day_node
+from workloads.queries.verify import NOT_SUPPORTED, SAME, verify
 
 SCALE = Scale(days=2, rows_per_day=12_000, symbols=30)
 CHUNK_ROWS = 5_000      # several generator chunks per day
@@ -194,7 +194,7 @@ def test_minute_bars_equal_pandas_bars_of_the_days_rows(fmt, prepared, taq):
 
 
 def test_drop_cache_evicts_the_day_files(prepared):
-    from workloads.targets.cache import resident_bytes
+    from workloads.targets.common.cache import resident_bytes
     target, layout = prepared("table")
     assert target.read_day(layout, layout.days[0]).rows == SCALE.rows_per_day
     assert target.drop_cache(layout) == ["fsync", "posix_fadvise(DONTNEED)"]

@@ -26,9 +26,9 @@ from workloads.queries.answers import normalise
 from workloads.local_engines.base import free_port
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, NotSupported, TargetError
-from workloads.targets.mongodb_target import SEQ, STAND_IN, bson_value, table_name
-from workloads.verify import NOT_SUPPORTED, SAME, verify
-from workloads.worker import describe_error
+from workloads.targets.mongodb.dialect import SEQ, STAND_IN, bson_value, table_name
+from workloads.queries.verify import NOT_SUPPORTED, SAME, verify
+from workloads.run.worker import describe_error
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 DEVICES_SCALE = Scale(days=1, rows_per_day=6_000, symbols=40)
@@ -62,7 +62,7 @@ def test_pymongo_is_one_the_stand_in_accepts():
 
 
 def test_the_module_imports_pymongo_only_when_it_connects():
-    code = ("import sys, workloads.targets.mongodb_target as m; m.MongoDBTarget({'host': '127.0.0.1'}); "
+    code = ("import sys, workloads.targets.mongodb as m; m.MongoDBTarget({'host': '127.0.0.1'}); "
             "print('pymongo' in sys.modules, 'pymongoarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout.split()
@@ -71,7 +71,7 @@ def test_the_module_imports_pymongo_only_when_it_connects():
 
 def test_a_missing_pymongoarrow_names_the_extra():
     code = ("import sys; sys.modules['pymongoarrow'] = None\n"
-            "import workloads.targets.mongodb_target as m\n"
+            "import workloads.targets.mongodb.connection as m\n"
             "try:\n    m._arrow_api()\nexcept Exception as e:\n    print(type(e).__name__, e)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout.strip()
@@ -509,7 +509,7 @@ def test_a_wrong_password_is_refused_by_scram_and_the_right_one_passes(mongo_ser
     """MongoDB's own SCRAM conversation (tests/auth_gateways.py) in front of the stand-in: a wrong
     password gets code 18 from the real protocol; the right one reads a day through it."""
     from tests.auth_gateways import ScramGateway
-    from workloads.server_checks import check_server
+    from workloads.targets.server_checks import check_server
 
     cfg, layout = laid_out
     gateway = ScramGateway(mongo_server.config["port"], "tick", "s3cret")
@@ -536,9 +536,9 @@ def test_a_wrong_password_is_refused_by_scram_and_the_right_one_passes(mongo_ser
 @pytest.mark.parametrize("workload,params", [("read-day", {}),
                                              ("concurrent-append", {"rows_per_user": 1_000, "batch_rows": 250})])
 def test_runner_workers_use_the_target(mongo_server, laid_out, tmp_path, workload, params):
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     cfg, _ = laid_out
     store = ResultsStore(tmp_path / "results")
@@ -550,6 +550,6 @@ def test_runner_workers_use_the_target(mongo_server, laid_out, tmp_path, workloa
     assert ops["ok"].all() and len(ops) > 0 and set(ops["worker"]) == {0, 1}
     if workload == "read-day":
         assert (ops[ops["kind"] == "measured"]["rows"] == SCALE.rows_per_day).all()
-        from app.report import _where          # what the report says answered: never "MongoDB" alone
+        from app.report_references import _where          # what the report says answered: never "MongoDB" alone
         assert "stand-in" in _where(store.run(result.run_id)) and "not the real engine's" in _where(store.run(result.run_id))
     store.close()

@@ -14,7 +14,7 @@ from tests.chserver.fixture import ch_server  # noqa: F401
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
 from widgets.cluster_dialog import ClusterDialog
 from widgets.targets_panel import TargetsPanel
-from workloads.cluster import ClusterProfile
+from workloads.targets.dolphindb.cluster import ClusterProfile
 
 pytestmark = pytest.mark.timeout(60)
 PASSWORD = "123456"
@@ -114,9 +114,9 @@ def test_embedded_targets_are_always_ready_with_their_folder(panel, tmp_path):
 
 
 def test_an_engine_whose_client_is_missing_says_what_to_install(make_widget, tmp_path, monkeypatch):
-    import workloads.target_registry as registry
-    installed = registry._installed
-    monkeypatch.setattr(registry, "_installed", lambda module: module != "arcticdb" and installed(module))
+    import workloads.targets.engines as engines
+    installed = engines._installed
+    monkeypatch.setattr(engines, "_installed", lambda module: module != "arcticdb" and installed(module))
     panel = make_widget(TargetsPanel, tmp_path / "data", None, size=(700, 520))
     assert "arcticdb" not in [key for key, *_ in panel.targets()]      # the builder cannot pick it
     assert panel.item_for("arcticdb").text(1) == "not installed"

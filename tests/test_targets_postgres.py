@@ -18,8 +18,8 @@ from workloads.queries.answers import normalise
 from workloads.local_engines.base import free_port
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, TargetError
-from workloads.targets.postgres_target import SEQ, table_name
-from workloads.verify import SAME, verify
+from workloads.targets.postgres.dialect import SEQ, table_name
+from workloads.queries.verify import SAME, verify
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 LOOPBACK = "127.0.0.1"
@@ -170,7 +170,7 @@ def test_report_003_equals_duckdb(opened, layout, duck):
 
 
 def test_cold_cache_empties_the_shared_buffers_and_the_local_servers_files(opened, layout):
-    from workloads.targets.cache import resident_bytes_of
+    from workloads.targets.common.cache import resident_bytes_of
 
     def buffered() -> int:        # the layout's pages in the shared buffers, asked of pg_buffercache
         return int(opened.sql_rows(
@@ -207,9 +207,9 @@ def test_a_refused_port_and_a_wrong_password_are_clear_errors(config):
 
 
 def test_runner_with_two_worker_processes_and_probes(tmp_path, config, layout):
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="postgres", target_config=config,
@@ -412,7 +412,7 @@ def test_parameters_are_written_as_the_literals_a_user_types(opened, value):
     """Reads write their day and key into the SQL (ADBC reads through COPY only when nothing is
     bound): as a user's literal (``DATE '2007-08-23'``, ``'AAPL'``) where one says it exactly, by
     psycopg otherwise; either way the server reads back the very value."""
-    from workloads.targets.postgres_target import sql_literal
+    from workloads.targets.postgres.dialect import sql_literal
 
     sql = opened.db.inline("SELECT %(v)s AS v, '100%%' AS pct", {"v": value})
     literal = sql_literal(value)

@@ -25,8 +25,8 @@ from workloads.queries.answers import normalise
 from workloads.local_engines.base import free_port
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, TargetError
-from workloads.targets.questdb_target import SEQ, TS, table_name
-from workloads.verify import SAME, verify
+from workloads.targets.questdb.dialect import SEQ, TS, table_name
+from workloads.queries.verify import SAME, verify
 
 SCALE = Scale(days=2, rows_per_day=20_000, symbols=50)
 LOOPBACK = "127.0.0.1"
@@ -56,7 +56,7 @@ def target(config, layout):
 
 # --- module, launcher, layout ------------------------------------------------------------------
 def test_the_module_imports_neither_client_until_it_needs_one():
-    code = ("import sys, workloads.targets.questdb_target as m; m.QuestDBTarget({'host': '127.0.0.1'}); "
+    code = ("import sys, workloads.targets.questdb as m; m.QuestDBTarget({'host': '127.0.0.1'}); "
             "print('questdb' in sys.modules, 'psycopg' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout.split()
@@ -322,9 +322,9 @@ def test_a_wrong_password_is_a_clear_error(config):
 
 # --- worker processes through the real runner -------------------------------------------------------
 def test_runner_reads_with_two_users_and_probes(tmp_path, config, layout):
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     store = ResultsStore(tmp_path / "results")
     scenario = Scenario(dataset="taq", scale=SCALE, target="questdb", target_config=config,
@@ -341,7 +341,7 @@ def test_runner_reads_with_two_users_and_probes(tmp_path, config, layout):
 
 def test_the_server_check_names_questdb_and_its_version_not_its_wire_protocols_postgresql(config):
     from workloads.local_engines.questdb import VERSION
-    from workloads.server_checks import check_server
+    from workloads.targets.server_checks import check_server
     verdict = check_server("questdb", config, timeout=5)
     assert verdict.ok and verdict.server_version == f"QuestDB {VERSION}", verdict.message
     assert "PostgreSQL" not in verdict.message
@@ -368,9 +368,9 @@ def test_a_users_reads_share_one_kept_http_connection(target, layout, config):
 def test_more_users_than_cpus_read_through_exp_at_once(tmp_path, config, layout):
     # QuestDB's /exp serves as many connections as the server has CPUs unless told otherwise: the
     # local engine raises that limit, so four users on two cores all read
-    from workloads.runner import Runner
+    from workloads.run.runner import Runner
     from workloads.scenario import Scenario
-    from workloads.store import ResultsStore
+    from workloads.results.store import ResultsStore
 
     users = 2 * (os.cpu_count() or 1)
     store = ResultsStore(tmp_path / "results")
@@ -385,7 +385,7 @@ def test_more_users_than_cpus_read_through_exp_at_once(tmp_path, config, layout)
 
 
 def test_a_refusal_over_the_export_limit_says_it_is_the_servers_and_what_to_raise():
-    from workloads.targets.questdb_target import http_error_text
+    from workloads.targets.questdb.server import http_error_text
 
     said = ("exceeded connection limit [name=http_export_connections, numOfConnections=3, "
             "connectionLimit=2, fd=1346472248016]")     # QuestDB 9.3.4's words, as a run met them

@@ -14,14 +14,14 @@ from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
 from workloads.datasets.schema import Scale, StringMode
-from workloads.history import snapshot_from_store
+from workloads.results.history import snapshot_from_store
 from workloads.queries.answers import normalise
 from workloads.queries.suites import user_suites_dir
-from workloads.runner import Runner
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
-from workloads.suite_figures import (FAILED, NOT_SUPPORTED, OK, category_summary, query_figures,
-                                     run_footprints, suite_summary)
+from workloads.results.store import ResultsStore
+from workloads.run.records import FAILED, NOT_SUPPORTED, OK
+from workloads.results.suite_figures import category_summary, query_figures, run_footprints, suite_summary
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE
 

@@ -1,4 +1,4 @@
-"""The warm-up rule (``workloads.warmup``): a warm step's worker warms up until its process is
+"""The warm-up rule (``workloads.run.warmup``): a warm step's worker warms up until its process is
 steady, then stops; the measured operations that follow are the steady ones."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from tests.warmup_reference import assert_warmups_follow_rule
-from workloads.records import MEASURED
+from workloads.run.records import MEASURED
 from workloads.targets.base import OpResult
-from workloads.warmup import BUDGET_S, MAX_OPS, more_warmup, steady
-from workloads.worker import _Operations
+from workloads.run.warmup import BUDGET_S, MAX_OPS, more_warmup, steady
+from workloads.run.worker import _Operations
 
 
 def test_steady_needs_three_times_within_fifteen_percent_of_their_median():
@@ -115,7 +115,7 @@ def _records(batch):
 
 
 def test_estimates_count_the_warm_ups_a_worker_is_likely_to_make():
-    from workloads.warmup import expected_warmup_ops
+    from workloads.run.warmup import expected_warmup_ops
 
     assert expected_warmup_ops(1, 0.05, cold=True) == 1          # a cold step: its minimum
     assert expected_warmup_ops(1, 0.05, cold=False) == 4         # a slow first, then three that agree

@@ -28,7 +28,7 @@ def test_an_installed_wheel_has_the_published_figures_and_presets(tmp_path):
                                 str(target), str(wheel)], capture_output=True, text=True, timeout=300)
     assert installed.returncode == 0, installed.stderr[-2000:]
     # the installed copy, not the repository, answers (run from elsewhere, the install first)
-    probe = ("import workloads, workloads.references as r, workloads.paths as p; "
+    probe = ("import workloads, workloads.results.references as r, workloads.paths as p; "
              "print(workloads.__file__); print(p.resources_dir()); print(len(r.load_references())); "
              "print(sorted(x.name for x in (p.resources_dir() / 'scenarios').glob('*.toml')))")
     env = {**os.environ, "PYTHONPATH": str(target)}

@@ -2,8 +2,9 @@
 import pytest
 from PySide6.QtCore import QTimer
 
-from widgets.dashboard import LiveDashboard, format_elapsed, readable_message
-from workloads.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
+from widgets.dashboard import LiveDashboard
+from widgets.dashboard_header import format_elapsed, readable_message
+from workloads.run.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
                                 ThroughputPoint)
 
 TRACEBACK = """Traceback (most recent call last):
@@ -277,7 +278,7 @@ def test_a_live_step_is_labelled_an_estimate(dashboard, qtbot):
 
 
 def test_a_short_run_is_drawn_operation_by_operation_with_its_own_legend(dashboard, qtbot):
-    from workloads.snapshot import LatencyPoint, ThroughputPoint
+    from workloads.run.snapshot import LatencyPoint, ThroughputPoint
     snap = snapshot(per_operation=True,
                     throughput=[ThroughputPoint(0.4, 2e6, 90e6, 20.0), ThroughputPoint(0.9, 2.2e6, 99e6, 22.0)],
                     latency=[LatencyPoint(0.4, 0.05, 0.05, 0.05), LatencyPoint(0.9, 0.045, 0.045, 0.045)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workloads.run_summary import RunAnswer, StepAnswer
+from workloads.results.run_summary import RunAnswer, StepAnswer
 from workloads.scenario import Scenario
 
 LOCAL = [("duckdb", "DuckDB (embedded)", "duckdb", {"path": "/tmp/x.duckdb"})]

@@ -3,7 +3,7 @@ import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox
 
 from widgets.param_form import ParamForm
-from workloads.params import Param
+from workloads.operations.params import Param
 
 PARAMS = [
     Param("batch_rows", "Batch size", "int", 25_000, 10, 1_000_000, "rows", help="rows per request"),
@@ -102,7 +102,7 @@ def test_rebuild_for_other_params_and_unknown_kind(form):
 
 def test_every_shipped_workload_gets_a_form(make_widget):
     from widgets.param_form import ParamForm
-    from workloads.kinds import WORKLOADS
+    from workloads.operations import WORKLOADS
 
     form = make_widget(ParamForm)
     for workload in WORKLOADS.values():

@@ -10,14 +10,16 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel
 
-from widgets.report_gallery import ReportGallery, verdict_colour
+from widgets.report_card import verdict_colour
+from widgets.report_gallery import ReportGallery
 from widgets.theme import current_theme
 from workloads.reproduce import estimate as estimate_module
-from workloads.reproduce.catalog import REPORTS, parse_slot
+from workloads.reproduce.catalog import REPORTS
+from workloads.scenario import parse_slot
 from workloads.reproduce.findings import Finding
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import Reproduction
-from workloads.target_registry import default_config
+from workloads.targets.engines import default_config
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -67,7 +69,7 @@ def test_five_cards_each_with_its_question_findings_and_experiments(gallery):
 def test_the_size_changes_the_estimate_and_a_size_too_large_is_a_warning(gallery, monkeypatch):
     real = estimate_module.estimate
     # a machine with 4 GB: the report's own scale (a 230 M-row day) cannot fit, tiny can
-    monkeypatch.setattr("widgets.report_gallery.estimate",
+    monkeypatch.setattr("widgets.experiment_row.estimate",
                         lambda *args, **kwargs: real(*args, memory_bytes=4e9, **kwargs))
     row = gallery.row("000", "day-l1")
     row.set_size("medium")

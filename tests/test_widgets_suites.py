@@ -9,10 +9,11 @@ from PySide6.QtCore import QPointF, Qt
 from widgets.answers_dialog import AnswersDialog
 from widgets.breakdown_chart import BreakdownChart
 from widgets.compare_view import CompareView
-from widgets.dashboard import LiveDashboard, step_figures_line
+from widgets.dashboard import LiveDashboard
+from widgets.dashboard_header import step_figures_line
 from widgets.footprint_chart import FootprintChart, format_bytes, ratio_text
 from widgets.query_chart import DIFFERS_TEXT, QueryChart
-from workloads.snapshot import LiveSnapshot, QueryPoint, SweepPoint
+from workloads.run.snapshot import LiveSnapshot, QueryPoint, SweepPoint
 
 
 def q(query, mean=None, status="ok", fp="aaaa", **extra):

@@ -6,7 +6,7 @@ from PySide6.QtGui import QColor, QPalette
 from widgets.live_chart import TimeSeriesChart
 from widgets.theme import (OKABE_ITO, PHASE_COLOURS, PHASE_ORDER, WORKER_STATE_COLOURS, apply_theme,
                            current_theme, phase_colour, readable_text_colour, series_colour)
-from workloads.snapshot import WORKER_STATES
+from workloads.run.snapshot import WORKER_STATES
 
 
 def test_dark_theme_sets_palette_and_pyqtgraph(qapp, light_theme):

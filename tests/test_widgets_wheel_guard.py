@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDoubleSpinBox, QLineEdi
 from tests.wheel_events import wheel
 from widgets.param_form import ParamForm
 from widgets.wheel_guard import guard_wheel, is_guarded, takes_wheel
-from workloads.params import Param
+from workloads.operations.params import Param
 
 
 class TallForm(QScrollArea):

@@ -6,7 +6,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 
 from widgets.theme import worker_state_colour
 from widgets.worker_grid import WorkerGrid
-from workloads.snapshot import WORKER_STATES
+from workloads.run.snapshot import WORKER_STATES
 
 TRACEBACK = ("Traceback (most recent call last):\n  File \"w.py\", line 3, in run\n    go()\n"
              "OSError: [Errno 28] No space left on device: '/data/day.pkl'")

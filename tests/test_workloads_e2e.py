@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from workloads.datasets.schema import Scale
-from workloads.runner import Runner
+from workloads.run.runner import Runner
 from workloads.scenario import Scenario
-from workloads.store import ResultsStore
+from workloads.results.store import ResultsStore
 
 SCALE = Scale(days=2, rows_per_day=10_000, symbols=20)
 CASES = {

@@ -1,11 +1,11 @@
-"""An independent check that each worker's warm-up stopped where ``workloads.warmup`` says:
+"""An independent check that each worker's warm-up stopped where ``workloads.run.warmup`` says:
 written again here from the rule's words (only its constants are shared), so a bug in the rule's
 code cannot vouch for itself."""
 from __future__ import annotations
 
 import pandas as pd
 
-from workloads.warmup import BUDGET_S, MAX_OPS, STEADY_RUN, STEADY_SPREAD
+from workloads.run.warmup import BUDGET_S, MAX_OPS, STEADY_RUN, STEADY_SPREAD
 
 
 def _agrees(times: list[float]) -> bool:

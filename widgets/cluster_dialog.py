@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialogB
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from widgets.profile_dialog import ProfileDialog, error_label, password_fields
-from workloads.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
-from workloads.target_registry import DEFAULT_DB_PREFIX
-from workloads.targets import ddb_quote
+from workloads.targets.dolphindb.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
+from workloads.targets.profiles import DEFAULT_DB_PREFIX
+from workloads.targets.dolphindb import quote as ddb_quote
 
 DEFAULT_PORT = 8848          # DolphinDB's default port
 NAME_MAX = 64

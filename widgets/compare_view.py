@@ -16,8 +16,8 @@ from widgets.breakdown_chart import BreakdownChart
 from widgets.footprint_chart import FootprintChart
 from widgets.query_chart import QueryChart
 from widgets.sweep_chart import SweepChart
-from workloads.figures import breakdown as with_other
-from workloads.snapshot import QueryPoint
+from workloads.results.figures import breakdown as with_other
+from workloads.run.snapshot import QueryPoint
 from workloads.text import plural
 
 TABLE_COLUMNS = (("run", "run"), ("step", "step_label"), ("users", "users"), ("rows/s", "rows_per_s"),
@@ -107,7 +107,7 @@ class CompareView(QWidget):
         self.answers_dialog.raise_()
 
     def show_runs(self, rows: list[dict]) -> None:
-        """One dict per run-step (workloads.history.compare_frame rows): run (label), users,
+        """One dict per run-step (workloads.results.history.compare_frame rows): run (label), users,
         rows_per_s, mb_per_s, ops_per_s, p50_ms, p99_ms and phase means as io_ms, decode_ms..."""
         self.sweep_chart.clear()
         self.sweep_chart.reset_view()           # other runs: drop a zoom made on the last ones

@@ -5,110 +5,36 @@ times a second, or more: it does not matter). That call only stores the snapshot
 timer; when the timer fires (at most 5 times a second: text and axes are costly to lay out) the newest
 snapshot is spread over the header and the charts, and each chart repaints at most 30 times a
 second and only while visible. Nothing here knows the engine: the snapshot is plain data.
+
+The header's lines are ``widgets.dashboard_header``'s; spreading a snapshot over the charts is
+``widgets.dashboard_charts``'.
 """
 from __future__ import annotations
 
-import bisect
-import html
+from PySide6.QtCore import QThread, Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
+                               QSplitter, QTableWidget, QTabWidget, QVBoxLayout, QWidget)
 
-from PySide6.QtCore import QEvent, QThread, Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QProgressBar, QSplitter, QTableWidget, QTableWidgetItem,
-                               QTabWidget, QVBoxLayout, QWidget)
-
-from widgets.breakdown_chart import BreakdownChart, Breakdown, format_seconds, ordered_phases
+from widgets.breakdown_chart import BreakdownChart, Breakdown
+from widgets.dashboard_charts import SWEEP_METRICS, DashboardCharts
+from widgets.dashboard_header import DashboardHeader
 from widgets.footprint_chart import FootprintChart
 from widgets.live_chart import TimeSeriesChart
 from widgets.query_chart import QueryChart
 from widgets.results_view import RunResultsView
 from widgets.sweep_chart import SweepChart
-from widgets.theme import current_theme, theme_notifier
+from widgets.theme import theme_notifier
 from widgets.worker_grid import WorkerGrid
-from workloads.figures import STEP_FIGURES_DOC, breakdown
-from workloads.snapshot import LiveSnapshot, SweepPoint
-from workloads.text import plural
+from workloads.results.figures import STEP_FIGURES_DOC
+from workloads.run.snapshot import LiveSnapshot
 
 APPLY_INTERVAL_MS = 200
-EACH_OPERATION = "each operation"
-GAP = float("nan")                 # a point the chart's line breaks at
-# metric key -> (menu text, axis label, unit, getter of a SweepPoint)
-SWEEP_METRICS = {
-    "rows_per_s": ("rows/s", "throughput", "rows/s", lambda p: p.rows_per_s),
-    "bytes_per_s": ("MB/s", "throughput", "B/s", lambda p: p.bytes_per_s),
-    "ops_per_s": ("operations/s", "throughput", "ops/s", lambda p: p.ops_per_s),
-    "p50": ("latency p50", "latency p50", "s", lambda p: p.p50),
-    "p99": ("latency p99", "latency p99", "s", lambda p: p.p99),
-}
-_MAX_MESSAGE = 400
-CSV_WORKLOADS = ("import", "export")      # their wire bytes are the CSV files
 BREAKDOWN_TITLE = "Phases per operation (mean)"
 WINDOW_NOTE = ("Each step's throughput is over its measurement window: from the release of the workers "
                "to the end of their last measured operation. Warm-up and probe operations are not counted.")
 
 
-def phase_origin(snap: LiveSnapshot) -> str:
-    """Which step the phase figures describe and what they rest on, e.g.
-    "step 2 users, 8 probe operations" (probes: the target splits phases only in probes)."""
-    ops = f"{snap.phase_ops:,} {snap.phase_source or 'measured'} operation{'s' if snap.phase_ops != 1 else ''}"
-    live = "" if snap.phase_exact else ", live estimate"
-    return f"step {snap.phase_step or snap.step_label}, {ops}{live}"
-
-
-def step_figures_line(snap: LiveSnapshot, warning_colour: str) -> str:
-    """One line of the latest step's figures, naming the step; the first operation of a fresh
-    process beside the steady state; a too-short step flagged."""
-    point: SweepPoint | None = snap.sweep[-1] if snap.sweep else None
-    if point is None:
-        return ""
-    moved = point.rows_per_s > 0
-    rate = f"{_si(point.rows_per_s)} rows/s · {_si(point.bytes_per_s)}B/s" if moved else \
-        f"{point.ops_per_s:,.1f} ops/s"
-    if point.wire_bytes_per_s is not None:
-        wire = "CSV" if snap.workload in CSV_WORKLOADS else "read"
-        rate += f" · {wire} {_si(point.wire_bytes_per_s)}B/s"
-    parts = [f"<b>Step {html.escape(point.label or str(point.users))}</b>", rate,
-             f"p50 {format_seconds(point.p50)}", f"p99 {format_seconds(point.p99)}"]
-    step = snap.phase_step or snap.step_label
-    if snap.first_op_s is not None and step == point.label:
-        first = f"first operation in a fresh process {format_seconds(snap.first_op_s)}"
-        if snap.steady_p50_s:
-            first += f" ({snap.first_op_s / snap.steady_p50_s:.1f}× the steady p50)"
-        parts.append(first)
-    parts.append("exact" if point.exact else "live estimate")
-    line = " · ".join(parts)
-    if point.short:
-        line += (f"<br><span style='color:{warning_colour}'>⚠ too short to measure: give the step more "
-                 "operations, a duration of a few seconds, or more data (a report card: a larger size)</span>")
-    return line
-
-
-def _si(value: float) -> str:
-    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}"
-    return f"{value:.3g} "
-
-
-def readable_message(text: str) -> str:
-    """A message fit for the status line: the last line of a traceback, trimmed, never the stack."""
-    text = (text or "").strip()
-    if "Traceback (most recent call last)" in text or "\n  File \"" in text:
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        # the exception line is the last one not indented as a stack frame or a caret marker
-        candidates = [ln for ln in lines if not ln.startswith(("File \"", "Traceback", "^", "~"))]
-        text = candidates[-1] if candidates else lines[-1]
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
-
-
-def format_elapsed(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-class LiveDashboard(QWidget):
+class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
     """Header, message line, tabs of charts and the worker grid for one run."""
 
     def __init__(self, parent: QWidget | None = None, *, apply_interval_ms: int = APPLY_INTERVAL_MS) -> None:
@@ -272,7 +198,7 @@ class LiveDashboard(QWidget):
         self._apply()
 
     def show_results(self, answer) -> None:
-        """A finished run's answer (``workloads.run_summary.RunAnswer``), brought to the front."""
+        """A finished run's answer (``workloads.results.run_summary.RunAnswer``), brought to the front."""
         self.results_view.show_answer(answer)
         self.tabs.setCurrentWidget(self.results_view)
 
@@ -366,27 +292,6 @@ class LiveDashboard(QWidget):
         self._dirty = True
         self._timer.start()
 
-    def header_text(self) -> str:
-        """The header as plain text (what a screen reader would say)."""
-        return self.header_label.text().replace("&nbsp;", " ").replace("<b>", "").replace("</b>", "")
-
-    def _fix_text_heights(self) -> None:
-        """Header and figures lines keep their height whatever their text: a line that wraps one
-        second and not the next would resize (and repaint) every chart below it."""
-        spacing = self.fontMetrics().lineSpacing()
-        # the message and published lines keep their slot even when empty: one appearing would
-        # push every chart down (a relayout and repaint of all of them, ~0.1 s)
-        for label in (self.header_label, self.figures_label, self.message_label, self.published_label):
-            label.setFixedHeight(2 * spacing + 4)
-
-    def changeEvent(self, event) -> None:
-        super().changeEvent(event)
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange):
-            QTimer.singleShot(0, self._fix_text_heights)
-
-    def _on_theme_changed(self, _theme) -> None:
-        self._apply_text()      # the header's colours come from the theme
-
     # ---- applying a snapshot ----------------------------------------------------------------
     def _on_timer(self) -> None:
         if self._dirty and self.isVisible():
@@ -397,168 +302,6 @@ class LiveDashboard(QWidget):
         super().showEvent(event)
         if self._dirty and not self._timer.isActive():
             self._timer.start()
-
-    def _apply(self) -> None:
-        snap = self._snapshot
-        self._dirty = False
-        self.apply_count += 1
-        if snap is None:
-            return
-        if snap.run_id != self._shown_run:
-            # a new run: start the charts afresh (but keep published references)
-            current = snap
-            self.clear()
-            self._snapshot, self._shown_run = current, snap.run_id
-        self._apply_text()
-        self._set_per_operation(snap.per_operation)
-        tp = snap.throughput
-        # seconds between steps (no step measuring) are gaps in the line, not zero throughput
-        self._feed(self.rows_chart, "rows/s", [p.t for p in tp], [p.rows_per_s if p.measuring else GAP for p in tp])
-        self._feed(self.bytes_chart, "B/s", [p.t for p in tp], [p.bytes_per_s if p.measuring else GAP for p in tp])
-        lat = snap.latency
-        ts = [p.t for p in lat]
-        if snap.per_operation:
-            self._feed(self.latency_chart, EACH_OPERATION, ts, [p.p50 for p in lat])
-        else:
-            for name in ("p50", "p95", "p99"):
-                self._feed(self.latency_chart, name, *_broken_at_missing_seconds(ts, [getattr(p, name) for p in lat]))
-        res = snap.resources
-        ts = [p.t for p in res]
-        self._feed(self.cpu_chart, "CPU %", ts, [p.cpu_percent for p in res])
-        self._feed(self.memory_chart, "RSS", ts, [p.rss_bytes for p in res])
-        if snap.phase_means:
-            published = {k: v for k, v in self._breakdown_refs.items() if k == snap.target}
-            self.breakdown_chart.set_data({snap.target: breakdown(snap.phase_means, snap.mean_total_s)},
-                                          published)
-            # which step and how many operations, under the bars (a long title would widen the chart)
-            origin = f"Phases of {phase_origin(snap)}."
-            self.breakdown_chart.set_note(" ".join(filter(None, [origin, self.breakdown_chart.note])))
-        self._refresh_sweep()
-        self.worker_grid.set_workers(snap.workers, snap.worker_errors)
-        self._fill_phase_table(snap)
-        self._fill_suite(snap)
-
-    def _set_per_operation(self, per_operation: bool) -> None:
-        """A short run is drawn operation by operation (each at its end: its own rate and time);
-        a longer one per second. The titles say which."""
-        if per_operation == self._per_operation:
-            return
-        self._per_operation = per_operation
-        markers = "always" if per_operation else "auto"
-        for chart, series, title in ((self.rows_chart, "rows/s", "Rows per second"),
-                                     (self.bytes_chart, "B/s", "Data per second")):
-            chart.add_series(series, markers=markers)
-            chart.set_title(f"{title}, each operation" if per_operation else title)
-        self.latency_chart.set_title("Latency of each operation" if per_operation else "Latency per operation")
-        for name in ("p50", "p95", "p99"):
-            self.latency_chart.set_in_legend(name, not per_operation)
-        self.latency_chart.set_in_legend(EACH_OPERATION, per_operation)
-
-    def _fill_suite(self, snap: LiveSnapshot) -> None:
-        """Per-query bars of a query suite and the footprints of a stored run."""
-        if snap.queries:
-            self.query_chart.set_data({snap.target: snap.queries})
-            self.query_chart.set_title(f"Time per query (mean) · step {snap.query_step}")
-        footprints = {}
-        if snap.footprints.get("layout"):
-            footprints[f"{snap.target} table"] = snap.footprints["layout"]
-        for step, footprint in snap.footprints.get("steps", {}).items():
-            footprints[f"imported, step {int(step) + 1}"] = footprint
-        self.footprint_chart.set_data(footprints)
-        self._show_tab(self.query_chart, bool(snap.queries))
-        self._show_tab(self.footprint_chart, bool(footprints))
-
-    def _show_tab(self, page: QWidget, visible: bool) -> None:
-        self.tabs.setTabVisible(self.tabs.indexOf(page), visible)
-
-    @staticmethod
-    def _feed(chart: TimeSeriesChart, name: str, ts: list[float], ys: list[float]) -> None:
-        """Append only the points newer than what the chart holds (snapshots may repeat history)."""
-        last = chart.last_x(name)
-        if last is not None and ts and ts[-1] < last:
-            chart.set_series(name, ts, ys)       # history went backwards: the engine restarted it
-            return
-        start = 0 if last is None else bisect.bisect_right(ts, last)
-        if start < len(ts):
-            chart.extend(name, ts[start:], ys[start:])
-
-    def _refresh_sweep(self) -> None:
-        key = self.sweep_metric.currentData() or "rows_per_s"
-        _text, label, unit, getter = SWEEP_METRICS[key]
-        self.sweep_chart.set_y_axis(label, unit)
-        self.sweep_chart.clear()
-        for (name, metric), (users, values) in self._sweep_refs.items():
-            if metric == key:
-                self.sweep_chart.set_series(name, users, values, reference=True)
-        snap = self._snapshot
-        if snap is not None and snap.sweep:
-            self.sweep_chart.set_series(snap.target, [p.users for p in snap.sweep],
-                                        [getter(p) for p in snap.sweep], [p.complete for p in snap.sweep])
-
-    def _fill_phase_table(self, snap: LiveSnapshot) -> None:
-        phases = ordered_phases({"": snap.phase_means}, {"": snap.phase_percentiles})
-        self.phase_caption.setText(f"Phases of {phase_origin(snap)}." if phases else "")
-        self.phase_table.setRowCount(len(phases))
-        for row, phase in enumerate(phases):
-            pct = snap.phase_percentiles.get(phase, {})
-            cells = [phase, f"{snap.phase_ops:,}", snap.phase_means.get(phase)] + \
-                [pct.get(k) for k in ("p50", "p95", "p99")]
-            for col, value in enumerate(cells):
-                text = value if isinstance(value, str) else ("" if value is None else format_seconds(value))
-                item = self.phase_table.item(row, col)
-                if item is None:
-                    item = QTableWidgetItem()
-                    self.phase_table.setItem(row, col, item)
-                item.setText(text)
-                if col:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-
-    def _apply_text(self) -> None:
-        snap, theme = self._snapshot, current_theme()
-        if snap is None:
-            self.header_label.setText(
-                f"<b>{html.escape(self._starting)}</b>&nbsp;&nbsp;starting: the figures follow its first operations"
-                if self._starting else "<b>No run</b>&nbsp;&nbsp;start a scenario to see live figures here")
-            self.figures_label.setText("")
-            self.progress.setValue(0)
-            self._set_message("", error=False)
-            return
-        status_colour = {"failed": theme.error, "cancelled": theme.warning}.get(snap.status, theme.text)
-        errors = f"{snap.ops_failed:,} error{'' if snap.ops_failed == 1 else 's'}"
-        if snap.ops_failed:
-            errors = f"<span style='color:{theme.error}'><b>{errors}</b></span>"
-        facts = [html.escape(snap.workload), f"<b>{html.escape(snap.target)}</b>",
-                 *([f"{html.escape(snap.cache)} cache"] if snap.cache else [])]
-        named_by_facts = all(f in (snap.name or "") for f in (snap.workload, snap.target, snap.cache))
-        parts = [
-            f"<b>{html.escape(snap.name or snap.run_id)}</b>",
-            f"<span style='color:{status_colour}'>{html.escape(snap.status)}</span>",
-            *([] if named_by_facts else facts),       # a descriptive name says them already
-            f"step {snap.step_index + 1}/{max(snap.steps_total, 1)}",
-            f"{snap.users} user{'s' if snap.users != 1 else ''}",
-            f"elapsed {format_elapsed(snap.elapsed_s)}",
-            plural(snap.ops_done, "op"),
-            errors,
-        ]
-        if snap.name:
-            parts.append(f"<span style='font-size:small'>{html.escape(snap.run_id)}</span>")
-        self.header_label.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts))
-        self.figures_label.setText(step_figures_line(snap, theme.warning))
-        value = round(min(max(snap.progress, 0.0), 1.0) * 1000)
-        if abs(value - self.progress.value()) >= 2 or value in (0, 1000):     # a styled bar repaints dearly
-            self.progress.setValue(value)
-        message = readable_message(snap.message)
-        failed = snap.status == "failed" or bool(snap.worker_errors)
-        if not message and snap.status == "failed":
-            message = "The run failed." + (" Hover a red worker for its error." if snap.worker_errors else "")
-        elif not message and snap.worker_errors:
-            message = f"{plural(len(snap.worker_errors), 'worker')} failed: hover a red cell for the error."
-        self._set_message(message, error=failed)
-
-    def _set_message(self, text: str, *, error: bool) -> None:
-        self.message_label.setText(text)
-        colour = current_theme().error if error else current_theme().text
-        self.message_label.setStyleSheet(f"color: {colour};" + (" font-weight: bold;" if error else ""))
 
     # ---- state ------------------------------------------------------------------------------
     def save_state(self) -> dict:
@@ -577,16 +320,3 @@ class LiveDashboard(QWidget):
         sizes = state.get("splitter")
         if isinstance(sizes, list) and len(sizes) == 2 and all(isinstance(s, int) and s >= 0 for s in sizes):
             self.splitter.setSizes(sizes)
-
-
-def _broken_at_missing_seconds(ts: list[float], ys: list[float]) -> tuple[list, list]:
-    """Points one a second, with a gap point wherever seconds are missing (no operation in the
-    window, between steps), so the line does not bridge the idle time."""
-    out_t, out_y = [], []
-    for i, (t, y) in enumerate(zip(ts, ys)):
-        if i and t - ts[i - 1] > 1.0 + 1e-6:
-            out_t.append((ts[i - 1] + t) / 2)
-            out_y.append(GAP)
-        out_t.append(t)
-        out_y.append(y)
-    return out_t, out_y

@@ -3,7 +3,7 @@ memory, with the compression ratios (reports 001 §5.3 and 004 §4), one group o
 run, a target, an import).
 
 Input is plain data: ``{label: footprint}`` where a footprint is what
-``workloads.suite_figures.footprint_figures`` returns (bytes, csv_bytes, logical_bytes, csv_ratio,
+``workloads.results.suite_figures.footprint_figures`` returns (bytes, csv_bytes, logical_bytes, csv_ratio,
 logical_ratio, replicas, runtime_bytes). A size nobody measured (no CSV written yet) has no bar.
 """
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""LoadLatencyChart: an open-loop run's latency against the load offered (``workloads.schedule``).
+"""LoadLatencyChart: an open-loop run's latency against the load offered (``workloads.run.schedule``).
 
 Per offered rate (x, operations per second) the p50 and p99 latency counted from each
 operation's intended start, and the p99 service time (from when it really began) beside them.
 While the server keeps up the lines lie together; where the p99 latency departs from the service
-time (a queue building up: ``workloads.run_summary.load_knee``) a dashed vertical line marks the
+time (a queue building up: ``workloads.results.run_summary.load_knee``) a dashed vertical line marks the
 knee and says its rate. Both axes are logarithmic: rates span decades, latencies from
 microseconds to the seconds of a stall.
 """

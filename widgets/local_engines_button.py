@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox, QPushButton
 
 from workloads.local_engines import EngineStartError, available, start_engine, stop_engine
 from workloads.local_engines.base import WINDOW, remember, running
-from workloads.target_registry import missing_client
+from workloads.targets.engines import missing_client
 
 CONFIRM = {"druid"}          # heavy enough to ask first
 

@@ -1,4 +1,4 @@
-"""ParamForm: a form generated from a workload's declared parameters (workloads.params.Param).
+"""ParamForm: a form generated from a workload's declared parameters (workloads.operations.params.Param).
 
 int -> QSpinBox, float -> QDoubleSpinBox (limits and unit suffix from the Param), choice ->
 QComboBox, bool -> QCheckBox, int_list -> QLineEdit checked by Param.coerce with a red hint
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 
 from widgets.theme import current_theme
 from widgets.wheel_guard import guard_widget
-from workloads.params import Param
+from workloads.operations.params import Param
 
 _INT_LIMIT = 2**31 - 1           # QSpinBox holds a C int
 _FLOAT_LIMIT = 1e12

@@ -1,7 +1,7 @@
 """QueryChart: time per query of a query suite, one horizontal bar per query and series (a run or
 a target), series side by side.
 
-Input is plain data: ``{series label: [QueryPoint, ...]}`` (``workloads.snapshot.QueryPoint``).
+Input is plain data: ``{series label: [QueryPoint, ...]}`` (``workloads.run.snapshot.QueryPoint``).
 A query a series cannot express reads "not supported" where its bar would be (a state of its own,
 never a zero bar); a failed one reads "failed"; one still to run, "pending". The first series that
 answered a query is its reference: a series whose answer has another fingerprint gets a red,
@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QToolTip, QWidget
 from widgets.breakdown_chart import format_seconds
 from widgets.chart_base import DEFAULT_MAX_FPS, BarChartBase
 from widgets.theme import Theme, current_theme, series_colour
-from workloads.snapshot import QueryPoint
-from workloads.suite_figures import FAILED, NOT_SUPPORTED, OK
+from workloads.run.snapshot import QueryPoint
+from workloads.run.records import FAILED, NOT_SUPPORTED, OK
 from workloads.text import plural
 
 DIFFERS_TEXT = "≠ answer"

@@ -1,5 +1,5 @@
 """RateField: the scenario form's open-loop row: a rate (or rates, a step each), whether it is the
-step's in total or each user's, and the schedule (``workloads.schedule``). Empty: closed loop,
+step's in total or each user's, and the schedule (``workloads.run.schedule``). Empty: closed loop,
 each user asking again once answered."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QSizePolicy, QWidget
 
 from workloads.scenario import rates
-from workloads.schedule import RATE_PER, SCHEDULES
+from workloads.run.schedule import RATE_PER, SCHEDULES
 
 _PER_TEXT = {"total": "in total", "user": "per user"}
 

@@ -5,14 +5,24 @@ together (six of them: ~80 ms in which no input or timer is served; `benchmarks/
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsView, QWidget
 
-if TYPE_CHECKING:
-    from widgets.chart_base import ChartBase
+
+class Renderable(Protocol):
+    """What the queue asks of a chart (``widgets.chart_base.ChartBase`` is one)."""
+
+    graphics: QGraphicsView
+
+    @property
+    def is_dirty(self) -> bool: ...
+
+    def isVisible(self) -> bool: ...
+
+    def render_now(self) -> None: ...
 
 
 class RenderQueue(QObject):
@@ -23,13 +33,13 @@ class RenderQueue(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self._due: list[ChartBase] = []
+        self._due: list[Renderable] = []
         self._painting: QWidget | None = None     # the viewport whose paint the queue waits for
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._render_next)
 
-    def add(self, chart: ChartBase) -> None:
+    def add(self, chart: Renderable) -> None:
         if chart not in self._due:
             self._due.append(chart)
         if self._painting is None and not self._timer.isActive():

@@ -2,7 +2,7 @@
 
 A headline ("how fast was it": rows/s, MB/s, ops/s and latency of the step that answers), a table
 of every step with its phase split, for a sweep the sweep chart with where it stops scaling, and
-the seed reports' published figures beside. It shows a ``workloads.run_summary.RunAnswer``: plain
+the seed reports' published figures beside. It shows a ``workloads.results.run_summary.RunAnswer``: plain
 data, computed off the GUI thread by the window.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTableWidget, QTa
 from widgets.breakdown_chart import format_seconds
 from widgets.load_latency_chart import LoadLatencyChart
 from widgets.sweep_chart import SweepChart
-from workloads.run_summary import RunAnswer, StepAnswer
+from workloads.results.run_summary import RunAnswer, StepAnswer
 from workloads.text import plural, rate
 
 TABLE_ROWS_SHOWN = 6              # steps in view without scrolling; the sweep chart takes the rest

@@ -25,8 +25,8 @@ from widgets.theme import current_theme
 from widgets.wheel_guard import guard_wheel
 from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
 from workloads.datasets.schema import Scale, StringMode
-from workloads.figures import MIN_OPS
-from workloads.kinds import WORKLOADS
+from workloads.results.figures import MIN_OPS
+from workloads.operations import WORKLOADS
 from workloads.scenario import CACHE_STATES, UNNAMED, Scenario, describe
 from workloads.text import plural
 

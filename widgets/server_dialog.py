@@ -16,7 +16,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialogButtonBox, QFormLayo
 
 from widgets.cluster_dialog import NAME_MAX
 from widgets.profile_dialog import ProfileDialog, error_label, password_fields
-from workloads.target_registry import CLICKHOUSE, SERVER_TYPES, ServerProfile
+from workloads.targets.engines import CLICKHOUSE, SERVER_TYPES
+from workloads.targets.profiles import ServerProfile
 
 
 def _port_spin(value: int, name: str) -> QSpinBox:

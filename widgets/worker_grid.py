@@ -12,7 +12,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from workloads.snapshot import WORKER_STATES
+from workloads.run.snapshot import WORKER_STATES
 from widgets.theme import Theme, current_theme, readable_text_colour, theme_notifier, worker_state_colour
 
 _MIN_CELL, _MAX_CELL, _GAP = 14, 44, 3

@@ -1,9 +1,10 @@
-"""Where Tickbench finds its shipped resources and keeps its data."""
+"""Where Tickbench finds its shipped resources and keeps its data, and the rule for a run's folder name."""
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -27,7 +28,7 @@ def data_dir() -> Path:
 
 
 def default_results_path() -> Path:
-    """The results catalog, a folder (``workloads.store``); a ``results.duckdb`` beside it (the
+    """The results catalog, a folder (``workloads.results.store``); a ``results.duckdb`` beside it (the
     file or the folder of an earlier version) is moved into it when it is opened."""
     return data_dir() / "results"
 
@@ -41,5 +42,26 @@ def default_datasets_dir() -> Path:
 def scratch_dir(run_id: str) -> Path:
     """A run's scratch files (``data_dir()/runs/<run_id>``): ValueError if ``run_id`` is not a name,
     so a run id can never point a deletion elsewhere."""
-    from workloads.run_files import run_path
     return run_path(data_dir() / "runs", run_id)
+
+
+MAX_RUN_ID = 64
+
+
+def check_run_id(run_id: Any) -> str:
+    """``run_id`` if it is a name a run folder may have, else ValueError naming it and the rule:
+    printable, no path separator, not '.'-first, never '..', at most ``MAX_RUN_ID`` characters."""
+    if not isinstance(run_id, str) or not run_id.strip():
+        raise ValueError(f"run id {run_id!r}: must be a non-empty name")
+    if "/" in run_id or "\\" in run_id or ".." in run_id or run_id.startswith("."):
+        raise ValueError(f"run id {run_id!r}: a name, not a path: no '/' or '\\', never '..', not '.' first")
+    if not run_id.isprintable() or run_id != run_id.strip():
+        raise ValueError(f"run id {run_id!r}: no control characters or surrounding spaces")
+    if len(run_id) > MAX_RUN_ID:
+        raise ValueError(f"run id {run_id[:20]!r}...: at most {MAX_RUN_ID} characters ({len(run_id)} given)")
+    return run_id
+
+
+def run_path(runs_dir: Path, run_id: Any) -> Path:
+    """The folder of ``run_id`` in ``runs_dir``: never anywhere else."""
+    return Path(runs_dir) / check_run_id(run_id)

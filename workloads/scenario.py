@@ -6,7 +6,7 @@ the type expected. ``users`` takes a list of whole numbers (one step each), and 
 (``users = 4``: one step of 4 users) or the command line's form (``users = "1,2,4"``); a number
 where text is expected, or text where a number is, is refused rather than guessed.
 Sizes that are never meaningful (a duration that is not a finite number, negative counts) are
-refused by the scenario itself; what this machine could not hold is ``workloads.limits``'."""
+refused by the scenario itself; what this machine could not hold is ``workloads.run.limits``'."""
 from __future__ import annotations
 
 import math
@@ -19,7 +19,7 @@ import tomli_w
 
 from workloads.datasets.schema import Scale, StringMode
 from workloads.distributed.placement import check_placement
-from workloads.schedule import check_rates
+from workloads.run.schedule import check_rates
 
 CACHE_STATES = ("warm", "cold")
 
@@ -44,7 +44,7 @@ class Scenario:
     scheduler: str = ""            # a Dask scheduler (tcp://host:port) whose workers run the users, or ""
     placement: str = "spread"      # how users go to the Dask workers: spread | packed | pinned
     pins: dict[str, int] = field(default_factory=dict)   # pinned: host (address or name) -> users
-    rate: tuple[float, ...] = ()   # open loop (workloads.schedule): operations per second, a step each; () = closed loop
+    rate: tuple[float, ...] = ()   # open loop (workloads.run.schedule): operations per second, a step each; () = closed loop
     rate_per: str = "total"        # the rate is the step's in total, or each user's
     schedule: str = "constant"     # constant | poisson
 
@@ -230,28 +230,11 @@ def _drop_secrets(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "target_config": config}
 
 
-def load_playlist(path: Path) -> tuple[str, list[Scenario]]:
-    """A playlist file: ``title = "..."`` and one ``[[scenario]]`` table per scenario, run in order;
-    or a ``[gallery]`` table naming reports and a size (``reports = ["000"]``, ``size = "tiny"``)."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not a valid playlist file ({exc})") from None
-    if "gallery" in data:           # the report gallery's runs, defined once in its catalog
-        from workloads.reproduce.catalog import gallery_scenarios
-        gallery = data["gallery"]
-        try:
-            return str(data.get("title", Path(path).stem)), gallery_scenarios(gallery.get("reports"),
-                                                                                gallery.get("size", "tiny"))
-        except ValueError as exc:
-            raise ValueError(f"{path}: [gallery]: {exc}") from None
-    entries = data.get("scenario", [])
-    if not entries:
-        raise ValueError(f"{path}: a playlist needs at least one [[scenario]] table or a [gallery] table")
-    scenarios = []
-    for index, entry in enumerate(entries, start=1):
-        try:
-            scenarios.append(Scenario.from_dict(entry))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{path}: scenario {index}: {exc}") from None
-    return str(data.get("title", Path(path).stem)), scenarios
+
+SIZES = ("tiny", "medium", "report")    # a report card's sizes, smallest first (workloads.reproduce.catalog)
+
+
+def parse_slot(slot: str) -> tuple[str, str, str, str] | None:
+    """``report/experiment/arm/size`` from a run's ``Scenario.experiment``; None if not a gallery run."""
+    parts = (slot or "").split("/")
+    return tuple(parts) if len(parts) == 4 else None

@@ -7,20 +7,8 @@
 """
 from __future__ import annotations
 
-from workloads.datasets.api45 import Api45Dataset
 from workloads.datasets.base import Dataset
-from workloads.datasets.devices import DevicesDataset
-from workloads.datasets.level2 import Level2Dataset
-from workloads.datasets.taq import TaqDataset
-
-IMPORT_PREFIX = "imp_"
-
-DATASETS: dict[str, Dataset] = {
-    "taq": TaqDataset(),
-    "level2": Level2Dataset(),
-    "devices": DevicesDataset(),
-    "api45": Api45Dataset(),
-}
+from workloads.datasets.builtin import DATASETS, IMPORT_PREFIX
 
 
 def get_dataset(name: str) -> Dataset:

@@ -108,7 +108,7 @@ def workers(client) -> dict[str, dict[str, Any]]:
 
 def host_environment() -> dict[str, Any]:
     """Runs on each host: the environment a run records, with this package's version and Dask's."""
-    from workloads.environment import capture_environment, version_of
+    from workloads.run.environment import capture_environment, version_of
     environment = capture_environment()
     environment["libraries"].update({name: version_of(name) for name in ("tickbench", "distributed")})
     return environment

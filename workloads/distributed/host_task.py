@@ -19,9 +19,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from workloads.collector import exit_description
-from workloads.messages import Done, Failed
-from workloads.worker import StepEvents, WorkerSpec, describe_error, worker_main
+from workloads.run.collector import exit_description
+from workloads.run.messages import Done, Failed
+from workloads.run.worker import StepEvents, WorkerSpec, describe_error, worker_main
 
 RELAY_EVERY_S = 0.05          # messages from every user of the host go back as one put per pass
 HEARTBEAT_TIMEOUT_S = 30.0    # the run's process stopped answering: stop the users
@@ -51,7 +51,7 @@ def unpack(item: bytes) -> list[tuple[int, Any]]:
 def _may_start_processes():
     """A Dask worker under a nanny is a daemonic process, which multiprocessing forbids to start
     children. Our users are safe to start anyway: each stops on its own when its parent goes
-    (``workloads.worker.parent_gone``)."""
+    (``workloads.run.worker.parent_gone``)."""
     config = mp.current_process()._config
     was = config.get("daemon")
     config["daemon"] = False

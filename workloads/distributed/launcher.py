@@ -13,12 +13,12 @@ from typing import Any
 
 import multiprocessing as mp
 
-from workloads.collector import WorkerHandle
+from workloads.run.collector import WorkerHandle
 from workloads.distributed.cluster import ClusterView, connect, describe, workers
 from workloads.distributed.host_task import run_host, step_names, unpack
 from workloads.distributed.placement import place_users
-from workloads.messages import Done, Failed, Ready
-from workloads.worker import WorkerSpec, describe_error
+from workloads.run.messages import Done, Failed, Ready
+from workloads.run.worker import WorkerSpec, describe_error
 
 HOST_CHECK_S = 0.5            # how often the relay asks the scheduler which hosts are still there
 RELAY_WAIT_S = 0.2
@@ -131,7 +131,7 @@ class DaskStep:
         self._probe.set()
 
     def abort(self) -> None:
-        """Users on other hosts run a cold step without rounds (``workloads.cold``): none waits."""
+        """Users on other hosts run a cold step without rounds (``workloads.run.cold``): none waits."""
 
     def close(self) -> None:
         self.stop.set()

@@ -217,7 +217,7 @@ def forget(home: Path, kind: str) -> None:
 
 
 def _write_state(home: Path, engines: dict[str, LocalEngine]) -> None:
-    from workloads.targets.storage import write_bytes_atomic
+    from workloads.targets.common.storage import write_bytes_atomic
     home.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(_state_path(home), json.dumps({k: e.to_dict() for k, e in engines.items()}, indent=1).encode(),
                        durable=False)

@@ -7,7 +7,7 @@ from arcticdb import Arctic, QueryBuilder
 
 from workloads.datasets import get_dataset
 from workloads.practitioner import Path, Paths
-from workloads.targets.bars import price_columns
+from workloads.targets.common.bars import price_columns
 
 
 class ArcticDBPaths(Paths):

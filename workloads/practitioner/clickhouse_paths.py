@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from workloads.datasets import get_dataset
 from workloads.practitioner import Path, Paths
-from workloads.targets.bars import price_columns
-from workloads.targets.clickhouse_target import SEQ, arrow_of
+from workloads.targets.common.bars import price_columns
+from workloads.targets.clickhouse.dialect import SEQ
+from workloads.targets.clickhouse.embedded import arrow_of
 
 
 class ClickHousePaths(Paths):
@@ -31,7 +32,7 @@ class ClickHousePaths(Paths):
         # its users who time reads turn that off per query (a session SET does not reach it)
         sql += " SETTINGS output_format_arrow_compression_method = 'none'"
         # chDB 4.4's own "ArrowTable" reads the result's memory without keeping the result alive (a
-        # frame then showed freed bytes: workloads.targets.clickhouse_target.arrow_of); the same
+        # frame then showed freed bytes: workloads.targets.clickhouse.embedded.arrow_of); the same
         # zero-copy read over a buffer that keeps it alive
         return arrow_of(self.session.query(sql, "Arrow")).to_pandas(date_as_object=False)
 

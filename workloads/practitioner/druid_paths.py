@@ -31,7 +31,7 @@ class DruidPaths(Paths):
         self.url = f"http://{http.host}:{http.port}/druid/v2/sql"
         self.headers = http._headers()
         info = get_dataset(self.layout.dataset).info
-        from workloads.targets.bars import price_columns
+        from workloads.targets.common.bars import price_columns
         self.table = self.target.table(self.layout)
         self.key = info.key_column
         # the columns Druid stores beside __time (TAQ's date and time are __time)

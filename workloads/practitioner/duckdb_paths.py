@@ -14,7 +14,7 @@ class DuckDBPaths(Paths):
         info = get_dataset(self.layout.dataset).info
         self.table = self.target.table(self.layout)
         self.date, self.time, self.key = info.date_column, info.time_column, info.key_column
-        from workloads.targets.bars import price_columns
+        from workloads.targets.common.bars import price_columns
         self.bid, self.ask = price_columns(info)
 
     def close(self) -> None:

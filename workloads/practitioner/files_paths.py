@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from workloads.datasets import get_dataset
 from workloads.practitioner import Path, Paths
-from workloads.targets.bars import price_columns
+from workloads.targets.common.bars import price_columns
 
 
 def pandas_bars(frame, time_column: str, bid: str, ask: str):

@@ -12,8 +12,8 @@ import tables
 from workloads.datasets import get_dataset
 from workloads.practitioner import Path, Paths
 from workloads.practitioner.files_paths import pandas_bars
-from workloads.targets.bars import price_columns
-from workloads.targets.hdf5_target import day_node
+from workloads.targets.common.bars import price_columns
+from workloads.targets.hdf5.layout import day_node
 
 TEMPORAL = ("DATE", "SECOND", "TIME", "TIMESTAMP")     # stored as int64 nanoseconds
 

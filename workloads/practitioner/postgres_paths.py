@@ -36,7 +36,7 @@ class PostgresPaths(Paths):
         self.table = f'"{self.target.table(self.layout)}"'
         self.columns = ", ".join(f'"{n}"' for n in info.schema.names)
         self.date, self.time, self.key = (f'"{c}"' for c in (info.date_column, info.time_column, info.key_column))
-        from workloads.targets.bars import price_columns
+        from workloads.targets.common.bars import price_columns
         self.bid, self.ask = (f'"{c}"' for c in price_columns(info))
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from workloads.practitioner import Path, Paths
 from workloads.datasets import get_dataset
-from workloads.targets.kept_http import KeptConnection
+from workloads.targets.common.kept_http import KeptConnection
 
 
 def _naive(table: pa.Table) -> pa.Table:
@@ -31,8 +31,8 @@ class QuestDBPaths(Paths):
         self.http = KeptConnection(server.host, server.http_port, 3600.0)
         self.headers = dict(server._auth)
         info = get_dataset(self.layout.dataset).info
-        from workloads.targets.bars import price_columns
-        from workloads.targets.questdb_target import designated
+        from workloads.targets.common.bars import price_columns
+        from workloads.targets.questdb.dialect import designated
         self.table = self.target.table(self.layout)
         self.columns = ", ".join(info.schema.names)
         self.ts, self.key, self.time = designated(info), info.key_column, info.time_column

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from workloads.reproduce.catalog import parse_slot
+from workloads.scenario import parse_slot
 from workloads.reproduce.estimate import UNCALIBRATED, UNCALIBRATED_BASIS, data_seconds, steps_seconds
 from workloads.scenario import Scenario
 from workloads.text import plural

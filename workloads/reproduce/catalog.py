@@ -21,10 +21,9 @@ from typing import Any
 
 from workloads.datasets.schema import Scale
 from workloads.reproduce.method import METHOD_KIND, Setting, apply
-from workloads.scenario import Scenario
-from workloads.target_registry import default_config
+from workloads.scenario import SIZES, Scenario
+from workloads.targets.engines import default_config
 
-SIZES = ("tiny", "medium", "report")
 SIZE_TEXT = {"tiny": "tiny (under a minute)", "medium": "medium (minutes)", "report": "the report's own scale"}
 SUBJECT, COMPARATOR = "subject", "comparator"
 DEFAULT_SUBJECT = "duckdb"            # the embedded default: no server needed
@@ -364,9 +363,3 @@ def gallery_scenarios(reports: list[str] | None = None, size: str = "tiny",
     (the demo playlist "the five reports")."""
     return [scenario for report in (reports or list(REPORTS)) for exp in report_card(report).experiments
             for _arm, scenario in exp.scenarios(size, data_dir=data_dir)]
-
-
-def parse_slot(slot: str) -> tuple[str, str, str, str] | None:
-    """``report/experiment/arm/size`` from a run's ``Scenario.experiment``; None if not a gallery run."""
-    parts = (slot or "").split("/")
-    return tuple(parts) if len(parts) == 4 else None

@@ -18,13 +18,13 @@ from workloads.datasets import get_dataset
 from workloads.reproduce.catalog import Experiment
 from workloads.scenario import Scenario
 from workloads.text import plural
-from workloads.warmup import expected_warmup_ops
+from workloads.run.warmup import expected_warmup_ops
 
 GENERATE_ROWS_PER_S = 8e6          # bench_generator: 7-11 M rows/s on one core
 LOAD_ROWS_PER_S = 1e6              # bench_engines: a target's layout / import, CSV ~60-160 MB/s
 DECODE_BYTES_PER_S = 300e6         # a day into pandas: 30-110 ms per 1 M TAQ rows
 START_S = 3.0                      # a step's worker processes: start, connect, warm up, probe
-# a cold step clears the caches before each round of its users' operations (workloads.cold): report
+# a cold step clears the caches before each round of its users' operations (workloads.run.cold): report
 # 003's tiny cold slice sweep spent 33-36 ms a round with 1 and 2 users on 2 cores, beside ~9 ms slices
 COLD_ROUND_S = 0.035
 DISK_FACTOR = {"pickle": 1.6, "feather": 2.3, "parquet": 0.7, "csv": 1.35}   # on disk / logical bytes

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from workloads.reproduce.measured import ArmRun
-from workloads.figures import larger_card_size
+from workloads.results.figures import larger_card_size
 from workloads.reproduce.confidence import median_ratio_interval
-from workloads.run_summary import sweep_knee
+from workloads.results.run_summary import sweep_knee
 from workloads.text import plural
 
 HOLDS, STRONGER, WEAKER, NOT_HOLD, NOT_MEASURED, INCONCLUSIVE = (

@@ -12,10 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from workloads.reproduce.catalog import SIZES, parse_slot
-from workloads.figures import op_times
-from workloads.run_summary import RunAnswer, StepAnswer, run_answer
-from workloads.suite_figures import OK, query_figures, run_footprints
+from workloads.scenario import SIZES, parse_slot
+from workloads.results.figures import op_times
+from workloads.results.run_summary import RunAnswer, StepAnswer, run_answer
+from workloads.run.records import OK
+from workloads.results.suite_figures import query_figures, run_footprints
 
 SERVER_PHASES = ("server", "query")     # the part of a read the database does before sending
 

@@ -38,7 +38,7 @@ class Setting:
     def blocked(self) -> str:
         """Why this machine cannot apply it ("" when it can)."""
         if self.key == "protocol" and str(self.value).upper() == "PICKLE":
-            from workloads.cluster import pickle_refusal
+            from workloads.targets.dolphindb.cluster import pickle_refusal
             return pickle_refusal()
         return ""
 

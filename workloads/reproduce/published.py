@@ -1,6 +1,6 @@
 """Published figures beside measured ones, experiment by experiment.
 
-Each pair puts one figure of a report (``workloads.references``) beside the figure of the gallery
+Each pair puts one figure of a report (``workloads.results.references``) beside the figure of the gallery
 run that measured the same thing on this machine: a day's load time by target and cache, the
 server-side part, a users sweep's throughput at the same user counts, an import's time. Pairs
 say "published (their hardware)" and "measured (this machine)"; they never divide one by the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workloads.references import Reference, references_for
+from workloads.results.references import Reference, references_for
 from workloads.reproduce.catalog import ReportCard
 from workloads.reproduce.measured import ArmRun
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workloads.reproduce.catalog import Arm, Experiment, report_card
-from workloads.runner import RunResult, Runner
+from workloads.run.runner import RunResult, Runner
 from workloads.scenario import Scenario
 
 

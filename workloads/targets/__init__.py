@@ -10,7 +10,8 @@ import importlib
 from typing import Any
 
 from workloads.targets.base import Layout, OpResult, PHASES, Target, TargetError
-from workloads.targets.duckdb_target import DuckDBTarget
+from workloads.targets.common.lazy import EXTRAS, MissingClient
+from workloads.targets.duckdb import DuckDBTarget
 from workloads.targets.files import FeatherTarget, ParquetTarget, PickleTarget
 
 TARGETS: dict[str, type[Target]] = {
@@ -22,29 +23,14 @@ TARGETS: dict[str, type[Target]] = {
 
 LAZY_TARGETS: dict[str, str] = {
     "dolphindb": "workloads.targets.dolphindb:DolphinDBTarget",
-    "clickhouse": "workloads.targets.clickhouse_target:ClickHouseTarget",
-    "arcticdb": "workloads.targets.arcticdb_target:ArcticDBTarget",
-    "hdf5": "workloads.targets.hdf5_target:HDF5Target",
-    "questdb": "workloads.targets.questdb_target:QuestDBTarget",
-    "postgres": "workloads.targets.postgres_target:PostgresTarget",
-    "druid": "workloads.targets.druid_target:DruidTarget",
-    "mongodb": "workloads.targets.mongodb_target:MongoDBTarget",
+    "clickhouse": "workloads.targets.clickhouse:ClickHouseTarget",
+    "arcticdb": "workloads.targets.arcticdb:ArcticDBTarget",
+    "hdf5": "workloads.targets.hdf5:HDF5Target",
+    "questdb": "workloads.targets.questdb:QuestDBTarget",
+    "postgres": "workloads.targets.postgres:PostgresTarget",
+    "druid": "workloads.targets.druid:DruidTarget",
+    "mongodb": "workloads.targets.mongodb:MongoDBTarget",
 }
-
-# The pip extra that installs a lazily loaded target's client: ``pip install tickbench[<extra>]``
-EXTRAS: dict[str, str] = {kind: kind for kind in ("clickhouse", "arcticdb", "hdf5", "questdb", "postgres", "druid",
-                                                 "mongodb")}
-
-
-class MissingClient(TargetError):
-    """A target whose client library is not installed: the message names the extra to install."""
-
-    def __init__(self, kind: str, library: str):
-        extra = EXTRAS.get(kind, kind)
-        super().__init__(f"{kind} needs the {library} package: install tickbench[{extra}] "
-                         f"(pip install 'tickbench[{extra}]')")
-        self.kind, self.library, self.extra = kind, library, extra
-
 
 def target_kinds() -> list[str]:
     """Every registered kind, local ones first."""

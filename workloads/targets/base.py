@@ -22,7 +22,7 @@ phase split. The phases (seconds), one meaning each, everywhere:
 - ``decode``: in-memory data to a pandas DataFrame (``to_pandas``; a client's deserialisation).
 
 Bytes, one meaning each: ``OpResult.nbytes`` is the logical size of the rows the operation counts
-(rows x the row width in DolphinDB's column widths, ``workloads.targets.sizes``), the same for every
+(rows x the row width in DolphinDB's column widths, ``workloads.targets.common.sizes``), the same for every
 target, so MB/s compares across targets; ``wire_bytes`` is what was actually read from disk or the
 network where the target knows it (a file's bytes, a server's reply), else None.
 """
@@ -88,7 +88,7 @@ class OpResult:
     def nbytes(self) -> int:
         """Logical bytes of the counted rows (see the module doc)."""
         if self._nbytes is None:
-            from workloads.targets.sizes import frame_bytes, rows_bytes
+            from workloads.targets.common.sizes import frame_bytes, rows_bytes
             if self.frame is not None:
                 self._nbytes = frame_bytes(self.frame, self._schema)
             else:
@@ -195,7 +195,7 @@ class Target(ABC):
     def drop_cache(self, layout: Layout) -> list[str]:
         """Empty every shared cache that could hold this layout's data: each file's pages in the OS
         cache, a server's caches on every node it uses. Called in a worker when no operation of the
-        step runs (``workloads.cold``: by user 0 between the rounds of a cold step), outside every
+        step runs (``workloads.run.cold``: by user 0 between the rounds of a cold step), outside every
         timing; returns the methods actually applied ([] = nothing could be dropped, and no
         operation after it is called cold)."""
         return []

@@ -1,0 +1,42 @@
+"""What every subcommand shares: the consoles, CliError (a user mistake: one line, exit code 2),
+and opening the results store and the saved targets' registry."""
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+
+from workloads.paths import default_datasets_dir, default_results_path
+
+
+# Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
+console = Console(width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True)
+
+
+class CliError(Exception):
+    """A user mistake: printed as one line, exit code 2."""
+
+
+def _store(args):
+    import duckdb
+
+    from workloads.results.store import ResultsStore, StoreError
+    path = args.results or default_results_path()
+    try:
+        return ResultsStore(path)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    except (duckdb.Error, OSError, ValueError, KeyError, IndexError) as exc:   # a file that is not a catalog
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise CliError(f"--results {path}: not a Tickbench results catalog ({first})") from None
+
+
+def _fail(message: str):
+    raise CliError(message)
+
+
+def _registry(args):
+    from workloads.passwords import KeyringPasswords
+    from workloads.targets.registry import TargetRegistry
+    return TargetRegistry.load(getattr(args, "data_dir", None) or default_datasets_dir(), KeyringPasswords())

@@ -1,0 +1,129 @@
+"""``tickbench runs | show | export``: the stored runs, the figures one measured (also printed after
+``tickbench run``), and its records written to CSV or Parquet."""
+from __future__ import annotations
+
+from rich.table import Table
+
+from app.cli_common import CliError, _store, console
+from app.cli_open_loop import print_open_loop
+from app.cli_reports import print_report_figures
+
+
+def _ms(value) -> str:
+    return "" if value is None or value != value else f"{value * 1000:,.1f}"
+
+
+def _print_figures(store, run_id: str) -> None:
+    from workloads.results.figures import STEP_FIGURES_DOC, phase_summary, step_figures
+    from workloads.results.run_summary import run_answer
+    from workloads.targets.base import PHASES
+
+    figures = step_figures(store, run_id)
+    run = store.run(run_id)
+    table = Table(title=f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}",
+                  caption=STEP_FIGURES_DOC, caption_justify="left")
+    table.add_column("step")
+    wire = bool(figures["wire_mb_per_s"].notna().any())
+    for column in ("ops", "errors", "window s", "rows/s", "MB/s", *(("wire MB/s",) if wire else ()), "ops/s",
+                   "p50 ms", "p95 ms", "p99 ms", "first op ms"):
+        table.add_column(column, justify="right")
+    phases = [p for p in PHASES if figures[f"{p}_s"].notna().any()]
+    for p in phases:
+        table.add_column(f"{p} ms", justify="right")
+    if phases:
+        table.add_column("phases from", justify="right")
+    for row in figures.itertuples():
+        cells = [row.label + (" ⚠" if row.short else ""), f"{row.ops:,}", f"{row.errors:,}",
+                 _num(row.window_s, 2), _num(row.rows_per_s), _num(row.mb_per_s, 1),
+                 *((_num(row.wire_mb_per_s, 1),) if wire else ()), _num(row.ops_per_s, 1),
+                 _ms(row.p50_s), _ms(row.p95_s), _ms(row.p99_s), _ms(row.first_op_s)]
+        cells += [_ms(getattr(row, f"{p}_s")) for p in phases]
+        if phases:
+            _, _, count, source = phase_summary(row)
+            cells.append(f"{count} {source} op{'s' if count != 1 else ''}" if count else "")
+        table.add_row(*cells)
+    console.print(table)
+    console.print("MB/s: logical bytes (rows x the row width in DolphinDB's column widths). "
+                  + ("wire MB/s: bytes actually read or written (for import and export, the CSV "
+                     "files). " if wire else "") +
+                  "first op: the first operation of a fresh worker process (a warm-up, not in the "
+                  "figures), median over the step's workers.", highlight=False, soft_wrap=True)
+    print_open_loop(console, figures)
+    for row in figures.itertuples():
+        if row.short:
+            console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)
+    if run["cache"] == "cold":
+        for step in run_answer(store, run_id).steps:
+            console.print(f"{step.label}: {step.cold_line()}", highlight=False, soft_wrap=True)
+
+
+def _print_op_errors(store, run_id: str, shown: int = 3) -> None:
+    """Why operations failed (a server error, a lost connection...): the commonest messages, the
+    measured operations' apart from warm-up and probe operations'."""
+    ops = store.ops(run_id)
+    failed = ops[~ops["ok"]] if len(ops) else ops
+    for kind, noun in (("measured", "operation"), ("warmup", "warm-up operation"), ("probe", "probe operation")):
+        these = failed[failed["kind"] == kind]
+        if not len(these):
+            continue
+        console.print(f"[red]{len(these):,} {noun}{'s' if len(these) > 1 else ''} failed[/red]:", highlight=False)
+        for message, count in these["error"].value_counts().head(shown).items():
+            console.print(f"  {count:,} × {message}", highlight=False, soft_wrap=True)
+
+
+def _num(value, digits: int = 0) -> str:
+    return "" if value is None or value != value else f"{value:,.{digits}f}"
+
+
+def cmd_runs(args) -> int:
+    runs = _store(args).runs()
+    table = Table(title="Runs")
+    for column in ("run id", "started", "status", "workload", "target", "dataset", "users", "cache"):
+        table.add_column(column)
+    for row in runs.itertuples():
+        table.add_row(row.run_id, f"{row.created_at:%Y-%m-%d %H:%M}", row.status, row.workload,
+                      row.target, row.dataset, row.users, row.cache)
+    console.print(table)
+    return 0
+
+
+def cmd_show(args) -> int:
+    from workloads.results.store import StoreError
+    store = _store(args)
+    try:
+        run = store.run(args.run_id)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    _print_figures(store, run["run_id"])
+    print_report_figures(console, store, run)
+    target = (run.get("environment") or {}).get("target") or {}
+    if "stand-in" in str(target.get("server") or ""):
+        console.print(f"target: {target['server']}: its timings are not the real engine's", highlight=False)
+    if target.get("local_engine"):
+        console.print(f"target: a local engine Tickbench started on this computer "
+                      f"({target.get('server_version') or target.get('kind', run['target'])}), not a production server",
+                      highlight=False)
+    console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
+                  highlight=False)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from workloads.results.store import StoreError
+    from workloads.results.exports import export_run
+    store = _store(args)
+    try:
+        run_id = store.run(args.run_id)["run_id"]
+        out = args.out
+        if out.exists() and not out.is_dir():
+            raise CliError(f"--out {out}: a file is there; --out names the folder the run's files go to")
+        existing = sorted(out.glob(f"{run_id}_*.{args.format}")) if out.is_dir() else []
+        if existing and not args.force:
+            raise CliError(f"--out {out}: {existing[0].name}" + (f" and {len(existing) - 1} more" if len(existing) > 1 else "")
+                           + " exist already; give --force to overwrite them")
+        paths = export_run(store, run_id, out, args.format)
+    except (StoreError, OSError) as exc:
+        raise CliError(f"export: {exc}" if isinstance(exc, OSError) else str(exc)) from None
+    for path in paths:
+        console.print(str(path), highlight=False)
+    return 0

@@ -1,0 +1,96 @@
+"""One run's section of the report as plain data for the template: its scenario in words, its
+tables, charts, query suite, published figures beside its own, and its environment."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from app.report_charts import Figure
+from app.report_environment import STRING_MODES, _bounded_by_operations, _environment_rows, _uses_target
+from app.report_html import Table, fmt_count, fmt_int, fmt_when
+from app.report_references import References, _references
+from app.report_suites import SuiteView, gallery_slot, run_anchor
+from app.report_tables import _phase_table, _phases_present, _steps_table, _users, _worker_errors
+from workloads.results.figures import STEP_FIGURES_DOC, short_reason, step_figures
+from workloads.results.store import ResultsStore
+
+
+@dataclass
+class RunSection:
+    run_id: str
+    anchor: str
+    workload: str
+    target: str
+    page_break: bool
+    scenario_text: str
+    message: dict[str, str] | None   # css, text
+    steps: Table
+    phases: Table | None
+    figures_doc: str
+    probe: bool                      # some phases rest on probe operations
+    overlap: bool                    # DolphinDB's transfer and decode both shown
+    short: list[str]
+    cold: list[str]                  # a cold run: per step, how many operations held cold
+    suite: SuiteView | None
+    errors: Table
+    charts: list[Figure]
+    references: References
+    environment: Table
+    gallery: dict[str, str] | None = None   # report, experiment, arm, size, anchor
+
+
+def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame, figures: list[Figure],
+                 first: bool, suite: SuiteView | None = None, anchors: dict[str, str] | None = None) -> RunSection:
+    scenario = run.get("scenario") or {}
+    message = str(run.get("message") or "").strip()
+    phases = _phases_present(steps)
+    sources = {(r.phase_source, int(r.phase_ops)) for r in steps.itertuples()
+               if r.phase_source and r.phase_ops == r.phase_ops}
+    errors = _worker_errors(store, run["run_id"], dict(zip(steps["step"], steps["step_label"])))
+    slot = gallery_slot(run)
+    gallery = None
+    if slot is not None:
+        report, experiment, arm, size = slot
+        gallery = {"report": report, "experiment": experiment, "arm": arm, "size": size,
+                   "anchor": (anchors or {}).get(f"{report}/{size}", "")}
+    return RunSection(
+        run_id=run["run_id"], anchor=run_anchor(run["run_id"]), workload=run["workload"], target=run["target"],
+        page_break=not first, scenario_text=_scenario_text(run, scenario),
+        message={"css": "error" if run["status"] in ("failed", "aborted") else "note",
+                 "text": f"{run['status'].capitalize()}: {message}"} if message else None,
+        steps=_steps_table(steps), phases=_phase_table(steps), figures_doc=STEP_FIGURES_DOC,
+        probe=any(s == "probe" for s, _ in sources), overlap={"transfer", "decode"} <= set(phases),
+        short=[f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short],
+        cold=[f"{r.step_label}: cold: {int(r.cold_ops):,} of {int(r.ops):,} operations" for r in steps.itertuples()]
+        if run.get("cache") == "cold" else [],
+        suite=suite, errors=Table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)), charts=figures,
+        references=_references(run, steps),
+        environment=Table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])), show_header=False,
+                          wrap=(1,)),
+        gallery=gallery)
+
+
+def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
+    scale = scenario.get("scale") or {}
+    parts = [f"Status {run['status']}", f"started {fmt_when(run.get('created_at'))}"]
+    if not _uses_target(run):
+        parts.append(f"no data read or written: {run['workload']} measures the harness alone")
+    elif scale:
+        parts.append(f"dataset {run['dataset']} ({fmt_count(scale.get('days'), 'day')} × "
+                     f"{fmt_int(scale.get('rows_per_day'))} rows, {fmt_int(scale.get('symbols'))} keys)")
+    else:
+        parts.append(f"dataset {run['dataset']}")
+    if scenario.get("strings") and _uses_target(run):
+        parts.append(f"string columns as {STRING_MODES.get(scenario['strings'], scenario['strings'])}")
+    parts.append(f"cache {run.get('cache') or scenario.get('cache', '?')}")
+    users = scenario.get("users") or _users(run.get("users"))
+    parts.append(f"users {', '.join(str(u) for u in users)}")
+    if scenario.get("duration_s"):
+        parts.append(f"for {scenario['duration_s']:g} s per step")
+    elif scenario.get("operations") and _bounded_by_operations(run):
+        parts.append(f"{fmt_count(scenario['operations'], 'operation')} per user")
+    if scenario.get("params"):
+        parts.append("parameters " + ", ".join(f"{k}={v}" for k, v in scenario["params"].items()))
+    return "; ".join(parts) + "."

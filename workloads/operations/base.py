@@ -1,0 +1,143 @@
+"""What a workload is: declared parameters, its steps, and the operations each worker runs."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workloads.datasets.base import Dataset
+from workloads.operations.params import Param
+from workloads.scenario import Scenario
+from workloads.run.schedule import user_rate
+from workloads.targets.base import Layout, OpResult, Target
+
+Operation = Callable[[], OpResult]
+
+
+def counted_as(rows: int, nbytes: int, operation: Operation) -> Operation:
+    """Make ``operation`` count ``rows`` and ``nbytes`` (e.g. the input a computation scans)
+    instead of its result's own; the worker applies it after the timed span, and keeps the
+    result's own size in ``extra`` (result_rows, result_bytes)."""
+    operation.counted_as = (int(rows), int(nbytes))
+    return operation
+
+
+def named(name: str, operation: Operation) -> Operation:
+    """Record ``operation`` under ``name`` (a query id) instead of the workload's op name."""
+    operation.op_name = name
+    return operation
+
+
+def checked(check: Callable[[OpResult], dict[str, Any]], operation: Operation) -> Operation:
+    """Facts about the result (an answer's fingerprint) that the worker adds to ``extra`` after
+    the timed span, so working them out never costs the operation time."""
+    operation.check = check
+    return operation
+
+
+def apply_counts(operation: Operation, result: OpResult) -> OpResult:
+    """What the worker does with a result after the timed span: counts and checks."""
+    counts = getattr(operation, "counted_as", None)
+    if counts is not None:
+        result.extra = {**result.extra, "result_rows": result.rows, "result_bytes": result.nbytes}
+        result.rows, result.nbytes = counts
+    check = getattr(operation, "check", None)
+    if check is not None:
+        result.extra = {**result.extra, **check(result)}
+    return result
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    index: int
+    users: int
+    label: str                                  # e.g. "4 users" or "batch 1000 rows"
+    params: dict[str, Any] = field(default_factory=dict)
+    rate: float = 0.0                           # open loop: operations per second offered (0 = closed loop)
+
+
+@dataclass
+class WorkerContext:
+    """Everything one worker process needs; built inside the worker, outside timing."""
+
+    scenario: Scenario
+    step: StepPlan
+    worker: int
+    target: Target
+    layout: Layout | None
+    dataset: Dataset
+    params: dict[str, Any]                      # validated scenario params + step params
+    rng: np.random.Generator
+    state: dict[str, Any] = field(default_factory=dict)
+    rows_done: int = 0
+
+
+class Workload(ABC):
+    name = ""
+    title = ""
+    description = ""
+    reference = ""                 # the seed report section it reproduces
+    op_name = ""
+    params: tuple[Param, ...] = ()
+    uses_target = True
+    bounded_by_operations = True   # False: the workload decides when a worker is done (by rows)
+    ends_when = "its rows are moved"   # how a step ends when not bounded by operations
+    writes = False                 # True: each step starts from an emptied scratch table
+
+    def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Defaults filled in, every value coerced; unknown keys are an error."""
+        known = {p.name: p for p in self.params}
+        unknown = set(raw) - set(known)
+        if unknown:
+            raise ValueError(f"{self.name} has no parameter(s) {', '.join(sorted(unknown))}; "
+                             f"it takes {', '.join(known) or 'none'}")
+        return {name: p.coerce(raw.get(name, p.default)) for name, p in known.items()}
+
+    def steps(self, scenario: Scenario) -> list[StepPlan]:
+        """One step per users value (a users sweep), and with open-loop rates one per users value
+        and rate (``workloads.run.schedule``); workloads with other sweeps override."""
+        if not scenario.rate:
+            return [StepPlan(i, users, f"{users} user{'s' if users > 1 else ''}")
+                    for i, users in enumerate(scenario.users)]
+        pairs = [(users, rate) for users in scenario.users for rate in scenario.rate]
+        return [StepPlan(i, users, f"{users} user{'s' if users > 1 else ''} at {rate:,.6g} ops/s"
+                                   f"{' each' if scenario.rate_per == 'user' else ''}",
+                         rate=user_rate(rate, scenario.rate_per, users) * users)
+                for i, (users, rate) in enumerate(pairs)]
+
+    def setup(self, ctx: WorkerContext) -> None:
+        """Untimed per-worker preparation (e.g. build the batches to upload)."""
+
+    def scratch_table(self, params: dict[str, Any]) -> str:
+        """The table a writing workload appends to ("" = the layout's append table)."""
+        return ""
+
+    def prepare_run(self, scenario: Scenario, layout: Layout | None, run_dir: Path) -> dict[str, Any]:
+        """Parent-side, untimed work before any worker starts (files to import, a folder to export
+        to under ``run_dir``); the returned values join every step's parameters."""
+        return {}
+
+    def finish_step(self, params: dict[str, Any]) -> None:
+        """Parent-side clean-up after a step (files it wrote that nobody needs)."""
+
+    def operations_per_step(self, scenario: Scenario, step: StepPlan, params: dict[str, Any]) -> int | None:
+        """How many measured operations a step runs in all, where the workload knows it (for
+        progress); None: it ends by operations per user, by a duration or by rows."""
+        return None
+
+    def planned_ops(self, params: dict[str, Any]) -> list[tuple[str, str, str]]:
+        """(name, category, description) of the operations each worker runs under their own
+        names, in order (a suite's queries), so a live view can list them before they run."""
+        return []
+
+    @abstractmethod
+    def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:
+        """The next operation, or None when this worker has done its share."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "description": self.description,
+                "reference": self.reference, "params": [p.__dict__ for p in self.params]}

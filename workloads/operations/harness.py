@@ -1,0 +1,52 @@
+"""A workload that does nothing, to measure the harness's own cost per operation; optionally
+stalling like a server that stops answering now and then (a known delay, to show what a closed
+loop hides and an open one counts: ``workloads.run.schedule``)."""
+from __future__ import annotations
+
+import time
+
+from workloads.operations.base import Operation, WorkerContext, Workload
+from workloads.operations.params import Param
+from workloads.targets.base import OpResult
+
+_EMPTY = OpResult(rows=0, nbytes=0)
+
+
+def _noop() -> OpResult:
+    return _EMPTY
+
+
+class NoOp(Workload):
+    name = "noop"
+    title = "Harness overhead (no-op)"
+    description = ("Operations that do nothing: what remains is the harness's cost per operation. With a stall, "
+                   "every operation that arrives inside a stall window waits until it ends, as a server that "
+                   "stops answering for a while.")
+    op_name = "noop"
+    uses_target = False
+    params = (
+        Param("stall_every_s", "Stall every", "float", 0.0, 0.0, 3600.0, "s",
+              help="0: never. Otherwise a stall window opens this often, from the worker's first operation."),
+        Param("stall_s", "Stall length", "float", 0.0, 0.0, 3600.0, "s",
+              help="How long each stall window lasts."),
+    )
+
+    def setup(self, ctx: WorkerContext) -> None:
+        every, length = ctx.params["stall_every_s"], ctx.params["stall_s"]
+        if every > 0 and length > 0:
+            ctx.state["stalls"] = (every, length, None)
+
+    def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
+        stalls = ctx.state.get("stalls")
+        if stalls is None:
+            return _noop            # one function for every operation: the harness's cost, not a closure's
+        every, length, origin = stalls
+        if origin is None:
+            ctx.state["stalls"] = (every, length, time.monotonic())
+
+        def stalled() -> OpResult:
+            into = (time.monotonic() - ctx.state["stalls"][2]) % every
+            if into < length:
+                time.sleep(length - into)     # inside a stall window: wait for its end
+            return _EMPTY
+        return stalled

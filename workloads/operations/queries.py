@@ -1,0 +1,73 @@
+"""Reports 001 and 004's analytic query suites as a workload: every query of a suite, each run
+``repetitions`` times in a row (report 001: 10 times, mean), one record per execution under the
+query's id. A query the target cannot express is recorded once as "not supported". The first
+execution of each query also records its answer's fingerprint (worked out after the timed span).
+"""
+from __future__ import annotations
+
+from workloads.datasets import get_dataset
+from workloads.operations.base import Operation, StepPlan, WorkerContext, Workload, checked, named
+from workloads.operations.params import Param
+from workloads.queries import draw_values, load_suite, suite_names
+from workloads.queries.answers import fingerprint, normalise, preview
+from workloads.scenario import Scenario
+
+
+def answer_facts(query):
+    def facts(result) -> dict:
+        answer = normalise(result.frame, query.columns)
+        return {"fingerprint": fingerprint(answer), "answer": preview(answer)}
+    return facts
+
+
+class QuerySuite(Workload):
+    name = "query-suite"
+    title = "Analytic query suite"
+    description = ("The reports' analytic queries (001: seven TAQ queries; 004: devices and TAQ "
+                   "categories, with interpolation), each run several times in a row; per-query "
+                   "times and a geometric mean over the suite; every answer fingerprinted.")
+    reference = "report 001 §5.1, report 004 §5"
+    op_name = "query"
+    bounded_by_operations = False
+    ends_when = "every query has run its repetitions"
+    @property
+    def params(self) -> tuple[Param, ...]:     # the suites on disk now, the user's own included
+        return (
+            Param("suite", "Suite", "choice", "taq001", choices=tuple(suite_names()),
+                  help="taq001: report 001's seven; taq004 and devices004: report 004's categories; "
+                       "your own from the queries folder of Tickbench's data folder."),
+            Param("repetitions", "Runs per query", "int", 10, 1, 10_000, "runs",
+                  help="Report 001 ran each query 10 times and gave the mean."),
+        )
+
+    def check(self, scenario: Scenario) -> None:
+        suite = load_suite(self.validate(scenario.params)["suite"])
+        base = get_dataset(scenario.dataset).info.extra.get("base", scenario.dataset)
+        if suite.dataset not in (scenario.dataset, base):
+            raise ValueError(f"query suite {suite.name} runs on the {suite.dataset} dataset, "
+                             f"not {scenario.dataset}")
+
+    def steps(self, scenario: Scenario) -> list[StepPlan]:
+        self.check(scenario)        # the runner asks for the steps before preparing anything
+        return super().steps(scenario)
+
+    def operations_per_step(self, scenario, step, params) -> int:
+        return len(load_suite(params["suite"]).queries) * params["repetitions"] * step.users
+
+    def planned_ops(self, params) -> list[tuple[str, str, str]]:
+        return [(q.id, q.category, q.description) for q in load_suite(params["suite"]).queries]
+
+    def setup(self, ctx: WorkerContext) -> None:
+        suite = load_suite(ctx.params["suite"])
+        reps = ctx.params["repetitions"]
+        ctx.state["plan"] = [(q, rep) for q in suite.queries
+                             for rep in range(reps if ctx.target.supports(q) else 1)]
+
+    def next_op(self, ctx: WorkerContext, seq: int) -> Operation | None:
+        plan = ctx.state["plan"]
+        if seq >= len(plan):
+            return None
+        query, rep = plan[seq]
+        values = draw_values(query, ctx.layout.days, ctx.layout.keys_sample)
+        op = named(query.id, lambda: ctx.target.run_query(ctx.layout, query, values))
+        return checked(answer_facts(query), op) if rep == 0 else op

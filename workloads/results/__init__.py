@@ -1,0 +1,1 @@
+"""The results catalog and what reads it: stored runs, their figures, history and exports."""

@@ -1,0 +1,38 @@
+"""A stored run written to files (CSV or Parquet): the run, its step figures, workers, records
+(measured, warm-up and probe operations, told apart by ``kind``) and resource samples."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from workloads.results.figures import step_figures
+from workloads.results.store import ResultsStore
+
+FORMATS = ("csv", "parquet")
+
+
+def export_run(store: ResultsStore, run_id: str, folder: Path, fmt: str = "csv") -> list[Path]:
+    if fmt not in FORMATS:
+        raise ValueError(f"export format must be csv or parquet, not {fmt!r}")
+    run = store.run(run_id)
+    run_id = run["run_id"]
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tables = {
+        "run": pd.DataFrame([{k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in run.items()}]),
+        "steps": step_figures(store, run_id),
+        "workers": store.workers(run_id),
+        "ops": store.ops(run_id),
+        "resources": store.resources(run_id),
+    }
+    written = []
+    for name, frame in tables.items():
+        path = folder / f"{run_id}_{name}.{fmt}"
+        if fmt == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            frame.to_parquet(path, index=False)
+        written.append(path)
+    return written

@@ -1,0 +1,185 @@
+"""One run's records on disk: a folder of its own in the results catalog (``workloads.results.store``).
+
+Only the process running the run writes its folder; anyone may read it at any moment, without a
+lock: a JSON file is replaced whole (write, then rename), operation records arrive as immutable
+Parquet parts, resource samples as whole lines appended. A reader therefore sees each file either
+as it was or as it is, never half-written (``workloads.results.atomic_files``).
+
+    <run_id>/run.json          the run: status, scenario, environment, layout, the process running it
+             steps.json        its steps (release, window, status, facts)
+             workers.json      its workers, by step
+             ops/000001.parquet ...   operation records, one part per flush while it runs
+             ops/000001-000100.parquet   parts merged as it goes (few files for a long run)
+             ops.parquet       the same records in one file once the run has ended
+             resources.jsonl   the client machine's samples, one JSON line each
+             live.json         the latest live snapshot while it runs (``workloads.run.live``)
+             .reserve          space held while it runs, given back to write its end on a full disk
+             .seal.lock        whoever seals a dead run holds it (one sealer, ``workloads.results.dead_runs``)
+
+A run id is a name, never a path (``workloads.paths.check_run_id``). Here: the folder's file
+names, ``RunFolder`` (reading it, checked: a file that cannot be read back raises ``DamagedFile``)
+and the true end states of a run's steps and workers (``ended``). The columns of its tables are in
+``workloads.results.run_tables``; its one writer is ``workloads.results.run_writer.RunWriter``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from workloads.results.atomic_files import DamagedFile, read_checked
+from workloads.results.run_tables import RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS, table
+
+RUN_FILE, STEPS_FILE, WORKERS_FILE = "run.json", "steps.json", "workers.json"
+OPS_DIR, OPS_FILE, RESOURCES_FILE, LIVE_FILE = "ops", "ops.parquet", "resources.jsonl", "live.json"
+RESERVE_FILE, RESERVE_BYTES, SEAL_LOCK = ".reserve", 1 << 20, ".seal.lock"
+ENDED_WORKER = ("starting", "ready", "running", "measured")     # worker states of a run still going
+
+
+class RunFolder:
+    """Reads one run's folder; ``RunWriter`` adds the writing."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.run_id = self.folder.name
+
+    def run(self) -> dict[str, Any]:
+        """The run's record; {} if it has none yet or it cannot be read (``checked()`` says why)."""
+        try:
+            return read_checked(self.folder / RUN_FILE, {}, dict)
+        except DamagedFile:
+            return {}
+
+    def steps(self) -> list[dict[str, Any]]:
+        return read_checked(self.folder / STEPS_FILE, [], list)
+
+    def workers(self) -> list[dict[str, Any]]:
+        return read_checked(self.folder / WORKERS_FILE, [], list)
+
+    def ops_files(self) -> list[Path]:
+        """The finished run's one file, or the parts written so far."""
+        whole = self.folder / OPS_FILE
+        if whole.exists():
+            return [whole]
+        try:
+            found = sorted(p for p in (self.folder / OPS_DIR).iterdir()
+                           if p.suffix == ".parquet" and not p.name.startswith("."))
+        except FileNotFoundError:
+            return []
+        # a merged part "first-last" stands for the parts it holds (deleted just after it appears)
+        merged = [_part_range(p) for p in found if "-" in p.stem]
+        return [p for p in found if "-" in p.stem or not any(a <= _part_range(p)[0] <= b for a, b in merged)]
+
+    def resources(self) -> list[dict[str, Any]]:
+        """The samples; a last line still being appended is left out, anything else unreadable is
+        ``DamagedFile``."""
+        path = self.folder / RESOURCES_FILE
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        lines = data.split(b"\n")
+        rows = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                if number == len(lines):            # no newline yet: still being written
+                    break
+                raise DamagedFile(RESOURCES_FILE, f"line {number} is not a JSON record") from None
+            if not isinstance(row, dict):
+                raise DamagedFile(RESOURCES_FILE, f"line {number} is not a record")
+            rows.append(row)
+        return rows
+
+    def checked(self) -> dict[str, Any]:
+        """Every file read and checked: the rows of each table as Arrow tables and the Parquet
+        files of its records, or ``DamagedFile`` naming the first file that cannot be read."""
+        run = read_checked(self.folder / RUN_FILE, {}, dict)
+        rows = {"runs": [run] if run else [], "steps": self.steps(), "workers": self.workers(),
+                "resources": self.resources()}
+        tables = {}
+        for key, name, columns in (("runs", RUN_FILE, RUN_COLUMNS), ("steps", STEPS_FILE, STEP_COLUMNS),
+                                   ("workers", WORKERS_FILE, WORKER_COLUMNS),
+                                   ("resources", RESOURCES_FILE, RESOURCE_COLUMNS)):
+            for row in rows[key]:
+                row.setdefault("run_id", self.run_id)
+            if any(row.get("run_id") != self.run_id for row in rows[key]):
+                raise DamagedFile(name, f"holds records of another run than {self.run_id}")
+            try:
+                tables[key] = table(rows[key], columns)
+            except (pa.ArrowException, TypeError, ValueError) as exc:
+                raise DamagedFile(name, f"wrong types ({str(exc).splitlines()[0][:120]})") from None
+        files = self.ops_files()
+        for path in files:
+            check_parquet(path)
+        return {"run": run, "rows": rows, "tables": tables, "ops_files": files}
+
+
+def _part_range(path: Path) -> tuple[int, int]:
+    """The part numbers a part holds: "000007" -> (7, 7), "000001-000100" -> (1, 100)."""
+    first, _, last = path.stem.partition("-")
+    try:
+        return int(first), int(last or first)
+    except ValueError:
+        return 0, 0
+
+
+def check_parquet(path: Path) -> None:
+    """``DamagedFile`` unless ``path`` is a Parquet file of operation records (footer and schema)."""
+    name = path.name if path.parent.name != OPS_DIR else f"{OPS_DIR}/{path.name}"
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise DamagedFile(name, f"not a Parquet file ({str(exc).splitlines()[0][:120]})") from None
+    missing = [c for c in ("run_id", "step", "kind", "t_start", "total_s", "ok") if c not in schema.names]
+    if missing:
+        raise DamagedFile(name, f"no column {missing[0]}")
+
+
+def read_parquet_whole(path: Path) -> pa.Table:
+    """Every value of ``path`` decoded (a check past the footer), or ``DamagedFile``."""
+    check_parquet(path)
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise DamagedFile(path.name, f"unreadable records ({str(exc).splitlines()[0][:120]})") from None
+
+
+def measured_ends(files: list[Path]) -> dict[int, float]:
+    """Per step, the release-relative end of its last measured operation in ``files``."""
+    ends: dict[int, float] = {}
+    for path in files:
+        try:
+            part = pq.read_table(path, columns=["step", "kind", "t_start", "total_s"]).to_pydict()
+        except (pa.ArrowException, OSError):
+            continue
+        for step, kind, start, total in zip(part["step"], part["kind"], part["t_start"], part["total_s"]):
+            if kind == "measured" and start is not None and total is not None:
+                ends[int(step)] = max(ends.get(int(step), 0.0), float(start) + float(total))
+    return ends
+
+
+def ended(status: str, message: str, steps: list[dict], workers: list[dict],
+          ends: dict[int, float]) -> tuple[list[dict], list[dict]]:
+    """The steps and workers of a run that ended ``status`` as they truly ended: a step still
+    'running' takes the run's status and, without a window, the end of its last measured operation
+    (what was kept has figures); a worker still starting/ready/running/measured takes the run's
+    status and ``message``."""
+    steps = [dict(s) for s in steps]
+    workers = [dict(w) for w in workers]
+    for step in steps:
+        if step.get("status") == "running":
+            step["status"] = status
+            if step.get("window_s") is None and step.get("step") in ends:
+                step["window_s"] = ends[step["step"]]
+    for worker in workers:
+        if worker.get("state") in ENDED_WORKER:
+            worker["state"] = status
+            worker["error"] = worker.get("error") or message
+    return steps, workers

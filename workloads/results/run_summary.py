@@ -1,0 +1,151 @@
+"""A finished run's answer, as plain data: what ran, per step the figures that answer "how fast
+was it" (``workloads.results.figures``), where a sweep stops scaling, and the published figures of the
+seed reports beside it. The window shows it first when a run ends; the command line prints it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from workloads.run.environment import busy_note
+from workloads.results.figures import phase_summary, step_figures
+from workloads.results.references import DISK, published_findings, published_sweeps
+from workloads.run.schedule import LATE_S
+from workloads.targets.base import PHASES
+
+KNEE_GAIN = 0.10       # a step that adds users but less than 10 % throughput: the sweep stopped scaling
+LOAD_KNEE_FACTOR = 2.0  # open loop: p99 latency over twice the p99 service time (plus LATE_S) has departed from it
+
+
+@dataclass(frozen=True)
+class StepAnswer:
+    label: str
+    users: int
+    ops: int
+    errors: int
+    rows_per_s: float | None
+    mb_per_s: float | None
+    ops_per_s: float | None
+    p50_s: float | None
+    p95_s: float | None
+    p99_s: float | None
+    first_op_s: float | None
+    phases: dict[str, float] = field(default_factory=dict)     # mean seconds per operation
+    phase_source: str = ""                                     # "8 probe operations"
+    short: str = ""                                            # why too short to measure, or ""
+    cold_ops: int = 0                                          # a cold step: measured operations that held cold
+    cold_p50_s: float | None = None                            # their median
+    index: int = 0                                             # the step's number in the store
+    rate: float | None = None                                  # open loop: offered operations per second
+    latency_p50_s: float | None = None                         # ... from each operation's intended start
+    latency_p99_s: float | None = None
+    late_ops: int = 0
+    missed_ops: int = 0
+
+    def cold_line(self) -> str:
+        """``cold: N of M operations`` (a cold step's own count, ``workloads.run.cold``)."""
+        return f"cold: {self.cold_ops:,} of {self.ops:,} operation{'s' if self.ops != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class RunAnswer:
+    run_id: str
+    name: str
+    status: str
+    message: str
+    target: str
+    workload: str
+    dataset: str
+    cache: str
+    steps: list[StepAnswer]
+    knee_users: int | None = None          # a sweep: the users count where throughput stops growing
+    knee_note: str = ""
+    published: list[str] = field(default_factory=list)          # the seed reports' findings, as text
+    published_sweeps: list[Any] = field(default_factory=list)   # workloads.results.references sweeps
+    busy: str = ""                          # the machine was busy as it began (workloads.run.environment.busy_note)
+    load_knee_rate: float | None = None     # open loop: the offered rate where latency departs from service time
+    load_note: str = ""
+
+    @property
+    def is_open_loop(self) -> bool:
+        return any(s.rate for s in self.steps)
+
+    @property
+    def is_sweep(self) -> bool:
+        return len({s.users for s in self.steps}) > 1 and not self.is_open_loop
+
+
+def load_knee(rates: list[float], latency_p99: list[float | None], service_p99: list[float | None],
+              factor: float = LOAD_KNEE_FACTOR) -> float | None:
+    """The lowest offered rate whose p99 latency (from intended starts) has departed from its p99
+    service time: over ``factor`` times it plus ``LATE_S``, a queue building up rather than a late
+    wake-up; None when no rate has (or none was measured)."""
+    for rate, latency, service in sorted(zip(rates, latency_p99, service_p99)):
+        if latency is not None and service is not None and latency > factor * service + LATE_S:
+            return rate
+    return None
+
+
+def sweep_knee(users: list[int], throughput: list[float], gain: float = KNEE_GAIN) -> int | None:
+    """The users count after which adding users adds less than ``gain`` of throughput (the first
+    step where that happens, or the peak if throughput falls); None with fewer than three steps or
+    when it grows all the way."""
+    points = sorted((u, t) for u, t in zip(users, throughput) if t is not None and t == t)
+    if len(points) < 3:
+        return None
+    for (u0, t0), (_u1, t1) in zip(points, points[1:]):
+        if t0 > 0 and t1 < t0 * (1 + gain):
+            return u0
+    return None
+
+
+def run_answer(store, run_id: str) -> RunAnswer:
+    run = store.run(run_id)
+    figures = step_figures(store, run["run_id"])
+    steps = []
+    for row in figures.itertuples():
+        means, _pct, count, source = phase_summary(row)
+        steps.append(StepAnswer(
+            label=str(row.label), users=int(row.users), ops=int(row.ops), errors=int(row.errors),
+            rows_per_s=_num(row.rows_per_s), mb_per_s=_num(row.mb_per_s), ops_per_s=_num(row.ops_per_s),
+            p50_s=_num(row.p50_s), p95_s=_num(row.p95_s), p99_s=_num(row.p99_s),
+            first_op_s=_num(getattr(row, "first_op_s", None)),
+            phases={p: means[p] for p in PHASES if p in means},
+            phase_source=f"{count:,} {source} operation{'s' if count != 1 else ''}" if count else "",
+            short=str(row.short_reason) if bool(row.short) else "",
+            cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s), index=int(row.step),
+            rate=_num(row.rate), latency_p50_s=_num(row.latency_p50_s), latency_p99_s=_num(row.latency_p99_s),
+            late_ops=int(_num(row.late_ops) or 0), missed_ops=int(_num(row.missed_ops) or 0)))
+    knee, note = None, ""
+    load_rate, load_note = None, ""
+    open_steps = [s for s in steps if s.rate]
+    if open_steps:
+        load_rate = load_knee([s.rate for s in open_steps], [s.latency_p99_s for s in open_steps],
+                              [s.p99_s for s in open_steps])
+        note_of = f"{load_rate:,.6g} ops/s" if load_rate else ""
+        load_note = (f"p99 latency departs from the service time at {note_of} offered" if load_rate else
+                     "p99 latency stays with the service time at every rate offered")
+    elif len({s.users for s in steps}) > 2:
+        moved = any(s.rows_per_s for s in steps)
+        knee = sweep_knee([s.users for s in steps], [(s.rows_per_s if moved else s.ops_per_s) for s in steps])
+        note = (f"throughput stops growing at {knee} user{'s' if knee != 1 else ''}" if knee else
+                "throughput still grows at the largest step")
+    workload, dataset = str(run["workload"]), str(run["dataset"])
+    published = published_findings(workload, dataset)
+    if workload in ("import", "export", "query-suite"):
+        published = published + published_findings(DISK, dataset)
+    return RunAnswer(run_id=run["run_id"], name=str(run["name"]), status=str(run["status"]),
+                     message=str(run["message"] or ""), target=str(run["target"]), workload=workload,
+                     dataset=dataset, cache=str(run["cache"]), steps=steps, knee_users=knee, knee_note=note,
+                     published=list(published), published_sweeps=list(published_sweeps(workload, dataset)),
+                     busy=busy_note(run.get("environment") or {}), load_knee_rate=load_rate,
+                     load_note=load_note)
+
+
+def _num(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if value != value else value

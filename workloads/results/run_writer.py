@@ -1,0 +1,189 @@
+"""The one writer of a run's folder (``RunWriter``: the process running the run, a migration, or
+the one sealer of a dead run), and the lock that makes that sealer one (``SealLock``).
+
+Operation records arrive as immutable Parquet parts, merged as the run goes so a long run keeps
+few files, and sealed into one file once it has ended. Space is held while a run goes and given
+back to write its end on a full disk.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from workloads.results.atomic_files import DiskFullError, _written, create_json, disk_full, write_json
+from workloads.results.run_files import (OPS_DIR, OPS_FILE, RESERVE_BYTES, RESERVE_FILE, RESOURCES_FILE, RUN_FILE,
+                                         SEAL_LOCK, STEPS_FILE, WORKERS_FILE, RunFolder, _part_range, ended,
+                                         measured_ends)
+from workloads.results.run_tables import OPS_COLUMNS, PART_WRITE, _as_dictionaries, utc_now
+
+MERGE_PARTS = 100             # parts of records merged into one as a run goes (``RunWriter.add_ops``)
+
+
+class RunWriter(RunFolder):
+    """The one writer of a run's folder (the process running it, or a migration, or the one
+    sealer of a dead run). Every write that finds the disk full raises ``DiskFullError``."""
+
+    def __init__(self, folder: Path):
+        super().__init__(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._run = self.run()
+        self._steps = self.steps()
+        self._workers = self.workers()
+        parts = self.ops_files()
+        self._next_part = 1 + max((_part_range(p)[1] for p in parts), default=0)
+        self._recent: list[tuple[int, pa.Table]] = []     # parts since the last merge, to merge them
+
+    def create_run(self, fields: dict[str, Any]) -> None:
+        """The run's first record, only if the folder has none: ValueError if it has (a run id is
+        used once). Space for the run's end is held at once (``reserve``)."""
+        if not create_json(self.folder / RUN_FILE, fields):
+            raise ValueError(f"run id {self.run_id!r}: already used by a run in {self.folder.parent}; "
+                             "a run id names one run")
+        self._run = dict(fields)
+        self.reserve()
+
+    def reserve(self) -> None:
+        """Hold ``RESERVE_BYTES`` (real blocks, not a hole) so the run's end can be written when
+        the disk fills; best effort."""
+        try:
+            with open(self.folder / RESERVE_FILE, "wb") as out:
+                out.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            (self.folder / RESERVE_FILE).unlink(missing_ok=True)
+
+    def release_reserve(self) -> None:
+        (self.folder / RESERVE_FILE).unlink(missing_ok=True)
+
+    def update_run(self, **fields: Any) -> None:
+        self._run.update(fields)
+        write_json(self.folder / RUN_FILE, self._run)
+
+    def add_step(self, row: dict[str, Any]) -> None:
+        self._steps = [s for s in self._steps if s["step"] != row["step"]] + [row]
+        write_json(self.folder / STEPS_FILE, self._steps)
+
+    def update_step(self, step: int, **fields: Any) -> None:
+        for row in self._steps:
+            if row["step"] == step:
+                row.update(fields)
+        write_json(self.folder / STEPS_FILE, self._steps)
+
+    def set_worker(self, row: dict[str, Any]) -> None:
+        self._workers = [w for w in self._workers
+                         if (w["step"], w["worker"]) != (row["step"], row["worker"])] + [row]
+        write_json(self.folder / WORKERS_FILE, self._workers)
+
+    def add_ops(self, ops: pa.Table) -> None:
+        """One immutable part: written aside, then renamed into place (uncompressed zstd is cheap
+        enough to write every fraction of a second; the sealed file is compressed)."""
+        if not ops.num_rows:
+            return
+        folder = self.folder / OPS_DIR
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            if disk_full(exc):
+                raise DiskFullError(folder, exc) from None
+            raise
+        number = self._next_part
+        self._next_part += 1
+        ops = _as_dictionaries(ops)
+        _written(folder / f"{number:06d}.parquet", lambda temporary: pq.write_table(ops, temporary, **PART_WRITE))
+        self._recent.append((number, ops))
+        if len(self._recent) >= MERGE_PARTS:
+            self._merge_recent()
+
+    def _merge_recent(self) -> None:
+        """The last ``MERGE_PARTS`` parts as one (from memory: no re-read), so a long run written
+        every few hundredths of a second keeps few files: the merged part appears whole, then the
+        parts it holds go (a reader listing in between takes the merged one alone)."""
+        first, last = self._recent[0][0], self._recent[-1][0]
+        merged = pa.concat_tables([t for _, t in self._recent], promote_options="default")
+        folder = self.folder / OPS_DIR
+        _written(folder / f"{first:06d}-{last:06d}.parquet",
+                 lambda temporary: pq.write_table(merged, temporary, **PART_WRITE))
+        for number, _ in self._recent:
+            (folder / f"{number:06d}.parquet").unlink(missing_ok=True)
+        self._recent = []
+
+    def add_resource(self, row: dict[str, Any]) -> None:
+        path = self.folder / RESOURCES_FILE
+        try:
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(row) + "\n")
+        except OSError as exc:
+            if disk_full(exc):
+                raise DiskFullError(path, exc) from None
+            raise
+
+    def kept_ops(self) -> int:
+        """Records on disk (parts or the sealed file), from the Parquet footers."""
+        total = 0
+        for path in self.ops_files():
+            try:
+                total += pq.read_metadata(path).num_rows
+            except (pa.ArrowException, OSError):     # a damaged part keeps nothing countable
+                pass
+        return total
+
+    def end(self, status: str, message: str, finished_at: Any = None) -> None:
+        """The run's last writes: records sealed (left as parts if the disk has no room for the
+        sealed file), steps and workers in their true end states, the run's record last. The
+        reserve is given back first, so a full disk still takes these small files."""
+        self.release_reserve()
+        try:
+            self.seal_ops()
+        except DiskFullError:
+            pass                        # the parts stay: readers read them as they read a live run
+        steps, workers = ended(status, message, self._steps, self._workers,
+                               measured_ends(self.ops_files()) if any(
+                                   s.get("status") == "running" for s in self._steps) else {})
+        if steps != self._steps:
+            self._steps = steps
+            write_json(self.folder / STEPS_FILE, steps)
+        if workers != self._workers:
+            self._workers = workers
+            write_json(self.folder / WORKERS_FILE, workers)
+        self.update_run(status=status, message=message, finished_at=finished_at or utc_now())
+
+    def seal_ops(self) -> None:
+        """The parts as one file once the run has ended (readers then open one file, not hundreds)."""
+        parts = [p for p in self.ops_files() if p.parent.name == OPS_DIR]
+        if not parts:
+            return
+        whole = pa.concat_tables([pq.read_table(p) for p in parts] + [pa.schema(OPS_COLUMNS).empty_table()],
+                                 promote_options="default").select(list(OPS_COLUMNS))
+        _written(self.folder / OPS_FILE, lambda temporary: pq.write_table(whole, temporary, compression="zstd"))
+        shutil.rmtree(self.folder / OPS_DIR, ignore_errors=True)
+
+
+class SealLock:
+    """Whoever seals a dead run holds this (``flock``, let go when its process ends, even by
+    ``kill -9``); anyone else finds it taken and leaves the run to them."""
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / SEAL_LOCK
+        self._fd: int | None = None
+
+    def __enter__(self) -> bool:
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            return False
+
+    def __exit__(self, *_exc) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,91 @@
+"""What the machine can hold: a scenario's users and data checked before anything starts.
+
+``Scenario`` itself refuses what is never meaningful (a duration that is not finite, negative
+counts); ``machine_problems`` says, with the estimate, what this machine could not hold: more
+users than its memory can give a worker process each, more data than its disk or memory can take.
+The command line refuses those unless ``--force``; the window's runs go through the same command.
+Qt-free, no I/O beyond asking the OS for free memory and disk.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from workloads.datasets import DATASETS
+from workloads.scenario import Scenario
+
+WORKER_BYTES = 64 * 2**20       # a spawned user: Python with pandas and pyarrow imported (measured: ~61 MB USS)
+DISK_FACTOR = 3                 # the target's files, the generated CSV cache and headroom, per logical byte
+MEMORY_FACTOR = 4               # a day generated in memory: numpy, pandas and Arrow copies
+MAX_REMOTE_USERS = 4096         # users spread over Dask hosts: this machine only collects their records
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} PB"
+
+
+class TooBig(ValueError):
+    """A scenario beyond what this machine can hold; ``--force`` goes past it."""
+
+
+def available_memory() -> int:
+    try:
+        import psutil
+        return int(psutil.virtual_memory().available)
+    except Exception:  # no psutil or no /proc: assume the pages the OS reports
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def free_disk(path: Path) -> int:
+    path = Path(path)
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return shutil.disk_usage(path).free
+
+
+def machine_problems(scenario: Scenario, data_root: Path | None = None,
+                     memory: int | None = None, disk: int | None = None) -> list[str]:
+    """What this machine could not hold, one sentence each with the estimate (empty: it fits)."""
+    problems: list[str] = []
+    memory = available_memory() if memory is None else memory
+    users = max(scenario.users)
+    if scenario.scheduler:
+        if users > MAX_REMOTE_USERS:
+            problems.append(f"users: {users:,} is more than the {MAX_REMOTE_USERS:,} this machine can "
+                            "collect records from")
+    else:
+        fits = max(1, memory // WORKER_BYTES)
+        if users > fits:
+            problems.append(f"users: {users:,} worker processes need about {human_bytes(users * WORKER_BYTES)} "
+                            f"of memory ({human_bytes(WORKER_BYTES)} each); {human_bytes(memory)} is free, "
+                            f"enough for {fits:,}")
+    schema = DATASETS[scenario.dataset].info.schema if scenario.dataset in DATASETS else None
+    if schema is None:                # an imported CSV: its size is the file's, already on disk
+        return problems
+    scale = scenario.scale
+    day_bytes = scale.rows_per_day * schema.row_bytes()
+    if day_bytes * MEMORY_FACTOR > memory:
+        problems.append(f"rows per day: {scale.rows_per_day:,} rows of {scenario.dataset} make a day of about "
+                        f"{human_bytes(day_bytes * MEMORY_FACTOR)} in memory; {human_bytes(memory)} is free")
+    if not scenario.target_config.get("host"):      # a server's disk is its own
+        total = scale.days * day_bytes * DISK_FACTOR
+        root = data_root or scenario.target_config.get("root") or scenario.target_config.get("path")
+        if root:
+            free = free_disk(Path(root)) if disk is None else disk
+            if total > free:
+                problems.append(f"days x rows per day: {scale.days:,} x {scale.rows_per_day:,} rows of "
+                                f"{scenario.dataset} need about {human_bytes(total)} of disk at {root}; "
+                                f"{human_bytes(free)} is free")
+    return problems
+
+
+def check_machine(scenario: Scenario, force: bool = False, data_root: Path | None = None) -> None:
+    """Raise ``TooBig`` (one line, the estimates in it) unless the scenario fits or ``force``."""
+    problems = [] if force else machine_problems(scenario, data_root)
+    if problems:
+        raise TooBig("; ".join(problems) + " (give --force to run it anyway)")

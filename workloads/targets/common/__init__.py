@@ -1,0 +1,1 @@
+"""Helpers shared by several targets (Arrow frames, bars, caches, files, turns)."""

@@ -1,0 +1,123 @@
+"""DolphinDB: a cluster (or a single node) reached through the ``dolphindb`` Python client.
+
+The target is put together from mixins beside this module, one job each: ``connection``
+(sessions, the probe's bare socket, the sweep of what a run shared on the nodes), ``layout``
+(databases, partitions, ``prepare``, the ARROW reply check, footprints), ``reads`` (measured reads
+and their server/transfer/decode probes, minute bars, report 003, suite queries), ``writes``
+(appends, ``loadTextEx`` import, ``saveText`` export, clears) and ``cold_cache`` (``drop_cache``);
+``frames`` types frames for upload. The scripts they send are built in ``scripts`` from parts
+quoted by ``quote``; ``wire`` reads raw replies; ``cluster`` holds profiles and node discovery.
+
+PROTOCOL_PICKLE is refused on Python 3.13 and later, where the client silently sends DDB
+(``workloads.targets.dolphindb.cluster.pickle_refusal``).
+
+Config keys: ``host``/``port``/``user``/``password`` (one node) or ``profile`` (a
+``ClusterProfile`` dict) plus ``password``; ``db_prefix`` (default ``dfs://tickbench``);
+``protocol`` (DDB|PICKLE|ARROW) and ``compress`` (override the profile's); ``node_policy``
+(one|round_robin|random) and ``seed``; ``timeout`` (connect/login, s, default 10);
+``query_timeout`` (one reply, s, default 3600); ``chunk_rows`` (load batch, default 200,000);
+``measure_transfer`` (default true; probes read the raw reply); ``csv_dir_on_server`` (the folder
+where the server reads imported and writes exported CSV files, when it is not the client's).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from workloads.targets.base import Target, TargetError
+from workloads.targets.dolphindb import quote as q
+from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb.cluster import ClusterProfile, Node, pickle_refusal
+from workloads.targets.dolphindb.cold_cache import DolphinDBColdCache
+from workloads.targets.dolphindb.connection import DolphinDBConnection
+from workloads.targets.dolphindb.layout import DolphinDBLayout
+from workloads.targets.dolphindb.reads import DolphinDBReads
+from workloads.targets.dolphindb.wire import RawConnection
+from workloads.targets.dolphindb.writes import DolphinDBWrites
+
+
+def profile_from_config(config: dict[str, Any]) -> ClusterProfile:
+    password = str(config.get("password", ""))
+    if config.get("profile"):
+        profile = ClusterProfile.from_dict(config["profile"], password=password)
+    elif config.get("host"):
+        try:
+            port = int(config.get("port", 8848))
+        except (TypeError, ValueError):
+            raise ValueError(f"DolphinDB port {config.get('port')!r} is not a number") from None
+        profile = ClusterProfile.single(str(config["host"]), port, str(config.get("user", "admin")), password)
+    else:
+        raise ValueError("the DolphinDB target needs a host (and port) or a cluster profile")
+    overrides = {k: config[k] for k in ("protocol", "compress", "node_policy") if k in config}
+    if overrides:
+        data = profile.to_dict() | overrides
+        data["protocol"] = str(data["protocol"]).upper()
+        profile = ClusterProfile.from_dict(data, password=password)
+    return profile
+
+
+class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, DolphinDBLayout, DolphinDBConnection,
+                      Target):
+    kind = "dolphindb"
+    read_phases = ("server", "transfer", "decode")
+    probed_ops = frozenset({"read_day", "read_slice", "minute_bars", "spread_by_minute", "ols_spread",
+                            "mapreduce_minute_bars"})
+    query_dialect = "dolphindb"
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        try:
+            self.profile = profile_from_config(self.config)
+            self.prefix = q.db_path(str(self.config.get("db_prefix", "dfs://tickbench")))
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
+        if self.profile.protocol == "PICKLE" and pickle_refusal():
+            raise TargetError(pickle_refusal())
+        self.timeout = float(self.config.get("timeout", 10.0))
+        self.query_timeout = float(self.config.get("query_timeout", 3600.0))
+        self.chunk_rows = int(self.config.get("chunk_rows", 200_000))
+        self.measure_transfer = bool(self.config.get("measure_transfer", True))
+        self.seed = int(self.config.get("seed", 0))
+        self._session = None
+        self._raw: RawConnection | None = None
+        self._node: Node | None = None
+        self._worker = 0
+        self._share_name = ""
+        self._upload_name = ""
+        self._probes = 0
+        self._ensured: set[str] = set()
+        self._clear_plan: tuple[list[str] | None, list[str]] | None = None   # learnt once per worker
+        self.reply_note = ""          # what prepare learnt of the server's reply format
+        self.cache_note = ""          # why the last drop_cache applied nothing, when it did not
+        self.swept: list[str] = []    # what prepare's sweep undefined ("node: name")
+
+    def describe(self) -> dict[str, Any]:
+        from workloads.targets.dolphindb.cluster import discover_nodes
+
+        info: dict[str, Any] = {
+            "kind": self.kind, "profile": self.profile.to_dict(), "db_prefix": self.prefix,
+            "transfer_method": ("not measured under PROTOCOL_PICKLE" if self.profile.protocol == "PICKLE"
+                                else "probe operations: bare-socket re-read of the server-kept result, "
+                                     "framing walked without decoding"),
+            "cold_cache": "before each operation and probe of a cold step, in the worker's session: "
+                          "pnodeRun(clearAllCache) on every data node (and compute node outside a compute "
+                          "group), and clearComputeNodeCache on every compute node of a 3.x compute group; "
+                          "the servers' OS page cache is not controlled",
+            "strings": "as the dolphindb client returns them",
+        }
+        if self.reply_note:
+            info["reply_format"] = self.reply_note
+        if self.swept:
+            info["swept_at_prepare"] = self.swept
+        try:
+            session, node = self._admin_session()
+            try:
+                info["server_version"] = str(self._run(session, node, scripts.version()))
+            finally:
+                session.close()
+            discovery = discover_nodes(self.profile, timeout=self.timeout)
+            info["nodes"] = [vars(n) for n in discovery.nodes]
+            if not discovery.from_cluster:
+                info["nodes_note"] = discovery.note
+        except (TargetError, ConnectionError, RuntimeError) as exc:
+            info["error"] = str(exc)
+        return info

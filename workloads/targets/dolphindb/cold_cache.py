@@ -1,0 +1,62 @@
+"""Cold cache on DolphinDB: emptying every cache that could hold a layout's data.
+
+``drop_cache`` runs in the worker, on its own session, before each operation (and probe) of a
+cold step while no other operation of the step runs. It empties every DolphinDB cache that could
+hold the layout's data: ``pnodeRun(clearAllCache, <nodes>)`` on every data node (and compute node
+outside a compute group), and on a 3.x cluster with compute groups
+``clearComputeNodeCache(<database>)`` on every compute node of a group (``clearAllCache`` leaves
+their cache alone; DolphinDB says even this "does not guarantee that all cached data will be
+cleared"). The nodes come from ``getClusterPerf`` (``mode``, ``computeGroup``), asked once per
+worker; a single node is cleared with ``pnodeRun(clearAllCache)``. It returns the methods applied,
+and nothing when any of them failed (so no operation is called cold on a partial clear). The
+servers' OS page cache cannot be dropped from a client (report 000 did it on the servers).
+"""
+from __future__ import annotations
+
+from workloads.targets.base import Layout, TargetError
+from workloads.targets.dolphindb import quote as q
+from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb.cluster import node_info
+from workloads.targets.dolphindb.frames import _is_arrow_table
+
+
+class DolphinDBColdCache:
+    """``drop_cache`` and the nodes it clears (a mixin of ``DolphinDBTarget``)."""
+
+    def drop_cache(self, layout: Layout) -> list[str]:
+        """Empty every DolphinDB cache that could hold the layout's data (see the module doc), on
+        this worker's own session; the methods applied, or [] when any of them failed."""
+        self._require_open(layout)
+        session, node = self._session, self._node
+        try:
+            clear, compute = self._cache_nodes()
+            self._run(session, node, scripts.clear_all_cache(clear))
+            applied = [f"{scripts.clear_all_cache(None)} on this single node" if clear is None else
+                       f"{scripts.clear_all_cache(None)} on {', '.join(clear)}"]
+            if compute:
+                names = self.names(layout.dataset, layout.scale)
+                self._run(session, node, scripts.clear_compute_cache(names, compute))
+                applied.append(f"clearComputeNodeCache({q.string(names.db)}) on {', '.join(compute)}")
+        except TargetError as exc:
+            self.cache_note = str(exc)
+            return []
+        self.cache_note = ""
+        return applied
+
+    def _cache_nodes(self) -> tuple[list[str] | None, list[str]]:
+        """(aliases clearAllCache runs on, or None for a single node; compute-group aliases),
+        from getClusterPerf through this worker's session, asked once."""
+        if self._clear_plan is None:
+            try:
+                perf = self._run(self._session, self._node, scripts.cluster_perf())
+            except TargetError:
+                if self._session is None or self._node.role == "compute":
+                    raise      # lost, or on a compute node where pnodeRun alone reaches only its group
+                self._clear_plan = (None, [])          # a single node: it has no controller to ask
+            else:
+                frame = perf.to_pandas() if _is_arrow_table(perf) else perf
+                infos = [node_info(row) for row in frame.to_dict("records")]
+                clear = [i.name for i in infos if i.mode == "data" or (i.mode == "compute" and not i.compute_group)]
+                compute = [i.name for i in infos if i.mode == "compute" and i.compute_group]
+                self._clear_plan = (clear or None, compute)
+        return self._clear_plan

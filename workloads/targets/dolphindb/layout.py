@@ -1,0 +1,235 @@
+"""Laying a dataset out on DolphinDB: database and table names, partitions, loading (``prepare``),
+the reply-format check and disk footprints.
+
+Layout (``prepare``): one database per dataset and scale, ``<db_prefix>_<dataset>_<scale key>``,
+partitioned as in the reports: day (VALUE) x key (RANGE): 128 key buckets cut from the data's
+keys (report 001) for TAQ, level 2 and the API table; 10 buckets for devices (report 004). The
+database uses ``atomic="CHUNK"`` so concurrent appends may share partitions (report 002 §2). Tables:
+the seed table (``quotes``, ``tick``, ``readings``, ``orders``), ``<table>_append`` for concurrent
+appends, ``<table>_minute`` for report 003's map-reduce output. Data is generated locally and
+loaded through the client in batches (``tableInsert``); days whose row count on the server is
+complete are skipped, incomplete days are deleted and loaded again. A dataset with a side table
+(devices: ``info``) gets it as a dimension table (``createTable``) in the same database, loaded
+once.
+
+PROTOCOL_ARROW is checked at ``prepare`` on every node the run may use (the first data node under
+the node policy ``one``, else all): a server without the formatArrow plugin answers in the DDB
+format, which is recorded, and a cluster whose nodes would answer some Arrow and some DDB is
+refused (its figures would mix two protocols under one label).
+
+Disk space per table comes from ``getTabletsMeta`` on every node (replicas included, and counted).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pandas as pd
+
+from workloads.datasets import get_dataset
+from workloads.datasets.schema import Scale, StringMode
+from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
+from workloads.targets.dolphindb import quote as q
+from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb.frames import _count, _is_arrow_table, typed_frame, upload_hints
+
+TABLE_NAMES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
+KEY_BUCKETS = {"devices": 10}          # report 004; every other dataset: report 001's 128
+DEFAULT_KEY_BUCKETS = 128
+DATE_ROOM_DAYS = 31                    # VALUE partitions beyond the last day, for appends
+KEYS_SAMPLE = 100
+
+
+def key_bounds(keys: list[str], buckets: int) -> list[str]:
+    """RANGE boundaries splitting the sorted keys into ``buckets`` groups of similar size; the
+    last boundary sorts after every key (DolphinDB ranges are [low, high))."""
+    ordered = sorted(set(keys))
+    if not ordered:
+        raise ValueError("the dataset has no keys to partition by")
+    count = max(1, min(buckets, len(ordered)))
+    bounds = [ordered[i * len(ordered) // count] for i in range(count)]
+    return bounds + [ordered[-1] + "~"]
+
+
+def plural_nodes(addresses: list[str]) -> str:
+    return (f"node {addresses[0]}" if len(addresses) == 1
+            else f"all {len(addresses)} nodes ({', '.join(addresses)})")
+
+
+class DolphinDBLayout:
+    """Names, ``prepare``, the reply-format check and footprints (a mixin of ``DolphinDBTarget``)."""
+
+    # --- names ---------------------------------------------------------------------------------
+    def names(self, dataset: str, scale: Scale) -> scripts.Names:
+        table = TABLE_NAMES.get(dataset, dataset)
+        content = get_dataset(dataset).content_id[:12]   # a re-imported CSV gets a database of its own
+        db = f"{self.prefix}_{dataset}_{scale.key()}" + (f"_{content}" if content else "")
+        return scripts.Names(db=db, table=table, append=f"{table}_append", minute=f"{table}_minute")
+
+    @staticmethod
+    def columns(dataset: str) -> scripts.Columns:
+        info = get_dataset(dataset).info
+        schema = info.schema
+        bid, ask = info.price_columns
+        return scripts.Columns(
+            names=tuple(schema.names), types=tuple(c.ddb_type for c in schema.columns),
+            date=info.date_column, date_type=schema.column(info.date_column).ddb_type,
+            key=info.key_column, time=info.time_column,
+            time_type=schema.column(info.time_column).ddb_type, bid=bid, ask=ask)
+
+
+    # --- parent side ---------------------------------------------------------------------------
+    def prepare(self, dataset: str, scale: Scale, strings: StringMode,
+                progress: ProgressCallback | None = None) -> Layout:
+        ds = get_dataset(dataset)
+        names, cols = self.names(dataset, scale), self.columns(dataset)
+        days, keys = ds.trading_days(scale), ds.keys(scale)
+        schema_cols = list(zip(cols.names, cols.types))
+        session, node = self._admin_session()
+        run = lambda script, *a: self._run(session, node, script, *a)  # noqa: E731
+        try:
+            if not run(scripts.exists_database(names)):
+                bounds = key_bounds(keys, KEY_BUCKETS.get(dataset, DEFAULT_KEY_BUCKETS))
+                run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=DATE_ROOM_DAYS), bounds))
+            partition = [cols.date, cols.key]
+            for table in (names.table, names.append):
+                if not run(scripts.exists_table(names, table)):
+                    run(scripts.create_table(names, table, schema_cols, partition))
+            if self._has_minute_table(cols) and not run(scripts.exists_table(names, names.minute)):
+                run(scripts.create_table(names, names.minute, scripts.minute_table_columns(cols), partition))
+            loaded = self._load(session, node, ds, names, cols, scale, days, progress)
+            loaded += self._load_side_tables(session, node, ds, names, scale)
+            counts = self._rows_per_day(session, node, names, cols)
+            rows = sum(counts.get(d, 0) for d in days)
+            footprint = self._footprint(session, node, names)
+        finally:
+            session.close()
+        self.swept = self.sweep()
+        self.reply_note = self._reply_format(names, cols, days[0], keys[0])
+        return Layout(dataset=dataset, scale=scale, strings=StringMode.parse(strings), days=tuple(days),
+                      keys_sample=tuple(keys[:KEYS_SAMPLE]), rows=rows, footprint_bytes=footprint,
+                      reused=loaded == 0, location=f"{names.db}/{names.table}")
+
+    @staticmethod
+    def _has_minute_table(cols: scripts.Columns) -> bool:
+        return bool(cols.bid and cols.ask) and cols.bid != cols.ask and cols.date != cols.time
+
+    def _rows_per_day(self, session, node, names, cols) -> dict[dt.date, int]:
+        frame = self._run(session, node, scripts.rows_per_day(names, cols))
+        if frame is None or len(frame) == 0:
+            return {}
+        return {pd.Timestamp(d).date(): int(n) for d, n in zip(frame["day"], frame["n"])}
+
+    def _load(self, session, node, ds, names, cols, scale, days, progress) -> int:
+        """Load missing days; return the rows loaded now (0 when everything was there)."""
+        counts = self._rows_per_day(session, node, names, cols)
+        expected = dict(zip(days, ds.day_rows(scale)))
+        total = sum(expected.values())
+        done, loaded = 0, 0
+        insert = scripts.insert_function(names, names.table)
+        hints = upload_hints(ds.info.schema)
+        for index, day in enumerate(days):
+            have = counts.get(day, 0)
+            if have == expected[day]:
+                done += have
+                if progress:
+                    progress(done, total, f"{day}: already loaded ({have:,} rows)")
+                continue
+            if have:
+                self._run(session, node, scripts.delete_day(names, cols, day))
+            for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows=self.chunk_rows):
+                self._run(session, node, insert, typed_frame(chunk, hints))
+                done += len(chunk)
+                loaded += len(chunk)
+                if progress:
+                    progress(done, total, f"{day}: {done:,} of {total:,} rows loaded")
+        return loaded
+
+    @staticmethod
+    def side_tables(ds) -> dict[str, Any]:
+        """The dataset's tables beside the seed table (devices: ``info``), name -> schema; each
+        has its rows from ``dataset.<name>_frame(scale)``."""
+        name = ds.info.extra.get("info_table")
+        schema = getattr(ds, f"{name}_schema", None) if name else None
+        if name and schema is not None and callable(getattr(ds, f"{name}_frame", None)):
+            return {q.identifier(name, "table name"): schema}
+        return {}
+
+    def _load_side_tables(self, session, node, ds, names, scale) -> int:
+        """Each side table as a dimension table, loaded once: a complete one is kept, an
+        incomplete one dropped and loaded again. Returns the rows loaded now."""
+        loaded = 0
+        for table, schema in self.side_tables(ds).items():
+            frame = getattr(ds, f"{table}_frame")(scale)
+            if self._run(session, node, scripts.exists_table(names, table)):
+                have = int(self._run(session, node, scripts.count_rows(names, table)))
+                if have == len(frame):
+                    continue
+                self._run(session, node, scripts.drop_table(names, table))
+            columns = [(c.name, c.ddb_type) for c in schema.columns]
+            self._run(session, node, scripts.create_dimension_table(names, table, columns))
+            self._run(session, node, scripts.insert_function(names, table),
+                      typed_frame(frame, upload_hints(schema)))
+            loaded += len(frame)
+        return loaded
+
+    def _footprint(self, session, node, names) -> int:
+        value = self._run(session, node, scripts.footprint(names))
+        try:
+            return int(value) if value is not None and value == value else 0
+        except (TypeError, ValueError):
+            return 0
+
+    def _reply_format(self, names, cols, day: dt.date, key: str) -> str:
+        """What each node the run may use answers a table query with under PROTOCOL_ARROW (a
+        node without the formatArrow plugin answers in the DDB format, silently); refused when
+        some would answer Arrow and some DDB."""
+        if self.profile.protocol != "ARROW":
+            return ""
+        script = scripts.plain(scripts.select_slice(names, cols, day, str(key)))
+        arrow, ddb = [], []
+        for node in self.nodes_in_use():
+            session = self._connect(node)
+            try:
+                result = self._run(session, node, script)
+            finally:
+                session.close()
+            (arrow if _is_arrow_table(result) else ddb).append(node.address)
+        if arrow and ddb:
+            raise TargetError(
+                f"PROTOCOL_ARROW would mix two formats in one run: {', '.join(ddb)} answer in the DDB format "
+                f"(no formatArrow plugin), {', '.join(arrow)} with Arrow; load the plugin on every node, "
+                "route every user to one kind (node policy), or choose DDB")
+        if arrow:
+            return f"the server answered PROTOCOL_ARROW with Arrow on {plural_nodes(arrow)}"
+        return (f"the server answered PROTOCOL_ARROW in the DDB format (no formatArrow plugin) on "
+                f"{plural_nodes(ddb)}: figures are DDB-protocol figures")
+
+    def footprint(self, layout: Layout) -> int:
+        session, node = self._admin_session()
+        try:
+            return self._footprint(session, node, self.names(layout.dataset, layout.scale))
+        finally:
+            session.close()
+
+    def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
+        """Bytes of the seed table ("") or the import table from ``getTabletsMeta`` on every data
+        node: replicas included, and counted (tablet copies / distinct chunks)."""
+        names = self.names(layout.dataset, layout.scale)
+        target = names.imports if table == IMPORT_TABLE else (q.identifier(table, "table name")
+                                                                if table else names.table)
+        session, node = self._admin_session()
+        try:
+            if not self._run(session, node, scripts.exists_table(names, target)):
+                return Footprint(bytes=0, method=f"{target} does not exist yet")
+            frame = self._run(session, node, scripts.footprint_detail(names, target))
+        finally:
+            session.close()
+        copies, chunks = _count(frame["copies"].iloc[0]), _count(frame["chunks"].iloc[0])
+        used = frame["bytes"].iloc[0]
+        return Footprint(
+            bytes=int(used) if used == used else 0,
+            replicas=round(copies / chunks) if chunks else None,
+            method="getTabletsMeta diskUsage summed over every data node (pnodeRun), replicas included; "
+                   "replicas = tablet copies / distinct chunkIds. No per-column sizes: DolphinDB "
+                   "documents none (getTabletsMeta and getChunksMeta report whole tablets and chunks)")

@@ -1,0 +1,144 @@
+"""Writes to DolphinDB: appends (to a DFS table or a worker's shared in-memory table), CSV import
+and export, and emptying a write workload's table.
+
+Import is ``loadTextEx`` into ``<table>_import`` (same partitioning as the seed table), export is
+``saveText`` of one day, both run BY THE SERVER on files it can read or write: the server sees
+``<csv_dir_on_server>/<file name>`` when that config key is set, else the client's own path, which
+is right only when the server runs on this machine or shares the folder at the same path.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import posixpath
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from workloads.datasets import get_dataset
+from workloads.targets.base import IMPORT_TABLE, Layout, OpResult
+from workloads.targets.common.sizes import rows_bytes
+from workloads.targets.dolphindb import quote as q
+from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb.connection import UPLOAD_PREFIX
+from workloads.targets.dolphindb.frames import _count, typed_frame, upload_hints
+
+MEMORY_TABLE_ALIASES = ("upload", "memory")
+
+
+def _stat(path) -> tuple[int, int] | None:
+    """(mtime in ns, size) of a local file, or None when this machine does not see it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+class DolphinDBWrites:
+    """Appends, imports, exports and clears (a mixin of ``DolphinDBTarget``)."""
+
+    def append(self, layout: Layout, frame: pd.DataFrame, table: str = "") -> OpResult:
+        self._require_open(layout)
+        names = self.names(layout.dataset, layout.scale)
+        schema = get_dataset(layout.dataset).info.schema
+        if table in MEMORY_TABLE_ALIASES:
+            self._ensure_memory_table(layout)
+            function = scripts.memory_insert_function(self._upload_name)
+        else:
+            target = q.identifier(table, "table name") if table else names.append
+            self._ensure_table(layout, names, target)
+            function = scripts.insert_function(names, target)
+        data = typed_frame(frame, upload_hints(schema))       # conversions outside the timing
+        start = time.perf_counter()
+        self._run(self._session, self._node, function, data)
+        seconds = time.perf_counter() - start
+        return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), schema),
+                        phases={"transfer": seconds}, node=self._node.address,
+                        extra={"transfer_includes_server_insert": True})
+
+    def _ensure_memory_table(self, layout: Layout) -> None:
+        """This worker's upload table, shared on its node (report 002 §3's in-memory table),
+        created at its first upload, undefined by ``close``."""
+        if self._upload_name in self._ensured:
+            return
+        cols = self.columns(layout.dataset)
+        self._run(self._session, self._node,
+                  scripts.create_memory_table(self._upload_name, list(zip(cols.names, cols.types))))
+        self._ensured.add(self._upload_name)
+
+    def _ensure_table(self, layout: Layout, names: scripts.Names, table: str) -> None:
+        if table in self._ensured:
+            return
+        if not self._run(self._session, self._node, scripts.exists_table(names, table)):
+            cols = self.columns(layout.dataset)
+            self._run(self._session, self._node,
+                      scripts.create_table(names, table, list(zip(cols.names, cols.types)), [cols.date, cols.key]))
+        self._ensured.add(table)
+
+
+    # --- reports 001 and 004: import, export ------------------------------------------------------
+    def server_path(self, path: Path) -> str:
+        """Where the server reads or writes ``path``: ``<csv_dir_on_server>/<file name>`` when that
+        key is set (joined in the server folder's own style), else this machine's absolute path."""
+        folder = str(self.config.get("csv_dir_on_server") or "")
+        name = Path(path).name
+        if not folder:
+            return str(Path(path).absolute())
+        if "\\" in folder and "/" not in folder:          # a Windows server's folder
+            return folder.rstrip("\\") + "\\" + name
+        return posixpath.join(folder, name)
+
+    def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
+        """``loadTextEx`` of one day's CSV file into ``<table>_import`` (created on first use,
+        partitioned as the seed table), run by the server on ``server_path(path)``. The timed
+        call is the load alone; the rows are counted after it, through the table handle
+        loadTextEx returned, on the same session. DolphinDB data is queryable once the load
+        commits (no index to build): ``queryable_s`` 0."""
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        self._require_open(layout)
+        self._ensure_table(layout, names, names.imports)
+        script = scripts.load_text(names, names.imports, list(zip(cols.names, cols.types)),
+                                   [cols.date, cols.key], self.server_path(path))
+        session, node = self._session, self._node
+        self._run(session, node, script)
+        count = scripts.count_loaded(scripts.day_filter(cols, day))
+        return OpResult(rows=None, count_rows=lambda: _count(self._run(session, node, count)),
+                        schema=get_dataset(layout.dataset).info.schema, node=node.address,
+                        wire_path=path, extra={"queryable_s": 0.0})
+
+    def export_csv(self, layout: Layout, day: dt.date, path: Path) -> OpResult:
+        """``saveText`` of one day of the seed table, written by the server at ``server_path(path)``;
+        the day's rows are counted after the timed call. ``wire_bytes``: the file's size when
+        this machine sees it at ``path`` (written or rewritten by this call), else unknown."""
+        names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        self._require_open(layout)
+        before = _stat(path)
+        session, node = self._session, self._node
+        self._run(session, node, scripts.save_text(names, cols, day, self.server_path(path)))
+        after = _stat(path)
+        wire = after[1] if after is not None and after != before else None
+        count = scripts.count_rows(names, names.table, scripts.day_filter(cols, day))
+        return OpResult(rows=None, count_rows=lambda: _count(self._run(session, node, count)),
+                        schema=get_dataset(layout.dataset).info.schema, node=node.address,
+                        wire_bytes=wire)
+
+
+    def clear_table(self, layout: Layout, table: str = "") -> None:
+        """Empty a write workload's table before a step's release (after its warm-ups, which write
+        too): the upload sweep's tables, each worker's own, on every node the run may use (stale
+        ones went at ``prepare``); a DFS scratch table (appends, minute bars, imports) with
+        ``truncate``."""
+        names = self.names(layout.dataset, layout.scale)
+        if table in MEMORY_TABLE_ALIASES:
+            self.sweep(UPLOAD_PREFIX, empty_only=True)
+            return
+        target = ({"": names.append, "minute": names.minute, IMPORT_TABLE: names.imports}.get(table)
+                  or q.identifier(table, "table name"))
+        session, node = self._admin_session()
+        try:
+            if self._run(session, node, scripts.exists_table(names, target)):
+                self._run(session, node, scripts.truncate(names, target))
+        finally:
+            session.close()

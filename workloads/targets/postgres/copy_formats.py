@@ -1,0 +1,81 @@
+"""Data as PostgreSQL's COPY carries it: a frame written as the CSV ``COPY ... FROM STDIN``
+loads (pyarrow writes it), the size of the binary ``COPY ... TO STDOUT`` stream a read received,
+and ADBC's Arrow columns cast to the dataset's read types (a CHAR from ``smallint`` to int8).
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from workloads.datasets.schema import Schema
+from workloads.targets.common.arrow_frames import arrow_schema, arrow_table
+from workloads.targets.postgres.dialect import SEQ, _TEMPORAL
+
+
+def copy_csv(frame: pd.DataFrame, schema: Schema, seq_start: int | None = None) -> bytes:
+    """A frame as the CSV ``COPY ... FROM STDIN (FORMAT csv)`` loads (pyarrow's writer: ISO
+    timestamps, empty unquoted fields as NULL), ``_seq`` from ``seq_start``."""
+    table = arrow_table(frame, arrow_schema(schema))
+    columns = []
+    for column, values in zip(schema.columns, table.columns):
+        if column.ddb_type == "DATE":
+            values = values.cast(pa.date32())
+        elif column.ddb_type in _TEMPORAL:
+            values = values.cast(pa.timestamp("us"))
+        columns.append(values)
+    names = list(schema.names)
+    if seq_start is not None:
+        columns.append(pa.array(np.arange(seq_start, seq_start + len(table), dtype=np.int32)))
+        names.append(SEQ)
+    out = io.BytesIO()
+    pacsv.write_csv(pa.Table.from_arrays(columns, names=names), out,
+                    pacsv.WriteOptions(include_header=False, quoting_style="needed"))
+    return out.getvalue()
+
+
+_READ_TYPES = {"BOOL": pa.bool_(), "CHAR": pa.int8(), "SHORT": pa.int16(), "INT": pa.int32(), "LONG": pa.int64(),
+               "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "SYMBOL": pa.large_string(),
+               "STRING": pa.large_string()}
+
+
+def _arrow_read_type(ddb_type: str) -> pa.DataType:
+    """The Arrow type a column is parsed into (temporal: datetime64[ns], as the datasets hold them)."""
+    return pa.timestamp("ns") if ddb_type in _TEMPORAL else _READ_TYPES[ddb_type]
+
+
+COPY_BINARY_HEADER = 19          # PGCOPY signature (11), flags (4), header extension length (4)
+COPY_BINARY_TRAILER = 2          # the field count -1
+
+
+def copy_binary_bytes(table: pa.Table) -> int:
+    """The size of the ``COPY ... TO STDOUT (FORMAT binary)`` stream that carried ``table`` (as
+    ADBC received it, before any cast): the header, per row a 16-bit field count, per field a
+    32-bit length then the value (text: its UTF-8 bytes; NULL: nothing; a boolean: one byte)."""
+    import pyarrow.compute as pc
+    size = COPY_BINARY_HEADER + COPY_BINARY_TRAILER + table.num_rows * (2 + 4 * table.num_columns)
+    for column in table.columns:
+        kind = column.type
+        valid = len(column) - column.null_count
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+            size += int(pc.sum(pc.binary_length(column)).as_py() or 0)
+        elif pa.types.is_boolean(kind):
+            size += valid
+        else:
+            size += valid * (kind.bit_width // 8)
+    return size
+
+
+def read_types(table: pa.Table, types: list[pa.DataType]) -> pa.Table:
+    """ADBC's columns in the dataset's read types, cast only where pandas would otherwise differ
+    (a CHAR's ``smallint`` to int8): text stays as it came, and dates and microsecond timestamps
+    are left to ``frame_from_arrow``, whose ``to_pandas`` gives them as ``datetime64[ns]``."""
+    for index, (field, want) in enumerate(zip(table.schema, types)):
+        same = (field.type == want or (pa.types.is_string(field.type) and pa.types.is_large_string(want))
+                or (pa.types.is_temporal(field.type) and pa.types.is_timestamp(want)))
+        if not same:
+            table = table.set_column(index, pa.field(field.name, want), table.column(index).cast(want))
+    return table

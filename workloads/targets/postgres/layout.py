@@ -1,0 +1,221 @@
+"""Laying ticks out in PostgreSQL (``prepare``), the manifest of layouts, and footprints.
+
+Layout, as a practitioner lays out ticks in PostgreSQL: one table per dataset and scale,
+``<dataset>_<scale key>`` (a long name is shortened with a hash), declaratively ``PARTITION BY
+RANGE`` of the day column (devices: of its timestamp), one partition per day
+(``<table>_pYYYYMMDD``), and a B-tree index on (key, time, ``_seq``). ``_seq`` (integer) is each
+row's arrival ordinal within its day: ties in (key, time) are frequent in second-resolution
+quotes; it is the heap's order (below) and picks a minute's first/last quote (``(array_agg(mid
+ORDER BY _seq))[1]``: PostgreSQL has no first/last aggregate; a day is generated in time order,
+checked, so ``_seq`` follows (time, arrival) order). Types: ``dialect``. A day is loaded with
+``COPY ... FROM STDIN (FORMAT csv)`` (pyarrow writes the CSV) into a table of its own, indexed on
+(key, time, ``_seq``) and ``CLUSTER``ed on that index (the heap rewritten in index order: a day's
+rows lie physically by key, then time, then arrival, as DuckDB's and the files' do, and the
+index's correlation with the heap is 1), then ``ATTACH``ed as the day's partition (the table's
+index adopts the partition's) and ``ANALYZE``d; a day whose partition is missing or short (an
+interrupted load) is dropped and loaded again. ``LAYOUT_FORMAT`` 2 marks clustered layouts: one of
+format 1 (days in time order) is dropped and loaded again, never read as if sorted. Beside it:
+``_append``, ``_import``, ``_minute`` (report 003's map-reduce), ``_info`` (devices), and the
+manifest table ``_tickbench_layouts``.
+
+Footprint: ``pg_total_relation_size`` of every partition (heap + TOAST + indexes); per column
+``sum(pg_column_size(col))`` (the stored datums, without tuple headers or indexes).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict
+from typing import Any
+
+from workloads.datasets.base import side_tables
+from workloads.datasets.schema import DatasetInfo, Scale, StringMode
+from workloads.targets.common.arrow_frames import library_versions
+from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
+from workloads.targets.common.lazy import get_dataset as _get_dataset
+from workloads.targets.postgres.dialect import SEQ, quote, literal, table_name, _columns_ddl
+from workloads.targets.postgres.copy_formats import copy_csv
+
+
+LAYOUT_FORMAT = 2             # 2: partitions CLUSTERed in index order (1: loaded in time order)
+KEYS_SAMPLE = 100
+DEFAULT_CHUNK_ROWS = 500_000
+MANIFEST_TABLE = "_tickbench_layouts"
+
+
+class PostgresLayout:
+    """PostgresTarget's layout: prepare, partitions, scratch and side tables, manifest, footprint."""
+
+    # --- parent side -----------------------------------------------------------------------
+    def prepare(self, dataset: str, scale: Scale, strings: StringMode,
+                progress: ProgressCallback | None = None) -> Layout:
+        strings = StringMode.parse(strings)
+        ds = _get_dataset(dataset)
+        info: DatasetInfo = ds.info
+        table = table_name(dataset, scale)
+        days = list(ds.trading_days(scale))
+        scale_json = json.dumps({**asdict(scale), "content": ds.content_id}, sort_keys=True)
+        db = self.db
+        db.conn(create=True)
+        db.execute(f"CREATE TABLE IF NOT EXISTS {quote(MANIFEST_TABLE)} (table_name text PRIMARY KEY, "
+                   "format integer, dataset text, scale text, days text, keys_sample text, schema text, "
+                   "versions text, complete boolean, created timestamptz)")
+        found = db.rows(f"SELECT format, scale, days, keys_sample, complete FROM {quote(MANIFEST_TABLE)} "
+                        "WHERE table_name = %s", (table,))
+        row = found[0] if found else None
+        compatible = row is not None and row["format"] == LAYOUT_FORMAT and row["scale"] == scale_json
+        entries = {e["date"]: e for e in json.loads(row["days"])} if compatible else {}
+        main = quote(table)
+        if not compatible:
+            db.execute(f"DROP TABLE IF EXISTS {main} CASCADE")
+        day_col = quote(info.date_column)
+        db.execute(f"CREATE TABLE IF NOT EXISTS {main} ({_columns_ddl(info.schema, seq=True)}) "
+                   f"PARTITION BY RANGE ({day_col})")
+        db.execute(f"CREATE INDEX IF NOT EXISTS {quote(table + '_key_time')} ON {main} ({self._index_columns(info)})")
+        for scratch in (table + "_append", table + "_import"):
+            self._ensure_table(info, scratch)
+        self._ensure_side_tables(ds, scale, table)
+        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
+        if compatible and row["complete"] and sorted(entries) == [d.isoformat() for d in days] and \
+                all(self._partition_rows(table, d) == entries[d.isoformat()]["rows"] for d in days):
+            return self._layout(dataset, scale, strings, entries, json.loads(row["keys_sample"]), table, True)
+        manifest = {"dataset": dataset, "scale": scale_json, "keys_sample": json.dumps(keys),
+                    "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
+                    "versions": json.dumps(library_versions())}
+        expected = dict(zip(days, ds.day_rows(scale)))
+        total, done = sum(expected.values()), 0
+        for index, day in enumerate(days):
+            entry = entries.get(day.isoformat())
+            if entry and self._partition_rows(table, day) == entry["rows"] == expected[day]:
+                done += entry["rows"]
+                continue
+            rows = self._load_day(ds, index, day, scale, table, done, total, progress)
+            entries[day.isoformat()] = {"date": day.isoformat(), "rows": rows}
+            self._write_manifest(table, manifest, entries, complete=False)
+            done += rows
+            if progress is not None:
+                progress(min(done, total), total, f"{day.isoformat()} loaded into {table}")
+        wanted = {d.isoformat() for d in days}
+        entries = {k: v for k, v in entries.items() if k in wanted}
+        self._write_manifest(table, manifest, entries, complete=True)
+        return self._layout(dataset, scale, strings, entries, keys, table, False)
+
+    @staticmethod
+    def _index_columns(info: DatasetInfo) -> str:
+        return ", ".join(quote(c) for c in dict.fromkeys((info.key_column, info.time_column, SEQ)))
+
+    def _partition_rows(self, table: str, day: dt.date) -> int | None:
+        part = self.partition(table, day)
+        if not self.db.rows("SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                            "WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace", (part,)):
+            return None
+        return int(self.db.rows(f"SELECT count(*) AS n FROM {quote(part)}")[0]["n"])
+
+    def _load_day(self, ds, index: int, day: dt.date, scale: Scale, table: str, rows_done: int, total: int,
+                  progress: ProgressCallback | None) -> int:
+        """The day into a table of its own, attached as its partition once loaded (index built then)."""
+        info = ds.info
+        part = quote(self.partition(table, day))
+        db = self.db
+        db.execute(f"DROP TABLE IF EXISTS {part}")
+        db.execute(f"CREATE TABLE {part} ({_columns_ddl(info.schema, seq=True)})")
+        names = ", ".join(quote(n) for n in [*info.schema.names, SEQ])
+        chunk_rows = int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
+        rows, last = 0, None
+        for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows):
+            times = chunk[info.time_column]
+            if len(chunk) and (not times.is_monotonic_increasing or (last is not None and times.iloc[0] < last)):
+                raise TargetError(f"{info.name}: day {index + 1} is not in time order; the arrival ordinal "
+                                  f"({SEQ}) must follow time order")
+            last = times.iloc[-1] if len(chunk) else last
+            db.copy_in(f"COPY {part} ({names}) FROM STDIN (FORMAT csv)", copy_csv(chunk, info.schema, rows))
+            rows += len(chunk)
+            if progress is not None:
+                progress(min(rows_done + rows, total), total, f"loading day {index + 1} into {table}")
+        # physically in index order (module doc: Layout): the index first, CLUSTER rewrites the heap
+        # in its order; ATTACH then adopts this index as the partition's part of the table's index
+        db.execute(f"CREATE INDEX {quote(self.partition(table, day) + '_key_time')} ON {part} "
+                   f"({self._index_columns(info)})")
+        db.execute(f"CLUSTER {part} USING {quote(self.partition(table, day) + '_key_time')}")
+        start = dt.datetime.combine(day, dt.time())
+        lo, hi = (day, day + dt.timedelta(days=1)) if info.schema.column(info.date_column).ddb_type == "DATE" \
+            else (start, start + dt.timedelta(days=1))
+        db.execute(f"ALTER TABLE {quote(table)} ATTACH PARTITION {part} FOR VALUES FROM "
+                   f"({literal(str(lo))}) TO ({literal(str(hi))})")
+        db.execute(f"ANALYZE {part}")
+        return rows
+
+    def _ensure_table(self, info: DatasetInfo, name: str) -> None:
+        """A scratch table with the dataset's columns (appends, imports), with the same index."""
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS {quote(name)} ({_columns_ddl(info.schema)})")
+        keys = ", ".join(quote(c) for c in dict.fromkeys((info.key_column, info.time_column)))
+        self.db.execute(f"CREATE INDEX IF NOT EXISTS {quote(name + '_key_time')} ON {quote(name)} ({keys})")
+
+    def _ensure_side_tables(self, ds, scale: Scale, table: str) -> None:
+        for name, schema in side_tables(ds).items():
+            side = quote(f"{table}_{name}")
+            frame = getattr(ds, f"{name}_frame")(scale)
+            self.db.execute(f"CREATE TABLE IF NOT EXISTS {side} ({_columns_ddl(schema)})")
+            if int(self.db.rows(f"SELECT count(*) AS n FROM {side}")[0]["n"]) == len(frame):
+                continue
+            self.db.execute(f"TRUNCATE {side}")
+            self.db.copy_in(f"COPY {side} FROM STDIN (FORMAT csv)", copy_csv(frame, schema))
+
+    def _write_manifest(self, table: str, manifest: dict[str, Any], entries: dict[str, dict], complete: bool) -> None:
+        days = json.dumps(sorted(entries.values(), key=lambda e: e["date"]))
+        self.db.execute(
+            f"INSERT INTO {quote(MANIFEST_TABLE)} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now()) "
+            "ON CONFLICT (table_name) DO UPDATE SET format = EXCLUDED.format, dataset = EXCLUDED.dataset, "
+            "scale = EXCLUDED.scale, days = EXCLUDED.days, keys_sample = EXCLUDED.keys_sample, "
+            "schema = EXCLUDED.schema, versions = EXCLUDED.versions, complete = EXCLUDED.complete, "
+            "created = EXCLUDED.created",
+            (table, LAYOUT_FORMAT, manifest["dataset"], manifest["scale"], days, manifest["keys_sample"],
+             manifest["schema"], manifest["versions"], complete))
+
+    def _layout(self, dataset, scale, strings, entries, keys, table, reused) -> Layout:
+        ordered = sorted(entries.values(), key=lambda e: e["date"])
+        return Layout(dataset=dataset, scale=scale, strings=strings,
+                      days=tuple(dt.date.fromisoformat(e["date"]) for e in ordered), keys_sample=tuple(keys),
+                      rows=sum(e["rows"] for e in ordered),
+                      footprint_bytes=self._tables_bytes([table] + self._side_names(dataset, table)),
+                      reused=reused, location=f"{self.db.address}/{self.db.database}.{table}")
+
+    @staticmethod
+    def _side_names(dataset: str, table: str) -> list[str]:
+        return [f"{table}_{name}" for name in side_tables(_get_dataset(dataset))]
+
+    def _relations(self, table: str) -> list[str]:
+        """The table and its partitions (a plain table: itself), those that exist."""
+        return [r["name"] for r in self.db.rows(
+            "SELECT c.relname AS name FROM pg_class c WHERE c.relname = %s AND c.relnamespace = "
+            "current_schema()::regnamespace UNION ALL SELECT c.relname FROM pg_inherits i "
+            "JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent "
+            "WHERE p.relname = %s AND p.relnamespace = current_schema()::regnamespace", (table, table))]
+
+    def _tables_bytes(self, tables: list[str]) -> int:
+        total = 0
+        for table in tables:
+            for name in self._relations(table):
+                total += int(self.db.rows("SELECT pg_total_relation_size(%s::regclass) AS b", (quote(name),))[0]["b"])
+        return total
+
+    def footprint(self, layout: Layout) -> int:
+        table = self.table(layout)
+        return self._tables_bytes([table] + self._side_names(layout.dataset, table))
+
+    def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
+        """``pg_total_relation_size`` of the table's partitions (heap, TOAST, indexes); per column
+        ``sum(pg_column_size(col))``: the stored datums (``_seq`` included, it is stored)."""
+        name = self.import_table(layout) if table == IMPORT_TABLE else self.table(layout)
+        total = self._tables_bytes([name])
+        cols = [r["name"] for r in self.db.rows(
+            "SELECT attname AS name FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+            "AND NOT attisdropped ORDER BY attnum", (quote(name),))]
+        sums = self.db.rows("SELECT count(*) AS n, " + ", ".join(
+            f"coalesce(sum(pg_column_size({quote(c)})), 0) AS {quote('c_' + c)}" for c in cols)
+            + f" FROM {quote(name)}")[0]
+        if not int(sums["n"]):
+            return Footprint(bytes=0, method=f"{name} has no rows")
+        return Footprint(bytes=total, columns={c: int(sums["c_" + c]) for c in cols}, replicas=1,
+                         method="pg_total_relation_size of each partition (heap + TOAST + indexes); "
+                                "per column sum(pg_column_size(column)), stored datums only")

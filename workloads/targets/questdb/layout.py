@@ -1,0 +1,188 @@
+"""Laying ticks out in QuestDB (``prepare``), the manifest of layouts, and footprints.
+
+Layout, as a practitioner lays out ticks in QuestDB: one WAL table per dataset and scale,
+``<dataset>_<scale key>``, with a designated timestamp and ``PARTITION BY DAY``. A dataset whose
+time column is a full instant (devices: ``time`` TIMESTAMP) has it as the designated timestamp;
+one whose day and time of day are apart (TAQ: ``date`` DATE, ``time`` SECOND on 1970-01-01) gets
+``_ts`` = date + time, designated. ``_seq`` (LONG) is each row's arrival ordinal within its day,
+kept for checks: QuestDB stores a partition in designated-timestamp order, rows of one timestamp
+in arrival order (each day is loaded in time order), so that stored order already puts the
+first/last quote of a minute where DuckDB's does. Types: ``dialect``. Beside it: ``_append``
+(appends), ``_import`` (CSV imports, no ``_seq``), ``_minute`` (report 003's map-reduce),
+``_info`` (devices' side table) and the manifest ``_tickbench_layouts``.
+
+Footprint: ``table_partitions()`` ``diskSize`` (the engine's allocated bytes: column files are
+sized in pages, so a small table looks big); QuestDB reports no per-column size (``columns`` is
+empty); one replica.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict
+from typing import Any
+
+from workloads.datasets.base import side_tables
+from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
+from workloads.targets.common.arrow_frames import library_versions
+from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
+from workloads.targets.common.lazy import get_dataset as _get_dataset
+from workloads.targets.questdb.dialect import (SEQ, _QDB_TYPES, quote, literal, table_name, sql_value,
+                                               designated, _columns_ddl)
+from workloads.targets.questdb.frames import ilp_frame
+
+
+LAYOUT_FORMAT = 1
+KEYS_SAMPLE = 100
+DEFAULT_CHUNK_ROWS = 1_000_000
+MANIFEST_TABLE = "_tickbench_layouts"
+
+
+class QuestDBLayout:
+    """QuestDBTarget's layout: prepare, ILP loads, scratch and side tables, manifest, footprint."""
+
+    # --- parent side -------------------------------------------------------------------------
+    def prepare(self, dataset: str, scale: Scale, strings: StringMode,
+                progress: ProgressCallback | None = None) -> Layout:
+        strings = StringMode.parse(strings)
+        ds = _get_dataset(dataset)
+        info: DatasetInfo = ds.info
+        server = self._server
+        table = table_name(dataset, scale)
+        ts = designated(info)
+        days = list(ds.trading_days(scale))
+        scale_json = json.dumps({**asdict(scale), "content": ds.content_id}, sort_keys=True)
+        server.execute(f"CREATE TABLE IF NOT EXISTS {quote(MANIFEST_TABLE)} (table_name VARCHAR, format INT, "
+                       "dataset VARCHAR, scale VARCHAR, days VARCHAR, keys_sample VARCHAR, schema VARCHAR, "
+                       "versions VARCHAR, complete BOOLEAN, created TIMESTAMP)")
+        found = server.rows(f"SELECT format, scale, days, keys_sample, complete FROM {quote(MANIFEST_TABLE)} "
+                            f"WHERE table_name = {literal(table)} ORDER BY created DESC LIMIT 1")
+        row = found[0] if found else None
+        compatible = row is not None and row["format"] == LAYOUT_FORMAT and row["scale"] == scale_json
+        entries = {e["date"]: e for e in json.loads(row["days"])} if compatible else {}
+        if not compatible:
+            server.execute(f"DROP TABLE IF EXISTS {quote(table)}")
+        self._ensure_table(info, table, seq=True)
+        for scratch in (table + "_append", table + "_import"):
+            self._ensure_table(info, scratch)
+        self._ensure_side_tables(ds, scale, table)
+        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
+        if compatible and row["complete"] and sorted(entries) == [d.isoformat() for d in days]:
+            return self._layout(dataset, scale, strings, entries, json.loads(row["keys_sample"]), table, reused=True)
+        manifest = {"dataset": dataset, "scale": scale_json, "keys_sample": json.dumps(keys),
+                    "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
+                    "versions": json.dumps(library_versions())}
+        server.wait_applied(table, self.wal_timeout)
+        counts = {str(r["day"])[:10]: int(r["n"]) for r in server.rows(
+            f"SELECT to_str({quote(ts)}, 'yyyy-MM-dd') AS day, count() AS n FROM {quote(table)}")}
+        expected = dict(zip(days, ds.day_rows(scale)))
+        total = sum(expected.values())
+        done = 0
+        for index, day in enumerate(days):
+            key = day.isoformat()
+            entry = entries.get(key)
+            if entry and counts.get(key) == entry["rows"] == expected[day]:
+                done += entry["rows"]
+                continue
+            if counts.get(key):          # an interrupted day: drop its partition, load it again
+                server.execute(f"ALTER TABLE {quote(table)} DROP PARTITION LIST {literal(key)}")
+                server.wait_applied(table, self.wal_timeout)
+            rows = self._load_day(ds, index, scale, table, ts, done, total, progress)
+            server.wait_applied(table, self.wal_timeout)
+            have = int(server.rows(f"SELECT count() AS n FROM {quote(table)} WHERE {quote(ts)} IN {literal(key)}")[0]["n"])
+            if have != rows:
+                raise TargetError(f"QuestDB table {table}: {have} rows on {key} after loading {rows}")
+            entries[key] = {"date": key, "rows": rows}
+            self._write_manifest(table, manifest, entries, complete=False)
+            done += rows
+            if progress is not None:
+                progress(min(done, total), total, f"{key} loaded into {table}")
+        wanted = {d.isoformat() for d in days}
+        entries = {k: v for k, v in entries.items() if k in wanted}
+        self._write_manifest(table, manifest, entries, complete=True)
+        return self._layout(dataset, scale, strings, entries, keys, table, reused=False)
+
+    def _symbols(self, schema: Schema) -> list[str]:
+        return [c.name for c in schema.columns if c.ddb_type == "SYMBOL"]
+
+    def _load_day(self, ds, index: int, scale: Scale, table: str, ts: str, done: int, total: int,
+                  progress: ProgressCallback | None) -> int:
+        info: DatasetInfo = ds.info
+        rows, last = 0, None
+        chunk_rows = int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
+        for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows):
+            times = chunk[info.time_column]
+            if len(chunk) and (not times.is_monotonic_increasing or (last is not None and times.iloc[0] < last)):
+                raise TargetError(f"{info.name}: day {index + 1} is not in time order; the arrival ordinal "
+                                  f"({SEQ}) must follow time order")
+            last = times.iloc[-1] if len(chunk) else last
+            self._server.ingest(table, ilp_frame(chunk, info, ts, seq_start=rows), ts, self._symbols(info.schema))
+            rows += len(chunk)
+            if progress is not None:
+                progress(min(done + rows, total), total, f"loading day {index + 1} into {table}")
+        return rows
+
+    def _ensure_table(self, info: DatasetInfo, name: str, seq: bool = False) -> None:
+        ts = designated(info)
+        self._server.execute(f"CREATE TABLE IF NOT EXISTS {quote(name)} ({_columns_ddl(info.schema, ts, seq)}) "
+                             f"TIMESTAMP({quote(ts)}) PARTITION BY DAY WAL")
+
+    def _ensure_side_tables(self, ds, scale: Scale, table: str) -> None:
+        """A dataset's side tables (devices: ``info``) as ``<table>_<name>``: plain tables (no
+        designated timestamp, not partitioned), loaded once by ILP."""
+        server = self._server
+        for name, schema in side_tables(ds).items():
+            side = f"{table}_{name}"
+            frame = getattr(ds, f"{name}_frame")(scale)
+            server.execute(f"CREATE TABLE IF NOT EXISTS {quote(side)} "
+                           f"({', '.join(f'{quote(c.name)} {_QDB_TYPES[c.ddb_type]}' for c in schema.columns)})")
+            have = int(server.rows(f"SELECT count() AS n FROM {quote(side)}")[0]["n"])
+            if have == len(frame):
+                continue
+            server.execute(f"TRUNCATE TABLE {quote(side)}")
+            values = ", ".join("(" + ", ".join(sql_value(v) for v in row) + ")"
+                               for row in frame[schema.names].itertuples(index=False))
+            server.execute(f"INSERT INTO {quote(side)} VALUES {values}")
+
+    def _write_manifest(self, table: str, manifest: dict[str, Any], entries: dict[str, dict], complete: bool) -> None:
+        days = json.dumps(sorted(entries.values(), key=lambda e: e["date"]))
+        created = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        self._server.execute(
+            f"INSERT INTO {quote(MANIFEST_TABLE)} VALUES ({literal(table)}, {LAYOUT_FORMAT}, "
+            f"{literal(manifest['dataset'])}, {literal(manifest['scale'])}, {literal(days)}, "
+            f"{literal(manifest['keys_sample'])}, {literal(manifest['schema'])}, {literal(manifest['versions'])}, "
+            f"{'true' if complete else 'false'}, {sql_value(created)})")
+
+    def _layout(self, dataset, scale, strings, entries, keys, table, reused) -> Layout:
+        ordered = sorted(entries.values(), key=lambda e: e["date"])
+        return Layout(dataset=dataset, scale=scale, strings=strings,
+                      days=tuple(dt.date.fromisoformat(e["date"]) for e in ordered),
+                      keys_sample=tuple(keys), rows=sum(e["rows"] for e in ordered),
+                      footprint_bytes=self._disk_bytes([table] + self._side_names(dataset, table)),
+                      reused=reused, location=f"{self._server.address}/{table}")
+
+    @staticmethod
+    def _side_names(dataset: str, table: str) -> list[str]:
+        return [f"{table}_{name}" for name in side_tables(_get_dataset(dataset))]
+
+    def _disk_bytes(self, tables: list[str]) -> int:
+        total = 0
+        for name in tables:
+            found = self._server.rows(f"SELECT sum(diskSize) AS b FROM table_partitions({literal(name)})")
+            total += int(found[0]["b"] or 0) if found else 0
+        return total
+
+    def footprint(self, layout: Layout) -> int:
+        table = self.table(layout)
+        return self._disk_bytes([table] + self._side_names(layout.dataset, table))
+
+    def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:
+        """``table_partitions()`` diskSize of the table's partitions; no per-column sizes (QuestDB
+        reports none)."""
+        name = self.import_table(layout) if table == IMPORT_TABLE else self.table(layout)
+        self._server.wait_applied(name, self.wal_timeout)
+        rows = int(self._server.rows(f"SELECT count() AS n FROM {quote(name)}")[0]["n"])
+        if not rows:
+            return Footprint(bytes=0, method=f"{name} has no data yet")
+        return Footprint(bytes=self._disk_bytes([name]), columns={}, replicas=1,
+                         method="table_partitions() diskSize (allocated column files); no per-column sizes")

@@ -11,7 +11,15 @@ from rich.table import Table
 from workloads.text import plural
 
 VERDICT_STYLES = {"holds": "green", "holds more strongly": "bold green", "holds, more weakly": "yellow",
-                  "does not hold on this machine": "bold red", "not measured": "dim"}
+                  "does not hold on this machine": "bold red", "not measured": "dim", "inconclusive": "yellow"}
+
+
+def styled_verdict(verdict: str, why: str = "") -> str:
+    """A finding's verdict as rich markup: its colour when it has one (an unstyled verdict must not
+    leave a bare ``[/]``, which rich refuses), then why."""
+    style = VERDICT_STYLES.get(verdict)
+    text = f"[{style}]{escape(verdict)}[/{style}]" if style else escape(verdict)
+    return text + (f", {escape(why)}" if why else "")
 
 
 def add_reproduce_parser(sub) -> None:
@@ -62,9 +70,8 @@ def print_reproduction(console: Console, repro) -> None:
     for column in ("finding", "published", "yours", "verdict", "runs"):
         table.add_column(column, justify="right" if column in ("published", "yours") else "left")
     for finding in repro.findings:
-        style = VERDICT_STYLES.get(finding.verdict, "")
-        verdict = f"[{style}]{escape(finding.verdict)}[/{style}]" + (f", {escape(finding.why)}" if finding.why else "")
-        table.add_row(escape(finding.statement), finding.published, finding.measured, verdict,
+        table.add_row(escape(finding.statement), finding.published, finding.measured,
+                      styled_verdict(finding.verdict, finding.why),
                       " ".join(finding.run_ids) or "—")
     console.print(table)
 

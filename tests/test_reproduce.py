@@ -274,3 +274,24 @@ def test_report_003_scaling_per_added_node_from_runs_on_two_cluster_sizes(tmp_pa
     assert finding.measured_value == pytest.approx((four[top] / two[top]) / 2)
     reads = [p for p in reproduction(store, "003").pairs if p.experiment == "read users sweep"]
     assert reads and all(p.measured_value is not None for p in reads)   # only the users the run swept
+
+
+@pytest.mark.parametrize("verdict", ["holds", "holds more strongly", "holds, more weakly",
+                                     "does not hold on this machine", "not measured", "inconclusive",
+                                     "a verdict nobody styled"])
+def test_every_verdict_prints_in_the_findings_table(verdict):
+    """An "inconclusive" finding (a noisy pair of runs) once stopped `tickbench reproduce` with
+    rich's MarkupError: its verdict had no colour and left a bare closing tag."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from app.cli_reproduce import styled_verdict
+
+    table = Table()
+    table.add_column("verdict")
+    table.add_row(styled_verdict(verdict, "noisy: [1.2-3.4] at 95 %"))
+    out = io.StringIO()
+    Console(file=out, width=200).print(table)
+    assert verdict in out.getvalue() and "noisy: [1.2-3.4] at 95 %" in out.getvalue()

@@ -7,7 +7,7 @@ same days and symbols. Prints each path, the two medians and their ratio, and la
 
     .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
         [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
-        [--rounds 7] [--ops 3] [--slice-ops 9]
+        [--rounds 7] [--ops 3] [--slice-ops 9] [--precision 0.05] [--max-rounds 21]
 
 Each round runs one Tickbench run of ``--ops`` measured operations per operation kind
 (``--slice-ops`` for slices, whose few milliseconds are the noisiest figure; one user, warm,
@@ -20,7 +20,8 @@ A ratio above 1 is what Tickbench's harness and path cost beyond the practitione
 paired (``workloads.practitioner.paired``): each Tickbench operation beside the hand-written call on
 the same (day, symbol) in the same round, the median of those ratios with a 95 % interval that
 resamples rounds; the two sides' own medians and the range of the rounds' ratios are printed beside
-it, the noise pairing sees through.
+it, the noise pairing sees through. A kind whose interval is still wider than +-``--precision`` of
+its ratio after ``--rounds`` gets more rounds, up to ``--max-rounds``: how many it took is printed.
 ``--servers`` starts each of those engines as a local engine in the benchmark's home just before
 it is measured and stops it after, so no engine's background work (a JVM's housekeeping) runs
 beside another's figures.
@@ -52,12 +53,17 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--ops", type=int, default=3, help="measured operations per round and kind")
     parser.add_argument("--slice-ops", type=int, help="measured slices per round (default: 3 x --ops)")
+    parser.add_argument("--precision", type=float, default=0.05,
+                        help="after --rounds, a kind gets more rounds while its paired ratio's 95 %% interval is "
+                             "wider than +- this fraction of it, up to --max-rounds (0: no more)")
+    parser.add_argument("--max-rounds", type=int, help="at most this many rounds a kind (default: 3 x --rounds)")
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
     parser.add_argument("--save", action="store_true",
                         help="merge the figures into resources/practitioner/measured.json, which every run's "
                              "environment (and report) quotes for its target")
     args = parser.parse_args()
     args.slice_ops = args.slice_ops or 3 * args.ops
+    args.max_rounds = max(args.rounds, args.max_rounds or 3 * args.rounds)
     home = bench_home(args.home, "tickbench-practitioner-")
 
     from workloads.datasets.schema import Scale
@@ -154,8 +160,11 @@ def measure_engine(args, store, kind, config, scale, layout, operations, practit
         rounds = 0
         try:
             # a slice-download round stops on rows, so one large symbol ends it early: rounds go on
-            # until the kind has its rounds x ops operations (at most 4x the rounds)
-            while rounds < args.rounds or (len(ours) < args.rounds * ops and rounds < 4 * args.rounds):
+            # until the kind has its rounds x ops operations (at most 4x the rounds); and a noisy
+            # kind goes on until its interval is as narrow as --precision asks (the stop looks at
+            # the interval's width, never at the ratio's value)
+            while (rounds < args.rounds or (len(ours) < args.rounds * ops and rounds < 4 * args.rounds)
+                   or (rounds < args.max_rounds and paired_ratio(pairs).half_width > args.precision)):
                 rounds += 1
                 scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
                                     target_config=config, workload=workload, users=(1,),

@@ -127,6 +127,16 @@ def test_the_interval_resamples_whole_rounds():
     assert paired_ratio(rounds) == paired                # seeded: the same figures, the same interval
 
 
+def test_the_half_width_is_half_the_interval_as_a_fraction_of_the_ratio():
+    from workloads.practitioner.paired import paired_ratio
+
+    # the rounds of the test above: interval 1.0-1.2 around 1.1, so +-0.1 / 1.1
+    rounds = [([r * 0.01] * 20, [0.01] * 20) for r in (1.0, 1.1, 1.2)]
+    assert paired_ratio(rounds).half_width == pytest.approx(0.1 / 1.1)
+    agreeing = [([1.05 * 0.01] * 20, [0.01] * 20) for _ in range(3)]
+    assert paired_ratio(agreeing).half_width == pytest.approx(0.0, abs=1e-12)
+
+
 def test_a_round_whose_two_sides_differ_in_length_is_refused():
     from workloads.practitioner.paired import paired_ratio
 

@@ -29,6 +29,11 @@ class PairedRatio:
     pairs: int
     rounds: int
 
+    @property
+    def half_width(self) -> float:
+        """Half the 95 % interval, as a fraction of the ratio (0.05: the ratio is known to +-5 %)."""
+        return (self.high - self.low) / 2 / self.ratio
+
     def __str__(self) -> str:
         return f"{self.ratio:.2f} (95 % {self.low:.2f}-{self.high:.2f}, {self.pairs} pairs in {self.rounds} rounds)"
 

@@ -82,8 +82,11 @@ def main() -> int:
             child = [sys.executable, __file__, "--mode", mode, "--home", str(home),
                      *(f"--{k.replace('_', '-')}={getattr(args, k)}" for k in
                        ("target", "workload", "operations", "days", "rows_per_day", "symbols"))]
-            out = subprocess.run(child, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
-            figures[mode].append(json.loads(out))
+            done = subprocess.run(child, capture_output=True, text=True)
+            if done.returncode:                 # the child's own words: what failed and where
+                print(done.stdout + done.stderr, file=sys.stderr)
+                return 1
+            figures[mode].append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(f"pair {pair + 1}: " + ", ".join(f"{mode} {figures[mode][-1]['median_ms']:.2f} ms"
                                                 for mode in MODES), flush=True)
     for mode in MODES:

@@ -47,7 +47,9 @@ def _finished_process() -> HostProcess:
 
 
 def _run(store: ResultsStore, run_id: str, ops: int = 200, parts: int = 1, finish: bool = True,
-         process: HostProcess | None = None) -> None:
+         process: HostProcess | None = None, step_done: bool = False) -> None:
+    """A run of one step whose records arrive in ``parts`` batches; ``finish``: the run ended,
+    ``step_done``: only its step ended (its records then sit in a Parquet part, not a stream)."""
     store.create_run(run_id, SCENARIO, {}, process)
     store.add_step(run_id, 0, 1, "1 user", {})
     store.release_step(run_id, 0, 0.0)
@@ -55,10 +57,15 @@ def _run(store: ResultsStore, run_id: str, ops: int = 200, parts: int = 1, finis
     for k in range(parts):
         store.add_ops(run_id, _records(ops // parts, start=k * (ops // parts)))
     store.add_resource(run_id, 0.5, 50.0, 1000, 0.0, 0.0)
-    if finish:
+    if finish or step_done:
         store.finish_step(run_id, 0, ops * 0.01, "completed", [])
+    if finish:
         store.set_worker(run_id, 0, 0, 123, "", "done")
         store.finish_run(run_id, "completed")
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.glob("*")) if folder.is_dir() else 0
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
@@ -144,7 +151,8 @@ DAMAGE = {
     "steps.json": lambda f: _truncate(f / "steps.json"),
     "workers.json": lambda f: _truncate(f / "workers.json"),
     "ops.parquet": lambda f: (f / "ops.parquet").write_bytes(os.urandom(3000)),
-    "ops/000002.parquet": lambda f: (f / "ops" / "000002.parquet").write_bytes(b"PAR1" + os.urandom(500)),
+    "ops/000001.parquet": lambda f: (f / "ops" / "000001.parquet").write_bytes(b"PAR1" + os.urandom(500)),
+    "ops/000001.arrows": lambda f: (f / "ops" / "000001.arrows").write_bytes(b"PAR1" + os.urandom(500)),
     "resources.jsonl": lambda f: (f / "resources.jsonl").write_bytes(os.urandom(400) + b"\n" + os.urandom(50)),
 }
 
@@ -157,7 +165,8 @@ def damaged_catalog(tmp_path):
     _run(store, "good-1")
     for name in DAMAGE:
         # a run still going (its process alive: this one) keeps its parts; the others are sealed
-        _run(store, f"bad-{name.replace('/', '-')}", parts=3, finish=not name.startswith("ops/"))
+        _run(store, f"bad-{name.replace('/', '-')}", parts=3, finish=not name.startswith("ops/"),
+             step_done=name.endswith(".parquet"))
     _run(store, "good-2")
     store.close()
     for name, damage in DAMAGE.items():
@@ -263,16 +272,16 @@ def _fill(folder: Path) -> Path:
 
 def test_a_full_disk_fails_the_run_with_its_cause_and_the_catalog_stays_readable(small_disk, tmp_path):
     home, results = tmp_path / "home", small_disk / "results"
-    # an open loop of 20,000 records a second: the run's own records take minutes to fill the 8 MB
-    # (a closed-loop no-op writes ~2 M a second and would fill it before the test's turn)
+    # an open loop of 2,000 records a second (~0.3 MB/s in the run's stream): its own records take
+    # ~30 s to fill the 8 MB (a closed-loop no-op would fill it before the test's turn)
     run = subprocess.Popen([sys.executable, "-m", "app", "--results", str(results), "run", "--workload", "noop",
-                            "--users", "2", "--duration", "60", "--rate", "20000", "--run-id", "full"], cwd=ROOT, text=True,
+                            "--users", "2", "--duration", "60", "--rate", "2000", "--run-id", "full"], cwd=ROOT, text=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            env={**os.environ, "TICKBENCH_HOME": str(home)})
     folder = results / "runs" / "full"
     deadline = time.monotonic() + 90
-    while len(list((folder / "ops").glob("*.parquet"))) < 10 and time.monotonic() < deadline:
-        time.sleep(0.05)                              # measuring: a few parts of records are kept
+    while _bytes(folder / "ops") < 600_000 and time.monotonic() < deadline:
+        time.sleep(0.05)                              # measuring: a few seconds of records are kept
     assert (folder / ".reserve").is_file()          # space for the run's end, held while it runs
     filler = _fill(small_disk)
     out, err = run.communicate(timeout=120)
@@ -350,21 +359,43 @@ def test_a_run_file_created_twice_keeps_the_first_and_says_so(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]        # no temporary left
 
 
-def test_parts_a_merged_part_holds_are_not_read_again_when_a_crash_left_them(tmp_path):
-    """A crash between the merge and the deletes leaves both: each record is read once."""
+def test_files_a_part_stands_for_are_not_read_again_when_a_crash_left_them(tmp_path):
+    """A crash between a part's write and its sources' deletes leaves both (a stream and the part
+    made of it; parts an earlier version merged and the merged part): each record is read once."""
     import pyarrow as pa
+    from workloads.results.ops_stream import read_stream
 
     store = ResultsStore(tmp_path / "results")
-    _run(store, "crashed", ops=300, parts=3, finish=False)
+    _run(store, "crashed", ops=100, finish=False, step_done=True)
+    for step in (1, 2, 3):
+        store.add_step("crashed", step, 1, "1 user", {})
+        store.add_ops("crashed", _records(100, step=step, start=100 * step))
+        if step < 3:
+            store.finish_step("crashed", step, 1.0, "completed", [])
     store.close()
     ops = tmp_path / "results" / "runs" / "crashed" / "ops"
-    parts = sorted(ops.glob("*.parquet"))
-    assert [p.stem for p in parts] == ["000001", "000002", "000003"]
-    merged = pa.concat_tables([pq.read_table(p) for p in parts[:2]])
-    pq.write_table(merged, ops / "000001-000002.parquet")        # the merge made, its deletes not yet
+    assert sorted(p.name for p in ops.iterdir()) == ["000001.parquet", "000002.parquet", "000003.parquet",
+                                                   "000004.arrows"]
+    merged = pa.concat_tables([pq.read_table(ops / f"00000{n}.parquet") for n in (1, 2)])
+    pq.write_table(merged, ops / "000001-000002.parquet")          # an earlier version's merge, its deletes not yet
+    pq.write_table(read_stream(ops / "000004.arrows"), ops / "000004.parquet")   # the stream's part, its delete not yet
     files = RunFolder(ops.parent).ops_files()
-    assert [p.name for p in files] == ["000001-000002.parquet", "000003.parquet"]
-    assert sorted(ResultsStore(tmp_path / "results").ops("crashed")["seq"]) == list(range(300))
+    assert [p.name for p in files] == ["000001-000002.parquet", "000003.parquet", "000004.parquet"]
+    assert sorted(ResultsStore(tmp_path / "results").ops("crashed")["seq"]) == list(range(400))
+
+
+def test_a_streams_torn_last_batch_loses_that_batch_alone(tmp_path):
+    """A crash or a full disk in the middle of an append: every whole batch before it is read, and
+    sealed when the dead run is."""
+    store = ResultsStore(tmp_path / "results")
+    _run(store, "torn", ops=300, parts=3, finish=False, process=_finished_process())
+    store.close()
+    stream = tmp_path / "results" / "runs" / "torn" / "ops" / "000001.arrows"
+    stream.write_bytes(stream.read_bytes()[:-100])                  # the third batch cut short
+    again = ResultsStore(tmp_path / "results")
+    assert sorted(again.ops("torn")["seq"]) == list(range(200))
+    assert again.run("torn")["status"] == "aborted"
+    assert RunFolder(stream.parent.parent).ops_files() == [stream.parent.parent / "ops.parquet"]
 
 
 # --- (7) kill -9 of a run's process loses at most 0.2 s or 1 % ----------------------------------
@@ -449,14 +480,34 @@ def test_a_run_still_going_in_the_old_folder_is_read_where_it_is(tmp_path):
     assert len(store.ops("going")) == 200 and store.run("going")["status"] == "running"
 
 
-def test_parts_written_every_few_hundredths_of_a_second_are_merged_as_the_run_goes(tmp_path):
+def test_records_appended_all_step_long_are_one_stream_and_one_part_after_the_steps_end(tmp_path):
     store = ResultsStore(tmp_path / "results")
     _run(store, "long", ops=25000, parts=250, finish=False)
-    files = RunFolder(tmp_path / "results" / "runs" / "long").ops_files()
-    assert len(files) <= 3 + 50 and len(store.ops("long")) == 25000
-    assert sorted(store.ops("long")["seq"]) == list(range(25000))       # none twice, none missing
+    ops = tmp_path / "results" / "runs" / "long" / "ops"
+    assert [p.name for p in ops.iterdir()] == ["000001.arrows"]
+    assert sorted(store.ops("long")["seq"]) == list(range(25000))       # read while it runs: none twice, none missing
+    store.finish_step("long", 0, 250.0, "completed", [])
+    assert [p.name for p in ops.iterdir()] == ["000001.parquet"]
+    assert sorted(store.ops("long")["seq"]) == list(range(25000))
+    store.add_step("long", 1, 2, "2 users", {})
+    store.add_ops("long", _records(10, step=1, start=25000))
+    assert sorted(p.name for p in ops.iterdir()) == ["000001.parquet", "000002.arrows"]
     store.finish_run("long", "completed")
-    assert len(ResultsStore(tmp_path / "results").ops("long")) == 25000
+    assert len(ResultsStore(tmp_path / "results").ops("long")) == 25010
+
+
+def test_a_stream_grown_past_its_bound_becomes_a_part_at_once(tmp_path, monkeypatch):
+    """Memory and disk stay bounded however long a step runs: the stream's batches are held in
+    memory until they become a part."""
+    from workloads.results import run_writer
+    from workloads.results.run_tables import ops_table
+    store = ResultsStore(tmp_path / "results")
+    one_batch = ops_table("big", _records(100)).nbytes
+    monkeypatch.setattr(run_writer, "ROLL_BYTES", 2 * one_batch)
+    _run(store, "big", ops=500, parts=5, finish=False)
+    ops = tmp_path / "results" / "runs" / "big" / "ops"
+    assert sorted(p.name for p in ops.iterdir()) == ["000001.parquet", "000002.parquet", "000003.arrows"]
+    assert sorted(store.ops("big")["seq"]) == list(range(500))
 
 
 def test_an_old_results_file_never_writes_a_run_outside_the_catalog(tmp_path):

@@ -1,16 +1,19 @@
 """One run's records on disk: a folder of its own in the results catalog (``workloads.results.store``).
 
 Only the process running the run writes its folder; anyone may read it at any moment, without a
-lock: a JSON file is replaced whole (write, then rename), operation records arrive as immutable
-Parquet parts, resource samples as whole lines appended. A reader therefore sees each file either
-as it was or as it is, never half-written (``workloads.results.atomic_files``).
+lock: a JSON file is replaced whole (write, then rename), operation records are appended batch by
+batch to an Arrow stream and later become immutable Parquet parts, resource samples are appended
+as whole lines. A reader therefore sees each JSON or Parquet file either as it was or as it is,
+never half-written (``workloads.results.atomic_files``), and every whole batch of a stream.
 
     <run_id>/run.json          the run: status, scenario, environment, layout, the process running it
              steps.json        its steps (release, window, status, facts)
              workers.json      its workers, by step
-             ops/000001.parquet ...   operation records, one part per flush while it runs
-             ops/000001-000100.parquet   parts merged as it goes (few files for a long run)
-             ops.parquet       the same records in one file once the run has ended
+             ops/000001.arrows operation records appended as they arrive (``workloads.results.ops_stream``)
+             ops/000001.parquet   the same stream as a part once its step ended (or it grew large);
+                               the stream is deleted just after (a reader listing between reads the part)
+             ops/000001-000100.parquet   parts merged by earlier versions, read the same way
+             ops.parquet       every record in one file once the run has ended
              resources.jsonl   the client machine's samples, one JSON line each
              live.json         the latest live snapshot while it runs (``workloads.run.live``)
              .reserve          space held while it runs, given back to write its end on a full disk
@@ -31,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workloads.results.atomic_files import DamagedFile, read_checked
+from workloads.results.ops_stream import STREAM_SUFFIX, check_stream, is_stream, read_stream
 from workloads.results.run_tables import RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS, table
 
 RUN_FILE, STEPS_FILE, WORKERS_FILE = "run.json", "steps.json", "workers.json"
@@ -60,18 +64,21 @@ class RunFolder:
         return read_checked(self.folder / WORKERS_FILE, [], list)
 
     def ops_files(self) -> list[Path]:
-        """The finished run's one file, or the parts written so far."""
+        """The finished run's one file, or its parts and streams so far (read each with
+        ``read_ops_file``)."""
         whole = self.folder / OPS_FILE
         if whole.exists():
             return [whole]
         try:
             found = sorted(p for p in (self.folder / OPS_DIR).iterdir()
-                           if p.suffix == ".parquet" and not p.name.startswith("."))
+                           if p.suffix in (".parquet", STREAM_SUFFIX) and not p.name.startswith("."))
         except FileNotFoundError:
             return []
-        # a merged part "first-last" stands for the parts it holds (deleted just after it appears)
-        merged = [_part_range(p) for p in found if "-" in p.stem]
-        return [p for p in found if "-" in p.stem or not any(a <= _part_range(p)[0] <= b for a, b in merged)]
+        # a Parquet part stands for the stream of its number and for the parts a merged one holds
+        # (each deleted just after the part appears)
+        parts = [(_part_range(p), p) for p in found if p.suffix == ".parquet"]
+        return [p for p in found
+                if not any(q != p and a <= _part_range(p)[0] and _part_range(p)[1] <= b for (a, b), q in parts)]
 
     def resources(self) -> list[dict[str, Any]]:
         """The samples; a last line still being appended is left out, anything else unreadable is
@@ -117,7 +124,10 @@ class RunFolder:
                 raise DamagedFile(name, f"wrong types ({str(exc).splitlines()[0][:120]})") from None
         files = self.ops_files()
         for path in files:
-            check_parquet(path)
+            if is_stream(path):
+                check_stream(path)
+            else:
+                check_parquet(path)
         return {"run": run, "rows": rows, "tables": tables, "ops_files": files}
 
 
@@ -151,13 +161,18 @@ def read_parquet_whole(path: Path) -> pa.Table:
         raise DamagedFile(path.name, f"unreadable records ({str(exc).splitlines()[0][:120]})") from None
 
 
+def read_ops_file(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """The records of one of ``RunFolder.ops_files``: a Parquet file or a stream's whole batches."""
+    return read_stream(path, columns) if is_stream(path) else pq.read_table(path, columns=columns)
+
+
 def measured_ends(files: list[Path]) -> dict[int, float]:
     """Per step, the release-relative end of its last measured operation in ``files``."""
     ends: dict[int, float] = {}
     for path in files:
         try:
-            part = pq.read_table(path, columns=["step", "kind", "t_start", "total_s"]).to_pydict()
-        except (pa.ArrowException, OSError):
+            part = read_ops_file(path, columns=["step", "kind", "t_start", "total_s"]).to_pydict()
+        except (pa.ArrowException, OSError, DamagedFile):
             continue
         for step, kind, start, total in zip(part["step"], part["kind"], part["t_start"], part["total_s"]):
             if kind == "measured" and start is not None and total is not None:

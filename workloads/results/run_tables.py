@@ -115,6 +115,16 @@ def _as_dictionaries(table: pa.Table) -> pa.Table:
     return table
 
 
+def plain_strings(table: pa.Table) -> pa.Table:
+    """Dictionary columns decoded (a stream's batches each carry their own dictionary; Parquet
+    parts read back plain), so records from both concatenate and read alike in SQL."""
+    for index, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(index, pa.field(field.name, field.type.value_type),
+                                     table.column(index).cast(field.type.value_type))
+    return table
+
+
 def _missing(name: str, values: np.ndarray) -> np.ndarray | None:
     """Which values are NULL: absent phases (NaN), unknown wire bytes, no extra facts."""
     if name in PHASE_FIELDS or name == "intended_s":

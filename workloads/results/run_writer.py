@@ -1,8 +1,9 @@
 """The one writer of a run's folder (``RunWriter``: the process running the run, a migration, or
 the one sealer of a dead run), and the lock that makes that sealer one (``SealLock``).
 
-Operation records arrive as immutable Parquet parts, merged as the run goes so a long run keeps
-few files, and sealed into one file once it has ended. Space is held while a run goes and given
+Operation records are appended to an Arrow stream as they arrive (cheap: the run's workers are
+being measured meanwhile), turned into one Parquet part at each step's end or when the stream grows
+large, and sealed into one file once the run has ended. Space is held while a run goes and given
 back to write its end on a full disk.
 """
 from __future__ import annotations
@@ -17,13 +18,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workloads.results.atomic_files import DiskFullError, _written, create_json, disk_full, write_json
+from workloads.results.atomic_files import DamagedFile, DiskFullError, _written, create_json, disk_full, write_json
+from workloads.results.ops_stream import STREAM_SUFFIX, OpsStream, is_stream, read_stream
 from workloads.results.run_files import (OPS_DIR, OPS_FILE, RESERVE_BYTES, RESERVE_FILE, RESOURCES_FILE, RUN_FILE,
                                          SEAL_LOCK, STEPS_FILE, WORKERS_FILE, RunFolder, _part_range, ended,
-                                         measured_ends)
-from workloads.results.run_tables import OPS_COLUMNS, PART_WRITE, _as_dictionaries, utc_now
+                                         measured_ends, read_ops_file)
+from workloads.results.run_tables import OPS_COLUMNS, PART_WRITE, _as_dictionaries, plain_strings, utc_now
 
-MERGE_PARTS = 100             # parts of records merged into one as a run goes (``RunWriter.add_ops``)
+ROLL_BYTES = 64 << 20         # a stream this large becomes a part at once: memory and disk stay bounded
 
 
 class RunWriter(RunFolder):
@@ -38,7 +40,7 @@ class RunWriter(RunFolder):
         self._workers = self.workers()
         parts = self.ops_files()
         self._next_part = 1 + max((_part_range(p)[1] for p in parts), default=0)
-        self._recent: list[tuple[int, pa.Table]] = []     # parts since the last merge, to merge them
+        self._stream: OpsStream | None = None
 
     def create_run(self, fields: dict[str, Any]) -> None:
         """The run's first record, only if the folder has none: ValueError if it has (a run id is
@@ -81,37 +83,50 @@ class RunWriter(RunFolder):
         write_json(self.folder / WORKERS_FILE, self._workers)
 
     def add_ops(self, ops: pa.Table) -> None:
-        """One immutable part: written aside, then renamed into place (uncompressed zstd is cheap
-        enough to write every fraction of a second; the sealed file is compressed)."""
+        """The records appended to the run's stream (a new stream after a step's end, a failed
+        write or a change of columns)."""
         if not ops.num_rows:
             return
+        ops = _as_dictionaries(ops)
+        if self._stream is not None and ops.schema != self._stream.schema:
+            self.settle_ops()
+        if self._stream is None:
+            self._stream = self._open_stream(ops.schema)
+        try:
+            self._stream.append(ops)
+        except OSError as exc:
+            self._stream.abandon()
+            self._stream = None
+            if disk_full(exc):
+                raise DiskFullError(self.folder / OPS_DIR, exc) from None
+            raise
+        if self._stream.nbytes >= ROLL_BYTES:
+            self.settle_ops()
+
+    def _open_stream(self, schema: pa.Schema) -> OpsStream:
         folder = self.folder / OPS_DIR
+        path = folder / f"{self._next_part:06d}{STREAM_SUFFIX}"
+        self._next_part += 1
         try:
             folder.mkdir(exist_ok=True)
+            return OpsStream(path, schema)
         except OSError as exc:
             if disk_full(exc):
-                raise DiskFullError(folder, exc) from None
+                raise DiskFullError(path, exc) from None
             raise
-        number = self._next_part
-        self._next_part += 1
-        ops = _as_dictionaries(ops)
-        _written(folder / f"{number:06d}.parquet", lambda temporary: pq.write_table(ops, temporary, **PART_WRITE))
-        self._recent.append((number, ops))
-        if len(self._recent) >= MERGE_PARTS:
-            self._merge_recent()
 
-    def _merge_recent(self) -> None:
-        """The last ``MERGE_PARTS`` parts as one (from memory: no re-read), so a long run written
-        every few hundredths of a second keeps few files: the merged part appears whole, then the
-        parts it holds go (a reader listing in between takes the merged one alone)."""
-        first, last = self._recent[0][0], self._recent[-1][0]
-        merged = pa.concat_tables([t for _, t in self._recent], promote_options="default")
-        folder = self.folder / OPS_DIR
-        _written(folder / f"{first:06d}-{last:06d}.parquet",
-                 lambda temporary: pq.write_table(merged, temporary, **PART_WRITE))
-        for number, _ in self._recent:
-            (folder / f"{number:06d}.parquet").unlink(missing_ok=True)
-        self._recent = []
+    def settle_ops(self) -> None:
+        """The open stream as an immutable Parquet part of its number (from memory: no re-read),
+        then the stream deleted; a reader listing in between takes the part alone. On a full disk
+        the stream stays, closed and whole, and ``DiskFullError`` is raised."""
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return
+        stream.close()
+        if stream.tables:
+            part = pa.concat_tables(stream.tables)
+            _written(stream.path.with_suffix(".parquet"), lambda temporary: pq.write_table(part, temporary, **PART_WRITE))
+        stream.path.unlink(missing_ok=True)
 
     def add_resource(self, row: dict[str, Any]) -> None:
         path = self.folder / RESOURCES_FILE
@@ -124,12 +139,13 @@ class RunWriter(RunFolder):
             raise
 
     def kept_ops(self) -> int:
-        """Records on disk (parts or the sealed file), from the Parquet footers."""
+        """Records on disk (streams, parts or the sealed file): the whole batches of a stream, the
+        rows in a Parquet footer."""
         total = 0
         for path in self.ops_files():
             try:
-                total += pq.read_metadata(path).num_rows
-            except (pa.ArrowException, OSError):     # a damaged part keeps nothing countable
+                total += read_stream(path, columns=[]).num_rows if is_stream(path) else pq.read_metadata(path).num_rows
+            except (pa.ArrowException, OSError, DamagedFile):     # a damaged file keeps nothing countable
                 pass
         return total
 
@@ -139,6 +155,7 @@ class RunWriter(RunFolder):
         reserve is given back first, so a full disk still takes these small files."""
         self.release_reserve()
         try:
+            self.settle_ops()
             self.seal_ops()
         except DiskFullError:
             pass                        # the parts stay: readers read them as they read a live run
@@ -154,11 +171,11 @@ class RunWriter(RunFolder):
         self.update_run(status=status, message=message, finished_at=finished_at or utc_now())
 
     def seal_ops(self) -> None:
-        """The parts as one file once the run has ended (readers then open one file, not hundreds)."""
+        """The parts and streams as one file once the run has ended (readers then open one file)."""
         parts = [p for p in self.ops_files() if p.parent.name == OPS_DIR]
         if not parts:
             return
-        whole = pa.concat_tables([pq.read_table(p) for p in parts] + [pa.schema(OPS_COLUMNS).empty_table()],
+        whole = pa.concat_tables([plain_strings(read_ops_file(p)) for p in parts] + [pa.schema(OPS_COLUMNS).empty_table()],
                                  promote_options="default").select(list(OPS_COLUMNS))
         _written(self.folder / OPS_FILE, lambda temporary: pq.write_table(whole, temporary, compression="zstd"))
         shutil.rmtree(self.folder / OPS_DIR, ignore_errors=True)

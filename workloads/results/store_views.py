@@ -20,9 +20,10 @@ import pyarrow as pa
 
 from workloads.results.atomic_files import DamagedFile
 from workloads.results.dead_runs import dead_message
+from workloads.results.ops_stream import is_stream, read_stream
 from workloads.results.run_files import RUN_FILE, RunFolder, ended, measured_ends, read_parquet_whole
 from workloads.results.run_tables import (OPS_COLUMNS, RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS,
-                                          table)
+                                          plain_strings, table)
 
 
 class StoreViews:
@@ -45,29 +46,41 @@ class StoreViews:
                 cached = self._cache[folder.run_id] = _CachedRun.read(folder, stamp)
                 changed = True
             elif not cached.final and not cached.damage:
-                files = [str(p) for p in folder.ops_files()]      # a running run adds parts
-                if files != cached.ops_files:
-                    cached.ops_files, changed = files, True
+                try:                                           # a running run appends records
+                    ops = _RunOps.read(folder, cached.ops.state)
+                except DamagedFile as exc:
+                    ops, cached = None, _CachedRun.damaged(folder, stamp, exc)
+                    self._cache[folder.run_id], changed = cached, True
+                if ops is not None:
+                    cached.ops, changed = ops, True
             order.append(folder.run_id)
         gone = set(self._cache) - set(order)
         for run_id in gone:
             del self._cache[run_id]
         if not changed and not gone and self._views_built:
             return
+        self._views_built = False                # until every view below is built
         runs = [self._cache[r] for r in order if self._cache[r].tables["runs"].num_rows]   # run.json comes first
         for name, columns in (("runs", RUN_COLUMNS), ("steps", STEP_COLUMNS), ("workers", WORKER_COLUMNS),
                               ("resources", RESOURCE_COLUMNS)):
             self._register(name, pa.concat_tables([pa.schema(columns).empty_table()]
                                                    + [run.tables[name] for run in runs]))
-        ops_files = [f for run in runs for f in run.ops_files]
-        if ops_files:
-            listed = ", ".join(f"'{p.replace(chr(39), chr(39) * 2)}'" for p in ops_files)
+        ops_files = [f for run in runs for f in run.ops.parquet]
+        live = [run.ops.live for run in runs if run.ops.live is not None]
+        if ops_files or live:
+            sources = []
+            if ops_files:
+                listed = ", ".join(f"'{p.replace(chr(39), chr(39) * 2)}'" for p in ops_files)
+                sources.append(f"SELECT * FROM read_parquet([{listed}], union_by_name = true)")
+            if live:                             # running runs' streams, read by Arrow
+                self._register("ops_live", pa.concat_tables(live, promote_options="default"))
+                sources.append("SELECT * FROM ops_live")
             # runs stored before a column was added lack it: the empty table of every column gives
             # it to them as NULL (a parquet list without it would not know the column at all)
             self._register("ops_columns", pa.schema(OPS_COLUMNS).empty_table())
+            sources.append("SELECT * FROM ops_columns")
             self._con.execute(f"CREATE OR REPLACE TEMP VIEW ops AS SELECT {', '.join(OPS_COLUMNS)} "
-                              f"FROM (SELECT * FROM read_parquet([{listed}], union_by_name = true) "
-                              f"UNION ALL BY NAME SELECT * FROM ops_columns)")
+                              f"FROM ({' UNION ALL BY NAME '.join(sources)})")
         else:
             self._register("ops", pa.schema(OPS_COLUMNS).empty_table())
         self._views_built = True
@@ -89,7 +102,7 @@ class StoreViews:
                 try:
                     self._refresh()
                     return fetch(self._con)
-                except duckdb.IOException:
+                except (duckdb.IOException, FileNotFoundError):
                     if attempt == 3:      # a run sealed its parts between the listing and the read
                         raise
                 except duckdb.Error:
@@ -102,7 +115,7 @@ class StoreViews:
         damaged from now on. True if one was found (the views are then rebuilt)."""
         found = False
         for run_id, cached in list(self._cache.items()):
-            for path in cached.ops_files:
+            for path in cached.ops.parquet:
                 try:
                     read_parquet_whole(Path(path))
                 except DamagedFile as exc:
@@ -116,11 +129,38 @@ class StoreViews:
 
 
 @dataclass
+class _RunOps:
+    """A run's operation records as the views read them: its Parquet files by path, its streams'
+    whole batches as one Arrow table, and what they were when read (``state``)."""
+    state: tuple = ()
+    parquet: tuple[str, ...] = ()
+    live: pa.Table | None = None
+
+    @classmethod
+    def read(cls, folder: RunFolder, known: tuple | None = None) -> "_RunOps | None":
+        """The records as they are now, or None if ``known`` still describes them. A stream that
+        became a part between the listing and the read is listed again."""
+        for attempt in (1, 2, 3):
+            try:
+                files = folder.ops_files()
+                state = tuple((str(p), p.stat().st_size if is_stream(p) else -1) for p in files)
+                if state == known:
+                    return None
+                streams = [plain_strings(read_stream(p)) for p in files if is_stream(p)]
+            except FileNotFoundError:
+                if attempt == 3:
+                    raise
+                continue
+            return cls(state, tuple(str(p) for p in files if not is_stream(p)),
+                       pa.concat_tables(streams, promote_options="default") if streams else None)
+
+
+@dataclass
 class _CachedRun:
     """What the views hold of one run folder, and when it was read."""
     stamp: tuple
     tables: dict[str, pa.Table]
-    ops_files: list[str]
+    ops: _RunOps
     final: bool                   # its status is no longer 'running': its files never change again
     damage: str = ""              # "damaged: <file>: <reason>" when a file cannot be read back
 
@@ -131,6 +171,10 @@ class _CachedRun:
         except DamagedFile as exc:
             return cls.damaged(folder, stamp, exc)
         run, tables, files = found["run"], found["tables"], found["ops_files"]
+        try:
+            ops = _RunOps.read(folder)
+        except DamagedFile as exc:
+            return cls.damaged(folder, stamp, exc)
         message = dead_message(run)
         if message is not None:       # its process has ended: read as its sealer will write it
             steps, workers = ended("aborted", message, found["rows"]["steps"], found["rows"]["workers"],
@@ -138,9 +182,9 @@ class _CachedRun:
             run = {**run, "status": "aborted", "message": message}
             tables = {**tables, "runs": table([run], RUN_COLUMNS), "steps": table(steps, STEP_COLUMNS),
                       "workers": table(workers, WORKER_COLUMNS)}
-            return cls(stamp, tables, [str(p) for p in files], final=False)
+            return cls(stamp, tables, ops, final=False)
         final = bool(run) and run.get("status") != "running"
-        return cls(stamp, tables, [str(p) for p in files], final)
+        return cls(stamp, tables, ops, final)
 
     @classmethod
     def damaged(cls, folder: RunFolder, stamp: tuple, exc: DamagedFile) -> "_CachedRun":
@@ -165,7 +209,7 @@ class _CachedRun:
                            "status": damage, "message": damage}], RUN_COLUMNS)
         empty = {name: pa.schema(columns).empty_table() for name, columns in
                  (("steps", STEP_COLUMNS), ("workers", WORKER_COLUMNS), ("resources", RESOURCE_COLUMNS))}
-        return cls(stamp, {"runs": runs, **empty}, [], final=False, damage=damage)
+        return cls(stamp, {"runs": runs, **empty}, _RunOps(), final=False, damage=damage)
 
 
 def _stamp(folder: RunFolder) -> tuple:

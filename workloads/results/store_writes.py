@@ -99,9 +99,12 @@ class StoreWrites:
 
     def finish_step(self, run_id: str, step: int, window_s: float, status: str,
                     cache_methods: list[str]) -> None:
-        """``window_s``: from the release to the end of the step's last measured operation."""
-        self._write(run_id, lambda w: w.update_step(step, window_s=window_s, status=status,
-                                                    cache_methods=",".join(cache_methods)))
+        """``window_s``: from the release to the end of the step's last measured operation. The
+        step's records then become one Parquet part (its workers have stopped: nobody pays for it)."""
+        def write(writer: RunWriter) -> None:
+            writer.update_step(step, window_s=window_s, status=status, cache_methods=",".join(cache_methods))
+            writer.settle_ops()
+        self._write(run_id, write)
 
     def set_step_facts(self, run_id: str, step: int, facts: dict[str, Any]) -> None:
         self._write(run_id, lambda w: w.update_step(step, facts=json.dumps(facts, default=str)))

@@ -1,6 +1,6 @@
 """What the run's own process costs the measured operations while they run: the same Tickbench run
-(one user, warm, the same seeded draws every time) made with the collector writing its record parts
-as it does (every ``STORE_FLUSH_S``), and with those writes held to the step's end; alternated, each
+(one user, warm, the same seeded draws every time) made with the collector writing its records
+as it does (appended to the run's stream every ``STORE_FLUSH_S``), and with those writes held to the step's end; alternated, each
 run in a fresh process. Prints each pair's run medians, the median of them per mode, and the
 run process's CPU seconds.
 
@@ -8,7 +8,7 @@ run process's CPU seconds.
         [--operations 120] [--pairs 6] [--days 2] [--rows-per-day 1000000] [--symbols 500] [--home DIR]
 
 Holding the writes is a measuring device here, not a mode of Tickbench: a kill -9 of a run then
-loses everything its parts would have kept (``tests/test_faults_catalog.py``).
+loses everything its stream would have kept (``tests/test_faults_catalog.py``).
 """
 from __future__ import annotations
 

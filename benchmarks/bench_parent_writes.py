@@ -1,7 +1,7 @@
 """What the run's own process costs the measured operations while they run: the same Tickbench run
 (one user, warm, the same seeded draws every time) made with the collector writing its records
-as it does (appended to the run's stream every ``STORE_FLUSH_S``), and with those writes held to the step's end; alternated, each
-run in a fresh process. Prints each pair's run medians, the median of them per mode, and the
+as it does (appended to the run's stream every ``STORE_FLUSH_S``), and with those writes held to
+the step's end; alternated, each run in a fresh process. Prints each pair's run medians, the median of them per mode, and the
 run process's CPU seconds.
 
     .venv/bin/python benchmarks/bench_parent_writes.py [--target parquet] [--workload minute-bars]

@@ -1,7 +1,7 @@
 """What the harness costs per operation and how fast the catalog takes records, beside Locust.
 
 1. Per operation: the no-op workload through the real runner (a worker process, its record
-   columns, the pipe, the collector, the run's Parquet parts), operations per window, against a
+   columns, the pipe, the collector, the run's record stream), operations per window, against a
    bare Python loop timing the same no-op the way the worker does, and against Locust's own cost
    per request (``locust_noop.py``: one user, no wait, a no-op timed and fired through Locust's
    request event) in the same run. Each is the median of ``--repeats`` runs.
@@ -118,7 +118,7 @@ def main() -> int:
               f"over the bare loop (runs: {', '.join(f'{v * 1e6:.2f}' for v in theirs)})")
         rates = [ingest(args.records, store) for _ in range(args.repeats)]
         rate = statistics.median(rates)
-        print(f"results ingest:       {rate:,.0f} records/s in batches of 4,096 into a run's Parquet parts "
+        print(f"results ingest:       {rate:,.0f} records/s in batches of 4,096 into a run's record stream "
               f"(runs: {', '.join(f'{v:,.0f}' for v in rates)})")
         store.close()
     print(f"harness {per_op * 1e6:.2f} us/op, ingest {rate:,.0f} records/s, locust {per_request * 1e6:.2f} us/op")

@@ -168,13 +168,10 @@ class _CachedRun:
     def read(cls, folder: RunFolder, stamp: tuple) -> "_CachedRun":
         try:
             found = folder.checked()
-        except DamagedFile as exc:
-            return cls.damaged(folder, stamp, exc)
-        run, tables, files = found["run"], found["tables"], found["ops_files"]
-        try:
             ops = _RunOps.read(folder)
         except DamagedFile as exc:
             return cls.damaged(folder, stamp, exc)
+        run, tables, files = found["run"], found["tables"], found["ops_files"]
         message = dead_message(run)
         if message is not None:       # its process has ended: read as its sealer will write it
             steps, workers = ended("aborted", message, found["rows"]["steps"], found["rows"]["workers"],

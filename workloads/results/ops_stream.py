@@ -47,17 +47,24 @@ class OpsStream:
         self.nbytes += table.nbytes
 
     def close(self) -> None:
-        self._writer.close()
-        self._buffer.close()
+        """The end marker written and the file closed; on a full disk closed without the marker
+        (readers stop at the file's end all the same)."""
+        try:
+            self._writer.close()
+            self._buffer.close()
+        except OSError:
+            self.abandon()
 
     def abandon(self) -> None:
         """Stop writing after a failed append: what reached the file stays, readers stop at its
-        torn end."""
-        for closing in (self._writer.close, self._file.close):
+        torn end. The file is closed first, so nothing the writer still holds (the rest of the
+        torn batch, the end marker) can follow the torn end."""
+        self._file.close()
+        for closing in (self._writer.close, self._buffer.close):
             try:
                 closing()
-            except (OSError, pa.ArrowException):
-                pass
+            except (OSError, pa.ArrowException):    # they find the file closed: as intended
+                continue
 
 
 def is_stream(path: Path) -> bool:

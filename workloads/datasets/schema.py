@@ -47,13 +47,14 @@ NUMPY_DTYPES: dict[str, str] = {
     "SECOND": "datetime64[ns]",
     "TIME": "datetime64[ns]",
     "TIMESTAMP": "datetime64[ns]",
+    "NANOTIMESTAMP": "datetime64[ns]",   # an imported timestamp finer than a millisecond, kept to the ns
 }
 STRING_TYPES = frozenset({"SYMBOL", "STRING"})
 
 # Bytes per value in DolphinDB's own encoding, used for MB/s figures that match the reports.
 DDB_VALUE_BYTES: dict[str, int] = {
     "BOOL": 1, "CHAR": 1, "SHORT": 2, "INT": 4, "LONG": 8, "FLOAT": 4, "DOUBLE": 8,
-    "DATE": 4, "SECOND": 4, "TIME": 4, "TIMESTAMP": 8, "SYMBOL": 4, "STRING": 8,
+    "DATE": 4, "SECOND": 4, "TIME": 4, "TIMESTAMP": 8, "NANOTIMESTAMP": 8, "SYMBOL": 4, "STRING": 8,
 }
 
 
@@ -146,4 +147,5 @@ class DatasetInfo:
     time_column: str
     price_columns: tuple[str, str] = ("", "")  # (bid, ask) used by minute bars; empty if none
     notes: str = ""
+    size_column: str = ""     # a traded size: minute bars add its sum as volume; empty if none
     extra: dict = field(default_factory=dict)

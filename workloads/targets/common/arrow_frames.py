@@ -23,7 +23,7 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
     "BOOL": pa.bool_(), "CHAR": pa.int8(), "SHORT": pa.int16(), "INT": pa.int32(),
     "LONG": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(),
     "DATE": pa.timestamp("ns"), "SECOND": pa.timestamp("ns"), "TIME": pa.timestamp("ns"),
-    "TIMESTAMP": pa.timestamp("ns"),
+    "TIMESTAMP": pa.timestamp("ns"), "NANOTIMESTAMP": pa.timestamp("ns"),
 }
 _ARROW_STR = pd.StringDtype(storage="pyarrow", na_value=np.nan)  # pandas 3's default "str"
 

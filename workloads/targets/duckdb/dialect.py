@@ -11,8 +11,9 @@ MANIFEST_TABLE = "_tickbench_layouts"
 _SQL_TYPES = {
     "BOOL": "BOOLEAN", "CHAR": "TINYINT", "SHORT": "SMALLINT", "INT": "INTEGER", "LONG": "BIGINT",
     "FLOAT": "REAL", "DOUBLE": "DOUBLE", "DATE": "DATE", "SECOND": "TIMESTAMP", "TIME": "TIMESTAMP",
-    "TIMESTAMP": "TIMESTAMP", "SYMBOL": "VARCHAR", "STRING": "VARCHAR",
+    "TIMESTAMP": "TIMESTAMP", "NANOTIMESTAMP": "TIMESTAMP_NS", "SYMBOL": "VARCHAR", "STRING": "VARCHAR",
 }
+TIME_PRECISION = "ns"   # the finest timestamp it keeps: TIMESTAMP_NS holds an imported NANOTIMESTAMP whole
 
 
 def quote(name: str) -> str:

@@ -2,11 +2,12 @@
 and the footprint of the file and of a table's column segments.
 
 Layout: table ``<dataset>_<scale.key()>`` in ``config["path"]`` (default
-``<datasets dir>/tickbench_data.duckdb``), no index, rows ordered by (date, key, time) so
-DuckDB's zone maps (per-row-group min/max) skip most of the table for a day or key-day. Strings
-are VARCHAR; the string mode only changes decoding, so all three modes share the table. Each
-day is loaded in its own transaction (chunks from the generator via Arrow into a temp table,
-then one sorted INSERT), so an interrupted ``prepare`` resumes at the first missing day. The
+``<datasets dir>/tickbench_data.duckdb``), no index, rows ordered by (date, key, time) (without a
+key: (date, time); ``common/row_order``) so DuckDB's zone maps (per-row-group min/max) skip most of
+the table for a day or key-day. Strings are VARCHAR, an imported NANOTIMESTAMP is TIMESTAMP_NS (kept
+to the ns); the string mode only changes decoding, so all three modes share the table. Each day is
+loaded in its own transaction (chunks from the generator via Arrow into a temp table, then one
+sorted INSERT), so an interrupted ``prepare`` resumes at the first missing day. The
 manifest lives in the table ``_tickbench_layouts``.
 """
 from __future__ import annotations
@@ -25,8 +26,9 @@ from workloads.targets.common.arrow_frames import arrow_schema, arrow_table, lib
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
 from workloads.targets.common.cache import drop_file_cache, system_wide_drop
 from workloads.targets.common.lazy import get_dataset as _get_dataset
-from workloads.targets.duckdb.dialect import (MANIFEST_TABLE, _columns_sql, _literal, _select_cast_sql,
-                                              quote, table_name)
+from workloads.targets.common.row_order import order_columns
+from workloads.targets.duckdb.dialect import (MANIFEST_TABLE, TIME_PRECISION, _columns_sql, _literal,
+                                              _select_cast_sql, quote, table_name)
 
 
 LAYOUT_FORMAT = 1
@@ -114,9 +116,9 @@ class DuckDBLayout:
             if progress is not None:
                 progress(min(rows_done + rows, total), total, f"loading day {index + 1} into {table}")
         # rowid (arrival order) breaks ties in time, so first/last quote of a minute is well defined
+        order = ", ".join(quote(c) for c in order_columns(info))
         con.execute(f"INSERT INTO {quote(table)} SELECT * EXCLUDE (_arrival) FROM "
-                    f"(SELECT *, rowid AS _arrival FROM _tb_stage) "
-                    f"ORDER BY {quote(info.key_column)}, {quote(info.time_column)}, _arrival")
+                    f"(SELECT *, rowid AS _arrival FROM _tb_stage) ORDER BY {order}, _arrival")
         con.execute("DROP TABLE _tb_stage")
         return rows
 
@@ -165,7 +167,8 @@ class DuckDBLayout:
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": str(self.path), "duckdb": duckdb.__version__,
-                "threads": self.config.get("threads") or "default", "versions": library_versions()}
+                "threads": self.config.get("threads") or "default", "time_precision": TIME_PRECISION,
+                "versions": library_versions()}
 
     def data_files(self, layout: Layout) -> list[Path]:
         return self._files()

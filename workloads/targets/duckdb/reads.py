@@ -14,12 +14,16 @@ from typing import Any
 
 from workloads.datasets.schema import DatasetInfo, Schema, StringMode
 from workloads.targets.common.arrow_frames import frame_from_arrow, key_value
-from workloads.targets.common.bars import price_columns
+from workloads.targets.common.bars import VOLUME, price_columns, volume_dtype
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
+from workloads.targets.common.row_order import key_column
 from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
 from workloads.targets.duckdb.dialect import quote
+
+
+_VOLUME_SQL = {"int64": "BIGINT", "float64": "DOUBLE"}
 
 
 def _now() -> float:
@@ -69,21 +73,28 @@ class DuckDBReads:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         where, params = self._day_where(info, day)
-        value = key_value(info.schema.column(info.key_column), key)
-        sql = f"SELECT * FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = ?"
+        key_name = key_column(info, "a slice")
+        value = key_value(info.schema.column(key_name), key)
+        sql = f"SELECT * FROM {quote(self.table(layout))} WHERE {where} AND {quote(key_name)} = ?"
         return self._run(layout, sql, params + [value], None)
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         bid, ask = price_columns(info)
+        key_name = key_column(info, "minute bars")
         where, params = self._day_where(info, day)
-        value = key_value(info.schema.column(info.key_column), key)
+        value = key_value(info.schema.column(key_name), key)
+        time_name = quote(info.time_column)
+        # the size's sum, cast back from DuckDB's wider sum (HUGEINT) to the bars' volume type
+        volume = (f", CAST(sum({quote(info.size_column)}) AS {_VOLUME_SQL[volume_dtype(info)]}) AS {VOLUME}"
+                  if info.size_column else "")
+        size = f", {quote(info.size_column)}" if info.size_column else ""
         # rowid follows the stored (key, time, arrival) order: arg_min/arg_max give first/last quote
-        sql = (f"SELECT date_trunc('minute', {quote(info.time_column)}) AS minute, "
-               "arg_min(mid, rowid) AS open, max(mid) AS high, min(mid) AS low, arg_max(mid, rowid) AS close "
-               f"FROM (SELECT rowid, {quote(info.time_column)}, ({quote(bid)} + {quote(ask)}) / 2 AS mid "
-               f"FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = ?) "
+        sql = (f"SELECT date_trunc('minute', {time_name}) AS minute, "
+               "arg_min(mid, rowid) AS open, max(mid) AS high, min(mid) AS low, arg_max(mid, rowid) AS close"
+               f"{volume} FROM (SELECT rowid, {time_name}, ({quote(bid)} + {quote(ask)}) / 2 AS mid{size} "
+               f"FROM {quote(self.table(layout))} WHERE {where} AND {quote(key_name)} = ?) "
                "GROUP BY minute ORDER BY minute")
         return self._run(layout, sql, params + [value], StringMode.ARROW)
 

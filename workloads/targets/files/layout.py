@@ -5,6 +5,10 @@ Layout: ``<root>/<kind>/<dataset>/<scale.key()>/<strings>/<YYYY-MM-DD>.<ext>`` p
 file is written to a hidden temp file, fsynced and renamed, so a crash never leaves a half
 file under a cached name; the manifest is rewritten after every day, so an interrupted
 ``prepare`` resumes at the first missing day.
+
+Any dataset's columns are stored as its DataFrame holds them (pandas' dtypes; Arrow's for Parquet and
+Feather, ``common.arrow_frames``): every time, an imported NANOTIMESTAMP too, as datetime64[ns]/
+timestamp[ns], kept to the ns. A day's rows keep the dataset's time order (report 000's files).
 """
 from __future__ import annotations
 
@@ -95,7 +99,7 @@ class FileLayout:
         return {}
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "root": str(self.root), "format": self.ext,
+        return {"kind": self.kind, "root": str(self.root), "format": self.ext, "time_precision": "ns",
                 "versions": library_versions(), **self._codec()}
 
     def _codec(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from workloads.targets.common.bars import minute_bars, price_columns
 from workloads.targets.base import Layout, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.lazy import get_dataset as _get_dataset
+from workloads.targets.common.row_order import key_column
 
 
 def _now() -> float:
@@ -62,12 +63,13 @@ class FileReads:
     def _read_key(self, layout: Layout, day: dt.date, key: str) -> tuple[pd.DataFrame, dict[str, float], Path]:
         """One key-day as a DataFrame, with the phases (pandas' filter as query)."""
         info = self._dataset_info(layout)
-        value = key_value(info.schema.column(info.key_column), key)
+        key_name = key_column(info, "a slice")
+        value = key_value(info.schema.column(key_name), key)
         path = self.day_path(layout, day)
-        frame, phases = self._read(path, layout, (info.key_column, value))
+        frame, phases = self._read(path, layout, (key_name, value))
         if not self.filters_in_arrow:
             t0 = _now()
-            frame = frame[frame[info.key_column] == value].reset_index(drop=True)
+            frame = frame[frame[key_name] == value].reset_index(drop=True)
             phases["query"] = phases.get("query", 0.0) + (_now() - t0)
         return frame, phases, path
 
@@ -80,7 +82,7 @@ class FileReads:
         bid, ask = price_columns(info)
         frame, phases, path = self._read_key(layout, day, key)
         t0 = _now()
-        bars = minute_bars(frame, info.time_column, bid, ask)
+        bars = minute_bars(frame, info.time_column, bid, ask, info.size_column)
         phases["query"] = phases.get("query", 0.0) + (_now() - t0)
         return OpResult(rows=len(bars), phases=phases, frame=bars, wire_path=path)
 

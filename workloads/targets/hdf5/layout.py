@@ -12,7 +12,8 @@ reported as such even where HDF5 stays silent about it (``_check_written``). The
 not depend on the string mode (strings are decoded into it on read), so every mode shares a layout.
 
 Rows of a day are stored ordered by (key, time), ties in arrival order (DuckDB's order), so a
-key's rows are contiguous. Table format: every column is a data column (``where`` can name any
+key's rows are contiguous (a dataset without a key: time order, no index). Times, an imported
+NANOTIMESTAMP too, are int64 nanoseconds: kept to the ns. Table format: every column is a data column (``where`` can name any
 column) and the key column has a PyTables index (optlevel 6, "medium", PyTables' defaults); the
 date needs none, it is the node. Strings are fixed-width UTF-8 bytes (pandas' table format).
 Fixed format: pandas' own; its string blocks are pickled object arrays (pandas warns about it).
@@ -40,6 +41,7 @@ from workloads.targets.common.cache import drop_file_cache, system_wide_drop
 from workloads.targets.common.day_files import lay_out_days
 from workloads.targets.common.storage import atomic_path, free_mb
 from workloads.targets.common.lazy import get_dataset as _get_dataset
+from workloads.targets.common.row_order import order_columns
 
 
 LAYOUT_FORMAT = 1          # bump when the on-disk layout changes; older layouts are rebuilt
@@ -136,9 +138,9 @@ class HDF5Layout:
             on_chunk(rows)
         frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
         del chunks
-        # (key, time), ties in arrival order: a key's rows contiguous for ``where``
-        frame = frame.sort_values([info.key_column, info.time_column], kind="stable", ignore_index=True)
-        self._write(path, day_node(ds.trading_days(scale)[index]), frame, info.key_column)
+        # (key, time), ties in arrival order: a key's rows contiguous for ``where`` (no key: time)
+        frame = frame.sort_values(list(order_columns(info)), kind="stable", ignore_index=True)
+        self._write(path, day_node(ds.trading_days(scale)[index]), frame, info.key_column or None)
         return len(frame)
 
     # --- parent side ---------------------------------------------------------------------
@@ -179,7 +181,7 @@ class HDF5Layout:
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "root": str(self.root), "format": self.format,
                 "complib": self.complib or "none", "complevel": self.complevel,
-                "day_reader": self.day_reader,
+                "day_reader": self.day_reader, "time_precision": "ns",
                 "slice_reader": "PyTables Table.read_where on the key's index" if self.format == "table"
                 else "pandas HDFStore.get, then a pandas filter",
                 "versions": hdf5_versions()}

@@ -56,17 +56,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import tables
 
-from workloads.datasets.schema import Schema, StringMode, apply_string_mode
+from workloads.datasets.schema import NUMPY_DTYPES, Schema, StringMode, apply_string_mode
 from workloads.targets.common.arrow_frames import frame_from_arrow, key_value
 from workloads.targets.common.bars import minute_bars, price_columns
 from workloads.targets.base import Layout, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.lazy import get_dataset as _get_dataset
+from workloads.targets.common.row_order import key_column
 from workloads.targets.hdf5.layout import day_node
 
 
 NAN_REP = "nan"            # pandas' text for a missing string in table format
-_TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP"})
+# stored as int64 nanoseconds (an imported NANOTIMESTAMP too: kept to the ns)
+_TEMPORAL = frozenset(t for t, dtype in NUMPY_DTYPES.items() if dtype.startswith("datetime64"))
 
 
 def _now() -> float:
@@ -166,14 +168,15 @@ class HDF5Reads:
     def _read_key(self, layout: Layout, day: dt.date, key: str) -> tuple[pd.DataFrame, dict[str, float], Path | None]:
         """One key-day: PyTables' ``where`` (table), or the day filtered by pandas (fixed)."""
         info = self._dataset_info(layout)
-        value = key_value(info.schema.column(info.key_column), key)
+        key_name = key_column(info, "a slice")
+        value = key_value(info.schema.column(key_name), key)
         path = self.day_path(layout, day)
         if self.format == "table":
-            frame, phases = self._read(layout, path, day_node(day), info.schema, (info.key_column, value))
+            frame, phases = self._read(layout, path, day_node(day), info.schema, (key_name, value))
             return frame, phases, None
         frame, phases = self._read(layout, path, day_node(day), info.schema)
         t0 = _now()
-        frame = frame[frame[info.key_column] == value].reset_index(drop=True)
+        frame = frame[frame[key_name] == value].reset_index(drop=True)
         phases["query"] = _now() - t0
         return frame, phases, path
 
@@ -187,7 +190,7 @@ class HDF5Reads:
         bid, ask = price_columns(info)
         frame, phases, path = self._read_key(layout, day, key)
         t0 = _now()
-        bars = minute_bars(frame, info.time_column, bid, ask)
+        bars = minute_bars(frame, info.time_column, bid, ask, info.size_column)
         phases["query"] = phases.get("query", 0.0) + (_now() - t0)
         return OpResult(rows=len(bars), phases=phases, frame=bars, wire_path=path)
 

@@ -103,7 +103,7 @@ class HDF5Writes:
         t0 = _now()
         frame = read_csv(path, layout.dataset)
         t1 = _now()
-        index_s = self._write(folder / f"{day.isoformat()}.{EXT}", day_node(day), frame, info.key_column)
+        index_s = self._write(folder / f"{day.isoformat()}.{EXT}", day_node(day), frame, info.key_column or None)
         t2 = _now()
         return OpResult(rows=len(frame), nbytes=rows_bytes(len(frame), info.schema), wire_path=path,
                         phases={"read": t1 - t0, "io": t2 - t1 - index_s}, extra={"queryable_s": index_s})

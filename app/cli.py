@@ -88,12 +88,28 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
     export.add_argument("--out", type=Path, default=Path("."), help="the folder the files go to")
     export.add_argument("--force", action="store_true", help="overwrite the run's files already in --out")
-    imp = sub.add_parser("import", help="import a CSV file as a dataset to benchmark (imp_NAME)")
-    imp.add_argument("file", type=Path, help="the CSV file, with a header row")
-    imp.add_argument("--dataset", required=True, help="the schema it holds: taq | level2 | devices | api45")
+    imp = sub.add_parser("import", help="import a tick file or folder as a dataset to benchmark (imp_NAME)")
+    imp.add_argument("file", type=Path, metavar="FILE_OR_FOLDER",
+                     help="a CSV (with a header), Parquet or Feather file, or a folder of them (hive date=... too)")
     imp.add_argument("--name", required=True, help="a name for it: lower-case letters, digits, _")
+    imp.add_argument("--time", help="the time column: a timestamp, or a date with --time-of-day")
+    imp.add_argument("--time-of-day", default="", metavar="COLUMN", help="with a date --time: its time-of-day column")
+    imp.add_argument("--key", default="", metavar="COLUMN", help="symbol / instrument / device (optional)")
+    imp.add_argument("--price", action="append", default=[], metavar="COLUMN",
+                     help="a price column (twice: bid and ask); minute bars need one")
+    imp.add_argument("--size", default="", metavar="COLUMN", help="a traded size: minute bars add its volume")
+    imp.add_argument("--type", action="append", default=[], metavar="COLUMN=TYPE",
+                     help="store a column as TYPE instead of the inferred one (SYMBOL, STRING, LONG, DOUBLE, "
+                          "TIMESTAMP, NANOTIMESTAMP, ...; repeatable)")
+    imp.add_argument("--zone", default="", help="the zone of timestamps written without one (e.g. America/New_York)")
+    imp.add_argument("--delimiter", default=None, help="a CSV's delimiter (default: found from its first lines)")
+    imp.add_argument("--skip-bad-rows", action="store_true",
+                     help="leave out rows that do not fit (counted and listed) instead of stopping")
+    imp.add_argument("--preview", action="store_true", help="show the columns, inferred types and roles; import nothing")
+    imp.add_argument("--dataset", help="instead of --time: read the CSV against a built-in schema "
+                                       "(taq | level2 | devices | api45)")
     imp.add_argument("--map", action="append", default=[], metavar="CSVCOL=column",
-                     help="read the CSV column CSVCOL as the schema's column (repeatable)")
+                     help="with --dataset: read the CSV column CSVCOL as the schema's column (repeatable)")
     sub.add_parser("datasets", help="list datasets and their schemas")
     sub.add_parser("workloads", help="list workloads and their parameters")
     add_targets_parser(sub)

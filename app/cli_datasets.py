@@ -19,20 +19,118 @@ def cmd_datasets(args) -> int:
         console.print(f"[bold]{dataset.info.name}[/bold] — {dataset.info.title}: {dataset.rows:,} rows, "
                       f"{len(days)} day{'s' if len(days) != 1 else ''} ({days[0]} .. {days[-1]}), "
                       f"{len(dataset.all_keys):,} keys, from {dataset.source['path']}", highlight=False)
+        if not dataset.base:
+            from workloads.datasets.roles import Roles
+            columns = ", ".join(f"{c.name} {c.ddb_type}" for c in dataset.info.schema.columns)
+            roles = Roles.from_dict(dataset.info.extra["roles"]).describe()
+            console.print(f"    columns: {columns}\n    roles: {roles}", highlight=False, markup=False)
     return 0
 
 
 def cmd_import(args) -> int:
+    if args.dataset:
+        if args.time or args.key or args.price or args.size or args.type:
+            raise CliError("--dataset reads a CSV against a built-in schema, whose roles are fixed: "
+                           "leave out --time/--key/--price/--size/--type, or leave out --dataset")
+        return _import_builtin_schema(args)
+    if args.map:
+        raise CliError("--map renames CSV columns for --dataset imports; an import in its own schema keeps its names")
+    return _import_own_schema(args)
+
+
+def _import_own_schema(args) -> int:
+    import time
+
+    from workloads.datasets.csv_import import ImportFailed
+    from workloads.datasets.roles import Roles
+    from workloads.datasets.tick_import import ImportSourceError, import_source, preview_source
+    types = _pairs(args.type, "--type", "COLUMN=TYPE")
+    try:
+        preview = preview_source(args.file, args.delimiter)
+    except (ImportSourceError, OSError) as exc:
+        raise CliError(str(exc)) from None
+    if args.preview or not args.time:
+        _print_preview(preview)
+        if not args.preview:
+            raise CliError(f"name the time column: --time COLUMN"
+                           + (f" (suggested: {_suggested_flags(preview.suggested)})" if preview.suggested else ""))
+        return 0
+    roles = Roles(time=args.time, time_of_day=args.time_of_day, key=args.key, price=tuple(args.price), size=args.size)
+    started = time.perf_counter()
+    with Progress(TextColumn("[bold]importing {task.fields[file]}"), BarColumn(),
+                  TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=err_console, transient=True) as progress:
+        task = progress.add_task("", total=1000, file=preview.label)
+        try:
+            dataset = import_source(args.file, args.name, roles, types, args.delimiter, args.zone, args.skip_bad_rows,
+                                    lambda done, total, message: progress.update(task, completed=done,
+                                                                                 description=message))
+        except (ValueError, ImportFailed, OSError) as exc:
+            raise CliError(str(exc)) from None
+    seconds = time.perf_counter() - started
+    days = dataset.all_days
+    skipped = dataset.manifest.get("skipped", {})
+    console.print(f"Imported {dataset.rows:,} rows over {len(days)} day{'s' if len(days) != 1 else ''} "
+                  f"({days[0]} .. {days[-1]}) from {preview.label} in {seconds:,.1f} s "
+                  f"({dataset.rows / max(seconds, 1e-9):,.0f} rows/s) as [bold]{dataset.info.name}[/bold]: "
+                  f"{roles.describe()}; time zone {dataset.manifest.get('zone')}.", highlight=False)
+    if skipped.get("count"):
+        console.print(f"Skipped {skipped['count']:,} bad row(s):", highlight=False)
+        for line in skipped["rows"][:20]:
+            console.print(f"  {line}", highlight=False, markup=False)
+        if skipped["count"] > 20:
+            console.print(f"  ... {skipped['count'] - 20:,} more (all of the first 100 in the import's manifest.json)",
+                          highlight=False)
+    console.print(f"Use it: tickbench run --dataset {dataset.info.name} --days {len(days)} ...", highlight=False)
+    return 0
+
+
+def _pairs(items: list[str], flag: str, form: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        left, sep, right = item.partition("=")
+        if not sep or not left.strip() or not right.strip():
+            raise CliError(f"{flag} takes {form}, not {item!r}")
+        if left.strip() in out:
+            raise CliError(f"{flag} names {left.strip()!r} twice")
+        out[left.strip()] = right.strip().upper() if flag == "--type" else right.strip()
+    return out
+
+
+def _suggested_flags(roles) -> str:
+    flags = [f"--time {roles.time}"] + ([f"--time-of-day {roles.time_of_day}"] if roles.time_of_day else [])
+    flags += [f"--key {roles.key}"] if roles.key else []
+    flags += [f"--price {p}" for p in roles.price] + ([f"--size {roles.size}"] if roles.size else [])
+    return " ".join(flags)
+
+
+def _print_preview(preview) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    table = Table(title=f"{preview.label}: {preview.format}"
+                        + (f", delimiter {preview.delimiter!r}" if preview.delimiter else "")
+                        + (f", {len(preview.files)} files" if len(preview.files) > 1 else "")
+                        + (", hive folders" if preview.hive else ""))
+    table.add_column("column")
+    table.add_column("read as")
+    table.add_column("stored as")
+    table.add_column("first values")
+    for field, column in zip(preview.arrow_schema, preview.schema.columns):
+        values = ", ".join(str(v) for v in preview.first_rows[field.name].head(3).tolist())
+        table.add_row(escape(field.name), escape(str(field.type)), column.ddb_type, escape(values))
+    console.print(table)
+    if preview.zone:
+        console.print(f"Time zone: {preview.zone} (stored as UTC)", highlight=False)
+    if preview.suggested:
+        console.print(f"Suggested roles: {_suggested_flags(preview.suggested)}", highlight=False)
+
+
+def _import_builtin_schema(args) -> int:
     import time
 
     from workloads.datasets.csv_parse import CsvFormatError
     from workloads.datasets.csv_import import ImportFailed, import_csv
-    mapping = {}
-    for item in args.map:
-        csv_name, sep, column = item.partition("=")
-        if not sep or not csv_name.strip() or not column.strip():
-            raise CliError(f"--map takes CSVCOL=column, not {item!r}")
-        mapping[csv_name.strip()] = column.strip()
+    mapping = _pairs(args.map, "--map", "CSVCOL=column")
     started = time.perf_counter()
     with Progress(TextColumn("[bold]importing {task.fields[file]}"), BarColumn(),
                   TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.description}"),

@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 DAYS = ("2024-03-04", "2024-03-05", "2024-03-06")
@@ -72,5 +71,6 @@ def write_trades_parquet_days(folder: Path, table: pa.Table | None = None, hive:
         if fmt == "parquet":
             pq.write_table(part, target)
         else:
-            feather.write_feather(part, target)
+            with pa.ipc.new_file(target, part.schema) as writer:   # Feather V2 is the Arrow IPC file format
+                writer.write_table(part)
     return folder

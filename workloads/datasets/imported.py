@@ -33,13 +33,14 @@ import pyarrow.parquet as pq
 from workloads.datasets._strings import ARROW_STR
 from workloads.datasets.base import Dataset
 from workloads.datasets.builtin import DATASETS, IMPORT_PREFIX as PREFIX
-from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode, apply_string_mode
+from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema, StringMode, apply_string_mode
 from workloads.paths import data_dir
 from workloads.text import plural
 
 NAME_RULE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # matched whole: fullmatch
 MANIFEST = "manifest.json"
-FORMAT = 1                       # bump when the stored layout changes
+FORMAT = 1                       # an import read against a built-in schema; bump when its layout changes
+FORMAT_OWN = 2                   # an import in its own schema, with roles (``tick_import``)
 _SHORT_BASE = {"taq": "TAQ", "level2": "level 2", "devices": "devices", "api45": "api45"}
 _DROPPED_EXTRA = ("default_start", "seed_rows_per_day", "seed_symbols", "info_table")
 
@@ -82,11 +83,23 @@ class ImportedDataset(Dataset):
     """An imported CSV, read back day by day from its Parquet files."""
 
     def __init__(self, folder: Path, manifest: dict[str, Any]):
-
         self.folder = Path(folder)
         self.manifest = manifest
         self.name: str = manifest["name"]
-        self.base: str = manifest["base"]
+        days = manifest["days"]
+        if "roles" in manifest:
+            self.base = ""
+            self.info = self._own_info(manifest)
+        else:
+            self.base = manifest["base"]
+            self.info = self._base_info(manifest)
+        self._days = [dt.date.fromisoformat(d["date"]) for d in days]
+        self._entries = {d: entry for d, entry in zip(self._days, days)}
+        self._keys = [str(k) for k in manifest["keys"]]
+
+    def _base_info(self, manifest: dict[str, Any]) -> DatasetInfo:
+        """An import read against a built-in dataset's schema: that dataset's columns and roles."""
+        days = manifest["days"]
         base = DATASETS[self.base].info
         stored = [tuple(c) for c in manifest["schema"]]
         if stored != [(c.name, c.ddb_type) for c in base.schema.columns]:
@@ -94,9 +107,8 @@ class ImportedDataset(Dataset):
                              f"schema: import the CSV again")
         extra = {k: v for k, v in base.extra.items() if k not in _DROPPED_EXTRA}
         extra.update(imported=True, import_id=manifest["import_id"], base=self.base,
-                     source=manifest["source"]["path"], default_start=manifest["days"][0]["date"])
-        days = manifest["days"]
-        self.info = DatasetInfo(
+                     source=manifest["source"]["path"], default_start=days[0]["date"])
+        return DatasetInfo(
             name=PREFIX + self.name,
             title=f"{Path(manifest['source']['path']).name} (imported {_SHORT_BASE.get(self.base, self.base)})",
             schema=base.schema, date_column=base.date_column, key_column=base.key_column,
@@ -106,9 +118,26 @@ class ImportedDataset(Dataset):
                    f"{len(manifest['keys']):,} keys, {base.title} schema. The scale's days pick the "
                    f"first imported days; its rows per day and symbols are ignored."),
             extra=extra)
-        self._days = [dt.date.fromisoformat(d["date"]) for d in days]
-        self._entries = {d: entry for d, entry in zip(self._days, days)}
-        self._keys = [str(k) for k in manifest["keys"]]
+
+    def _own_info(self, manifest: dict[str, Any]) -> DatasetInfo:
+        """An import in its own schema: its columns as stored, its roles as the user named them."""
+        from workloads.datasets.roles import Roles, dataset_info
+        days = manifest["days"]
+        schema = Schema(tuple(Column(str(n), str(t)) for n, t in manifest["schema"]))
+        roles = Roles.from_dict(manifest["roles"])
+        roles.check(schema, f"import {self.name!r}")
+        source = Path(manifest["source"]["path"]).name
+        skipped = int(manifest.get("skipped", {}).get("count", 0))
+        keys = f"{len(manifest['keys']):,} keys" if roles.key else "no key column"
+        return dataset_info(
+            PREFIX + self.name, f"{source} (imported)", schema, roles,
+            notes=(f"Imported from {manifest['source']['path']} on {manifest['created'][:16].replace('T', ' ')}: "
+                   f"{manifest['rows']:,} rows over {len(days)} day{'s' if len(days) != 1 else ''}, {keys}; "
+                   f"{len(schema.columns)} columns ({roles.describe()}); time zone {manifest.get('zone') or 'none'}"
+                   + (f"; {skipped:,} bad rows skipped" if skipped else "") + ". The scale's days pick the first "
+                   f"imported days; its rows per day and symbols are ignored."),
+            extra={"imported": True, "import_id": manifest["import_id"], "source": manifest["source"]["path"],
+                   "default_start": days[0]["date"], "zone": manifest.get("zone", "")})
 
     # --- facts from the manifest ---
     @property
@@ -207,8 +236,8 @@ def load_import(name: str) -> ImportedDataset:
             return cached[1]
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        if manifest.get("format") != FORMAT:
-            raise ValueError(f"stored format {manifest.get('format')!r}, this version reads {FORMAT}")
+        if manifest.get("format") not in (FORMAT, FORMAT_OWN):
+            raise ValueError(f"stored format {manifest.get('format')!r}, this version reads {FORMAT} and {FORMAT_OWN}")
         dataset = ImportedDataset(folder, manifest)
     except (OSError, KeyError, TypeError, IndexError, ValueError) as exc:
         raise ValueError(f"import {short!r} in {folder} is damaged ({exc}): import the CSV again") from None

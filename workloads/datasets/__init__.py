@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from workloads.datasets.base import Dataset
-from workloads.datasets.builtin import DATASETS, IMPORT_PREFIX
+from workloads.datasets.builtin import DATASETS, IMPORT_PREFIX, TABLE_PREFIX
 
 
 def get_dataset(name: str) -> Dataset:
@@ -17,6 +17,9 @@ def get_dataset(name: str) -> Dataset:
     if name.startswith(IMPORT_PREFIX):
         from workloads.datasets.imported import load_import  # pyarrow.parquet only when needed
         return load_import(name)
+    if name.startswith(TABLE_PREFIX):
+        from workloads.datasets.tables import load_table_dataset
+        return load_table_dataset(name)
     choices = ", ".join(DATASETS)
     raise ValueError(f"unknown dataset {name!r}: choose one of {choices}, "
                      f"or an imported CSV as {IMPORT_PREFIX}NAME (tickbench import)")

@@ -8,6 +8,7 @@ from workloads.datasets.level2 import Level2Dataset
 from workloads.datasets.taq import TaqDataset
 
 IMPORT_PREFIX = "imp_"          # the registry name of an imported CSV: imp_<name>
+TABLE_PREFIX = "tbl_"           # an existing table read in place (``workloads.datasets.tables``): tbl_<name>
 
 DATASETS: dict[str, Dataset] = {
     "taq": TaqDataset(),

@@ -61,7 +61,10 @@ def check_scenario(scenario: Scenario) -> dict[str, Any]:
     if scenario.rate and any(step.rate <= 0 for step in workload.steps(scenario)):
         raise ValueError(f"{scenario.workload} sweeps steps of its own: an open-loop rate is offered to workloads "
                          "whose steps are users")
-    make_target(scenario.target, scenario.target_config)  # config only, no I/O
+    target = make_target(scenario.target, scenario.target_config)  # config only, no I/O
+    if workload.writes and getattr(target, "read_only", False):
+        raise ValueError(f"{scenario.workload} writes, and {scenario.target_config.get('target_key') or scenario.target} "
+                         "is a table read in place, never written: choose a read workload")
     return params
 
 

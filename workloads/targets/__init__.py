@@ -30,6 +30,7 @@ LAZY_TARGETS: dict[str, str] = {
     "postgres": "workloads.targets.postgres:PostgresTarget",
     "druid": "workloads.targets.druid:DruidTarget",
     "mongodb": "workloads.targets.mongodb:MongoDBTarget",
+    "table": "workloads.targets.table:TableTarget",      # an existing table, read in place
 }
 
 def target_kinds() -> list[str]:

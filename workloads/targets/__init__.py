@@ -30,8 +30,9 @@ LAZY_TARGETS: dict[str, str] = {
     "postgres": "workloads.targets.postgres:PostgresTarget",
     "druid": "workloads.targets.druid:DruidTarget",
     "mongodb": "workloads.targets.mongodb:MongoDBTarget",
-    "table": "workloads.targets.table:TableTarget",      # an existing table, read in place
 }
+# Not an engine of its own: a user's existing table on one of them, read in place (``table:<name>``)
+IN_PLACE_TARGETS: dict[str, str] = {"table": "workloads.targets.table:TableTarget"}
 
 def target_kinds() -> list[str]:
     """Every registered kind, local ones first."""
@@ -41,6 +42,9 @@ def target_kinds() -> list[str]:
 def target_class(kind: str) -> type[Target]:
     if kind in TARGETS:
         return TARGETS[kind]
+    if kind in IN_PLACE_TARGETS:
+        module_name, _, class_name = IN_PLACE_TARGETS[kind].partition(":")
+        return getattr(importlib.import_module(module_name), class_name)
     if kind not in LAZY_TARGETS:
         raise ValueError(f"unknown target {kind!r}: choose one of {', '.join(target_kinds())}")
     module_name, _, class_name = LAZY_TARGETS[kind].partition(":")

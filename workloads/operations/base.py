@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 
 from workloads.datasets.base import Dataset
+from workloads.datasets.builtin import IMPORT_PREFIX, TABLE_PREFIX
+from workloads.datasets.roles import ROLE_NAMES, roles_of
+from workloads.datasets.schema import DatasetInfo
 from workloads.operations.params import Param
 from workloads.scenario import Scenario
 from workloads.run.schedule import user_rate
@@ -87,6 +90,29 @@ class Workload(ABC):
     bounded_by_operations = True   # False: the workload decides when a worker is done (by rows)
     ends_when = "its rows are moved"   # how a step ends when not bounded by operations
     writes = False                 # True: each step starts from an emptied scratch table
+    roles: frozenset[str] = frozenset({"time"})   # the dataset roles it needs (``roles.ROLE_NAMES``)
+
+    def missing_roles(self, info: DatasetInfo) -> tuple[str, ...]:
+        """The roles this workload needs that ``info``'s dataset has no column for, in role order."""
+        have = roles_of(info)
+        return tuple(role for role in ROLE_NAMES if role in self.roles and role not in have)
+
+    def refusal(self, info: DatasetInfo) -> str:
+        """One line on why this workload cannot run on ``info``'s dataset ("" when it can), e.g.
+        "slice-download needs a key column: dataset imp_trades has none (import it with --key COLUMN)"."""
+        missing = self.missing_roles(info)
+        if not missing:
+            return ""
+        wanted = [f"a {role} column" for role in missing]
+        needs = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
+        none = "none" if len(missing) == 1 else "neither" if len(missing) == 2 else "none of them"
+        flags = " ".join(f"--{role} COLUMN" for role in missing)
+        hint = ""
+        if info.name.startswith(IMPORT_PREFIX):
+            hint = f" (import it with {flags})"
+        elif info.name.startswith(TABLE_PREFIX):
+            hint = f" (add the table again with {flags})"
+        return f"{self.name} needs {needs}: dataset {info.name} has {none}{hint}"
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, every value coerced; unknown keys are an error."""
@@ -140,4 +166,5 @@ class Workload(ABC):
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "description": self.description,
-                "reference": self.reference, "params": [p.__dict__ for p in self.params]}
+                "reference": self.reference, "params": [p.__dict__ for p in self.params],
+                "roles": [role for role in ROLE_NAMES if role in self.roles]}

@@ -25,6 +25,7 @@ MINUTE_TABLE = "minute"   # the layout's table of minute quotes (DolphinDB: quot
 
 class _Report003(Workload):
     reference = "report 003 (compute)"
+    roles = frozenset({"time", "key", "price"})   # bid and ask by key and minute; ``check`` asks TAQ-like quotes
     params = (
         Param("days", "Days per operation", "int", 0, 0, 100_000, "days",
               help="Consecutive trading days each operation covers; 0 = every day of the dataset "

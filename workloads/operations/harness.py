@@ -23,6 +23,7 @@ class NoOp(Workload):
                    "every operation that arrives inside a stall window waits until it ends, as a server that "
                    "stops answering for a while.")
     op_name = "noop"
+    roles = frozenset()
     uses_target = False
     params = (
         Param("stall_every_s", "Stall every", "float", 0.0, 0.0, 3600.0, "s",

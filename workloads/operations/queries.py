@@ -28,6 +28,7 @@ class QuerySuite(Workload):
                    "times and a geometric mean over the suite; every answer fingerprinted.")
     reference = "report 001 §5.1, report 004 §5"
     op_name = "query"
+    roles = frozenset({"time"})
     bounded_by_operations = False
     ends_when = "every query has run its repetitions"
     @property

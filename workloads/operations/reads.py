@@ -59,6 +59,7 @@ class ReadDay(Workload):
                    "DolphinDB (server + transfer + decode).")
     reference = "report 000"
     op_name = "read_day"
+    roles = frozenset({"time"})
     params = (
         ColumnsParam("columns", "Columns", "choice", ALL, choices=(ALL, WITHOUT_STRINGS),
                      help="Which columns to read: all; without strings (the dataset's SYMBOL/STRING "
@@ -99,6 +100,7 @@ class SliceDownload(Workload):
                    "rows come in no promised order, as a day's.")
     reference = "report 002 §3 (download), report 003 (read)"
     op_name = "read_slice"
+    roles = frozenset({"time", "key"})
     bounded_by_operations = False
     params = (
         Param("rows_per_user", "Rows per user", "int", 200_000, 1, 10_000_000_000, "rows",
@@ -120,6 +122,7 @@ class MinuteBars(Workload):
                    "client for files.")
     reference = "report 002 §4 (K-line)"
     op_name = "minute_bars"
+    roles = frozenset({"time", "key", "price"})   # a size adds volume when named
 
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
         day, key = _pick_day_key(ctx, seq)

@@ -33,6 +33,7 @@ class ImportCsv(Workload):
                    "operation per file; users = files loading at once. MB/s on the wire = CSV bytes.")
     reference = "report 001 §5.2, report 004 §3.1"
     op_name = "import_csv"
+    roles = frozenset({"time"})
     bounded_by_operations = False
     ends_when = "every CSV file is loaded once"
     writes = True
@@ -68,6 +69,7 @@ class ExportCsv(Workload):
                    "each step.")
     reference = "report 004 §3.2"
     op_name = "export_csv"
+    roles = frozenset({"time"})
     bounded_by_operations = False
     ends_when = "every day is written once"
 

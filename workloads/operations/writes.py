@@ -49,6 +49,7 @@ class UploadSweep(Workload):
                    "append to their own tables).")
     reference = "report 002 §1"
     op_name = "upload"
+    roles = frozenset()            # any schema: the dataset's own rows
     bounded_by_operations = False
     writes = True
     params = (
@@ -83,6 +84,7 @@ class ConcurrentAppend(Workload):
                    "DuckDB allows one writing process per file, so its appends queue up.")
     reference = "report 002 §2, report 003 (write)"
     op_name = "append"
+    roles = frozenset()            # any schema: the dataset's own rows
     bounded_by_operations = False
     writes = True
     params = (

@@ -53,8 +53,12 @@ class RunResult:
 
 def check_scenario(scenario: Scenario) -> dict[str, Any]:
     """The scenario's workload parameters, validated; ValueError or KeyError (unknown workload or
-    target, bad parameters) before anything starts. No I/O."""
+    target, bad parameters, a dataset without a role the workload needs) before anything starts.
+    No I/O beyond an imported dataset's manifest."""
     workload = get_workload(scenario.workload)
+    refusal = workload.refusal(get_dataset(scenario.dataset).info)
+    if refusal:
+        raise ValueError(refusal)
     params = workload.validate(scenario.params)
     if workload.bounded_by_operations and not scenario.operations and not scenario.duration_s:
         raise ValueError(f"{scenario.workload} needs a number of operations per user or a duration")

@@ -60,6 +60,9 @@ def scenario_from_args(args) -> "Scenario":
         kind, config = _profile_config(args, target)
         changes["target"] = kind
         changes["target_config"] = config
+        if kind == "table" and args.dataset is None:     # a table read in place is its own dataset
+            from workloads.datasets.builtin import TABLE_PREFIX
+            changes["dataset"] = TABLE_PREFIX + str(config["name"])
     else:
         changes["target_config"] = _target_config(args, target, dict(base.target_config))
     return base.with_changes(**changes)

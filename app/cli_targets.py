@@ -23,8 +23,24 @@ def add_targets_parser(sub) -> None:
     add.add_argument("--password-stdin", action="store_true",
                      help="read the password from standard input and keep it in the OS keyring "
                           "(never in targets.json); without a keyring it is asked for at run time")
-    remove = action.add_parser("remove", help="forget a saved server (its data is not touched)")
-    remove.add_argument("key", help="e.g. ch:NAME or ddb:NAME")
+    table = action.add_parser("add-table", help="benchmark an existing table where it lives, read-only: "
+                                                "the target is then table:NAME")
+    table.add_argument("name", help="the target's name (table:NAME; its dataset is tbl_NAME)")
+    table.add_argument("--kind", required=True, help="parquet | duckdb | postgres | questdb | clickhouse | dolphindb")
+    table.add_argument("--location", required=True,
+                       help="a Parquet file or folder, a DuckDB file, or a server: HOST:PORT[/DATABASE] "
+                            "or a saved server's key (pg:NAME)")
+    table.add_argument("--table", default="", help="the table's name in its database (schema.table allowed)")
+    table.add_argument("--time", required=True, help="the timestamp column")
+    table.add_argument("--key", default="", help="the key column (symbol, instrument, device)")
+    table.add_argument("--price", action="append", default=[], help="a price column (twice: bid and ask)")
+    table.add_argument("--size", default="", help="a traded size column")
+    table.add_argument("--user", help="the server login (default: the kind's usual one)")
+    table.add_argument("--password-stdin", action="store_true",
+                       help="read the password from standard input (kept in the OS keyring, never in a file); "
+                            "else TICKBENCH_<KIND>_PASSWORD, or asked for")
+    remove = action.add_parser("remove", help="forget a saved server or table (its data is not touched)")
+    remove.add_argument("key", help="e.g. ch:NAME, ddb:NAME or table:NAME")
 
 
 def _password_from_stdin() -> str:
@@ -72,6 +88,16 @@ def cmd_targets(args, registry, console: Console, cli_error) -> int:
             console.print(f"Saved {key}: the password is asked for at run time (or {profile.password_variable})"
                           + ("; no keyring here to keep it" if password else "") + ".", highlight=False)
         return 0
+    if args.action == "add-table":
+        return _add_table(args, registry, console, cli_error)
+    if args.action == "remove" and args.key.startswith("table:"):
+        from workloads.datasets.tables import remove_table
+        try:
+            remove_table(args.key.partition(":")[2])
+        except ValueError as exc:
+            raise cli_error(str(exc)) from None
+        console.print(f"Removed {args.key} (the table itself is not touched).", highlight=False)
+        return 0
     if args.action == "remove":
         try:
             registry.remove(args.key)
@@ -89,3 +115,66 @@ def cmd_targets(args, registry, console: Console, cli_error) -> int:
         table.add_row(escape(item.key), escape(item.label), state, escape(where(item.config)))
     console.print(table)
     return 0
+
+
+def _server_address(text: str) -> dict:
+    """``HOST:PORT[/DATABASE]`` (``[::1]:5432`` for IPv6) as connection settings; ValueError otherwise."""
+    address, _, database = text.partition("/")
+    host, sep, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"server {text!r}: give HOST:PORT[/DATABASE] or a saved server's key")
+    return {"host": host, "port": int(port), **({"database": database} if database else {})}
+
+
+def _add_table(args, registry, console: Console, cli_error) -> int:
+    """Check the table where it lives (reachable, readable, not empty, the roles' columns there) and save it."""
+    import os
+
+    from workloads.datasets.roles import Roles
+    from workloads.targets.base import TargetError
+    from workloads.targets.engines import SERVER_TYPES
+    from workloads.targets.table import KINDS, SERVER_KINDS, add_table_target
+    if args.kind not in KINDS:
+        raise cli_error(f"--kind {args.kind!r}: choose one of {', '.join(KINDS)}")
+    connection: dict = {}
+    password = ""
+    try:
+        if args.kind in SERVER_KINDS:
+            servers = {e.key: e for e in registry.profile_entries()}
+            item = servers.get(args.location)
+            if item is not None:               # a saved server: its address, login and password
+                connection = {"server_key": item.key}
+                resolved = registry.resolve(item.key, ask=_ask_from(args))
+                if resolved is None:
+                    raise cli_error(f"{item.key}: password needed")
+                check = {**resolved, **connection}
+            else:
+                connection = _server_address(args.location)
+                kind_type = SERVER_TYPES.get(args.kind)
+                connection["user"] = args.user or (kind_type.user if kind_type else "admin")
+                connection.setdefault("database", kind_type.database if kind_type else "")
+                if args.kind == "questdb":
+                    connection["http_port"] = dict(kind_type.options)["http_port"]
+                variable = f"TICKBENCH_{'DDB' if args.kind == 'dolphindb' else args.kind.upper()}_PASSWORD"
+                password = _password_from_stdin() if args.password_stdin else os.environ.get(variable, "")
+                check = {**connection, "password": password}
+        else:
+            check = {}
+        roles = Roles(time=args.time, key=args.key, price=tuple(args.price), size=args.size)
+        saved = add_table_target(args.name, args.kind, args.location, args.table, roles, check)
+    except (TargetError, ValueError) as exc:
+        raise cli_error(str(exc)) from None
+    key = f"table:{saved.name}"
+    if password:
+        registry.keep_table_password(key, {**saved.connection, "source": saved.kind}, password, remember=True)
+    console.print(f"Saved {key} ({saved.where}; {saved.roles.describe()}): run it with --target {key}; "
+                  f"its dataset is {saved.dataset}.", highlight=False)
+    return 0
+
+
+def _ask_from(args):
+    def ask(profile, refused: bool):
+        import os
+        return os.environ.get(profile.password_variable)
+    return ask

@@ -84,8 +84,16 @@ class TargetRegistry:
                             profile=p)
                 for p in self._profiles.values() if kind is None or p.kind == kind]
 
+    def table_entries(self) -> list[TargetEntry]:
+        """Existing tables read in place (``workloads.targets.table``), saved under the data folder."""
+        from workloads.datasets.tables import list_tables
+        return [TargetEntry(f"table:{t.name}", f"Table: {t.name} ({t.where})", "table",
+                            {"name": t.name, "source": t.kind, **t.connection},
+                            missing_client(t.kind, server=t.kind not in ("parquet", "duckdb")), t.roles.describe())
+                for t in list_tables()]
+
     def entries(self) -> list[TargetEntry]:
-        return self.local_entries() + self.profile_entries()
+        return self.local_entries() + self.profile_entries() + self.table_entries()
 
     def entry(self, key: str) -> TargetEntry:
         for item in self.entries():
@@ -242,6 +250,8 @@ class TargetRegistry:
         """A target's config ready to run (servers with their password), or None when no password
         could be had."""
         item = self.entry(key)
+        if item.kind == "table":
+            return self._table_config(item, ask)
         if item.profile is None:
             return dict(item.config)
         if item.config.get("local_engine"):
@@ -250,6 +260,40 @@ class TargetRegistry:
         if password is None:
             return None
         return {**item.config, "password": password}
+
+    def _table_config(self, item: TargetEntry, ask: AskPassword | None) -> dict[str, Any] | None:
+        """A table target's config: through the saved server it names (``server_key``), else its own
+        address with a password typed this session, stored under the table's key, or asked for."""
+        config = dict(item.config)
+        if config.get("server_key"):
+            server = self.resolve(str(config["server_key"]), ask)
+            return None if server is None else {**server, **config}
+        if not config.get("host"):
+            return config                       # a file: nothing to log in to
+        profile = table_login(item.key, config)
+        password = self.password_of(profile, ask)
+        return None if password is None else {**config, "password": password}
+
+    def password_of(self, profile: Profile, ask: AskPassword | None) -> str | None:
+        """A password kept under ``profile.name`` (a table target's key) this session or in the store,
+        else asked for."""
+        key = profile.name
+        if key in self._session:
+            return self._session[key]
+        stored = self.stored_password(profile)
+        if stored is not None and key not in self._distrusted:
+            return stored
+        typed = ask(profile, stored is not None) if ask is not None else None
+        if typed is not None:
+            self._session[key] = typed
+        return typed
+
+    def keep_table_password(self, key: str, config: dict[str, Any], password: str, remember: bool) -> bool:
+        """Keep a table target's password (never in its saved file): this session, and the store."""
+        profile = table_login(key, config)
+        if password:
+            self._session[key] = password
+        return self.keep_password(profile, password, remember) if remember else True
 
     def _local_engine_config(self, item: TargetEntry) -> dict[str, Any]:
         """A local engine's config from its record (its port and password: never asked for);
@@ -308,6 +352,15 @@ class TargetRegistry:
             write_bytes_atomic(self.state_path, json.dumps(self.state(), indent=1).encode("utf-8"))
         except Exception as exc:   # a full or read-only disk must not lose the profiles in memory
             log.warning("could not save %s: %s", self.state_path, exc)
+
+
+def table_login(key: str, config: dict[str, Any]) -> Profile:
+    """The login of a table target's own address, as a profile named by its key (``table:NAME``): what
+    password prompts and the store see (its ``password_variable`` is the server kind's)."""
+    kind = str(config.get("source") or "postgres")
+    server = ServerProfile(key, str(config.get("host") or "?"), int(config.get("port") or 1),
+                           str(config.get("user") or ""), str(config.get("database") or ""))
+    return Profile(kind, server)
 
 
 def _without_password(profile: Profile) -> Profile:

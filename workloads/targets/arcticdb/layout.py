@@ -3,9 +3,9 @@ day or per instrument), the manifest, side tables, footprint and cache.
 
 Layout: one library per dataset, scale and symbol layout, ``<prefix><dataset>_<scale.key()>_by_<day|
 instrument>`` (characters ArcticDB dislikes made ``_``). Rows are indexed by their timestamp
-(TAQ: ``date`` + the ``time`` of day; devices: ``time``), sorted, so ``date_range`` reads seek;
-every schema column is stored as well, so a read gives DuckDB's columns in its order with the
-index dropped. Per-day symbols hold the generator's time order; a day of the per-instrument
+(TAQ: ``date`` + the ``time`` of day; devices and imports: ``time``, datetime64[ns], an imported
+NANOTIMESTAMP kept to the ns), sorted, so ``date_range`` reads seek; every schema column is stored
+as well, so a read gives DuckDB's columns in its order with the index dropped. Per-day symbols hold the generator's time order; a day of the per-instrument
 layout is read with ``read_batch`` (one ``date_range`` request per key, keys in sorted order:
 DuckDB's row order). The manifest is the metadata of the symbol ``_tickbench_manifest`` (format,
 scale with the dataset's content id, days and rows per day, keys sample, schema, versions,
@@ -57,6 +57,9 @@ class ArcticDBLayout:
                 progress: ProgressCallback | None = None) -> Layout:
         strings = StringMode.parse(strings)
         ds = _get_dataset(dataset)
+        if self.symbol_per == "instrument" and not ds.info.key_column:
+            raise TargetError(f"{dataset} has no key column: ArcticDB's symbol per instrument needs one "
+                              "(use a symbol per day)")
         days = list(ds.trading_days(scale))
         name = self.library_name(dataset, scale)
         wanted = {"format": LAYOUT_FORMAT, "dataset": dataset, "scale": asdict(scale),
@@ -197,7 +200,7 @@ class ArcticDBLayout:
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "uri": display_uri(self.uri), "symbol_per": self.symbol_per,
                 "library_prefix": str(self.config.get("library") or ""), "bars_by": self.bars_by,
-                "writers": "serialised per library (flock)", "versions": self._versions()}
+                "writers": "serialised per library (flock)", "time_precision": "ns", "versions": self._versions()}
 
     def data_files(self, layout: Layout) -> list[Path]:
         return self._mdb_files(layout)

@@ -9,7 +9,7 @@ object output; only the category mode needs a conversion afterwards, timed as ``
 ``query`` is pandas' own work (concatenating the keys of a per-instrument day, the suites, report
 003). Minute bars: ArcticDB's ``QueryBuilder`` (filter to the key in the per-day layout, the
 key's symbol and the day's ``date_range`` in the per-instrument one, ``apply`` the mid price,
-``resample("1min")`` with first/max/min/last) computes exactly ``workloads.targets.common.bars.
+``resample("1min")`` with first/max/min/last, and the size's sum as volume) computes exactly ``workloads.targets.common.bars.
 minute_bars`` (checked on real data by the tests: its first/last follow the stored, i.e. arrival,
 order; buckets without rows are left out), so it is used; ``bars_by`` in describe() and in each
 OpResult's ``extra`` says so ("arcticdb resample"; config ``bars_by: "pandas"`` computes them in
@@ -30,10 +30,11 @@ from arcticdb.exceptions import NoSuchVersionException
 from workloads.datasets.base import side_tables
 from workloads.datasets.schema import Schema, StringMode, apply_string_mode
 from workloads.targets.common.arrow_frames import key_value
-from workloads.targets.common.bars import BAR_COLUMNS, minute_bars, price_columns
+from workloads.targets.common.bars import VOLUME, bar_columns, minute_bars, price_columns, volume_dtype
 from workloads.targets.base import Layout, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.lazy import get_dataset as _get_dataset
+from workloads.targets.common.row_order import key_column
 from workloads.text import plural
 from workloads.targets.arcticdb.symbols import (INDEX_NAME, _EPOCH, _time_of_day, day_range, day_symbol,
                                                 empty_frame)
@@ -140,10 +141,11 @@ class ArcticDBReads:
     def _read_key(self, layout: Layout, day: dt.date, key: str, strings: StringMode):
         self._check_day(layout, day)
         info = self._dataset_info(layout)
-        value = key_value(info.schema.column(info.key_column), key)
+        key_name = key_column(info, "a slice")
+        value = key_value(info.schema.column(key_name), key)
         if self.symbol_per == "day":
             q = QueryBuilder()
-            return self._read(layout, day_symbol(day), strings, query_builder=q[q[info.key_column] == value])
+            return self._read(layout, day_symbol(day), strings, query_builder=q[q[key_name] == value])
         return self._read(layout, str(value), strings, date_range=day_range(day))
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
@@ -156,33 +158,37 @@ class ArcticDBReads:
         if self.bars_by == BARS_PANDAS:
             frame, phases = self._read_key(layout, day, key, StringMode.ARROW)
             t0 = _now()
-            bars = minute_bars(frame, info.time_column, bid, ask)
+            bars = minute_bars(frame, info.time_column, bid, ask, info.size_column)
             phases["query"] = _now() - t0
             return OpResult(rows=len(bars), phases=phases, frame=bars, extra={"bars_by": BARS_PANDAS})
         self._check_day(layout, day)
-        value = key_value(info.schema.column(info.key_column), key)
+        key_name = key_column(info, "minute bars")
+        value = key_value(info.schema.column(key_name), key)
         q = QueryBuilder()
         if self.symbol_per == "day":
-            q = q[q[info.key_column] == value]
+            q = q[q[key_name] == value]
             symbol, kwargs = day_symbol(day), {}
         else:
             symbol, kwargs = str(value), {"date_range": day_range(day)}
         q = q.apply("_mid", (q[bid] + q[ask]) / 2)
         # ArcticDB 6 returns the aggregates in the reverse of the dict's order: asked in reverse they
         # come back as the answer's columns, with no reordering copy (~0.7 ms a call on 390 rows)
-        q = q.resample("1min").agg({"close": ("_mid", "last"), "low": ("_mid", "min"),
+        volume = {VOLUME: (info.size_column, "sum")} if info.size_column else {}
+        q = q.resample("1min").agg({**volume, "close": ("_mid", "last"), "low": ("_mid", "min"),
                                     "high": ("_mid", "max"), "open": ("_mid", "first")})
         lib = self._lib(layout)
         t0 = _now()
         try:
             raw = lib.read(symbol, query_builder=q, **kwargs).data
         except NoSuchVersionException:
-            raw = pd.DataFrame({c: pd.Series(dtype=float) for c in BAR_COLUMNS[1:]},
+            raw = pd.DataFrame({c: pd.Series(dtype=float) for c in bar_columns(info)[1:]},
                                index=pd.DatetimeIndex([], name=INDEX_NAME))
         t1 = _now()
-        columns = list(BAR_COLUMNS[1:])
+        columns = list(bar_columns(info)[1:])
         bars = raw if list(raw.columns) == columns else raw[columns]
         bars = bars.copy(deep=False)
+        if info.size_column and bars[VOLUME].dtype != volume_dtype(info):
+            bars[VOLUME] = bars[VOLUME].astype(volume_dtype(info))
         minute = raw.index.to_numpy()
         if _time_of_day(info):   # back onto the time column's clock (a time of day on 1970-01-01)
             minute = minute - (np.datetime64(day, "ns") - _EPOCH)

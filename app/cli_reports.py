@@ -23,12 +23,13 @@ def add_verify_parser(sub) -> None:
     from app.ddb_options import add_dolphindb_arguments
 
     verify = sub.add_parser("verify", help="check that every target answers every suite query alike")
-    verify.add_argument("--dataset", default="taq", help="taq | devices (default taq)")
+    verify.add_argument("--dataset", default="taq", help="taq | devices | imp_NAME (an import; default taq)")
     verify.add_argument("--targets", default=None,
                         help="targets to compare, comma-separated (default: every local engine installed; add "
                              "dolphindb with --node, or a saved server's key such as ch:NAME)")
     verify.add_argument("--suite", action="append", default=[],
-                        help="a suite to check (repeatable; default: every suite of the dataset)")
+                        help="a suite to check, by name or a suite file's path (FILE.toml: docs/user-suites.md); "
+                             "repeatable; default: every suite of the dataset")
     verify.add_argument("--days", type=int)
     verify.add_argument("--rows-per-day", type=int)
     verify.add_argument("--symbols", type=int, help="symbols / devices")
@@ -52,24 +53,39 @@ def _loadable_suites(dataset: str, err_console: Console, skipped: list[str]) -> 
             continue
         if suite.dataset == dataset:
             suites.append(suite)
+    if not suites and not skipped:
+        raise ValueError(f"no query suite runs on {dataset}: give one with --suite FILE.toml (docs/user-suites.md)")
     return suites
+
+
+def _verify_scale(args):
+    """A check's scale: small generated data, or every day of an import (its rows are what they are)."""
+    from workloads.datasets import get_dataset
+    from workloads.datasets.builtin import IMPORT_PREFIX
+    from workloads.datasets.schema import Scale
+    seed = {"seed": args.seed} if args.seed is not None else {}
+    if args.dataset.startswith(IMPORT_PREFIX):
+        days = len(get_dataset(args.dataset).all_days)     # ValueError naming a missing import
+        return Scale(days=min(args.days or days, days), rows_per_day=1, symbols=1, **seed)
+    if args.dataset not in VERIFY_SCALES:
+        raise ValueError(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)} or an import (imp_NAME), "
+                         f"not {args.dataset!r}")
+    days, rows, keys = VERIFY_SCALES[args.dataset]
+    return Scale(days=args.days or days, rows_per_day=args.rows_per_day or rows, symbols=args.symbols or keys, **seed)
 
 
 def cmd_verify(args, console: Console, err_console: Console, cli_error, target_config) -> int:
     """``target_config(args, key)``: (kind, config) of a target kind or a saved server's key."""
-    from workloads.datasets.schema import Scale
+    from workloads.datasets.builtin import IMPORT_PREFIX
     from workloads.queries import load_suite
+    from workloads.queries.user_suites import is_suite_file, runs_on
     from workloads.queries.verify import DIFFERS, NOT_SUPPORTED, verify
 
-    if args.dataset not in VERIFY_SCALES:
-        raise cli_error(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)}, not {args.dataset!r}")
-    days, rows, keys = VERIFY_SCALES[args.dataset]
     skipped: list[str] = []
     try:
-        scale = Scale(days=args.days or days, rows_per_day=args.rows_per_day or rows,
-                      symbols=args.symbols or keys, **({"seed": args.seed} if args.seed is not None else {}))
+        scale = _verify_scale(args)
         suites = [load_suite(name) for name in args.suite] or _loadable_suites(args.dataset, err_console, skipped)
-        wrong = [s.name for s in suites if s.dataset != args.dataset]
+        wrong = [s.name for s in suites if not runs_on(s, args.dataset)]
         if wrong:
             raise ValueError(f"suite {wrong[0]} runs on another dataset than {args.dataset}")
         kinds = [k.strip() for k in (args.targets or installed_local_targets()).split(",") if k.strip()]
@@ -81,8 +97,9 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
     with err_console.status("verifying") as status:
         verdicts = verify(args.dataset, scale, targets, suites,
                           progress=lambda text: status.update(f"verifying: {text}"))
-    table = Table(title=f"Answers on {args.dataset}: {plural(scale.days, 'day')} × {plural(scale.rows_per_day, 'row')}, "
-                        f"{scale.symbols:,} keys")
+    table = Table(title=f"Answers on {args.dataset}: {plural(scale.days, 'day')}" + (
+        "" if args.dataset.startswith(IMPORT_PREFIX) else
+        f" × {plural(scale.rows_per_day, 'row')}, {scale.symbols:,} keys"))
     for column in ("suite", "query", "rows"):
         table.add_column(column, justify="right" if column == "rows" else "left")
     for label in verdicts.targets:
@@ -90,12 +107,17 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
     for key in verdicts.queries:
         answers = verdicts.answers[key]
         rows_seen = next((a.rows for a in answers.values() if a.status == "answered"), None)
-        cells = [key[0], key[1], "" if rows_seen is None else f"{rows_seen:,}"]
+        cells = [Path(key[0]).name if is_suite_file(key[0]) else key[0], key[1],
+                 "" if rows_seen is None else f"{rows_seen:,}"]
         for label in verdicts.targets:
             verdict = verdicts.verdicts[key][label]
             cells.append(f"[{VERDICT_STYLES[verdict]}]{verdict}[/]")
         table.add_row(*cells)
     console.print(table)
+    for label in verdicts.targets:      # engines without SQL of their own say how they answered
+        note = next((row[label].note for row in verdicts.answers.values() if row[label].note), "")
+        if note:
+            console.print(f"{label}: {note}.", highlight=False, soft_wrap=True)
     for key in verdicts.queries:
         answers, row = verdicts.answers[key], verdicts.verdicts[key]
         for label in verdicts.targets:

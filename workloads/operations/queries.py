@@ -5,10 +5,12 @@ execution of each query also records its answer's fingerprint (worked out after 
 """
 from __future__ import annotations
 
-from workloads.datasets import get_dataset
+from pathlib import Path
+
 from workloads.operations.base import Operation, StepPlan, WorkerContext, Workload, checked, named
 from workloads.operations.params import Param
-from workloads.queries import draw_values, load_suite, suite_names
+from workloads.queries import load_suite, suite_names
+from workloads.queries.user_suites import bind, is_suite_file, runs_on
 from workloads.queries.answers import fingerprint, normalise, preview
 from workloads.scenario import Scenario
 
@@ -36,15 +38,25 @@ class QuerySuite(Workload):
         return (
             Param("suite", "Suite", "choice", "taq001", choices=tuple(suite_names()),
                   help="taq001: report 001's seven; taq004 and devices004: report 004's categories; "
-                       "your own from the queries folder of Tickbench's data folder."),
+                       "your own from the queries folder of Tickbench's data folder, or a suite file's path "
+                       "(FILE.toml: docs/user-suites.md)."),
             Param("repetitions", "Runs per query", "int", 10, 1, 10_000, "runs",
                   help="Report 001 ran each query 10 times and gave the mean."),
         )
 
+    def validate(self, raw: dict) -> dict:
+        """A suite by name, or the path of a user's suite file (``suite=FILE.toml``), checked here so a
+        malformed file is one line naming it before anything starts."""
+        suite = raw.get("suite")
+        if not (isinstance(suite, str) and is_suite_file(suite)):
+            return super().validate(raw)
+        path = str(Path(suite).expanduser().resolve())    # the workers may start elsewhere
+        load_suite(path)
+        return {**super().validate({k: v for k, v in raw.items() if k != "suite"}), "suite": path}
+
     def check(self, scenario: Scenario) -> None:
         suite = load_suite(self.validate(scenario.params)["suite"])
-        base = get_dataset(scenario.dataset).info.extra.get("base", scenario.dataset)
-        if suite.dataset not in (scenario.dataset, base):
+        if not runs_on(suite, scenario.dataset):
             raise ValueError(f"query suite {suite.name} runs on the {suite.dataset} dataset, "
                              f"not {scenario.dataset}")
 
@@ -69,6 +81,6 @@ class QuerySuite(Workload):
         if seq >= len(plan):
             return None
         query, rep = plan[seq]
-        values = draw_values(query, ctx.layout.days, ctx.layout.keys_sample)
+        query, values = bind(query, ctx.target, ctx.layout)
         op = named(query.id, lambda: ctx.target.run_query(ctx.layout, query, values))
         return checked(answer_facts(query), op) if rep == 0 else op

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workloads.datasets.schema import Scale, StringMode
-from workloads.queries import Suite, draw_values, load_suite, suite_names
+from workloads.queries import Suite, load_suite, suite_names
+from workloads.queries.user_suites import bind
 from workloads.queries.answers import fingerprint, normalise, preview
 from workloads.targets import make_target
 from workloads.targets.base import NotSupported
@@ -27,6 +28,7 @@ class Answer:
     rows: int = 0
     preview: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    note: str = ""              # how an engine without SQL of its own answered a user's query
 
 
 @dataclass
@@ -76,15 +78,15 @@ def verify(dataset: str, scale: Scale, targets: list[tuple[str, str, dict[str, A
 
 
 def _answer(target, layout, query) -> Answer:
-    values = draw_values(query, layout.days, layout.keys_sample)
     try:
+        query, values = bind(query, target, layout)
         result = target.run_query(layout, query, values)
         answer = normalise(result.frame, query.columns)
     except NotSupported as exc:      # whose limit it is, in the target's words ("this server does not support $X")
         return Answer(NOT_SUPPORTED, error=str(exc))
     except Exception as exc:  # a failing query is a verdict of its own, not the end of the check
         return Answer(ERROR, error=describe_error(exc))
-    return Answer("answered", fingerprint(answer), len(answer), preview(answer))
+    return Answer("answered", fingerprint(answer), len(answer), preview(answer), note=result.extra.get("answered", ""))
 
 
 def _verdicts(answers: dict[str, Answer], labels: list[str]) -> dict[str, str]:

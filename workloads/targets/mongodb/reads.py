@@ -34,7 +34,7 @@ import pyarrow as pa
 from workloads.datasets.schema import DatasetInfo, Schema, StringMode
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.arrow_frames import arrow_schema, frame_from_arrow, key_value
-from workloads.targets.common.bars import BAR_COLUMNS, price_columns
+from workloads.targets.common.bars import BAR_COLUMNS, VOLUME, bar_columns, price_columns, volume_dtype
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                              ols_from_sums, quote_columns)
@@ -174,15 +174,19 @@ class MongoDBReads:
         bid, ask = price_columns(info)
         t = info.time_column
         mid = {"$divide": [{"$add": [f"${bid}", f"${ask}"]}, 2]}
+        volume = {VOLUME: {"$sum": f"${info.size_column}"}} if info.size_column else {}
         pipeline = [
             {"$match": {**self._day_filter(info, day), info.key_column: key_value(info.schema.column(info.key_column), key)}},
             {"$sort": {t: 1, SEQ: 1}},
             {"$group": {"_id": self._minute(t), "open": {"$first": mid}, "high": {"$max": mid},
-                        "low": {"$min": mid}, "close": {"$last": mid}}},
+                        "low": {"$min": mid}, "close": {"$last": mid}, **volume}},
             {"$sort": {"_id": 1}},
-            {"$project": {"_id": 0, "minute": "$_id", "open": 1, "high": 1, "low": 1, "close": 1}}]
-        schema = pa.schema([pa.field("minute", pa.timestamp("ms"))] + [pa.field(c, pa.float64()) for c in BAR_COLUMNS[1:]])
-        return self._aggregate(self.table(layout), pipeline, BAR_COLUMNS, schema)
+            {"$project": {"_id": 0, "minute": "$_id", "open": 1, "high": 1, "low": 1, "close": 1,
+                          **{name: 1 for name in volume}}}]
+        fields = [pa.field("minute", pa.timestamp("ms"))] + [pa.field(c, pa.float64()) for c in BAR_COLUMNS[1:]]
+        if volume:
+            fields.append(pa.field(VOLUME, pa.int64() if volume_dtype(info) == "int64" else pa.float64()))
+        return self._aggregate(self.table(layout), pipeline, bar_columns(info), pa.schema(fields))
 
 
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
@@ -192,6 +196,9 @@ class MongoDBReads:
         text = query.text(self.query_dialect)
         if text is None:
             raise NotSupported(f"query {query.id} has no MongoDB pipeline")
+        if text.lstrip().startswith("["):      # a user suite's own pipeline, placeholders filled
+            from workloads.queries.user_suites import pipeline
+            return self._aggregate(self.table(layout), pipeline(text), tuple(query.columns))
         build = getattr(mongo_suite, text.strip(), None)
         if build is None:
             raise TargetError(f"query {query.id}: no pipeline function {text.strip()!r} in mongo_suite")

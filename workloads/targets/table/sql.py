@@ -48,7 +48,7 @@ class SqlSource(Source):
         return table.column(0)[0].as_py() if table.num_rows else None
 
     # --- the questions ------------------------------------------------------------------------------
-    def where(self, span: Span, key=None) -> str:
+    def condition(self, span: Span, key=None) -> str:
         t = self.quote(self.saved.roles.time)
         text = f"{t} >= {self.time_literal(span.start)} AND {t} < {self.time_literal(span.end)}"
         if key is not None:
@@ -62,12 +62,12 @@ class SqlSource(Source):
 
     def key_sample(self, span: Span, limit: int) -> list:
         k = self.quote(self.saved.roles.key)
-        return self.fetch(f"SELECT {k} FROM {self.table_ref} WHERE {self.where(span)} LIMIT {int(limit)}"
+        return self.fetch(f"SELECT {k} FROM {self.table_ref} WHERE {self.condition(span)} LIMIT {int(limit)}"
                           ).column(0).to_pylist()
 
     def select(self, span: Span, columns: tuple[str, ...], key=None) -> pa.Table:
         names = ", ".join(self.quote(c) for c in columns)
-        return self.fetch(f"SELECT {names} FROM {self.table_ref} WHERE {self.where(span, key)}")
+        return self.fetch(f"SELECT {names} FROM {self.table_ref} WHERE {self.condition(span, key)}")
 
     def mid(self) -> str:
         bid, ask = self.saved.roles.price[0], self.saved.roles.price[-1]
@@ -79,7 +79,7 @@ class SqlSource(Source):
         volume = f", sum({self.quote(self.saved.roles.size)}) AS volume" if self.saved.roles.size else ""
         return (f"SELECT date_trunc('minute', {t}) AS minute, arg_min({mid}, {t}) AS open, max({mid}) AS high, "
                 f"min({mid}) AS low, arg_max({mid}, {t}) AS close{volume} FROM {self.table_ref} "
-                f"WHERE {self.where(span, key)} GROUP BY 1 ORDER BY 1")
+                f"WHERE {self.condition(span, key)} GROUP BY 1 ORDER BY 1")
 
     def bars(self, span: Span, key) -> pa.Table:
         return self.fetch(self.bars_sql(span, key))
@@ -154,7 +154,7 @@ class PostgresSource(SqlSource):
         return (f"SELECT date_trunc('minute', {t}) AS minute, (array_agg({mid} ORDER BY {t}))[1]::float8 AS open, "
                 f"max({mid})::float8 AS high, min({mid})::float8 AS low, "
                 f"(array_agg({mid} ORDER BY {t} DESC))[1]::float8 AS close{volume} "
-                f"FROM {self.table_ref} WHERE {self.where(span, key)} GROUP BY 1 ORDER BY 1")
+                f"FROM {self.table_ref} WHERE {self.condition(span, key)} GROUP BY 1 ORDER BY 1")
 
     def time_literal(self, value: dt.datetime) -> str:
         if value.tzinfo is not None:

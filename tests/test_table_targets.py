@@ -1,0 +1,262 @@
+"""Existing tables benchmarked where they live, read-only (issue 39, item 4): a hive-partitioned Parquet
+folder, a DuckDB file's table and a PostgreSQL table run read-day, slice-download and minute-bars through
+the real runner (worker processes), and afterwards each table is unchanged (rows and a content hash);
+write workloads are refused; bad tables and logins are one line naming the table."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pytest
+
+from tests.trades_file import trades_table, write_trades_parquet_days
+from workloads.datasets.roles import RoleError, Roles
+from workloads.datasets.schema import Scale, StringMode
+from workloads.results.store import ResultsStore
+from workloads.run.runner import Runner
+from workloads.scenario import Scenario
+from workloads.targets.base import TargetError
+from workloads.targets.table import TableTarget, add_table_target, describe_table
+
+ROOT = Path(__file__).resolve().parent.parent
+ROLES = Roles(time="ts", key="sym", price=("price",), size="qty")
+ROWS, DAYS = 6_000, 3
+READS = ("read-day", "slice-download", "minute-bars")
+
+
+@pytest.fixture(scope="module")
+def trades() -> pa.Table:
+    return trades_table(rows=ROWS, days=DAYS, symbols=8)
+
+
+def _day_rows(trades: pa.Table) -> dict[dt.date, int]:
+    days = pc.cast(pc.floor_temporal(trades.column("ts"), unit="day"), pa.date32()).to_pylist()
+    return {d: days.count(d) for d in sorted(set(days))}
+
+
+def _tree_hash(path: Path) -> str:
+    """Every file's name, size, mtime and bytes under ``path``: any write shows."""
+    digest = hashlib.sha256()
+    for item in sorted([path] if path.is_file() else path.rglob("*")):
+        if item.is_file():
+            stat = item.stat()
+            digest.update(f"{item.relative_to(path.parent)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+            digest.update(item.read_bytes())
+    return digest.hexdigest()
+
+
+def _run_reads(name: str, config: dict, tmp_path: Path, want_day_rows: dict[dt.date, int]) -> None:
+    """The three read workloads through the runner, in worker processes; each says what it read."""
+    store = ResultsStore(tmp_path / "results")
+    try:
+        for workload in READS:
+            params = {"rows_per_user": 500} if workload == "slice-download" else {}
+            result = Runner(Scenario(dataset=f"tbl_{name}", target="table", target_config={"name": name, **config},
+                                     workload=workload, users=(1,), params=params,
+                                     operations=0 if workload == "slice-download" else DAYS), store).run()
+            assert result.status == "completed", (workload, result.message)
+            ops = store.ops(result.run_id, kinds=("measured",))
+            assert ops["ok"].all() and (ops["rows"] > 0).all(), workload
+            if workload == "read-day":          # day 1, 2, 3: each its own rows, no other day's
+                assert list(ops["rows"]) == list(want_day_rows.values())
+                layout = store.run(result.run_id)["layout"]
+                assert [str(d) for d in layout["days"]] == [str(d) for d in want_day_rows]
+        for workload in ("upload-sweep", "concurrent-append", "import"):
+            with pytest.raises(ValueError, match=f"table:{name}|read in place"):
+                Runner(Scenario(dataset=f"tbl_{name}", target="table",
+                                target_config={"name": name, "target_key": f"table:{name}", **config},
+                                workload=workload, users=(1,), operations=1), store)
+    finally:
+        store.close()
+
+
+def _refuses_writes(name: str, config: dict) -> None:
+    target = TableTarget({"name": name, **config})
+    layout = target.prepare(f"tbl_{name}", Scale(), StringMode.ARROW)
+    for call in (lambda: target.append(layout, trades_table(rows=10).to_pandas()),
+                 lambda: target.clear_table(layout),
+                 lambda: target.import_csv(layout, Path("x.csv"), layout.days[0])):
+        with pytest.raises(TargetError, match=f"table:{name} is read-only"):
+            call()
+
+
+# --- Parquet, a hive folder -----------------------------------------------------------------------
+def test_a_hive_parquet_folder_is_benchmarked_in_place_and_left_unchanged(tmp_path, trades):
+    lake = write_trades_parquet_days(tmp_path / "lake", trades)
+    before = _tree_hash(lake)
+    add_table_target("lake", "parquet", str(lake), "", ROLES)
+    _run_reads("lake", {}, tmp_path, _day_rows(trades))
+    _refuses_writes("lake", {})
+    assert _tree_hash(lake) == before
+
+
+def test_parquet_days_come_from_statistics_and_a_slice_is_its_key_day(tmp_path, trades):
+    lake = write_trades_parquet_days(tmp_path / "lake", trades)
+    add_table_target("lake", "parquet", str(lake), "", ROLES)
+    target = TableTarget({"name": "lake"})
+    layout = target.prepare("tbl_lake", Scale(), StringMode.ARROW)
+    assert list(layout.days) == list(_day_rows(trades)) and layout.rows == ROWS
+    target.open(layout)
+    try:
+        day, key = layout.days[1], layout.keys_sample[0]
+        got = target.read_slice(layout, day, key).frame
+        frame = trades.to_pandas()
+        want = frame[(frame["ts"].dt.date == day) & (frame["sym"] == key)]
+        assert len(got) == len(want) > 0 and set(got["sym"]) == {key}
+        bars = target.minute_bars(layout, day, key).frame
+        assert bars["volume"].sum() == want["qty"].sum()
+        assert bars["high"].max() == want["price"].max() and bars["low"].min() == want["price"].min()
+    finally:
+        target.close()
+
+
+# --- DuckDB, a file's table ---------------------------------------------------------------------------
+def test_a_duckdb_files_table_is_benchmarked_in_place_and_left_unchanged(tmp_path, trades):
+    import duckdb
+    path = tmp_path / "mine.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("t", trades)
+        con.execute("CREATE TABLE trades AS SELECT * FROM t")
+    before = _tree_hash(path)
+    add_table_target("mine", "duckdb", str(path), "trades", ROLES)
+    _run_reads("mine", {}, tmp_path, _day_rows(trades))
+    _refuses_writes("mine", {})
+    assert _tree_hash(path) == before
+
+
+# --- bad input: one line naming the table --------------------------------------------------------------
+def test_bad_tables_are_one_line_naming_the_table(tmp_path, trades):
+    import duckdb
+    path = tmp_path / "mine.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("t", trades)
+        con.execute("CREATE TABLE trades AS SELECT * FROM t")
+        con.execute("CREATE TABLE empty AS SELECT * FROM t LIMIT 0")
+    cases = [(("duckdb", str(path), "nosuch", ROLES), r"duckdb table nosuch at .*mine.duckdb: no such table"),
+             (("duckdb", str(path), "empty", ROLES), r"table empty .*: the table has no rows"),
+             (("duckdb", str(path), "trades", Roles(time="when")), r"table trades .*: no column 'when' for the time"),
+             (("duckdb", str(path), "trades", Roles(time="sym")), r"column 'sym' is SYMBOL, the time role needs"),
+             (("parquet", str(tmp_path / "none"), "", ROLES), r"Parquet .*none: no such file or folder")]
+    for args, message in cases:
+        with pytest.raises((TargetError, RoleError), match=message) as caught:
+            add_table_target("bad", *args)
+        assert "\n" not in str(caught.value)
+    assert not (tmp_path / "home" / "tables" / "bad.json").exists()
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------------------------
+def _pg(pg_engine, **changes):
+    import psycopg
+    config = {**pg_engine.config, **changes}
+    return psycopg.connect(host=config["host"], port=config["port"], user=config["user"],
+                           password=config["password"], dbname=config["database"], autocommit=True)
+
+
+@pytest.fixture(scope="module")
+def pg_trades(pg_engine, trades):
+    """A user's own table: ``trades`` (timestamptz, text, float8, bigint...) with an index on its time."""
+    with _pg(pg_engine) as con:
+        con.execute("DROP TABLE IF EXISTS trades, empty_trades")
+        con.execute("CREATE TABLE trades (ts timestamptz, sym text, price float8, qty bigint, side text, venue text)")
+        con.execute("CREATE INDEX ON trades (ts)")
+        con.execute("CREATE TABLE empty_trades (LIKE trades)")
+        data = io.BytesIO()
+        pacsv.write_csv(trades, data, pacsv.WriteOptions(include_header=False))
+        with con.cursor().copy("COPY trades FROM STDIN (FORMAT csv)") as copy:
+            copy.write(data.getvalue())
+        con.execute("ANALYZE trades")
+        con.execute("DROP ROLE IF EXISTS reader_without_select")
+        con.execute("CREATE ROLE reader_without_select LOGIN PASSWORD 'nope-secret'")
+    return "trades"
+
+
+def _pg_state(pg_engine) -> tuple[int, str]:
+    with _pg(pg_engine) as con:
+        return con.execute("SELECT count(*), md5(string_agg(t::text, '|' ORDER BY t::text)) FROM trades t").fetchone()
+
+
+def _pg_connection(pg_engine, **changes) -> dict:
+    config = {**pg_engine.config, **changes}
+    return {k: config[k] for k in ("host", "port", "user", "password", "database")}
+
+
+def test_a_postgres_table_is_benchmarked_in_place_and_left_unchanged(pg_trades, pg_engine, tmp_path, trades):
+    before = _pg_state(pg_engine)
+    assert before[0] == ROWS
+    connection = _pg_connection(pg_engine)
+    location = f"{connection['host']}:{connection['port']}/{connection['database']}"
+    add_table_target("pgtrades", "postgres", location, "trades", ROLES, connection)
+    _run_reads("pgtrades", connection, tmp_path, _day_rows(trades))
+    _refuses_writes("pgtrades", connection)
+    assert _pg_state(pg_engine) == before
+
+
+def test_postgres_bad_input_is_one_line_naming_the_table_or_server(pg_trades, pg_engine):
+    good = _pg_connection(pg_engine)
+    location = f"{good['host']}:{good['port']}"
+    with socket.socket() as free:                 # a loopback port nobody listens on
+        free.bind(("127.0.0.1", 0))
+        closed_port = free.getsockname()[1]
+    cases = [("nosuch", good, r"postgres table nosuch at .*: no such table"),
+             ("empty_trades", good, r"table empty_trades .*: the table has no rows"),
+             ("trades", {**good, "user": "reader_without_select", "password": "nope-secret"},
+              r"table trades .*: user 'reader_without_select' may not read it"),
+             ("trades", {**good, "password": "wrong"}, r"authentication failed"),
+             ("trades", {**good, "port": closed_port}, r"connection refused")]
+    for table, connection, message in cases:
+        with pytest.raises(TargetError, match=message) as caught:
+            add_table_target("bad", "postgres", location, table, ROLES, connection)
+        assert "\n" not in str(caught.value)
+
+
+def test_the_postgres_session_refuses_writes_whatever_is_sent(pg_trades, pg_engine):
+    """Belt and braces: the reader's own session is read-only on the server."""
+    from workloads.datasets.tables import load_table
+    connection = _pg_connection(pg_engine)
+    add_table_target("ro", "postgres", f"{connection['host']}:{connection['port']}", "trades", ROLES, connection)
+    from workloads.targets.table import open_source
+    source = open_source(load_table("ro"), connection)
+    try:
+        with pytest.raises(TargetError, match="read-only transaction"):
+            source.fetch("DELETE FROM trades RETURNING ts")
+    finally:
+        source.close()
+    assert _pg_state(pg_engine)[0] == ROWS
+
+
+def test_describe_table_lists_columns_for_a_dialog(pg_trades, pg_engine):
+    columns = describe_table("postgres", "x", "trades", _pg_connection(pg_engine))
+    assert [(n, t) for n, t, _ in columns] == [("ts", "TIMESTAMP"), ("sym", "SYMBOL"), ("price", "DOUBLE"),
+                                               ("qty", "LONG"), ("side", "SYMBOL"), ("venue", "SYMBOL")]
+
+
+# --- the command line ----------------------------------------------------------------------------------------
+def _tickbench(*args: str, home: Path, stdin: str = "") -> subprocess.CompletedProcess:
+    env = {"TICKBENCH_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, timeout=180,
+                          env=env, cwd=ROOT, input=stdin)
+
+
+def test_cli_add_table_then_run_it_and_refuse_a_write(tmp_path, trades):
+    lake = write_trades_parquet_days(tmp_path / "lake", trades)
+    home = tmp_path / "home"
+    added = _tickbench("targets", "add-table", "lake", "--kind", "parquet", "--location", str(lake),
+                       "--time", "ts", "--key", "sym", "--price", "price", "--size", "qty", home=home)
+    assert added.returncode == 0, added.stderr
+    assert "table:lake" in added.stdout and "tbl_lake" in added.stdout
+    ran = _tickbench("run", "--target", "table:lake", "--workload", "minute-bars", "--operations", "3", home=home)
+    assert ran.returncode == 0 and "completed" in ran.stdout, ran.stdout + ran.stderr
+    refused = _tickbench("run", "--target", "table:lake", "--workload", "concurrent-append", home=home)
+    assert refused.returncode != 0
+    assert refused.stderr.strip().count("\n") == 0 and "read in place" in refused.stderr
+    bad = _tickbench("targets", "add-table", "x", "--kind", "parquet", "--location", str(lake), "--time", "qty",
+                     home=home)
+    assert bad.returncode == 2 and "column 'qty' is LONG, the time role needs" in bad.stderr

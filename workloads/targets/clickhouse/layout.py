@@ -24,18 +24,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict
 from typing import Any
 
 from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
-from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
+from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
 from workloads.targets.clickhouse.dialect import SEQ, _columns_ddl, _engine_ddl, insert_arrow, literal, quote, table_name
-from workloads.targets.common.arrow_frames import library_versions
+from workloads.targets.common.day_loads import (complete_days, days_json, keys_sample, load_days, manifest_entries,
+                                                manifest_fields, ordered_days, scale_json, time_ordered)
 from workloads.targets.common.lazy import get_dataset as _get_dataset
 
 LAYOUT_FORMAT = 1
-KEYS_SAMPLE = 100
 DEFAULT_CHUNK_ROWS = 1_000_000
 MANIFEST_TABLE = "_tickbench_layouts"
 
@@ -49,11 +48,10 @@ class ClickHouseLayout:
         ds = _get_dataset(dataset)
         table = table_name(dataset, scale)
         days = list(ds.trading_days(scale))
-        scale_json = json.dumps({**asdict(scale), "content": ds.content_id}, sort_keys=True)
         with self._conn(hold=False) as (con, _):     # the parent never keeps the folder
-            return self._prepare(con, ds, dataset, scale, strings, table, days, scale_json, progress)
+            return self._prepare(con, ds, dataset, scale, strings, table, days, scale_json(ds, scale), progress)
 
-    def _prepare(self, con, ds, dataset, scale, strings, table, days, scale_json, progress) -> Layout:
+    def _prepare(self, con, ds, dataset, scale, strings, table, days, scale_text, progress) -> Layout:
         info: DatasetInfo = ds.info
         manifest_table = self.fq(MANIFEST_TABLE)
         con.execute(f"CREATE DATABASE IF NOT EXISTS {quote(self.database)}")
@@ -64,8 +62,7 @@ class ClickHouseLayout:
         found = con.rows(f"SELECT format, scale, days, keys_sample, complete FROM {manifest_table} "
                          "WHERE table_name = {t:String} ORDER BY created DESC LIMIT 1", {"t": table})
         row = found[0] if found else None
-        compatible = row is not None and row["format"] == LAYOUT_FORMAT and row["scale"] == scale_json
-        entries = {e["date"]: e for e in json.loads(row["days"])} if compatible else {}
+        compatible, entries = manifest_entries(row, LAYOUT_FORMAT, scale_text)
         main = self.fq(table)
         if not compatible:       # a different format or scale under this name: start over
             con.execute(f"DROP TABLE IF EXISTS {main}")
@@ -74,50 +71,34 @@ class ClickHouseLayout:
         for scratch in (table + "_append", table + "_import"):
             self._ensure_table(con, info, scratch)
         self._ensure_side_tables(con, ds, scale, table)
-        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
-        if compatible and row["complete"] and sorted(entries) == [d.isoformat() for d in days]:
+        keys = keys_sample(ds, scale)
+        if compatible and row["complete"] and complete_days(entries, days):
             return self._layout(con, dataset, scale, strings, entries, json.loads(row["keys_sample"]), table,
                                 reused=True)
-        manifest = {"dataset": dataset, "scale": scale_json, "keys_sample": json.dumps(keys),
-                    "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
-                    "versions": json.dumps(library_versions())}
+        manifest = manifest_fields(dataset, scale_text, keys, info)
         day_expr = quote(info.date_column) if info.schema.column(info.date_column).ddb_type == "DATE" \
             else f"toDate({quote(info.date_column)})"
         counts = {r["day"]: int(r["n"]) for r in
                   con.rows(f"SELECT {day_expr} AS day, count() AS n FROM {main} GROUP BY day")}
-        expected = dict(zip(days, ds.day_rows(scale)))
-        total = sum(expected.values())
-        rows_done = 0
-        for index, day in enumerate(days):
-            entry = entries.get(day.isoformat())
-            if entry and counts.get(day) == entry["rows"] == expected[day]:
-                rows_done += entry["rows"]
-                continue
+
+        def load(index: int, day: dt.date, done: int, total: int) -> int:
+            partition = literal(day.strftime('%Y%m%d'))
             if counts.get(day):      # an interrupted day: drop what it left, load it again
-                con.execute(f"ALTER TABLE {main} DROP PARTITION ID {literal(day.strftime('%Y%m%d'))}")
-            rows = self._load_day(con, ds, index, scale, main, rows_done, total, progress)
-            con.execute(f"OPTIMIZE TABLE {main} PARTITION ID {literal(day.strftime('%Y%m%d'))} FINAL")
-            entries[day.isoformat()] = {"date": day.isoformat(), "rows": rows}
-            self._write_manifest(con, table, manifest, entries, complete=False)
-            rows_done += rows
-            if progress is not None:
-                progress(min(rows_done, total), total, f"{day.isoformat()} loaded into {table}")
-        wanted = {d.isoformat() for d in days}
-        entries = {k: v for k, v in entries.items() if k in wanted}
-        self._write_manifest(con, table, manifest, entries, complete=True)
+                con.execute(f"ALTER TABLE {main} DROP PARTITION ID {partition}")
+            rows = self._load_day(con, ds, index, scale, main, done, total, progress)
+            con.execute(f"OPTIMIZE TABLE {main} PARTITION ID {partition} FINAL")
+            return rows
+
+        entries = load_days(days, dict(zip(days, ds.day_rows(scale))), entries, counts.get, load,
+                            lambda saved, complete: self._write_manifest(con, table, manifest, saved, complete),
+                            table, progress)
         return self._layout(con, dataset, scale, strings, entries, keys, table, reused=False)
 
     def _load_day(self, con, ds, index: int, scale: Scale, main: str, rows_done: int, total: int,
                   progress: ProgressCallback | None) -> int:
         rows = 0
         chunk_rows = int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
-        time_column, last = ds.info.time_column, None
-        for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows):
-            times = chunk[time_column]
-            if len(chunk) and (not times.is_monotonic_increasing or (last is not None and times.iloc[0] < last)):
-                raise TargetError(f"{ds.info.name}: day {index + 1} is not in time order; the arrival ordinal "
-                                  f"({SEQ}) must follow time order")
-            last = times.iloc[-1] if len(chunk) else last
+        for chunk in time_ordered(ds.generate_day(index, scale, StringMode.ARROW, chunk_rows), ds.info, index, SEQ):
             con.insert(main, insert_arrow(chunk, ds.info.schema, seq_start=rows))
             rows += len(chunk)
             if progress is not None:
@@ -143,7 +124,7 @@ class ClickHouseLayout:
 
     def _write_manifest(self, con, table: str, manifest: dict[str, Any], entries: dict[str, dict],
                         complete: bool) -> None:
-        days = json.dumps(sorted(entries.values(), key=lambda e: e["date"]))
+        days = days_json(entries)
         con.execute(f"INSERT INTO {self.fq(MANIFEST_TABLE)} SELECT {{t:String}}, {LAYOUT_FORMAT}, {{ds:String}}, "
                     "{scale:String}, {days:String}, {keys:String}, {schema:String}, {versions:String}, "
                     "{complete:UInt8}, {created:DateTime64(6, 'UTC')}",
@@ -153,12 +134,10 @@ class ClickHouseLayout:
                      "created": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None).isoformat(sep=" ")})
 
     def _layout(self, con, dataset, scale, strings, entries, keys, table, reused) -> Layout:
-        ordered = sorted(entries.values(), key=lambda e: e["date"])
+        days, rows = ordered_days(entries)
         where = f"{self.path}:{self.database}.{table}" if not self.server else \
             f"{self._backend.address}/{self.database}.{table}"
-        return Layout(dataset=dataset, scale=scale, strings=strings,
-                      days=tuple(dt.date.fromisoformat(e["date"]) for e in ordered),
-                      keys_sample=tuple(keys), rows=sum(e["rows"] for e in ordered),
+        return Layout(dataset=dataset, scale=scale, strings=strings, days=days, keys_sample=tuple(keys), rows=rows,
                       footprint_bytes=self._parts_bytes(con, [table] + self._side_names(dataset, table)),
                       reused=reused, location=where)
 

@@ -27,13 +27,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow.csv as pacsv
 
 from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
-from workloads.targets.common.arrow_frames import library_versions
+from workloads.targets.common.day_loads import keys_sample, manifest_fields, scale_json, time_ordered
 from workloads.targets.common.lazy import get_dataset as _get_dataset
 from workloads.targets.common.storage import disk_full_error
 from workloads.targets.druid.dialect import DAY_MS, SEQ, TS, _param, quote, table_name
@@ -42,7 +41,6 @@ from workloads.text import plural
 
 
 LAYOUT_FORMAT = 1
-KEYS_SAMPLE = 100
 MANIFEST = "tickbench_layouts"
 
 
@@ -56,11 +54,11 @@ class DruidLayout:
         info: DatasetInfo = ds.info
         table = table_name(dataset, scale)
         days = list(ds.trading_days(scale))
-        scale_json = json.dumps({**scale.__dict__, "content": ds.content_id}, sort_keys=True, default=str)
-        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
+        scale_text = scale_json(ds, scale)
+        keys = keys_sample(ds, scale)
         existing = self.datasources()
         row = self._manifest_row(table) if MANIFEST in existing else None
-        if (row and int(row["format"]) == LAYOUT_FORMAT and row["scale"] == scale_json and table in existing
+        if (row and int(row["format"]) == LAYOUT_FORMAT and row["scale"] == scale_text and table in existing
                 and json.loads(row["days"]) == [{"date": d.isoformat(), "rows": n} for d, n in
                                                 zip(days, ds.day_rows(scale))]
                 and self._side_tables_ready(ds, scale, table, existing)):
@@ -73,11 +71,9 @@ class DruidLayout:
         if missing:
             self._load_days(ds, scale, table, days, missing, expected, total, progress)
         self._ensure_side_tables(ds, scale, table, existing)
-        manifest = {"table_name": table, "format": LAYOUT_FORMAT, "dataset": dataset, "scale": scale_json,
+        manifest = {"table_name": table, "format": LAYOUT_FORMAT, **manifest_fields(dataset, scale_text, keys, info),
                     "days": json.dumps([{"date": d.isoformat(), "rows": expected[d]} for d in days]),
-                    "keys_sample": json.dumps(keys),
-                    "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
-                    "versions": json.dumps(library_versions()), "created": uuid.uuid4().hex}
+                    "created": uuid.uuid4().hex}
         self._write_manifest(manifest)
         return self._layout(dataset, scale, strings, days, keys, table, total, reused=False)
 
@@ -114,11 +110,7 @@ class DruidLayout:
             for day in missing:
                 index = days.index(day)
                 path = folder / f"{day.isoformat()}.csv"
-                frame = ds.day_frame(index, scale, StringMode.ARROW)
-                times = shape.millis(frame)
-                if len(times) and (np.diff(times) < 0).any():
-                    raise TargetError(f"{ds.info.name}: day {day} is not in time order; the arrival ordinal "
-                                      f"({SEQ}) must follow time order")
+                frame = next(time_ordered([ds.day_frame(index, scale, StringMode.ARROW)], ds.info, index, SEQ))
                 try:
                     pacsv.write_csv(shape.input_table(frame, 0), path)
                 except OSError as exc:

@@ -25,20 +25,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict
 from typing import Any
 
 from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
-from workloads.targets.common.arrow_frames import library_versions
-from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
+from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
+from workloads.targets.common.day_loads import (complete_days, days_json, keys_sample, load_days, manifest_entries,
+                                                manifest_fields, ordered_days, scale_json, time_ordered)
 from workloads.targets.common.lazy import get_dataset as _get_dataset
 from workloads.targets.postgres.dialect import SEQ, quote, literal, table_name, _columns_ddl
 from workloads.targets.postgres.copy_formats import copy_csv
 
 
 LAYOUT_FORMAT = 2             # 2: partitions CLUSTERed in index order (1: loaded in time order)
-KEYS_SAMPLE = 100
 DEFAULT_CHUNK_ROWS = 500_000
 MANIFEST_TABLE = "_tickbench_layouts"
 
@@ -54,7 +53,7 @@ class PostgresLayout:
         info: DatasetInfo = ds.info
         table = table_name(dataset, scale)
         days = list(ds.trading_days(scale))
-        scale_json = json.dumps({**asdict(scale), "content": ds.content_id}, sort_keys=True)
+        scale_text = scale_json(ds, scale)
         db = self.db
         db.conn(create=True)
         db.execute(f"CREATE TABLE IF NOT EXISTS {quote(MANIFEST_TABLE)} (table_name text PRIMARY KEY, "
@@ -63,8 +62,7 @@ class PostgresLayout:
         found = db.rows(f"SELECT format, scale, days, keys_sample, complete FROM {quote(MANIFEST_TABLE)} "
                         "WHERE table_name = %s", (table,))
         row = found[0] if found else None
-        compatible = row is not None and row["format"] == LAYOUT_FORMAT and row["scale"] == scale_json
-        entries = {e["date"]: e for e in json.loads(row["days"])} if compatible else {}
+        compatible, entries = manifest_entries(row, LAYOUT_FORMAT, scale_text)
         main = quote(table)
         if not compatible:
             db.execute(f"DROP TABLE IF EXISTS {main} CASCADE")
@@ -75,29 +73,15 @@ class PostgresLayout:
         for scratch in (table + "_append", table + "_import"):
             self._ensure_table(info, scratch)
         self._ensure_side_tables(ds, scale, table)
-        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
-        if compatible and row["complete"] and sorted(entries) == [d.isoformat() for d in days] and \
+        keys = keys_sample(ds, scale)
+        if compatible and row["complete"] and complete_days(entries, days) and \
                 all(self._partition_rows(table, d) == entries[d.isoformat()]["rows"] for d in days):
             return self._layout(dataset, scale, strings, entries, json.loads(row["keys_sample"]), table, True)
-        manifest = {"dataset": dataset, "scale": scale_json, "keys_sample": json.dumps(keys),
-                    "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
-                    "versions": json.dumps(library_versions())}
-        expected = dict(zip(days, ds.day_rows(scale)))
-        total, done = sum(expected.values()), 0
-        for index, day in enumerate(days):
-            entry = entries.get(day.isoformat())
-            if entry and self._partition_rows(table, day) == entry["rows"] == expected[day]:
-                done += entry["rows"]
-                continue
-            rows = self._load_day(ds, index, day, scale, table, done, total, progress)
-            entries[day.isoformat()] = {"date": day.isoformat(), "rows": rows}
-            self._write_manifest(table, manifest, entries, complete=False)
-            done += rows
-            if progress is not None:
-                progress(min(done, total), total, f"{day.isoformat()} loaded into {table}")
-        wanted = {d.isoformat() for d in days}
-        entries = {k: v for k, v in entries.items() if k in wanted}
-        self._write_manifest(table, manifest, entries, complete=True)
+        manifest = manifest_fields(dataset, scale_text, keys, info)
+        entries = load_days(
+            days, dict(zip(days, ds.day_rows(scale))), entries, lambda day: self._partition_rows(table, day),
+            lambda index, day, done, total: self._load_day(ds, index, day, scale, table, done, total, progress),
+            lambda saved, complete: self._write_manifest(table, manifest, saved, complete), table, progress)
         return self._layout(dataset, scale, strings, entries, keys, table, False)
 
     @staticmethod
@@ -121,13 +105,8 @@ class PostgresLayout:
         db.execute(f"CREATE TABLE {part} ({_columns_ddl(info.schema, seq=True)})")
         names = ", ".join(quote(n) for n in [*info.schema.names, SEQ])
         chunk_rows = int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
-        rows, last = 0, None
-        for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows):
-            times = chunk[info.time_column]
-            if len(chunk) and (not times.is_monotonic_increasing or (last is not None and times.iloc[0] < last)):
-                raise TargetError(f"{info.name}: day {index + 1} is not in time order; the arrival ordinal "
-                                  f"({SEQ}) must follow time order")
-            last = times.iloc[-1] if len(chunk) else last
+        rows = 0
+        for chunk in time_ordered(ds.generate_day(index, scale, StringMode.ARROW, chunk_rows), info, index, SEQ):
             db.copy_in(f"COPY {part} ({names}) FROM STDIN (FORMAT csv)", copy_csv(chunk, info.schema, rows))
             rows += len(chunk)
             if progress is not None:
@@ -162,7 +141,7 @@ class PostgresLayout:
             self.db.copy_in(f"COPY {side} FROM STDIN (FORMAT csv)", copy_csv(frame, schema))
 
     def _write_manifest(self, table: str, manifest: dict[str, Any], entries: dict[str, dict], complete: bool) -> None:
-        days = json.dumps(sorted(entries.values(), key=lambda e: e["date"]))
+        days = days_json(entries)
         self.db.execute(
             f"INSERT INTO {quote(MANIFEST_TABLE)} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now()) "
             "ON CONFLICT (table_name) DO UPDATE SET format = EXCLUDED.format, dataset = EXCLUDED.dataset, "
@@ -173,10 +152,8 @@ class PostgresLayout:
              manifest["schema"], manifest["versions"], complete))
 
     def _layout(self, dataset, scale, strings, entries, keys, table, reused) -> Layout:
-        ordered = sorted(entries.values(), key=lambda e: e["date"])
-        return Layout(dataset=dataset, scale=scale, strings=strings,
-                      days=tuple(dt.date.fromisoformat(e["date"]) for e in ordered), keys_sample=tuple(keys),
-                      rows=sum(e["rows"] for e in ordered),
+        days, rows = ordered_days(entries)
+        return Layout(dataset=dataset, scale=scale, strings=strings, days=days, keys_sample=tuple(keys), rows=rows,
                       footprint_bytes=self._tables_bytes([table] + self._side_names(dataset, table)),
                       reused=reused, location=f"{self.db.address}/{self.db.database}.{table}")
 

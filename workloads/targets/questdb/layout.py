@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict
 from typing import Any
 
 from workloads.datasets.base import side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
-from workloads.targets.common.arrow_frames import library_versions
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
+from workloads.targets.common.day_loads import (complete_days, days_json, keys_sample, load_days, manifest_entries,
+                                                manifest_fields, ordered_days, scale_json, time_ordered)
 from workloads.targets.common.lazy import get_dataset as _get_dataset
 from workloads.targets.questdb.dialect import (SEQ, _QDB_TYPES, quote, literal, table_name, sql_value,
                                                designated, _columns_ddl)
@@ -33,7 +33,6 @@ from workloads.targets.questdb.frames import ilp_frame
 
 
 LAYOUT_FORMAT = 1
-KEYS_SAMPLE = 100
 DEFAULT_CHUNK_ROWS = 1_000_000
 MANIFEST_TABLE = "_tickbench_layouts"
 
@@ -51,39 +50,30 @@ class QuestDBLayout:
         table = table_name(dataset, scale)
         ts = designated(info)
         days = list(ds.trading_days(scale))
-        scale_json = json.dumps({**asdict(scale), "content": ds.content_id}, sort_keys=True)
+        scale_text = scale_json(ds, scale)
         server.execute(f"CREATE TABLE IF NOT EXISTS {quote(MANIFEST_TABLE)} (table_name VARCHAR, format INT, "
                        "dataset VARCHAR, scale VARCHAR, days VARCHAR, keys_sample VARCHAR, schema VARCHAR, "
                        "versions VARCHAR, complete BOOLEAN, created TIMESTAMP)")
         found = server.rows(f"SELECT format, scale, days, keys_sample, complete FROM {quote(MANIFEST_TABLE)} "
                             f"WHERE table_name = {literal(table)} ORDER BY created DESC LIMIT 1")
         row = found[0] if found else None
-        compatible = row is not None and row["format"] == LAYOUT_FORMAT and row["scale"] == scale_json
-        entries = {e["date"]: e for e in json.loads(row["days"])} if compatible else {}
+        compatible, entries = manifest_entries(row, LAYOUT_FORMAT, scale_text)
         if not compatible:
             server.execute(f"DROP TABLE IF EXISTS {quote(table)}")
         self._ensure_table(info, table, seq=True)
         for scratch in (table + "_append", table + "_import"):
             self._ensure_table(info, scratch)
         self._ensure_side_tables(ds, scale, table)
-        keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
-        if compatible and row["complete"] and sorted(entries) == [d.isoformat() for d in days]:
+        keys = keys_sample(ds, scale)
+        if compatible and row["complete"] and complete_days(entries, days):
             return self._layout(dataset, scale, strings, entries, json.loads(row["keys_sample"]), table, reused=True)
-        manifest = {"dataset": dataset, "scale": scale_json, "keys_sample": json.dumps(keys),
-                    "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
-                    "versions": json.dumps(library_versions())}
+        manifest = manifest_fields(dataset, scale_text, keys, info)
         server.wait_applied(table, self.wal_timeout)
         counts = {str(r["day"])[:10]: int(r["n"]) for r in server.rows(
             f"SELECT to_str({quote(ts)}, 'yyyy-MM-dd') AS day, count() AS n FROM {quote(table)}")}
-        expected = dict(zip(days, ds.day_rows(scale)))
-        total = sum(expected.values())
-        done = 0
-        for index, day in enumerate(days):
+
+        def load(index: int, day: dt.date, done: int, total: int) -> int:
             key = day.isoformat()
-            entry = entries.get(key)
-            if entry and counts.get(key) == entry["rows"] == expected[day]:
-                done += entry["rows"]
-                continue
             if counts.get(key):          # an interrupted day: drop its partition, load it again
                 server.execute(f"ALTER TABLE {quote(table)} DROP PARTITION LIST {literal(key)}")
                 server.wait_applied(table, self.wal_timeout)
@@ -92,14 +82,11 @@ class QuestDBLayout:
             have = int(server.rows(f"SELECT count() AS n FROM {quote(table)} WHERE {quote(ts)} IN {literal(key)}")[0]["n"])
             if have != rows:
                 raise TargetError(f"QuestDB table {table}: {have} rows on {key} after loading {rows}")
-            entries[key] = {"date": key, "rows": rows}
-            self._write_manifest(table, manifest, entries, complete=False)
-            done += rows
-            if progress is not None:
-                progress(min(done, total), total, f"{key} loaded into {table}")
-        wanted = {d.isoformat() for d in days}
-        entries = {k: v for k, v in entries.items() if k in wanted}
-        self._write_manifest(table, manifest, entries, complete=True)
+            return rows
+
+        entries = load_days(days, dict(zip(days, ds.day_rows(scale))), entries, lambda day: counts.get(day.isoformat()),
+                            load, lambda saved, complete: self._write_manifest(table, manifest, saved, complete),
+                            table, progress)
         return self._layout(dataset, scale, strings, entries, keys, table, reused=False)
 
     def _symbols(self, schema: Schema) -> list[str]:
@@ -108,14 +95,9 @@ class QuestDBLayout:
     def _load_day(self, ds, index: int, scale: Scale, table: str, ts: str, done: int, total: int,
                   progress: ProgressCallback | None) -> int:
         info: DatasetInfo = ds.info
-        rows, last = 0, None
+        rows = 0
         chunk_rows = int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
-        for chunk in ds.generate_day(index, scale, StringMode.ARROW, chunk_rows):
-            times = chunk[info.time_column]
-            if len(chunk) and (not times.is_monotonic_increasing or (last is not None and times.iloc[0] < last)):
-                raise TargetError(f"{info.name}: day {index + 1} is not in time order; the arrival ordinal "
-                                  f"({SEQ}) must follow time order")
-            last = times.iloc[-1] if len(chunk) else last
+        for chunk in time_ordered(ds.generate_day(index, scale, StringMode.ARROW, chunk_rows), info, index, SEQ):
             self._server.ingest(table, ilp_frame(chunk, info, ts, seq_start=rows), ts, self._symbols(info.schema))
             rows += len(chunk)
             if progress is not None:
@@ -145,7 +127,7 @@ class QuestDBLayout:
             server.execute(f"INSERT INTO {quote(side)} VALUES {values}")
 
     def _write_manifest(self, table: str, manifest: dict[str, Any], entries: dict[str, dict], complete: bool) -> None:
-        days = json.dumps(sorted(entries.values(), key=lambda e: e["date"]))
+        days = days_json(entries)
         created = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         self._server.execute(
             f"INSERT INTO {quote(MANIFEST_TABLE)} VALUES ({literal(table)}, {LAYOUT_FORMAT}, "
@@ -154,10 +136,8 @@ class QuestDBLayout:
             f"{'true' if complete else 'false'}, {sql_value(created)})")
 
     def _layout(self, dataset, scale, strings, entries, keys, table, reused) -> Layout:
-        ordered = sorted(entries.values(), key=lambda e: e["date"])
-        return Layout(dataset=dataset, scale=scale, strings=strings,
-                      days=tuple(dt.date.fromisoformat(e["date"]) for e in ordered),
-                      keys_sample=tuple(keys), rows=sum(e["rows"] for e in ordered),
+        days, rows = ordered_days(entries)
+        return Layout(dataset=dataset, scale=scale, strings=strings, days=days, keys_sample=tuple(keys), rows=rows,
                       footprint_bytes=self._disk_bytes([table] + self._side_names(dataset, table)),
                       reused=reused, location=f"{self._server.address}/{table}")
 

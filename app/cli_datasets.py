@@ -156,5 +156,7 @@ def cmd_workloads(args) -> int:
     from workloads.operations import WORKLOADS
     for name, workload in WORKLOADS.items():
         params = ", ".join(f"{p.name}={p.default}" for p in workload.params) or "no parameters"
-        console.print(f"[bold]{name}[/bold] — {workload.title} ({params})", highlight=False)
+        roles = ", ".join(workload.to_dict()["roles"])
+        needs = f"needs roles: {roles}" if roles else "runs on any dataset"
+        console.print(f"[bold]{name}[/bold] — {workload.title} ({params}); {needs}", highlight=False)
     return 0

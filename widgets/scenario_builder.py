@@ -84,6 +84,7 @@ class ScenarioBuilder(QWidget):
         self._data_dir = Path(data_dir)
         self._targets: dict[str, tuple[str, dict[str, Any]]] = {}
         self._build()
+        self._offer_workloads()
         self._on_workload_changed()
         self._update_estimate()
         guard_wheel(self)                    # the wheel scrolls the form, never an unfocused field
@@ -255,6 +256,24 @@ class ScenarioBuilder(QWidget):
         imported = str(self.dataset_combo.currentData()).startswith(IMPORT_PREFIX)
         for spin in (self.rows_spin, self.symbols_spin):
             spin.setEnabled(not imported)   # an import's rows and keys come from its file
+        self._offer_workloads()
+
+    def _offer_workloads(self) -> None:
+        """Only the workloads the dataset has the roles for can be chosen; the others stay listed,
+        greyed, their tooltip saying which role is missing. A chosen one that became impossible
+        gives way to the first possible one."""
+        try:
+            info = get_dataset(self.dataset_combo.currentData()).info
+        except ValueError:
+            return
+        items = self.workload_combo.model()
+        for index in range(self.workload_combo.count()):
+            refusal = WORKLOADS[self.workload_combo.itemData(index)].refusal(info, flags=False)
+            items.item(index).setEnabled(not refusal)
+            self.workload_combo.setItemData(index, f"{refusal}." if refusal else None, Qt.ItemDataRole.ToolTipRole)
+        if not items.item(self.workload_combo.currentIndex()).isEnabled():
+            possible = [i for i in range(self.workload_combo.count()) if items.item(i).isEnabled()]
+            self.workload_combo.setCurrentIndex(possible[0])     # noop and the writes run on any dataset
 
     # ---- targets ----------------------------------------------------------------------------
     def set_targets(self, targets: list[tuple[str, str, str, dict[str, Any]]]) -> None:

@@ -97,21 +97,22 @@ class Workload(ABC):
         have = roles_of(info)
         return tuple(role for role in ROLE_NAMES if role in self.roles and role not in have)
 
-    def refusal(self, info: DatasetInfo) -> str:
+    def refusal(self, info: DatasetInfo, flags: bool = True) -> str:
         """One line on why this workload cannot run on ``info``'s dataset ("" when it can), e.g.
-        "slice-download needs a key column: dataset imp_trades has none (import it with --key COLUMN)"."""
+        "slice-download needs a key column: dataset imp_trades has none (import it with --key COLUMN)";
+        without ``flags`` (the window's words) no command-line hint."""
         missing = self.missing_roles(info)
         if not missing:
             return ""
         wanted = [f"a {role} column" for role in missing]
         needs = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
         none = "none" if len(missing) == 1 else "neither" if len(missing) == 2 else "none of them"
-        flags = " ".join(f"--{role} COLUMN" for role in missing)
+        named = " ".join(f"--{role} COLUMN" for role in missing)
         hint = ""
-        if info.name.startswith(IMPORT_PREFIX):
-            hint = f" (import it with {flags})"
-        elif info.name.startswith(TABLE_PREFIX):
-            hint = f" (add the table again with {flags})"
+        if flags and info.name.startswith(IMPORT_PREFIX):
+            hint = f" (import it with {named})"
+        elif flags and info.name.startswith(TABLE_PREFIX):
+            hint = f" (add the table again with {named})"
         return f"{self.name} needs {needs}: dataset {info.name} has {none}{hint}"
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:

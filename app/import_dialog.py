@@ -1,11 +1,13 @@
-"""ImportDialog: make a user's CSV a dataset to benchmark (File → Import CSV…).
+"""ImportDialog: make a user's tick file a dataset to benchmark, in its own schema (File → Import data…).
 
-The user picks a file, the built-in schema it holds and a name; the column table is pre-filled
-from the CSV header (same matching rule as the reader) and lets them say which CSV column feeds a
-schema column whose name differs. The import runs on a plain thread (it is I/O and pyarrow work:
-the GUI stays live); progress and the outcome come back as queued Qt signals. On success the
-dialog emits ``imported(registry_name)`` ("imp_<name>") and stays open showing what was imported.
-A malformed CSV's message (file, line, column) is shown as is; nothing was changed then.
+The user picks a file or a folder (CSV, Parquet, Feather, hive ``date=.../`` folders). The preview
+(``workloads.datasets.tick_import.preview_source``) runs on a plain thread and comes back as a queued
+signal: the first rows, each column's inferred type in a combo box to change, and the role pickers
+prefilled from the suggested roles. The import runs on another plain thread with a progress bar and the
+engine's own "rows/s, about N s left" line, cancellable; a failure shows the engine's one-line message
+(file, line, column) and keeps nothing; skipped bad rows are listed. On success the dialog emits
+``imported("imp_<name>")``. A CSV in one of the built-in schemas is ``BuiltinImportDialog``'s, one
+button away.
 """
 from __future__ import annotations
 
@@ -13,73 +15,101 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 from PySide6.QtCore import QRegularExpression, Qt, Signal
-from PySide6.QtGui import QColor, QRegularExpressionValidator
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox,
-                               QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+                               QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QProgressBar,
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
+from widgets.role_pickers import RolePickers
 from widgets.theme import current_theme
-from workloads.datasets import DATASETS
-from workloads.datasets.csv_parse import CsvFormatError
-from workloads.datasets.csv_import import ImportCancelled, ImportFailed, csv_header, import_csv, suggest_mapping
 from workloads.datasets.imported import NAME_RULE, PREFIX, imports_dir, list_imports, suggest_name
+from workloads.datasets.roles import CHOOSABLE_TYPES, RoleError, Roles
+from workloads.datasets.schema import Column, Schema
+from workloads.datasets.tick_import import (ImportCancelled, ImportFailed, ImportSourceError, import_source,
+                                            preview_source)
+from workloads.text import plural
 
-COLUMN, TYPE, SOURCE = range(3)
-NOT_IN_FILE = "— not in the file —"
+PREVIEW_ROWS = 20
+DELIMITERS = ((",", ","), (";", ";"), ("tab", "\t"), ("|", "|"))
+FILE_FILTER = "Tick data (*.csv *.txt *.tsv *.parquet *.pq *.feather *.arrow *.ipc);;All files (*)"
 
 
 class ImportDialog(QDialog):
     imported = Signal(str)              # registry name of the dataset just imported: "imp_<name>"
+    previewed = Signal()                # a preview (or its error) has been shown
     _progressed = Signal(int, int, str)  # from the import thread, queued to the GUI thread
     _finished = Signal(object)           # ("ok", ImportedDataset, seconds) | ("error", message) | ("cancelled", message)
+    _preview_done = Signal(int, object)  # (generation, SourcePreview | error message) from the preview thread
 
     def __init__(self, parent=None, path: str | Path | None = None):
         super().__init__(parent)
         self.setObjectName("import_dialog")
-        self.setWindowTitle("Import CSV")
-        self.setMinimumWidth(620)
-        self._header: list[str] = []
-        self._header_of = ""                 # the file text the header was read from
+        self.setWindowTitle("Import data")
+        self.setMinimumWidth(760)
+        self.resize(980, 700)                 # the preview wants width; fits a 1366x768 screen
+        self.preview = None                   # the SourcePreview shown
+        self._generation = 0                  # the newest preview asked for; older answers are dropped
+        self._preview_thread: threading.Thread | None = None
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self._name_typed = False
         self._close_when_done = False
+        self._existing: dict[str, object] = {}
 
-        intro = QLabel("Benchmark your own data: the CSV is read against a built-in schema and stored as "
-                       f"Parquet, one file per day sorted by time, in {imports_dir()}.", wordWrap=True)
-        self.file_edit = QLineEdit(objectName="file_edit")
-        self.file_edit.setPlaceholderText("a CSV file with a header row")
-        self.browse_button = QPushButton("Browse…", objectName="browse_button")
-        file_row = QHBoxLayout()
-        file_row.addWidget(self.file_edit, 1)
-        file_row.addWidget(self.browse_button)
-        self.base_combo = QComboBox(objectName="base_combo")
-        for key, dataset in DATASETS.items():
-            self.base_combo.addItem(f"{dataset.info.title} ({key})", key)
+        intro = QLabel("Benchmark your own data in its own columns: a CSV, Parquet or Feather file, or a folder "
+                       f"of them. It is stored as Parquet, one file per UTC day sorted by time, in {imports_dir()}.",
+                       wordWrap=True)
+        self.source_edit = QLineEdit(objectName="source_edit")
+        self.source_edit.setPlaceholderText("a file, or a folder of files (one per day, or hive date=… folders)")
+        self.file_button = QPushButton("File…", objectName="file_button")
+        self.folder_button = QPushButton("Folder…", objectName="folder_button")
+        source_row = QHBoxLayout()
+        source_row.addWidget(self.source_edit, 1)
+        source_row.addWidget(self.file_button)
+        source_row.addWidget(self.folder_button)
+        self.delimiter_combo = QComboBox(objectName="delimiter_combo")
+        self.delimiter_combo.addItem("sniffed", None)
+        for label, value in DELIMITERS:
+            self.delimiter_combo.addItem(label, value)
+        self.source_info = QLabel(objectName="source_info", wordWrap=True)
+        self.builtin_button = QPushButton("A CSV in a built-in schema…", objectName="builtin_button")
+        self.builtin_button.setToolTip("Read a CSV against a built-in schema: TAQ, level 2, devices or api45")
+        info_row = QHBoxLayout()
+        info_row.addWidget(QLabel("CSV delimiter:"))
+        info_row.addWidget(self.delimiter_combo)
+        info_row.addWidget(self.source_info, 1)
+        info_row.addWidget(self.builtin_button)
+        form = QFormLayout()
+        form.addRow("Source:", source_row)
+        form.addRow("", info_row)
+
+        preview_box = QGroupBox("First rows, and each column's type (change one where the guess is wrong)")
+        self.preview_table = QTableWidget(0, 0, objectName="preview_table")
+        self.preview_table.setMinimumHeight(190)
+        self.preview_table.horizontalHeader().setDefaultSectionSize(130)
+        QVBoxLayout(preview_box).addWidget(self.preview_table)
+
+        roles_box = QGroupBox("Roles: what the workloads read")
+        self.role_pickers = RolePickers()
+        QVBoxLayout(roles_box).addWidget(self.role_pickers)
+
         self.name_edit = QLineEdit(objectName="name_edit")
         self.name_edit.setValidator(QRegularExpressionValidator(QRegularExpression(NAME_RULE.pattern), self))
-        self.name_edit.setPlaceholderText("e.g. myquotes")
-        self.name_hint = QLabel(wordWrap=True, objectName="name_hint")
-        form = QFormLayout()
-        form.addRow("File:", file_row)
-        form.addRow("Schema:", self.base_combo)
-        form.addRow("Name:", self.name_edit)
-        form.addRow("", self.name_hint)
-
-        columns_box = QGroupBox("Columns")
-        self.columns_table = QTableWidget(0, 3, objectName="columns_table")
-        self.columns_table.setHorizontalHeaderLabels(["Column", "Type", "Read from CSV column"])
-        header = self.columns_table.horizontalHeader()
-        header.setSectionResizeMode(COLUMN, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(TYPE, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(SOURCE, QHeaderView.ResizeMode.Stretch)
-        self.columns_table.verticalHeader().setVisible(False)
-        self.columns_table.setMinimumHeight(200)
-        self.columns_hint = QLabel(wordWrap=True, objectName="columns_hint")
-        columns_layout = QVBoxLayout(columns_box)
-        columns_layout.addWidget(self.columns_table)
-        columns_layout.addWidget(self.columns_hint)
+        self.name_edit.setPlaceholderText("e.g. trades")
+        self.name_hint = QLabel(objectName="name_hint", wordWrap=True)
+        self.zone_edit = QLineEdit(objectName="zone_edit")
+        self.zone_edit.setPlaceholderText("zone of times without one, e.g. America/New_York (empty: as written)")
+        self.skip_check = QCheckBox("Skip bad rows (count and list them) instead of stopping at the first",
+                                    objectName="skip_check")
+        options = QFormLayout()
+        name_row = QHBoxLayout()
+        name_row.addWidget(self.name_edit)
+        name_row.addWidget(self.name_hint, 1)
+        options.addRow("Name:", name_row)
+        options.addRow("Time zone:", self.zone_edit)
+        options.addRow("", self.skip_check)
 
         self.progress_bar = QProgressBar(objectName="import_progress")
         self.progress_bar.setRange(0, 1000)
@@ -89,160 +119,232 @@ class ImportDialog(QDialog):
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel(wordWrap=True, objectName="import_error")
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.skipped_list = QPlainTextEdit(objectName="skipped_list", readOnly=True)
+        self.skipped_list.setMaximumHeight(90)
+        self.skipped_list.setVisible(False)
         self.buttons = QDialogButtonBox()
         self.import_button = self.buttons.addButton("Import", QDialogButtonBox.ButtonRole.AcceptRole)
         self.import_button.setObjectName("import_button")
+        self.cancel_button = self.buttons.addButton("Cancel import", QDialogButtonBox.ButtonRole.ActionRole)
+        self.cancel_button.setObjectName("cancel_button")
         self.close_button = self.buttons.addButton("Close", QDialogButtonBox.ButtonRole.RejectRole)
         self.close_button.setObjectName("close_button")
 
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(form)
-        layout.addWidget(columns_box, 1)
+        layout.addWidget(preview_box, 1)
+        layout.addWidget(roles_box)
+        layout.addLayout(options)
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.status_label)
         layout.addWidget(self.error_label)
+        layout.addWidget(self.skipped_list)
         layout.addWidget(self.buttons)
 
-        self.browse_button.clicked.connect(self._browse)
-        self.file_edit.editingFinished.connect(self._load_header)
-        self.base_combo.currentIndexChanged.connect(self._fill_columns)
+        self.file_button.clicked.connect(self._browse_file)
+        self.folder_button.clicked.connect(self._browse_folder)
+        self.source_edit.editingFinished.connect(lambda: self.load_preview(force=False))
+        self.delimiter_combo.activated.connect(lambda _: self.load_preview(force=True))
+        self.role_pickers.changed.connect(self._update_state)
         self.name_edit.textEdited.connect(self._on_name_typed)
         self.name_edit.textChanged.connect(self._update_state)
+        self.zone_edit.textChanged.connect(self._update_state)
         self.import_button.clicked.connect(self.start_import)
+        self.cancel_button.clicked.connect(self.cancel_import)
         self.close_button.clicked.connect(self.reject)
+        self.builtin_button.clicked.connect(self.open_builtin)
         self._progressed.connect(self._on_progress)
         self._finished.connect(self._on_finished)
+        self._preview_done.connect(self._on_preview)
+        self._previewed_of = ""
+        self._refresh_existing()
         if path:
-            self.set_file(path)
+            self.set_source(path)
         self._update_state()
 
     # ---- inputs ---------------------------------------------------------------------------------
-    def set_file(self, path: str | Path) -> None:
-        self.file_edit.setText(str(path))
-        self._load_header(force=True)
-
-    def set_base(self, base: str) -> None:
-        self.base_combo.setCurrentIndex(max(self.base_combo.findData(base), 0))
+    def set_source(self, path: str | Path) -> None:
+        self.source_edit.setText(str(path))
+        self.load_preview(force=True)
 
     def set_name(self, name: str) -> None:
         self._name_typed = True
         self.name_edit.setText(name)
 
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import CSV", self.file_edit.text() or str(Path.home()),
-                                              "CSV files (*.csv *.txt);;All files (*)")
+    def set_type(self, column: str, ddb_type: str) -> None:
+        combo = self.type_combo(column)
+        combo.setCurrentIndex(combo.findData(ddb_type))
+
+    def type_combo(self, column: str) -> QComboBox:
+        names = [self.preview_table.horizontalHeaderItem(i).text() for i in range(self.preview_table.columnCount())]
+        return self.preview_table.cellWidget(0, names.index(column))
+
+    def _browse_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import a file", self.source_edit.text() or str(Path.home()),
+                                              FILE_FILTER)
         if path:
-            self.set_file(path)
+            self.set_source(path)
+
+    def _browse_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Import a folder", self.source_edit.text() or str(Path.home()))
+        if path:
+            self.set_source(path)
 
     def _on_name_typed(self) -> None:
         self._name_typed = True
 
-    def _load_header(self, force: bool = False) -> None:
-        text = self.file_edit.text().strip()
-        if text == self._header_of and not force:
-            return  # editingFinished also fires on focus loss: keep the user's column choices
-        self._header_of = text
-        self._show_error("")
-        self._header = []
-        if text:
-            try:
-                self._header = csv_header(text)
-            except (OSError, CsvFormatError, UnicodeDecodeError) as exc:
-                self._show_error(f"{Path(text).name}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror
-                                 else str(exc))
-            if not self._name_typed:
-                self.name_edit.setText(suggest_name(text))
-        self._fill_columns()
+    def _refresh_existing(self) -> None:
+        self._existing = {d.name: d for d in list_imports()}
 
-    def _fill_columns(self) -> None:
-        schema = DATASETS[self.base_combo.currentData()].info.schema
-        suggested = suggest_mapping(self._header, schema)
-        self.columns_table.setRowCount(len(schema.columns))
-        for row, column in enumerate(schema.columns):
-            for index, text in ((COLUMN, column.name), (TYPE, column.ddb_type)):
-                item = QTableWidgetItem(text)
-                item.setFlags(Qt.ItemFlag.ItemIsEnabled)
-                self.columns_table.setItem(row, index, item)
-            combo = QComboBox()
-            combo.addItem(NOT_IN_FILE, None)
-            for name in self._header:
-                combo.addItem(name, name)
-            combo.setCurrentIndex(max(combo.findData(suggested[column.name]), 0))
-            combo.currentIndexChanged.connect(self._update_state)
-            self.columns_table.setCellWidget(row, SOURCE, combo)
+    # ---- the preview, off the GUI thread ----------------------------------------------------------
+    @property
+    def previewing(self) -> bool:
+        return self._preview_thread is not None and self._preview_thread.is_alive()
+
+    def load_preview(self, force: bool = True) -> None:
+        text = self.source_edit.text().strip()
+        if text == self._previewed_of and not force:
+            return  # editingFinished also fires on focus loss: keep the user's types and roles
+        self._previewed_of = text
+        self._generation += 1
+        self.preview = None
+        self._show_error("")
+        self._fill_table()
+        if not text:
+            self._update_state()
+            return
+        if not self._name_typed:
+            self.name_edit.setText(suggest_name(text))
+        self.source_info.setText("Reading the first rows…")
+        generation, delimiter = self._generation, self.delimiter_combo.currentData()
+        self._preview_thread = threading.Thread(target=self._preview_work, args=(generation, text, delimiter),
+                                                name="tickbench-preview", daemon=True)
+        self._preview_thread.start()
         self._update_state()
 
-    def _mark_missing(self) -> None:
-        """Schema columns without a CSV column in the error colour, once a file is chosen."""
-        error = QColor(current_theme().error)
-        for row in range(self.columns_table.rowCount()):
-            missing = bool(self._header) and self._source_combo(row).currentData() is None
-            self.columns_table.item(row, COLUMN).setData(Qt.ItemDataRole.ForegroundRole, error if missing else None)
+    def _preview_work(self, generation: int, path: str, delimiter: str | None) -> None:
+        try:
+            outcome: object = preview_source(path, delimiter, rows=PREVIEW_ROWS)
+        except (ImportSourceError, ValueError, OSError) as exc:
+            outcome = str(exc)
+        except Exception as exc:  # anything else still reaches the user
+            outcome = f"{Path(path).name}: {type(exc).__name__}: {exc}"
+        try:
+            self._preview_done.emit(generation, outcome)
+        except RuntimeError:
+            pass  # the dialog is gone
 
-    def _source_combo(self, row: int) -> QComboBox:
-        return self.columns_table.cellWidget(row, SOURCE)
+    def _on_preview(self, generation: int, outcome: object) -> None:
+        if generation != self._generation:
+            return  # an older file's answer
+        if isinstance(outcome, str):
+            self.source_info.setText("")
+            self._show_error(outcome)
+        else:
+            self.preview = outcome
+            self.source_info.setText(self._source_words(outcome))
+            if outcome.delimiter:
+                self.delimiter_combo.setCurrentIndex(max(self.delimiter_combo.findData(outcome.delimiter), 0))
+            self._fill_table()
+            self.role_pickers.set_columns(self._columns(), outcome.suggested or Roles(time=""))
+        self._update_state()
+        self.previewed.emit()
 
-    def mapping(self) -> dict[str, str]:
-        """CSV column -> schema column for the columns whose names differ (as ``import_csv`` takes it)."""
-        out = {}
-        for row in range(self.columns_table.rowCount()):
-            column = self.columns_table.item(row, COLUMN).text()
-            source = self._source_combo(row).currentData()
-            if source is not None and source != column:
-                out[source] = column
-        return out
+    @staticmethod
+    def _source_words(preview) -> str:
+        files = f"{plural(len(preview.files), 'file')}" + (", hive folders" if preview.hive else "")
+        zone = f"times in {preview.zone}, stored as UTC" if preview.zone else "times without a zone"
+        return f"{preview.format.upper()}, {files}, {preview.bytes / 1e6:,.1f} MB; {zone}"
 
+    def _fill_table(self) -> None:
+        table = self.preview_table
+        table.clear()
+        if self.preview is None:
+            table.setRowCount(0)
+            table.setColumnCount(0)
+            return
+        rows: pd.DataFrame = self.preview.first_rows
+        columns = self.preview.schema.columns
+        table.setColumnCount(len(columns))
+        table.setRowCount(1 + len(rows))
+        table.setHorizontalHeaderLabels([c.name for c in columns])
+        table.setVerticalHeaderLabels(["type"] + [str(i) for i in range(1, len(rows) + 1)])
+        for index, column in enumerate(columns):
+            combo = QComboBox()
+            for typ in CHOOSABLE_TYPES:
+                combo.addItem(typ, typ)
+            combo.setCurrentIndex(combo.findData(column.ddb_type))
+            combo.setToolTip(f"read as {self.preview.arrow_schema.field(column.name).type}; choose another type "
+                             "to store it differently")
+            combo.currentIndexChanged.connect(self._on_type_changed)
+            table.setCellWidget(0, index, combo)
+            for row, value in enumerate(rows[column.name].tolist(), 1):
+                item = QTableWidgetItem("" if value is None or (isinstance(value, float) and pd.isna(value))
+                                        else str(value))
+                item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+                table.setItem(row, index, item)
+        table.resizeColumnsToContents()
+
+    def _on_type_changed(self) -> None:
+        self.role_pickers.set_columns(self._columns())
+        self._update_state()
+
+    def _columns(self) -> list[tuple[str, str]]:
+        if self.preview is None:
+            return []
+        return [(c.name, self.preview_table.cellWidget(0, i).currentData())
+                for i, c in enumerate(self.preview.schema.columns)]
+
+    def types(self) -> dict[str, str]:
+        """The types the user changed (column -> type), as ``import_source`` takes them."""
+        if self.preview is None:
+            return {}
+        inferred = {c.name: c.ddb_type for c in self.preview.schema.columns}
+        return {name: typ for name, typ in self._columns() if inferred[name] != typ}
+
+    def roles(self) -> Roles:
+        return self.role_pickers.roles()
+
+    # ---- what stops the import ------------------------------------------------------------------
     def problems(self) -> list[str]:
-        """What stops the import: no file, a bad name, a column without a source, a source used twice."""
         found: list[str] = []
-        if not self._header:
-            found.append("choose a CSV file with a header row")
-        name = self.name_edit.text()
-        if not NAME_RULE.fullmatch(name):
+        if self.preview is None:
+            found.append("reading the first rows…" if self.previewing else "choose a file or a folder to import")
+        else:
+            try:
+                self.roles().check(Schema(tuple(Column(n, t) for n, t in self._columns())), self.preview.label)
+            except RoleError as exc:
+                found.append(str(exc))
+        if not NAME_RULE.fullmatch(self.name_edit.text()):
             found.append("name: 1-40 lower-case letters, digits and _, starting with a letter")
-        used: dict[str, list[str]] = {}
-        missing = []
-        for row in range(self.columns_table.rowCount()):
-            column = self.columns_table.item(row, COLUMN).text()
-            source = self._source_combo(row).currentData()
-            if source is None:
-                missing.append(column)
-            else:
-                used.setdefault(source, []).append(column)
-        if self._header and missing:
-            found.append(f"choose the CSV column for {', '.join(missing)}")
-        for source, columns in used.items():
-            if len(columns) > 1:
-                found.append(f"CSV column {source!r} is chosen for {' and '.join(columns)}")
         return found
 
     def _update_state(self) -> None:
         name = self.name_edit.text()
-        existing = {d.name: d for d in list_imports()} if NAME_RULE.fullmatch(name) else {}
-        if name in existing:
-            old = existing[name]
-            self.name_hint.setText(f"Run it as {PREFIX}{name}. Replaces the existing import ({old.rows:,} rows "
-                                   f"from {Path(old.source['path']).name}) once this one has succeeded.")
+        if name in self._existing:
+            old = self._existing[name]
+            self.name_hint.setText(f"Run it as {PREFIX}{name}; replaces the import of {old.rows:,} rows "
+                                   f"once this one has succeeded.")
         else:
             self.name_hint.setText(f"Run it as {PREFIX}{name}." if NAME_RULE.fullmatch(name) else
                                    "Lower-case letters, digits and _, starting with a letter.")
+        zoned = bool(self.preview is not None and self.preview.zone)
+        self.zone_edit.setEnabled(not zoned and not self.running)
+        if zoned:
+            self.zone_edit.setPlaceholderText("the file's times carry their zone")
+        self.delimiter_combo.setEnabled(not self.running and (self.preview is None or self.preview.format == "csv"))
         problems = self.problems()
-        rows = self.columns_table.rowCount()
-        if self._header:
-            matched = sum(self._source_combo(r).currentData() is not None for r in range(rows))
-            self.columns_hint.setText(f"{matched} of {rows} columns found in the header. "
-                                      + ("; ".join(p[0].upper() + p[1:] for p in problems
-                                                   if p.startswith(("choose the", "CSV column"))) or ""))
-        else:
-            self.columns_hint.setText("The columns of the chosen schema; pick a file to match them.")
-        self._mark_missing()
         running = self.running
         self.import_button.setEnabled(not problems and not running)
         self.import_button.setToolTip("; ".join(problems))
-        for widget in (self.file_edit, self.browse_button, self.base_combo, self.name_edit, self.columns_table):
+        if not running and not self.error_label.text() and self.preview is not None:
+            self.status_label.setText(problems[0] if problems else "")
+        for widget in (self.source_edit, self.file_button, self.folder_button, self.preview_table,
+                       self.role_pickers, self.name_edit, self.skip_check, self.builtin_button):
             widget.setEnabled(not running)
-        self.close_button.setText("Cancel" if running else "Close")
+        self.cancel_button.setVisible(running)
+        self.close_button.setText("Close")
 
     # ---- the import, off the GUI thread ---------------------------------------------------------
     @property
@@ -254,28 +356,32 @@ class ImportDialog(QDialog):
         if problems or self.running:
             self._show_error("; ".join(problems))
             return False
-        path, base, name, mapping = (self.file_edit.text().strip(), self.base_combo.currentData(),
-                                     self.name_edit.text(), self.mapping())
+        args = (str(self.preview.path), self.name_edit.text(), self.roles(), self.types() or None,
+                self.preview.delimiter or None, self.zone_edit.text().strip() if self.zone_edit.isEnabled() else "",
+                self.skip_check.isChecked())
         self._cancel = threading.Event()
         self._show_error("")
-        self.status_label.setText(f"Importing {Path(path).name}…")
+        self.skipped_list.setVisible(False)
+        self.status_label.setText(f"Importing {self.preview.label}…")
+        self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
         self.progress_bar.setVisible(True)
-        self._thread = threading.Thread(target=self._work, args=(path, base, name, mapping, self._cancel),
+        self._thread = threading.Thread(target=self._work, args=(*args, self._cancel),
                                         name="tickbench-import", daemon=True)
         self._thread.start()
         self._update_state()
         return True
 
-    def _work(self, path: str, base: str, name: str, mapping: dict[str, str], cancel: threading.Event) -> None:
+    def _work(self, path, name, roles, types, delimiter, zone, skip, cancel: threading.Event) -> None:
         """Runs on the import thread: only emits signals (queued to the GUI thread)."""
         started = time.perf_counter()
         try:
-            dataset = import_csv(path, base, name, mapping or None, progress=self._progressed.emit, cancel=cancel)
+            dataset = import_source(path, name, roles, types=types, delimiter=delimiter, zone=zone,
+                                    skip_bad_rows=skip, progress=self._progressed.emit, cancel=cancel)
             outcome = ("ok", dataset, time.perf_counter() - started)
         except ImportCancelled as exc:
             outcome = ("cancelled", str(exc))
-        except (CsvFormatError, ImportFailed, ValueError, OSError) as exc:
+        except (ImportSourceError, ImportFailed, ValueError, OSError) as exc:
             outcome = ("error", str(exc))
         except Exception as exc:  # anything else still reaches the user, not a silent thread
             outcome = ("error", f"{type(exc).__name__}: {exc}")
@@ -293,21 +399,31 @@ class ImportDialog(QDialog):
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        self._update_state()
         kind = outcome[0]
         if kind == "ok":
             dataset, seconds = outcome[1], outcome[2]
+            self._refresh_existing()
+            self._update_state()
             days = dataset.all_days
             self.progress_bar.setValue(self.progress_bar.maximum())
-            self.status_label.setText(
-                f"Imported {dataset.rows:,} rows over {len(days)} day{'s' if len(days) != 1 else ''} "
-                f"({days[0]} .. {days[-1]}) and {len(dataset.all_keys):,} keys in {seconds:,.1f} s "
-                f"as {dataset.info.name}: choose it as the scenario's dataset.")
+            skipped = dataset.manifest.get("skipped") or {}
+            text = (f"Imported {dataset.rows:,} rows over {plural(len(days), 'day')} ({days[0]} .. {days[-1]})"
+                    + (f" and {len(dataset.all_keys):,} keys" if dataset.all_keys else "")
+                    + f" in {seconds:,.2f} s as {dataset.info.name}: choose it as the scenario's dataset.")
+            if skipped.get("count"):
+                listed = skipped.get("rows") or []
+                text += (f" Skipped {plural(skipped['count'], 'bad row')}"
+                         + (f" (the first {len(listed)} listed below)." if len(listed) < skipped["count"] else
+                            " (listed below)."))
+                self.skipped_list.setPlainText("\n".join(listed))
+                self.skipped_list.setVisible(True)
+            self.status_label.setText(text)
             self.imported.emit(dataset.info.name)
         else:
+            self._update_state()
             self.progress_bar.setValue(0)
-            self.status_label.setText("Import cancelled: nothing was changed." if kind == "cancelled"
-                                      else "Import failed: nothing was changed.")
+            self.status_label.setText("Import cancelled: nothing was kept." if kind == "cancelled"
+                                      else "Import failed: nothing was kept.")
             if kind == "error":
                 self._show_error(outcome[1])
         if self._close_when_done:
@@ -315,14 +431,28 @@ class ImportDialog(QDialog):
 
     def _show_error(self, message: str) -> None:
         self.error_label.setText(message)
+        self.error_label.setVisible(bool(message))
         self.error_label.setStyleSheet(f"color: {current_theme().error};" if message else "")
+
+    def cancel_import(self) -> None:
+        if self.running:
+            self._cancel.set()      # the import stops at its next chunk and reports back
+            self.status_label.setText("Cancelling…")
+
+    def open_builtin(self):
+        """The CSV read against a built-in schema (TAQ, level 2, devices, api45)."""
+        from app.import_builtin_dialog import BuiltinImportDialog
+        dialog = BuiltinImportDialog(self.parentWidget() or self, path=self.source_edit.text().strip() or None)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.imported.connect(self.imported)
+        dialog.open()
+        return dialog
 
     # ---- closing: never while the import thread still writes ------------------------------------
     def reject(self) -> None:
         if self.running:
-            self._cancel.set()      # the import stops at its next chunk and reports back
+            self.cancel_import()
             self._close_when_done = True
-            self.status_label.setText("Cancelling…")
             return
         super().reject()
 

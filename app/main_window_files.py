@@ -1,5 +1,5 @@
 """The main window's File menu for scenarios and data: a scenario opened or saved, a playlist file
-played, a CSV file imported."""
+played, a tick file or folder imported."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QFileDialog
 
 
 class MainWindowFiles:
-    """Scenario, playlist and CSV files for MainWindow."""
+    """Scenario, playlist and data files for MainWindow."""
 
     def load_scenario(self, path: Path) -> None:
         try:
@@ -37,8 +37,8 @@ class MainWindowFiles:
             except (ValueError, OSError) as exc:
                 self.show_error(f"cannot save scenario: {exc}")
 
-    def import_csv_dialog(self):
-        """File → Import CSV…: the dialog imports off the GUI thread; the builder then lists it."""
+    def import_data_dialog(self):
+        """File → Import data…: the dialog previews and imports off the GUI thread; the builder then lists it."""
         from app.import_dialog import ImportDialog  # loaded on first use: keeps start-up light
         dialog = ImportDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

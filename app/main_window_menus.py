@@ -32,7 +32,7 @@ class MainWindowMenus:
         for title, path in builtin_scenarios().items():
             self._action(builtin, title, lambda _=False, p=path: self.load_scenario(p))
         file_menu.addSeparator()
-        self._action(file_menu, "Import CSV…", self.import_csv_dialog, "Ctrl+I", "import_csv")
+        self._action(file_menu, "Import data…", self.import_data_dialog, "Ctrl+I", "import_data")
         self._action(file_menu, "Export chart…", self.export_chart_dialog, "Ctrl+E", "export_chart")
         self._action(file_menu, "Export run report…", self.export_report_dialog, "Ctrl+R", "export_report")
         file_menu.addSeparator()

@@ -408,9 +408,9 @@ def test_dialog_imports_a_csv_off_the_gui_thread(qtbot, light_theme, taq_csv):
 
     from PySide6.QtCore import Qt
 
-    from app.import_dialog import ImportDialog
+    from app.import_builtin_dialog import BuiltinImportDialog
 
-    dialog = ImportDialog()
+    dialog = BuiltinImportDialog()
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.set_file(taq_csv)
@@ -429,10 +429,10 @@ def test_dialog_imports_a_csv_off_the_gui_thread(qtbot, light_theme, taq_csv):
 
 
 def test_dialog_shows_the_line_and_column_of_a_malformed_csv(qtbot, light_theme, tmp_path, taq_source):
-    from app.import_dialog import ImportDialog
+    from app.import_builtin_dialog import BuiltinImportDialog
 
     bad, line = _malformed(tmp_path, taq_source)
-    dialog = ImportDialog(path=bad)
+    dialog = BuiltinImportDialog(path=bad)
     qtbot.addWidget(dialog)
     dialog.show()
     imported = []
@@ -445,12 +445,12 @@ def test_dialog_shows_the_line_and_column_of_a_malformed_csv(qtbot, light_theme,
 
 
 def test_dialog_mapping_table_names_what_is_missing_or_doubled(qtbot, light_theme, tmp_path, taq_source):
-    from app.import_dialog import ImportDialog
+    from app.import_builtin_dialog import BuiltinImportDialog
 
     path = tmp_path / "renamed.csv"
     write_csv(taq_source.head(50), path, get_dataset("taq").info.schema)
     path.write_text(path.read_text().replace('"ofr"', '"ask"', 1))
-    dialog = ImportDialog(path=path)
+    dialog = BuiltinImportDialog(path=path)
     qtbot.addWidget(dialog)
     assert "choose the CSV column for ofr" in dialog.problems()
     assert not dialog.import_button.isEnabled()
@@ -479,11 +479,11 @@ def test_window_menu_imports_and_the_builder_lists_the_import(qtbot, light_theme
     try:
         builder = window.builder
         builder.set_scenario(builder.scenario().with_changes(dataset="devices", scale=Scale(days=2)))
-        action = window.findChild(QAction, "import_csv")
-        assert action.text() == "Import CSV…"
+        action = window.findChild(QAction, "import_data")
+        assert action.text() == "Import data…"
         action.trigger()
         from app.import_dialog import ImportDialog
-        dialog = window.findChild(ImportDialog)
+        dialog = window.findChild(ImportDialog).open_builtin()     # a CSV in a built-in schema
         dialog.set_file(taq_csv)
         dialog.set_name("menu")
         with qtbot.waitSignal(dialog.imported, timeout=60_000):

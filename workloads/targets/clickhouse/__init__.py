@@ -35,7 +35,7 @@ from typing import Any
 from workloads.datasets.schema import DatasetInfo
 from workloads.targets.base import Layout, Target, TargetError
 from workloads.targets.clickhouse.cold_cache import ClickHouseColdCache
-from workloads.targets.clickhouse.dialect import _first_line, quote, table_name
+from workloads.targets.clickhouse.dialect import TIME_PRECISION, _first_line, quote, table_name
 from workloads.targets.clickhouse.embedded import _ChdbConn, _Folder
 from workloads.targets.clickhouse.layout import ClickHouseLayout
 from workloads.targets.clickhouse.reads import ClickHouseReads
@@ -121,7 +121,8 @@ class ClickHouseTarget(ClickHouseReads, ClickHouseWrites, ClickHouseLayout, Clic
 
     # --- parent side (prepare and footprints: layout; cold cache: cold_cache) ----------------
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"kind": self.kind, "database": self.database, "versions": library_versions()}
+        info: dict[str, Any] = {"kind": self.kind, "database": self.database, "time_precision": TIME_PRECISION,
+                                "versions": library_versions()}
         if self.server:
             server: _Server = self._backend
             info.update({"mode": "server", "host": server.host, "port": server.port, "user": server.user,

@@ -4,7 +4,7 @@ and exports (plus the clock and the one-line error text every part of the target
 
 Types: SYMBOL ``LowCardinality(String)``, STRING ``String``, DATE ``Date``, SECOND
 ``DateTime64(0, 'UTC')``, TIME/TIMESTAMP ``DateTime64(3, 'UTC')`` (times of day on 1970-01-01, as
-the datasets hold them), CHAR ``Int8``, INT ``Int32``, LONG ``Int64``, DOUBLE ``Float64``...,
+the datasets hold them), an imported NANOTIMESTAMP ``DateTime64(9, 'UTC')`` (kept to the ns), CHAR ``Int8``, INT ``Int32``, LONG ``Int64``, DOUBLE ``Float64``...,
 default codecs (LZ4), wide parts at every scale (as a real day's size gets them: per-column sizes
 are then known). Loads go as Arrow with explicit UTC times and dates, so the machine's time zone
 never shifts a value.
@@ -22,16 +22,18 @@ import pyarrow as pa
 
 from workloads.datasets.schema import DatasetInfo, Scale, Schema
 from workloads.targets.common.arrow_frames import arrow_schema, arrow_table
+from workloads.targets.common.row_order import order_columns
 
 SEQ = "_seq"                   # arrival ordinal within the day: ties in (key, time) keep their order
 
 _CH_TYPES = {
     "BOOL": "Bool", "CHAR": "Int8", "SHORT": "Int16", "INT": "Int32", "LONG": "Int64",
     "FLOAT": "Float32", "DOUBLE": "Float64", "DATE": "Date", "SECOND": "DateTime64(0, 'UTC')",
-    "TIME": "DateTime64(3, 'UTC')", "TIMESTAMP": "DateTime64(3, 'UTC')",
+    "TIME": "DateTime64(3, 'UTC')", "TIMESTAMP": "DateTime64(3, 'UTC')", "NANOTIMESTAMP": "DateTime64(9, 'UTC')",
     "SYMBOL": "LowCardinality(String)", "STRING": "String",
 }
-_TEMPORAL = frozenset({"SECOND", "TIME", "TIMESTAMP"})
+_TEMPORAL = frozenset({"SECOND", "TIME", "TIMESTAMP", "NANOTIMESTAMP"})
+TIME_PRECISION = "ns"          # the finest it keeps: DateTime64(9) holds an imported NANOTIMESTAMP whole
 _INT_PARAM = {"CHAR": "Int8", "SHORT": "Int16", "INT": "Int32", "LONG": "Int64"}
 
 # Suite texts name tables as {quotes}/{readings}/{info}; ClickHouse's {name:Type} are parameters
@@ -131,9 +133,7 @@ def _columns_ddl(schema: Schema, seq: bool = False) -> str:
 def _engine_ddl(info: DatasetInfo, seq: bool = False) -> str:
     day = info.schema.column(info.date_column)
     partition = quote(day.name) if day.ddb_type == "DATE" else f"toDate({quote(day.name)})"
-    order = [quote(info.key_column)]
-    if info.time_column != info.key_column:
-        order.append(quote(info.time_column))
+    order = [quote(c) for c in order_columns(info)]     # (key, time), or time alone without a key
     if seq:
         order.append(quote(SEQ))
     # wide parts at every scale (a real day's size gets them anyway): per-column sizes are known
@@ -177,6 +177,7 @@ _FROM_TEXT = {
     "SECOND": "toDateTime64(concat('1970-01-01 ', {c}), 0, 'UTC')",
     "TIME": "toDateTime64(concat('1970-01-01 ', {c}), 3, 'UTC')",
     "TIMESTAMP": "toDateTime64(concat(replaceAll(substring({c}, 1, 10), '.', '-'), ' ', substring({c}, 12)), 3, 'UTC')",
+    "NANOTIMESTAMP": "parseDateTime64BestEffort({c}, 9, 'UTC')",
     "CHAR": "toInt8(ascii({c}))",
     "BOOL": "toBool({c})",
     "SYMBOL": "{c}",

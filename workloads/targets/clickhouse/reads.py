@@ -35,10 +35,14 @@ from workloads.targets.clickhouse.dialect import (SEQ, _CH_TYPES, _INT_PARAM, _P
                                                   naive_times, quote)
 from workloads.targets.clickhouse.server import _Server
 from workloads.targets.common.arrow_frames import frame_from_arrow, key_value
-from workloads.targets.common.bars import price_columns
+from workloads.targets.common.bars import VOLUME, price_columns, volume_dtype
 from workloads.targets.common.columns import column_schema
+from workloads.targets.common.row_order import key_column, order_columns
 from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                              ols_from_sums, quote_columns)
+
+
+_VOLUME_CAST = {"int64": "toInt64", "float64": "toFloat64"}   # the bars' volume type (common/bars.py)
 
 
 class ClickHouseReads:
@@ -64,7 +68,7 @@ class ClickHouseReads:
 
     @staticmethod
     def _key_param(info: DatasetInfo) -> str:
-        return _INT_PARAM.get(info.schema.column(info.key_column).ddb_type, "String")
+        return _INT_PARAM.get(info.schema.column(key_column(info, "a slice")).ddb_type, "String")
 
     def _select(self, layout: Layout, sql: str, params: dict[str, Any], strings: StringMode | None,
                 schema: Schema | None = None) -> OpResult:
@@ -106,7 +110,7 @@ class ClickHouseReads:
         return ", ".join(quote(n) for n in (schema or info.schema).names)
 
     def _stored_order(self, info: DatasetInfo, qualifier: str = "") -> str:
-        return ", ".join(qualifier + quote(c) for c in dict.fromkeys((info.key_column, info.time_column, SEQ)))
+        return ", ".join(qualifier + quote(c) for c in dict.fromkeys((*order_columns(info), SEQ)))
 
     def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
@@ -121,24 +125,30 @@ class ClickHouseReads:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         where, params = self._day_where(info, day)
-        params["key"] = key_value(info.schema.column(info.key_column), key)
+        key_name = key_column(info, "a slice")
+        params["key"] = key_value(info.schema.column(key_name), key)
         sql = (f"SELECT {self._columns(info)} FROM {self.fq(self.table(layout))} WHERE {where} "
-               f"AND {quote(info.key_column)} = {{key:{self._key_param(info)}}}")
+               f"AND {quote(key_name)} = {{key:{self._key_param(info)}}}")
         return self._select(layout, sql, params, None, info.schema)
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         bid, ask = price_columns(info)
+        key_name = key_column(info, "minute bars")
         where, params = self._day_where(info, day)
-        params["key"] = key_value(info.schema.column(info.key_column), key)
+        params["key"] = key_value(info.schema.column(key_name), key)
         t = quote(info.time_column)
+        size = f", {quote(info.size_column)}" if info.size_column else ""
+        volume = (f", {_VOLUME_CAST[volume_dtype(info)]}(sum({quote(info.size_column)})) AS {VOLUME}"
+                  if info.size_column else "")
         # first/last quote of a minute: the mid at the least/greatest arrival ordinal, which follows
         # (time, arrival) order: a day is loaded in time order (checked by _load_day)
         sql = (f"SELECT toDateTime64(toStartOfMinute({t}), 0, 'UTC') AS minute, argMin(mid, {SEQ}) AS open, "
-               f"max(mid) AS high, min(mid) AS low, argMax(mid, {SEQ}) AS close "
-               f"FROM (SELECT {t}, {SEQ}, ({quote(bid)} + {quote(ask)}) / 2 AS mid FROM {self.fq(self.table(layout))} "
-               f"WHERE {where} AND {quote(info.key_column)} = {{key:{self._key_param(info)}}}) "
+               f"max(mid) AS high, min(mid) AS low, argMax(mid, {SEQ}) AS close{volume} "
+               f"FROM (SELECT {t}, {SEQ}, ({quote(bid)} + {quote(ask)}) / 2 AS mid{size} "
+               f"FROM {self.fq(self.table(layout))} "
+               f"WHERE {where} AND {quote(key_name)} = {{key:{self._key_param(info)}}}) "
                "GROUP BY minute ORDER BY minute")
         return self._select(layout, sql, params, StringMode.ARROW)
 

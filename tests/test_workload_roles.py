@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 
 from tests.trades_file import trades_table, write_trades_csv
 from workloads.datasets import DATASETS, get_dataset
-from workloads.datasets.roles import Roles
+from workloads.datasets.roles import Roles, dataset_info, schema_of
 from workloads.datasets.schema import Scale, StringMode
 from workloads.operations import WORKLOADS, get_workload
 from workloads.results.store import ResultsStore
@@ -69,6 +69,14 @@ def test_a_dataset_without_a_key_is_refused_in_one_line_naming_what_is_missing(b
         "minute-bars needs a key column and a price column: dataset imp_bare has neither")
     possible = {name for name, w in WORKLOADS.items() if not w.refusal(info)}
     assert possible == {name for name, roles in NEEDS.items() if roles <= {"time"}}
+
+
+def test_a_table_read_in_place_is_told_to_be_added_again_with_the_role():
+    schema = schema_of(trades_table(rows=10, days=1, symbols=2).schema)
+    info = dataset_info("tbl_trades", "trades", schema, Roles(time="ts", key="sym"))
+    assert get_workload("minute-bars").refusal(info) == (
+        "minute-bars needs a price column: dataset tbl_trades has none (add the table again with --price COLUMN)")
+    assert get_workload("ols-spread").missing_roles(info) == ("price",)
 
 
 def test_a_key_without_a_price_allows_slices_but_not_bars(tmp_path):

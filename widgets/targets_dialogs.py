@@ -47,6 +47,19 @@ class TargetsDialogs:
     def add_server_dialog(self) -> ServerDialog:
         return self._open_server_dialog(None, lambda d: self.add_profile(d.entry(), d.password(), d.remember()))
 
+    def add_table_dialog(self):
+        """"Existing table…": a table read in place; once saved it is target ``table:<name>``."""
+        from widgets.table_dialog import TableDialog
+        servers = [(e.key, e.label, e.kind) for e in self.registry.profile_entries()]
+        dialog = TableDialog(servers, resolve=self.resolve_config, keep_password=self.registry.keep_table_password,
+                             keyring_available=self._keyring_available(), parent=self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.saved.connect(lambda key: (self._sync(select=key), self.targets_changed.emit()))
+        dialog.finished.connect(lambda _result: setattr(self, "active_dialog", None))
+        self.active_dialog = dialog
+        dialog.open()
+        return dialog
+
     def _open_server_dialog(self, entry: dict[str, Any] | None, on_accept) -> ServerDialog:
         stored = bool(entry) and self.registry.stored_password(Profile.from_dict(entry)) is not None
         dialog = ServerDialog(entry, [(e.kind, e.profile.name) for e in self._profiles.values() if e.kind != DDB],

@@ -78,6 +78,9 @@ class TargetsPanel(TargetsTree, TargetsChecks, TargetsDialogs, QWidget):
 
         self.add_button = QPushButton("Add cluster…", objectName="add_button")
         self.add_server_button = QPushButton("Add server…", objectName="add_server_button")
+        self.add_table_button = QPushButton("Existing table…", objectName="add_table_button")
+        self.add_table_button.setToolTip("Benchmark a table where it already lives, read-only: a Parquet file or "
+                                         "folder, a DuckDB file, a PostgreSQL, QuestDB, ClickHouse or DolphinDB table")
         self.edit_button = QPushButton("Edit…", objectName="edit_button")
         self.remove_button = QPushButton("Remove", objectName="remove_button")
         self.test_button = QPushButton("Test", objectName="test_button")
@@ -91,6 +94,7 @@ class TargetsPanel(TargetsTree, TargetsChecks, TargetsDialogs, QWidget):
         self.add_server_button.setToolTip("Add a ClickHouse, QuestDB, PostgreSQL, Druid or MongoDB server")
         self.add_button.clicked.connect(self.add_dialog)
         self.add_server_button.clicked.connect(self.add_server_dialog)
+        self.add_table_button.clicked.connect(self.add_table_dialog)
         self.engines_button = LocalEnginesButton(self.registry.data_dir, self)
         self.engines_button.progress.connect(self._say)
         self.engines_button.start_failed.connect(lambda _kind, message: self._say(message, failed=True))
@@ -104,7 +108,7 @@ class TargetsPanel(TargetsTree, TargetsChecks, TargetsDialogs, QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail_label)
-        for row in ((self.add_button, self.add_server_button, self.engines_button),
+        for row in ((self.add_button, self.add_server_button, self.add_table_button, self.engines_button),
                     (self.edit_button, self.remove_button, self.test_button, self.refresh_button,
                      self.start_button)):
             buttons = QHBoxLayout()

@@ -88,6 +88,13 @@ class TargetsTree:
             for entry in entries:
                 self._profile_rows(group, entry)
             group.setExpanded(True)
+        tables = self.registry.table_entries()
+        if tables:
+            group = self._group("Existing tables, read in place")
+            for item in tables:
+                self._row(group, item.label, Light("ready", "read-only", f"{item.label}: read in place, never "
+                                                   f"written; {item.holds}."), item.holds, item.key)
+            group.setExpanded(True)
         local.setExpanded(True)
         if select is not None:
             self.select(*select)

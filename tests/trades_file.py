@@ -18,15 +18,16 @@ OPEN_NS, CLOSE_NS = (9 * 3600 + 30 * 60) * 10**9, 16 * 3600 * 10**9
 OFFSET_NS = 5 * 3600 * 10**9          # New York in March before DST: UTC-05:00
 
 
-def trades_table(rows: int = 20_000, days: int = 3, symbols: int = 20, seed: int = 7) -> pa.Table:
-    """The trades as Arrow: ``ts`` a UTC timestamp[ns] in time order, then the other columns."""
+def trades_table(rows: int = 20_000, days: int = 3, symbols: int = 20, seed: int = 7, first_day: int = 0) -> pa.Table:
+    """The trades as Arrow: ``ts`` a UTC timestamp[ns] in time order, then the other columns; day d is
+    calendar day ``first_day + d`` after 2024-03-04."""
     rng = np.random.default_rng(seed)
     names = [f"S{i:03d}" for i in range(symbols)]
     per_day = np.full(days, rows // days)
     per_day[: rows % days] += 1
     stamps = []
     for d, n in enumerate(per_day):
-        midnight = np.datetime64(DAYS[d % len(DAYS)], "ns").astype(np.int64) + (d // len(DAYS)) * 7 * 86400 * 10**9
+        midnight = np.datetime64(DAYS[0], "ns").astype(np.int64) + (first_day + d) * 86400 * 10**9
         local = np.sort(rng.integers(OPEN_NS, CLOSE_NS, n))
         stamps.append(midnight + local + OFFSET_NS)           # the instant, in UTC
     ts = np.concatenate(stamps)
@@ -44,14 +45,17 @@ def trades_table(rows: int = 20_000, days: int = 3, symbols: int = 20, seed: int
     })
 
 
-def write_trades_csv(path: Path, table: pa.Table | None = None, delimiter: str = ",") -> Path:
-    """``table`` (default ``trades_table()``) as the CSV a user exports: New York local times with
-    their offset, nanoseconds written out."""
-    table = table if table is not None else trades_table()
+def as_written(table: pa.Table) -> pa.Table:
+    """``table`` with ``ts`` as the text a user's export holds: New York local time with its offset."""
     local = pc.subtract(table.column("ts").cast(pa.int64()), OFFSET_NS).cast(pa.timestamp("ns"))
     text = pc.binary_join_element_wise(pc.strftime(local, format="%Y-%m-%dT%H:%M:%S"), "-05:00", "")
-    out = table.set_column(0, "ts", text)
-    pacsv.write_csv(out, path, pacsv.WriteOptions(delimiter=delimiter, quoting_style="needed"))
+    return table.set_column(0, "ts", text)
+
+
+def write_trades_csv(path: Path, table: pa.Table | None = None, delimiter: str = ",") -> Path:
+    """``table`` (default ``trades_table()``) as the CSV a user exports, nanoseconds written out."""
+    table = table if table is not None else trades_table()
+    pacsv.write_csv(as_written(table), path, pacsv.WriteOptions(delimiter=delimiter, quoting_style="needed"))
     return Path(path)
 
 

@@ -163,6 +163,7 @@ class _Builder:
         self.last_time: dict[int, int] = {}              # ns of the day's latest row so far
         self.in_order: dict[int, bool] = {}              # rows arrived sorted by time
         self.keys: Counter[str] = Counter()
+        self.key_counts: list[pa.StructArray] = []      # per-chunk counts, folded into ``keys`` now and then
         self.rows = 0
         self.expected_rows = _estimate_rows(source) if source.is_file() else 1
         self.started = time.perf_counter()
@@ -190,9 +191,9 @@ class _Builder:
         times = table.column(self.time_column).cast(pa.int64()).to_numpy()
         days = table.column(self.day_column).cast(pa.int64()).to_numpy() // _NS_PER_DAY
         if self.info.key_column:
-            counts = pc.value_counts(table.column(self.info.key_column))
-            for key, n in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()):
-                self.keys[str(key)] += n
+            self.key_counts.append(pc.value_counts(table.column(self.info.key_column)))
+            if len(self.key_counts) >= 256:
+                self._fold_keys()
         if days[0] == days[-1] and (days == days[0]).all():   # the usual case: one day per chunk
             self._write_part(int(days[0]), table, times)
         else:
@@ -205,6 +206,16 @@ class _Builder:
         self.rows += table.num_rows
         share = min(self.rows / max(self.expected_rows, self.rows + 1), 0.99)
         self._report(share * _READ_SHARE, f"read {self.rows:,} rows of {self.source.name}{self._pace(share)}")
+
+    def _fold_keys(self) -> None:
+        """Sum the chunks' key counts in Arrow (a Python loop per chunk cost ~10 % of an import)."""
+        if not self.key_counts:
+            return
+        counts = pa.Table.from_struct_array(pa.chunked_array(self.key_counts)).group_by("values").aggregate(
+            [("counts", "sum")])
+        for key, n in zip(counts.column("values").to_pylist(), counts.column("counts_sum").to_pylist()):
+            self.keys[str(key)] += n
+        self.key_counts.clear()
 
     def _pace(self, share: float) -> str:
         """`` (850,000 rows/s, about 12 s left)`` once a rate is known."""
@@ -235,6 +246,7 @@ class _Builder:
         for writer in self.writers.values():
             writer.close()
         self.writers.clear()
+        self._fold_keys()
         self.key_rows = sorted(self.keys.items(), key=lambda kv: (-kv[1], kv[0]))
         entries = []
         ordered_days = sorted(self.day_rows)

@@ -186,6 +186,13 @@ def test_the_window_menu_imports_and_the_scenario_form_lists_the_import(qtbot, l
         builder = window.builder
         assert builder.dataset_combo.currentData() == "imp_trades"
         assert builder.scenario().dataset == "imp_trades"
+        # the form shows the import's roles, and its columns with their types in the tooltip
+        assert builder.dataset_schema.text().startswith("time ts · key sym · price price · size qty · 6 columns")
+        tip = builder.dataset_schema.toolTip()
+        assert "<td>ts</td><td>NANOTIMESTAMP</td><td><i>time</i></td>" in tip and "<td>venue</td><td>SYMBOL</td>" in tip
+        builder.set_scenario(builder.scenario().with_changes(dataset="taq"))
+        assert builder.dataset_schema.text().startswith("time date + time · key symbol · bid/ask bid/ofr · 10 columns")
+        assert "<td>ofr</td><td>DOUBLE</td><td><i>ask</i></td>" in builder.dataset_schema.toolTip()
         dialog.close()
     finally:
         window.close()

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDoubleSpinBox, QFormLay
                                QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
                                QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
+from widgets.dataset_schema import DatasetSchemaLine
 from widgets.param_form import ParamForm
 from widgets.rate_field import RateField
 from widgets.theme import current_theme
@@ -115,6 +116,9 @@ class ScenarioBuilder(QWidget):
         for value, label in STRING_LABELS.items():
             self.strings_combo.addItem(label, value)
         data_form.addRow("Dataset:", self.dataset_combo)
+        self.dataset_schema = DatasetSchemaLine()          # its roles and, hovered, its columns
+        data_form.addRow("", self.dataset_schema)
+        self._show_schema()
         data_form.addRow("Days:", self.days_spin)
         data_form.addRow("Rows per day:", self.rows_spin)
         data_form.addRow("Symbols:", self.symbols_spin)
@@ -256,7 +260,16 @@ class ScenarioBuilder(QWidget):
         imported = str(self.dataset_combo.currentData()).startswith(IMPORT_PREFIX)
         for spin in (self.rows_spin, self.symbols_spin):
             spin.setEnabled(not imported)   # an import's rows and keys come from its file
+        self._show_schema()
         self._offer_workloads()
+
+    def _show_schema(self) -> None:
+        try:
+            info = get_dataset(self.dataset_combo.currentData()).info
+        except ValueError:
+            info = None
+        self.dataset_schema.set_info(info)
+        self.dataset_combo.setToolTip(self.dataset_schema.toolTip())
 
     def _offer_workloads(self) -> None:
         """Only the workloads the dataset has the roles for can be chosen; the others stay listed,

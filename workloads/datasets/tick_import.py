@@ -168,7 +168,7 @@ def _naive_utc(stamps, zone: str):
     stamps = stamps.cast(pa.timestamp("ns", stamps.type.tz)) if stamps.type.unit != "ns" else stamps
     if stamps.type.tz:
         return stamps.cast(pa.timestamp("ns", "UTC")).cast(pa.timestamp("ns"))
-    if zone:
+    if zone:                                  # times written without one: the user's zone
         return pc.assume_timezone(stamps, zone, ambiguous="earliest", nonexistent="earliest").cast(
             pa.timestamp("ns", "UTC")).cast(pa.timestamp("ns"))
     return stamps

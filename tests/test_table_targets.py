@@ -233,8 +233,9 @@ def test_the_postgres_session_refuses_writes_whatever_is_sent(pg_trades, pg_engi
 
 
 def test_describe_table_lists_columns_for_a_dialog(pg_trades, pg_engine):
+    """PostgreSQL keeps microseconds: finer than a millisecond TIMESTAMP, so NANOTIMESTAMP."""
     columns = describe_table("postgres", "x", "trades", _pg_connection(pg_engine))
-    assert [(n, t) for n, t, _ in columns] == [("ts", "TIMESTAMP"), ("sym", "SYMBOL"), ("price", "DOUBLE"),
+    assert [(n, t) for n, t, _ in columns] == [("ts", "NANOTIMESTAMP"), ("sym", "SYMBOL"), ("price", "DOUBLE"),
                                                ("qty", "LONG"), ("side", "SYMBOL"), ("venue", "SYMBOL")]
 
 

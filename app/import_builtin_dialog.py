@@ -41,6 +41,7 @@ class BuiltinImportDialog(QDialog):
         self.setObjectName("import_builtin_dialog")
         self.setWindowTitle("Import CSV in a built-in schema")
         self.setMinimumWidth(620)
+        self.resize(720, 680)             # room for the columns and a two-line outcome under them
         self._header: list[str] = []
         self._header_of = ""                 # the file text the header was read from
         self._thread: threading.Thread | None = None
@@ -77,7 +78,7 @@ class BuiltinImportDialog(QDialog):
         header.setSectionResizeMode(TYPE, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(SOURCE, QHeaderView.ResizeMode.Stretch)
         self.columns_table.verticalHeader().setVisible(False)
-        self.columns_table.setMinimumHeight(200)
+        self.columns_table.setMinimumHeight(160)
         self.columns_hint = QLabel(wordWrap=True, objectName="columns_hint")
         columns_layout = QVBoxLayout(columns_box)
         columns_layout.addWidget(self.columns_table)
@@ -303,7 +304,7 @@ class BuiltinImportDialog(QDialog):
             self.progress_bar.setValue(self.progress_bar.maximum())
             self.status_label.setText(
                 f"Imported {dataset.rows:,} rows over {len(days)} day{'s' if len(days) != 1 else ''} "
-                f"({days[0]} .. {days[-1]}) and {len(dataset.all_keys):,} keys in {seconds:,.1f} s "
+                f"({days[0]} .. {days[-1]}) and {len(dataset.all_keys):,} keys in {seconds:,.2f} s "
                 f"as {dataset.info.name}: choose it as the scenario's dataset.")
             self.imported.emit(dataset.info.name)
         else:

@@ -50,6 +50,14 @@ def main() -> None:
     text[5] = text[5].replace(",100,", ",1OO,") if ",100," in text[5] else text[5].rsplit(",", 3)[0] + ",x1,B,XNAS"
     csv.write_text("\n".join(text) + "\n")
 
+    from trades_file import trades_table, write_trades_parquet_days
+    lake = write_trades_parquet_days(home / "lake", trades_table(rows=2_000))
+    from workloads.datasets import get_dataset
+    from workloads.datasets.csvwrite import write_csv
+    from workloads.datasets.schema import Scale
+    taq_set = get_dataset("taq")
+    taq = home / "quotes.csv"
+    write_csv(taq_set.generate_day(0, Scale(days=1, rows_per_day=3_000, symbols=20)), taq, taq_set.info.schema)
     from app.main_window import MainWindow
     from workloads.results.store import ResultsStore
     store = ResultsStore(home / "results")
@@ -73,6 +81,28 @@ def main() -> None:
         dialog.close()
         app.processEvents()
         window.grab().save(str(out / f"window_{width}x{height}.png"))
+        table = window.targets_panel.add_table_dialog()
+        table.set_kind("parquet")
+        table.location_edit.setText(str(lake))
+        table.read_columns()
+        wait_for(lambda: not table.busy)
+        app.processEvents()
+        table.grab().save(str(out / f"table_dialog_{width}x{height}.png"))
+        table.set_kind("postgres")
+        app.processEvents()
+        table.grab().save(str(out / f"table_dialog_postgres_{width}x{height}.png"))
+        table.reject()
+        builtin = window.import_data_dialog()
+        builtin.set_source(taq)
+        wait_for(lambda: builtin.preview is not None)
+        old = builtin.open_builtin()
+        old.set_name("quotes")
+        old.start_import()
+        wait_for(lambda: not old.running)
+        app.processEvents()
+        old.grab().save(str(out / f"import_builtin_{width}x{height}.png"))
+        old.close()
+        builtin.close()
     window.close()
     store.close()
 

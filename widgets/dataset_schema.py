@@ -56,6 +56,5 @@ class DatasetSchemaLine(QLabel):
             self.setToolTip("")
             return
         columns = len(info.schema.columns)
-        self.setText(f"{roles_from_info(info).describe()} · {columns} column{'s' if columns != 1 else ''} "
-                     "(hover for each)")
+        self.setText(f"{roles_from_info(info).describe()} · {columns} column{'s' if columns != 1 else ''}")
         self.setToolTip(schema_tooltip(info))

@@ -261,3 +261,37 @@ def test_cli_add_table_then_run_it_and_refuse_a_write(tmp_path, trades):
     bad = _tickbench("targets", "add-table", "x", "--kind", "parquet", "--location", str(lake), "--time", "qty",
                      home=home)
     assert bad.returncode == 2 and "column 'qty' is LONG, the time role needs" in bad.stderr
+
+
+# --- QuestDB ------------------------------------------------------------------------------------------------
+def _qdb(questdb_server):
+    import psycopg
+    c = questdb_server.config
+    return psycopg.connect(host=c["host"], port=c["port"], user=c["user"], password=c["password"],
+                           dbname=c.get("database") or "qdb", autocommit=True)
+
+
+def _qdb_state(questdb_server) -> tuple[int, str]:
+    with _qdb(questdb_server) as con:
+        rows = con.execute("SELECT * FROM qtrades ORDER BY ts, sym, price, qty").fetchall()
+    return len(rows), hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
+def test_a_questdb_table_is_benchmarked_in_place_and_left_unchanged(questdb_server, tmp_path, trades):
+    frame = trades.to_pandas()
+    frame["ts"] = frame["ts"].dt.tz_convert(None).dt.floor("us")
+    with _qdb(questdb_server) as con:
+        con.execute("DROP TABLE IF EXISTS qtrades")
+        con.execute("CREATE TABLE qtrades (ts TIMESTAMP, sym SYMBOL, price DOUBLE, qty LONG, side SYMBOL, "
+                    "venue SYMBOL) TIMESTAMP(ts) PARTITION BY DAY BYPASS WAL")
+        with con.cursor() as cur:
+            cur.executemany("INSERT INTO qtrades VALUES (%s, %s, %s, %s, %s, %s)",
+                            [tuple(r) for r in frame.itertuples(index=False)])
+    before = _qdb_state(questdb_server)
+    assert before[0] == ROWS
+    c = questdb_server.config
+    connection = {k: c[k] for k in ("host", "port", "user", "password", "http_port") if k in c}
+    add_table_target("qtrades", "questdb", f"{c['host']}:{c['port']}", "qtrades", ROLES, connection)
+    _run_reads("qtrades", connection, tmp_path, _day_rows(trades))
+    _refuses_writes("qtrades", connection)
+    assert _qdb_state(questdb_server) == before

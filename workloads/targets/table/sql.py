@@ -1,6 +1,7 @@
 """Existing tables behind SQL, read in place: a DuckDB file's table (``con.sql(q).to_arrow_table()``,
-the file opened read-only) and a PostgreSQL table (ADBC's driver into Arrow, on a session whose
-transactions are read-only: the server itself refuses any write, whatever a query says).
+the file opened read-only), a PostgreSQL table (ADBC's driver into Arrow, on a session whose
+transactions are read-only: the server itself refuses any write, whatever a query says) and a QuestDB
+table (HTTP ``/exp?fmt=parquet``).
 
 The questions are the same on every SQL engine (``SqlSource``); a kind gives its quoting, its
 timestamp literal, its minute bars and its client. Days: ``SELECT min(t) ... WHERE t >= <next day>``
@@ -200,3 +201,64 @@ def _read_only_server(config):
 
     return ReadOnlyServer(config)
 
+
+
+class QuestDBSource(SqlSource):
+    """QuestDB's fastest documented read: HTTP ``/exp?fmt=parquet`` read by pyarrow; the small
+    questions (first time of a day, rows, size) over its PostgreSQL wire. Bars with ``SAMPLE BY``
+    (the time role is the table's designated timestamp)."""
+
+    def __init__(self, saved, config):
+        super().__init__(saved, config)
+        from workloads.targets.questdb.server import _Server
+        self.server = _Server(config)
+
+    def time_literal(self, value: dt.datetime) -> str:
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return f"'{value:%Y-%m-%dT%H:%M:%S.%f}Z'"
+
+    def _named(self, exc: TargetError) -> TargetError:
+        low = str(exc).lower()
+        if "does not exist" in low or "table does not exist" in low:
+            return self.error("no such table")
+        return exc if self.saved.table in str(exc) else TargetError(f"{self.where}: {str(exc).partition(': ')[2] or exc}")
+
+    def fetch(self, sql: str) -> pa.Table:
+        import pyarrow.parquet as pq
+        try:
+            return pq.read_table(pa.BufferReader(self.server.parquet(sql)))
+        except TargetError as exc:
+            raise self._named(exc) from None
+
+    def scalar(self, sql: str):
+        try:
+            rows = self.server.rows(sql)
+        except TargetError as exc:
+            raise self._named(exc) from None
+        return list(rows[0].values())[0] if rows else None
+
+    def arrow_schema(self) -> pa.Schema:
+        if not hasattr(self, "_schema"):
+            self._schema = self.fetch(f"SELECT * FROM {self.table_ref} LIMIT 1").schema
+        return self._schema
+
+    def bars_sql(self, span: Span, key) -> str:
+        t, mid = self.quote(self.saved.roles.time), self.mid()
+        volume = f", sum({self.quote(self.saved.roles.size)}) AS volume" if self.saved.roles.size else ""
+        return (f"SELECT {t} AS minute, first({mid}) AS open, max({mid}) AS high, min({mid}) AS low, "
+                f"last({mid}) AS close{volume} FROM {self.table_ref} WHERE {self.condition(span, key)} "
+                "SAMPLE BY 1m ALIGN TO CALENDAR")
+
+    def rows(self) -> int:
+        return int(self.scalar(f"SELECT count() FROM {self.table_ref}") or 0)    # kept by QuestDB, not counted
+
+    def footprint(self) -> Footprint:
+        try:
+            size = self.scalar(f"SELECT sum(diskSize) FROM table_partitions({_text_literal(self.saved.table)})")
+        except TargetError:
+            return Footprint(0, method="not told (table_partitions refused)")
+        return Footprint(int(size or 0), replicas=1, method="table_partitions() diskSize")
+
+    def close(self) -> None:
+        self.server.close()

@@ -82,3 +82,33 @@ def test_server_kinds_ask_for_an_address_and_login(qtbot, panel):
     assert dialog.location() == "127.0.0.1:5432/tickbench"
     dialog.set_kind("dolphindb")
     assert dialog.port_spin.value() == 8848 and dialog.table_edit.placeholderText() == "dfs://db/table"
+
+
+def test_a_postgres_table_is_read_with_the_login_typed_and_its_password_kept_apart(qtbot, panel, pg_engine):
+    import psycopg
+
+    config = pg_engine.config
+    with psycopg.connect(host=config["host"], port=config["port"], user=config["user"], password=config["password"],
+                         dbname=config["database"], autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS dialog_trades")
+        con.execute("CREATE TABLE dialog_trades (ts timestamptz, sym text, price float8, qty bigint)")
+        con.execute("INSERT INTO dialog_trades VALUES ('2024-03-04 14:30:00+00', 'S001', 10.5, 100)")
+    dialog = panel.add_table_dialog()
+    dialog.set_kind("postgres")
+    dialog.host_edit.setText(config["host"])
+    dialog.port_spin.setValue(int(config["port"]))
+    dialog.user_edit.setText(config["user"])
+    dialog.database_edit.setText(config["database"])
+    dialog.table_edit.setText("dialog_trades")
+    dialog.password_edit.setText("not-the-password")
+    _read(qtbot, dialog)
+    assert dialog.status_label.text() and "\n" not in dialog.status_label.text() and not dialog.save_button.isEnabled()
+    assert "not-the-password" not in dialog.status_label.text()
+    dialog.password_edit.setText(config["password"])
+    _read(qtbot, dialog)
+    assert dialog.role_pickers.roles() == Roles(time="ts", key="sym", price=("price",), size="qty")
+    with qtbot.waitSignal(dialog.saved, timeout=30_000):
+        assert dialog.save()
+    saved = {t.name: t for t in list_tables()}["dialog_trades"]
+    assert saved.kind == "postgres" and "password" not in saved.connection
+    assert panel.resolve_config("table:dialog_trades")["password"] == config["password"]   # kept this session

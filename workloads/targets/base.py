@@ -133,6 +133,7 @@ class Layout:
     footprint_bytes: int
     reused: bool                      # True when the cache already held it
     location: str
+    notes: str = ""                   # what the layout does to the data (a rounding), recorded with the run
 
 
 class TargetError(RuntimeError):

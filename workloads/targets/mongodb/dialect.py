@@ -3,7 +3,9 @@ suite parameters as stored values, and the words a server uses for a stage or op
 
 Types: strings as strings; DATE as a datetime at midnight UTC; SECOND/TIME as a datetime on
 1970-01-01 (BSON has no time of day; milliseconds, as the datasets hold them); TIMESTAMP a
-datetime; CHAR/SHORT/INT as 32-bit ints, LONG 64-bit, DOUBLE/FLOAT doubles. Reads cast
+datetime; NANOTIMESTAMP a datetime too, in milliseconds (BSON dates hold no finer: rounded down,
+``TIME_PRECISION``); CHAR/SHORT/INT as 32-bit ints, LONG 64-bit, DOUBLE/FLOAT doubles. Reads
+cast
 pymongoarrow's Arrow table to the dataset's Arrow types, so frames hold DuckDB's rows and dtypes.
 ``_seq`` is each row's arrival ordinal within its day (ties in (key, time) are frequent: it makes
 the first/last quote of a minute well defined and equal to DuckDB's).
@@ -26,7 +28,8 @@ TS_FIELD = "_ts"       # a time-series collection's timeField where the day and 
 DOCUMENTS, TIMESERIES = "documents", "timeseries"
 VARIANTS = (DOCUMENTS, TIMESERIES)
 STAND_IN = "mongo-java-server (wire-protocol stand-in, not MongoDB)"
-_TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP"})
+_TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP", "NANOTIMESTAMP"})
+TIME_PRECISION = "ms"  # a BSON date: milliseconds
 EPOCH = dt.datetime(1970, 1, 1)
 
 

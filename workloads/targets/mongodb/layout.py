@@ -33,13 +33,14 @@ from dataclasses import asdict
 from typing import Any
 
 from workloads.datasets.base import side_tables
+from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, NotSupported, ProgressCallback, TargetError
 from workloads.targets.common.arrow_frames import library_versions
 from workloads.targets.common.lazy import get_dataset as _get_dataset
 from workloads.targets.mongodb.connection import _first_line, _pymongo
-from workloads.targets.mongodb.dialect import (DOCUMENTS, MANIFEST, SEQ, TIMESERIES, TS_FIELD, documents,
-                                               table_name)
+from workloads.targets.mongodb.dialect import (DOCUMENTS, MANIFEST, SEQ, TIMESERIES, TIME_PRECISION, TS_FIELD,
+                                               documents, table_name)
 
 LAYOUT_FORMAT = 2      # 2: the devices index is (device_id, time) (equality, sort, range)
 KEYS_SAMPLE = 100
@@ -75,13 +76,14 @@ class MongoDBLayout:
         then time (a device's span is equality then range). A time-series collection: its
         metaField (the key), then its timeField."""
         if main and self.variant == TIMESERIES:
-            return [(info.key_column, 1), (self.time_field(info), 1)]
-        if info.date_column == info.time_column:
-            return [(info.key_column, 1), (info.time_column, 1)]
-        keys = [(info.date_column, 1), (info.key_column, 1)]
-        if main:
-            keys += [(info.time_column, 1), (SEQ, 1)]
-        return keys
+            keys = [(info.key_column, 1), (self.time_field(info), 1)]
+        elif info.date_column == info.time_column:
+            keys = [(info.key_column, 1), (info.time_column, 1)]
+        else:
+            keys = [(info.date_column, 1), (info.key_column, 1)]
+            if main:
+                keys += [(info.time_column, 1), (SEQ, 1)]
+        return [(name, order) for name, order in keys if name]      # a dataset without a key: time only
 
     def _day_filter(self, info: DatasetInfo, day: dt.date) -> dict[str, Any]:
         """A day's rows: its date (TAQ), or a range of the time (devices, and a time-series
@@ -172,7 +174,8 @@ class MongoDBLayout:
             return
         if kind is not None:          # a plain collection of that name (an older layout): not ours to keep
             self._call(self.db().drop_collection, name)
-        options = {"timeField": self.time_field(info), "metaField": info.key_column, "granularity": self.granularity}
+        options = {"timeField": self.time_field(info), "granularity": self.granularity,
+                   **({"metaField": info.key_column} if info.key_column else {})}
         pymongo = _pymongo()
         try:
             self.db().command("create", name, timeseries=options)
@@ -231,7 +234,8 @@ class MongoDBLayout:
                       days=tuple(dt.date.fromisoformat(e["date"]) for e in ordered),
                       keys_sample=tuple(keys), rows=sum(e["rows"] for e in ordered),
                       footprint_bytes=sum(self._stats(name)[0] for name in self._layout_names(dataset, table)),
-                      reused=reused, location=f"{self.address}/{self.database}.{table}")
+                      reused=reused, location=f"{self.address}/{self.database}.{table}",
+                      notes=rounding_note(_get_dataset(dataset).info.schema, "MongoDB", TIME_PRECISION))
 
     @staticmethod
     def _layout_names(dataset: str, table: str) -> list[str]:

@@ -25,7 +25,7 @@ def copy_csv(frame: pd.DataFrame, schema: Schema, seq_start: int | None = None) 
         if column.ddb_type == "DATE":
             values = values.cast(pa.date32())
         elif column.ddb_type in _TEMPORAL:
-            values = values.cast(pa.timestamp("us"))
+            values = values.cast(pa.timestamp("us"), safe=False)    # nanoseconds rounded down (dialect)
         columns.append(values)
     names = list(schema.names)
     if seq_start is not None:

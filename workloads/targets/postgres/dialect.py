@@ -1,9 +1,10 @@
 """PostgreSQL's SQL text: identifiers and literals quoted, table names, column DDL, the suite
 texts' placeholders, and the conversions between DolphinDB's CSV text style and the table's types.
 
-Types: SYMBOL/STRING ``text``, DATE ``date``, SECOND/TIME/TIMESTAMP ``timestamp`` (without time zone:
-naive UTC; times of day on 1970-01-01, as the datasets hold them), CHAR ``smallint`` (PostgreSQL
-has no one-byte integer), SHORT ``smallint``, INT ``integer``, LONG ``bigint``, FLOAT ``real``,
+Types: SYMBOL/STRING ``text``, DATE ``date``, SECOND/TIME/TIMESTAMP/NANOTIMESTAMP ``timestamp`` (without
+time zone: naive UTC; times of day on 1970-01-01, as the datasets hold them; microseconds, the finest
+PostgreSQL keeps, so a NANOTIMESTAMP is rounded down to the microsecond: ``TIME_PRECISION``),
+CHAR ``smallint`` (PostgreSQL has no one-byte integer), SHORT ``smallint``, INT ``integer``, LONG ``bigint``, FLOAT ``real``,
 DOUBLE ``double precision``, BOOL ``boolean``. ``_seq`` (integer) is each row's arrival ordinal
 within its day (``layout``).
 """
@@ -24,9 +25,10 @@ MAX_NAME = 40                 # table names stay well under PostgreSQL's 63 byte
 _PG_TYPES = {
     "BOOL": "boolean", "CHAR": "smallint", "SHORT": "smallint", "INT": "integer", "LONG": "bigint",
     "FLOAT": "real", "DOUBLE": "double precision", "DATE": "date", "SECOND": "timestamp",
-    "TIME": "timestamp", "TIMESTAMP": "timestamp", "SYMBOL": "text", "STRING": "text",
+    "TIME": "timestamp", "TIMESTAMP": "timestamp", "NANOTIMESTAMP": "timestamp", "SYMBOL": "text", "STRING": "text",
 }
-_TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP"})
+_TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP", "NANOTIMESTAMP"})
+TIME_PRECISION = "us"         # PostgreSQL's timestamp: microseconds
 _TABLE_PLACEHOLDER = re.compile(r"\{(quotes|readings|info)\}")
 _PARAMETER = re.compile(r"%\(([A-Za-z_][A-Za-z0-9_]*)\)s")
 
@@ -80,6 +82,7 @@ _FROM_TEXT = {
     "SECOND": "('1970-01-01 ' || {c})::timestamp",
     "TIME": "('1970-01-01 ' || {c})::timestamp",
     "TIMESTAMP": "(replace(substr({c}, 1, 10), '.', '-') || ' ' || substr({c}, 12))::timestamp",
+    "NANOTIMESTAMP": "(replace(substr({c}, 1, 10), '.', '-') || ' ' || substr({c}, 12, 15))::timestamp",
     "CHAR": "ascii({c})::smallint",
 }
 # ... and back as DuckDB's COPY writes them
@@ -88,5 +91,6 @@ _TO_TEXT = {
     "SECOND": "to_char({c}, 'HH24:MI:SS')",
     "TIME": "to_char({c}, 'HH24:MI:SS.MS')",
     "TIMESTAMP": "to_char({c}, 'YYYY-MM-DD HH24:MI:SS.MS')",
+    "NANOTIMESTAMP": "to_char({c}, 'YYYY-MM-DD HH24:MI:SS.US')",
     "CHAR": "chr({c})",
 }

@@ -28,12 +28,13 @@ import json
 from typing import Any
 
 from workloads.datasets.base import side_tables
+from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
 from workloads.targets.common.day_loads import (complete_days, days_json, keys_sample, load_days, manifest_entries,
                                                 manifest_fields, ordered_days, scale_json, time_ordered)
 from workloads.targets.common.lazy import get_dataset as _get_dataset
-from workloads.targets.postgres.dialect import SEQ, quote, literal, table_name, _columns_ddl
+from workloads.targets.postgres.dialect import SEQ, TIME_PRECISION, quote, literal, table_name, _columns_ddl
 from workloads.targets.postgres.copy_formats import copy_csv
 
 
@@ -86,7 +87,7 @@ class PostgresLayout:
 
     @staticmethod
     def _index_columns(info: DatasetInfo) -> str:
-        return ", ".join(quote(c) for c in dict.fromkeys((info.key_column, info.time_column, SEQ)))
+        return ", ".join(quote(c) for c in dict.fromkeys((info.key_column, info.time_column, SEQ)) if c)
 
     def _partition_rows(self, table: str, day: dt.date) -> int | None:
         part = self.partition(table, day)
@@ -127,7 +128,7 @@ class PostgresLayout:
     def _ensure_table(self, info: DatasetInfo, name: str) -> None:
         """A scratch table with the dataset's columns (appends, imports), with the same index."""
         self.db.execute(f"CREATE TABLE IF NOT EXISTS {quote(name)} ({_columns_ddl(info.schema)})")
-        keys = ", ".join(quote(c) for c in dict.fromkeys((info.key_column, info.time_column)))
+        keys = ", ".join(quote(c) for c in dict.fromkeys((info.key_column, info.time_column)) if c)
         self.db.execute(f"CREATE INDEX IF NOT EXISTS {quote(name + '_key_time')} ON {quote(name)} ({keys})")
 
     def _ensure_side_tables(self, ds, scale: Scale, table: str) -> None:
@@ -155,7 +156,8 @@ class PostgresLayout:
         days, rows = ordered_days(entries)
         return Layout(dataset=dataset, scale=scale, strings=strings, days=days, keys_sample=tuple(keys), rows=rows,
                       footprint_bytes=self._tables_bytes([table] + self._side_names(dataset, table)),
-                      reused=reused, location=f"{self.db.address}/{self.db.database}.{table}")
+                      reused=reused, location=f"{self.db.address}/{self.db.database}.{table}",
+                      notes=rounding_note(_get_dataset(dataset).info.schema, "PostgreSQL", TIME_PRECISION))
 
     @staticmethod
     def _side_names(dataset: str, table: str) -> list[str]:

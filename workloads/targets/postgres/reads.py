@@ -46,7 +46,7 @@ import pyarrow as pa
 
 from workloads.datasets.schema import DatasetInfo, Schema, StringMode
 from workloads.targets.common.arrow_frames import frame_from_arrow, key_value
-from workloads.targets.common.bars import price_columns
+from workloads.targets.common.bars import bar_columns, price_columns, volume_dtype
 from workloads.targets.base import Layout, NotSupported, OpResult
 from workloads.targets.common.columns import column_schema
 from workloads.targets.postgres.dialect import SEQ, _TABLE_PLACEHOLDER, _PARAMETER, quote
@@ -127,14 +127,19 @@ class PostgresReads:
         params["key"] = key_value(info.schema.column(info.key_column), key)
         t = quote(info.time_column)
         mid = f"({quote(bid)} + {quote(ask)}) / 2"
+        # sum() of a bigint is numeric in PostgreSQL: cast back to the bars' volume type
+        volume = "" if not info.size_column else (
+            f", sum({quote(info.size_column)})::"
+            f"{'bigint' if volume_dtype(info) == 'int64' else 'double precision'} AS volume")
         # first/last quote of a minute by arrival (``layout`` module doc): ordered array_agg, PostgreSQL's
         # idiom where other engines have first/last aggregates
         sql = (f"SELECT date_trunc('minute', {t}) AS minute, (array_agg({mid} ORDER BY {quote(SEQ)}))[1] AS open, "
-               f"max({mid}) AS high, min({mid}) AS low, (array_agg({mid} ORDER BY {quote(SEQ)} DESC))[1] AS close "
-               f"FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = %(key)s "
+               f"max({mid}) AS high, min({mid}) AS low, (array_agg({mid} ORDER BY {quote(SEQ)} DESC))[1] AS close"
+               f"{volume} FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = %(key)s "
                "GROUP BY 1 ORDER BY 1")
-        return self._arrow_select(sql, params, ["minute", "open", "high", "low", "close"],
-                                 [pa.timestamp("ns")] + [pa.float64()] * 4, StringMode.ARROW)
+        volume_type = [pa.int64() if volume_dtype(info) == "int64" else pa.float64()] if volume else []
+        return self._arrow_select(sql, params, list(bar_columns(info)),
+                                  [pa.timestamp("ns")] + [pa.float64()] * 4 + volume_type, StringMode.ARROW)
 
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
         """The suite's ``postgres`` text, tables substituted, parameters bound by psycopg; the

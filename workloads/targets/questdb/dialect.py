@@ -1,9 +1,10 @@
 """QuestDB's SQL text: identifiers and literals quoted, Python values as literals, table names,
 the designated timestamp, column DDL, and the type maps of ``/imp`` imports and CSV exports.
 
-Types: SYMBOL ``SYMBOL``, STRING ``VARCHAR``, DATE ``DATE``, SECOND/TIME/TIMESTAMP ``TIMESTAMP``
-(times of day on 1970-01-01, as the datasets hold them), CHAR ``BYTE``, SHORT ``SHORT``, INT
-``INT``, LONG ``LONG``, DOUBLE ``DOUBLE``, BOOL ``BOOLEAN``.
+Types: SYMBOL ``SYMBOL``, STRING ``VARCHAR``, DATE ``DATE``, SECOND/TIME/TIMESTAMP/NANOTIMESTAMP
+``TIMESTAMP`` (times of day on 1970-01-01, as the datasets hold them; microseconds, so a
+NANOTIMESTAMP is rounded down to the microsecond: ``TIME_PRECISION``), CHAR ``BYTE``, SHORT
+``SHORT``, INT ``INT``, LONG ``LONG``, FLOAT ``FLOAT``, DOUBLE ``DOUBLE``, BOOL ``BOOLEAN``.
 """
 from __future__ import annotations
 
@@ -21,16 +22,17 @@ TS = "_ts"
 _QDB_TYPES = {
     "BOOL": "BOOLEAN", "CHAR": "BYTE", "SHORT": "SHORT", "INT": "INT", "LONG": "LONG", "FLOAT": "FLOAT",
     "DOUBLE": "DOUBLE", "DATE": "DATE", "SECOND": "TIMESTAMP", "TIME": "TIMESTAMP", "TIMESTAMP": "TIMESTAMP",
-    "SYMBOL": "SYMBOL", "STRING": "VARCHAR",
+    "NANOTIMESTAMP": "TIMESTAMP", "SYMBOL": "SYMBOL", "STRING": "VARCHAR",
 }
-_TEMPORAL = frozenset({"SECOND", "TIME", "TIMESTAMP", "DATE"})
+_TEMPORAL = frozenset({"SECOND", "TIME", "TIMESTAMP", "NANOTIMESTAMP", "DATE"})
+TIME_PRECISION = "us"         # QuestDB's TIMESTAMP: microseconds
 # /imp's parse patterns for DolphinDB's text style (workloads.datasets.csv_files)
 _IMP_PATTERNS = {"DATE": "yyyy.MM.dd", "SECOND": "HH:mm:ss", "TIME": "HH:mm:ss.SSS",
                  "TIMESTAMP": "yyyy.MM.ddTHH:mm:ss.SSS"}
 # export: DuckDB's COPY style for times of day and dates
 _TO_TEXT = {"DATE": "to_str({c}, 'yyyy-MM-dd')", "SECOND": "to_str({c}, 'HH:mm:ss')",
             "TIME": "to_str({c}, 'HH:mm:ss.SSS')", "TIMESTAMP": "to_str({c}, 'yyyy-MM-dd HH:mm:ss.SSS')",
-            "CHAR": "cast({c} AS CHAR)"}
+            "NANOTIMESTAMP": "to_str({c}, 'yyyy-MM-dd HH:mm:ss.SSSUUU')", "CHAR": "cast({c} AS CHAR)"}
 
 
 def quote(name: str) -> str:
@@ -73,7 +75,7 @@ def sql_value(value: Any) -> str:
 def designated(info: DatasetInfo) -> str:
     """The designated timestamp: the time column when it holds full instants, else ``_ts``."""
     column = info.schema.column(info.time_column)
-    if column.ddb_type == "TIMESTAMP" and info.date_column == info.time_column:
+    if column.ddb_type in ("TIMESTAMP", "NANOTIMESTAMP") and info.date_column == info.time_column:
         return info.time_column
     return TS
 

@@ -22,12 +22,13 @@ import json
 from typing import Any
 
 from workloads.datasets.base import side_tables
+from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
 from workloads.targets.common.day_loads import (complete_days, days_json, keys_sample, load_days, manifest_entries,
                                                 manifest_fields, ordered_days, scale_json, time_ordered)
 from workloads.targets.common.lazy import get_dataset as _get_dataset
-from workloads.targets.questdb.dialect import (SEQ, _QDB_TYPES, quote, literal, table_name, sql_value,
+from workloads.targets.questdb.dialect import (SEQ, TIME_PRECISION, _QDB_TYPES, quote, literal, table_name, sql_value,
                                                designated, _columns_ddl)
 from workloads.targets.questdb.frames import ilp_frame
 
@@ -139,7 +140,8 @@ class QuestDBLayout:
         days, rows = ordered_days(entries)
         return Layout(dataset=dataset, scale=scale, strings=strings, days=days, keys_sample=tuple(keys), rows=rows,
                       footprint_bytes=self._disk_bytes([table] + self._side_names(dataset, table)),
-                      reused=reused, location=f"{self._server.address}/{table}")
+                      reused=reused, location=f"{self._server.address}/{table}",
+                      notes=rounding_note(_get_dataset(dataset).info.schema, "QuestDB", TIME_PRECISION))
 
     @staticmethod
     def _side_names(dataset: str, table: str) -> list[str]:

@@ -111,8 +111,10 @@ class QuestDBReads:
         # within one day the time column follows the designated timestamp, so the subquery (stored
         # order, no sort) can designate it: the bars are labelled as the time column (a time of day
         # stays one)
-        sql = (f"SELECT {t} AS minute, first(mid) AS open, max(mid) AS high, min(mid) AS low, last(mid) AS close "
-               f"FROM (SELECT {t}, ({quote(bid)} + {quote(ask)}) / 2 AS mid FROM {quote(self.table(layout))} "
+        size = f", {quote(info.size_column)} AS size" if info.size_column else ""
+        sql = (f"SELECT {t} AS minute, first(mid) AS open, max(mid) AS high, min(mid) AS low, last(mid) AS close"
+               f"{', sum(size) AS volume' if size else ''} "
+               f"FROM (SELECT {t}, ({quote(bid)} + {quote(ask)}) / 2 AS mid{size} FROM {quote(self.table(layout))} "
                f"WHERE {ts} IN {literal(day.isoformat())} AND {quote(info.key_column)} = {self._key_sql(info, key)} "
                f") TIMESTAMP({t}) SAMPLE BY 1m ALIGN TO CALENDAR")
         return self._select(sql, StringMode.ARROW)

@@ -30,13 +30,14 @@ from typing import Any
 import pyarrow.csv as pacsv
 
 from workloads.datasets.base import side_tables
+from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
 from workloads.targets.common.day_loads import keys_sample, manifest_fields, scale_json, time_ordered
 from workloads.targets.common.lazy import get_dataset as _get_dataset
 from workloads.targets.common.storage import disk_full_error
 from workloads.targets.druid.dialect import DAY_MS, SEQ, TS, _param, quote, table_name
-from workloads.targets.druid.shape import _Shape
+from workloads.targets.druid.shape import TIME_PRECISION, _Shape
 from workloads.text import plural
 
 
@@ -151,7 +152,8 @@ class DruidLayout:
     def _layout(self, dataset, scale, strings, days, keys, table, rows, reused) -> Layout:
         return Layout(dataset=dataset, scale=scale, strings=strings, days=tuple(days), keys_sample=tuple(keys),
                       rows=rows, footprint_bytes=self._segment_bytes([table] + self._side_names(dataset, table)),
-                      reused=reused, location=f"druid://{self.http.address}/{table}")
+                      reused=reused, location=f"druid://{self.http.address}/{table}",
+                      notes=rounding_note(_get_dataset(dataset).info.schema, "Druid", TIME_PRECISION))
 
     @staticmethod
     def _side_names(dataset: str, table: str) -> list[str]:

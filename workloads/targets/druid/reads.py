@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from workloads.datasets.schema import Schema, StringMode
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.arrow_frames import frame_from_arrow, key_value
-from workloads.targets.common.bars import price_columns
+from workloads.targets.common.bars import VOLUME, price_columns, volume_dtype
 from workloads.targets.common.columns import column_schema
 from workloads.targets.druid.connection import _now
 from workloads.targets.druid.dialect import _PLACEHOLDER, _TABLES, SEQ, _param, _ts_ms, quote
@@ -116,12 +116,16 @@ class DruidReads:
         # the time column a time of day (on 1970-01-01): the day taken off the ~390 labels here, not per row there
         shift = _ts_ms(day) if len(_Shape(info).time_parts) == 2 else 0
         sql = (f"SELECT {minute} AS m, EARLIEST_BY({mid}, {order}) AS o, "
-               f"MAX({mid}) AS h, MIN({mid}) AS l, LATEST_BY({mid}, {order}) AS c FROM {quote(self.table(layout))} "
+               f"MAX({mid}) AS h, MIN({mid}) AS l, LATEST_BY({mid}, {order}) AS c"
+               f"{f', SUM({quote(info.size_column)}) AS v' if info.size_column else ''} FROM {quote(self.table(layout))} "
                f"WHERE {self._day_where(day)} AND {quote(info.key_column)} = ? GROUP BY 1 ORDER BY 1")
         data, phases = self._exchange(sql, _param(key_value(info.schema.column(info.key_column), key)))
         t0 = _now()
-        table = _csv_table(data, {"minute": pa.int64(), "open": pa.float64(), "high": pa.float64(),
-                                  "low": pa.float64(), "close": pa.float64()})
+        types = {"minute": pa.int64(), "open": pa.float64(), "high": pa.float64(), "low": pa.float64(),
+                 "close": pa.float64()}
+        if info.size_column:
+            types[VOLUME] = pa.int64() if volume_dtype(info) == "int64" else pa.float64()
+        table = _csv_table(data, types)
         table = table.set_column(0, "minute", pc.subtract(table.column(0), shift).cast(pa.timestamp("ms"))
                                  .cast(pa.timestamp("ns")))
         frame = frame_from_arrow(table, StringMode.ARROW)

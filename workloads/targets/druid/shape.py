@@ -4,7 +4,9 @@ columns again.
 
 ``__time`` is the row's timestamp in milliseconds: TAQ's ``date`` + ``time`` joined at ingestion
 (read back as DuckDB has them: ``date`` the day, ``time`` the time of day on 1970-01-01), devices'
-``time``. Strings are string dimensions, integers ``long``, doubles ``double``; ``_seq`` (long) is
+``time``, a user's timestamp column. A NANOTIMESTAMP is kept to the millisecond, as every time in
+Druid (``TIME_PRECISION``: rounded down). Strings are string dimensions, integers ``long``,
+doubles ``double``; ``_seq`` (long) is
 each row's arrival ordinal within its day, so the first/last quote of a minute (``EARLIEST_BY``/
 ``LATEST_BY`` on ``MILLIS_TO_TIMESTAMP(_seq)``) equal DuckDB's (quotes are stamped to the second:
 ``EARLIEST`` on ``__time`` alone would pick among a second's quotes arbitrarily).
@@ -23,7 +25,8 @@ from workloads.targets.common.arrow_frames import arrow_schema
 from workloads.targets.druid.dialect import DAY_MS, SEQ, TS, quote
 
 
-_TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP"})
+_TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP", "NANOTIMESTAMP"})
+TIME_PRECISION = "ms"         # __time and every temporal column: milliseconds
 _OF_DAY = frozenset({"SECOND", "TIME"})
 _DIM_TYPES = {"DOUBLE": "double", "FLOAT": "float", "CHAR": "long", "SHORT": "long", "INT": "long", "LONG": "long",
               "BOOL": "long"}

@@ -107,7 +107,9 @@ class HDF5Layout:
         """``frame`` as node ``node`` of a new file ``path`` (via a temp file and a rename) in the
         layout's format; returns the seconds spent building the key's index (table format)."""
         index_s = 0.0
-        with atomic_path(path) as tmp:
+        with atomic_path(path) as tmp, warnings.catch_warnings():
+            # a user's column names need not be Python identifiers: PyTables then only loses attribute access
+            warnings.simplefilter("ignore", tables.NaturalNameWarning)
             try:
                 with pd.HDFStore(tmp, mode="w", complib=self.complib, complevel=self.complevel) as store:
                     if self.format == "fixed":

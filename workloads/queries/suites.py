@@ -102,10 +102,6 @@ def suite_names() -> list[str]:
 
 
 def load_suite(name: str) -> Suite:
-    """A suite by name, or a user's suite file (``FILE.toml``: ``workloads.queries.user_suites``)."""
-    if name.endswith(".toml"):
-        from workloads.queries.user_suites import load_user_suite
-        return load_user_suite(name)
     path = _suite_paths().get(name)
     if path is None:
         raise SuiteError(f"unknown query suite {name!r}: choose one of {', '.join(suite_names())}")

@@ -36,14 +36,16 @@ import datetime as dt
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
+from workloads.queries import suites
 from workloads.queries.suites import DIALECTS, SEED_TABLES, Query, Suite, SuiteError, _draw, draw_values
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SQL_DIALECTS = ("duckdb", "postgres", "questdb", "clickhouse", "druid", "dolphindb")
 PLACEHOLDERS = ("table", "time", "key_column", "key", "day", "day_start", "day_end")
@@ -59,6 +61,11 @@ FRAMES_NOTE = "read the day(s) its own way, then DuckDB ran the suite's SQL over
 def is_suite_file(name: str) -> bool:
     """A ``--suite``/``suite=`` value naming a file (``FILE.toml``) rather than a suite by name."""
     return name.endswith(".toml")
+
+
+def load_suite(name: str) -> Suite:
+    """A suite by name (``workloads.queries.suites``), or a user's suite file (``FILE.toml``)."""
+    return load_user_suite(name) if is_suite_file(name) else suites.load_suite(name)
 
 
 def runs_on(suite: Suite, dataset: str) -> bool:

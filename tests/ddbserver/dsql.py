@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tests.ddbserver.syntax import ScriptError, parse_date, parse_time_ms, parse_timestamp_ms, unquote
+from tests.ddbserver.syntax import ScriptError, parse_date, parse_time_ms, parse_timestamp_ms, parse_timestamp_ns, unquote
 
 KEYWORDS = {"select", "exec", "from", "where", "group", "by", "having", "pivot", "order", "limit", "top", "as",
             "asc", "desc", "between", "in", "like", "and", "or", "not"}
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
-  | (?P<ts>\d{4}\.\d{2}\.\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?)
+  | (?P<ts>\d{4}\.\d{2}\.\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{9}|\.\d{3})?)
   | (?P<date>\d{4}\.\d{2}\.\d{2})
   | (?P<time>\d{2}:\d{2}:\d{2}(?:\.\d{3})?)
   | (?P<num>\d+\.\d*|\d+)
@@ -266,6 +266,8 @@ class Parser:
                 ("lit", "second", parse_time_ms(tok.text) // 1000)
         if tok.kind == "ts":
             self.pos += 1
+            if len(tok.text.partition(".")[2]) == 9:        # nine digits: a NANOTIMESTAMP literal
+                return ("lit", "nanotimestamp", parse_timestamp_ns(tok.text))
             return ("lit", "timestamp", parse_timestamp_ms(tok.text))
         if self.accept("op", "("):
             inner = self.expr()

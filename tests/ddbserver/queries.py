@@ -20,7 +20,7 @@ import numpy as np
 from tests.ddbserver import codec as c
 from tests.ddbserver.store import Store, TableMeta
 from tests.ddbserver.syntax import (DATE_LIT, IDENT, LOAD, QS, STR, TIME_LIT, TS_LIT, ScriptError,
-                                    parse_date, parse_timestamp_ms, split_conditions, time_value,
+                                    parse_date, parse_timestamp_ms, parse_timestamp_ns, split_conditions, time_value,
                                     unquote)
 
 RESULT = "tickbench_res"
@@ -200,6 +200,9 @@ class Queries:
         if m and meta.type_of(m.group(1)) == c.TIMESTAMP:
             return (f'"{m.group(1)}" between {parse_timestamp_ms(m.group(2))} '
                     f"and {parse_timestamp_ms(m.group(3))}")
+        if m and meta.type_of(m.group(1)) == c.NANOTIMESTAMP:
+            return (f'"{m.group(1)}" between {parse_timestamp_ns(m.group(2))} '
+                    f"and {parse_timestamp_ns(m.group(3))}")
         m = re.fullmatch(rf"({IDENT}) between ({TIME_LIT}) : ({TIME_LIT})", cond)
         if m:
             t = meta.type_of(m.group(1))

@@ -188,8 +188,11 @@ class Store:
             return
         first = cols[meta.partition_columns[0]]
         days = pc.cast(first, pa.int64()).to_numpy(zero_copy_only=False)
-        if meta.type_of(meta.partition_columns[0]) == c.TIMESTAMP:
+        kind = meta.type_of(meta.partition_columns[0])
+        if kind == c.TIMESTAMP:
             days = days // 86_400_000
+        elif kind == c.NANOTIMESTAMP:          # a DATE domain takes a NANOTIMESTAMP's day, as DolphinDB does
+            days = days // 86_400_000_000_000
         if len(days) and (days.min() < db.date_lo or days.max() > db.date_hi):
             raise StoreError("New data falls outside the VALUE partition domain of "
                              f"{db.path} (newValuePartitionPolicy=skip).")

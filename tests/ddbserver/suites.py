@@ -28,7 +28,8 @@ NUMERIC = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG, c.FLOAT, c.DOUBLE)
 INTEGRAL = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG)
 TEMPORAL = (c.DATE, c.MONTH, c.TIME, c.MINUTE, c.SECOND, c.DATETIME, c.TIMESTAMP, c.NANOTIMESTAMP)
 LITERAL_TYPES = {"int": c.INT, "float": c.DOUBLE, "str": c.STRING, "date": c.DATE, "second": c.SECOND,
-                 "time": c.TIME, "timestamp": c.TIMESTAMP}
+                 "time": c.TIME, "timestamp": c.TIMESTAMP,
+                 "nanotimestamp": c.NANOTIMESTAMP}
 AGGREGATES = {"count", "avg", "sum", "max", "min", "std"}
 CASTS = {"int": (c.INT, "INTEGER"), "long": (c.LONG, "BIGINT"), "short": (c.SHORT, "SMALLINT"),
          "double": (c.DOUBLE, "DOUBLE"), "float": (c.FLOAT, "FLOAT")}
@@ -313,7 +314,7 @@ class SuiteQueries:
             return Expr(f"(CASE WHEN {cond.sql} THEN {yes.sql} ELSE {no.sql} END)", yes.type, agg, window)
         if name == "hour" and len(values) == 1 and values[0].type in HOUR_OF:
             return Expr(HOUR_OF[values[0].type].format(x=values[0].sql), c.INT, agg, window)
-        if name == "minute" and len(values) == 1 and values[0].type in (c.SECOND, c.TIME, c.TIMESTAMP):
+        if name == "minute" and len(values) == 1 and values[0].type in (c.SECOND, c.TIME, c.TIMESTAMP, c.NANOTIMESTAMP):
             return Expr(minute_expr("__x", values[0].type).replace('"__x"', values[0].sql), c.MINUTE, agg, window)
         if name == "date" and len(values) == 1 and values[0].type in (c.DATE, c.TIMESTAMP):
             return Expr(date_expr("__x", values[0].type).replace('"__x"', values[0].sql), c.DATE, agg, window)

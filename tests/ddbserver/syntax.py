@@ -12,7 +12,7 @@ QS = r'(?:[^"\\]|\\.)*'                        # the inside of a double-quoted D
 STR = rf'"({QS})"'                              # a double-quoted string literal, captured
 IDENT = r"[A-Za-z][A-Za-z0-9_]*"
 DATE_LIT = r"\d{4}\.\d{2}\.\d{2}"
-TS_LIT = r"\d{4}\.\d{2}\.\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?"
+TS_LIT = r"\d{4}\.\d{2}\.\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{9}|\.\d{3})?"
 TIME_LIT = r"\d{2}:\d{2}:\d{2}(?:\.\d{3})?"
 LOAD = rf"loadTable\({STR}, {STR}\)"
 TYPE_WORDS = {name: number for number, name in c.TYPE_NAMES.items()}
@@ -39,6 +39,14 @@ def parse_date(text: str) -> int:
 def parse_timestamp_ms(text: str) -> int:
     day, _, clock = text.partition("T")
     return parse_date(day) * 86_400_000 + parse_time_ms(clock)
+
+
+def parse_timestamp_ns(text: str) -> int:
+    """A TIMESTAMP or NANOTIMESTAMP literal as ns since the epoch (a NANOTIMESTAMP column's values)."""
+    day, _, clock = text.partition("T")
+    hms, _, fraction = clock.partition(".")
+    h, m, s = (int(x) for x in hms.split(":"))
+    return (parse_date(day) * 86_400 + h * 3600 + m * 60 + s) * 10**9 + int((fraction or "0").ljust(9, "0"))
 
 
 def parse_time_ms(text: str) -> int:

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from workloads.datasets import get_dataset
+from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
 from workloads.targets.dolphindb import quote as q
@@ -75,7 +76,7 @@ class DolphinDBLayout:
             names=tuple(schema.names), types=tuple(c.ddb_type for c in schema.columns),
             date=info.date_column, date_type=schema.column(info.date_column).ddb_type,
             key=info.key_column, time=info.time_column,
-            time_type=schema.column(info.time_column).ddb_type, bid=bid, ask=ask)
+            time_type=schema.column(info.time_column).ddb_type, bid=bid, ask=ask, size=info.size_column)
 
 
     # --- parent side ---------------------------------------------------------------------------
@@ -108,7 +109,8 @@ class DolphinDBLayout:
         self.reply_note = self._reply_format(names, cols, days[0], keys[0])
         return Layout(dataset=dataset, scale=scale, strings=StringMode.parse(strings), days=tuple(days),
                       keys_sample=tuple(keys[:KEYS_SAMPLE]), rows=rows, footprint_bytes=footprint,
-                      reused=loaded == 0, location=f"{names.db}/{names.table}")
+                      reused=loaded == 0, location=f"{names.db}/{names.table}",
+                      notes=rounding_note(ds.info.schema, "DolphinDB", "ns"))
 
     @staticmethod
     def _has_minute_table(cols: scripts.Columns) -> bool:

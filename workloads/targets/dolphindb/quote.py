@@ -107,6 +107,12 @@ def timestamp_bounds(day: dt.date) -> tuple[str, str]:
     return f"{d}T00:00:00.000", f"{d}T23:59:59.999"
 
 
+def nanotimestamp_bounds(day: dt.date) -> tuple[str, str]:
+    """The first and last NANOTIMESTAMP of ``day`` (a millisecond bound would miss its last ms's ns)."""
+    d = date(day)
+    return f"{d}T00:00:00.000000000", f"{d}T23:59:59.999999999"
+
+
 def positive_int(value: int, what: str) -> str:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} must be a non-negative whole number, got {value!r}")

@@ -48,13 +48,14 @@ class Columns:
     time_type: str
     bid: str = ""
     ask: str = ""
+    size: str = ""     # a traded size: minute bars add its sum as volume
 
     def __post_init__(self) -> None:
         for n in self.names:
             q.identifier(n, "column name")
         for t in self.types:
             q.type_literal(t)
-        for n in (self.date, self.key, self.time, self.bid, self.ask):
+        for n in (self.date, self.key, self.time, self.bid, self.ask, self.size):
             if n and n not in self.names:
                 raise ValueError(f"column {n!r} is not in the table")
 
@@ -208,7 +209,7 @@ def truncate(names: Names, table: str) -> str:
 def day_filter(cols: Columns, day: dt.date) -> str:
     if cols.date_type == "DATE":
         return f"{cols.date} = {q.date(day)}"
-    lo, hi = q.timestamp_bounds(day)
+    lo, hi = q.nanotimestamp_bounds(day) if cols.date_type == "NANOTIMESTAMP" else q.timestamp_bounds(day)
     if cols.date_type == "DATETIME":
         lo, hi = lo[:-4], hi[:-4]
     return f"{cols.date} between {lo} : {hi}"
@@ -217,8 +218,9 @@ def day_filter(cols: Columns, day: dt.date) -> str:
 def days_filter(cols: Columns, first: dt.date, last: dt.date) -> str:
     if cols.date_type == "DATE":
         return f"{cols.date} between {q.date(first)} : {q.date(last)}"
-    lo, _ = q.timestamp_bounds(first)
-    _, hi = q.timestamp_bounds(last)
+    bounds = q.nanotimestamp_bounds if cols.date_type == "NANOTIMESTAMP" else q.timestamp_bounds
+    lo, _ = bounds(first)
+    _, hi = bounds(last)
     return f"{cols.date} between {lo} : {hi}"
 
 
@@ -285,11 +287,12 @@ def select_slice(names: Names, cols: Columns, day: dt.date, key: str) -> list[st
 
 
 def minute_bars(names: Names, cols: Columns, day: dt.date, key: str) -> list[str]:
-    """One key-day's OHLC of the mid price by minute, computed on the server."""
+    """One key-day's OHLC of the mid price by minute (and the size's sum as volume), computed on the server."""
     _needs_prices(cols)
     mid = f"({cols.bid} + {cols.ask}) / 2"
+    volume = f", sum({cols.size}) as volume" if cols.size else ""
     return [f"{RESULT_VAR} = select first({mid}) as open, max({mid}) as high, min({mid}) as low, "
-            f"last({mid}) as close from {load(names, names.table)} "
+            f"last({mid}) as close{volume} from {load(names, names.table)} "
             f"where {day_filter(cols, day)}, {cols.key} = {q.string(key)} "
             f"group by minute({cols.time}) as minute"]
 

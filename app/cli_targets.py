@@ -153,7 +153,8 @@ def _add_table(args, registry, console: Console, cli_error) -> int:
                 connection = _server_address(args.location)
                 kind_type = SERVER_TYPES.get(args.kind)
                 connection["user"] = args.user or (kind_type.user if kind_type else "admin")
-                connection.setdefault("database", kind_type.database if kind_type else "")
+                if args.kind != "clickhouse":   # ClickHouse: the login's default database, or --table DB.TABLE
+                    connection.setdefault("database", kind_type.database if kind_type else "")
                 if args.kind == "questdb":
                     connection["http_port"] = dict(kind_type.options)["http_port"]
                 variable = f"TICKBENCH_{'DDB' if args.kind == 'dolphindb' else args.kind.upper()}_PASSWORD"

@@ -295,3 +295,97 @@ def test_a_questdb_table_is_benchmarked_in_place_and_left_unchanged(questdb_serv
     _run_reads("qtrades", connection, tmp_path, _day_rows(trades))
     _refuses_writes("qtrades", connection)
     assert _qdb_state(questdb_server) == before
+
+
+# --- ClickHouse (the stand-in: the real engine, chDB, behind ClickHouse's HTTP interface) ------------------
+from tests.chserver.fixture import ch_server  # noqa: E402,F401
+
+
+def _ch(ch_server, user: str = "tick"):
+    import clickhouse_connect
+    return clickhouse_connect.get_client(host=ch_server.host, port=ch_server.port, username=user,
+                                         password=ch_server.users[user], query_retries=0)
+
+
+def _ch_state(ch_server) -> tuple[int, int]:
+    """Rows and an order-free hash of every row's every column."""
+    client = _ch(ch_server)
+    try:
+        return tuple(client.query("SELECT count(), sum(cityHash64(*)) FROM chtrades").result_rows[0])
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def ch_trades(ch_server, trades):
+    """A user's ClickHouse table as its practitioners make one: by day, sorted by (symbol, time)."""
+    client = _ch(ch_server)
+    try:
+        client.command("DROP TABLE IF EXISTS chtrades")
+        client.command("DROP TABLE IF EXISTS chtrades_empty")
+        columns = ("ts DateTime64(9, 'UTC'), sym LowCardinality(String), price Float64, qty Int64, "
+                   "side LowCardinality(String), venue LowCardinality(String)")
+        client.command(f"CREATE TABLE chtrades ({columns}) ENGINE = MergeTree PARTITION BY toDate(ts) "
+                       "ORDER BY (sym, ts)")
+        client.command(f"CREATE TABLE chtrades_empty ({columns}) ENGINE = MergeTree ORDER BY ts")
+        client.insert_arrow("chtrades", trades)
+    finally:
+        client.close()
+    return "chtrades"
+
+
+def _ch_connection(ch_server, **changes) -> dict:
+    return {"host": ch_server.host, "port": ch_server.port, "user": "tick", "password": ch_server.users["tick"],
+            **changes}
+
+
+def test_a_clickhouse_table_is_benchmarked_in_place_and_left_unchanged(ch_trades, ch_server, tmp_path, trades):
+    before = _ch_state(ch_server)
+    assert before[0] == ROWS
+    connection = _ch_connection(ch_server)
+    add_table_target("chtrades", "clickhouse", f"{ch_server.host}:{ch_server.port}", "chtrades", ROLES, connection)
+    _run_reads("chtrades", connection, tmp_path, _day_rows(trades))
+    _refuses_writes("chtrades", connection)
+    assert _ch_state(ch_server) == before
+
+
+def test_clickhouse_days_keys_and_bars_are_the_tables(ch_trades, ch_server, trades):
+    connection = _ch_connection(ch_server)
+    add_table_target("chk", "clickhouse", f"{ch_server.host}:{ch_server.port}", "chtrades", ROLES, connection)
+    target = TableTarget({"name": "chk", **connection})
+    layout = target.prepare("tbl_chk", Scale(), StringMode.ARROW)
+    assert list(layout.days) == list(_day_rows(trades)) and layout.rows == ROWS
+    assert layout.footprint_bytes > 0 and set(layout.keys_sample) <= set(trades.column("sym").to_pylist())
+    target.open(layout)
+    try:
+        day, key = layout.days[-1], layout.keys_sample[0]
+        frame = trades.to_pandas()
+        want = frame[(frame["ts"].dt.date == day) & (frame["sym"] == key)].sort_values("ts")
+        got = target.read_slice(layout, day, key).frame
+        assert len(got) == len(want) > 0 and set(got["sym"]) == {key}
+        bars = target.minute_bars(layout, day, key).frame
+        reference = want.groupby(want["ts"].dt.floor("min"))["price"].agg(["first", "max", "min", "last"])
+        assert (reference["first"] != reference["last"]).any()      # open and close can be told apart
+        assert bars[["open", "high", "low", "close"]].to_numpy().tolist() == reference.to_numpy().tolist()
+        assert bars["volume"].sum() == want["qty"].sum()
+    finally:
+        target.close()
+
+
+def test_clickhouse_bad_input_is_one_line_naming_the_table_or_server(ch_trades, ch_server):
+    good = _ch_connection(ch_server)
+    location = f"{ch_server.host}:{ch_server.port}"
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed_port = free.getsockname()[1]
+    cases = [("nosuch", good, r"clickhouse table nosuch at .*: no such table"),
+             ("chtrades_empty", good, r"table chtrades_empty .*: the table has no rows"),
+             ("chtrades", {**good, "password": "wrong"}, r"authentication failed for user 'tick'"),
+             ("chtrades", {**good, "port": closed_port}, r"connection refused")]
+    for table, connection, message in cases:
+        with pytest.raises(TargetError, match=message) as caught:
+            add_table_target("bad", "clickhouse", location, table, ROLES, connection)
+        assert "\n" not in str(caught.value)
+    columns = describe_table("clickhouse", location, "chtrades", good)
+    assert [(n, t) for n, t, _ in columns][:4] == [("ts", "NANOTIMESTAMP"), ("sym", "SYMBOL"), ("price", "DOUBLE"),
+                                                   ("qty", "LONG")]

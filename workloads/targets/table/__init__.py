@@ -1,12 +1,12 @@
 """A table where it already lives, benchmarked in place and read-only: target ``table:<name>``.
 
 A user points Tickbench at a table it did not make (a Parquet file or hive folder, a DuckDB file's
-table, a PostgreSQL or QuestDB table; ClickHouse and DolphinDB are named but refused for now) and
+table, a PostgreSQL, QuestDB or ClickHouse table; DolphinDB is named but refused for now) and
 names its roles. ``add_table_target`` connects,
 reads the table's schema, checks the roles against it and saves what it learnt
 (``workloads.datasets.tables``: the dataset ``tbl_<name>``). ``TableTarget`` then runs the read
 workloads (read-day, slice-download, minute-bars, export) with each engine's own client
-(``sources``, ``parquet``, ``sql``). It never creates, writes, alters or drops anything
+(``sources``, ``parquet``, ``sql``, ``servers``). It never creates, writes, alters or drops anything
 there: ``prepare`` only asks bounded questions (the days, a sample of keys, the engine's own size and
 row figures), a write workload is refused before it starts (``read_only``), and ``append``,
 ``import_csv`` and ``clear_table`` raise ``TargetError``.
@@ -53,9 +53,12 @@ def _source_class(kind: str) -> type[Source]:
     if kind == "questdb":
         from workloads.targets.table.sql import QuestDBSource
         return QuestDBSource
+    if kind == "clickhouse":
+        from workloads.targets.table.servers import ClickHouseSource
+        return ClickHouseSource
     if kind in KINDS:
         raise TargetError(f"existing {kind} tables cannot be read in place yet "
-                          "(parquet, duckdb, postgres and questdb can)")
+                          "(parquet, duckdb, postgres, questdb and clickhouse can)")
     raise TargetError(f"table kind {kind!r}: choose one of {', '.join(KINDS)}")
 
 

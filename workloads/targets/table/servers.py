@@ -1,0 +1,85 @@
+"""Existing tables on a ClickHouse server, read in place with the engine's own client:
+``clickhouse-connect``'s ``query_arrow`` (the engine target's client and its errors,
+``workloads.targets.clickhouse.server``). Days: ``minOrNull(t) WHERE t >= <next day>`` (a plain
+``min`` answers 1970-01-01 on no rows), pruned by the partitions' min/max index and the sorting key;
+rows and bytes from ``system.parts``, which the server keeps without reading a row.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+
+from workloads.targets.base import Footprint, TargetError
+from workloads.targets.table.sources import Span
+from workloads.targets.table.sql import SqlSource, _text_literal
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    return " ".join(str(text).split())[:limit]
+
+
+class ClickHouseSource(SqlSource):
+    def __init__(self, saved, config):
+        super().__init__(saved, config)
+        from workloads.targets.clickhouse.server import _Server, _ServerConn
+        self.server = _Server({"host": config.get("host") or "127.0.0.1", **config})
+        self.conn = _ServerConn(self.server)
+
+    @property
+    def table_ref(self) -> str:
+        table = self.saved.table
+        database = self.config.get("database") or ""
+        if database and "." not in table:
+            table = f"{database}.{table}"
+        return ".".join(self.quote(part) for part in table.split("."))
+
+    def fetch(self, sql: str) -> pa.Table:
+        try:
+            return self.conn.arrow(sql)
+        except TargetError as exc:
+            raise self._named(exc) from None
+
+    def _named(self, exc: TargetError) -> TargetError:
+        text = str(exc)
+        if "UNKNOWN_TABLE" in text or "Code: 60." in text or "UNKNOWN_DATABASE" in text or "Code: 81." in text:
+            return self.error("no such table")
+        if "ACCESS_DENIED" in text or "Code: 497." in text:
+            return self.error(f"user {self.server.user!r} may not read it (access denied)")
+        if "answered:" in text:
+            return self.error(_one_line(text.partition("answered: ")[2]))
+        return exc                      # refused, wrong password, timeouts: already one line naming the server
+
+    def time_literal(self, value: dt.datetime) -> str:
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc)
+        return f"toDateTime64('{value:%Y-%m-%d %H:%M:%S.%f}', 6, 'UTC')"
+
+    def first_time(self, at_or_after):
+        t = self.quote(self.saved.roles.time)
+        after = "" if at_or_after is None else f" WHERE {t} >= {self.time_literal(at_or_after)}"
+        return self.scalar(f"SELECT minOrNull({t}) FROM {self.table_ref}{after}")
+
+    def bars_sql(self, span: Span, key) -> str:
+        t, mid = self.quote(self.saved.roles.time), self.mid()
+        volume = f", sum({self.quote(self.saved.roles.size)}) AS volume" if self.saved.roles.size else ""
+        return (f"SELECT toStartOfMinute({t}) AS minute, argMin({mid}, {t}) AS open, max({mid}) AS high, "
+                f"min({mid}) AS low, argMax({mid}, {t}) AS close{volume} FROM {self.table_ref} "
+                f"WHERE {self.condition(span, key)} GROUP BY minute ORDER BY minute")
+
+    def _parts(self) -> dict:
+        database, _, name = self.table_ref.replace('"', "").rpartition(".")
+        where = f"database = {_text_literal(database)}" if database else "database = currentDatabase()"
+        found = self.fetch(f"SELECT sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts "
+                           f"WHERE active AND {where} AND table = {_text_literal(name)}").to_pylist()
+        return found[0] if found else {}
+
+    def rows(self) -> int:
+        return int(self._parts().get("rows") or 0)
+
+    def footprint(self) -> Footprint:
+        return Footprint(int(self._parts().get("bytes") or 0), replicas=1,
+                         method="system.parts bytes_on_disk of the table's active parts")
+
+    def close(self) -> None:
+        self.server.close()

@@ -49,6 +49,9 @@ def _print_figures(store, run_id: str) -> None:
                   "first op: the first operation of a fresh worker process (a warm-up, not in the "
                   "figures), median over the step's workers.", highlight=False, soft_wrap=True)
     print_open_loop(console, figures)
+    notes = (run.get("layout") or {}).get("notes")
+    if notes:                                   # what the layout did to the data (a rounding of timestamps)
+        console.print(f"Layout: {notes}", highlight=False, soft_wrap=True, markup=False)
     for row in figures.itertuples():
         if row.short:
             console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)

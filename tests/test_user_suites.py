@@ -103,7 +103,7 @@ def test_placeholders_are_filled_in_each_dialect(tmp_path, trades_info):
     assert "toDateTime64('2024-03-05 00:00:00', 3, 'UTC')" in fill("clickhouse")
     assert "'2024-03-04T00:00:00.000000Z'" in fill("questdb")
     assert fill("dolphindb").startswith('select top 1 price from {imp_trades} where sym = "S000", '
-                                        "ts >= 2024.03.04T00:00:00.000, ts < 2024.03.05T00:00:00.000")
+                                        "ts >= 2024.03.04T00:00:00.000000000, ts < 2024.03.05T00:00:00.000000000")
     assert fill("pandas").startswith('SELECT price FROM "imp_trades" WHERE')
     stages = pipeline(fill("mongodb"))
     # extended JSON's $date: a BSON date, naive UTC as pymongo sends it

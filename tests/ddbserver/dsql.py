@@ -266,7 +266,7 @@ class Parser:
                 ("lit", "second", parse_time_ms(tok.text) // 1000)
         if tok.kind == "ts":
             self.pos += 1
-            if len(tok.text.partition(".")[2]) == 9:        # nine digits: a NANOTIMESTAMP literal
+            if len(tok.text.rpartition(".")[2]) == 9:       # nine digits of a second: a NANOTIMESTAMP literal
                 return ("lit", "nanotimestamp", parse_timestamp_ns(tok.text))
             return ("lit", "timestamp", parse_timestamp_ms(tok.text))
         if self.accept("op", "("):

@@ -17,7 +17,7 @@ Placeholders, filled for the engine that runs the text:
 ``{table}`` the engine's table of the dataset; ``{time}`` the time column as the engine stores it (quoted;
 Druid's ``__time``); ``{key_column}`` the key column (quoted); ``{key}`` the chosen key as a literal;
 ``{day}`` the chosen day as a date literal; ``{day_start}`` / ``{day_end}`` that day's midnight and the
-next midnight as timestamp literals (UTC), so ``{time} >= {day_start} AND {time} < {day_end}`` selects
+next midnight as timestamp literals (UTC; DolphinDB's of the time column's own kind), so ``{time} >= {day_start} AND {time} < {day_end}`` selects
 the day on every engine. Only these names in braces are placeholders; other braces (a JSON pipeline's)
 are left as written, and any other ``{name}`` is refused as a likely typo.
 
@@ -182,6 +182,8 @@ def fill_placeholders(dialect: str, text: str, info, day: dt.date, key: str, tab
     every target keeps naming its own tables; DuckDB's target fills it with ``str.format``, so there the
     text's own braces are doubled."""
     lit = _LITERALS[dialect]
+    if dialect == "dolphindb" and info.schema.column(info.time_column).ddb_type == "NANOTIMESTAMP":
+        lit = {**lit, "stamp": _ddb_nanos}   # DolphinDB compares a NANOTIMESTAMP column with its own kind
     key_column = info.schema.column(info.key_column) if info.key_column else None
     values = {
         "table": {"dolphindb": "{" + table + "}", "pandas": _ident(table), "mongodb": table}.get(dialect, "{quotes}"),
@@ -227,6 +229,10 @@ def _ch_text(value: str) -> str:
 
 def _iso(stamp: dt.datetime, sep: str = " ") -> str:
     return stamp.isoformat(sep=sep, timespec="seconds")
+
+
+def _ddb_nanos(stamp: dt.datetime) -> str:
+    return stamp.strftime("%Y.%m.%dT%H:%M:%S.000000000")
 
 
 # Each dialect's literals: text, number, date, timestamp (UTC, as the engines store imported instants)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -180,5 +181,59 @@ def test_a_dataset_without_a_key_and_with_odd_names_reads_back_in_time_order(eng
                                           check_dtype=False)
         with pytest.raises(ValueError, match=r"^dataset 'imp_odd' has no key column: a slice needs one"):
             target.read_slice(layout, layout.days[0], "S000")
+    finally:
+        target.close()
+
+
+def _pair_file(path: Path) -> pd.DataFrame:
+    """Quotes with a DATE and a time-of-day pair (as TAQ's), an INT key, a DOUBLE size and one column of
+    each other type; written as Parquet, returned in the DataFrame convention (a time of day on 1970-01-01)."""
+    rng = np.random.default_rng(11)
+    n = 4_000
+    tod = np.concatenate([np.sort(rng.integers(9 * 3600_000, 16 * 3600_000, n // 2)) for _ in range(2)]) * 10**6
+    days = np.repeat(np.array(["2024-03-04", "2024-03-05"], dtype="datetime64[D]"), n // 2)
+    table = pa.table({"Date": pa.array(days, pa.date32()), "Time": pa.array(tod, pa.time64("ns")),
+                      "Id": rng.integers(1, 6, n).astype("int32"), "Bid": rng.normal(100, 1, n).round(2),
+                      "Ask": rng.normal(100.1, 1, n).round(2), "Qty": (rng.random(n) * 10).round(3),
+                      "ok": rng.random(n) < 0.5, "lot": rng.integers(0, 9, n).astype("int16"),
+                      "px32": rng.random(n).astype("float32"), "Note": rng.choice(["a", "bb", "c c"], n),
+                      "sec": pa.array((tod // 10**9).astype("int32"), pa.time32("s"))})
+    pq.write_table(table, path)
+    frame = table.to_pandas()
+    frame["Date"] = pd.to_datetime(days).astype("datetime64[ns]")
+    frame["Time"] = pd.Timestamp(0) + pd.to_timedelta(tod)
+    frame["sec"] = pd.Timestamp(0) + pd.to_timedelta((tod // 10**9) * 10**9)
+    return frame
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_date_and_time_of_day_pair_with_an_integer_key_and_every_type(engine, tmp_path, request):
+    from workloads.datasets import get_dataset
+    from workloads.datasets.tick_import import import_source
+    source = _pair_file(tmp_path / "pair.parquet")
+    roles = Roles(time="Date", time_of_day="Time", key="Id", price=("Bid", "Ask"), size="Qty")
+    dataset = import_source(tmp_path / "pair.parquet", "pair", roles, types={"Note": "STRING", "sec": "SECOND"}).info.name
+    types = {c.name: c.ddb_type for c in get_dataset(dataset).info.schema.columns}
+    assert types == {"Date": "DATE", "Time": "TIME", "Id": "INT", "Bid": "DOUBLE", "Ask": "DOUBLE", "Qty": "DOUBLE",
+                     "ok": "BOOL", "lot": "SHORT", "px32": "FLOAT", "Note": "STRING", "sec": "SECOND"}
+    target = make_target(_kind(engine), _config(engine, tmp_path, request))
+    layout = target.prepare(dataset, Scale(days=2), StringMode.ARROW)
+    order = ["Date", "Time", "Id", "Bid", "Ask"]
+    target.open(layout, 0)
+    try:
+        for day in layout.days:
+            rows = source[source["Date"].dt.date == day]
+            got = target.read_day(layout, day).frame
+            assert list(got.columns) == list(source.columns) and len(got) == len(rows) == 2_000
+            got = got.sort_values(order, kind="stable").reset_index(drop=True)
+            want = rows.sort_values(order, kind="stable").reset_index(drop=True)
+            pd.testing.assert_frame_equal(got.astype({"Note": str}), want.astype({"Note": str}), check_dtype=False)
+            key_rows = rows[rows["Id"] == 3]
+            assert len(target.read_slice(layout, day, "3").frame) == len(key_rows) > 300
+            bars = target.minute_bars(layout, day, "3").frame
+            want = _bars(key_rows.assign(mid=(key_rows["Bid"] + key_rows["Ask"]) / 2), "Time", "mid", "")
+            want["volume"] = key_rows.groupby(key_rows["Time"].dt.floor("min"), sort=True)["Qty"].sum().to_numpy()
+            assert str(bars["volume"].dtype) == "float64"
+            pd.testing.assert_frame_equal(bars.astype({"minute": "datetime64[ns]"}), want, check_dtype=False)
     finally:
         target.close()

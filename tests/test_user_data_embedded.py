@@ -237,3 +237,24 @@ def test_a_date_and_time_of_day_pair_with_an_integer_key_and_every_type(engine, 
             pd.testing.assert_frame_equal(bars.astype({"minute": "datetime64[ns]"}), want, check_dtype=False)
     finally:
         target.close()
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "parquet"])
+def test_the_import_workloads_csv_keeps_the_nanoseconds(engine, trades, tmp_path, request):
+    """The import workload's CSV files of a NANOTIMESTAMP (ISO text to the ns) load back as the same
+    instants: DuckDB's own CSV reader (CAST to TIMESTAMP_NS), and the shared parser the files use."""
+    import duckdb
+    from workloads.datasets.csv_files import csv_files
+    dataset, source = trades
+    target = make_target(engine, _config(engine, tmp_path, request))
+    layout = target.prepare(dataset, SCALE, StringMode.ARROW)
+    first = csv_files(dataset, SCALE, tmp_path / "csv")[0]
+    assert target.import_csv(layout, first.path, first.day).rows == first.rows
+    target.close()
+    if engine == "duckdb":
+        with duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True) as con:
+            got = con.execute(f'SELECT ts FROM "{target.import_table(layout)}"').df()
+    else:
+        got = pq.read_table(target.import_dir(layout)).to_pandas()
+    want = source.loc[source["day"] == first.day, "ts"].astype("int64").sort_values().to_numpy()
+    assert (got["ts"].astype("datetime64[ns]").astype("int64").sort_values().to_numpy() == want).all()

@@ -29,7 +29,7 @@ _DATE_RE = r"(?P<y>\d{4})(?:[-./](?P<m1>\d{1,2})[-./](?P<d1>\d{1,2})|(?P<m2>\d{2
 _TIME_RE = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:\.(?P<f>\d{1,9}))?"
 _TIMESTAMP_RE = f"^{_DATE_RE}(?:[ T]{_TIME_RE})?$"
 _NS_PER_DAY = 86_400 * 10**9
-_TRUNCATE_NS = {"SECOND": 10**9, "TIME": 10**6, "TIMESTAMP": 1}  # DolphinDB's resolution
+_TRUNCATE_NS = {"SECOND": 10**9, "TIME": 10**6, "TIMESTAMP": 1, "NANOTIMESTAMP": 1}  # DolphinDB's resolution
 _LOCATE_BLOCK = 65_536
 
 _HINTS = {
@@ -37,6 +37,7 @@ _HINTS = {
     "SECOND": "is not a time of day (use HH:MM:SS)",
     "TIME": "is not a time of day (use HH:MM:SS or HH:MM:SS.mmm)",
     "TIMESTAMP": "is not a timestamp (use YYYY-MM-DD HH:MM:SS[.mmm], or YYYY.MM.DDTHH:MM:SS[.mmm])",
+    "NANOTIMESTAMP": "is not a timestamp (use YYYY-MM-DD HH:MM:SS[.nnnnnnnnn])",
     "CHAR": "is not a single character or a character code (-128..127)",
     "BOOL": "is not a boolean (use true/false or 1/0)",
 }

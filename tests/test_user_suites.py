@@ -15,6 +15,7 @@ import pytest
 from tests.trades_file import trades_table, write_trades_csv
 from workloads.datasets.roles import Roles
 from workloads.datasets.schema import Scale
+from workloads.datasets.schema import Scale
 from workloads.queries import load_suite
 from workloads.queries.answers import fingerprint, normalise
 from workloads.queries.suites import SuiteError
@@ -177,6 +178,30 @@ def test_cli_verify_and_the_query_suite_workload_take_a_suite_file(tmp_path, iso
     for query_id, answer in expected_answers().items():     # each query ran twice, and answered as pandas does
         line = next(l for l in show.stdout.splitlines() if f"│ {query_id} " in l)
         assert re.search(r"│\s+2 │", line) and "│ ok " in line and answer[:8] in line, (line, answer[:8])
+
+
+def test_a_suite_in_the_users_queries_folder_runs_by_name_as_the_window_offers_it(tmp_path, isolated_home):
+    from workloads.operations import WORKLOADS
+    from workloads.queries import suite_names
+    from workloads.results.store import ResultsStore
+    from workloads.run.runner import Runner
+    from workloads.scenario import Scenario
+    from workloads.targets.engines import default_config
+    import_trades(tmp_path)
+    folder = isolated_home / "queries"
+    folder.mkdir()
+    docs_suite(folder).rename(folder / "mytrades.toml")
+    assert "mytrades" in suite_names()
+    assert "mytrades" in next(p for p in WORKLOADS["query-suite"].params if p.name == "suite").choices
+    scenario = Scenario(dataset="imp_trades", target="duckdb", workload="query-suite", scale=Scale(days=DAYS),
+                        target_config=default_config("duckdb", tmp_path / "layouts"),
+                        params={"suite": "mytrades", "repetitions": 1})
+    store = ResultsStore(tmp_path / "results")
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    ops = store.ops(result.run_id)
+    measured = ops[ops["kind"] == "measured"]
+    assert sorted(measured["op"]) == sorted(COLUMNS) and measured["ok"].all()
 
 
 # --- the server engines (flock /tmp/tickbench-heavy.lock) ---------------------------------------------

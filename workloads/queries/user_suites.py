@@ -64,8 +64,24 @@ def is_suite_file(name: str) -> bool:
 
 
 def load_suite(name: str) -> Suite:
-    """A suite by name (``workloads.queries.suites``), or a user's suite file (``FILE.toml``)."""
-    return load_user_suite(name) if is_suite_file(name) else suites.load_suite(name)
+    """A suite by name (``workloads.queries.suites``; one in the user's queries folder may be in this
+    module's form, as the window lists it by name), or a user's suite file (``FILE.toml``)."""
+    if is_suite_file(name):
+        return load_user_suite(name)
+    path = suites._suite_paths().get(name)
+    if path is not None and path.parent == suites.user_suites_dir() and _in_user_form(path):
+        return load_user_suite(path)
+    return suites.load_suite(name)
+
+
+def _in_user_form(path: Path) -> bool:
+    """A suite file written in this module's form: queries with ``sql``, or a dataset of the user's."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False                     # the built-in loader names what is wrong with it
+    queries = data.get("query") if isinstance(data.get("query"), list) else []
+    return data.get("dataset") not in SEED_TABLES or any(isinstance(q, dict) and "sql" in q for q in queries)
 
 
 def runs_on(suite: Suite, dataset: str) -> bool:

@@ -94,7 +94,7 @@ class ArcticDBLayout:
             for symbol in manifest["symbols"]:
                 if lib.has_symbol(symbol):
                     lib.delete_data_in_range(symbol, span)
-        total = scale.days * scale.rows_per_day
+        total = sum(ds.day_rows(scale))          # an import's real rows, not the scale's
         rows_done = sum(e["rows"] for e in manifest["entries"])
         chunk_rows = int(self.config.get("chunk_rows") or DEFAULT_CHUNK_ROWS)
         for index, day in enumerate(days):

@@ -87,7 +87,7 @@ def lay_out_days(folder: Path, wanted: dict[str, Any], ds, scale: Scale, strings
     manifest = {**wanted, "complete": False, "entries": [], "keys_sample": keys,
                 "schema": [[c.name, c.ddb_type] for c in ds.info.schema.columns],
                 "versions": versions, "created": dt.datetime.now().isoformat()}
-    total = scale.days * scale.rows_per_day
+    total = sum(ds.day_rows(scale))          # an import's real rows, not the scale's
     rows_done = 0
     for index, day in enumerate(days):
         path = folder / f"{day.isoformat()}.{ext}"

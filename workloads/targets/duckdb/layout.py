@@ -83,7 +83,7 @@ class DuckDBLayout:
                     "schema": json.dumps([[c.name, c.ddb_type] for c in info.schema.columns]),
                     "versions": json.dumps(library_versions())}
         done = {e["date"] for e in entries}
-        total = scale.days * scale.rows_per_day
+        total = sum(ds.day_rows(scale))          # an import's real rows, not the scale's
         rows_done = sum(e["rows"] for e in entries)
         for index, day in enumerate(days):
             if day.isoformat() in done:

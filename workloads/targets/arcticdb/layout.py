@@ -2,19 +2,20 @@
 day or per instrument), the manifest, side tables, footprint and cache.
 
 Layout: one library per dataset, scale and symbol layout, ``<prefix><dataset>_<scale.key()>_by_<day|
-instrument>`` (characters ArcticDB dislikes made ``_``). Rows are indexed by their timestamp
-(TAQ: ``date`` + the ``time`` of day; devices and imports: ``time``, datetime64[ns], an imported
+instrument>`` (characters ArcticDB dislikes made ``_``). Rows are indexed by their timestamp (TAQ:
+``date`` + the ``time`` of day; devices and imports: ``time``, datetime64[ns], an imported
 NANOTIMESTAMP kept to the ns), sorted, so ``date_range`` reads seek; every schema column is stored
-as well, so a read gives DuckDB's columns in its order with the index dropped. Per-day symbols hold the generator's time order; a day of the per-instrument
-layout is read with ``read_batch`` (one ``date_range`` request per key, keys in sorted order:
-DuckDB's row order). The manifest is the metadata of the symbol ``_tickbench_manifest`` (format,
-scale with the dataset's content id, days and rows per day, keys sample, schema, versions,
-complete flag), rewritten after each day, so an interrupted ``prepare`` resumes at the first
-missing day (per-day: the day symbol is simply rewritten; per-instrument: a day begun is first
-deleted from every key symbol with ``delete_data_in_range``). Side tables (devices' ``info``)
-are ``_side_<name>``, appends go to ``_append_<table>``, CSV imports to ``_import_<day symbol or
-key>``, report 003's minute quotes to ``_minute``; those scratch symbols are row-numbered (their
-batches repeat timestamps, which a time-indexed append refuses).
+as well, so a read gives DuckDB's columns in its order with the index dropped. Per-day symbols hold
+the generator's time order; a day of the per-instrument layout is read with ``read_batch`` (one
+``date_range`` request per key, keys in sorted order: DuckDB's row order). The manifest is the
+metadata of the symbol ``_tickbench_manifest`` (format, scale with the dataset's content id, days
+and rows per day, keys sample, schema, versions, complete flag), rewritten after each day, so an
+interrupted ``prepare`` resumes at the first missing day (per-day: the day symbol is simply
+rewritten; per-instrument: a day begun is first deleted from every key symbol with
+``delete_data_in_range``). Side tables (devices' ``info``) are ``_side_<name>``, appends go to
+``_append_<table>``, CSV imports to ``_import_<day symbol or key>``, report 003's minute quotes to
+``_minute``; those scratch symbols are row-numbered (their batches repeat timestamps, which a
+time-indexed append refuses).
 """
 from __future__ import annotations
 

@@ -1,20 +1,20 @@
 """ArcticDB's reads: a day (or some of its columns), a key's slice, minute bars by ArcticDB's
 ``resample`` (or pandas), and the whole days and side tables the pandas suites compute on.
 
-Phases (meanings in ``workloads.targets.base``). ArcticDB decodes its segments straight into
-pandas inside ``lib.read(...).data``: one call, no honest split, so it is one ``read`` phase.
-Strings: with pandas' future string inference on (as Tickbench runs) ArcticDB builds Arrow-backed
-``str`` columns itself; the object mode reads with that option off, which is ArcticDB's native
-object output; only the category mode needs a conversion afterwards, timed as ``decode``.
-``query`` is pandas' own work (concatenating the keys of a per-instrument day, the suites, report
-003). Minute bars: ArcticDB's ``QueryBuilder`` (filter to the key in the per-day layout, the
-key's symbol and the day's ``date_range`` in the per-instrument one, ``apply`` the mid price,
-``resample("1min")`` with first/max/min/last, and the size's sum as volume) computes exactly ``workloads.targets.common.bars.
+Phases (meanings in ``workloads.targets.base``). ArcticDB decodes its segments straight into pandas
+inside ``lib.read(...).data``: one call, no honest split, so it is one ``read`` phase. Strings: with
+pandas' future string inference on (as Tickbench runs) ArcticDB builds Arrow-backed ``str`` columns
+itself; the object mode reads with that option off, which is ArcticDB's native object output; only
+the category mode needs a conversion afterwards, timed as ``decode``. ``query`` is pandas' own work
+(concatenating the keys of a per-instrument day, the suites, report 003). Minute bars: ArcticDB's
+``QueryBuilder`` (filter to the key in the per-day layout, the key's symbol and the day's
+``date_range`` in the per-instrument one, ``apply`` the mid price, ``resample("1min")`` with
+first/max/min/last, and the size's sum as volume) computes exactly ``workloads.targets.common.bars.
 minute_bars`` (checked on real data by the tests: its first/last follow the stored, i.e. arrival,
 order; buckets without rows are left out), so it is used; ``bars_by`` in describe() and in each
 OpResult's ``extra`` says so ("arcticdb resample"; config ``bars_by: "pandas"`` computes them in
-pandas after a slice read instead, for comparison). Its resample would merge keys over a whole
-day symbol: hence the filter first. ``wire_bytes`` stays empty (ArcticDB reads its own keys).
+pandas after a slice read instead, for comparison). Its resample would merge keys over a whole day
+symbol: hence the filter first. ``wire_bytes`` stays empty (ArcticDB reads its own keys).
 """
 from __future__ import annotations
 

@@ -4,10 +4,10 @@ and exports (plus the clock and the one-line error text every part of the target
 
 Types: SYMBOL ``LowCardinality(String)``, STRING ``String``, DATE ``Date``, SECOND
 ``DateTime64(0, 'UTC')``, TIME/TIMESTAMP ``DateTime64(3, 'UTC')`` (times of day on 1970-01-01, as
-the datasets hold them), an imported NANOTIMESTAMP ``DateTime64(9, 'UTC')`` (kept to the ns), CHAR ``Int8``, INT ``Int32``, LONG ``Int64``, DOUBLE ``Float64``...,
-default codecs (LZ4), wide parts at every scale (as a real day's size gets them: per-column sizes
-are then known). Loads go as Arrow with explicit UTC times and dates, so the machine's time zone
-never shifts a value.
+the datasets hold them), an imported NANOTIMESTAMP ``DateTime64(9, 'UTC')`` (kept to the ns), CHAR
+``Int8``, INT ``Int32``, LONG ``Int64``, DOUBLE ``Float64``..., default codecs (LZ4), wide parts at
+every scale (as a real day's size gets them: per-column sizes are then known). Loads go as Arrow
+with explicit UTC times and dates, so the machine's time zone never shifts a value.
 """
 from __future__ import annotations
 

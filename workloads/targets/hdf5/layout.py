@@ -11,12 +11,13 @@ most the day being written and ``prepare`` resumes at the first missing day. A f
 reported as such even where HDF5 stays silent about it (``_check_written``). The stored data do
 not depend on the string mode (strings are decoded into it on read), so every mode shares a layout.
 
-Rows of a day are stored ordered by (key, time), ties in arrival order (DuckDB's order), so a
-key's rows are contiguous (a dataset without a key: time order, no index). Times, an imported
-NANOTIMESTAMP too, are int64 nanoseconds: kept to the ns. Table format: every column is a data column (``where`` can name any
-column) and the key column has a PyTables index (optlevel 6, "medium", PyTables' defaults); the
-date needs none, it is the node. Strings are fixed-width UTF-8 bytes (pandas' table format).
-Fixed format: pandas' own; its string blocks are pickled object arrays (pandas warns about it).
+Rows of a day are stored ordered by (key, time), ties in arrival order (DuckDB's order), so a key's
+rows are contiguous (a dataset without a key: time order, no index). Times, an imported
+NANOTIMESTAMP too, are int64 nanoseconds: kept to the ns. Table format: every column is a data
+column (``where`` can name any column) and the key column has a PyTables index (optlevel 6,
+"medium", PyTables' defaults); the date needs none, it is the node. Strings are fixed-width UTF-8
+bytes (pandas' table format). Fixed format: pandas' own; its string blocks are pickled object arrays
+(pandas warns about it).
 """
 from __future__ import annotations
 

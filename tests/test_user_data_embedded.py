@@ -31,7 +31,8 @@ _CLIENTS = {"hdf5": "tables", "chdb": "chdb", "clickhouse-server": "chdb", "arct
 
 
 def _kind(engine: str) -> str:
-    return {"chdb": "clickhouse", "clickhouse-server": "clickhouse", "arcticdb-by-instrument": "arcticdb"}.get(engine, engine)
+    kinds = {"chdb": "clickhouse", "clickhouse-server": "clickhouse", "arcticdb-by-instrument": "arcticdb"}
+    return kinds.get(engine, engine)
 
 
 def _config(engine: str, root: Path, request) -> dict:
@@ -219,7 +220,8 @@ def test_a_date_and_time_of_day_pair_with_an_integer_key_and_every_type(engine, 
     from workloads.datasets.tick_import import import_source
     source = _pair_file(tmp_path / "pair.parquet")
     roles = Roles(time="Date", time_of_day="Time", key="Id", price=("Bid", "Ask"), size="Qty")
-    dataset = import_source(tmp_path / "pair.parquet", "pair", roles, types={"Note": "STRING", "sec": "SECOND"}).info.name
+    chosen = {"Note": "STRING", "sec": "SECOND"}       # as the user sets them in the import's type list
+    dataset = import_source(tmp_path / "pair.parquet", "pair", roles, types=chosen).info.name
     types = {c.name: c.ddb_type for c in get_dataset(dataset).info.schema.columns}
     assert types == {"Date": "DATE", "Time": "TIME", "Id": "INT", "Bid": "DOUBLE", "Ask": "DOUBLE", "Qty": "DOUBLE",
                      "ok": "BOOL", "lot": "SHORT", "px32": "FLOAT", "Note": "STRING", "sec": "SECOND"}

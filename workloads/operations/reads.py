@@ -117,9 +117,10 @@ class SliceDownload(Workload):
 class MinuteBars(Workload):
     name = "minute-bars"
     title = "Minute bars of one key-day"
-    description = ("Each user asks for one symbol-day's one-minute OHLC bars, ordered by minute (every "
-                   "engine sorts them): computed by the server where there is one, by pandas on the "
-                   "client for files.")
+    description = ("Each user asks for one key-day's one-minute OHLC bars of the price (of the bid/ask mid "
+                   "for quotes), with the size's sum as volume when the dataset names a size, ordered by "
+                   "minute (every engine sorts them): computed by the server where there is one, by "
+                   "pandas on the client for files.")
     reference = "report 002 §4 (K-line)"
     op_name = "minute_bars"
     roles = frozenset({"time", "key", "price"})   # a size adds volume when named

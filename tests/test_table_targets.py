@@ -389,3 +389,104 @@ def test_clickhouse_bad_input_is_one_line_naming_the_table_or_server(ch_trades, 
     columns = describe_table("clickhouse", location, "chtrades", good)
     assert [(n, t) for n, t, _ in columns][:4] == [("ts", "NANOTIMESTAMP"), ("sym", "SYMBOL"), ("price", "DOUBLE"),
                                                    ("qty", "LONG")]
+
+
+# --- DolphinDB (the stand-in: DolphinDB's wire protocol and the target's scripts, in DuckDB) ---------------
+DDB_ROLES = Roles(time="ts", key="sym", price=("price",))    # the stand-in computes bars without a volume
+DDB_ALL_DAYS = "ts between 2024.03.01T00:00:00.000000000 : 2024.03.31T23:59:59.999999999"
+
+
+def _ddb(ddb_server, password: str = "123456"):
+    from workloads.targets.dolphindb.cluster import ClusterProfile, open_session
+    profile = ClusterProfile.single(ddb_server.host, ddb_server.port, "admin", password)
+    return open_session(profile, profile.data_nodes[0], metadata=True)
+
+
+def _ddb_state(ddb_server) -> tuple[int, str]:
+    session = _ddb(ddb_server)
+    try:
+        rows = session.run('exec count(*) from loadTable("dfs://mine", "trades")')
+        frame = session.run(f'select * from loadTable("dfs://mine", "trades") where {DDB_ALL_DAYS}')
+    finally:
+        session.close()
+    text = frame.sort_values(list(frame.columns)).to_csv(index=False)
+    return int(rows), hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def ddb_trades(ddb_server, trades):
+    """A user's DFS table as DolphinDB's manual makes one: VALUE by day, RANGE by symbol (COMPO)."""
+    frame = trades.to_pandas()
+    frame["ts"] = frame["ts"].dt.tz_convert(None)
+    session = _ddb(ddb_server)
+    try:
+        session.run('dbDate = database("", VALUE, 2024.03.01..2024.03.31)\n'
+                    'dbKey = database("", RANGE, symbol(["A", "S004", "ZZZZ"]))\n'
+                    'db = database("dfs://mine", COMPO, [dbDate, dbKey], engine="OLAP", atomic="CHUNK")')
+        for table in ("trades", "empty"):
+            session.run('db = database("dfs://mine")\n'
+                        'schemaTable = table(1:0, ["ts", "sym", "price", "qty", "side", "venue"], '
+                        '[NANOTIMESTAMP, SYMBOL, DOUBLE, LONG, SYMBOL, STRING])\n'
+                        f'pt = db.createPartitionedTable(schemaTable, "{table}", ["ts", "sym"])')
+        session.run('tableInsert{loadTable("dfs://mine", "trades")}', frame)
+    finally:
+        session.close()
+    return "dfs://mine/trades"
+
+
+def _ddb_connection(ddb_server, **changes) -> dict:
+    return {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": "123456", **changes}
+
+
+def test_a_dolphindb_dfs_table_is_benchmarked_in_place_and_left_unchanged(ddb_trades, ddb_server, tmp_path, trades):
+    before = _ddb_state(ddb_server)
+    assert before[0] == ROWS
+    connection = _ddb_connection(ddb_server)
+    location = f"{ddb_server.host}:{ddb_server.port}"
+    add_table_target("ddbtrades", "dolphindb", location, ddb_trades, DDB_ROLES, connection)
+    _run_reads("ddbtrades", connection, tmp_path, _day_rows(trades))
+    _refuses_writes("ddbtrades", connection)
+    assert _ddb_state(ddb_server) == before
+
+
+def test_dolphindb_schema_days_slice_and_bars_are_the_tables(ddb_trades, ddb_server, trades):
+    connection = _ddb_connection(ddb_server)
+    location = f"{ddb_server.host}:{ddb_server.port}"
+    assert [(n, t) for n, t, _ in describe_table("dolphindb", location, ddb_trades, connection)] == [
+        ("ts", "NANOTIMESTAMP"), ("sym", "SYMBOL"), ("price", "DOUBLE"), ("qty", "LONG"), ("side", "SYMBOL"),
+        ("venue", "STRING")]             # the table's own types: an Arrow string would say SYMBOL
+    add_table_target("ddbk", "dolphindb", location, ddb_trades, DDB_ROLES, connection)
+    target = TableTarget({"name": "ddbk", **connection})
+    layout = target.prepare("tbl_ddbk", Scale(), StringMode.ARROW)
+    assert list(layout.days) == list(_day_rows(trades)) and layout.rows == ROWS and layout.footprint_bytes > 0
+    target.open(layout)
+    try:
+        day, key = layout.days[1], layout.keys_sample[0]
+        frame = trades.to_pandas()
+        want = frame[(frame["ts"].dt.date == day) & (frame["sym"] == key)].sort_values("ts")
+        got = target.read_slice(layout, day, key).frame
+        assert len(got) == len(want) > 0 and set(got["sym"]) == {key}
+        assert len(target.read_day(layout, day, ("ts", "price")).frame) == _day_rows(trades)[day]
+        bars = target.minute_bars(layout, day, key).frame
+        reference = want.groupby(want["ts"].dt.floor("min"))["price"].agg(["first", "max", "min", "last"])
+        assert (reference["first"] != reference["last"]).any()
+        assert bars[["open", "high", "low", "close"]].to_numpy().tolist() == reference.to_numpy().tolist()
+    finally:
+        target.close()
+
+
+def test_dolphindb_bad_input_is_one_line_naming_the_table_or_server(ddb_trades, ddb_server):
+    good = _ddb_connection(ddb_server)
+    location = f"{ddb_server.host}:{ddb_server.port}"
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed_port = free.getsockname()[1]
+    cases = [("dfs://mine/nosuch", good, r"dolphindb table dfs://mine/nosuch at .*: no such table"),
+             ("dfs://mine/empty", good, r"table dfs://mine/empty .*: the table has no rows"),
+             ("trades", good, r"name the table as dfs://DATABASE/TABLE"),
+             ("dfs://mine/trades", {**good, "password": "wrong"}, r"DolphinDB at .*(password|login|authenticat)"),
+             ("dfs://mine/trades", {**good, "port": closed_port}, r"DolphinDB at .*refused")]
+    for table, connection, message in cases:
+        with pytest.raises(TargetError, match=message) as caught:
+            add_table_target("bad", "dolphindb", location, table, DDB_ROLES, connection)
+        assert "\n" not in str(caught.value)

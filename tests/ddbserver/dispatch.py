@@ -109,6 +109,7 @@ class Dispatcher:
             (r"objs\(true\)", lambda s, m: self._objs(s)),
             (r"exec name from objs\(true\) where shared = true",
              lambda s, m: c.Vector(c.STRING, np.array(self.store.shared_names(s.node.name), dtype=object))),
+            (rf"schema\({LOAD}\)\.colDefs", self._col_defs),
             (rf"existsDatabase\({STR}\)",
              lambda s, m: c.Scalar(c.BOOL, unquote(m.group(1)) in self.store.databases)),
             (rf"existsTable\({STR}, {STR}\)",
@@ -135,6 +136,14 @@ class Dispatcher:
             (r"(\d+)\s*([-+*])\s*(\d+)", self._arith),
             (rf"({IDENT})", self._variable),
         ]
+
+    def _col_defs(self, s, m) -> c.Table:
+        """``schema(t).colDefs``: a DFS table's column names and type names, in its order."""
+        meta = self.store.dfs_table(unquote(m.group(1)), unquote(m.group(2)))
+        return c.Table("", {
+            "name": c.Vector(c.STRING, np.array([n for n, _ in meta.columns], dtype=object)),
+            "typeString": c.Vector(c.STRING, np.array([c.TYPE_NAMES[t] for _, t in meta.columns], dtype=object)),
+            "typeInt": c.Vector(c.INT, np.array([t for _, t in meta.columns], dtype="i4"))})
 
     def _clear_cache(self, s, m):
         self.store.cache_clears += 1

@@ -1,12 +1,12 @@
 """A table where it already lives, benchmarked in place and read-only: target ``table:<name>``.
 
 A user points Tickbench at a table it did not make (a Parquet file or hive folder, a DuckDB file's
-table, a PostgreSQL, QuestDB or ClickHouse table; DolphinDB is named but refused for now) and
+table, a PostgreSQL, QuestDB or ClickHouse table, a DolphinDB ``dfs://`` table) and
 names its roles. ``add_table_target`` connects,
 reads the table's schema, checks the roles against it and saves what it learnt
 (``workloads.datasets.tables``: the dataset ``tbl_<name>``). ``TableTarget`` then runs the read
 workloads (read-day, slice-download, minute-bars, export) with each engine's own client
-(``sources``, ``parquet``, ``sql``, ``servers``). It never creates, writes, alters or drops anything
+(``sources``, ``parquet``, ``sql``, ``servers``, ``dolphindb``). It never creates, writes, alters or drops anything
 there: ``prepare`` only asks bounded questions (the days, a sample of keys, the engine's own size and
 row figures), a write workload is refused before it starts (``read_only``), and ``append``,
 ``import_csv`` and ``clear_table`` raise ``TargetError``.
@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from workloads.datasets.roles import RoleError, Roles, schema_of
+from workloads.datasets.roles import RoleError, Roles
 from workloads.datasets.schema import Scale, Schema, StringMode
 from workloads.datasets.tables import SavedTable, check_table_name, load_table, save_table
 from workloads.targets.base import Footprint, Layout, NotSupported, OpResult, ProgressCallback, Target, TargetError
@@ -56,9 +56,9 @@ def _source_class(kind: str) -> type[Source]:
     if kind == "clickhouse":
         from workloads.targets.table.servers import ClickHouseSource
         return ClickHouseSource
-    if kind in KINDS:
-        raise TargetError(f"existing {kind} tables cannot be read in place yet "
-                          "(parquet, duckdb, postgres, questdb and clickhouse can)")
+    if kind == "dolphindb":
+        from workloads.targets.table.dolphindb import DolphinDBSource
+        return DolphinDBSource
     raise TargetError(f"table kind {kind!r}: choose one of {', '.join(KINDS)}")
 
 
@@ -86,17 +86,10 @@ def describe_table(kind: str, location: str, table: str = "", connection: dict[s
     source = open_source(saved, dict(connection or {}))
     try:
         arrow = source.arrow_schema()
-        schema = _schema(saved, arrow)
+        schema = source.schema()
         return [(c.name, c.ddb_type, str(f.type)) for c, f in zip(schema.columns, arrow)]
     finally:
         source.close()
-
-
-def _schema(saved: SavedTable, arrow: pa.Schema) -> Schema:
-    try:
-        return schema_of(arrow)
-    except ValueError as exc:
-        raise TargetError(f"{saved.where}: {exc}") from None
 
 
 def add_table_target(name: str, kind: str, location: str, table: str, roles: Roles,
@@ -109,7 +102,7 @@ def add_table_target(name: str, kind: str, location: str, table: str, roles: Rol
     saved = _unsaved(name, kind, location, table, roles, connection)
     source = open_source(saved, connection)
     try:
-        schema = _schema(saved, source.arrow_schema())
+        schema = source.schema()
         roles.check(schema, saved.where)
         saved = SavedTable(saved.name, saved.kind, saved.location, saved.table, schema, roles, saved.connection)
         source.saved = saved
@@ -168,7 +161,7 @@ class TableTarget(Target):
         try:
             if progress:
                 progress(0, 3, f"finding the days of {saved.where}")
-            schema = _schema(saved, source.arrow_schema())
+            schema = source.schema()
             saved.roles.check(schema, saved.where)        # the table may have changed since it was added
             days = tuple(source.find_days())
             if progress:
@@ -221,7 +214,7 @@ class TableTarget(Target):
         t0 = _now()
         table = source.select(span, tuple(schema.names), key)
         t1 = _now()
-        frame = frame_from_arrow(table, layout.strings)
+        frame = table if isinstance(table, pd.DataFrame) else frame_from_arrow(table, layout.strings)
         t2 = _now()
         return OpResult(rows=len(frame), phases={source.read_phase: t1 - t0, "decode": t2 - t1}, frame=frame,
                         schema=schema)
@@ -257,6 +250,8 @@ class TableTarget(Target):
         t0 = _now()
         table = source.select(self._span(layout, day), tuple(self.saved.schema.names))
         t1 = _now()
+        if isinstance(table, pd.DataFrame):
+            table = pa.Table.from_pandas(table, preserve_index=False)
         pacsv.write_csv(table, str(path))
         t2 = _now()
         return OpResult(rows=table.num_rows, phases={source.read_phase: t1 - t0, "decode": t2 - t1},

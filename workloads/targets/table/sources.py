@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from workloads.datasets.roles import schema_of
+from workloads.datasets.schema import Schema
 from workloads.datasets.tables import SavedTable
 from workloads.targets.base import Footprint, TargetError
 
@@ -69,6 +71,13 @@ class Source:
     def arrow_schema(self) -> pa.Schema:
         raise NotImplementedError
 
+    def schema(self) -> Schema:
+        """Tickbench's types of the table's columns (from its Arrow schema unless the engine tells them)."""
+        try:
+            return schema_of(self.arrow_schema())
+        except ValueError as exc:
+            raise self.error(str(exc)) from None
+
     def time_zoned(self) -> bool:
         """Whether the time column holds instants with a zone (compared in UTC) or plain times."""
         field = self.arrow_schema().field(self.saved.roles.time)
@@ -91,7 +100,8 @@ class Source:
 
     # --- the measured calls -----------------------------------------------------------------------
     def select(self, span: Span, columns: tuple[str, ...], key=None) -> pa.Table:
-        """The rows of ``span`` (of ``key`` when given), ``columns`` only: the engine's own client call."""
+        """The rows of ``span`` (of ``key`` when given), ``columns`` only: the engine's own client call
+        (into Arrow, or a DataFrame where that is what the client gives its users)."""
         raise NotImplementedError
 
     def bars(self, span: Span, key) -> pa.Table:

@@ -1,0 +1,158 @@
+"""An existing DolphinDB DFS table (``dfs://db/table``) read in place, as its users read one:
+``session.run(query)`` into a DataFrame, with the DolphinDB target's own scripts
+(``workloads.targets.dolphindb.scripts``: the day read, the key-day slice, the minute bars), so a
+table read in place and a Tickbench layout are read by the same texts.
+
+Its schema is the table's own (``schema(t).colDefs``: SYMBOL stays SYMBOL, a TIMESTAMP stays
+milliseconds). Days: ``exec min(t) ... where t >= <next day>``, which the server answers from the
+partitions of that range only (a DFS table partitioned by day prunes the rest); keys: ``select top
+n key`` of the most recent day; rows ``exec count(*)``, bytes ``getTabletsMeta``'s ``diskUsage``.
+Only ``select``/``exec`` scripts are sent; nothing is created, shared or written on the server.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pyarrow as pa
+
+from workloads.datasets.roles import arrow_type_of
+from workloads.datasets.schema import Column, Schema
+from workloads.targets.base import Footprint, TargetError
+from workloads.targets.table.sources import Source, Span
+
+DFS = "dfs://"
+TIME_TYPES = ("TIMESTAMP", "NANOTIMESTAMP")
+
+
+def split_dfs_table(table: str, database: str = "") -> tuple[str, str]:
+    """(``dfs://db``, ``table``) of ``dfs://db/table``, or of ``table`` in ``database``."""
+    if table.startswith(DFS):
+        path, _, name = table.rpartition("/")
+        return path, name
+    return database, table
+
+
+class DolphinDBSource(Source):
+    read_phase = "query"
+
+    def __init__(self, saved, config):
+        super().__init__(saved, config)
+        from workloads.targets.dolphindb import scripts
+        from workloads.targets.dolphindb.cluster import ClusterProfile, open_session
+        self.scripts = scripts
+        self.db, self.table = split_dfs_table(saved.table, str(config.get("database") or ""))
+        if not self.db.startswith(DFS) or not self.table:
+            raise self.error("name the table as dfs://DATABASE/TABLE")
+        host, port = str(config.get("host") or "127.0.0.1"), config.get("port") or 8848
+        self.address = f"{host}:{port}"
+        profile = ClusterProfile.single(host, int(port), str(config.get("user") or "admin"),
+                                        str(config.get("password") or ""))
+        try:
+            self.session = open_session(profile, profile.data_nodes[0], timeout=float(config.get("timeout") or 3600),
+                                        net_timeout=10.0, metadata=True)
+        except ConnectionError as exc:
+            raise TargetError(f"DolphinDB at {self.address}: {' '.join(str(exc).split())[:300]}") from None
+        if not self.run(f"existsTable({self._q.string(self.db)}, {self._q.string(self.table)})"):
+            raise self.error("no such table")
+
+    @property
+    def _q(self):
+        from workloads.targets.dolphindb import quote
+        return quote
+
+    def run(self, script: str):
+        try:
+            return self.session.run(script)
+        except RuntimeError as exc:
+            from workloads.targets.dolphindb.cluster import _server_text
+            raise self.error(" ".join(_server_text(exc).split())[:300]) from None
+
+    # --- what the table is ------------------------------------------------------------------------
+    def _load(self) -> str:
+        return f"loadTable({self._q.string(self.db)}, {self._q.string(self.table)})"
+
+    def _col_defs(self) -> list[tuple[str, str]]:
+        if not hasattr(self, "_defs"):
+            found = self.run(f"schema({self._load()}).colDefs")
+            self._defs = list(zip(found["name"].astype(str), found["typeString"].astype(str)))
+        return self._defs
+
+    def schema(self) -> Schema:
+        return Schema(tuple(Column(n, t) for n, t in self._col_defs()))
+
+    def arrow_schema(self) -> pa.Schema:
+        try:
+            return pa.schema([(n, arrow_type_of(t)) for n, t in self._col_defs()])
+        except ValueError as exc:
+            raise self.error(str(exc)) from None
+
+    def time_zoned(self) -> bool:
+        return False                   # DolphinDB's times carry no zone
+
+    def _names_and_columns(self):
+        roles, schema = self.saved.roles, self.saved.schema
+        time_type = schema.column(roles.time).ddb_type
+        price = roles.price or ("",)
+        try:
+            names = self.scripts.Names(self.db, self.table, self.table, self.table)
+            columns = self.scripts.Columns(tuple(schema.names), tuple(c.ddb_type for c in schema.columns),
+                                           roles.time, time_type, roles.key, roles.time, time_type,
+                                           price[0], price[-1], roles.size)
+        except ValueError as exc:
+            raise self.error(str(exc)) from None
+        return names, columns
+
+    def _instant(self, value: dt.datetime) -> str:
+        """The first instant of ``value``'s day, in the time column's own precision."""
+        bounds = self._q.nanotimestamp_bounds if self._time_type() == "NANOTIMESTAMP" else self._q.timestamp_bounds
+        return bounds(value.date())[0]
+
+    def _time_type(self) -> str:
+        return dict(self._col_defs()).get(self.saved.roles.time, "")
+
+    def first_time(self, at_or_after):
+        t = self.saved.roles.time
+        if self._time_type() not in TIME_TYPES:
+            raise self.error(f"column {t!r} is {self._time_type() or 'missing'}: the time role needs a "
+                             "TIMESTAMP or NANOTIMESTAMP column")
+        after = "" if at_or_after is None else f" where {t} >= {self._instant(at_or_after)}"
+        found = self.run(f"exec min({t}) from {self._load()}{after}")
+        return None if found is None or pd.isna(found) else pd.Timestamp(found)
+
+    def key_sample(self, span: Span, limit: int) -> list:
+        names, columns = self._names_and_columns()
+        key = self.saved.roles.key
+        found = self.run(f"select top {int(limit)} {key} from {self._load()} "
+                         f"where {self.scripts.day_filter(columns, span.start.date())}")
+        return found[key].tolist()
+
+    def rows(self) -> int:
+        return int(self.run(f"exec count(*) from {self._load()}") or 0)
+
+    def footprint(self) -> Footprint:
+        names, _ = self._names_and_columns()
+        return Footprint(int(self.run(self.scripts.footprint(names)) or 0),
+                         method="getTabletsMeta diskUsage of the database's chunks (replicas included)")
+
+    # --- the measured calls: the user's session.run into a DataFrame -----------------------------------
+    def _frame(self, body: list[str]) -> pd.DataFrame:
+        found = self.run(self.scripts.plain(body))
+        if not isinstance(found, pd.DataFrame):
+            raise self.error(f"expected a table from the server, got {type(found).__name__}")
+        return found
+
+    def select(self, span: Span, columns: tuple[str, ...], key=None) -> pd.DataFrame:
+        names, cols = self._names_and_columns()
+        day = span.start.date()
+        if key is not None:
+            return self._frame(self.scripts.select_slice(names, cols, day, str(key)))
+        wanted = None if tuple(columns) == tuple(self.saved.schema.names) else tuple(columns)
+        return self._frame(self.scripts.select_day(names, cols, day, wanted))
+
+    def bars(self, span: Span, key) -> pd.DataFrame:
+        names, cols = self._names_and_columns()
+        return self._frame(self.scripts.minute_bars(names, cols, span.start.date(), str(key)))
+
+    def close(self) -> None:
+        self.session.close()

@@ -490,3 +490,46 @@ def test_dolphindb_bad_input_is_one_line_naming_the_table_or_server(ddb_trades, 
         with pytest.raises(TargetError, match=message) as caught:
             add_table_target("bad", "dolphindb", location, table, DDB_ROLES, connection)
         assert "\n" not in str(caught.value)
+
+
+# --- a suite the user writes, on the table where it lives ------------------------------------------------------
+def _suite_answers(tmp_path: Path, name: str, config: dict) -> dict[str, str]:
+    """The docs' five-query trades suite on table:NAME through ``verify``: each query's fingerprint."""
+    from tests.test_user_suites import docs_suite
+    from workloads.queries import load_suite
+    from workloads.queries.verify import verify
+    suite = load_suite(str(docs_suite(tmp_path)))
+    verdicts = verify(f"tbl_{name}", Scale(), [(name, "table", {"name": name, **config})], [suite])
+    answers = {qid: verdicts.answers[(suite.name, qid)][name] for _, qid in verdicts.answers}
+    errors = {qid: a.error for qid, a in answers.items() if a.error}
+    assert not errors, errors
+    return {qid: a.fingerprint for qid, a in answers.items()}
+
+
+def test_the_docs_suite_answers_as_pandas_on_parquet_and_duckdb_tables_in_place(tmp_path, trades):
+    import duckdb
+    from tests.test_user_suites import expected_answers
+    expected = expected_answers(trades.to_pandas())
+    lake = write_trades_parquet_days(tmp_path / "lake", trades)
+    add_table_target("lake", "parquet", str(lake), "", ROLES)
+    path = tmp_path / "mine.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("t", trades)
+        con.execute("CREATE TABLE trades AS SELECT * FROM t")
+    add_table_target("mine", "duckdb", str(path), "trades", ROLES)
+    before = _tree_hash(path)
+    assert _suite_answers(tmp_path, "lake", {}) == expected
+    assert _suite_answers(tmp_path, "mine", {}) == expected
+    assert _tree_hash(path) == before
+
+
+def test_the_docs_suite_answers_as_pandas_on_server_tables_in_place(tmp_path, trades, pg_trades, pg_engine,
+                                                                    ch_trades, ch_server, ddb_trades, ddb_server):
+    from tests.test_user_suites import expected_answers
+    expected = expected_answers(trades.to_pandas())
+    servers = {"postgres": ("trades", _pg_connection(pg_engine)),
+               "clickhouse": ("chtrades", _ch_connection(ch_server)),
+               "dolphindb": (ddb_trades, _ddb_connection(ddb_server))}
+    for kind, (table, connection) in servers.items():
+        add_table_target(f"s_{kind}", kind, f"{connection['host']}:{connection['port']}", table, ROLES, connection)
+        assert _suite_answers(tmp_path, f"s_{kind}", connection) == expected, kind

@@ -46,9 +46,9 @@ def import_trades(folder: Path) -> str:
     return "imp_trades"
 
 
-def expected_answers() -> dict[str, str]:
+def expected_answers(trades: pd.DataFrame | None = None) -> dict[str, str]:
     """Each query's answer worked out by pandas over the same trades (day 0, the most active symbol)."""
-    trades = trades_table(rows=ROWS, days=DAYS, symbols=SYMBOLS).to_pandas()
+    trades = (trades_table(rows=ROWS, days=DAYS, symbols=SYMBOLS).to_pandas() if trades is None else trades.copy())
     trades["ts"] = trades["ts"].dt.tz_localize(None)
     day = trades[trades["ts"].dt.date == trades["ts"].dt.date.min()]
     key = trades["sym"].value_counts().index[0]

@@ -263,9 +263,37 @@ class TableTarget(Target):
     def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
         raise self.refuse("importing a CSV file")
 
+    # --- a suite the user writes (workloads.queries.user_suites) ---------------------------------------
+    @property
+    def query_dialect(self) -> str:
+        """The engine's own SQL; a Parquet folder has none: its days are read, then DuckDB runs ``pandas``."""
+        return "pandas" if self.saved.kind == "parquet" else self.saved.kind
+
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
-        raise NotSupported(f"{KEY_PREFIX}{self.name} runs the read workloads; query suites are not offered "
-                           "on a table read in place yet")
+        """A user's suite query on the table where it lives: the engine runs its text (``query``), then the
+        answer becomes a DataFrame (``decode``); on Parquet the days it needs are read (``read``) and
+        DuckDB runs it over them (``query``)."""
+        from workloads.queries import query_days, user_suites
+        text = query.text(self.query_dialect)
+        if text is None or not isinstance(query, user_suites.UserQuery):
+            raise NotSupported(f"{KEY_PREFIX}{self.name} runs the suites a user writes for its table (FILE.toml); "
+                               f"query {query.id} is not one of them")
+        source = self._source()
+        if self.query_dialect == "pandas":
+            t0 = _now()
+            tables = [source.select(self._span(layout, day), tuple(self.saved.schema.names))
+                      for day in query_days(query, values, layout.days)]
+            t1 = _now()
+            frame = pa.concat_tables(tables).to_pandas()
+            t2 = _now()
+            result = user_suites.frames_sql(text, {query.table: frame}, values)
+            return OpResult(rows=len(result), phases={"read": t1 - t0, "decode": t2 - t1, "query": _now() - t2},
+                            frame=result, extra={"answered": user_suites.FRAMES_NOTE})
+        t0 = _now()
+        answer = source.query(source.suite_text(text, layout.dataset))
+        t1 = _now()
+        frame = answer if isinstance(answer, pd.DataFrame) else frame_from_arrow(answer, StringMode.ARROW)
+        return OpResult(rows=len(frame), phases={"query": t1 - t0, "decode": _now() - t1}, frame=frame)
 
 
 __all__ = ["KINDS", "KEY_PREFIX", "SERVER_KINDS", "TABLE", "TableTarget", "add_table_target", "describe_table",

@@ -137,10 +137,7 @@ class DolphinDBSource(Source):
 
     # --- the measured calls: the user's session.run into a DataFrame -----------------------------------
     def _frame(self, body: list[str]) -> pd.DataFrame:
-        found = self.run(self.scripts.plain(body))
-        if not isinstance(found, pd.DataFrame):
-            raise self.error(f"expected a table from the server, got {type(found).__name__}")
-        return found
+        return self.query(self.scripts.plain(body))
 
     def select(self, span: Span, columns: tuple[str, ...], key=None) -> pd.DataFrame:
         names, cols = self._names_and_columns()
@@ -153,6 +150,16 @@ class DolphinDBSource(Source):
     def bars(self, span: Span, key) -> pd.DataFrame:
         names, cols = self._names_and_columns()
         return self._frame(self.scripts.minute_bars(names, cols, span.start.date(), str(key)))
+
+    def suite_text(self, text: str, dataset: str) -> str:
+        """The dataset's braces (``{tbl_x}``, as ``user_suites`` fills DolphinDB's texts) as the table."""
+        return text.replace("{" + dataset + "}", self._load())
+
+    def query(self, text: str) -> pd.DataFrame:
+        found = self.run(text)
+        if not isinstance(found, pd.DataFrame):
+            raise self.error(f"expected a table from the server, got {type(found).__name__}")
+        return found
 
     def close(self) -> None:
         self.session.close()

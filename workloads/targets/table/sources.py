@@ -108,6 +108,14 @@ class Source:
         """One key-day's one-minute bars: minute, open, high, low, close (+ volume with a size role)."""
         raise NotImplementedError
 
+    def suite_text(self, text: str, dataset: str) -> str:
+        """A user's suite text (``workloads.queries.user_suites``) with its table placeholder as this table."""
+        raise NotImplementedError
+
+    def query(self, text: str):
+        """A user's suite text run by the engine's own client, into Arrow (or the client's DataFrame)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         pass
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 
 from workloads.targets.base import Footprint, TargetError
@@ -43,6 +44,12 @@ class SqlSource(Source):
 
     def fetch(self, sql: str) -> pa.Table:
         raise NotImplementedError
+
+    def suite_text(self, text: str, dataset: str) -> str:
+        return text.replace("{quotes}", self.table_ref)      # as user_suites fills the SQL engines' texts
+
+    def query(self, text: str) -> pa.Table:
+        return self.fetch(text)
 
     def scalar(self, sql: str):
         table = self.fetch(sql)
@@ -104,6 +111,10 @@ class DuckDBSource(SqlSource):
             raise self.error(f"cannot open the file read-only ({' '.join(str(exc).split())[:200]})") from None
         self._duckdb = duckdb
 
+    def suite_text(self, text: str, dataset: str) -> str:
+        """DuckDB's suite texts are filled with ``str.format`` (their own braces doubled), as its target does."""
+        return text.format(quotes=self.table_ref)
+
     def fetch(self, sql: str) -> pa.Table:
         try:
             return self.con.sql(sql).to_arrow_table()
@@ -161,6 +172,18 @@ class PostgresSource(SqlSource):
         if value.tzinfo is not None:
             return f"'{value.astimezone(dt.timezone.utc):%Y-%m-%d %H:%M:%S.%f}+00'::timestamptz"
         return f"'{value:%Y-%m-%d %H:%M:%S.%f}'::timestamp"
+
+    def query(self, text: str) -> pd.DataFrame:
+        """A suite's answer through psycopg, as the PostgreSQL target fetches one (ADBC gives NUMERIC,
+        e.g. a bigint's sum, as text)."""
+        def fetch():
+            cur = self.server.conn().execute(text)
+            return [d.name for d in cur.description], cur.fetchall()
+        try:
+            names, rows = self.server.call(fetch)
+        except TargetError as exc:
+            raise self._named(exc) from None
+        return pd.DataFrame.from_records(rows, columns=names)
 
     def _regclass(self) -> str:
         return _text_literal(self.table_ref)

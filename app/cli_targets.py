@@ -30,7 +30,8 @@ def add_targets_parser(sub) -> None:
     table.add_argument("--location", required=True,
                        help="a Parquet file or folder, a DuckDB file, or a server: HOST:PORT[/DATABASE] "
                             "or a saved server's key (pg:NAME)")
-    table.add_argument("--table", default="", help="the table's name in its database (schema.table allowed)")
+    table.add_argument("--table", default="", help="the table's name in its database (schema.table or, on "
+                                                   "ClickHouse, database.table; DolphinDB: dfs://DATABASE/TABLE)")
     table.add_argument("--time", required=True, help="the timestamp column")
     table.add_argument("--key", default="", help="the key column (symbol, instrument, device)")
     table.add_argument("--price", action="append", default=[], help="a price column (twice: bid and ask)")

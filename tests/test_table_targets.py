@@ -240,8 +240,8 @@ def test_describe_table_lists_columns_for_a_dialog(pg_trades, pg_engine):
 
 
 # --- the command line ----------------------------------------------------------------------------------------
-def _tickbench(*args: str, home: Path, stdin: str = "") -> subprocess.CompletedProcess:
-    env = {"TICKBENCH_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+def _tickbench(*args: str, home: Path, stdin: str = "", **env_more: str) -> subprocess.CompletedProcess:
+    env = {"TICKBENCH_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200", **env_more}
     return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, timeout=180,
                           env=env, cwd=ROOT, input=stdin)
 
@@ -533,3 +533,29 @@ def test_the_docs_suite_answers_as_pandas_on_server_tables_in_place(tmp_path, tr
     for kind, (table, connection) in servers.items():
         add_table_target(f"s_{kind}", kind, f"{connection['host']}:{connection['port']}", table, ROLES, connection)
         assert _suite_answers(tmp_path, f"s_{kind}", connection) == expected, kind
+
+
+@pytest.mark.parametrize("kind", ["clickhouse", "dolphindb"])
+def test_cli_adds_a_server_table_with_its_password_from_stdin_and_runs_it(kind, tmp_path, request, trades):
+    """The password goes in on stdin (never into the saved file); a run finds it in the kind's variable."""
+    if kind == "clickhouse":
+        request.getfixturevalue("ch_trades")
+        server, table, user, password = request.getfixturevalue("ch_server"), "chtrades", "tick", "s3cret"
+        variable = "TICKBENCH_CLICKHOUSE_PASSWORD"
+    else:
+        table = request.getfixturevalue("ddb_trades")
+        server, user, password, variable = request.getfixturevalue("ddb_server"), "admin", "123456", \
+            "TICKBENCH_DDB_PASSWORD"
+    home = tmp_path / "home"
+    added = _tickbench("targets", "add-table", "cli", "--kind", kind, "--location", f"{server.host}:{server.port}",
+                       "--table", table, "--user", user, "--time", "ts", "--key", "sym", "--price", "price",
+                       "--password-stdin", home=home, stdin=password + "\n")
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert password not in (home / "tables" / "cli.json").read_text()
+    ran = _tickbench("run", "--target", "table:cli", "--workload", "slice-download", "--operations", "2",
+                     home=home, **{variable: password})
+    assert ran.returncode == 0 and "completed" in ran.stdout, ran.stdout + ran.stderr
+    wrong = _tickbench("targets", "add-table", "cli2", "--kind", kind, "--location", f"{server.host}:{server.port}",
+                       "--table", table, "--user", user, "--time", "ts", "--password-stdin", home=home,
+                       stdin="wrong\n")
+    assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0, wrong.stderr

@@ -520,6 +520,17 @@ def test_the_docs_suite_answers_as_pandas_on_parquet_and_duckdb_tables_in_place(
     before = _tree_hash(path)
     assert _suite_answers(tmp_path, "lake", {}) == expected
     assert _suite_answers(tmp_path, "mine", {}) == expected
+    from tests.test_user_suites import docs_suite
+    store = ResultsStore(tmp_path / "results")
+    try:                                      # and as the query-suite workload, in a worker process
+        result = Runner(Scenario(dataset="tbl_mine", target="table", target_config={"name": "mine"},
+                                 workload="query-suite", users=(1,),
+                                 params={"suite": str(docs_suite(tmp_path)), "repetitions": 2}), store).run()
+        assert result.status == "completed", result.message
+        ops = store.ops(result.run_id, kinds=("measured",))
+        assert len(ops) == 10 and ops["ok"].all() and set(ops["op"]) >= {"volume", "venues", "minute_range"}
+    finally:
+        store.close()
     assert _tree_hash(path) == before
 
 

@@ -1,19 +1,19 @@
 """A table where it already lives, benchmarked in place and read-only: target ``table:<name>``.
 
 A user points Tickbench at a table it did not make (a Parquet file or hive folder, a DuckDB file's
-table, a PostgreSQL, QuestDB or ClickHouse table, a DolphinDB ``dfs://`` table) and
-names its roles. ``add_table_target`` connects,
-reads the table's schema, checks the roles against it and saves what it learnt
-(``workloads.datasets.tables``: the dataset ``tbl_<name>``). ``TableTarget`` then runs the read
-workloads (read-day, slice-download, minute-bars, export) with each engine's own client
-(``sources``, ``parquet``, ``sql``, ``servers``, ``dolphindb``). It never creates, writes, alters or drops anything
-there: ``prepare`` only asks bounded questions (the days, a sample of keys, the engine's own size and
-row figures), a write workload is refused before it starts (``read_only``), and ``append``,
-``import_csv`` and ``clear_table`` raise ``TargetError``.
+table, a PostgreSQL, QuestDB or ClickHouse table, a DolphinDB ``dfs://`` table) and names its roles.
+``add_table_target`` connects, reads the table's schema, checks the roles against it and saves what it
+learnt (``workloads.datasets.tables``: the dataset ``tbl_<name>``). ``TableTarget`` then runs the read
+workloads (read-day, slice-download, minute-bars, export) and a suite the user writes with each
+engine's own client (``sources``, ``parquet``, ``sql``, ``servers``, ``dolphindb``). It never creates,
+writes, alters or drops anything there: ``prepare`` only asks bounded questions (the days, a sample of
+keys, the engine's own size and row figures), a write workload is refused before it starts
+(``read_only``), and ``append``, ``import_csv`` and ``clear_table`` raise ``TargetError``.
 
 Phases: ``read`` (Parquet: the dataset's reader into Arrow) or ``query`` (an engine's execution into
 Arrow, with a server's transfer in it: the client call is one exchange), then ``decode`` (Arrow to a
-DataFrame with the run's string mode).
+DataFrame with the run's string mode). DolphinDB's client hands its users a DataFrame: there the
+decode is inside ``query``, as in the DolphinDB target's measured reads.
 """
 from __future__ import annotations
 

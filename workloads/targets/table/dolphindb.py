@@ -19,6 +19,9 @@ import pyarrow as pa
 from workloads.datasets.roles import arrow_type_of
 from workloads.datasets.schema import Column, Schema
 from workloads.targets.base import Footprint, TargetError
+from workloads.targets.dolphindb import quote as q
+from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb.cluster import ClusterProfile, _server_text, open_session
 from workloads.targets.table.sources import Source, Span
 
 DFS = "dfs://"
@@ -38,9 +41,6 @@ class DolphinDBSource(Source):
 
     def __init__(self, saved, config):
         super().__init__(saved, config)
-        from workloads.targets.dolphindb import scripts
-        from workloads.targets.dolphindb.cluster import ClusterProfile, open_session
-        self.scripts = scripts
         self.db, self.table = split_dfs_table(saved.table, str(config.get("database") or ""))
         if not self.db.startswith(DFS) or not self.table:
             raise self.error("name the table as dfs://DATABASE/TABLE")
@@ -53,24 +53,22 @@ class DolphinDBSource(Source):
                                         net_timeout=10.0, metadata=True)
         except ConnectionError as exc:
             raise TargetError(f"DolphinDB at {self.address}: {' '.join(str(exc).split())[:300]}") from None
-        if not self.run(f"existsTable({self._q.string(self.db)}, {self._q.string(self.table)})"):
-            raise self.error("no such table")
-
-    @property
-    def _q(self):
-        from workloads.targets.dolphindb import quote
-        return quote
+        try:
+            if not self.run(f"existsTable({q.string(self.db)}, {q.string(self.table)})"):
+                raise self.error("no such table")
+        except TargetError:
+            self.close()
+            raise
 
     def run(self, script: str):
         try:
             return self.session.run(script)
         except RuntimeError as exc:
-            from workloads.targets.dolphindb.cluster import _server_text
             raise self.error(" ".join(_server_text(exc).split())[:300]) from None
 
     # --- what the table is ------------------------------------------------------------------------
     def _load(self) -> str:
-        return f"loadTable({self._q.string(self.db)}, {self._q.string(self.table)})"
+        return f"loadTable({q.string(self.db)}, {q.string(self.table)})"
 
     def _col_defs(self) -> list[tuple[str, str]]:
         if not hasattr(self, "_defs"):
@@ -95,8 +93,8 @@ class DolphinDBSource(Source):
         time_type = schema.column(roles.time).ddb_type
         price = roles.price or ("",)
         try:
-            names = self.scripts.Names(self.db, self.table, self.table, self.table)
-            columns = self.scripts.Columns(tuple(schema.names), tuple(c.ddb_type for c in schema.columns),
+            names = scripts.Names(self.db, self.table, self.table, self.table)
+            columns = scripts.Columns(tuple(schema.names), tuple(c.ddb_type for c in schema.columns),
                                            roles.time, time_type, roles.key, roles.time, time_type,
                                            price[0], price[-1], roles.size)
         except ValueError as exc:
@@ -105,7 +103,7 @@ class DolphinDBSource(Source):
 
     def _instant(self, value: dt.datetime) -> str:
         """The first instant of ``value``'s day, in the time column's own precision."""
-        bounds = self._q.nanotimestamp_bounds if self._time_type() == "NANOTIMESTAMP" else self._q.timestamp_bounds
+        bounds = q.nanotimestamp_bounds if self._time_type() == "NANOTIMESTAMP" else q.timestamp_bounds
         return bounds(value.date())[0]
 
     def _time_type(self) -> str:
@@ -124,7 +122,7 @@ class DolphinDBSource(Source):
         names, columns = self._names_and_columns()
         key = self.saved.roles.key
         found = self.run(f"select top {int(limit)} {key} from {self._load()} "
-                         f"where {self.scripts.day_filter(columns, span.start.date())}")
+                         f"where {scripts.day_filter(columns, span.start.date())}")
         return found[key].tolist()
 
     def rows(self) -> int:
@@ -132,24 +130,24 @@ class DolphinDBSource(Source):
 
     def footprint(self) -> Footprint:
         names, _ = self._names_and_columns()
-        return Footprint(int(self.run(self.scripts.footprint(names)) or 0),
+        return Footprint(int(self.run(scripts.footprint(names)) or 0),
                          method="getTabletsMeta diskUsage of the database's chunks (replicas included)")
 
     # --- the measured calls: the user's session.run into a DataFrame -----------------------------------
     def _frame(self, body: list[str]) -> pd.DataFrame:
-        return self.query(self.scripts.plain(body))
+        return self.query(scripts.plain(body))
 
     def select(self, span: Span, columns: tuple[str, ...], key=None) -> pd.DataFrame:
         names, cols = self._names_and_columns()
         day = span.start.date()
         if key is not None:
-            return self._frame(self.scripts.select_slice(names, cols, day, str(key)))
+            return self._frame(scripts.select_slice(names, cols, day, str(key)))
         wanted = None if tuple(columns) == tuple(self.saved.schema.names) else tuple(columns)
-        return self._frame(self.scripts.select_day(names, cols, day, wanted))
+        return self._frame(scripts.select_day(names, cols, day, wanted))
 
     def bars(self, span: Span, key) -> pd.DataFrame:
         names, cols = self._names_and_columns()
-        return self._frame(self.scripts.minute_bars(names, cols, span.start.date(), str(key)))
+        return self._frame(scripts.minute_bars(names, cols, span.start.date(), str(key)))
 
     def suite_text(self, text: str, dataset: str) -> str:
         """The dataset's braces (``{tbl_x}``, as ``user_suites`` fills DolphinDB's texts) as the table."""

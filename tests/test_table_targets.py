@@ -217,6 +217,25 @@ def test_postgres_bad_input_is_one_line_naming_the_table_or_server(pg_trades, pg
         assert "\n" not in str(caught.value)
 
 
+def test_postgres_days_are_index_lookups_never_a_scan_of_the_table(pg_trades, pg_engine, monkeypatch):
+    """Every question that lists the days is answered from the time column's index: its plan scans no heap."""
+    from workloads.targets.table.sql import PostgresSource
+    asked: list[str] = []
+    fetch = PostgresSource.fetch
+    monkeypatch.setattr(PostgresSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    connection = _pg_connection(pg_engine)
+    add_table_target("plan", "postgres", "x", "trades", ROLES, connection)
+    target = TableTarget({"name": "plan", **connection})
+    asked.clear()
+    layout = target.prepare("tbl_plan", Scale(), StringMode.ARROW)
+    lookups = [sql for sql in asked if sql.startswith("SELECT min(")]
+    assert len(lookups) == len(layout.days) + 1             # one per day found, and one that finds none
+    with _pg(pg_engine) as con:
+        for sql in lookups:
+            plan = "\n".join(row[0] for row in con.execute("EXPLAIN " + sql).fetchall())
+            assert "Index Only Scan" in plan and "Seq Scan" not in plan, plan
+
+
 def test_the_postgres_session_refuses_writes_whatever_is_sent(pg_trades, pg_engine):
     """Belt and braces: the reader's own session is read-only on the server."""
     from workloads.datasets.tables import load_table

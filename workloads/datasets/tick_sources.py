@@ -26,7 +26,7 @@ from workloads.datasets.schema import Schema
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".feather": "feather", ".arrow": "feather", ".ipc": "feather"}
 INFER_BYTES = 4 << 20            # a CSV's types are inferred from its first 4 MiB
-BLOCK_BYTES = 16 << 20            # CSV blocks read at a time (pyarrow's default is 1 MiB)
+BLOCK_BYTES = 4 << 20             # CSV blocks read at a time: 1 MiB (pyarrow's default) 27.0 s, 284 MiB peak; 4 MiB 24.7 s, 424 MiB; 16 MiB 26.3 s, 975 MiB (5 GB CSV)
 MAX_LISTED_BAD_ROWS = 100
 _DELIMITERS = (",", ";", "\t", "|")
 _OFFSET = re.compile(r"(Z|[+-]\d\d:?\d\d)$")

@@ -78,7 +78,8 @@ def import_source(path: str | Path, name: str, roles: Roles, types: dict[str, st
                             skip_bad_rows, on_bad)
             builder.add_table(table)
         if builder.rows == 0:
-            raise SourceError(f"{preview.label} has no data rows" + (f" ({bad_count[0]:,} skipped as bad)" if bad_count[0] else ""))
+            skipped = f" ({bad_count[0]:,} skipped as bad)" if bad_count[0] else ""
+            raise SourceError(f"{preview.label} has no data rows{skipped}")
         days = builder.finish()
         _write_json(work / MANIFEST, _manifest(name, preview, schema, roles, zone, builder, days, bad, bad_count[0],
                                                types, time.perf_counter() - started))

@@ -26,7 +26,9 @@ from workloads.datasets.schema import Schema
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".feather": "feather", ".arrow": "feather", ".ipc": "feather"}
 INFER_BYTES = 4 << 20            # a CSV's types are inferred from its first 4 MiB
-BLOCK_BYTES = 4 << 20             # CSV blocks read at a time: 1 MiB (pyarrow's default) 27.0 s, 284 MiB peak; 4 MiB 24.7 s, 424 MiB; 16 MiB 26.3 s, 975 MiB (5 GB CSV)
+# CSV blocks read at a time. A 5 GB CSV: 1 MiB (pyarrow's default) 27.0 s, 284 MiB peak; 4 MiB 24.7 s,
+# 424 MiB; 16 MiB 26.3 s, 975 MiB (the reader reads ahead several blocks)
+BLOCK_BYTES = 4 << 20
 MAX_LISTED_BAD_ROWS = 100
 _DELIMITERS = (",", ";", "\t", "|")
 _OFFSET = re.compile(r"(Z|[+-]\d\d:?\d\d)$")
@@ -185,7 +187,8 @@ def _csv_sample(path: Path, delimiter: str, rows: int) -> tuple[pa.Schema, pd.Da
     try:
         reader = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=max(min(size, INFER_BYTES), 1)),
                                # a row of the wrong width is the import's to name (or skip), not the preview's
-                               parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=lambda row: "skip"))
+                               parse_options=pcsv.ParseOptions(delimiter=delimiter,
+                                                               invalid_row_handler=lambda row: "skip"))
         schema = reader.schema
         try:
             first = reader.read_next_batch().slice(0, rows).to_pandas()
@@ -255,8 +258,10 @@ def suggest_roles(schema: Schema) -> Roles | None:
     numbers = {"SHORT", "INT", "LONG", "FLOAT", "DOUBLE"}
     key = named(_KEY_NAMES, {"SYMBOL", "STRING", "INT", "LONG"})
     price = named(_PRICE_NAMES, {"FLOAT", "DOUBLE"})
-    prices = (price,) if price else tuple(lower[n] for n in ("bid", "ask") if n in lower) if {"bid", "ask"} <= set(lower) \
-        else tuple(lower[n] for n in ("bid", "ofr") if n in lower) if {"bid", "ofr"} <= set(lower) else ()
+    prices: tuple[str, ...] = (price,) if price else ()
+    for pair in (("bid", "ask"), ("bid", "ofr")):
+        if not prices and set(pair) <= set(lower) and all(types[lower[n]] in numbers for n in pair):
+            prices = tuple(lower[n] for n in pair)
     return Roles(time=time, time_of_day=tod, key=key, price=prices, size=named(_SIZE_NAMES, numbers))
 
 
@@ -300,9 +305,10 @@ def _csv_batches(path: Path, delimiter: str, read_types: dict[str, pa.DataType],
 
     options = pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=wrong_width if skip_bad_rows else None)
     try:
-        reader = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=not skip_bad_rows),
-                               parse_options=options,
-                               convert_options=pcsv.ConvertOptions(column_types=convert, strings_can_be_null=skip_bad_rows))
+        reader = pcsv.open_csv(path, parse_options=options,
+                               read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=not skip_bad_rows),
+                               convert_options=pcsv.ConvertOptions(column_types=convert,
+                                                                   strings_can_be_null=skip_bad_rows))
     except pa.ArrowInvalid as exc:
         raise _located(path, delimiter, header, read_types, 0, exc) from None
     rows_before = 0
@@ -314,7 +320,7 @@ def _csv_batches(path: Path, delimiter: str, read_types: dict[str, pa.DataType],
         except pa.ArrowInvalid as exc:
             raise _located(path, delimiter, header, read_types, rows_before, exc) from None
         read = batch.num_rows
-        if skip_bad_rows:   # lines counted from the rows read (a row of the wrong width skipped in the block shifts them)
+        if skip_bad_rows:   # lines from the rows read (a row of the wrong width skipped in the block shifts them)
             batch = _cast_batch(batch, read_types, lambda i, b=rows_before: f"{path.name} line {b + i + 2:,}",
                                 True, on_bad)
         rows_before += read

@@ -66,8 +66,7 @@ def _run(tmp_path, engine: str, config: dict, dataset: str, workload: str, **par
         store.close()
 
 
-# DolphinDB: its stand-in does not yet evaluate first()/last() over this schema's bars; left for a follow-up
-@pytest.mark.parametrize("engine", ["postgres", "questdb", "mongodb", "druid"])
+@pytest.mark.parametrize("engine", ["postgres", "questdb", "mongodb", "druid", "dolphindb"])
 def test_a_trades_import_is_laid_out_and_read_back_on_the_server_engines(engine, request, tmp_path):
     config = _config(engine, request)
     dataset = _import(tmp_path)

@@ -115,6 +115,7 @@ class Dispatcher:
             (rf"existsTable\({STR}, {STR}\)",
              lambda s, m: c.Scalar(c.BOOL, (unquote(m.group(1)), unquote(m.group(2))) in self.store.tables)),
             (CREATE_DATABASE, self._create_database),
+            (CREATE_DAY_DATABASE, self._create_day_database),
             (CREATE_TABLE, self._create_table),
             (rf"truncate\({STR}, {STR}\)", self._truncate),
             (CREATE_DIMENSION, self._create_dimension),
@@ -200,6 +201,14 @@ class Dispatcher:
         self.store.create_database(Database(unquote(m.group(4)), lo, hi, bounds))
         return None
 
+    def _create_day_database(self, s, m):
+        """A database partitioned by day only (VALUE): a dataset without a key."""
+        lo, hi = parse_date(m.group(2)), parse_date(m.group(3))
+        if lo > hi:
+            raise ScriptError("The VALUE partition scheme is empty.")
+        self.store.create_database(Database(unquote(m.group(1)), lo, hi, []))
+        return None
+
     def _create_table(self, s, m):
         path = unquote(m.group(1))
         columns = schema(m.group(2), m.group(3))
@@ -259,10 +268,11 @@ class Dispatcher:
         if not meta.partition_columns:
             return 1 if self.store.scalar(f"select count(*) from {meta.duck}") else 0
         db = self.store.databases["dfs://" + unquote(chunk_text)[1:-2]]
-        day_col, key_col = meta.partition_columns[:2]
+        day_col = meta.partition_columns[0]
         day = date_expr(day_col, meta.type_of(day_col))
+        key = f'"{meta.partition_columns[1]}"' if len(meta.partition_columns) > 1 else "''"   # day-only: one per day
         with self.store.lock:
-            pairs = self.store.con.execute(f'select distinct {day}, "{key_col}" from {meta.duck}').fetchall()
+            pairs = self.store.con.execute(f"select distinct {day}, {key} from {meta.duck}").fetchall()
         return len({(d, bisect.bisect_right(db.key_bounds, k)) for d, k in pairs})
 
     def _create_dimension(self, s, m):
@@ -354,6 +364,8 @@ CREATE_DATABASE = (
     rf'dbDate = database\("", VALUE, ({DATE_LIT})\.\.({DATE_LIT})\)\n'
     rf'dbKey = database\("", RANGE, symbol\((\[.*?\])\)\)\n'
     rf'db = database\({STR}, COMPO, \[dbDate, dbKey\], engine="OLAP", atomic="CHUNK"\)')
+CREATE_DAY_DATABASE = (
+    rf'db = database\({STR}, VALUE, ({DATE_LIT})\.\.({DATE_LIT}), engine="OLAP", atomic="CHUNK"\)')
 CREATE_TABLE = (
     rf"db = database\({STR}\)\n"
     rf"schemaTable = table\(1:0, (\[[^\]]*\]), \[([A-Z, ]*)\]\)\n"

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tests.ddbserver.syntax import ScriptError, parse_date, parse_time_ms, parse_timestamp_ms, parse_timestamp_ns, unquote
+from tests.ddbserver import codec
+from tests.ddbserver.syntax import ScriptError, parse_date, parse_time_ms, temporal_literal, unquote
 
 KEYWORDS = {"select", "exec", "from", "where", "group", "by", "having", "pivot", "order", "limit", "top", "as",
             "asc", "desc", "between", "in", "like", "and", "or", "not"}
@@ -266,9 +267,9 @@ class Parser:
                 ("lit", "second", parse_time_ms(tok.text) // 1000)
         if tok.kind == "ts":
             self.pos += 1
-            if len(tok.text.rpartition(".")[2]) == 9:       # nine digits of a second: a NANOTIMESTAMP literal
-                return ("lit", "nanotimestamp", parse_timestamp_ns(tok.text))
-            return ("lit", "timestamp", parse_timestamp_ms(tok.text))
+            ddb_type, value = temporal_literal(tok.text)   # DATETIME, TIMESTAMP or NANOTIMESTAMP by its digits
+            kind = {codec.DATETIME: "datetime", codec.TIMESTAMP: "timestamp"}.get(ddb_type, "nanotimestamp")
+            return ("lit", kind, value)
         if self.accept("op", "("):
             inner = self.expr()
             self.take("op", ")")

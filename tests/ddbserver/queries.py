@@ -20,8 +20,8 @@ import numpy as np
 from tests.ddbserver import codec as c
 from tests.ddbserver.store import Store, TableMeta
 from tests.ddbserver.syntax import (DATE_LIT, IDENT, LOAD, QS, STR, TIME_LIT, TS_LIT, ScriptError,
-                                    parse_date, parse_timestamp_ms, parse_timestamp_ns, split_conditions, time_value,
-                                    unquote)
+                                    parse_date, same_temporal_type, split_conditions, temporal_literal,
+                                    time_value, unquote)
 
 RESULT = "tickbench_res"
 
@@ -35,6 +35,15 @@ def minute_expr(col: str, ddb_type: int) -> str:
         c.DATETIME: f'(("{col}" % 86400) // 60)',
         c.MINUTE: f'"{col}"',
     }[ddb_type]
+
+
+def sum_type(col: str, ddb_type: int) -> int:
+    """The type of DolphinDB's ``sum`` of a column: LONG of an integral one, DOUBLE of a floating one."""
+    if ddb_type in (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG):
+        return c.LONG
+    if ddb_type in (c.FLOAT, c.DOUBLE):
+        return c.DOUBLE
+    raise ScriptError(f"sum({col}): {c.TYPE_NAMES.get(ddb_type, ddb_type)} is not a number")
 
 
 def date_expr(col: str, ddb_type: int) -> str:
@@ -70,18 +79,19 @@ class Queries:
     def partitions(self, path: str, meta: TableMeta, where_text: str) -> list[tuple[str, str, int, int]]:
         """(database, table, day, key bucket) of every partition holding rows that the conditions
         on the partitioning columns select (the other conditions prune nothing)."""
-        if len(meta.partition_columns) < 2 or path not in self.store.databases:
+        if not meta.partition_columns or path not in self.store.databases:
             return []
         db = self.store.databases[path]
         table = next(name for (p, name), m in self.store.tables.items() if p == path and m is meta)
-        day_col, key_col = meta.partition_columns[:2]
+        day_col, *key_cols = meta.partition_columns[:2]      # a database by day only has no key level
         conds = [cond for cond in split_conditions(where_text)
-                 if re.match(rf"({re.escape(day_col)}|{re.escape(key_col)})\b", cond)]
+                 if re.match(rf"({'|'.join(re.escape(col) for col in (day_col, *key_cols))})\b", cond)]
         where = " and ".join(self._condition(meta, cond) for cond in conds) or "true"
         day = date_expr(day_col, meta.type_of(day_col))
+        key = f'"{key_cols[0]}"' if key_cols else "''"
         with self.store.lock:
             pairs = self.store.con.execute(
-                f'select distinct {day}, "{key_col}" from {meta.duck} where {where}').fetchall()
+                f"select distinct {day}, {key} from {meta.duck} where {where}").fetchall()
         return sorted({(path, table, int(d), bisect.bisect_right(db.key_bounds, k)) for d, k in pairs})
 
     def _run(self, body: str) -> c.Table | None:
@@ -104,17 +114,23 @@ class Queries:
         m = re.fullmatch(
             rf"{RESULT} = select first\(\(({IDENT}) \+ ({IDENT})\) / 2\) as open, "
             rf"max\(\(\1 \+ \2\) / 2\) as high, min\(\(\1 \+ \2\) / 2\) as low, "
-            rf"last\(\(\1 \+ \2\) / 2\) as close from {LOAD} where (.+) "
+            rf"last\(\(\1 \+ \2\) / 2\) as close(?:, sum\(({IDENT})\) as volume)? from {LOAD} where (.+) "
             rf"group by minute\(({IDENT})\) as minute", body)
         if m:
-            meta = self.store.dfs_table(unquote(m.group(3)), unquote(m.group(4)))
-            self._touch(unquote(m.group(3)), meta, m.group(5))
-            mid = f'("{m.group(1)}" + "{m.group(2)}") / 2'
-            minute = minute_expr(m.group(6), meta.type_of(m.group(6)))
+            bid, ask, size, db, table, where, time = m.groups()
+            meta = self.store.dfs_table(unquote(db), unquote(table))
+            self._touch(unquote(db), meta, where)
+            mid = f'("{bid}" + "{ask}") / 2'
+            minute = minute_expr(time, meta.type_of(time))
+            types = [c.MINUTE, c.DOUBLE, c.DOUBLE, c.DOUBLE, c.DOUBLE]
+            volume = ""
+            if size:      # DolphinDB's sum: LONG of an integral column, DOUBLE of a floating one
+                types.append(sum_type(size, meta.type_of(size)))
+                volume = f', sum("{size}") as volume'
             sql = (f"select {minute} as minute, first({mid} order by rowid) as open, max({mid}) as high, "
-                   f"min({mid}) as low, last({mid} order by rowid) as close from {meta.duck} "
-                   f"where {self.where(meta, m.group(5))} group by 1 order by 1")
-            return self.store.query(sql, [c.MINUTE, c.DOUBLE, c.DOUBLE, c.DOUBLE, c.DOUBLE])
+                   f"min({mid}) as low, last({mid} order by rowid) as close{volume} from {meta.duck} "
+                   f"where {self.where(meta, where)} group by 1 order by 1")
+            return self.store.query(sql, types)
         m = re.fullmatch(
             rf"{RESULT} = select avg\(\(({IDENT})-({IDENT})\)/\(\1\+\2\)\*2\) as avgSpread "
             rf"from {LOAD} where (.+) group by minute\(({IDENT})\) as minute", body)
@@ -197,12 +213,12 @@ class Queries:
         if m and meta.type_of(m.group(1)) == c.DATE:
             return f'"{m.group(1)}" between {parse_date(m.group(2))} and {parse_date(m.group(3))}'
         m = re.fullmatch(rf"({IDENT}) between ({TS_LIT}) : ({TS_LIT})", cond)
-        if m and meta.type_of(m.group(1)) == c.TIMESTAMP:
-            return (f'"{m.group(1)}" between {parse_timestamp_ms(m.group(2))} '
-                    f"and {parse_timestamp_ms(m.group(3))}")
-        if m and meta.type_of(m.group(1)) == c.NANOTIMESTAMP:
-            return (f'"{m.group(1)}" between {parse_timestamp_ns(m.group(2))} '
-                    f"and {parse_timestamp_ns(m.group(3))}")
+        if m:
+            column, column_type = m.group(1), meta.type_of(m.group(1))
+            (lo_type, lo), (hi_type, hi) = temporal_literal(m.group(2)), temporal_literal(m.group(3))
+            same_temporal_type(column, column_type, lo_type)
+            same_temporal_type(column, column_type, hi_type)
+            return f'"{column}" between {lo} and {hi}'
         m = re.fullmatch(rf"({IDENT}) between ({TIME_LIT}) : ({TIME_LIT})", cond)
         if m:
             t = meta.type_of(m.group(1))

@@ -58,7 +58,7 @@ class Database:
     path: str
     date_lo: int                           # VALUE domain, days since epoch (inclusive)
     date_hi: int
-    key_bounds: list[str]                  # RANGE boundaries of the second level
+    key_bounds: list[str]                  # RANGE boundaries of the second level ([]: by day only)
 
 
 class Store:
@@ -94,6 +94,10 @@ class Store:
             if (path, name) in self.tables:
                 raise StoreError(f"The table [{name}] already exists in database [{path}].")
             names = [n for n, _ in columns]
+            levels = 2 if self.databases[path].key_bounds else 1   # COMPO (day, key) or VALUE (day)
+            if partition_columns and len(partition_columns) != levels:
+                raise StoreError(f"The number of partitioning columns ({len(partition_columns)}) must match "
+                                 f"the partition scheme of [{path}] ({levels}).")
             for p in partition_columns:
                 if p not in names:
                     raise StoreError(f"The partitioning column {p} does not exist in the table.")

@@ -28,7 +28,7 @@ NUMERIC = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG, c.FLOAT, c.DOUBLE)
 INTEGRAL = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG)
 TEMPORAL = (c.DATE, c.MONTH, c.TIME, c.MINUTE, c.SECOND, c.DATETIME, c.TIMESTAMP, c.NANOTIMESTAMP)
 LITERAL_TYPES = {"int": c.INT, "float": c.DOUBLE, "str": c.STRING, "date": c.DATE, "second": c.SECOND,
-                 "time": c.TIME, "timestamp": c.TIMESTAMP,
+                 "time": c.TIME, "datetime": c.DATETIME, "timestamp": c.TIMESTAMP,
                  "nanotimestamp": c.NANOTIMESTAMP}
 AGGREGATES = {"count", "avg", "sum", "max", "min", "std"}
 CASTS = {"int": (c.INT, "INTEGER"), "long": (c.LONG, "BIGINT"), "short": (c.SHORT, "SMALLINT"),

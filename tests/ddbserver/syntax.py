@@ -49,6 +49,25 @@ def parse_timestamp_ns(text: str) -> int:
     return (parse_date(day) * 86_400 + h * 3600 + m * 60 + s) * 10**9 + int((fraction or "0").ljust(9, "0"))
 
 
+def temporal_literal(text: str) -> tuple[int, int]:
+    """A ``yyyy.MM.ddTHH:mm:ss[.fff|.nnnnnnnnn]`` literal as (type, raw value), typed as DolphinDB
+    types it: no fraction a DATETIME (s), three digits a TIMESTAMP (ms), nine a NANOTIMESTAMP (ns)."""
+    fraction = text.partition("T")[2].partition(".")[2]
+    if not fraction:
+        return c.DATETIME, parse_timestamp_ms(text) // 1000
+    if len(fraction) == 9:
+        return c.NANOTIMESTAMP, parse_timestamp_ns(text)
+    return c.TIMESTAMP, parse_timestamp_ms(text)
+
+
+def same_temporal_type(column: str, column_type: int, literal_type: int) -> None:
+    """DolphinDB compares a temporal column with a literal of its own type only (its error text)."""
+    if column_type != literal_type:
+        raise ScriptError(f"{column} is {c.TYPE_NAMES.get(column_type, column_type)} but the literal is "
+                          f"{c.TYPE_NAMES.get(literal_type, literal_type)}: "
+                          "Temporal data comparison should have the same data type.")
+
+
 def parse_time_ms(text: str) -> int:
     hms, _, ms = text.partition(".")
     h, m, s = (int(p) for p in hms.split(":"))

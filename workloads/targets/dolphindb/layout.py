@@ -3,7 +3,9 @@ the reply-format check and disk footprints.
 
 Layout (``prepare``): one database per dataset and scale, ``<db_prefix>_<dataset>_<scale key>``,
 partitioned as in the reports: day (VALUE) x key (RANGE): 128 key buckets cut from the data's
-keys (report 001) for TAQ, level 2 and the API table; 10 buckets for devices (report 004). The
+keys (report 001) for TAQ, level 2, the API table and a user's import; 10 buckets for devices
+(report 004). A dataset without a key is partitioned by day alone, its rows stored in time order
+(each day is loaded as the dataset yields it, sorted by time; the OLAP engine keeps that order). The
 database uses ``atomic="CHUNK"`` so concurrent appends may share partitions (report 002 §2). Tables:
 the seed table (``quotes``, ``tick``, ``readings``, ``orders``), ``<table>_append`` for concurrent
 appends, ``<table>_minute`` for report 003's map-reduce output. Data is generated locally and
@@ -90,9 +92,9 @@ class DolphinDBLayout:
         run = lambda script, *a: self._run(session, node, script, *a)  # noqa: E731
         try:
             if not run(scripts.exists_database(names)):
-                bounds = key_bounds(keys, KEY_BUCKETS.get(dataset, DEFAULT_KEY_BUCKETS))
+                bounds = key_bounds(keys, KEY_BUCKETS.get(dataset, DEFAULT_KEY_BUCKETS)) if cols.key else []
                 run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=DATE_ROOM_DAYS), bounds))
-            partition = [cols.date, cols.key]
+            partition = cols.partition
             for table in (names.table, names.append):
                 if not run(scripts.exists_table(names, table)):
                     run(scripts.create_table(names, table, schema_cols, partition))
@@ -106,7 +108,7 @@ class DolphinDBLayout:
         finally:
             session.close()
         self.swept = self.sweep()
-        self.reply_note = self._reply_format(names, cols, days[0], keys[0])
+        self.reply_note = self._reply_format(names, cols, days[0], keys[0] if cols.key else "")
         return Layout(dataset=dataset, scale=scale, strings=StringMode.parse(strings), days=tuple(days),
                       keys_sample=tuple(keys[:KEYS_SAMPLE]), rows=rows, footprint_bytes=footprint,
                       reused=loaded == 0, location=f"{names.db}/{names.table}",
@@ -114,7 +116,7 @@ class DolphinDBLayout:
 
     @staticmethod
     def _has_minute_table(cols: scripts.Columns) -> bool:
-        return bool(cols.bid and cols.ask) and cols.bid != cols.ask and cols.date != cols.time
+        return bool(cols.bid and cols.ask and cols.key) and cols.bid != cols.ask and cols.date != cols.time
 
     def _rows_per_day(self, session, node, names, cols) -> dict[dt.date, int]:
         frame = self._run(session, node, scripts.rows_per_day(names, cols))
@@ -188,7 +190,8 @@ class DolphinDBLayout:
         some would answer Arrow and some DDB."""
         if self.profile.protocol != "ARROW":
             return ""
-        script = scripts.plain(scripts.select_slice(names, cols, day, str(key)))
+        read = scripts.select_slice(names, cols, day, str(key)) if cols.key else scripts.select_day(names, cols, day)
+        script = scripts.plain(read)
         arrow, ddb = [], []
         for node in self.nodes_in_use():
             session = self._connect(node)

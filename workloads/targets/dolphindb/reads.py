@@ -32,6 +32,7 @@ import pandas as pd
 from workloads.datasets import get_dataset
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
+from workloads.targets.common.row_order import key_column
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.frames import _is_arrow_table
 from workloads.targets.dolphindb.wire import WireError
@@ -116,7 +117,15 @@ class DolphinDBReads:
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        self._key_column(layout, "a slice")
         return self._measured(layout, scripts.select_slice(names, cols, day, str(key)), self._schema(layout))
+
+    @staticmethod
+    def _key_column(layout: Layout, what: str) -> str:
+        try:
+            return key_column(get_dataset(layout.dataset).info, what)
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
 
     @staticmethod
     def _schema(layout: Layout):
@@ -124,6 +133,7 @@ class DolphinDBReads:
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
+        self._key_column(layout, "minute bars")
         try:
             body = scripts.minute_bars(names, cols, day, str(key))
         except ValueError as exc:

@@ -50,6 +50,11 @@ class Columns:
     ask: str = ""
     size: str = ""     # a traded size: minute bars add its sum as volume
 
+    @property
+    def partition(self) -> list[str]:
+        """The partitioning columns: (day, key), or the day alone for a dataset without a key."""
+        return [self.date, self.key] if self.key else [self.date]
+
     def __post_init__(self) -> None:
         for n in self.names:
             q.identifier(n, "column name")
@@ -137,7 +142,11 @@ def exists_table(names: Names, table: str) -> str:
 
 def create_database(names: Names, first_day: dt.date, last_day: dt.date,
                     key_bounds: list[str]) -> str:
-    """Composite partitions: VALUE by day (with a month of room for appends) x RANGE by key."""
+    """Composite partitions: VALUE by day (with a month of room for appends) x RANGE by key; no
+    ``key_bounds`` (a dataset without a key): VALUE by day alone."""
+    if not key_bounds:
+        return (f"db = database({q.string(names.db)}, VALUE, {q.date(first_day)}..{q.date(last_day)}, "
+                f"engine=\"OLAP\", atomic=\"CHUNK\")")
     if len(key_bounds) < 2:
         raise ValueError("a RANGE partition needs at least two boundaries")
     return "\n".join([

@@ -74,7 +74,7 @@ class DolphinDBWrites:
         if not self._run(self._session, self._node, scripts.exists_table(names, table)):
             cols = self.columns(layout.dataset)
             self._run(self._session, self._node,
-                      scripts.create_table(names, table, list(zip(cols.names, cols.types)), [cols.date, cols.key]))
+                      scripts.create_table(names, table, list(zip(cols.names, cols.types)), cols.partition))
         self._ensured.add(table)
 
 
@@ -100,7 +100,7 @@ class DolphinDBWrites:
         self._require_open(layout)
         self._ensure_table(layout, names, names.imports)
         script = scripts.load_text(names, names.imports, list(zip(cols.names, cols.types)),
-                                   [cols.date, cols.key], self.server_path(path))
+                                   cols.partition, self.server_path(path))
         session, node = self._session, self._node
         self._run(session, node, script)
         count = scripts.count_loaded(scripts.day_filter(cols, day))

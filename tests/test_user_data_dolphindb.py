@@ -1,0 +1,132 @@
+"""A user's own trades on DolphinDB (its wire-protocol stand-in, spoken to by the real ``dolphindb``
+client), beyond what tests/test_user_data_servers.py runs on every server engine: a dataset imported
+without a key is partitioned by day alone and read back in time order, a slice and minute bars of it
+are refused in one line; a temporal literal is compared only with a column of its own type, as
+DolphinDB compares them, and the target's day bounds are of the time column's own type."""
+from __future__ import annotations
+
+import datetime as dt
+
+import dolphindb as ddb
+import pandas as pd
+import pytest
+
+from tests.trades_file import trades_table, write_trades_csv
+from workloads.datasets import get_dataset
+from workloads.datasets.roles import Roles
+from workloads.datasets.schema import Scale, StringMode
+from workloads.targets import make_target
+from workloads.targets.base import TargetError
+from workloads.targets.dolphindb import scripts
+
+ROWS, DAYS, SYMBOLS = 3_000, 2, 5
+SCALE = Scale(days=DAYS, rows_per_day=ROWS // DAYS, symbols=SYMBOLS)
+
+
+def _config(server) -> dict:
+    return {"host": server.host, "port": server.port, "user": "admin", "password": "123456"}
+
+
+def _import(tmp_path, name: str, roles: Roles) -> str:
+    from workloads.datasets.tick_import import import_source
+    path = write_trades_csv(tmp_path / f"{name}.csv", trades_table(rows=ROWS, days=DAYS, symbols=SYMBOLS))
+    return import_source(path, name, roles).info.name
+
+
+def _session(server) -> ddb.session:
+    session = ddb.session()
+    session.connect(server.host, server.port, "admin", "123456")
+    return session
+
+
+def _chunks(server, names: scripts.Names) -> int:
+    session = _session(server)
+    try:
+        frame = session.run(scripts.footprint_detail(names, names.table))
+    finally:
+        session.close()
+    return int(frame["chunks"].iloc[0])
+
+
+def test_a_dataset_without_a_key_is_partitioned_by_day_and_read_in_time_order(ddb_server, tmp_path):
+    dataset = _import(tmp_path, "ticks", Roles(time="ts", price=("price",), size="qty"))
+    ds = get_dataset(dataset)
+    assert ds.info.key_column == ""
+    target = make_target("dolphindb", _config(ddb_server))
+    layout = target.prepare(dataset, SCALE, StringMode.ARROW)
+    target.close()
+    assert layout.rows == ROWS and len(layout.days) == DAYS
+    # one partition per day: a (day, key) layout would hold a partition per key range of each day
+    assert _chunks(ddb_server, target.names(dataset, SCALE)) == DAYS
+    target = make_target("dolphindb", _config(ddb_server))
+    target.open(layout)
+    try:
+        for index, day in enumerate(layout.days):
+            expected = ds.day_frame(index, SCALE, StringMode.ARROW)
+            got = target.read_day(layout, day).frame
+            assert got["ts"].is_monotonic_increasing, f"{day} is not in time order"
+            assert got["ts"].reset_index(drop=True).equals(expected["ts"].reset_index(drop=True))
+        for read in (target.read_slice, target.minute_bars):
+            with pytest.raises(TargetError, match=r"^dataset 'imp_ticks' has no key column: .* needs one "
+                                                  r"\(name it with --key when importing\)$"):
+                read(layout, layout.days[0], "S000")
+    finally:
+        target.close()
+    # the workloads that need no key run through the real runner (upload-sweep creates its tables by day)
+    sweep = {"batch_sizes": [100, 1000], "rows_per_step": 2_000}
+    for workload, params in (("read-day", {}), ("upload-sweep", sweep)):
+        _run(tmp_path, _config(ddb_server), dataset, workload, **params)
+
+
+def _run(tmp_path, config: dict, dataset: str, workload: str, **params) -> None:
+    from workloads.results.store import ResultsStore
+    from workloads.run.runner import Runner
+    from workloads.scenario import Scenario
+
+    store = ResultsStore(tmp_path / f"results_{workload}")
+    scenario = Scenario(dataset=dataset, scale=SCALE, target="dolphindb", target_config=config, workload=workload,
+                        users=(1,), operations=2, params=params)
+    result = Runner(scenario, store).run()
+    try:
+        assert result.status == "completed", f"{workload}: {result.message}"
+        ops = store.ops(result.run_id, ("measured",))
+        assert len(ops) and ops["ok"].all(), f"{workload}: {ops[~ops['ok']]['error'].tolist()}"
+    finally:
+        store.close()
+
+
+def test_the_day_bounds_of_a_nanotimestamp_column_are_nanotimestamp_literals():
+    cols = scripts.Columns(names=("ts", "sym"), types=("NANOTIMESTAMP", "SYMBOL"), date="ts",
+                           date_type="NANOTIMESTAMP", key="sym", time="ts", time_type="NANOTIMESTAMP")
+    assert scripts.day_filter(cols, dt.date(2024, 3, 4)) == \
+        "ts between 2024.03.04T00:00:00.000000000 : 2024.03.04T23:59:59.999999999"
+    millis = scripts.Columns(names=("ts", "sym"), types=("TIMESTAMP", "SYMBOL"), date="ts",
+                             date_type="TIMESTAMP", key="sym", time="ts", time_type="TIMESTAMP")
+    assert scripts.day_filter(millis, dt.date(2024, 3, 4)) == \
+        "ts between 2024.03.04T00:00:00.000 : 2024.03.04T23:59:59.999"
+
+
+def test_a_temporal_literal_is_compared_only_with_a_column_of_its_own_type(ddb_server, tmp_path):
+    """DolphinDB: "Temporal data comparison should have the same data type." The stand-in refuses a
+    TIMESTAMP literal against the import's NANOTIMESTAMP column and takes the NANOTIMESTAMP one,
+    to the nanosecond."""
+    dataset = _import(tmp_path, "trades", Roles(time="ts", key="sym", price=("price",), size="qty"))
+    target = make_target("dolphindb", _config(ddb_server))
+    layout = target.prepare(dataset, SCALE, StringMode.ARROW)
+    target.close()
+    names = target.names(dataset, SCALE)
+    day = get_dataset(dataset).day_frame(0, SCALE, StringMode.ARROW)
+    first = pd.Timestamp(day["ts"].min())
+    stamp = first.strftime("%Y.%m.%dT%H:%M:%S")
+    nanos = f"{first.microsecond * 1000 + first.nanosecond:09d}"
+    table = f'loadTable("{names.db}", "{names.table}")'
+    session = _session(ddb_server)
+    try:
+        with pytest.raises(RuntimeError, match="Temporal data comparison should have the same data type"):
+            session.run(f"select * from {table} where ts between {stamp}.{nanos[:3]} : {stamp}.999")
+        # the first row's own instant, to the ns: it alone (a TIMESTAMP reading would widen it to its ms)
+        exact = session.run(f"select * from {table} where ts between {stamp}.{nanos} : {stamp}.{nanos}")
+        assert len(exact) == (day["ts"] == first).sum() and pd.Timestamp(exact["ts"].iloc[0]) == first
+    finally:
+        session.close()
+    assert layout.rows == ROWS

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import re
 import socket
 import subprocess
 import sys
@@ -389,6 +390,28 @@ def test_clickhouse_days_keys_and_bars_are_the_tables(ch_trades, ch_server, trad
         assert bars["volume"].sum() == want["qty"].sum()
     finally:
         target.close()
+
+
+def test_clickhouse_days_come_from_its_parts_min_max_never_a_read_of_rows(ch_trades, ch_server, monkeypatch):
+    """A table partitioned by toDate(ts): every lookup that finds a day is answered by the parts' min/max
+    (the _minmax_count_projection), and the one that finds none reads no part."""
+    from workloads.targets.table.servers import ClickHouseSource
+    asked: list[str] = []
+    fetch = ClickHouseSource.fetch
+    monkeypatch.setattr(ClickHouseSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    connection = _ch_connection(ch_server)
+    add_table_target("chplan", "clickhouse", "x", "chtrades", ROLES, connection)
+    asked.clear()
+    layout = TableTarget({"name": "chplan", **connection}).prepare("tbl_chplan", Scale(), StringMode.ARROW)
+    lookups = [sql for sql in asked if sql.startswith("SELECT min(")]
+    assert len(lookups) == len(layout.days) + 1
+    client = _ch(ch_server)
+    try:
+        plans = ["\n".join(r[0] for r in client.query("EXPLAIN indexes = 1 " + sql).result_rows) for sql in lookups]
+    finally:
+        client.close()
+    assert all("_minmax_count_projection" in plan for plan in plans[:-1]), plans
+    assert re.search(r"Parts: 0/", plans[-1]) or "_minmax_count_projection" in plans[-1], plans[-1]
 
 
 def test_clickhouse_bad_input_is_one_line_naming_the_table_or_server(ch_trades, ch_server):

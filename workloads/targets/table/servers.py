@@ -1,8 +1,8 @@
 """Existing tables on a ClickHouse server, read in place with the engine's own client:
 ``clickhouse-connect``'s ``query_arrow`` (the engine target's client and its errors,
-``workloads.targets.clickhouse.server``). Days: ``minOrNull(t) WHERE t >= <next day>`` (a plain
-``min`` answers 1970-01-01 on no rows), pruned by the partitions' min/max index and the sorting key;
-rows and bytes from ``system.parts``, which the server keeps without reading a row.
+``workloads.targets.clickhouse.server``). Days: the first time at or after each next UTC midnight,
+from the parts' min/max where the table is partitioned by day (``first_time``); rows and bytes from
+``system.parts``, which the server keeps without reading a row.
 """
 from __future__ import annotations
 
@@ -55,10 +55,20 @@ class ClickHouseSource(SqlSource):
             value = value.astimezone(dt.timezone.utc)
         return f"toDateTime64('{value:%Y-%m-%d %H:%M:%S.%f}', 6, 'UTC')"
 
+    def _utc_time(self) -> bool:
+        zone = self.arrow_schema().field(self.saved.roles.time).type
+        return pa.types.is_timestamp(zone) and zone.tz in ("UTC", "Etc/UTC")
+
     def first_time(self, at_or_after):
+        """From whole UTC days of a UTC time column, ``min(t), count()`` over ``toDate(t) >= day``: on a table
+        partitioned by ``toDate(t)`` ClickHouse answers it from its parts' min/max (``_minmax_count_projection``,
+        no row read); otherwise the exact range (``minOrNull``: a plain min answers 1970-01-01 on no rows)."""
         t = self.quote(self.saved.roles.time)
-        after = "" if at_or_after is None else f" WHERE {t} >= {self.time_literal(at_or_after)}"
-        return self.scalar(f"SELECT minOrNull({t}) FROM {self.table_ref}{after}")
+        if at_or_after is None or (at_or_after.time() == dt.time() and self._utc_time()):
+            after = "" if at_or_after is None else f" WHERE toDate({t}) >= toDate('{at_or_after:%Y-%m-%d}')"
+            found = self.fetch(f"SELECT min({t}) AS first, count() AS n FROM {self.table_ref}{after}").to_pylist()
+            return found[0]["first"] if found and found[0]["n"] else None
+        return self.scalar(f"SELECT minOrNull({t}) FROM {self.table_ref} WHERE {t} >= {self.time_literal(at_or_after)}")
 
     def bars_sql(self, span: Span, key) -> str:
         t, mid = self.quote(self.saved.roles.time), self.mid()

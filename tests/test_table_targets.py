@@ -434,7 +434,6 @@ def test_clickhouse_bad_input_is_one_line_naming_the_table_or_server(ch_trades, 
 
 
 # --- DolphinDB (the stand-in: DolphinDB's wire protocol and the target's scripts, in DuckDB) ---------------
-DDB_ROLES = Roles(time="ts", key="sym", price=("price",))    # the stand-in computes bars without a volume
 DDB_ALL_DAYS = "ts between 2024.03.01T00:00:00.000000000 : 2024.03.31T23:59:59.999999999"
 
 
@@ -485,7 +484,7 @@ def test_a_dolphindb_dfs_table_is_benchmarked_in_place_and_left_unchanged(ddb_tr
     assert before[0] == ROWS
     connection = _ddb_connection(ddb_server)
     location = f"{ddb_server.host}:{ddb_server.port}"
-    add_table_target("ddbtrades", "dolphindb", location, ddb_trades, DDB_ROLES, connection)
+    add_table_target("ddbtrades", "dolphindb", location, ddb_trades, ROLES, connection)
     _run_reads("ddbtrades", connection, tmp_path, _day_rows(trades))
     _refuses_writes("ddbtrades", connection)
     assert _ddb_state(ddb_server) == before
@@ -497,7 +496,7 @@ def test_dolphindb_schema_days_slice_and_bars_are_the_tables(ddb_trades, ddb_ser
     assert [(n, t) for n, t, _ in describe_table("dolphindb", location, ddb_trades, connection)] == [
         ("ts", "NANOTIMESTAMP"), ("sym", "SYMBOL"), ("price", "DOUBLE"), ("qty", "LONG"), ("side", "SYMBOL"),
         ("venue", "STRING")]             # the table's own types: an Arrow string would say SYMBOL
-    add_table_target("ddbk", "dolphindb", location, ddb_trades, DDB_ROLES, connection)
+    add_table_target("ddbk", "dolphindb", location, ddb_trades, ROLES, connection)
     target = TableTarget({"name": "ddbk", **connection})
     layout = target.prepare("tbl_ddbk", Scale(), StringMode.ARROW)
     assert list(layout.days) == list(_day_rows(trades)) and layout.rows == ROWS and layout.footprint_bytes > 0
@@ -513,6 +512,7 @@ def test_dolphindb_schema_days_slice_and_bars_are_the_tables(ddb_trades, ddb_ser
         reference = want.groupby(want["ts"].dt.floor("min"))["price"].agg(["first", "max", "min", "last"])
         assert (reference["first"] != reference["last"]).any()
         assert bars[["open", "high", "low", "close"]].to_numpy().tolist() == reference.to_numpy().tolist()
+        assert bars["volume"].sum() == want["qty"].sum()
     finally:
         target.close()
 
@@ -530,7 +530,7 @@ def test_dolphindb_bad_input_is_one_line_naming_the_table_or_server(ddb_trades, 
              ("dfs://mine/trades", {**good, "port": closed_port}, r"DolphinDB at .*refused")]
     for table, connection, message in cases:
         with pytest.raises(TargetError, match=message) as caught:
-            add_table_target("bad", "dolphindb", location, table, DDB_ROLES, connection)
+            add_table_target("bad", "dolphindb", location, table, ROLES, connection)
         assert "\n" not in str(caught.value)
 
 

@@ -2,12 +2,15 @@
 client), beyond what tests/test_user_data_servers.py runs on every server engine: a dataset imported
 without a key is partitioned by day alone and read back in time order, a slice and minute bars of it
 are refused in one line; a temporal literal is compared only with a column of its own type, as
-DolphinDB compares them, and the target's day bounds are of the time column's own type."""
+DolphinDB compares them, and the target's day bounds are of the time column's own type. A dataset
+keyed by an integer (a security id) is RANGE-partitioned by boundaries of that integer type and
+sliced with integer literals; text boundaries or a quoted key are refused, as DolphinDB refuses them."""
 from __future__ import annotations
 
 import datetime as dt
 
 import dolphindb as ddb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -17,6 +20,7 @@ from workloads.datasets.roles import Roles
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets import make_target
 from workloads.targets.base import TargetError
+from workloads.targets.common.bars import minute_bars as pandas_bars
 from workloads.targets.dolphindb import scripts
 
 ROWS, DAYS, SYMBOLS = 3_000, 2, 5
@@ -131,3 +135,77 @@ def test_a_temporal_literal_is_compared_only_with_a_column_of_its_own_type(ddb_s
     finally:
         session.close()
     assert layout.rows == ROWS
+
+
+# ids whose text order (105 < 12 < 2048 < 7 < 99) differs from their numeric order
+SECURITY_IDS = (7, 12, 99, 105, 2048)
+
+
+def _write_ids_csv(path, rows: int = 1_200, days: int = 2):
+    """``ts,id,price,qty``: ISO timestamps (ms), an integer security id, a price and an integer size."""
+    rng = np.random.default_rng(39)
+    per_day = rows // days
+    stamps = np.concatenate([pd.Timestamp(f"2024-03-0{4 + d} 09:30").value
+                             + np.sort(rng.integers(0, 6 * 3600 * 10**9, per_day)) // 10**6 * 10**6
+                             for d in range(days)])
+    frame = pd.DataFrame({"ts": pd.to_datetime(stamps).strftime("%Y-%m-%dT%H:%M:%S.%f").str[:-3],
+                          "id": rng.choice(SECURITY_IDS, rows), "price": rng.uniform(10, 20, rows).round(2),
+                          "qty": rng.integers(1, 500, rows)})
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("id_type", ["LONG", "INT"])
+def test_an_integer_key_is_partitioned_and_sliced_by_its_own_type(ddb_server, tmp_path, id_type):
+    from workloads.datasets.tick_import import import_source
+    path = _write_ids_csv(tmp_path / "ids.csv")
+    roles = Roles(time="ts", key="id", price=("price",), size="qty")
+    dataset = import_source(path, f"ids_{id_type.lower()}", roles, types={"id": id_type}).info.name
+    ds = get_dataset(dataset)
+    assert ds.info.schema.column("id").ddb_type == id_type
+    scale = SCALE          # the runner's below: one layout
+    target = make_target("dolphindb", _config(ddb_server))
+    layout = target.prepare(dataset, scale, StringMode.ARROW)
+    target.close()
+    assert layout.rows == 1_200
+    names = target.names(dataset, scale)
+    # (day, key range) partitions cut by numbers: 2 days x 5 ids, each id its own range
+    assert _chunks(ddb_server, names) == 2 * len(SECURITY_IDS)
+    target = make_target("dolphindb", _config(ddb_server))
+    target.open(layout)
+    try:
+        for index, day in enumerate(layout.days):
+            expected = ds.day_frame(index, scale, StringMode.ARROW)
+            for key in SECURITY_IDS:
+                rows = expected[expected["id"] == key].reset_index(drop=True)
+                got = target.read_slice(layout, day, str(key)).frame.reset_index(drop=True)
+                pd.testing.assert_frame_equal(got, rows, check_dtype=False)
+                reference = pandas_bars(rows, "ts", "price", "price", "qty")
+                # DolphinDB labels its bars by minute() of the day (a MINUTE)
+                minute = reference["minute"]
+                reference["minute"] = pd.Timestamp("1970-01-01") + (minute - minute.dt.floor("D"))
+                bars = target.minute_bars(layout, day, str(key)).frame
+                pd.testing.assert_frame_equal(bars.reset_index(drop=True), reference, check_dtype=False,
+                                              check_index_type=False)
+        with pytest.raises(TargetError, match=r"key '7x' is not valid for .* column id"):
+            target.read_slice(layout, layout.days[0], "7x")
+    finally:
+        target.close()
+    table = f'loadTable("{names.db}", "{names.table}")'
+    session = _session(ddb_server)
+    try:
+        # the stand-in is as strict as DolphinDB: a quoted key against the integer column is refused ...
+        with pytest.raises(RuntimeError, match="Incompatible string literal for column id"):
+            session.run(f'select * from {table} where id = "7"')
+        # ... and so is a text RANGE scheme for an integer partitioning column
+        session.run(scripts.create_database(scripts.Names(db=names.db + "_text", table="t", append="t_append",
+                                                          minute="t_minute"),
+                                            layout.days[0], layout.days[-1], ["105", "12", "7~"]))
+        with pytest.raises(RuntimeError, match="partitioning column id .* incompatible with the partition scheme"):
+            session.run(scripts.create_table(scripts.Names(db=names.db + "_text", table="t", append="t_append",
+                                                           minute="t_minute"),
+                                             "t", [("ts", "TIMESTAMP"), ("id", id_type)], ["ts", "id"]))
+    finally:
+        session.close()
+    for workload in ("read-day", "slice-download", "minute-bars"):
+        _run(tmp_path, _config(ddb_server), dataset, workload)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from tests.ddbserver import codec as c
+from tests.ddbserver import syntax
 from tests.ddbserver.caches import Caches
 from tests.ddbserver.queries import MAPREDUCE, OLS, RESULT, Queries, date_expr  # noqa: F401
 from tests.ddbserver.store import Database, Store, TableMeta
@@ -193,12 +194,18 @@ class Dispatcher:
 
     def _create_database(self, s, m):
         lo, hi = parse_date(m.group(1)), parse_date(m.group(2))
-        bounds = [unquote(b) for b in re.findall(STR, m.group(3))]
+        scheme_type = syntax.TYPE_WORDS[m.group(3).upper()]
+        if scheme_type == c.SYMBOL:
+            bounds = [unquote(b) for b in re.findall(STR, m.group(4))]
+        elif re.fullmatch(r"\[-?\d+(?:, -?\d+)*\]", m.group(4)):
+            bounds = [int(b) for b in re.findall(r"-?\d+", m.group(4))]
+        else:
+            raise ScriptError(f"Failed to convert {m.group(4)[:40]} to {m.group(3).upper()}")
         if lo > hi:
             raise ScriptError("The VALUE partition scheme is empty.")
         if len(bounds) < 2 or bounds != sorted(bounds) or len(set(bounds)) != len(bounds):
             raise ScriptError("The RANGE partition scheme must be increasing with at least 2 elements.")
-        self.store.create_database(Database(unquote(m.group(4)), lo, hi, bounds))
+        self.store.create_database(Database(unquote(m.group(5)), lo, hi, bounds, scheme_type))
         return None
 
     def _create_day_database(self, s, m):
@@ -362,7 +369,7 @@ class Dispatcher:
 
 CREATE_DATABASE = (
     rf'dbDate = database\("", VALUE, ({DATE_LIT})\.\.({DATE_LIT})\)\n'
-    rf'dbKey = database\("", RANGE, symbol\((\[.*?\])\)\)\n'
+    rf'dbKey = database\("", RANGE, (symbol|char|short|int|long)\((\[.*?\])\)\)\n'
     rf'db = database\({STR}, COMPO, \[dbDate, dbKey\], engine="OLAP", atomic="CHUNK"\)')
 CREATE_DAY_DATABASE = (
     rf'db = database\({STR}, VALUE, ({DATE_LIT})\.\.({DATE_LIT}), engine="OLAP", atomic="CHUNK"\)')

@@ -231,6 +231,11 @@ class Queries:
                 raise ScriptError(f"Incompatible string literal for column {m.group(1)}")
             value = unquote(m.group(2)).replace("'", "''")
             return f"\"{m.group(1)}\" = '{value}'"
+        m = re.fullmatch(rf"({IDENT}) = (-?\d+)", cond)
+        if m:      # a key equal to a whole number: an integer column only (DolphinDB refuses text = number)
+            if meta.type_of(m.group(1)) not in (c.CHAR, c.SHORT, c.INT, c.LONG):
+                raise ScriptError(f"Incompatible integer literal for column {m.group(1)}")
+            return f'"{m.group(1)}" = {int(m.group(2))}'
         m = re.fullmatch(rf"({IDENT})\s*([<>]=?)\s*(\d+(?:\.\d+)?)", cond)
         if m:
             meta.type_of(m.group(1))

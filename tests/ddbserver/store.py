@@ -58,7 +58,8 @@ class Database:
     path: str
     date_lo: int                           # VALUE domain, days since epoch (inclusive)
     date_hi: int
-    key_bounds: list[str]                  # RANGE boundaries of the second level ([]: by day only)
+    key_bounds: list                       # RANGE boundaries of the second level ([]: by day only)
+    key_type: int = c.SYMBOL               # the RANGE scheme's type: SYMBOL, or an integer type
 
 
 class Store:
@@ -101,7 +102,19 @@ class Store:
             for p in partition_columns:
                 if p not in names:
                     raise StoreError(f"The partitioning column {p} does not exist in the table.")
+            if levels == 2 and partition_columns:
+                self._check_scheme_type(self.databases[path], dict(columns), partition_columns[1])
             self.tables[(path, name)] = TableMeta(self._new_table(columns), columns, partition_columns)
+
+    @staticmethod
+    def _check_scheme_type(db: Database, types: dict[str, int], column: str) -> None:
+        """DolphinDB partitions a column only by a scheme of a compatible type: text by a SYMBOL
+        scheme, an integer column by an integer one (so a scheme of text refuses a numeric key)."""
+        integers = (c.CHAR, c.SHORT, c.INT, c.LONG)
+        kind = types[column]
+        if not ((db.key_type == c.SYMBOL and kind in c.STRINGISH) or (db.key_type in integers and kind in integers)):
+            raise StoreError(f"The data type of the partitioning column {column} ({c.TYPE_NAMES.get(kind, kind)}) "
+                             f"is incompatible with the partition scheme ({c.TYPE_NAMES.get(db.key_type)}).")
 
     def drop_table(self, path: str, name: str) -> None:
         """dropTable: the table and its rows go, the database stays."""

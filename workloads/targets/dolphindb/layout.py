@@ -32,6 +32,7 @@ from workloads.datasets import get_dataset
 from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
+from workloads.targets.common.arrow_frames import key_value
 from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.frames import _count, _is_arrow_table, typed_frame, upload_hints
@@ -43,15 +44,23 @@ DATE_ROOM_DAYS = 31                    # VALUE partitions beyond the last day, f
 KEYS_SAMPLE = 100
 
 
-def key_bounds(keys: list[str], buckets: int) -> list[str]:
-    """RANGE boundaries splitting the sorted keys into ``buckets`` groups of similar size; the
-    last boundary sorts after every key (DolphinDB ranges are [low, high))."""
+def key_bounds(keys: list, buckets: int) -> list:
+    """RANGE boundaries splitting the sorted keys (text, or whole numbers of an integer key) into
+    ``buckets`` groups of similar size; the last boundary sorts after every key (DolphinDB ranges
+    are [low, high)): one past the largest number, or the largest text followed by "~"."""
     ordered = sorted(set(keys))
     if not ordered:
         raise ValueError("the dataset has no keys to partition by")
     count = max(1, min(buckets, len(ordered)))
     bounds = [ordered[i * len(ordered) // count] for i in range(count)]
-    return bounds + [ordered[-1] + "~"]
+    return bounds + [ordered[-1] + (1 if isinstance(ordered[-1], int) else "~")]
+
+
+def typed_keys(dataset: str, keys: list[str]) -> list:
+    """The dataset's keys (always text) as values of its key column's type: numbers for an integer key."""
+    info = get_dataset(dataset).info
+    column = info.schema.column(info.key_column)
+    return [key_value(column, k) for k in keys]
 
 
 def plural_nodes(addresses: list[str]) -> str:
@@ -92,8 +101,10 @@ class DolphinDBLayout:
         run = lambda script, *a: self._run(session, node, script, *a)  # noqa: E731
         try:
             if not run(scripts.exists_database(names)):
-                bounds = key_bounds(keys, KEY_BUCKETS.get(dataset, DEFAULT_KEY_BUCKETS)) if cols.key else []
-                run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=DATE_ROOM_DAYS), bounds))
+                bounds = (key_bounds(typed_keys(dataset, keys), KEY_BUCKETS.get(dataset, DEFAULT_KEY_BUCKETS))
+                          if cols.key else [])
+                run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=DATE_ROOM_DAYS), bounds,
+                                            cols.key_type))
             partition = cols.partition
             for table in (names.table, names.append):
                 if not run(scripts.exists_table(names, table)):
@@ -108,7 +119,7 @@ class DolphinDBLayout:
         finally:
             session.close()
         self.swept = self.sweep()
-        self.reply_note = self._reply_format(names, cols, days[0], keys[0] if cols.key else "")
+        self.reply_note = self._reply_format(names, cols, days[0], typed_keys(dataset, keys[:1])[0] if cols.key else "")
         return Layout(dataset=dataset, scale=scale, strings=StringMode.parse(strings), days=tuple(days),
                       keys_sample=tuple(keys[:KEYS_SAMPLE]), rows=rows, footprint_bytes=footprint,
                       reused=loaded == 0, location=f"{names.db}/{names.table}",
@@ -184,13 +195,13 @@ class DolphinDBLayout:
         except (TypeError, ValueError):
             return 0
 
-    def _reply_format(self, names, cols, day: dt.date, key: str) -> str:
+    def _reply_format(self, names, cols, day: dt.date, key: str | int) -> str:
         """What each node the run may use answers a table query with under PROTOCOL_ARROW (a
         node without the formatArrow plugin answers in the DDB format, silently); refused when
         some would answer Arrow and some DDB."""
         if self.profile.protocol != "ARROW":
             return ""
-        read = scripts.select_slice(names, cols, day, str(key)) if cols.key else scripts.select_day(names, cols, day)
+        read = scripts.select_slice(names, cols, day, key) if cols.key else scripts.select_day(names, cols, day)
         script = scripts.plain(read)
         arrow, ddb = [], []
         for node in self.nodes_in_use():

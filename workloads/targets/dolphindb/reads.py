@@ -32,6 +32,7 @@ import pandas as pd
 from workloads.datasets import get_dataset
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
+from workloads.targets.common.arrow_frames import key_value
 from workloads.targets.common.row_order import key_column
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.frames import _is_arrow_table
@@ -117,13 +118,15 @@ class DolphinDBReads:
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
-        self._key_column(layout, "a slice")
-        return self._measured(layout, scripts.select_slice(names, cols, day, str(key)), self._schema(layout))
+        value = self._key_value(layout, key, "a slice")
+        return self._measured(layout, scripts.select_slice(names, cols, day, value), self._schema(layout))
 
     @staticmethod
-    def _key_column(layout: Layout, what: str) -> str:
+    def _key_value(layout: Layout, key: str, what: str) -> str | int:
+        """The slice key as a value of the key column's type (a number for an integer key)."""
+        info = get_dataset(layout.dataset).info
         try:
-            return key_column(get_dataset(layout.dataset).info, what)
+            return key_value(info.schema.column(key_column(info, what)), str(key))
         except ValueError as exc:
             raise TargetError(str(exc)) from None
 
@@ -133,9 +136,9 @@ class DolphinDBReads:
 
     def minute_bars(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
-        self._key_column(layout, "minute bars")
+        value = self._key_value(layout, key, "minute bars")
         try:
-            body = scripts.minute_bars(names, cols, day, str(key))
+            body = scripts.minute_bars(names, cols, day, value)
         except ValueError as exc:
             raise TargetError(f"minute bars on {layout.dataset}: {exc}") from None
         return self._measured(layout, body)

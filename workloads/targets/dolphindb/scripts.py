@@ -51,6 +51,11 @@ class Columns:
     size: str = ""     # a traded size: minute bars add its sum as volume
 
     @property
+    def key_type(self) -> str:
+        """The key column's DolphinDB type ("" without a key)."""
+        return self.types[self.names.index(self.key)] if self.key else ""
+
+    @property
     def partition(self) -> list[str]:
         """The partitioning columns: (day, key), or the day alone for a dataset without a key."""
         return [self.date, self.key] if self.key else [self.date]
@@ -140,10 +145,15 @@ def exists_table(names: Names, table: str) -> str:
     return f"existsTable({q.string(names.db)}, {q.string(q.identifier(table, 'table name'))})"
 
 
+# RANGE boundaries are of the key column's own type (DolphinDB partitions a column only by a
+# scheme of a compatible type): a SYMBOL vector for text keys, an integer vector for integer keys
+INTEGER_KEY_TYPES = ("CHAR", "SHORT", "INT", "LONG")
+
+
 def create_database(names: Names, first_day: dt.date, last_day: dt.date,
-                    key_bounds: list[str]) -> str:
-    """Composite partitions: VALUE by day (with a month of room for appends) x RANGE by key; no
-    ``key_bounds`` (a dataset without a key): VALUE by day alone."""
+                    key_bounds: list, key_type: str = "SYMBOL") -> str:
+    """Composite partitions: VALUE by day (with a month of room for appends) x RANGE by key, its
+    boundaries of ``key_type``; no ``key_bounds`` (a dataset without a key): VALUE by day alone."""
     if not key_bounds:
         return (f"db = database({q.string(names.db)}, VALUE, {q.date(first_day)}..{q.date(last_day)}, "
                 f"engine=\"OLAP\", atomic=\"CHUNK\")")
@@ -151,9 +161,31 @@ def create_database(names: Names, first_day: dt.date, last_day: dt.date,
         raise ValueError("a RANGE partition needs at least two boundaries")
     return "\n".join([
         f"dbDate = database(\"\", VALUE, {q.date(first_day)}..{q.date(last_day)})",
-        f"dbKey = database(\"\", RANGE, symbol({q.string_vector(key_bounds)}))",
+        f"dbKey = database(\"\", RANGE, {range_vector(key_bounds, key_type)})",
         f"db = database({q.string(names.db)}, COMPO, [dbDate, dbKey], engine=\"OLAP\", atomic=\"CHUNK\")",
     ])
+
+
+def range_vector(bounds: list, key_type: str) -> str:
+    """``symbol(["A", "B"])`` or ``long([1, 5])``: RANGE boundaries as a vector of ``key_type``."""
+    if key_type in INTEGER_KEY_TYPES:
+        if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+            raise ValueError(f"RANGE boundaries of a {key_type} key must be whole numbers")
+        return f"{key_type.lower()}([{', '.join(q.number(b) for b in bounds)}])"
+    if key_type in ("SYMBOL", "STRING"):
+        return f"symbol({q.string_vector(bounds)})"
+    raise ValueError(f"a {key_type} key column cannot be RANGE-partitioned by Tickbench: use a text or integer key")
+
+
+def key_literal(cols: Columns, key: str | int) -> str:
+    """The slice key as a literal the key column compares with: a number for an integer key
+    (DolphinDB refuses to compare it with text), a quoted string otherwise."""
+    if cols.key_type in INTEGER_KEY_TYPES:
+        try:
+            return q.number(int(key) if isinstance(key, str) and not isinstance(key, bool) else key)
+        except ValueError:
+            raise ValueError(f"key {key!r} is not a whole number for the {cols.key_type} column {cols.key}") from None
+    return q.string(str(key))
 
 
 def create_table(names: Names, table: str, columns: list[tuple[str, str]],
@@ -290,19 +322,19 @@ def select_list(cols: Columns, columns: tuple[str, ...] | None) -> str:
     return ", ".join(columns)
 
 
-def select_slice(names: Names, cols: Columns, day: dt.date, key: str) -> list[str]:
+def select_slice(names: Names, cols: Columns, day: dt.date, key: str | int) -> list[str]:
     return [f"{RESULT_VAR} = select * from {load(names, names.table)} "
-            f"where {day_filter(cols, day)}, {cols.key} = {q.string(key)}"]
+            f"where {day_filter(cols, day)}, {cols.key} = {key_literal(cols, key)}"]
 
 
-def minute_bars(names: Names, cols: Columns, day: dt.date, key: str) -> list[str]:
+def minute_bars(names: Names, cols: Columns, day: dt.date, key: str | int) -> list[str]:
     """One key-day's OHLC of the mid price by minute (and the size's sum as volume), computed on the server."""
     _needs_prices(cols)
     mid = f"({cols.bid} + {cols.ask}) / 2"
     volume = f", sum({cols.size}) as volume" if cols.size else ""
     return [f"{RESULT_VAR} = select first({mid}) as open, max({mid}) as high, min({mid}) as low, "
             f"last({mid}) as close{volume} from {load(names, names.table)} "
-            f"where {day_filter(cols, day)}, {cols.key} = {q.string(key)} "
+            f"where {day_filter(cols, day)}, {cols.key} = {key_literal(cols, key)} "
             f"group by minute({cols.time}) as minute"]
 
 

@@ -75,13 +75,16 @@ def load_suite(name: str) -> Suite:
 
 
 def _in_user_form(path: Path) -> bool:
-    """A suite file written in this module's form: queries with ``sql``, or a dataset of the user's."""
+    """A suite file written in this module's form: queries with ``sql``, or an import's or a table's dataset
+    (any other dataset is the built-in form's, whose loader names what is wrong)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False                     # the built-in loader names what is wrong with it
     queries = data.get("query") if isinstance(data.get("query"), list) else []
-    return data.get("dataset") not in SEED_TABLES or any(isinstance(q, dict) and "sql" in q for q in queries)
+    dataset = data.get("dataset")
+    own = isinstance(dataset, str) and dataset.startswith(("imp_", "tbl_"))    # an import's or a table's
+    return own or any(isinstance(q, dict) and "sql" in q for q in queries)
 
 
 def runs_on(suite: Suite, dataset: str) -> bool:

@@ -11,8 +11,6 @@ A malformed CSV's message (file, line, column) is shown as is; nothing was chang
 """
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 from PySide6.QtCore import QRegularExpression, Qt, Signal
@@ -21,10 +19,11 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
+from app.import_job import ImportJob
 from widgets.theme import current_theme
 from workloads.datasets import DATASETS
 from workloads.datasets.csv_parse import CsvFormatError
-from workloads.datasets.csv_import import ImportCancelled, ImportFailed, csv_header, import_csv, suggest_mapping
+from workloads.datasets.csv_import import ImportFailed, csv_header, import_csv, suggest_mapping
 from workloads.datasets.imported import NAME_RULE, PREFIX, imports_dir, list_imports, suggest_name
 
 COLUMN, TYPE, SOURCE = range(3)
@@ -33,8 +32,6 @@ NOT_IN_FILE = "— not in the file —"
 
 class BuiltinImportDialog(QDialog):
     imported = Signal(str)              # registry name of the dataset just imported: "imp_<name>"
-    _progressed = Signal(int, int, str)  # from the import thread, queued to the GUI thread
-    _finished = Signal(object)           # ("ok", ImportedDataset, seconds) | ("error", message) | ("cancelled", message)
 
     def __init__(self, parent=None, path: str | Path | None = None):
         super().__init__(parent)
@@ -44,8 +41,7 @@ class BuiltinImportDialog(QDialog):
         self.resize(720, 680)             # room for the columns and a two-line outcome under them
         self._header: list[str] = []
         self._header_of = ""                 # the file text the header was read from
-        self._thread: threading.Thread | None = None
-        self._cancel = threading.Event()
+        self._job = ImportJob(self)
         self._name_typed = False
         self._close_when_done = False
 
@@ -114,8 +110,8 @@ class BuiltinImportDialog(QDialog):
         self.name_edit.textChanged.connect(self._update_state)
         self.import_button.clicked.connect(self.start_import)
         self.close_button.clicked.connect(self.reject)
-        self._progressed.connect(self._on_progress)
-        self._finished.connect(self._on_finished)
+        self._job.progressed.connect(self._on_progress)
+        self._job.finished.connect(self._on_finished)
         if path:
             self.set_file(path)
         self._update_state()
@@ -250,7 +246,7 @@ class BuiltinImportDialog(QDialog):
     # ---- the import, off the GUI thread ---------------------------------------------------------
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._job.running
 
     def start_import(self) -> bool:
         problems = self.problems()
@@ -259,33 +255,15 @@ class BuiltinImportDialog(QDialog):
             return False
         path, base, name, mapping = (self.file_edit.text().strip(), self.base_combo.currentData(),
                                      self.name_edit.text(), self.mapping())
-        self._cancel = threading.Event()
         self._show_error("")
         self.status_label.setText(f"Importing {Path(path).name}…")
         self.progress_bar.setValue(0)
         self.progress_bar.setVisible(True)
-        self._thread = threading.Thread(target=self._work, args=(path, base, name, mapping, self._cancel),
-                                        name="tickbench-import", daemon=True)
-        self._thread.start()
+        self._job.start(lambda progress, cancel: import_csv(path, base, name, mapping or None, progress=progress,
+                                                            cancel=cancel),
+                        (CsvFormatError, ImportFailed, ValueError, OSError))
         self._update_state()
         return True
-
-    def _work(self, path: str, base: str, name: str, mapping: dict[str, str], cancel: threading.Event) -> None:
-        """Runs on the import thread: only emits signals (queued to the GUI thread)."""
-        started = time.perf_counter()
-        try:
-            dataset = import_csv(path, base, name, mapping or None, progress=self._progressed.emit, cancel=cancel)
-            outcome = ("ok", dataset, time.perf_counter() - started)
-        except ImportCancelled as exc:
-            outcome = ("cancelled", str(exc))
-        except (CsvFormatError, ImportFailed, ValueError, OSError) as exc:
-            outcome = ("error", str(exc))
-        except Exception as exc:  # anything else still reaches the user, not a silent thread
-            outcome = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            self._finished.emit(outcome)
-        except RuntimeError:
-            pass  # the dialog was destroyed with the application: nobody is listening
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress_bar.setRange(0, max(total, 1))
@@ -293,9 +271,7 @@ class BuiltinImportDialog(QDialog):
         self.status_label.setText(message)
 
     def _on_finished(self, outcome: tuple) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._job.join()
         self._update_state()
         kind = outcome[0]
         if kind == "ok":
@@ -323,7 +299,7 @@ class BuiltinImportDialog(QDialog):
     # ---- closing: never while the import thread still writes ------------------------------------
     def reject(self) -> None:
         if self.running:
-            self._cancel.set()      # the import stops at its next chunk and reports back
+            self._job.cancel()      # the import stops at its next chunk and reports back
             self._close_when_done = True
             self.status_label.setText("Cancelling…")
             return

@@ -12,7 +12,6 @@ button away.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -22,12 +21,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QProgressBar,
                                QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
+from app.import_job import ImportJob
 from widgets.role_pickers import RolePickers
 from widgets.theme import current_theme
 from workloads.datasets.imported import NAME_RULE, PREFIX, imports_dir, list_imports, suggest_name
 from workloads.datasets.roles import CHOOSABLE_TYPES, RoleError, Roles
 from workloads.datasets.schema import Column, Schema
-from workloads.datasets.tick_import import (ImportCancelled, ImportFailed, ImportSourceError, import_source,
+from workloads.datasets.tick_import import (ImportFailed, ImportSourceError, import_source,
                                             preview_source)
 from workloads.text import plural
 
@@ -39,8 +39,6 @@ FILE_FILTER = "Tick data (*.csv *.txt *.tsv *.parquet *.pq *.feather *.arrow *.i
 class ImportDialog(QDialog):
     imported = Signal(str)              # registry name of the dataset just imported: "imp_<name>"
     previewed = Signal()                # a preview (or its error) has been shown
-    _progressed = Signal(int, int, str)  # from the import thread, queued to the GUI thread
-    _finished = Signal(object)           # ("ok", ImportedDataset, seconds) | ("error", message) | ("cancelled", message)
     _preview_done = Signal(int, object)  # (generation, SourcePreview | error message) from the preview thread
 
     def __init__(self, parent=None, path: str | Path | None = None):
@@ -52,8 +50,7 @@ class ImportDialog(QDialog):
         self.preview = None                   # the SourcePreview shown
         self._generation = 0                  # the newest preview asked for; older answers are dropped
         self._preview_thread: threading.Thread | None = None
-        self._thread: threading.Thread | None = None
-        self._cancel = threading.Event()
+        self._job = ImportJob(self)
         self._name_typed = False
         self._close_when_done = False
         self._existing: dict[str, object] = {}
@@ -154,8 +151,8 @@ class ImportDialog(QDialog):
         self.cancel_button.clicked.connect(self.cancel_import)
         self.close_button.clicked.connect(self.reject)
         self.builtin_button.clicked.connect(self.open_builtin)
-        self._progressed.connect(self._on_progress)
-        self._finished.connect(self._on_finished)
+        self._job.progressed.connect(self._on_progress)
+        self._job.finished.connect(self._on_finished)
         self._preview_done.connect(self._on_preview)
         self._previewed_of = ""
         self._refresh_existing()
@@ -349,46 +346,28 @@ class ImportDialog(QDialog):
     # ---- the import, off the GUI thread ---------------------------------------------------------
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._job.running
 
     def start_import(self) -> bool:
         problems = self.problems()
         if problems or self.running:
             self._show_error("; ".join(problems))
             return False
-        args = (str(self.preview.path), self.name_edit.text(), self.roles(), self.types() or None,
-                self.preview.delimiter or None, self.zone_edit.text().strip() if self.zone_edit.isEnabled() else "",
-                self.skip_check.isChecked())
-        self._cancel = threading.Event()
+        path, name, roles, types = str(self.preview.path), self.name_edit.text(), self.roles(), self.types() or None
+        delimiter = self.preview.delimiter or None
+        zone = self.zone_edit.text().strip() if self.zone_edit.isEnabled() else ""
+        skip = self.skip_check.isChecked()
         self._show_error("")
         self.skipped_list.setVisible(False)
         self.status_label.setText(f"Importing {self.preview.label}…")
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
         self.progress_bar.setVisible(True)
-        self._thread = threading.Thread(target=self._work, args=(*args, self._cancel),
-                                        name="tickbench-import", daemon=True)
-        self._thread.start()
+        self._job.start(lambda progress, cancel: import_source(
+            path, name, roles, types=types, delimiter=delimiter, zone=zone, skip_bad_rows=skip, progress=progress,
+            cancel=cancel), (ImportSourceError, ImportFailed, ValueError, OSError))
         self._update_state()
         return True
-
-    def _work(self, path, name, roles, types, delimiter, zone, skip, cancel: threading.Event) -> None:
-        """Runs on the import thread: only emits signals (queued to the GUI thread)."""
-        started = time.perf_counter()
-        try:
-            dataset = import_source(path, name, roles, types=types, delimiter=delimiter, zone=zone,
-                                    skip_bad_rows=skip, progress=self._progressed.emit, cancel=cancel)
-            outcome = ("ok", dataset, time.perf_counter() - started)
-        except ImportCancelled as exc:
-            outcome = ("cancelled", str(exc))
-        except (ImportSourceError, ImportFailed, ValueError, OSError) as exc:
-            outcome = ("error", str(exc))
-        except Exception as exc:  # anything else still reaches the user, not a silent thread
-            outcome = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            self._finished.emit(outcome)
-        except RuntimeError:
-            pass  # the dialog was destroyed with the application: nobody is listening
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress_bar.setRange(0, max(total, 1))
@@ -396,9 +375,7 @@ class ImportDialog(QDialog):
         self.status_label.setText(message)
 
     def _on_finished(self, outcome: tuple) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._job.join()
         kind = outcome[0]
         if kind == "ok":
             dataset, seconds = outcome[1], outcome[2]
@@ -436,7 +413,7 @@ class ImportDialog(QDialog):
 
     def cancel_import(self) -> None:
         if self.running:
-            self._cancel.set()      # the import stops at its next chunk and reports back
+            self._job.cancel()      # the import stops at its next chunk and reports back
             self.status_label.setText("Cancelling…")
 
     def open_builtin(self):

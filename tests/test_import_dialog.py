@@ -78,7 +78,7 @@ def test_a_changed_role_and_type_are_imported_off_the_gui_thread(qtbot, light_th
     assert dialog.types() == {"price": "FLOAT"}
     assert dialog.roles() == Roles(time="ts", key="venue", price=("price",))
     dialog.set_name("mine")
-    imports = _thread_names(dialog._progressed)
+    imports = _thread_names(dialog._job.progressed)
     with qtbot.waitSignal(dialog.imported, timeout=60_000) as signal:
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
     assert signal.args == ["imp_mine"] and imports == {"tickbench-import"}
@@ -128,7 +128,7 @@ def test_a_bad_value_is_named_in_one_line_and_nothing_is_kept(qtbot, light_theme
 def test_cancel_keeps_nothing(qtbot, light_theme, trades_csv):
     dialog = _dialog(qtbot, trades_csv)
     # the user presses Cancel import as the first progress arrives (before the next chunk is read)
-    dialog._progressed.connect(lambda *_: dialog._cancel.set(), Qt.ConnectionType.DirectConnection)
+    dialog._job.progressed.connect(lambda *_: dialog._job.cancel(), Qt.ConnectionType.DirectConnection)
     assert dialog.start_import()
     assert dialog.cancel_button.isVisible() and not dialog.import_button.isEnabled()
     qtbot.waitUntil(lambda: not dialog.running and "cancelled" in dialog.status_label.text(), timeout=60_000)

@@ -417,7 +417,7 @@ def test_dialog_imports_a_csv_off_the_gui_thread(qtbot, light_theme, taq_csv):
     assert dialog.name_edit.text() == "quotes" and dialog.mapping() == {}
     assert dialog.columns_table.rowCount() == 10 and dialog.import_button.isEnabled()
     threads = set()   # where the import reports from: a direct connection runs in the emitting thread
-    dialog._progressed.connect(lambda *_: threads.add(threading.current_thread().name),
+    dialog._job.progressed.connect(lambda *_: threads.add(threading.current_thread().name),
                                Qt.ConnectionType.DirectConnection)
     with qtbot.waitSignal(dialog.imported, timeout=60_000) as signal:
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)

@@ -103,11 +103,7 @@ def import_csv(path: str | Path, base: str, name: str, mapping: Mapping[str, str
         raise ValueError(f"{path}: no such file")
     if chunk_rows < 1:
         raise ValueError("chunk rows must be at least 1")
-    root = imports_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temp_folders(root)
-    work = root / f".tmp-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    work.mkdir()
+    root, work = work_folder(name)
     started = time.perf_counter()
     try:
         builder = _Builder(work, DATASETS[base].info, source, progress, cancel)
@@ -141,6 +137,17 @@ def import_csv(path: str | Path, base: str, name: str, mapping: Mapping[str, str
             raise ImportFailed(_disk_full_message(source, root, name)) from exc
         raise
     return load_import(name)
+
+
+def work_folder(name: str) -> tuple[Path, Path]:
+    """(the imports folder, a new hidden folder in it) where an import of ``name`` is built, to be renamed
+    into place when it is whole; folders left by dead imports are removed first."""
+    root = imports_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temp_folders(root)
+    work = root / f".tmp-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    work.mkdir()
+    return root, work
 
 
 class _Builder:

@@ -12,7 +12,6 @@ zone-less timestamps are taken as written, or in ``zone`` when one is given. Nan
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import threading
 import time
@@ -26,8 +25,8 @@ import pyarrow.compute as pc
 
 from workloads.datasets.builtin import IMPORT_PREFIX as PREFIX
 from workloads.datasets.csv_import import (ImportCancelled, ImportFailed, ImportProgress, _Builder,
-                                           _disk_full_message, _remove_stale_temp_folders, _swap_in, _write_json)
-from workloads.datasets.imported import FORMAT_OWN, MANIFEST, ImportedDataset, check_name, imports_dir, load_import
+                                           _disk_full_message, _swap_in, _write_json, work_folder)
+from workloads.datasets.imported import FORMAT_OWN, MANIFEST, ImportedDataset, check_name, load_import
 from workloads.datasets.roles import Roles, arrow_type_of, dataset_info, ddb_type_of, schema_of
 from workloads.datasets.schema import Schema
 from workloads.datasets.tick_sources import (MAX_LISTED_BAD_ROWS, BadRow, SourceError, SourcePreview,
@@ -55,11 +54,7 @@ def import_source(path: str | Path, name: str, roles: Roles, types: dict[str, st
     if zone:
         _check_zone(zone)
     read_types = _read_types(preview, schema)
-    root = imports_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temp_folders(root)
-    work = root / f".tmp-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    work.mkdir()
+    root, work = work_folder(name)
     started = time.perf_counter()
     bad: list[BadRow] = []
     bad_count = [0]

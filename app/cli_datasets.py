@@ -52,7 +52,7 @@ def _import_own_schema(args) -> int:
     if args.preview or not args.time:
         _print_preview(preview)
         if not args.preview:
-            raise CliError(f"name the time column: --time COLUMN"
+            raise CliError("name the time column: --time COLUMN"
                            + (f" (suggested: {_suggested_flags(preview.suggested)})" if preview.suggested else ""))
         return 0
     roles = Roles(time=args.time, time_of_day=args.time_of_day, key=args.key, price=tuple(args.price), size=args.size)

@@ -32,7 +32,9 @@ def add_targets_parser(sub) -> None:
                             "or a saved server's key (pg:NAME)")
     table.add_argument("--table", default="", help="the table's name in its database (schema.table or, on "
                                                    "ClickHouse, database.table; DolphinDB: dfs://DATABASE/TABLE)")
-    table.add_argument("--time", required=True, help="the timestamp column")
+    table.add_argument("--time", required=True, help="the timestamp column (or the date column, with --time-of-day)")
+    table.add_argument("--time-of-day", default="", help="the time-of-day column beside a date column --time "
+                                                         "(Parquet, DuckDB and PostgreSQL tables)")
     table.add_argument("--key", default="", help="the key column (symbol, instrument, device)")
     table.add_argument("--price", action="append", default=[], help="a price column (twice: bid and ask)")
     table.add_argument("--size", default="", help="a traded size column")
@@ -163,7 +165,8 @@ def _add_table(args, registry, console: Console, cli_error) -> int:
                 check = {**connection, "password": password}
         else:
             check = {}
-        roles = Roles(time=args.time, key=args.key, price=tuple(args.price), size=args.size)
+        roles = Roles(time=args.time, time_of_day=args.time_of_day, key=args.key, price=tuple(args.price),
+                      size=args.size)
         saved = add_table_target(args.name, args.kind, args.location, args.table, roles, check)
     except (TargetError, ValueError) as exc:
         raise cli_error(str(exc)) from None

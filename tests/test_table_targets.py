@@ -612,3 +612,163 @@ def test_cli_adds_a_server_table_with_its_password_from_stdin_and_runs_it(kind, 
                        "--table", table, "--user", user, "--time", "ts", "--password-stdin", home=home,
                        stdin="wrong\n")
     assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0, wrong.stderr
+
+
+# --- a date column and a time-of-day column (issue 39: the time role's other form) --------------------------
+DATED_ROLES = Roles(time="day", time_of_day="tod", key="sym", price=("price",), size="qty")
+
+
+@pytest.fixture(scope="module")
+def dated(trades) -> pa.Table:
+    """The trades with ``ts`` split into a DATE ``day`` and a TIME ``tod`` (UTC, to the microsecond)."""
+    import pandas as pd
+    frame = trades.to_pandas()
+    instant = frame.pop("ts").dt.tz_convert("UTC").dt.tz_localize(None).dt.floor("us")
+    frame.insert(0, "tod", instant.dt.time)
+    frame.insert(0, "day", instant.dt.date)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    assert table.schema.field("day").type == pa.date32() and table.schema.field("tod").type == pa.time64("us")
+    assert not pd.Series(list(zip(frame["day"], frame["tod"], frame["sym"]))).duplicated().any()
+    return table
+
+
+def _dated_day_rows(dated: pa.Table) -> dict[dt.date, int]:
+    days = dated.column("day").to_pylist()
+    return {d: days.count(d) for d in sorted(set(days))}
+
+
+def _pandas_bars(rows):
+    """One key-day's bars by pandas alone: the date plus the time of day floored to the minute."""
+    import pandas as pd
+    instant = pd.to_datetime(rows["day"].astype(str) + " " + rows["tod"].astype(str))
+    rows = rows.assign(instant=instant).sort_values("instant", kind="stable")
+    minute = rows["instant"].dt.floor("min")
+    bars = rows.groupby(minute)["price"].agg(["first", "max", "min", "last"])
+    bars.columns = ["open", "high", "low", "close"]
+    bars["volume"] = rows.groupby(minute)["qty"].sum()
+    bars.index.name = "minute"
+    return bars.reset_index()
+
+
+def _dated_reads_are_pandas(name: str, config: dict, dated: pa.Table) -> None:
+    """Every day's rows, a slice of each day and its minute bars equal what pandas picks from the same rows."""
+    import numpy as np
+    import pandas as pd
+    target = TableTarget({"name": name, **config})
+    layout = target.prepare(f"tbl_{name}", Scale(), StringMode.ARROW)
+    assert list(layout.days) == list(_dated_day_rows(dated)) and layout.keys_sample
+    frame = dated.to_pandas()
+    target.open(layout)
+    try:
+        for day in layout.days:
+            key = layout.keys_sample[0]
+            got = target.read_day(layout, day).frame
+            assert len(got) == (frame["day"] == day).sum() and set(pd.to_datetime(got["day"]).dt.date) == {day}
+            want = frame[(frame["day"] == day) & (frame["sym"] == key)].sort_values("tod")
+            got = target.read_slice(layout, day, key).frame
+            got = got.assign(day=pd.to_datetime(got["day"]).dt.date).sort_values("tod")
+            assert len(got) == len(want) > 0
+            for column in ("tod", "sym", "price", "qty"):
+                assert list(got[column]) == list(want[column]), column
+            bars = target.minute_bars(layout, day, key).frame
+            expected = _pandas_bars(want)
+            assert len(bars) == len(expected) > 1
+            assert (pd.to_datetime(bars["minute"]).to_numpy("datetime64[ns]")
+                    == expected["minute"].to_numpy("datetime64[ns]")).all()
+            for column in ("open", "high", "low", "close", "volume"):
+                assert np.allclose(bars[column].astype(float), expected[column].astype(float)), column
+    finally:
+        target.close()
+
+
+def test_a_parquet_folder_with_a_date_and_a_time_of_day_is_read_in_place(tmp_path, dated):
+    import pyarrow.parquet as pq
+    lake = tmp_path / "dated"
+    lake.mkdir()
+    half = dated.num_rows // 2                  # two files of row groups, one spanning two days
+    pq.write_table(dated.slice(0, half), lake / "a.parquet", row_group_size=700)
+    pq.write_table(dated.slice(half), lake / "b.parquet", row_group_size=700)
+    before = _tree_hash(lake)
+    add_table_target("datedlake", "parquet", str(lake), "", DATED_ROLES)
+    _run_reads("datedlake", {}, tmp_path, _dated_day_rows(dated))
+    _dated_reads_are_pandas("datedlake", {}, dated)
+    assert _tree_hash(lake) == before
+
+
+def test_a_duckdb_table_with_a_date_and_a_time_of_day_is_read_in_place(tmp_path, dated, monkeypatch):
+    import duckdb
+    from workloads.targets.table.sql import DuckDBSource
+    path = tmp_path / "dated.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("t", dated)
+        con.execute("CREATE TABLE trades AS SELECT * FROM t")
+    before = _tree_hash(path)
+    add_table_target("datedduck", "duckdb", str(path), "trades", DATED_ROLES)
+    asked: list[str] = []
+    fetch = DuckDBSource.fetch
+    monkeypatch.setattr(DuckDBSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    _dated_reads_are_pandas("datedduck", {}, dated)
+    lookups = [sql for sql in asked if sql.startswith('SELECT min("day")')]
+    assert len(lookups) == len(_dated_day_rows(dated)) + 1       # one bounded lookup per day, one finding none
+    assert all("WHERE \"day\" >= DATE '" in sql for sql in lookups[1:])
+    _run_reads("datedduck", {}, tmp_path, _dated_day_rows(dated))
+    assert _tree_hash(path) == before
+
+
+def test_a_postgres_table_with_a_date_and_a_time_of_day_is_read_in_place(pg_engine, dated, tmp_path, monkeypatch):
+    from workloads.targets.table.sql import PostgresSource
+    with _pg(pg_engine) as con:
+        con.execute("DROP TABLE IF EXISTS dated_trades")
+        con.execute("CREATE TABLE dated_trades (day date, tod time, sym text, price float8, qty bigint, "
+                    "side text, venue text)")
+        con.execute("CREATE INDEX ON dated_trades (day)")
+        data = io.BytesIO()
+        pacsv.write_csv(dated, data, pacsv.WriteOptions(include_header=False))
+        with con.cursor().copy("COPY dated_trades FROM STDIN (FORMAT csv)") as copy:
+            copy.write(data.getvalue())
+        con.execute("ANALYZE dated_trades")
+
+    def state():
+        with _pg(pg_engine) as con:
+            return con.execute("SELECT count(*), md5(string_agg(t::text, '|' ORDER BY t::text)) "
+                               "FROM dated_trades t").fetchone()
+
+    before = state()
+    assert before[0] == ROWS
+    connection = _pg_connection(pg_engine)
+    add_table_target("datedpg", "postgres", "x", "dated_trades", DATED_ROLES, connection)
+    asked: list[str] = []
+    fetch = PostgresSource.fetch
+    monkeypatch.setattr(PostgresSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    _dated_reads_are_pandas("datedpg", connection, dated)
+    lookups = [sql for sql in asked if sql.startswith('SELECT min("day")')]
+    assert len(lookups) == len(_dated_day_rows(dated)) + 1
+    with _pg(pg_engine) as con:                 # each lookup is the date column's index, never the heap
+        for sql in lookups:
+            plan = "\n".join(row[0] for row in con.execute("EXPLAIN " + sql).fetchall())
+            assert "Index Only Scan" in plan and "Seq Scan" not in plan, plan
+    _run_reads("datedpg", connection, tmp_path, _dated_day_rows(dated))
+    assert state() == before
+
+
+@pytest.mark.parametrize("kind", ["questdb", "clickhouse", "dolphindb"])
+def test_a_date_and_a_time_of_day_elsewhere_is_refused_in_one_line_naming_the_table(kind):
+    with pytest.raises(TargetError) as caught:
+        add_table_target("datedelse", kind, "127.0.0.1:1", "dfs://db/trades" if kind == "dolphindb" else "trades",
+                         DATED_ROLES, {"host": "127.0.0.1", "port": 1})
+    text = str(caught.value)
+    assert "\n" not in text and "trades" in text and text.startswith(f"{kind} table ")
+    assert "read in place on Parquet, DuckDB and PostgreSQL tables; give a timestamp column" in text
+
+
+def test_cli_add_table_takes_a_time_of_day(tmp_path, dated):
+    import pyarrow.parquet as pq
+    path = tmp_path / "dated.parquet"
+    pq.write_table(dated, path)
+    home = tmp_path / "home"
+    added = _tickbench("targets", "add-table", "dated", "--kind", "parquet", "--location", str(path),
+                       "--time", "day", "--time-of-day", "tod", "--key", "sym", "--price", "price", home=home)
+    assert added.returncode == 0, added.stderr
+    assert "time day + tod" in added.stdout
+    ran = _tickbench("run", "--target", "table:dated", "--workload", "minute-bars", "--operations", "3", home=home)
+    assert ran.returncode == 0 and "completed" in ran.stdout, ran.stdout + ran.stderr

@@ -37,6 +37,7 @@ TABLE = "table"                    # the target kind; a saved one's key is table
 KEY_PREFIX = "table:"
 KINDS = ("parquet", "duckdb", "postgres", "questdb", "clickhouse", "dolphindb")
 SERVER_KINDS = ("postgres", "questdb", "clickhouse", "dolphindb")
+DATED_KINDS = ("parquet", "duckdb", "postgres")   # where a date and a time-of-day column are read in place
 CONNECTION_KEYS = ("host", "port", "user", "password", "database", "secure", "http_port", "server_key")
 
 
@@ -78,6 +79,13 @@ def _unsaved(name: str, kind: str, location: str, table: str, roles: Roles | Non
                       {k: v for k, v in connection.items() if k in CONNECTION_KEYS and v not in (None, "")})
 
 
+def _check_time_roles(saved: SavedTable) -> None:
+    """A date and a time-of-day column only where this package reads them (``DATED_KINDS``)."""
+    if saved.roles.time_of_day and saved.kind not in DATED_KINDS:
+        raise TargetError(f"{saved.where}: a date and a time-of-day column are read in place on Parquet, DuckDB "
+                          "and PostgreSQL tables; give a timestamp column for this kind")
+
+
 def describe_table(kind: str, location: str, table: str = "", connection: dict[str, Any] | None = None
                    ) -> list[tuple[str, str, str]]:
     """The table's columns for a dialog: (name, Tickbench type, the engine's Arrow type), in its order;
@@ -100,6 +108,7 @@ def add_table_target(name: str, kind: str, location: str, table: str, roles: Rol
     check_table_name(name)
     connection = dict(connection or {})
     saved = _unsaved(name, kind, location, table, roles, connection)
+    _check_time_roles(saved)
     source = open_source(saved, connection)
     try:
         schema = source.schema()
@@ -157,6 +166,7 @@ class TableTarget(Target):
         if dataset != saved.dataset:
             raise TargetError(f"{KEY_PREFIX}{self.name} holds dataset {saved.dataset}, not {dataset}: "
                               f"run it with --dataset {saved.dataset}")
+        _check_time_roles(saved)
         source = self._source()
         try:
             if progress:

@@ -13,7 +13,7 @@ import pyarrow.dataset as ds
 
 from workloads.targets.base import Footprint
 from workloads.targets.common.bars import minute_bars
-from workloads.targets.table.sources import MAX_DAYS, Source, Span, day_of
+from workloads.targets.table.sources import MAX_DAYS, Source, Span, day_of, instants
 
 
 class ParquetSource(Source):
@@ -39,6 +39,8 @@ class ParquetSource(Source):
     def _in(self, span: Span) -> ds.Expression:
         field = self._schema.field(self.saved.roles.time)
         time = ds.field(field.name)
+        if self.dated:                 # a date column: the day's rows are its date's
+            return time == pa.scalar(span.day, type=field.type)
         return (time >= pa.scalar(span.start, type=field.type)) & (time < pa.scalar(span.end, type=field.type))
 
     def _row_group_spans(self) -> list[tuple]:
@@ -105,11 +107,16 @@ class ParquetSource(Source):
         """Read the key-day's time and prices, then pandas (``workloads.targets.common.bars``)."""
         roles = self.saved.roles
         bid, ask = (roles.price[0], roles.price[-1])
-        wanted = list(dict.fromkeys([roles.time, bid, ask] + ([roles.size] if roles.size else [])))
-        frame = self.select(span, tuple(wanted), key).to_pandas()
-        frame = frame.sort_values(roles.time, kind="stable")
-        bars = minute_bars(frame, roles.time, bid, ask)
+        times = [roles.time, roles.time_of_day] if self.dated else [roles.time]
+        wanted = list(dict.fromkeys(times + [bid, ask] + ([roles.size] if roles.size else [])))
+        table = self.select(span, tuple(wanted), key)
+        time = roles.time
+        if self.dated:                 # the date plus the time of day: the instant the bars bucket
+            time = "__instant__"
+            table = table.append_column(time, instants(table.column(roles.time), table.column(roles.time_of_day)))
+        frame = table.to_pandas().sort_values(time, kind="stable")
+        bars = minute_bars(frame, time, bid, ask)
         if roles.size:
-            volume = frame[roles.size].groupby(frame[roles.time].dt.floor("min").to_numpy(), sort=True).sum()
+            volume = frame[roles.size].groupby(frame[time].dt.floor("min").to_numpy(), sort=True).sum()
             bars["volume"] = volume.to_numpy()
         return bars

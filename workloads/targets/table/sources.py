@@ -4,6 +4,10 @@ A ``Source`` reads one table where it lives, read-only: its Arrow schema, a time
 columns or some, optionally of one key) with the engine's own client, one key-day's minute bars
 where the engine computes, and cheap facts (rows and bytes as the engine's metadata tells them).
 
+A time role that is a date column and a time-of-day column (``Roles.time_of_day``) is read the same
+way: a day is the rows whose date is the day (``Span.day``), its days the first date at or after a day,
+and its bars bucket the date plus the time of day (``instants``) to the minute.
+
 Days and keys by bounded questions (``find_days``, ``sample_keys``): the first time at or after an
 instant (``first_time``: an index or partition lookup on every engine that keeps one, DuckDB's zone
 maps, Parquet's row-group statistics), asked once per day found, so listing N days costs N lookups and
@@ -29,15 +33,25 @@ KEYS_KEPT = 200
 
 @dataclass(frozen=True)
 class Span:
-    """A half-open time range [start, end) of one day, in UTC (naive for a column without a zone)."""
+    """A half-open time range [start, end) of one day, in UTC (naive for a column without a zone);
+    ``day`` is that day, what a date column is compared with."""
 
     start: dt.datetime
     end: dt.datetime
+    day: dt.date | None = None
 
     @classmethod
     def of_day(cls, day: dt.date, zoned: bool) -> "Span":
         start = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc if zoned else None)
-        return cls(start, start + dt.timedelta(days=1))
+        return cls(start, start + dt.timedelta(days=1), day)
+
+
+def instants(dates: pa.ChunkedArray, times_of_day: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A date column plus its time-of-day column as naive timestamps (microseconds)."""
+    import pyarrow.compute as pc
+    midnight = pc.cast(pc.cast(dates, pa.timestamp("us")), pa.int64())
+    since = pc.cast(pc.cast(times_of_day, pa.time64("us")), pa.int64())
+    return pc.cast(pc.add(midnight, since), pa.timestamp("us"))
 
 
 def day_of(value) -> dt.date:
@@ -78,13 +92,19 @@ class Source:
         except ValueError as exc:
             raise self.error(str(exc)) from None
 
+    @property
+    def dated(self) -> bool:
+        """Whether the time role is a date column with a time-of-day column (not one timestamp)."""
+        return bool(self.saved.roles.time_of_day)
+
     def time_zoned(self) -> bool:
         """Whether the time column holds instants with a zone (compared in UTC) or plain times."""
         field = self.arrow_schema().field(self.saved.roles.time)
         return pa.types.is_timestamp(field.type) and field.type.tz is not None
 
     def first_time(self, at_or_after: dt.datetime | None):
-        """The earliest time at or after ``at_or_after`` (None: of the table), None when none."""
+        """The earliest time at or after ``at_or_after`` (None: of the table), None when none; with a
+        date and a time of day, the earliest date at or after the date ``at_or_after``."""
         raise NotImplementedError
 
     def key_sample(self, span: Span, limit: int) -> list:
@@ -129,7 +149,7 @@ class Source:
         while first is not None and len(days) < MAX_DAYS:
             day = day_of(first)
             days.append(day)
-            first = self.first_time(Span.of_day(day, zoned).end)
+            first = self.first_time(day + dt.timedelta(days=1) if self.dated else Span.of_day(day, zoned).end)
         return days
 
     def sample_keys(self, day: dt.date) -> list[str]:

@@ -35,6 +35,8 @@ class SqlSource(Source):
         return ".".join(self.quote(part) for part in self.saved.table.split("."))
 
     def time_literal(self, value: dt.datetime) -> str:
+        if not isinstance(value, dt.datetime):
+            return f"DATE '{value:%Y-%m-%d}'"
         if value.tzinfo is not None:
             return f"TIMESTAMPTZ '{value.astimezone(dt.timezone.utc):%Y-%m-%d %H:%M:%S.%f}+00'"
         return f"TIMESTAMP '{value:%Y-%m-%d %H:%M:%S.%f}'"
@@ -58,7 +60,10 @@ class SqlSource(Source):
     # --- the questions ------------------------------------------------------------------------------
     def condition(self, span: Span, key=None) -> str:
         t = self.quote(self.saved.roles.time)
-        text = f"{t} >= {self.time_literal(span.start)} AND {t} < {self.time_literal(span.end)}"
+        if self.dated:                   # a date column: the day's rows are its date's
+            text = f"{t} = {self.time_literal(span.day)}"
+        else:
+            text = f"{t} >= {self.time_literal(span.start)} AND {t} < {self.time_literal(span.end)}"
         if key is not None:
             text += f" AND {self.quote(self.saved.roles.key)} = {self.value_literal(key)}"
         return text
@@ -77,13 +82,20 @@ class SqlSource(Source):
         names = ", ".join(self.quote(c) for c in columns)
         return self.fetch(f"SELECT {names} FROM {self.table_ref} WHERE {self.condition(span, key)}")
 
+    def instant(self) -> str:
+        """The time a bar orders and buckets by: the timestamp, or the date plus the time of day."""
+        roles = self.saved.roles
+        if self.dated:
+            return f"({self.quote(roles.time)} + {self.quote(roles.time_of_day)})"
+        return self.quote(roles.time)
+
     def mid(self) -> str:
         bid, ask = self.saved.roles.price[0], self.saved.roles.price[-1]
         return self.quote(bid) if bid == ask else f"({self.quote(bid)} + {self.quote(ask)}) / 2"
 
     def bars_sql(self, span: Span, key) -> str:
         """First and last mid of a minute by time (``arg_min``/``arg_max``), as DuckDB writes it."""
-        t, mid = self.quote(self.saved.roles.time), self.mid()
+        t, mid = self.instant(), self.mid()
         volume = f", sum({self.quote(self.saved.roles.size)}) AS volume" if self.saved.roles.size else ""
         return (f"SELECT date_trunc('minute', {t}) AS minute, arg_min({mid}, {t}) AS open, max({mid}) AS high, "
                 f"min({mid}) AS low, arg_max({mid}, {t}) AS close{volume} FROM {self.table_ref} "
@@ -161,7 +173,7 @@ class PostgresSource(SqlSource):
 
     def bars_sql(self, span: Span, key) -> str:
         """PostgreSQL has no first/last aggregate: the ordered ``array_agg`` idiom."""
-        t, mid = self.quote(self.saved.roles.time), self.mid()
+        t, mid = self.instant(), self.mid()
         volume = f", sum({self.quote(self.saved.roles.size)})::float8 AS volume" if self.saved.roles.size else ""
         return (f"SELECT date_trunc('minute', {t}) AS minute, (array_agg({mid} ORDER BY {t}))[1]::float8 AS open, "
                 f"max({mid})::float8 AS high, min({mid})::float8 AS low, "
@@ -169,6 +181,8 @@ class PostgresSource(SqlSource):
                 f"FROM {self.table_ref} WHERE {self.condition(span, key)} GROUP BY 1 ORDER BY 1")
 
     def time_literal(self, value: dt.datetime) -> str:
+        if not isinstance(value, dt.datetime):
+            return f"DATE '{value:%Y-%m-%d}'"
         if value.tzinfo is not None:
             return f"'{value.astimezone(dt.timezone.utc):%Y-%m-%d %H:%M:%S.%f}+00'::timestamptz"
         return f"'{value:%Y-%m-%d %H:%M:%S.%f}'::timestamp"

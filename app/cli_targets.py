@@ -33,8 +33,9 @@ def add_targets_parser(sub) -> None:
     table.add_argument("--table", default="", help="the table's name in its database (schema.table or, on "
                                                    "ClickHouse, database.table; DolphinDB: dfs://DATABASE/TABLE)")
     table.add_argument("--time", required=True, help="the timestamp column (or the date column, with --time-of-day)")
-    table.add_argument("--time-of-day", default="", help="the time-of-day column beside a date column --time "
-                                                         "(Parquet, DuckDB and PostgreSQL tables)")
+    table.add_argument("--time-of-day", default="",
+                       help="the time-of-day column beside a date column --time "
+                            "(Parquet, DuckDB, PostgreSQL, ClickHouse and DolphinDB tables)")
     table.add_argument("--key", default="", help="the key column (symbol, instrument, device)")
     table.add_argument("--price", action="append", default=[], help="a price column (twice: bid and ask)")
     table.add_argument("--size", default="", help="a traded size column")

@@ -640,7 +640,7 @@ def _dated_day_rows(dated: pa.Table) -> dict[dt.date, int]:
 def _pandas_bars(rows):
     """One key-day's bars by pandas alone: the date plus the time of day floored to the minute."""
     import pandas as pd
-    instant = pd.to_datetime(rows["day"].astype(str) + " " + rows["tod"].astype(str))
+    instant = pd.to_datetime(rows["day"].astype(str) + " " + rows["tod"].astype(str), format="ISO8601")
     rows = rows.assign(instant=instant).sort_values("instant", kind="stable")
     minute = rows["instant"].dt.floor("min")
     bars = rows.groupby(minute)["price"].agg(["first", "max", "min", "last"])
@@ -650,8 +650,14 @@ def _pandas_bars(rows):
     return bars.reset_index()
 
 
-def _dated_reads_are_pandas(name: str, config: dict, dated: pa.Table) -> None:
-    """Every day's rows, a slice of each day and its minute bars equal what pandas picks from the same rows."""
+def _of_day(values) -> list:
+    """Times of day as ``datetime.time``, whether a client gives them so or as 1970-01-01 instants."""
+    return [v.time() if hasattr(v, "time") else v for v in values]
+
+
+def _dated_reads_are_pandas(name: str, config: dict, dated: pa.Table, minutes_of_day: bool = False) -> None:
+    """Every day's rows, a slice of each day and its minute bars equal what pandas picks from the same rows
+    (``minutes_of_day``: the bars' minute is the time of day's, as DolphinDB's ``minute(t)`` gives it)."""
     import numpy as np
     import pandas as pd
     target = TableTarget({"name": name, **config})
@@ -668,13 +674,17 @@ def _dated_reads_are_pandas(name: str, config: dict, dated: pa.Table) -> None:
             got = target.read_slice(layout, day, key).frame
             got = got.assign(day=pd.to_datetime(got["day"]).dt.date).sort_values("tod")
             assert len(got) == len(want) > 0
-            for column in ("tod", "sym", "price", "qty"):
+            assert _of_day(got["tod"]) == list(want["tod"])
+            for column in ("sym", "price", "qty"):
                 assert list(got[column]) == list(want[column]), column
             bars = target.minute_bars(layout, day, key).frame
             expected = _pandas_bars(want)
             assert len(bars) == len(expected) > 1
-            assert (pd.to_datetime(bars["minute"]).to_numpy("datetime64[ns]")
-                    == expected["minute"].to_numpy("datetime64[ns]")).all()
+            if minutes_of_day:
+                assert _of_day(pd.to_datetime(bars["minute"])) == list(expected["minute"].dt.time)
+            else:
+                assert (pd.to_datetime(bars["minute"]).to_numpy("datetime64[ns]")
+                        == expected["minute"].to_numpy("datetime64[ns]")).all()
             for column in ("open", "high", "low", "close", "volume"):
                 assert np.allclose(bars[column].astype(float), expected[column].astype(float)), column
     finally:
@@ -751,14 +761,109 @@ def test_a_postgres_table_with_a_date_and_a_time_of_day_is_read_in_place(pg_engi
     assert state() == before
 
 
-@pytest.mark.parametrize("kind", ["questdb", "clickhouse", "dolphindb"])
-def test_a_date_and_a_time_of_day_elsewhere_is_refused_in_one_line_naming_the_table(kind):
+def test_a_clickhouse_table_with_a_date_and_a_time_of_day_is_read_in_place(ch_server, dated, tmp_path, monkeypatch):
+    """A Date and a Time64(6), partitioned by the date: its days are the parts' min/max, never a read of rows."""
+    from workloads.targets.table.servers import ClickHouseSource
+    client = _ch(ch_server)
+    try:
+        client.command("DROP TABLE IF EXISTS chdated")
+        client.command("CREATE TABLE chdated (day Date, tod Time64(6), sym LowCardinality(String), price Float64, "
+                       "qty Int64, side LowCardinality(String), venue LowCardinality(String)) ENGINE = MergeTree "
+                       "PARTITION BY day ORDER BY (sym, day, tod)")
+        client.insert_arrow("chdated", dated)
+    finally:
+        client.close()
+
+    def state() -> tuple[int, int]:
+        client = _ch(ch_server)
+        try:
+            return tuple(client.query("SELECT count(), sum(cityHash64(*)) FROM chdated").result_rows[0])
+        finally:
+            client.close()
+
+    before = state()
+    assert before[0] == ROWS
+    connection = _ch_connection(ch_server)
+    add_table_target("datedch", "clickhouse", f"{ch_server.host}:{ch_server.port}", "chdated", DATED_ROLES,
+                     connection)
+    asked: list[str] = []
+    fetch = ClickHouseSource.fetch
+    monkeypatch.setattr(ClickHouseSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    _dated_reads_are_pandas("datedch", connection, dated)
+    lookups = [sql for sql in asked if sql.startswith('SELECT min("day")')]
+    assert len(lookups) == len(_dated_day_rows(dated)) + 1
+    assert all("WHERE \"day\" >= toDate('" in sql for sql in lookups[1:])
+    client = _ch(ch_server)
+    try:
+        plans = ["\n".join(r[0] for r in client.query("EXPLAIN indexes = 1 " + sql).result_rows) for sql in lookups]
+    finally:
+        client.close()
+    assert all("_minmax_count_projection" in plan for plan in plans[:-1]), plans
+    _run_reads("datedch", connection, tmp_path, _dated_day_rows(dated))
+    assert state() == before
+
+
+def test_a_dolphindb_table_with_a_date_and_a_time_is_read_in_place(ddb_server, dated, tmp_path, monkeypatch):
+    """DolphinDB's TAQ shape: a DATE and a TIME (milliseconds), VALUE by date and RANGE by symbol."""
+    import dolphindb.settings as keys
+    import pandas as pd
+    from workloads.targets.dolphindb.frames import typed_frame
+    from workloads.targets.table.dolphindb import DolphinDBSource
+    tod = pc.cast(pc.cast(dated.column("tod"), pa.time32("ms"), safe=False), pa.time64("us"))
+    dated = dated.set_column(dated.schema.get_field_index("tod"), "tod", tod)     # TIME keeps milliseconds
+    frame = dated.to_pandas()
+    frame["day"] = pd.to_datetime(frame["day"].astype(str))
+    frame["tod"] = pd.to_datetime("1970-01-01 " + frame["tod"].astype(str), format="ISO8601")
+    session = _ddb(ddb_server)
+    try:
+        session.run('dbDate = database("", VALUE, 2024.03.01..2024.03.31)\n'
+                    'dbKey = database("", RANGE, symbol(["A", "S004", "ZZZZ"]))\n'
+                    'db = database("dfs://dated", COMPO, [dbDate, dbKey], engine="OLAP", atomic="CHUNK")')
+        session.run('db = database("dfs://dated")\n'
+                    'schemaTable = table(1:0, ["day", "tod", "sym", "price", "qty", "side", "venue"], '
+                    '[DATE, TIME, SYMBOL, DOUBLE, LONG, SYMBOL, STRING])\n'
+                    'pt = db.createPartitionedTable(schemaTable, "trades", ["day", "sym"])')
+        session.run('tableInsert{loadTable("dfs://dated", "trades")}',
+                    typed_frame(frame, {"day": keys.DT_DATE, "tod": keys.DT_TIME, "sym": keys.DT_SYMBOL,
+                                        "side": keys.DT_SYMBOL}))
+    finally:
+        session.close()
+
+    def state() -> tuple[int, str]:
+        session = _ddb(ddb_server)
+        try:
+            rows = session.run('exec count(*) from loadTable("dfs://dated", "trades")')
+            found = session.run('select * from loadTable("dfs://dated", "trades") '
+                                'where day between 2024.03.01 : 2024.03.31')
+        finally:
+            session.close()
+        text = found.sort_values(list(found.columns)).to_csv(index=False)
+        return int(rows), hashlib.sha256(text.encode()).hexdigest()
+
+    before = state()
+    assert before[0] == ROWS
+    connection = _ddb_connection(ddb_server)
+    add_table_target("datedddb", "dolphindb", f"{ddb_server.host}:{ddb_server.port}", "dfs://dated/trades",
+                     DATED_ROLES, connection)
+    asked: list[str] = []
+    run = DolphinDBSource.run
+    monkeypatch.setattr(DolphinDBSource, "run", lambda self, script: asked.append(script) or run(self, script))
+    _dated_reads_are_pandas("datedddb", connection, dated, minutes_of_day=True)
+    lookups = [text for text in asked if text.startswith("exec min(day)")]
+    assert len(lookups) == len(_dated_day_rows(dated)) + 1           # one bounded lookup per day, one finding none
+    assert all(re.search(r" where day >= \d{4}\.\d\d\.\d\d$", text) for text in lookups[1:]), lookups
+    _run_reads("datedddb", connection, tmp_path, _dated_day_rows(dated))
+    assert state() == before
+
+
+def test_a_date_and_a_time_of_day_on_questdb_is_refused_in_one_line_naming_the_table():
     with pytest.raises(TargetError) as caught:
-        add_table_target("datedelse", kind, "127.0.0.1:1", "dfs://db/trades" if kind == "dolphindb" else "trades",
-                         DATED_ROLES, {"host": "127.0.0.1", "port": 1})
+        add_table_target("datedelse", "questdb", "127.0.0.1:1", "trades", DATED_ROLES,
+                         {"host": "127.0.0.1", "port": 1})
     text = str(caught.value)
-    assert "\n" not in text and "trades" in text and text.startswith(f"{kind} table ")
-    assert "read in place on Parquet, DuckDB and PostgreSQL tables; give a timestamp column" in text
+    assert "\n" not in text and "trades" in text and text.startswith("questdb table ")
+    assert ("read in place on Parquet, DuckDB, PostgreSQL, ClickHouse and DolphinDB tables; give a timestamp "
+            "column") in text
 
 
 def test_cli_add_table_takes_a_time_of_day(tmp_path, dated):

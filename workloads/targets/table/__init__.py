@@ -37,7 +37,8 @@ TABLE = "table"                    # the target kind; a saved one's key is table
 KEY_PREFIX = "table:"
 KINDS = ("parquet", "duckdb", "postgres", "questdb", "clickhouse", "dolphindb")
 SERVER_KINDS = ("postgres", "questdb", "clickhouse", "dolphindb")
-DATED_KINDS = ("parquet", "duckdb", "postgres")   # where a date and a time-of-day column are read in place
+# where a date and a time-of-day column are read in place (QuestDB keeps no DATE or time-of-day type)
+DATED_KINDS = ("parquet", "duckdb", "postgres", "clickhouse", "dolphindb")
 CONNECTION_KEYS = ("host", "port", "user", "password", "database", "secure", "http_port", "server_key")
 
 
@@ -82,8 +83,8 @@ def _unsaved(name: str, kind: str, location: str, table: str, roles: Roles | Non
 def _check_time_roles(saved: SavedTable) -> None:
     """A date and a time-of-day column only where this package reads them (``DATED_KINDS``)."""
     if saved.roles.time_of_day and saved.kind not in DATED_KINDS:
-        raise TargetError(f"{saved.where}: a date and a time-of-day column are read in place on Parquet, DuckDB "
-                          "and PostgreSQL tables; give a timestamp column for this kind")
+        raise TargetError(f"{saved.where}: a date and a time-of-day column are read in place on Parquet, DuckDB, "
+                          "PostgreSQL, ClickHouse and DolphinDB tables; give a timestamp column for this kind")
 
 
 def describe_table(kind: str, location: str, table: str = "", connection: dict[str, Any] | None = None

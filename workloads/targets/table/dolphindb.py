@@ -7,6 +7,8 @@ Its schema is the table's own (``schema(t).colDefs``: SYMBOL stays SYMBOL, a TIM
 milliseconds). Days: ``exec min(t) ... where t >= <next day>``, which the server answers from the
 partitions of that range only (a DFS table partitioned by day prunes the rest); keys: ``select top
 n key`` of the most recent day; rows ``exec count(*)``, bytes ``getTabletsMeta``'s ``diskUsage``.
+A DATE column with a SECOND/TIME/NANOTIME column (DolphinDB's TAQ shape) is the scripts' own date
+and time: days ``exec min(date) ... where date >= <next date>``, bars by ``minute(time)``.
 Only ``select``/``exec`` scripts are sent; nothing is created, shared or written on the server.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from workloads.targets.table.sources import Source, Span
 
 DFS = "dfs://"
 TIME_TYPES = ("TIMESTAMP", "NANOTIMESTAMP")
+TIME_OF_DAY_TYPES = ("SECOND", "TIME", "NANOTIME")     # beside a DATE column: DolphinDB's TAQ shape
 
 
 def split_dfs_table(table: str, database: str = "") -> tuple[str, str]:
@@ -90,12 +93,14 @@ class DolphinDBSource(Source):
 
     def _names_and_columns(self):
         roles, schema = self.saved.roles, self.saved.schema
-        time_type = schema.column(roles.time).ddb_type
+        date_type = schema.column(roles.time).ddb_type
+        time = roles.time_of_day or roles.time        # a date column's bars go by its time of day
+        time_type = schema.column(time).ddb_type
         price = roles.price or ("",)
         try:
             names = scripts.Names(self.db, self.table, self.table, self.table)
             columns = scripts.Columns(tuple(schema.names), tuple(c.ddb_type for c in schema.columns),
-                                           roles.time, time_type, roles.key, roles.time, time_type,
+                                           roles.time, date_type, roles.key, time, time_type,
                                            price[0], price[-1], roles.size)
         except ValueError as exc:
             raise self.error(str(exc)) from None
@@ -109,8 +114,20 @@ class DolphinDBSource(Source):
     def _time_type(self) -> str:
         return dict(self._col_defs()).get(self.saved.roles.time, "")
 
+    def _check_dated(self) -> None:
+        roles, types = self.saved.roles, dict(self._col_defs())
+        if types.get(roles.time) != "DATE" or types.get(roles.time_of_day) not in TIME_OF_DAY_TYPES:
+            raise self.error(f"columns {roles.time!r} and {roles.time_of_day!r} are "
+                             f"{types.get(roles.time, 'missing')} and {types.get(roles.time_of_day, 'missing')}: "
+                             "a date and a time of day need a DATE column and a SECOND, TIME or NANOTIME column")
+
     def first_time(self, at_or_after):
         t = self.saved.roles.time
+        if self.dated:                 # the first date at or after a date: the partitions from that day on
+            self._check_dated()
+            after = "" if at_or_after is None else f" where {t} >= {q.date(at_or_after)}"
+            found = self.run(f"exec min({t}) from {self._load()}{after}")
+            return None if found is None or pd.isna(found) else pd.Timestamp(found).date()
         if self._time_type() not in TIME_TYPES:
             raise self.error(f"column {t!r} is {self._time_type() or 'missing'}: the time role needs a "
                              "TIMESTAMP or NANOTIMESTAMP column")

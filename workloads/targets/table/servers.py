@@ -2,7 +2,9 @@
 ``clickhouse-connect``'s ``query_arrow`` (the engine target's client and its errors,
 ``workloads.targets.clickhouse.server``). Days: the first time at or after each next UTC midnight,
 from the parts' min/max where the table is partitioned by day (``first_time``); rows and bytes from
-``system.parts``, which the server keeps without reading a row.
+``system.parts``, which the server keeps without reading a row. A Date column with a Time/Time64
+column: days by ``min(date)`` from each next date (the parts' min/max where partitioned by the date),
+bars by the date plus the time of day (``instant``).
 """
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ class ClickHouseSource(SqlSource):
         return exc                      # refused, wrong password, timeouts: already one line naming the server
 
     def time_literal(self, value: dt.datetime) -> str:
+        if not isinstance(value, dt.datetime):
+            return f"toDate('{value:%Y-%m-%d}')"
         if value.tzinfo is not None:
             value = value.astimezone(dt.timezone.utc)
         return f"toDateTime64('{value:%Y-%m-%d %H:%M:%S.%f}', 6, 'UTC')"
@@ -64,17 +68,29 @@ class ClickHouseSource(SqlSource):
         partitioned by ``toDate(t)`` ClickHouse answers it from its parts' min/max (``_minmax_count_projection``,
         no row read); otherwise the exact range (``minOrNull``: a plain min answers 1970-01-01 on no rows)."""
         t = self.quote(self.saved.roles.time)
+        if self.dated:                 # a Date column: the parts' min/max where partitioned by it
+            after = "" if at_or_after is None else f" WHERE {t} >= {self.time_literal(at_or_after)}"
+            found = self.fetch(f"SELECT min({t}) AS first, count() AS n FROM {self.table_ref}{after}").to_pylist()
+            return found[0]["first"] if found and found[0]["n"] else None
         if at_or_after is None or (at_or_after.time() == dt.time() and self._utc_time()):
             after = "" if at_or_after is None else f" WHERE toDate({t}) >= toDate('{at_or_after:%Y-%m-%d}')"
             found = self.fetch(f"SELECT min({t}) AS first, count() AS n FROM {self.table_ref}{after}").to_pylist()
             return found[0]["first"] if found and found[0]["n"] else None
         return self.scalar(f"SELECT minOrNull({t}) FROM {self.table_ref} WHERE {t} >= {self.time_literal(at_or_after)}")
 
+    def instant(self) -> str:
+        """A Date plus its Time/Time64 as a DateTime64 in UTC (ClickHouse adds a time of day to a DateTime64)."""
+        roles = self.saved.roles
+        if self.dated:
+            return f"(toDateTime64({self.quote(roles.time)}, 6, 'UTC') + {self.quote(roles.time_of_day)})"
+        return self.quote(roles.time)
+
     def bars_sql(self, span: Span, key) -> str:
-        t, mid = self.quote(self.saved.roles.time), self.mid()
+        t, mid = self.instant(), self.mid()
         volume = f", sum({self.quote(self.saved.roles.size)}) AS volume" if self.saved.roles.size else ""
-        return (f"SELECT toStartOfMinute({t}) AS minute, argMin({mid}, {t}) AS open, max({mid}) AS high, "
-                f"min({mid}) AS low, argMax({mid}, {t}) AS close{volume} FROM {self.table_ref} "
+        # toStartOfMinute gives a DateTime, which Arrow carries as bare uint32 seconds: the minute as a timestamp
+        return (f"SELECT toDateTime64(toStartOfMinute({t}), 0, 'UTC') AS minute, argMin({mid}, {t}) AS open, "
+                f"max({mid}) AS high, min({mid}) AS low, argMax({mid}, {t}) AS close{volume} FROM {self.table_ref} "
                 f"WHERE {self.condition(span, key)} GROUP BY minute ORDER BY minute")
 
     def _parts(self) -> dict:

@@ -218,6 +218,7 @@ def server_config(engine: str, request) -> dict:
     return {"host": server.host, "port": server.port, "user": "admin", "password": "123456"}
 
 
+@pytest.mark.timeout(900)     # a Druid run (its fixture's start, ingestion) can pass 300 s beside the suite
 @pytest.mark.parametrize("engine", SERVERS)
 def test_the_docs_suite_answers_alike_on_the_server_engines(engine, request, tmp_path):
     config = server_config(engine, request)

@@ -77,9 +77,8 @@ def run_child(code: str, csv: Path, out: Path, home: Path) -> tuple[int, float, 
     env = {**os.environ, "TICKBENCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen([sys.executable, "-c", code, str(csv), str(out)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env, cwd=ROOT)
-    stdout = child.stdout.read()
-    stderr = child.stderr.read()
-    if child.wait():
+    stdout, stderr = child.communicate()     # both pipes at once: a full stderr never blocks the child
+    if child.returncode:
         raise SystemExit(f"child failed ({child.returncode}): {stderr.decode()[-2000:]}")
     rows, seconds, peak_kib = stdout.split()
     return int(rows), float(seconds), int(peak_kib) * 1024

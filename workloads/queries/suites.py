@@ -108,16 +108,21 @@ def load_suite(name: str) -> Suite:
     return _load(path, path.stat().st_mtime_ns, _overlays(path))
 
 
-@lru_cache(maxsize=32)
-def _load(path: Path, mtime_ns: int, overlays: tuple[tuple[Path, int], ...] = ()) -> Suite:
-    # the mtimes make an edited file load afresh
-    name = path.stem
+def read_suite_toml(path: Path) -> dict[str, Any]:
+    """A suite file's TOML; SuiteError naming the file when it cannot be read or parsed."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"{path.name}: not valid TOML ({exc})") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path.name}: cannot read it ({type(exc).__name__})") from None
+
+
+@lru_cache(maxsize=32)
+def _load(path: Path, mtime_ns: int, overlays: tuple[tuple[Path, int], ...] = ()) -> Suite:
+    # the mtimes make an edited file load afresh
+    name = path.stem
+    data = read_suite_toml(path)
     if data.get("dataset") not in SEED_TABLES:
         raise SuiteError(f"{path.name}: dataset must be one of {', '.join(SEED_TABLES)}")
     for key in ("title", "report"):

@@ -118,12 +118,7 @@ def load_user_suite(path: str | Path) -> Suite:
 
 @lru_cache(maxsize=16)
 def _load(path: Path, mtime_ns: int) -> Suite:   # the mtime makes an edited file load afresh
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"{path.name}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{path.name}: cannot read it ({type(exc).__name__})") from None
+    data = suites.read_suite_toml(path)
     for key in ("title", "dataset", "day", "key"):
         if not isinstance(data.get(key, ""), str):
             raise SuiteError(f"{path.name}: {key}: expected text, not {data[key]!r:.60}")

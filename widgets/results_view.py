@@ -156,7 +156,7 @@ class RunResultsView(QWidget):
             phases = " · ".join(f"{p} {format_seconds(v)}" for p, v in step.phases.items())
             if phases and step.phase_source:
                 phases += f" ({step.phase_source})"
-            ops = f"{step.ops:,}" + (f" ({step.cold_ops:,} cold)" if cold else "") + \
+            ops = f"{step.ops:,}" + (f" ({step.cold_ops:,} cold{step.cleared_note()})" if cold else "") + \
                 (f" ({step.errors:,} failed)" if step.errors else "")
             if open_loop:
                 cells = [step.label + (" ⚠" if step.short else ""), ops, rate(step.rows_per_s), rate(step.ops_per_s),

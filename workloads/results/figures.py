@@ -36,6 +36,7 @@ import pandas as pd
 from workloads.run.schedule import LATE_S
 from workloads.scenario import SIZES, parse_slot
 from workloads.targets.base import PHASES
+from workloads.targets.common.cleared import HOST_COLD_SQL, in_words
 
 MIN_OPS = 5
 MIN_WINDOW_S = 1.0
@@ -49,6 +50,8 @@ STEP_FIGURES_DOC = ("Measurement window: from the release of the workers to the 
 
 # An operation that held cold (workloads.run.cold); runs stored before it have no such fact
 _HELD_COLD = "CASE WHEN json_valid({extra}) THEN json_extract_string({extra}, '$.cold') END = 'true'"
+# ... and cold in the reports' sense: the page cache of the host holding its data dropped too
+_HOST_COLD = f"({_HELD_COLD} AND {HOST_COLD_SQL})"
 # Per-step sums of measured operations; {where} selects the runs. Rates and the short flag follow.
 _STEP_SUMS = f"""
 SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.released_at, s.started_at,
@@ -59,7 +62,8 @@ SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.releas
        coalesce(sum(o.bytes) FILTER (WHERE o.ok), 0) AS bytes,
        sum(o.wire_bytes) FILTER (WHERE o.ok) AS wire_bytes,
        count(o.wire_bytes) FILTER (WHERE o.ok) AS wire_ops,
-       count(o.seq) FILTER (WHERE o.ok AND {_HELD_COLD.format(extra="o.extra")}) AS cold_ops
+       count(o.seq) FILTER (WHERE o.ok AND {_HELD_COLD.format(extra="o.extra")}) AS cold_ops,
+       count(o.seq) FILTER (WHERE o.ok AND {_HOST_COLD.format(extra="o.extra")}) AS host_cold_ops
 FROM steps s LEFT JOIN ops o ON o.run_id = s.run_id AND o.step = s.step AND o.kind = 'measured'
 {{where}}
 GROUP BY ALL
@@ -75,7 +79,8 @@ _LATENCY = f"""
 SELECT step, quantile_cont(total_s, 0.50) AS p50_s, quantile_cont(total_s, 0.95) AS p95_s,
        quantile_cont(total_s, 0.99) AS p99_s, quantile_cont(total_s, 0.999) AS p999_s,
        quantile_cont(total_s, 0.9999) AS p9999_s, avg(total_s) AS mean_s, min(total_s) AS min_s,
-       quantile_cont(total_s, 0.50) FILTER (WHERE {_HELD_COLD.format(extra="extra")}) AS cold_p50_s
+       quantile_cont(total_s, 0.50) FILTER (WHERE {_HELD_COLD.format(extra="extra")}) AS cold_p50_s,
+       quantile_cont(total_s, 0.50) FILTER (WHERE {_HOST_COLD.format(extra="extra")}) AS host_cold_p50_s
 FROM ops WHERE run_id = ? AND kind = 'measured' AND ok GROUP BY step
 """
 # Open loop (workloads.run.schedule): latency counts from each operation's intended start; late
@@ -101,7 +106,7 @@ STEP_FIGURES_SQL = f"""
 WITH sums AS ({_STEP_SUMS.format(where="WHERE s.run_id = ?")}),
      lat AS ({_LATENCY}), first AS ({_FIRST_OP}), open AS ({_OPEN_LOOP})
 SELECT sums.*, {_RATES}, lat.p50_s, lat.p95_s, lat.p99_s, lat.p999_s, lat.p9999_s, lat.mean_s, lat.min_s,
-       lat.cold_p50_s, coalesce(first.first_ops, 0) AS first_ops, first.first_op_s,
+       lat.cold_p50_s, lat.host_cold_p50_s, coalesce(first.first_ops, 0) AS first_ops, first.first_op_s,
        open.scheduled_ops, open.late_ops, open.missed_ops, open.max_start_delay_s, open.latency_p50_s,
        open.latency_p99_s, open.latency_p999_s, open.latency_p9999_s
 FROM sums LEFT JOIN lat USING (step) LEFT JOIN first USING (step) LEFT JOIN open USING (step)
@@ -158,13 +163,32 @@ def step_figures(store, run_id: str) -> pd.DataFrame:
     return frame
 
 
-def op_times(store, run_id: str, step: int, held_cold: bool = False) -> np.ndarray:
+def op_times(store, run_id: str, step: int, held_cold: bool = False, host_cold: bool = False) -> np.ndarray:
     """The times of one step's measured operations: those whose median is its ``p50_s`` (with
-    ``held_cold``, its ``cold_p50_s``)."""
-    cold = f" AND {_HELD_COLD.format(extra='extra')}" if held_cold else ""
+    ``held_cold``, its ``cold_p50_s``; with ``host_cold``, its ``host_cold_p50_s``)."""
+    cold = _HOST_COLD if host_cold else _HELD_COLD if held_cold else ""
+    cold = f" AND {cold.format(extra='extra')}" if cold else ""
     frame = store.frame(f"SELECT total_s FROM ops WHERE run_id = ? AND step = ? AND kind = 'measured' AND ok{cold}",
                         [run_id, step])
     return frame["total_s"].to_numpy(dtype=float)
+
+
+_CLEARED_SQL = f"""
+SELECT step, CASE WHEN json_valid(extra) THEN json_extract_string(extra, '$.cleared_kinds') END AS kinds,
+       count(*) AS n
+FROM ops WHERE run_id = ? AND kind = 'measured' AND ok AND {_HELD_COLD.format(extra="extra")}
+GROUP BY ALL ORDER BY step, n DESC, kinds
+"""
+
+
+def cleared_by_step(store, run_id: str) -> dict[int, list[tuple[str, int]]]:
+    """Per step, what the clears before its cold operations emptied, in words, with how many
+    operations each: ``{0: [("engine caches, host page cache", 27)]}``."""
+    frame = store.frame(_CLEARED_SQL, [run_id])
+    found: dict[int, list[tuple[str, int]]] = {}
+    for step, kinds, n in frame.itertuples(index=False):
+        found.setdefault(int(step), []).append((in_words(None if pd.isna(kinds) else kinds), int(n)))
+    return found
 
 
 def figures_of_step(store, run_id: str, step: int) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workloads.run.environment import busy_note
-from workloads.results.figures import phase_summary, step_figures
+from workloads.results.figures import cleared_by_step, phase_summary, step_figures
 from workloads.results.references import DISK, published_findings, published_sweeps
 from workloads.run.schedule import LATE_S
 from workloads.targets.base import PHASES
@@ -34,6 +34,9 @@ class StepAnswer:
     short: str = ""                                            # why too short to measure, or ""
     cold_ops: int = 0                                          # a cold step: measured operations that held cold
     cold_p50_s: float | None = None                            # their median
+    host_cold_ops: int = 0                                     # ... with the host page cache dropped too
+    host_cold_p50_s: float | None = None                       # their median (the reports' sense of cold)
+    cleared: tuple[tuple[str, int], ...] = ()                  # what their clears emptied, in words, and how many
     index: int = 0                                             # the step's number in the store
     rate: float | None = None                                  # open loop: offered operations per second
     latency_p50_s: float | None = None                         # ... from each operation's intended start
@@ -42,8 +45,21 @@ class StepAnswer:
     missed_ops: int = 0
 
     def cold_line(self) -> str:
-        """``cold: N of M operations`` (a cold step's own count, ``workloads.run.cold``)."""
-        return f"cold: {self.cold_ops:,} of {self.ops:,} operation{'s' if self.ops != 1 else ''}"
+        """``cold: N of M operations (cleared: engine caches, host page cache)`` (a cold step's own
+        count, ``workloads.run.cold``; what was cleared, ``workloads.targets.common.cleared``)."""
+        line = f"cold: {self.cold_ops:,} of {self.ops:,} operation{'s' if self.ops != 1 else ''}"
+        if len(self.cleared) == 1:
+            return f"{line} (cleared: {self.cleared[0][0]})"
+        if self.cleared:
+            return f"{line} (cleared: " + "; ".join(f"{words} for {n:,}" for words, n in self.cleared) + ")"
+        return line
+
+    def cleared_note(self) -> str:
+        """A short word on a cold count that is not cold in the reports' sense (the host page cache
+        kept): ", engine caches only", ", some engine caches only", or ""."""
+        if not self.cold_ops or self.host_cold_ops == self.cold_ops:
+            return ""
+        return ", engine caches only" if not self.host_cold_ops else f", {self.cold_ops - self.host_cold_ops:,} engine caches only"
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,7 @@ def sweep_knee(users: list[int], throughput: list[float], gain: float = KNEE_GAI
 def run_answer(store, run_id: str) -> RunAnswer:
     run = store.run(run_id)
     figures = step_figures(store, run["run_id"])
+    cleared = cleared_by_step(store, run["run_id"]) if run.get("cache") == "cold" else {}
     steps = []
     for row in figures.itertuples():
         means, _pct, count, source = phase_summary(row)
@@ -113,6 +130,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
             phase_source=f"{count:,} {source} operation{'s' if count != 1 else ''}" if count else "",
             short=str(row.short_reason) if bool(row.short) else "",
             cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s), index=int(row.step),
+            host_cold_ops=int(row.host_cold_ops), host_cold_p50_s=_num(row.host_cold_p50_s),
+            cleared=tuple(cleared.get(int(row.step), ())),
             rate=_num(row.rate), latency_p50_s=_num(row.latency_p50_s), latency_p99_s=_num(row.latency_p99_s),
             late_ops=int(_num(row.late_ops) or 0), missed_ops=int(_num(row.missed_ops) or 0)))
     knee, note = None, ""

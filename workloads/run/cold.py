@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workloads.targets.common.cleared import kinds_of, merged
+
 HELD, IDLE, SHARED, NOT_CLEARED = 1, 0, 2, 3       # what user 0 decides for each user of a round
 
 
@@ -48,10 +50,11 @@ class RoundStart:
     cleared: str          # the methods the clear applied, or why it applied none
     why_not: str = ""     # when not cold: why, in words
     left_bytes: int | None = None   # bytes of the layout's files still in the OS cache after the clear
+    kinds: str = ""       # what the clears emptied (``workloads.targets.common.cleared``): engine caches, host page cache
 
     def facts(self) -> dict:
         """What an operation's record says of its cache (its ``extra``)."""
-        facts = {"cold": self.cold, "cleared": self.cleared}
+        facts = {"cold": self.cold, "cleared": self.cleared, "cleared_kinds": self.kinds}
         if self.left_bytes is not None:
             facts["cached_after_clear"] = self.left_bytes
         if not self.cold:
@@ -61,8 +64,9 @@ class RoundStart:
 
 def verdict_of(methods: list[str], left_bytes: int | None) -> str:
     """Why a clear left the data cached, or "" when it held."""
-    if not methods:
-        return "nothing could be cleared (the target has no cache it can drop)"
+    if not kinds_of(methods):
+        notes = "; ".join(methods)
+        return "nothing could be cleared (the target has no cache it can drop)" + (f": {notes}" if notes else "")
     if left_bytes:
         return f"{left_bytes:,} bytes of the layout's files were still in the OS cache after the clear"
     return ""
@@ -90,6 +94,7 @@ class ColdRounds:
         self._verdict = context.RawArray("b", users)
         self._going = context.RawValue("b", 0)
         self._cleared = context.RawArray("c", 1024)
+        self._kinds = context.RawArray("c", 64)
         self._left = context.RawValue("q", -1)
 
     def abort(self) -> None:
@@ -120,8 +125,9 @@ class ColdRounds:
         why = {SHARED: "another user's operation of the same round read the same day",
                NOT_CLEARED: text}.get(verdict, "")
         cleared = text if verdict != NOT_CLEARED else ""
+        kinds = self._kinds.value.decode() if verdict != NOT_CLEARED else ""
         return RoundStart(go=bool(self._going.value), cold=verdict == HELD, cleared=cleared, why_not=why,
-                          left_bytes=left)
+                          left_bytes=left, kinds=kinds)
 
     def _decide(self, claims: np.ndarray, clear: Clear) -> None:
         active = np.frombuffer(self._active, dtype=np.int8).astype(bool)
@@ -147,6 +153,7 @@ class ColdRounds:
             else:
                 self._verdict[user] = HELD
         self._cleared.value = text.encode()[:1023]
+        self._kinds.value = kinds_of(methods).encode()[:63]
 
     def _acquire(self, semaphore) -> None:
         while not semaphore.acquire(timeout=self.WAIT_SLICE_S):
@@ -160,10 +167,11 @@ def with_own_clear(start: RoundStart, own: list[str], own_error: str) -> RoundSt
     if not start.go:
         return start
     cleared = ", ".join([*own, start.cleared] if start.cleared else own)
+    kinds = merged(kinds_of(own), start.kinds) if start.kinds or start.cold else kinds_of(own)
     if own_error:
         return RoundStart(True, False, cleared, f"its own process's cache could not be dropped ({own_error})",
-                          start.left_bytes)
-    return RoundStart(True, start.cold, cleared, start.why_not, start.left_bytes)
+                          start.left_bytes, kinds)
+    return RoundStart(True, start.cold, cleared, start.why_not, start.left_bytes, kinds)
 
 
 def one_user_start(methods: list[str], left_bytes: int | None, users: int) -> RoundStart:
@@ -174,8 +182,9 @@ def one_user_start(methods: list[str], left_bytes: int | None, users: int) -> Ro
         return RoundStart(True, False, "", failed, left_bytes)
     if users > 1:
         return RoundStart(True, False, ", ".join(methods),
-                          "users on other hosts are not run in rounds: another may have read the same day", left_bytes)
-    return RoundStart(True, True, ", ".join(methods), "", left_bytes)
+                          "users on other hosts are not run in rounds: another may have read the same day", left_bytes,
+                          kinds_of(methods))
+    return RoundStart(True, True, ", ".join(methods), "", left_bytes, kinds_of(methods))
 
 
 def watch_parent(parent_gone: Callable[[], bool], every_s: float = 1.0) -> None:

@@ -35,6 +35,7 @@ import numpy as np
 
 from workloads.run.allocator import settle_allocator
 from workloads.targets.common.cache import resident_bytes_of
+from workloads.targets.common.host_agents import agent_token, agents_of, drop_host_caches
 from workloads.run.cold import (ColdRounds, RoundsBroken, RoundStart, one_user_start, watch_parent,
                             with_own_clear)
 from workloads.results.figures import MIN_OPS
@@ -398,7 +399,14 @@ class _Operations:
         return with_own_clear(start, own, own_error)
 
     def _drop_cache(self) -> list[str]:
-        self.cache_methods = list(self.ctx.target.drop_cache(self.ctx.layout))
+        """The engine's clear, then the database hosts' agents' (``common.host_agents``): asked only
+        when the engine's clear applied, or the engine keeps no data of its own to clear."""
+        target = self.ctx.target
+        methods = list(target.drop_cache(self.ctx.layout))
+        agents = agents_of(target.config)
+        if agents and (methods or not target.engine_caches_data):
+            methods += drop_host_caches(agents, agent_token(target.config))
+        self.cache_methods = methods
         return self.cache_methods
 
     def _clear_shared(self) -> tuple[list[str], int | None]:

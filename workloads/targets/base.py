@@ -165,6 +165,9 @@ class Target(ABC):
     read_phases: tuple[str, ...] = ()
     # operations (by OpResult-producing method name) whose phase split comes from probe operations
     probed_ops: frozenset[str] = frozenset()
+    # The engine keeps data in caches of its own, which its ``drop_cache`` must empty: when that clear
+    # applies nothing, dropping the host's page cache (an agent's) leaves the data cached all the same
+    engine_caches_data: bool = False
 
     def __init__(self, config: dict[str, Any]):
         self.config = dict(config)

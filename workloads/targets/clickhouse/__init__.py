@@ -51,6 +51,7 @@ SESSION_MODES = ("auto", "per_operation")
 
 class ClickHouseTarget(ClickHouseReads, ClickHouseWrites, ClickHouseLayout, ClickHouseColdCache, Target):
     kind = "clickhouse"
+    engine_caches_data = True        # a server's mark and uncompressed caches
     read_phases = ("query", "decode")
     query_dialect = "clickhouse"
 

@@ -58,6 +58,7 @@ def profile_from_config(config: dict[str, Any]) -> ClusterProfile:
 class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, DolphinDBLayout, DolphinDBConnection,
                       Target):
     kind = "dolphindb"
+    engine_caches_data = True        # its chunk and OLAP caches
     read_phases = ("server", "transfer", "decode")
     probed_ops = frozenset({"read_day", "read_slice", "minute_bars", "spread_by_minute", "ols_spread",
                             "mapreduce_minute_bars"})

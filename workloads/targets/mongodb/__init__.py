@@ -49,6 +49,7 @@ GRANULARITIES = ("seconds", "minutes", "hours")
 
 class MongoDBTarget(MongoDBReads, MongoDBWrites, MongoDBLayout, MongoDBConnection, Target):
     kind = "mongodb"
+    engine_caches_data = True        # WiredTiger's cache, which no client can empty
     read_phases = ("query", "decode")
     query_dialect = "mongodb"
 

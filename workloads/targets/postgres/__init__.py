@@ -58,6 +58,7 @@ ORDER = ("read_day and read_slice: stored order, no ORDER BY (each day partition
 
 class PostgresTarget(PostgresReads, PostgresAnalytics, PostgresWrites, PostgresLayout, PostgresColdCache, Target):
     kind = "postgres"
+    engine_caches_data = True        # its shared buffers
     read_phases = ("server", "transfer", "decode")
     probed_ops = frozenset({"read_day", "read_slice", "minute_bars", "spread_by_minute"})
     query_dialect = "postgres"

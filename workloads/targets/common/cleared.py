@@ -1,0 +1,64 @@
+"""What a cold clear emptied, in the words every view of a run uses: the engine's caches, the page
+cache of the host holding the data (this machine's for the files Tickbench reads or the servers it
+starts; a database host's through its agent, ``workloads.agent``), both, or neither.
+
+The reports' cold runs (000, 004: the servers' OS caches dropped; 003: every cache) are "cold" in
+the sense of both. A clear that empties only the engine's caches leaves a server whose memory holds
+the data reading from memory, so the findings on cold against warm use only operations whose host
+page cache was dropped (``HOST_COLD``), and say so when there were none.
+
+A clear's methods are words (``Target.drop_cache``); the ones that drop pages of the OS cache are
+the few named here, every other method empties an engine's cache, and a note of a drop that did not
+happen (``NOT_DROPPED``) is neither.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from workloads.targets.common.cache import DROP, FADVISE
+
+ENGINE = "engine caches"
+HOST = "host page cache"
+AGENT_DROP = "host page cache of"                  # "host page cache of HOST dropped by its agent: ..."
+NOT_DROPPED = "host page cache NOT dropped"        # "host page cache NOT dropped (agent HOST: why)"
+_PAGE_METHODS = (FADVISE, DROP, AGENT_DROP)
+
+
+def kind_of(method: str) -> str | None:
+    """The kind of cache one clear method emptied (None: a note, nothing emptied)."""
+    if method.startswith(NOT_DROPPED) or method.startswith("fsync"):
+        return None
+    return HOST if method.startswith(_PAGE_METHODS) else ENGINE
+
+
+def kinds_of(methods: Iterable[str]) -> str:
+    """The kinds a clear's methods emptied, as one canonical text: "engine caches, host page cache",
+    "engine caches", "host page cache" or "" (neither)."""
+    found = {kind_of(m) for m in methods}
+    return ", ".join(k for k in (ENGINE, HOST) if k in found)
+
+
+def merged(*kinds: str) -> str:
+    """Several clears' kinds as one (a user's own process clear and the round's)."""
+    found = {k for text in kinds for k in text.split(", ")}
+    return ", ".join(k for k in (ENGINE, HOST) if k in found)
+
+
+def in_words(kinds: str | None) -> str:
+    """What a user reads: "engine caches, host page cache", "engine caches only", "host page cache"
+    (files with no engine of their own), "neither", or "not recorded" (runs stored before it)."""
+    if kinds is None:
+        return "not recorded"
+    if kinds == ENGINE:
+        return "engine caches only"
+    return kinds or "neither"
+
+
+def host_cold(kinds: str | None) -> bool:
+    """Cold in the reports' sense: the host page cache holding the data was dropped too."""
+    return bool(kinds) and HOST in kinds.split(", ")
+
+
+# The SQL twin of ``host_cold`` over an operation's record (``extra`` JSON), for the figures
+HOST_COLD_SQL = ("(CASE WHEN json_valid({extra}) THEN "
+                 f"coalesce(json_extract_string({{extra}}, '$.cleared_kinds'), '') END LIKE '%{HOST}%')")

@@ -1,0 +1,51 @@
+"""The database hosts' agents (``tickbench agent``, ``workloads.agent``): a server target whose
+profile names them asks each to drop its host's page cache after the engine's own clear, so a cold
+operation reads from the servers' disks as the reports' cold runs did.
+
+Config keys (from the profile, ``workloads.targets.profiles``): ``agents`` (``HOST:PORT`` of each
+database host's agent) and ``agent_token`` (a secret: the keyring or ``TICKBENCH_AGENT_TOKEN``,
+never saved with the profile). A drop that fails is written into the clear's methods as a note
+(``cleared.NOT_DROPPED``), which empties nothing: the round then says "engine caches only".
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from workloads.targets.common.cleared import AGENT_DROP, NOT_DROPPED
+
+TOKEN_VARIABLE = "TICKBENCH_AGENT_TOKEN"
+AGENT_TIMEOUT_S = 120.0          # a sync of a busy host's dirty pages can take a while
+
+
+def agents_of(config: dict) -> tuple[str, ...]:
+    """The agents a target's config names (none: the engine's own clear is all there is)."""
+    agents = config.get("agents") or ()
+    return tuple(str(a) for a in ([agents] if isinstance(agents, str) else agents) if str(a).strip())
+
+
+def agent_token(config: dict) -> str:
+    return str(config.get("agent_token") or os.environ.get(TOKEN_VARIABLE, ""))
+
+
+def drop_host_caches(agents: Sequence[str], token: str) -> list[str]:
+    """Ask every agent to drop its host's page cache, one after the other (a host's drop must be over
+    before the round starts); one method per agent: what it did, or a note of why it did not."""
+    if not agents:
+        return []
+    if not token:
+        return [f"{NOT_DROPPED} (no agent token: set {TOKEN_VARIABLE} or keep it with the profile)"]
+    from workloads.agent.client import AgentError, drop_host_cache
+    methods = []
+    for agent in agents:
+        try:
+            reply = drop_host_cache(agent, token=token, timeout_s=AGENT_TIMEOUT_S)
+        except AgentError as exc:
+            methods.append(f"{NOT_DROPPED} ({str(exc).strip()[:300]})")
+            continue
+        methods.append(f"{AGENT_DROP} {agent} dropped by its agent: {reply.method} [{reply.request_id}]")
+    return methods
+
+
+def all_dropped(methods: Sequence[str]) -> bool:
+    return not any(m.startswith(NOT_DROPPED) for m in methods)

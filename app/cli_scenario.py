@@ -65,7 +65,17 @@ def scenario_from_args(args) -> "Scenario":
             changes["dataset"] = TABLE_PREFIX + str(config["name"])
     else:
         changes["target_config"] = _target_config(args, target, dict(base.target_config))
+    if getattr(args, "agent", None):
+        changes["target_config"] = {**changes["target_config"], "agents": _agents(args.agent)}
     return base.with_changes(**changes)
+
+
+def _agents(given: list[str]) -> list[str]:
+    from workloads.targets.profiles import check_agent
+    try:
+        return [check_agent(a) for a in given]
+    except ValueError as exc:
+        raise CliError(f"--agent: {exc}") from None
 
 
 def _kind_and_config(args, key: str) -> tuple[str, dict]:

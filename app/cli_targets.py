@@ -43,6 +43,13 @@ def add_targets_parser(sub) -> None:
     table.add_argument("--password-stdin", action="store_true",
                        help="read the password from standard input (kept in the OS keyring, never in a file); "
                             "else TICKBENCH_<KIND>_PASSWORD, or asked for")
+    agents = action.add_parser("agents", help="name the database hosts' agents of a saved server (tickbench agent on "
+                                              "each host), so that its cold rounds drop those hosts' page caches")
+    agents.add_argument("key", help="e.g. ddb:NAME or qdb:NAME")
+    agents.add_argument("agent", nargs="*", metavar="HOST:PORT", help="none: forget them")
+    agents.add_argument("--token-stdin", action="store_true",
+                        help="read the agents' token from standard input and keep it in the OS keyring "
+                             "(else TICKBENCH_AGENT_TOKEN at run time)")
     remove = action.add_parser("remove", help="forget a saved server or table (its data is not touched)")
     remove.add_argument("key", help="e.g. ch:NAME, ddb:NAME or table:NAME")
 
@@ -94,6 +101,8 @@ def cmd_targets(args, registry, console: Console, cli_error) -> int:
         return 0
     if args.action == "add-table":
         return _add_table(args, registry, console, cli_error)
+    if args.action == "agents":
+        return _set_agents(args, registry, console, cli_error)
     if args.action == "remove" and args.key.startswith("table:"):
         from workloads.datasets.tables import remove_table
         try:
@@ -184,3 +193,24 @@ def _ask_from(args):
         import os
         return os.environ.get(profile.password_variable)
     return ask
+
+
+def _set_agents(args, registry, console: Console, cli_error) -> int:
+    from workloads.targets.common.host_agents import TOKEN_VARIABLE
+    from workloads.targets.profiles import check_agent
+    try:
+        registry.profile(args.key)
+    except KeyError:
+        raise cli_error(f"no saved server {args.key!r}") from None
+    try:
+        agents = [check_agent(a) for a in args.agent]
+    except ValueError as exc:
+        raise cli_error(str(exc)) from None
+    token = _password_from_stdin() if args.token_stdin else ""
+    kept = registry.set_agents(args.key, agents, token)
+    if not agents:
+        console.print(f"{args.key}: no agents; its cold rounds clear the engine's caches only.", highlight=False)
+        return 0
+    where = ("in the OS keyring" if kept else "not kept (no keyring here)") if token else f"from {TOKEN_VARIABLE}"
+    console.print(f"{args.key}: agents {', '.join(agents)}; their token {where}.", highlight=False)
+    return 0

@@ -29,6 +29,17 @@ def check_profile_name(name: object) -> str:
     return name
 
 
+def check_agent(address: object) -> str:
+    """A database host's agent as ``HOST:PORT`` (``[::1]:7071`` for IPv6), else ValueError saying why."""
+    text = str(address).strip()
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or any(ch.isspace() or ch in "/\\" for ch in host) or not port.isdigit() \
+            or not 1 <= int(port) <= 65535:
+        raise ValueError(f"agent {text[:60]!r}: give HOST:PORT, the address `tickbench agent --listen` was given")
+    return text
+
+
 @dataclass(frozen=True)
 class ServerProfile:
     """A server a user described (ClickHouse, QuestDB, PostgreSQL, Druid, MongoDB): endpoint, user,
@@ -76,6 +87,10 @@ class Profile:
     kind: str                                    # dolphindb, or one of SERVER_TYPES
     profile: ClusterProfile | ServerProfile      # never holds a password
     db_prefix: str = DEFAULT_DB_PREFIX
+    agents: tuple[str, ...] = ()                 # HOST:PORT of each database host's agent (tickbench agent)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agents", tuple(check_agent(a) for a in self.agents))
 
     @property
     def name(self) -> str:
@@ -103,27 +118,31 @@ class Profile:
         return f"TICKBENCH_{'DDB' if self.kind == DDB else self.kind.upper()}_PASSWORD"
 
     def config(self) -> dict[str, Any]:
-        """The target's config without its password."""
+        """The target's config without its password (nor its agents' token)."""
+        agents = {"agents": list(self.agents)} if self.agents else {}
         if self.kind == DDB:
             p = self.profile
             return {"profile": p.to_dict(), "db_prefix": self.db_prefix, "protocol": p.protocol,
-                    "compress": p.compress, "node_policy": p.node_policy}
+                    "compress": p.compress, "node_policy": p.node_policy, **agents}
         data = self.profile.to_dict()
         options = data.pop("options", {})
-        return {**data, **options, "profile_name": self.name}
+        return {**data, **options, "profile_name": self.name, **agents}
 
     def to_dict(self) -> dict[str, Any]:
         data = {"kind": self.kind, "profile": self.profile.to_dict()}
         if self.kind == DDB:
             data["db_prefix"] = self.db_prefix
+        if self.agents:
+            data["agents"] = list(self.agents)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Profile":
         kind = str(data.get("kind") or DDB)           # version 1 states held DolphinDB clusters only
+        agents = tuple(str(a) for a in data.get("agents") or ())
         if kind == DDB:
             cluster = ClusterProfile.from_dict(dict(data["profile"])).with_password("")
-            return cls(DDB, cluster, str(data.get("db_prefix") or DEFAULT_DB_PREFIX))
+            return cls(DDB, cluster, str(data.get("db_prefix") or DEFAULT_DB_PREFIX), agents)
         if kind in SERVER_TYPES:
-            return cls(kind, ServerProfile.from_dict(dict(data["profile"]), kind))
+            return cls(kind, ServerProfile.from_dict(dict(data["profile"]), kind), agents=agents)
         raise ValueError(f"unknown server kind {kind!r}")

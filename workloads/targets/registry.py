@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -259,7 +260,43 @@ class TargetRegistry:
         password = self.password(key, ask)
         if password is None:
             return None
-        return {**item.config, "password": password}
+        return {**item.config, "password": password, **self._agent_token(item)}
+
+    # --- the database hosts' agents (workloads.targets.common.host_agents) --------------------------
+    AGENT_LOGIN = "tickbench-agent"      # the keyring entry of a profile's agents' token: (name, this)
+
+    def _agent_token(self, item: TargetEntry) -> dict[str, str]:
+        """``agent_token`` for a profile with agents: the environment's, else the one kept for it."""
+        from workloads.targets.common.host_agents import TOKEN_VARIABLE
+        if not item.config.get("agents"):
+            return {}
+        token = os.environ.get(TOKEN_VARIABLE) or self._stored_agent_token(item.profile) or ""
+        return {"agent_token": token} if token else {}
+
+    def _stored_agent_token(self, profile: Profile | None) -> str | None:
+        if profile is None or self.password_store is None:
+            return None
+        try:
+            return self.password_store.load(profile.name, self.AGENT_LOGIN)
+        except Exception as exc:  # a broken keyring must not break the registry
+            log.warning("password store: %s", exc)
+            return None
+
+    def set_agents(self, key: str, agents: list[str], token: str = "") -> bool:
+        """Give a saved server its hosts' agents (none: forget them), and keep their token in the
+        store when one is given; False when the store could not keep it."""
+        profile = replace(self._profiles[key], agents=tuple(agents))
+        self._profiles[key] = profile
+        self.save()
+        if not token:
+            return True
+        if self.password_store is None:
+            return False
+        try:
+            return bool(self.password_store.save(profile.name, self.AGENT_LOGIN, token))
+        except Exception as exc:
+            log.warning("password store: %s", exc)
+            return False
 
     def _table_config(self, item: TargetEntry, ask: AskPassword | None) -> dict[str, Any] | None:
         """A table target's config: through the saved server it names (``server_key``), else its own

@@ -1,4 +1,4 @@
-"""The command line: ``tickbench run | runs | show | verify | reproduce | hosts | export | import | datasets | workloads |
+"""The command line: ``tickbench run | runs | show | verify | reproduce | hosts | agent | export | import | datasets | workloads |
 targets | engines``.
 
 Here: the parser and the table of subcommands. Each subcommand lives in an app/cli_*.py module
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.cli_agent import add_agent_parser, cmd_agent
 from app.cli_common import CliError, _fail, _registry, _store, console, err_console
 from app.cli_datasets import cmd_datasets, cmd_import, cmd_workloads
 from app.cli_engines import add_engines_parser, cmd_engines
@@ -76,10 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--live", action="store_true",
                      help="publish live snapshots to the run's folder and obey a stop request there "
                           "(the window's viewer), instead of a progress bar")
+    run.add_argument("--agent", action="append", default=[], metavar="HOST:PORT",
+                     help="a database host's agent (tickbench agent there; repeatable): a cold round has it "
+                          "drop that host's page cache; its token from TICKBENCH_AGENT_TOKEN")
     add_dolphindb_arguments(run)
     add_verify_parser(sub)
     add_reproduce_parser(sub)
     add_hosts_parser(sub)
+    add_agent_parser(sub)
     sub.add_parser("runs", help="list stored runs")
     show = sub.add_parser("show", help="figures of one run")
     show.add_argument("run_id")
@@ -132,6 +137,7 @@ def run_cli(argv: list[str]) -> int:
 COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
             "verify": lambda args: cmd_verify(args, console, err_console, CliError, _kind_and_config),
             "hosts": lambda args: cmd_hosts(args, console, _fail),
+            "agent": lambda args: cmd_agent(args, _fail),
             "reproduce": lambda args: cmd_reproduce(args, _store(args), console, err_console, CliError,
                                                     _kind_and_config, args.data_dir or default_datasets_dir()),
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),

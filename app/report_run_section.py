@@ -63,7 +63,8 @@ def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame, 
         steps=_steps_table(steps), phases=_phase_table(steps), figures_doc=STEP_FIGURES_DOC,
         probe=any(s == "probe" for s, _ in sources), overlap={"transfer", "decode"} <= set(phases),
         short=[f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short],
-        cold=[f"{r.step_label}: cold: {int(r.cold_ops):,} of {int(r.ops):,} operations" for r in steps.itertuples()]
+        cold=[f"{r.step_label}: cold: {int(r.cold_ops):,} of {int(r.ops):,} operations (cleared: {r.cleared})"
+              for r in steps.itertuples()]
         if run.get("cache") == "cold" else [],
         suite=suite, errors=Table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)), charts=figures,
         references=_references(run, steps),

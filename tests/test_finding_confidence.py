@@ -17,7 +17,8 @@ from workloads.reproduce.measured import ArmRun
 from workloads.results.run_summary import run_answer
 from workloads.results.store import ResultsStore
 
-COLD = json.dumps({"cold": True})
+COLD = json.dumps({"cold": True, "cleared_kinds": "host page cache"})           # pickle files: their pages dropped
+ENGINE_ONLY = json.dumps({"cold": True, "cleared_kinds": "engine caches"})     # a server without an agent
 
 
 def test_a_ratio_of_identical_operations_has_no_spread():
@@ -37,13 +38,13 @@ def test_the_interval_holds_the_ratio_and_narrows_with_more_operations():
         median_ratio_interval([], [1.0])
 
 
-def _ops(times, cold=False):
+def _ops(times, cold=False, facts=COLD):
     return [OpRecord(step=0, worker=0, seq=i, op="read_day", t_start=float(i), total_s=t, rows=100, bytes=800,
-                     ok=True, extra=COLD if cold else "") for i, t in enumerate(times)]
+                     ok=True, extra=facts if cold else "") for i, t in enumerate(times)]
 
 
-def _arm(store, run_id, times, cache):
-    handmade_run(store, run_id, [(1, 10.0, _ops(times, cold=cache == "cold"))], workload="read-day",
+def _arm(store, run_id, times, cache, facts=COLD):
+    handmade_run(store, run_id, [(1, 10.0, _ops(times, cold=cache == "cold", facts=facts))], workload="read-day",
                  target="pickle", cache=cache)
     return ArmRun(run_id, pd.Timestamp.now(), run_answer(store, run_id), {}, {})
 
@@ -83,3 +84,27 @@ def test_a_noisy_pair_straddling_a_verdict_is_inconclusive_and_a_tight_one_keeps
     flat = {("day-l1", "pickle-cold"): _arm(store, "flat-cold", [1.0, 1.01, 0.99, 1.0, 1.02], "cold"),
             ("day-l1", "pickle-warm"): _arm(store, "flat-warm", [1.0, 0.99, 1.01, 1.0, 1.0], "warm")}
     assert _pickle_cold_warm().evaluate("000", flat, store).verdict == NOT_HOLD
+
+
+def test_a_cold_arm_that_cleared_the_engine_caches_only_gives_no_cold_figure_and_says_why(store):
+    """A server's cold round without agents keeps its hosts' page caches: not the reports' cold."""
+    runs = {("day-l1", "pickle-cold"): _arm(store, "engine-cold", [2.2, 2.3, 2.1, 2.4, 2.2], "cold", ENGINE_ONLY),
+            ("day-l1", "pickle-warm"): _arm(store, "warm", [1.0, 1.1, 0.9, 1.0, 1.0], "warm")}
+    finding = _pickle_cold_warm().evaluate("000", runs, store)
+    assert finding.measured_value is None
+    assert "cleared the engine's caches only" in finding.why and "tickbench agent" in finding.why
+    step = runs[("day-l1", "pickle-cold")].answer.steps[0]
+    assert step.cold_line() == "cold: 5 of 5 operations (cleared: engine caches only)"
+    assert (step.cold_ops, step.host_cold_ops) == (5, 0)
+
+
+def test_history_and_compare_say_what_a_cold_run_cleared(store):
+    from workloads.results.history import compare_frame, history_rows
+    _arm(store, "engine-cold", [2.2, 2.3, 2.1, 2.4, 2.2], "cold", ENGINE_ONLY)
+    _arm(store, "disk-cold", [3.2, 3.3, 3.1, 3.4, 3.2], "cold")
+    caches = {row["run_id"]: row["cache"] for row in history_rows(store)}
+    assert caches == {"engine-cold": "cold: engine caches only", "disk-cold": "cold: host page cache"}
+    frame = compare_frame(store, ["engine-cold", "disk-cold"]).set_index("run_id")
+    assert frame.loc["engine-cold", "cleared"] == "engine caches only"
+    assert frame.loc["disk-cold", "cleared"] == "host page cache"
+    assert list(frame["host_cold_ops"]) == [0, 5]

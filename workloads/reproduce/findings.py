@@ -154,6 +154,12 @@ def _quotient(top: Callable[[list[ArmRun]], float | None], bottom: Callable[[lis
                           and not any(step.cold_ops for step in a.answer.steps)]
             if never_cold:
                 return None, ids, f"no operation of the cold run {never_cold[0]} held cold", None
+            engine_only = [a.run_id for a in arms if a.answer.cache == "cold"
+                           and not any(step.host_cold_ops for step in a.answer.steps)]
+            if engine_only:
+                return None, ids, (f"the cold run {engine_only[0]} cleared the engine's caches only: the reports' "
+                                   "cold runs dropped the servers' page caches too (run `tickbench agent` on "
+                                   "each database host and name it in the profile)"), None
             return None, ids, f"the runs do not give {what}", None
         spread = None
         if isinstance(top, _Median) and isinstance(bottom, _Median):

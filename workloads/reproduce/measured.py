@@ -39,19 +39,20 @@ class ArmRun:
 
     def seconds(self, users: int | None = None) -> float | None:
         """The median time of one operation (a day's load, a computation); of a cold run, over the
-        operations that held cold only (None when none did)."""
+        operations cold in the reports' sense only: held cold with the host page cache holding their
+        data dropped too (``workloads.targets.common.cleared``; None when none was)."""
         step = self.step(users)
         if step is None:
             return None
-        return step.cold_p50_s if self.answer.cache == "cold" else step.p50_s
+        return step.host_cold_p50_s if self.answer.cache == "cold" else step.p50_s
 
     def op_seconds(self, store, users: int | None = None):
-        """The operation times whose median ``seconds(users)`` is (a cold run's: those that held
-        cold), for a finding's confidence interval."""
+        """The operation times whose median ``seconds(users)`` is (a cold run's: those cold in the
+        reports' sense), for a finding's confidence interval."""
         step = self.step(users)
         if step is None:
             return op_times(store, self.run_id, -1)
-        return op_times(store, self.run_id, step.index, held_cold=self.answer.cache == "cold")
+        return op_times(store, self.run_id, step.index, host_cold=self.answer.cache == "cold")
 
     def server_seconds(self, users: int | None = None) -> float | None:
         """The mean server-side part of one operation, where the target splits it out."""

@@ -36,7 +36,7 @@ import pandas as pd
 from workloads.run.schedule import LATE_S
 from workloads.scenario import SIZES, parse_slot
 from workloads.targets.base import PHASES
-from workloads.targets.common.cleared import HOST_COLD_SQL, in_words
+from workloads.targets.common.cleared import ENGINE_COLD_SQL, HOST_COLD_SQL, in_words
 
 MIN_OPS = 5
 MIN_WINDOW_S = 1.0
@@ -52,6 +52,7 @@ STEP_FIGURES_DOC = ("Measurement window: from the release of the workers to the 
 _HELD_COLD = "CASE WHEN json_valid({extra}) THEN json_extract_string({extra}, '$.cold') END = 'true'"
 # ... and cold in the reports' sense: the page cache of the host holding its data dropped too
 _HOST_COLD = f"({_HELD_COLD} AND {HOST_COLD_SQL})"
+_ENGINE_COLD = f"({_HELD_COLD} AND {ENGINE_COLD_SQL})"
 # Per-step sums of measured operations; {where} selects the runs. Rates and the short flag follow.
 _STEP_SUMS = f"""
 SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.released_at, s.started_at,
@@ -63,7 +64,8 @@ SELECT s.run_id, s.step, s.users, s.label, s.window_s, s.release_clock, s.releas
        sum(o.wire_bytes) FILTER (WHERE o.ok) AS wire_bytes,
        count(o.wire_bytes) FILTER (WHERE o.ok) AS wire_ops,
        count(o.seq) FILTER (WHERE o.ok AND {_HELD_COLD.format(extra="o.extra")}) AS cold_ops,
-       count(o.seq) FILTER (WHERE o.ok AND {_HOST_COLD.format(extra="o.extra")}) AS host_cold_ops
+       count(o.seq) FILTER (WHERE o.ok AND {_HOST_COLD.format(extra="o.extra")}) AS host_cold_ops,
+       count(o.seq) FILTER (WHERE o.ok AND {_ENGINE_COLD.format(extra="o.extra")}) AS engine_cold_ops
 FROM steps s LEFT JOIN ops o ON o.run_id = s.run_id AND o.step = s.step AND o.kind = 'measured'
 {{where}}
 GROUP BY ALL
@@ -139,7 +141,8 @@ best AS (
 SELECT r.run_id, r.name, r.created_at AS started_at, r.finished_at, r.status, r.dataset, r.target,
        r.workload, r.users, r.cache, r.message,
        b.step AS headline_step, b.label AS headline_label, b.users AS headline_users, b.short AS headline_short,
-       b.rows_per_s, b.mb_per_s, b.ops_per_s, l.p50_s * 1000 AS p50_ms, l.p99_s * 1000 AS p99_ms
+       b.rows_per_s, b.mb_per_s, b.ops_per_s, l.p50_s * 1000 AS p50_ms, l.p99_s * 1000 AS p99_ms,
+       b.cold_ops, b.host_cold_ops, b.engine_cold_ops
 FROM runs r LEFT JOIN best b ON b.run_id = r.run_id LEFT JOIN latency l ON l.run_id = r.run_id
 ORDER BY r.created_at DESC, r.run_id
 """

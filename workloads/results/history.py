@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from workloads.results.figures import headline_frame, phase_summary, step_figures
+from workloads.targets.common.cleared import cold_words
 from workloads.operations import get_workload
 from workloads.run.metrics import WINDOW_S, measuring
 from workloads.scenario import Scenario
@@ -268,7 +269,7 @@ def sweep_points(figures: pd.DataFrame) -> list[SweepPoint]:
 # --- several runs side by side ---------------------------------------------------------------
 
 COMPARE_COLUMNS = ("run_id", "run", "target", "workload", "dataset", "status", "step", "step_label",
-                   "users", "ops", "cold_ops", "errors", "window_s", "short", "rows_per_s", "mb_per_s",
+                   "users", "ops", "cold_ops", "host_cold_ops", "cleared", "errors", "window_s", "short", "rows_per_s", "mb_per_s",
                    "wire_mb_per_s", "ops_per_s", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
                    "first_op_ms", "phase_source", "phase_ops") + tuple(f"{p}_ms" for p in PHASES)
 
@@ -307,7 +308,10 @@ def compare_frame(store: ResultsStore, run_ids: list[str]) -> pd.DataFrame:
             "run_id": run["run_id"], "run": labels[run["run_id"]], "target": run["target"],
             "workload": run["workload"], "dataset": run["dataset"], "status": figures["status"],
             "step": figures["step"], "step_label": figures["label"], "users": figures["users"],
-            "ops": figures["ops"], "cold_ops": figures["cold_ops"], "errors": figures["errors"],
+            "ops": figures["ops"], "cold_ops": figures["cold_ops"], "host_cold_ops": figures["host_cold_ops"],
+            "cleared": [cold_words(c, h, e) if run.get("cache") == "cold" else "" for c, h, e in
+                        zip(figures["cold_ops"], figures["host_cold_ops"], figures["engine_cold_ops"])],
+            "errors": figures["errors"],
             "window_s": figures["window_s"],
             "short": figures["short"], "rows_per_s": figures["rows_per_s"],
             "mb_per_s": figures["mb_per_s"], "wire_mb_per_s": figures["wire_mb_per_s"],
@@ -347,6 +351,9 @@ def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
         row["headline_short"] = bool(row["headline_short"])
         if row["headline_step"] is not None:
             row["headline_step"] = int(row["headline_step"])
+        if row["cache"] == "cold" and record.get("cold_ops") is not None and record["cold_ops"] == record["cold_ops"]:
+            row["cache"] = "cold: " + cold_words(*(int(record[k]) for k in ("cold_ops", "host_cold_ops",
+                                                                            "engine_cold_ops")))
         rows.append(row)
     return rows
 

@@ -62,3 +62,16 @@ def host_cold(kinds: str | None) -> bool:
 # The SQL twin of ``host_cold`` over an operation's record (``extra`` JSON), for the figures
 HOST_COLD_SQL = ("(CASE WHEN json_valid({extra}) THEN "
                  f"coalesce(json_extract_string({{extra}}, '$.cleared_kinds'), '') END LIKE '%{HOST}%')")
+ENGINE_COLD_SQL = HOST_COLD_SQL.replace(HOST, ENGINE)
+
+
+def cold_words(cold_ops: int, host_ops: int, engine_ops: int) -> str:
+    """What the clears of a step's (or run's) cold operations emptied, from their counts: one of
+    ``in_words``' answers, or "the host page cache for N of M" when it differed between them."""
+    if not cold_ops:
+        return "no operation held cold"
+    if host_ops == cold_ops:
+        return in_words(", ".join(k for k, n in ((ENGINE, engine_ops), (HOST, host_ops)) if n == cold_ops))
+    if host_ops == 0:
+        return in_words(ENGINE if engine_ops else "")
+    return f"the host page cache for {host_ops:,} of {cold_ops:,}"

@@ -356,3 +356,23 @@ def test_a_slow_server_never_blocks_the_gui_thread(qtbot, panel, ddb_server, fau
     # the timer kept firing throughout: a GUI thread blocked by the check would show one gap as
     # long as the wait, a loaded machine only short ones
     assert len(ticks) > 10 and max(gaps) < elapsed / 4, (len(ticks), max(gaps), elapsed)
+
+
+def test_a_clusters_host_agents_are_saved_with_it_and_their_token_in_the_keyring(qtbot, panel, store):
+    """Issue 40: a server target takes its hosts' agents in its profile; the token never in its file."""
+    with qtbot.waitSignal(panel.targets_changed, timeout=2_000):
+        qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+        dialog = panel.active_dialog
+        fill_dialog(dialog, "lab", "127.0.0.1", "8848", PASSWORD)
+        dialog.agents_edit.setText("127.0.0.1:7071, db2")
+        press_ok(qtbot, dialog)
+        assert dialog.isVisible() and dialog.error_label.text().startswith("Host agents: agent 'db2': give HOST:PORT")
+        dialog.agents_edit.setText("127.0.0.1:7071, [::1]:7072")
+        dialog.agent_token_edit.setText("a-token-of-some-length")
+        press_ok(qtbot, dialog)
+    key, _label, _kind, config = panel.targets()[-1]
+    assert config["agents"] == ["127.0.0.1:7071", "[::1]:7072"] and "agent_token" not in config
+    assert store[("lab", "tickbench-agent")] == "a-token-of-some-length"
+    assert panel.registry.resolve(key, ask=lambda *_: PASSWORD)["agent_token"] == "a-token-of-some-length"
+    saved = repr([profile.to_dict() for profile in panel.registry.profiles()])      # what is written
+    assert "127.0.0.1:7071" in saved and "a-token-of-some-length" not in saved

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialogB
                                QFormLayout, QHBoxLayout, QHeaderView, QLineEdit, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from widgets.profile_dialog import ProfileDialog, error_label, password_fields
+from widgets.profile_dialog import ProfileDialog, agent_fields, error_label, password_fields
 from workloads.targets.dolphindb.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
 from workloads.targets.profiles import DEFAULT_DB_PREFIX
 from workloads.targets.dolphindb import quote as ddb_quote
@@ -33,7 +33,8 @@ HOST, PORT, ROLE = range(3)
 
 class ClusterDialog(ProfileDialog):
     def __init__(self, entry: dict[str, Any] | None = None, taken_names: Iterable[str] = (),
-                 keyring_available: bool = False, password_stored: bool = False, parent=None):
+                 keyring_available: bool = False, password_stored: bool = False,
+                 token_stored: bool = False, parent=None):
         super().__init__(parent)
         self.setObjectName("cluster_dialog")
         self.setWindowTitle("Edit DolphinDB cluster" if entry else "Add DolphinDB cluster")
@@ -61,6 +62,7 @@ class ClusterDialog(ProfileDialog):
 
         self.user_edit = QLineEdit(str(profile.get("user", "admin")), objectName="user_edit")
         self.password_edit, self.remember_check = password_fields(keyring_available, password_stored)
+        self.agents_edit, self.agent_token_edit = agent_fields(list((entry or {}).get("agents") or ()), token_stored)
         self.protocol_combo = QComboBox(objectName="protocol_combo")
         self.protocol_combo.addItems(PROTOCOLS)
         self.protocol_combo.setCurrentText(str(profile.get("protocol", "DDB")).upper())
@@ -96,6 +98,8 @@ class ClusterDialog(ProfileDialog):
         form.addRow("", self.compress_check)
         form.addRow("Node policy", self.policy_combo)
         form.addRow("Database prefix", self.prefix_edit)
+        form.addRow("Host agents", self.agents_edit)
+        form.addRow("Agent token", self.agent_token_edit)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error_label)
@@ -172,7 +176,7 @@ class ClusterDialog(ProfileDialog):
             ClusterProfile.from_dict(self._profile_dict(name, nodes))
         except ValueError as exc:
             return str(exc)
-        return ""
+        return self.agents_problem()
 
     def _profile_dict(self, name: str, nodes: list[dict[str, Any]]) -> dict[str, Any]:
         return {"name": name, "nodes": nodes, "user": self.user_edit.text().strip(),
@@ -185,4 +189,4 @@ class ClusterDialog(ProfileDialog):
         if problem:
             raise ValueError(problem)
         profile = ClusterProfile.from_dict(self._profile_dict(self.name_edit.text().strip(), nodes))
-        return {"profile": profile.to_dict(), "db_prefix": self.prefix_edit.text().strip()}
+        return {"profile": profile.to_dict(), "db_prefix": self.prefix_edit.text().strip(), "agents": self.agents()}

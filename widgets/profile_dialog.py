@@ -1,5 +1,6 @@
-"""What the server-profile dialogs share: the password box with its keyring check, the error line,
-and OK that accepts only what ``validate()`` finds right (``ClusterDialog``, ``ServerDialog``)."""
+"""What the server-profile dialogs share: the password box with its keyring check, the database
+hosts' agents with their token, the error line, and OK that accepts only what ``validate()`` finds
+right (``ClusterDialog``, ``ServerDialog``)."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QDialog, QLabel, QLineEdit
@@ -19,6 +20,21 @@ def password_fields(keyring_available: bool, password_stored: bool) -> tuple[QLi
     return edit, remember
 
 
+def agent_fields(agents: list[str], token_stored: bool) -> tuple[QLineEdit, QLineEdit]:
+    """The database hosts' agents (``HOST:PORT, ...``) and their token: a cold round asks each to
+    drop its host's page cache after the engine's own clear (``tickbench agent`` on each host)."""
+    agents_edit = QLineEdit(", ".join(agents), objectName="agents_edit")
+    agents_edit.setPlaceholderText("none: cold clears the engine's caches only")
+    agents_edit.setToolTip("HOST:PORT of `tickbench agent` on each database host, comma-separated. Without them a "
+                           "cold round empties the engine's caches only and the servers' page caches keep the "
+                           "data, which the reports' cold runs dropped.")
+    token_edit = QLineEdit(objectName="agent_token_edit")
+    token_edit.setEchoMode(QLineEdit.EchoMode.Password)
+    token_edit.setPlaceholderText("stored: leave empty to keep it" if token_stored else
+                                  "kept in the keyring, or TICKBENCH_AGENT_TOKEN")
+    return agents_edit, token_edit
+
+
 def error_label() -> QLabel:
     label = QLabel(objectName="error_label")
     label.setProperty("role", "error")     # the theme's error style
@@ -33,6 +49,8 @@ class ProfileDialog(QDialog):
 
     password_edit: QLineEdit
     remember_check: QCheckBox
+    agents_edit: QLineEdit
+    agent_token_edit: QLineEdit
     error_label: QLabel
 
     def validate(self) -> str:
@@ -40,6 +58,21 @@ class ProfileDialog(QDialog):
 
     def password(self) -> str:
         return self.password_edit.text()
+
+    def agents(self) -> list[str]:
+        """The agents given, each checked (ValueError naming the wrong one)."""
+        from workloads.targets.profiles import check_agent
+        return [check_agent(a) for a in self.agents_edit.text().replace(";", ",").split(",") if a.strip()]
+
+    def agent_token(self) -> str:
+        return self.agent_token_edit.text().strip()
+
+    def agents_problem(self) -> str:
+        try:
+            self.agents()
+        except ValueError as exc:
+            return f"Host agents: {exc}"
+        return ""
 
     def remember(self) -> bool:
         return self.remember_check.isEnabled() and self.remember_check.isChecked()

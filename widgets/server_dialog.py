@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialogButtonBox, QFormLayo
                                QVBoxLayout, QWidget)
 
 from widgets.cluster_dialog import NAME_MAX
-from widgets.profile_dialog import ProfileDialog, error_label, password_fields
+from widgets.profile_dialog import ProfileDialog, agent_fields, error_label, password_fields
 from workloads.targets.engines import CLICKHOUSE, SERVER_TYPES
 from workloads.targets.profiles import ServerProfile
 
@@ -29,7 +29,8 @@ def _port_spin(value: int, name: str) -> QSpinBox:
 
 class ServerDialog(ProfileDialog):
     def __init__(self, entry: dict[str, Any] | None = None, taken_names: Iterable[tuple[str, str]] = (),
-                 keyring_available: bool = False, password_stored: bool = False, parent=None):
+                 keyring_available: bool = False, password_stored: bool = False,
+                 token_stored: bool = False, parent=None):
         """``taken_names``: (kind, name) of the profiles there are (a name is unique per kind)."""
         super().__init__(parent)
         self.setObjectName("server_dialog")
@@ -51,6 +52,7 @@ class ServerDialog(ProfileDialog):
         self.user_edit = QLineEdit(str(profile.get("user", SERVER_TYPES[kind].user)), objectName="user_edit")
         self.user_edit.setPlaceholderText("none: the server asks no login")
         self.password_edit, self.remember_check = password_fields(keyring_available, password_stored)
+        self.agents_edit, self.agent_token_edit = agent_fields(list((entry or {}).get("agents") or ()), token_stored)
         self.database_edit = QLineEdit(str(profile.get("database", SERVER_TYPES[kind].database)),
                                        objectName="database_edit")
         self.option_widgets: dict[str, QWidget] = {}
@@ -69,6 +71,8 @@ class ServerDialog(ProfileDialog):
         self.form.addRow("Password", self.password_edit)
         self.form.addRow("", self.remember_check)
         self.form.addRow("Database", self.database_edit)
+        self.form.addRow("Host agents", self.agents_edit)
+        self.form.addRow("Agent token", self.agent_token_edit)
         layout = QVBoxLayout(self)
         layout.addLayout(self.form)
         layout.addWidget(self.error_label)
@@ -128,7 +132,7 @@ class ServerDialog(ProfileDialog):
             self._profile()
         except ValueError as exc:
             return str(exc)
-        return ""
+        return self.agents_problem()
 
     def entry(self) -> dict[str, Any]:
-        return {"kind": self.kind, "profile": self._profile().to_dict()}
+        return {"kind": self.kind, "profile": self._profile().to_dict(), "agents": self.agents()}

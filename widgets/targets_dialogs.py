@@ -27,7 +27,8 @@ class TargetsDialogs:
     def _open_dialog(self, entry: dict[str, Any] | None, on_accept: Callable[[ClusterDialog], None]) -> ClusterDialog:
         stored = bool(entry) and self.registry.stored_password(Profile.from_dict(entry)) is not None
         dialog = ClusterDialog(entry, [e.profile.name for e in self._profiles.values() if e.kind == DDB],
-                               keyring_available=self._keyring_available(), password_stored=stored, parent=self)
+                               keyring_available=self._keyring_available(), password_stored=stored,
+                               token_stored=self._token_stored(entry), parent=self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
         def accepted() -> None:
@@ -41,11 +42,23 @@ class TargetsDialogs:
         dialog.open()                      # window-modal, without a nested event loop
         return dialog
 
+    def _token_stored(self, entry: dict[str, Any] | None) -> bool:
+        return bool(entry) and self.registry.stored_agent_token(Profile.from_dict(entry)) is not None
+
+    def _keep_agent_token(self, key: str, dialog) -> None:
+        """A token typed for the profile's agents goes to the keyring (never to the profile's file)."""
+        token = dialog.agent_token()
+        if token and not self.registry.set_agents(key, dialog.agents(), token):
+            self.detail_label.setText("No usable keyring here: the agents' token is read from "
+                                      "TICKBENCH_AGENT_TOKEN at run time.")
+
     def add_dialog(self) -> ClusterDialog:
-        return self._open_dialog(None, lambda d: self.add_profile(d.entry(), d.password(), d.remember()))
+        return self._open_dialog(None, lambda d: self._keep_agent_token(
+            self.add_profile(d.entry(), d.password(), d.remember()), d))
 
     def add_server_dialog(self) -> ServerDialog:
-        return self._open_server_dialog(None, lambda d: self.add_profile(d.entry(), d.password(), d.remember()))
+        return self._open_server_dialog(None, lambda d: self._keep_agent_token(
+            self.add_profile(d.entry(), d.password(), d.remember()), d))
 
     def add_table_dialog(self):
         """"Existing table…": a table read in place; once saved it is target ``table:<name>``."""
@@ -63,7 +76,8 @@ class TargetsDialogs:
     def _open_server_dialog(self, entry: dict[str, Any] | None, on_accept) -> ServerDialog:
         stored = bool(entry) and self.registry.stored_password(Profile.from_dict(entry)) is not None
         dialog = ServerDialog(entry, [(e.kind, e.profile.name) for e in self._profiles.values() if e.kind != DDB],
-                              keyring_available=self._keyring_available(), password_stored=stored, parent=self)
+                              keyring_available=self._keyring_available(), password_stored=stored,
+                              token_stored=self._token_stored(entry), parent=self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
         def accepted() -> None:
@@ -83,9 +97,10 @@ class TargetsDialogs:
             return None
         data = self.registry.profile(key).to_dict()
         if self._profiles[key].kind != DDB:
-            return self._open_server_dialog(data, lambda d: self.replace_profile(key, d.entry(), d.password(),
-                                                                                 d.remember()))
-        return self._open_dialog(data, lambda d: self.replace_profile(key, d.entry(), d.password(), d.remember()))
+            return self._open_server_dialog(data, lambda d: self._keep_agent_token(
+                self.replace_profile(key, d.entry(), d.password(), d.remember()), d))
+        return self._open_dialog(data, lambda d: self._keep_agent_token(
+            self.replace_profile(key, d.entry(), d.password(), d.remember()), d))
 
     def remove_with_confirmation(self, key: str | None = None) -> bool:
         key = key or self.selected_profile_key()

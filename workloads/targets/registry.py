@@ -270,10 +270,10 @@ class TargetRegistry:
         from workloads.targets.common.host_agents import TOKEN_VARIABLE
         if not item.config.get("agents"):
             return {}
-        token = os.environ.get(TOKEN_VARIABLE) or self._stored_agent_token(item.profile) or ""
+        token = os.environ.get(TOKEN_VARIABLE) or self.stored_agent_token(item.profile) or ""
         return {"agent_token": token} if token else {}
 
-    def _stored_agent_token(self, profile: Profile | None) -> str | None:
+    def stored_agent_token(self, profile: Profile | None) -> str | None:
         if profile is None or self.password_store is None:
             return None
         try:

@@ -30,8 +30,9 @@ def agent_fields(agents: list[str], token_stored: bool) -> tuple[QLineEdit, QLin
                            "data, which the reports' cold runs dropped.")
     token_edit = QLineEdit(objectName="agent_token_edit")
     token_edit.setEchoMode(QLineEdit.EchoMode.Password)
-    token_edit.setPlaceholderText("stored: leave empty to keep it" if token_stored else
-                                  "kept in the keyring, or TICKBENCH_AGENT_TOKEN")
+    token_edit.setPlaceholderText("stored: leave empty to keep it" if token_stored else "kept in the keyring")
+    token_edit.setToolTip("The token each agent was started with; kept in the system keyring, never in the "
+                          "profile's file. Without a keyring: set TICKBENCH_AGENT_TOKEN before a run.")
     return agents_edit, token_edit
 
 

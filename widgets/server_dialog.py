@@ -105,7 +105,8 @@ class ServerDialog(ProfileDialog):
             else:
                 widget = QLineEdit(str(value), objectName=f"{name}_edit")
             self.option_widgets[name] = widget
-            self.form.insertRow(self.form.rowCount(), name.replace("_", " ").capitalize(), widget)
+            before_agents = self.form.getWidgetPosition(self.agents_edit)[0]      # the kind's settings, then agents
+            self.form.insertRow(before_agents, name.replace("_", " ").capitalize(), widget)
 
     def _options(self) -> dict[str, Any]:
         return {name: widget.value() if isinstance(widget, QSpinBox) else widget.text().strip()

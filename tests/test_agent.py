@@ -284,7 +284,7 @@ def test_an_agent_that_is_not_there_is_named_in_one_line():
 def refused_start(*args: str, token: str = TOKEN, user: list[str] | None = None) -> str:
     done = subprocess.run([*(user or []), *agent_command("--listen", "127.0.0.1:0", *args)], cwd=ROOT,
                           env={**os.environ, "TICKBENCH_AGENT_TOKEN": token}, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=30)
     assert done.returncode != 0 and "listening" not in done.stdout, done.stdout
     [line] = done.stderr.strip().splitlines()
     return line
@@ -296,18 +296,33 @@ def test_it_refuses_to_start_with_a_short_token_or_a_missing_folder(tmp_path):
     assert "not a folder" in refused_start("--files", str(tmp_path / "nowhere"))
 
 
-def test_without_files_it_refuses_to_start_where_drop_caches_is_not_writable(tmp_path):
-    if os.geteuid() == 0:              # root may write it: run as nobody, who may not
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root without setpriv: cannot run the agent as an unprivileged user")
-        user = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
-    elif os.access(DROP_CACHES, os.W_OK):
-        pytest.skip(f"{DROP_CACHES} is writable by this non-root user")
-    else:
-        user = []
-    line = refused_start(user=user)
-    assert f"{DROP_CACHES} is not writable by this user" in line and "--files DIR" in line
+def as_another_user() -> list[str]:
+    """A prefix that runs the agent as a user who may not write drop_caches (skip where none can)."""
+    if os.geteuid() != 0:
+        if os.access(DROP_CACHES, os.W_OK):
+            pytest.skip(f"{DROP_CACHES} is writable by this non-root user")
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: cannot run the agent as another user")
+    if any(folder.stat().st_mode & 0o005 != 0o005 for folder in (ROOT, *ROOT.parents)):
+        pytest.skip(f"nobody cannot read {ROOT} (a private copy): the agent would run another tree's code")
+    return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+
+
+def in_a_read_only_proc_sys() -> list[str]:
+    """A prefix that runs the agent where /proc/sys is read-only, as in a container: a mount
+    namespace of its own, so the rest of the machine keeps its writable drop_caches."""
+    prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+              'mount -o bind,ro "$0" "$0" && exec "$@"', str(DROP_CACHES)]
+    if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode:
+        pytest.skip("cannot make a mount namespace here (unshare, or root, missing)")
+    return prefix
+
+
+@pytest.mark.parametrize("where", [as_another_user, in_a_read_only_proc_sys], ids=["another user", "read-only"])
+def test_without_files_it_refuses_to_start_where_drop_caches_is_not_writable(where):
+    line = refused_start(user=where())
+    assert f"{DROP_CACHES} is not writable here" in line and "--files DIR" in line
 
 
 @pytest.mark.skipif(not os.access(DROP_CACHES, os.W_OK), reason=f"{DROP_CACHES} is not writable here")

@@ -29,8 +29,9 @@ class PageCacheDropper:
         if not where.exists():
             raise DropperError(f"{where} does not exist here (not Linux, or no /proc): give --files DIR instead")
         if not os.access(where, os.W_OK):
-            raise DropperError(f"{where} is not writable by this user: run the agent as root "
-                               f"(see docs/agent.md), or give --files DIR to drop only that folder's files")
+            raise DropperError(f"{where} is not writable here: run the agent as root, outside a container's "
+                               f"read-only /proc/sys (docs/agent.md), or give --files DIR to drop only that "
+                               f"folder's files")
 
     def drop(self) -> str:
         applied = cache.drop_file_cache([], system_wide=True)

@@ -66,6 +66,16 @@ def test_report_000_reads_with_pickle_on_one_node_and_its_readers_on_one_and_on_
     assert all(s.cite.startswith("§") for s in day.method)
 
 
+def test_every_report_runs_dolphindb_jobs_at_parallelism_2_unless_the_user_keeps_their_own():
+    for report in REPORTS.values():
+        for exp in report.experiments:
+            for arm, s in exp.scenarios("tiny", subject="dolphindb", subject_config=lab_profile()):
+                if arm.target == "subject":
+                    assert (s.target_config["parallelism"], s.target_config["priority"]) == (2, 4), s.experiment
+            for arm, s in exp.scenarios("tiny", subject="dolphindb", subject_config=lab_profile(), use_method=False):
+                assert "parallelism" not in s.target_config
+
+
 def test_other_subjects_and_sides_are_untouched():
     download = report_card("002").experiment("download")
     ((_, scenario),) = download.scenarios("tiny", subject="duckdb", subject_config={"path": "/tmp/x.duckdb"})
@@ -122,6 +132,10 @@ def test_the_card_shows_the_difference_between_the_reports_method_and_the_users_
 
     gallery.set_targets([ddb_target(node_policy="random", compress=True)])
     row.method_check.setChecked(True)
+    assert ("your target's own settings differ: job parallelism: yours job parallelism 64, the report's "
+            "job parallelism 2.") in row.method_label.text()
+    gallery.set_targets([(DDB_KEY, "DolphinDB (lab)", "dolphindb",
+                          {**lab_profile(node_policy="random", compress=True), "parallelism": 2})])
     assert "Your target's settings already match it." in row.method_label.text()
 
 
@@ -131,7 +145,8 @@ def test_the_card_names_replicas_and_other_subjects(qtbot, gallery):
     assert "not DolphinDB" in row.method_label.text()          # the embedded default is the subject
     row.subject_combo.setCurrentIndex(row.subject_combo.findData(DDB_KEY))
     assert "Replicas: the report's cluster kept 2 replicas; Tickbench does not set them" in row.method_label.text()
-    assert not gallery.row("002", "upload").method_check.isVisible()     # the report says nothing of it
+    upload = gallery.row("002", "upload").method_label.text()      # the report says nothing but its API's
+    assert "job parallelism 2 (the reports name none: their API sent 2" in upload and "node policy" not in upload
     readers = gallery.row("000", "readers")
     readers.subject_combo.setCurrentIndex(readers.subject_combo.findData(DDB_KEY))
     text = readers.method_label.text()

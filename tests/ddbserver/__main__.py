@@ -57,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lose-match", default="")
     parser.add_argument("--error-match", default="")
     parser.add_argument("--error-message", default=Faults().error_message)
+    parser.add_argument("--write-delay", type=float, default=0.0,
+                        help="seconds each DFS write or table create holds its transaction (chunk locks)")
+    parser.add_argument("--chunk-retry-s", type=float, default=Faults().chunk_retry_s,
+                        help="atomic='CHUNK': seconds a locked chunk is attempted before the write fails")
+    parser.add_argument("--olap-cache-rows", type=int, default=0,
+                        help="the OLAP cache engine's size in rows (0: off); fresh writes stay in memory")
     args = parser.parse_args(argv)
 
     faults = Faults()

@@ -35,6 +35,7 @@ class Caches:
         self.compute: dict[str, set[Partition]] = {n.name: set() for n in topology.nodes if n.caches_compute}
         self.reads: list[dict] = []
         self.clears: list[dict] = []
+        self.olap = None               # the OLAP cache engine (olap_cache.py): fresh writes in memory
 
     @staticmethod
     def _spot(partition: Partition, count: int) -> int:
@@ -61,7 +62,7 @@ class Caches:
                     group_cache.add(p)
                 if not found:
                     disk = self.data[self.holder(p)]
-                    found = p in disk
+                    found = p in disk or (self.olap is not None and self.olap.holds(p))
                     disk.add(p)
                 hits += found
             entry = {"seq": len(self.reads), "node": node.name, "kind": kind, "partitions": len(parts),

@@ -28,6 +28,7 @@ from tests.ddbserver.queries import MAPREDUCE, OLS, RESULT, Queries, date_expr  
 from tests.ddbserver.store import Database, Store, TableMeta
 from tests.ddbserver.suites import DfsHandle, SuiteQueries
 from tests.ddbserver.textio import load_text, save_text
+from tests.ddbserver.transactions import Transactions
 from tests.ddbserver.syntax import (DATE_LIT, IDENT, LOAD, QS, STR, ScriptError,  # noqa: F401
                                     not_recognised, parse_date, schema, split_conditions, unquote)
 from tests.ddbserver.topology import Node, Topology  # noqa: F401  (Node: re-exported)
@@ -50,6 +51,9 @@ class Dispatcher:
         self.queries = Queries(store, self.caches)
         self.suites = SuiteQueries(store)
         self.faults = faults
+        self.transactions = Transactions(store, self.caches, faults)   # chunk locks, creates, OLAP cache
+        self.caches.olap = self.transactions.olap
+        self.queries.write_dfs = self.transactions.insert
         self.sessions = None           # the server's session registry, for testServerStats
 
     # --- entry points ----------------------------------------------------------------------
@@ -104,6 +108,11 @@ class Dispatcher:
              lambda s, m: topo.rpc_cluster_perf(self.faults.connections)),
             (r"pnodeRun\(clearAllCache\)", self._clear_cache),
             (r"pnodeRun\(clearAllCache, (\[[^\]]*\])\)", self._clear_cache_on),
+            (r"pnodeRun\(flushOLAPCache\)",
+             lambda s, m: self._flush_olap(s, self.caches.default_pnode_targets(s.node))),
+            (r"pnodeRun\(flushOLAPCache, (\[[^\]]*\])\)",
+             lambda s, m: self._flush_olap(s, [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(1))])),
+            (r"flushOLAPCache\(\)", lambda s, m: self._flush_olap(s, [s.node])),
             (rf"pnodeRun\(clearComputeNodeCache\{{{STR}\}}, (\[[^\]]*\])\)", self._clear_compute_on),
             (rf"clearComputeNodeCache\({STR}\)",
              lambda s, m: self.caches.clear_compute([s.node], unquote(m.group(1)), s.node)),
@@ -158,6 +167,10 @@ class Dispatcher:
         self.caches.clear_all_cache(nodes, s.node)
         return c.Scalar(c.VOID, None)
 
+    def _flush_olap(self, s, nodes):
+        self.transactions.olap.flush(nodes, s.node)
+        return c.Scalar(c.VOID, None)
+
     def _clear_compute_on(self, s, m):
         nodes = [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(2))]
         self.caches.clear_compute(nodes, unquote(m.group(1)), s.node)
@@ -190,7 +203,8 @@ class Dispatcher:
         return {"cache_clears": self.store.cache_clears, "reads": list(self.caches.reads),
                 "clears": list(self.caches.clears),
                 "shared": {n.name: self.store.shared_names(n.name) for n in self.topology.nodes},
-                "sessions": self.sessions.snapshot() if self.sessions is not None else {}}
+                "sessions": self.sessions.snapshot() if self.sessions is not None else {},
+                **self.transactions.snapshot()}
 
     def _create_database(self, s, m):
         lo, hi = parse_date(m.group(1)), parse_date(m.group(2))
@@ -205,7 +219,7 @@ class Dispatcher:
             raise ScriptError("The VALUE partition scheme is empty.")
         if len(bounds) < 2 or bounds != sorted(bounds) or len(set(bounds)) != len(bounds):
             raise ScriptError("The RANGE partition scheme must be increasing with at least 2 elements.")
-        self.store.create_database(Database(unquote(m.group(5)), lo, hi, bounds, scheme_type))
+        self.store.create_database(Database(unquote(m.group(5)), lo, hi, bounds, scheme_type, m.group(6)))
         return None
 
     def _create_day_database(self, s, m):
@@ -213,7 +227,7 @@ class Dispatcher:
         lo, hi = parse_date(m.group(2)), parse_date(m.group(3))
         if lo > hi:
             raise ScriptError("The VALUE partition scheme is empty.")
-        self.store.create_database(Database(unquote(m.group(1)), lo, hi, []))
+        self.store.create_database(Database(unquote(m.group(1)), lo, hi, [], atomic=m.group(4)))
         return None
 
     def _create_table(self, s, m):
@@ -221,7 +235,7 @@ class Dispatcher:
         columns = schema(m.group(2), m.group(3))
         table = unquote(m.group(4))
         parts = [unquote(p) for p in re.findall(STR, m.group(5))]
-        self.store.create_table(path, table, columns, parts)
+        self.transactions.create_table(path, table, columns, parts)
         return None
 
     def _truncate(self, s, m):
@@ -295,6 +309,10 @@ class Dispatcher:
             raise ScriptError("The schema table of loadTextEx needs a name and a type per column")
         parts = [unquote(p) for p in re.findall(STR, g["parts"])]
         table = unquote(g["table"])
+        if db_path in self.store.databases and (db_path, table) not in self.store.tables:
+            # loadTextEx creates a missing table: a create like any other (two first loads race)
+            self.transactions.create_table(db_path, table, [(n, c.TYPE_BY_NAME[t]) for n, t in zip(names, types)],
+                                           parts)
         load_text(self.store, db_path, table, parts, unquote(g["path"]), unquote(g["delim"]),
                   [(n, c.TYPE_BY_NAME[t]) for n, t in zip(names, types)])
         s.variables[g["var"]] = DfsHandle(db_path, table)
@@ -344,8 +362,7 @@ class Dispatcher:
         return args[0]
 
     def _insert_dfs(self, path: str, table: str, args: list) -> int:
-        meta = self.store.dfs_table(path, table)
-        return self.store.insert(meta, self._one_table(args), self.store.databases[path])
+        return self.transactions.insert(path, table, self._one_table(args))
 
     # --- reads ------------------------------------------------------------------------------------
     def _measured(self, session: Session, m) -> c.Scalar:
@@ -370,9 +387,9 @@ class Dispatcher:
 CREATE_DATABASE = (
     rf'dbDate = database\("", VALUE, ({DATE_LIT})\.\.({DATE_LIT})\)\n'
     rf'dbKey = database\("", RANGE, (symbol|char|short|int|long)\((\[.*?\])\)\)\n'
-    rf'db = database\({STR}, COMPO, \[dbDate, dbKey\], engine="OLAP", atomic="CHUNK"\)')
+    rf'db = database\({STR}, COMPO, \[dbDate, dbKey\], engine="OLAP", atomic="(CHUNK|TRANS)"\)')
 CREATE_DAY_DATABASE = (
-    rf'db = database\({STR}, VALUE, ({DATE_LIT})\.\.({DATE_LIT}), engine="OLAP", atomic="CHUNK"\)')
+    rf'db = database\({STR}, VALUE, ({DATE_LIT})\.\.({DATE_LIT}), engine="OLAP", atomic="(CHUNK|TRANS)"\)')
 CREATE_TABLE = (
     rf"db = database\({STR}\)\n"
     rf"schemaTable = table\(1:0, (\[[^\]]*\]), \[([A-Z, ]*)\]\)\n"

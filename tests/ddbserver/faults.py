@@ -23,11 +23,15 @@ class Faults:
     lose_match: str = ""              # run a match but never send its reply (the connection stays)
     error_match: str = ""             # answer a matching request with error_message
     error_message: str = "Server error injected by the Tickbench test server"
+    write_delay: float = 0.0          # seconds a DFS write or create holds its transaction (transactions.py)
+    chunk_retry_s: float = 120.0      # atomic='CHUNK': how long a locked chunk is attempted
+    olap_cache_rows: int = 0          # the OLAP cache engine's size in rows (0: off; olap_cache.py)
     connections: dict = field(default_factory=dict)   # port -> connections accepted (read only)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     SETTABLE = ("refuse_login", "not_initialised", "silent", "delay", "delay_match",
-                "close_match", "lose_match", "error_match", "error_message")
+                "close_match", "lose_match", "error_match", "error_message", "write_delay",
+                "chunk_retry_s", "olap_cache_rows")
 
     def update(self, values: dict) -> None:
         with self._lock:
@@ -39,6 +43,8 @@ class Faults:
                     value = bool(value)
                 elif isinstance(current, float):
                     value = float(value)
+                elif isinstance(current, int):
+                    value = int(value)
                 else:
                     value = str(value)
                     if key.endswith("_match") and value:

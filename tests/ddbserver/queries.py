@@ -59,6 +59,8 @@ class Queries:
     def __init__(self, store: Store, caches=None):
         self.store = store
         self.caches = caches
+        # a map's append! into a DFS table; the dispatcher makes it a transaction (transactions.py)
+        self.write_dfs = lambda path, table, rows: self.store.insert(self.store.dfs_table(path, table), rows)
         self._local = threading.local()   # (node, kind) of the read each connection's thread answers
 
     def run(self, body: str, node=None, kind: str = "plain") -> c.Table | None:
@@ -153,7 +155,7 @@ class Queries:
     def _mapreduce(self, m) -> c.Table:
         g = m.groupdict()
         src = self.store.dfs_table(unquote(g["db2"]), unquote(g["src"]))
-        dst = self.store.dfs_table(unquote(g["db1"]), unquote(g["dst"]))
+        self.store.dfs_table(unquote(g["db1"]), unquote(g["dst"]))      # the output table must exist
         self._touch(unquote(g["db2"]), src, g["where"])
         k, d, t, b, a = g["k"], g["d"], g["t"], g["b"], g["a"]
         minute = minute_expr(t, src.type_of(t))
@@ -162,7 +164,7 @@ class Queries:
                f"from {src.duck} where {self.where(src, g['where'])} group by 1, 2, 3 order by 2, 1, 3")
         bars = self.store.query(sql, [c.SYMBOL, c.DATE, c.MINUTE, c.DOUBLE, c.DOUBLE])
         if bars.rows:
-            self.store.insert(dst, bars)
+            self.write_dfs(unquote(g["db1"]), unquote(g["dst"]), bars)
         return c.Table("", {"bars": c.Vector(c.LONG, np.array([bars.rows], dtype="i8"))})
 
     def _ols(self, m) -> c.Table:

@@ -60,6 +60,7 @@ class Database:
     date_hi: int
     key_bounds: list                       # RANGE boundaries of the second level ([]: by day only)
     key_type: int = c.SYMBOL               # the RANGE scheme's type: SYMBOL, or an integer type
+    atomic: str = "CHUNK"                  # database(..., atomic=): what a write does on a locked chunk
 
 
 class Store:

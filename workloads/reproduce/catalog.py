@@ -10,8 +10,10 @@ findings are computed later from the stored runs alone.
 
 Each experiment (and arm, where its arms differ) carries the report's method for a DolphinDB
 subject (``workloads.reproduce.method``): node policy, protocol, compression and replicas as the
-report's text says, each citing its section. A run on DolphinDB gets the settable ones unless
-the user chooses their target's own settings; the gallery card shows where the two differ.
+report's text says, each citing its section, and every experiment the job scheduling of the
+reports' API (``REPORT_SCHEDULING``: parallelism 2, priority 4) unless it says otherwise. A run on
+DolphinDB gets the settable ones unless the user chooses their target's own settings; the gallery
+card shows where the two differ.
 """
 from __future__ import annotations
 
@@ -70,9 +72,12 @@ class Experiment:
     method: tuple[Setting, ...] = ()    # how the report drove DolphinDB (see the module doc)
 
     def method_of(self, arm: Arm) -> tuple[Setting, ...]:
-        """The experiment's method with the arm's own settings over it (by key)."""
+        """The experiment's method with the arm's own settings over it (by key), and the reports'
+        job scheduling where neither says otherwise."""
         own = {s.key for s in arm.method}
-        return tuple(s for s in self.method if s.key not in own) + arm.method
+        method = tuple(s for s in self.method if s.key not in own) + arm.method
+        said = {s.key for s in method}
+        return method + tuple(s for s in REPORT_SCHEDULING if s.key not in said)
 
     def methods(self) -> list[tuple[str, tuple[Setting, ...]]]:
         """(arm label, or "" when every subject arm shares it; method) of the subject's arms."""
@@ -162,6 +167,11 @@ def _bounded(tiny: Scale, medium: Scale, report: Scale, users: tuple | None = No
 
 
 # --- how the reports drove DolphinDB (their sections cited; workloads.reproduce.method) ---------------
+REPORT_SCHEDULING = (
+    Setting("parallelism", 2, "the reports name none: their API sent 2, its default up to 1.30.22 and "
+            "DolphinDB's default for an interactive job (its job-management tutorial); today's client sends 64"),
+    Setting("priority", 4, "the reports name none: the API's default, then and now"),
+)
 METHOD_000 = (
     Setting("node_policy", "one", "§3.2: its script connects one session to one data node"),
     Setting("protocol", "PICKLE", "§4.1: the API of the time (1.30.0.4, §2) spoke an improved pickle "

@@ -1,9 +1,11 @@
-"""How a report drove DolphinDB (its method: node policy, protocol, compression, replicas, each
-with the report section that says so), and how a user's DolphinDB target differs from it.
+"""How a report drove DolphinDB (its method: node policy, protocol, compression, replicas, job
+priority and parallelism, each with the report section or source that says so), and how a user's
+DolphinDB target differs from it.
 
 Qt-free: the catalog attaches methods to experiments and arms, ``apply`` puts the settable ones
 into a DolphinDB target config (the target reads ``node_policy``, ``protocol`` and ``compress``
-at the top level of its config over its profile's), and the gallery card shows
+at the top level of its config over its profile's, and ``priority``/``parallelism`` there: the
+job scheduling every ``session.run`` asks for), and the gallery card shows
 ``summary(...)``. Replicas are the cluster's own ``dfsReplicationFactor``: Tickbench reads them
 (each run's footprint) but cannot set them, so they are shown, never applied. A setting this
 machine cannot honour (PICKLE on Python >= 3.13) is not applied and says why.
@@ -15,14 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 METHOD_KIND = "dolphindb"                     # the target kind a report's method applies to
-SETTABLE = ("node_policy", "protocol", "compress")
-DEFAULTS = {"node_policy": "one", "protocol": "DDB", "compress": False}   # a profile's own defaults
+SETTABLE = ("node_policy", "protocol", "compress", "parallelism", "priority")
+# a profile's own defaults; a job's priority and parallelism default to the client's (4 and 64)
+DEFAULTS = {"node_policy": "one", "protocol": "DDB", "compress": False, "parallelism": 64, "priority": 4}
 def _esc(text: str) -> str:
     """Text for a rich-text label: markup escaped, quotes and apostrophes left as they read."""
     return html.escape(text, quote=False)
 
 
-NAMES = {"node_policy": "node policy", "protocol": "protocol", "compress": "compression", "replicas": "replicas"}
+NAMES = {"node_policy": "node policy", "protocol": "protocol", "compress": "compression", "replicas": "replicas",
+         "parallelism": "job parallelism", "priority": "job priority"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ def value_text(key: str, value: Any) -> str:
         return f"PROTOCOL_{str(value).upper()}"
     if key == "replicas":
         return f"{value} replicas"
+    if key in ("parallelism", "priority"):
+        return f"job {key} {value}"
     return f"{key} {value}"
 
 
@@ -67,6 +73,8 @@ def _bool(value: Any) -> bool:
 def _normal(key: str, value: Any) -> Any:
     if key == "compress":
         return _bool(value)
+    if key in ("parallelism", "priority"):
+        return int(value)
     return str(value).upper() if key == "protocol" else str(value)
 
 

@@ -14,7 +14,10 @@ PROTOCOL_PICKLE is refused on Python 3.13 and later, where the client silently s
 Config keys: ``host``/``port``/``user``/``password`` (one node) or ``profile`` (a
 ``ClusterProfile`` dict) plus ``password``; ``db_prefix`` (default ``dfs://tickbench``);
 ``protocol`` (DDB|PICKLE|ARROW) and ``compress`` (override the profile's); ``node_policy``
-(one|round_robin|random) and ``seed``; ``timeout`` (connect/login, s, default 10);
+(one|round_robin|random) and ``seed``; ``use_compute_nodes`` (users on the profile's compute nodes
+instead of its data nodes; default false); ``priority`` (0-9) and ``parallelism`` (1-64): the job
+priority and parallelism every ``session.run`` sends (default the client's own 4 and 64; the
+reproduced reports set parallelism 2, as their API sent); ``timeout`` (connect/login, s, default 10);
 ``query_timeout`` (one reply, s, default 3600); ``chunk_rows`` (load batch, default 200,000);
 ``measure_transfer`` (default true; probes read the raw reply); ``csv_dir_on_server`` (the folder
 where the server reads imported and writes exported CSV files, when it is not the client's).
@@ -28,9 +31,10 @@ from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.cluster import ClusterProfile, Node, pickle_refusal
 from workloads.targets.dolphindb.cold_cache import DolphinDBColdCache
-from workloads.targets.dolphindb.connection import DolphinDBConnection
+from workloads.targets.dolphindb.connection import (CLIENT_PARALLELISM, CLIENT_PRIORITY, DolphinDBConnection,
+                                                    job_setting, scheduling_note)
 from workloads.targets.dolphindb.layout import DolphinDBLayout
-from workloads.targets.dolphindb.reads import DolphinDBReads
+from workloads.targets.dolphindb.reads import PICKLE_TRANSFER_FROM, DolphinDBReads
 from workloads.targets.dolphindb.wire import RawConnection
 from workloads.targets.dolphindb.writes import DolphinDBWrites
 
@@ -47,7 +51,7 @@ def profile_from_config(config: dict[str, Any]) -> ClusterProfile:
         profile = ClusterProfile.single(str(config["host"]), port, str(config.get("user", "admin")), password)
     else:
         raise ValueError("the DolphinDB target needs a host (and port) or a cluster profile")
-    overrides = {k: config[k] for k in ("protocol", "compress", "node_policy") if k in config}
+    overrides = {k: config[k] for k in ("protocol", "compress", "node_policy", "use_compute_nodes") if k in config}
     if overrides:
         data = profile.to_dict() | overrides
         data["protocol"] = str(data["protocol"]).upper()
@@ -78,7 +82,10 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
         self.chunk_rows = int(self.config.get("chunk_rows", 200_000))
         self.measure_transfer = bool(self.config.get("measure_transfer", True))
         self.seed = int(self.config.get("seed", 0))
+        self.priority = job_setting(self.config, "priority", CLIENT_PRIORITY, 0, 9)
+        self.parallelism = job_setting(self.config, "parallelism", CLIENT_PARALLELISM, 1, 64)
         self._session = None
+        self._session_id = ""         # the worker session's server id, kept to cancel its lost jobs
         self._raw: RawConnection | None = None
         self._node: Node | None = None
         self._worker = 0
@@ -86,7 +93,10 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
         self._upload_name = ""
         self._probes = 0
         self._ensured: set[str] = set()
-        self._clear_plan: tuple[list[str] | None, list[str]] | None = None   # learnt once per worker
+        self._clear_plan: tuple[list[str] | None, list[str]] | None = None   # renewed when a clear fails
+        self._cluster_data_nodes: tuple[Node, ...] | None = None   # reported online, when none is listed
+        self.cancelled: list[str] = []  # jobs a lost reply left running, cancelled ("node: rootJobId")
+        self.cancel_note = ""           # what the last cancel could not do, when it could not
         self.reply_note = ""          # what prepare learnt of the server's reply format
         self.cache_note = ""          # why the last drop_cache applied nothing, when it did not
         self.swept: list[str] = []    # what prepare's sweep undefined ("node: name")
@@ -96,9 +106,16 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
 
         info: dict[str, Any] = {
             "kind": self.kind, "profile": self.profile.to_dict(), "db_prefix": self.prefix,
-            "transfer_method": ("not measured under PROTOCOL_PICKLE" if self.profile.protocol == "PICKLE"
+            "transfer_method": (f"probe operations: {PICKLE_TRANSFER_FROM}: the server-kept result re-read "
+                                "in DolphinDB's own encoding over a bare socket (the raw reader cannot frame "
+                                "the pickle stream), framing walked without decoding"
+                                if self.profile.protocol == "PICKLE"
                                 else "probe operations: bare-socket re-read of the server-kept result, "
                                      "framing walked without decoding"),
+            "job_scheduling": f"priority {self.priority}, parallelism {self.parallelism} on every job "
+                              f"(session.run){scheduling_note(self.priority, self.parallelism)}",
+            "user_nodes": ("compute nodes (use_compute_nodes)" if self.profile.use_compute_nodes
+                           else "data nodes"),
             "cold_cache": "before each operation and probe of a cold step, in the worker's session: "
                           "pnodeRun(clearAllCache) on every data node (and compute node outside a compute "
                           "group), and clearComputeNodeCache on every compute node of a 3.x compute group; "

@@ -8,6 +8,11 @@ describe the one node it asked (not a cluster). A node is reached at its ``publi
 cluster reports one (the address its clients are meant to use), else at its ``host`` (what the
 node calls itself: often ``localhost`` or a LAN name). ``pick_node`` spreads workers over nodes.
 
+Users go to data nodes (report 002: "a random data node"), never to compute nodes unless the profile
+says so (``use_compute_nodes``: then to its compute nodes instead). Set-up, footprints and clears
+always run on a data node: on a compute node of a compute group ``pnodeRun`` reaches only its group,
+which holds no tablets.
+
 PROTOCOL_PICKLE: the ``dolphindb`` client (3.0.x, ``config.py``) turns it into PROTOCOL_DDB on
 Python 3.13 and later without a word, so a run there would say PICKLE and measure DDB.
 ``client_protocol`` refuses PICKLE there with a one-line reason instead (``pickle_refusal``
@@ -20,7 +25,7 @@ import random
 import socket
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 ROLES = ("controller", "data", "compute", "single")
@@ -59,11 +64,19 @@ class ClusterProfile:
     protocol: str = "DDB"
     compress: bool = False
     node_policy: str = "one"
+    use_compute_nodes: bool = False     # route users to the compute nodes instead of the data nodes
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(self.nodes))
         if not self.nodes:
             raise ValueError(f"profile {self.name!r} has no nodes")
+        if self.use_compute_nodes and not self.compute_nodes:
+            raise ValueError(f"profile {self.name!r} routes users to compute nodes but lists none; add the "
+                             "compute nodes (role compute) or turn use_compute_nodes off")
+        if not self.use_compute_nodes and self.compute_nodes and not self.data_nodes:
+            raise ValueError(f"profile {self.name!r} lists compute nodes but no data node: list the data nodes "
+                             "(users go to data nodes), or turn use_compute_nodes on to route users through "
+                             "the compute nodes")
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"profile {self.name!r}: protocol {self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
         if self.node_policy not in NODE_POLICIES:
@@ -76,9 +89,19 @@ class ClusterProfile:
 
     @property
     def data_nodes(self) -> tuple[Node, ...]:
-        """Nodes that answer queries: data/compute/single ones, else all listed nodes."""
-        serving = tuple(n for n in self.nodes if n.role in ("data", "compute", "single"))
-        return serving or self.nodes
+        """Nodes that hold the data: data and single nodes; all listed nodes when none has a role
+        that serves queries (a bare address); none when only compute nodes serve."""
+        storing = tuple(n for n in self.nodes if n.role in ("data", "single"))
+        return storing or (() if self.compute_nodes else self.nodes)
+
+    @property
+    def compute_nodes(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.role == "compute")
+
+    @property
+    def user_nodes(self) -> tuple[Node, ...]:
+        """Where users are routed: the data nodes, or the compute nodes when the profile says so."""
+        return self.compute_nodes if self.use_compute_nodes else self.data_nodes
 
     @property
     def entry(self) -> Node:
@@ -86,8 +109,7 @@ class ClusterProfile:
         return next((n for n in self.nodes if n.role == "controller"), self.nodes[0])
 
     def with_password(self, password: str) -> "ClusterProfile":
-        return ClusterProfile(self.name, self.nodes, self.user, password, self.protocol,
-                              self.compress, self.node_policy)
+        return replace(self, password=password)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for settings and run records; the password is never included."""
@@ -113,12 +135,18 @@ class ClusterProfile:
             password=password or str(data.get("password", "")),
             protocol=str(data.get("protocol", "DDB")).upper(), compress=bool(data.get("compress", False)),
             node_policy=str(data.get("node_policy", "one")),
+            use_compute_nodes=_flag(data.get("use_compute_nodes", False)),
         )
 
     @classmethod
     def single(cls, host: str, port: int, user: str = "admin", password: str = "", **kw) -> "ClusterProfile":
         return cls(name=kw.pop("name", f"{host}:{port}"), nodes=(Node(host, int(port), "single"),),
                    user=user, password=password, **kw)
+
+
+def _flag(value) -> bool:
+    """A yes/no setting as a profile file or a flag may spell it ("false" is no)."""
+    return value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -323,14 +351,14 @@ def profile_from_discovery(profile: ClusterProfile, discovery: Discovery) -> Clu
     nodes = discovery.nodes
     roles = {"data": "data", "controller": "controller", "compute": "compute", "single": "single"}
     listed = tuple(Node(n.host, n.port, roles[n.mode]) for n in nodes if n.mode in roles and n.state)
-    return ClusterProfile(profile.name, listed or profile.nodes, profile.user, profile.password,
-                          profile.protocol, profile.compress, profile.node_policy)
+    return replace(profile, nodes=listed or profile.nodes)
 
 
 def pick_node(profile: ClusterProfile, worker_index: int, seed: int = 0) -> Node:
     """The node worker ``worker_index`` talks to: ``one`` = the first data node for everyone,
-    ``round_robin`` = data nodes in turn, ``random`` = a seeded random data node per worker."""
-    nodes = profile.data_nodes
+    ``round_robin`` = data nodes in turn, ``random`` = a seeded random data node per worker
+    (compute nodes instead of data nodes only when the profile says ``use_compute_nodes``)."""
+    nodes = profile.user_nodes
     if profile.node_policy == "one":
         return nodes[0]
     if profile.node_policy == "round_robin":

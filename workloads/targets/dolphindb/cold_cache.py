@@ -6,8 +6,9 @@ hold the layout's data: ``pnodeRun(clearAllCache, <nodes>)`` on every data node 
 outside a compute group), and on a 3.x cluster with compute groups
 ``clearComputeNodeCache(<database>)`` on every compute node of a group (``clearAllCache`` leaves
 their cache alone; DolphinDB says even this "does not guarantee that all cached data will be
-cleared"). The nodes come from ``getClusterPerf`` (``mode``, ``computeGroup``), asked once per
-worker; a single node is cleared with ``pnodeRun(clearAllCache)``. It returns the methods applied,
+cleared"). The nodes come from ``getClusterPerf`` (``mode``, ``computeGroup``; a node whose
+``state`` is not online is left out), asked once per worker and asked again once when a clear
+fails (a node gone down since, or back); a single node is cleared with ``pnodeRun(clearAllCache)``. It returns the methods applied,
 and nothing when any of them failed (so no operation is called cold on a partial clear). The
 servers' OS page cache cannot be dropped from a client (report 000 did it on the servers).
 """
@@ -26,26 +27,36 @@ class DolphinDBColdCache:
     def drop_cache(self, layout: Layout) -> list[str]:
         """Empty every DolphinDB cache that could hold the layout's data (see the module doc), on
         this worker's own session; the methods applied, or [] when any of them failed."""
+        try:
+            applied = self._clear_caches(layout)
+        except TargetError:
+            self._clear_plan = None          # a node may have gone down since the plan: ask again, once
+            try:
+                applied = self._clear_caches(layout)
+            except TargetError as exc:
+                self.cache_note = str(exc)
+                return []
+        self.cache_note = ""
+        return applied
+
+    def _clear_caches(self, layout: Layout) -> list[str]:
+        """One attempt at every clear of the plan; TargetError when one fails."""
         self._require_open(layout)
         session, node = self._session, self._node
-        try:
-            clear, compute = self._cache_nodes()
-            self._run(session, node, scripts.clear_all_cache(clear))
-            applied = [f"{scripts.clear_all_cache(None)} on this single node" if clear is None else
-                       f"{scripts.clear_all_cache(None)} on {', '.join(clear)}"]
-            if compute:
-                names = self.names(layout.dataset, layout.scale)
-                self._run(session, node, scripts.clear_compute_cache(names, compute))
-                applied.append(f"clearComputeNodeCache({q.string(names.db)}) on {', '.join(compute)}")
-        except TargetError as exc:
-            self.cache_note = str(exc)
-            return []
-        self.cache_note = ""
+        clear, compute = self._cache_nodes()
+        self._run(session, node, scripts.clear_all_cache(clear))
+        applied = [f"{scripts.clear_all_cache(None)} on this single node" if clear is None else
+                   f"{scripts.clear_all_cache(None)} on {', '.join(clear)}"]
+        if compute:
+            names = self.names(layout.dataset, layout.scale)
+            self._run(session, node, scripts.clear_compute_cache(names, compute))
+            applied.append(f"clearComputeNodeCache({q.string(names.db)}) on {', '.join(compute)}")
         return applied
 
     def _cache_nodes(self) -> tuple[list[str] | None, list[str]]:
         """(aliases clearAllCache runs on, or None for a single node; compute-group aliases),
-        from getClusterPerf through this worker's session, asked once."""
+        from getClusterPerf through this worker's session: online nodes only (``state``), asked
+        once and again when a clear fails."""
         if self._clear_plan is None:
             try:
                 perf = self._run(self._session, self._node, scripts.cluster_perf())
@@ -55,7 +66,7 @@ class DolphinDBColdCache:
                 self._clear_plan = (None, [])          # a single node: it has no controller to ask
             else:
                 frame = perf.to_pandas() if _is_arrow_table(perf) else perf
-                infos = [node_info(row) for row in frame.to_dict("records")]
+                infos = [i for i in (node_info(row) for row in frame.to_dict("records")) if i.state]
                 clear = [i.name for i in infos if i.mode == "data" or (i.mode == "compute" and not i.compute_group)]
                 compute = [i.name for i in infos if i.mode == "compute" and i.compute_group]
                 self._clear_plan = (clear or None, compute)

@@ -11,23 +11,62 @@ probe's result (``tickbench_w<worker>_<pid>_<random>_<n>``, one name per probe) 
 lost (a reply lost or timed out); the upload sweep's table (``tickbench_upload_w...``, one per
 worker, shared on its node) is undefined when the worker closes. What a killed worker or a query
 still running past its client's timeout leaves behind, ``prepare`` sweeps: it undefines every
-``tickbench_`` object in the shared namespace (``objs(true)``) of every node the run may use, so
-two runs against one cluster at the same time would disturb each other (they would anyway).
+``tickbench_`` object in the shared namespace (``objs(true)``) of every data node (and every node
+users may be routed to), so two runs against one cluster at the same time would disturb each
+other (they would anyway).
+
+A reply lost or timed out leaves its job running on the server: before any clean-up, the job is
+cancelled (``getConsoleJobs`` for the lost session's id, ``cancelConsoleJob``, DolphinDB's way to
+stop another session's interactive job) and waited for, so a probe's result is never shared after
+its clean-up. DolphinDB cancels a job only between its sub-tasks: one that does not end within
+``timeout`` is said in ``cancel_note`` and left to the next sweep.
+
+Every ``session.run`` carries the run's job priority and parallelism (``priority``/``parallelism``
+config keys; default the client's own 4 and 64, the reproduced reports 2 as their API sent).
 """
 from __future__ import annotations
 
 import os
+import time
 
 from workloads.targets.base import Layout, TargetError
 from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
-from workloads.targets.dolphindb.cluster import Node, _server_text, open_session, pick_node
+from workloads.targets.dolphindb.cluster import Node, _server_text, discover_nodes, open_session, pick_node
 from workloads.targets.dolphindb.wire import RawConnection, WireError
 
 OBJECT_PREFIX = "tickbench_"           # every object a run shares on a node is named so
 UPLOAD_PREFIX = "tickbench_upload_"
 CHECK_CLOSE_S = 1.0                    # how long the pre-login check waits for the server to let go
+CANCEL_POLL_S = 0.05                   # how often a cancelled job is looked for until it has gone
 LOST = "connection lost or reply timed out"
+# the dolphindb client's own defaults for session.run (3.0.x ``session.run`` docstring); up to API
+# 1.30.22 it sent parallelism 2, DolphinDB's default for an interactive job (job-management tutorial)
+CLIENT_PRIORITY, CLIENT_PARALLELISM = 4, 64
+REPORTS_PARALLELISM = 2
+
+
+def job_setting(config: dict, key: str, default: int, low: int, high: int) -> int:
+    """A job priority or parallelism from the target config, checked against DolphinDB's range."""
+    value = config.get(key)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise TargetError(f"DolphinDB {key} {value!r} is not a whole number") from None
+    if isinstance(value, bool) or not low <= number <= high or number != float(value):
+        raise TargetError(f"DolphinDB {key} {value!r} is not between {low} and {high}")
+    return number
+
+
+def scheduling_note(priority: int, parallelism: int) -> str:
+    """Whose defaults these are, for the run's record."""
+    if (priority, parallelism) == (CLIENT_PRIORITY, CLIENT_PARALLELISM):
+        return "; the client's defaults"
+    if parallelism == REPORTS_PARALLELISM:
+        return "; parallelism 2 as the reports' API sent it (before 1.30.22) and DolphinDB's job default"
+    return ""
 
 
 class DolphinDBConnection:
@@ -53,35 +92,91 @@ class DolphinDBConnection:
             raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
 
     def _admin_session(self, node: Node | None = None):
-        """A short-lived DDB session for parent-side work (prepare, footprint, describe)."""
-        node = node or self.profile.data_nodes[0]
+        """A short-lived DDB session for parent-side work (prepare, footprint, describe), on a
+        data node unless ``node`` is given."""
+        node = node or self._admin_node()
         return self._connect(node, metadata=True), node
 
+    def _admin_node(self) -> Node:
+        """The first data node listed, else (a profile of compute nodes only) the first the
+        cluster reports online: never a compute node, where pnodeRun reaches only its group."""
+        nodes = self.profile.data_nodes or self._reported_data_nodes()
+        if not nodes:
+            raise TargetError(f"DolphinDB cluster {self.profile.name!r}: no data node is listed and none is "
+                              "reported online; list a data node in the profile")
+        return nodes[0]
+
+    def _reported_data_nodes(self) -> tuple[Node, ...]:
+        """The data nodes getClusterPerf reports online (asked of the entry node once)."""
+        if self._cluster_data_nodes is None:
+            try:
+                discovery = discover_nodes(self.profile, timeout=self.timeout)
+            except (ConnectionError, RuntimeError) as exc:
+                raise TargetError(f"DolphinDB at {self.profile.entry.address}: {_server_text(exc)}") from None
+            self._cluster_data_nodes = tuple(Node(n.host, n.port, "data") for n in discovery.nodes
+                                             if n.mode == "data" and n.state) if discovery.from_cluster else ()
+        return self._cluster_data_nodes
+
     def _run(self, session, node: Node, script: str, *args):
+        """``session.run`` with the run's job priority and parallelism; a lost or timed-out reply
+        of a worker's session cancels the job it leaves running before anything else happens."""
         try:
-            return session.run(script, *args) if args else session.run(script)
+            return session.run(script, *args, priority=self.priority, parallelism=self.parallelism)
         except RuntimeError as exc:
             text = _server_text(exc)
             if "Socket is disconnected" in text or "Failed to read" in text or "IO error" in text:
                 if session is self._session:
+                    self._cancel_left_job(self._session_id, node)
                     self.close()           # the next operation reconnects
                 raise TargetError(f"DolphinDB at {node.address}: {LOST} "
                                   f"({text.split(' with IO error')[0]})") from None
             raise TargetError(f"DolphinDB at {node.address} answered: {text}") from None
 
+    def _cancel_left_job(self, session_id: str, node: Node) -> None:
+        """Cancel the console job a lost session (``session_id``: the client forgets it with the
+        connection, so it is kept from the login) may have left running on ``node`` and wait until
+        it has gone (up to ``timeout``), so nothing it would share arrives after the clean-up."""
+        try:
+            session_id = int(session_id)
+            admin = self._connect(node, metadata=True)
+        except (TargetError, RuntimeError, ValueError, TypeError):
+            self.cancel_note = f"{node.address}: the lost session's job could not be looked for"
+            return
+        try:
+            jobs = list(self._run(admin, node, scripts.console_jobs(session_id)))
+            if jobs:
+                self._run(admin, node, scripts.cancel_console_job(jobs))
+                self.cancelled.extend(f"{node.address}: {job}" for job in jobs)
+            deadline = time.monotonic() + self.timeout
+            while jobs and time.monotonic() < deadline:
+                time.sleep(CANCEL_POLL_S)
+                jobs = list(self._run(admin, node, scripts.console_jobs(session_id)))
+            self.cancel_note = (f"{node.address}: {len(jobs)} cancelled job(s) still running after "
+                                f"{self.timeout:g} s; the next prepare sweeps what they share") if jobs else ""
+        except TargetError as exc:
+            self.cancel_note = str(exc)
+        finally:
+            admin.close()
+
     def nodes_in_use(self) -> tuple[Node, ...]:
-        """Every node a worker of this run may be given: the first data node under the policy
+        """Every node a worker of this run may be given: the first user node under the policy
         ``one``, else all of them (the users of a step are not known here)."""
-        nodes = self.profile.data_nodes
+        nodes = self.profile.user_nodes
         return nodes[:1] if self.profile.node_policy == "one" else nodes
 
+    def sweep_nodes(self) -> tuple[Node, ...]:
+        """Every node a run may have shared objects on: every data node and every user node."""
+        listed = self.profile.data_nodes or self._reported_data_nodes()
+        return tuple(dict.fromkeys(listed + self.profile.user_nodes))
+
     def sweep(self, prefix: str = OBJECT_PREFIX, empty_only: bool = False) -> list[str]:
-        """Undefine every shared object named ``prefix...`` on every node the run may use (left
-        by a killed worker, or a query that ran on past its client's timeout); "node: name" of
-        each. ``empty_only``: empty them instead (tables that live workers still write to). A
-        node that cannot be reached holds nothing a run can see: it is passed over."""
+        """Undefine every shared object named ``prefix...`` on every data node (and every node
+        users may be routed to), left by a killed worker or by a query that ran on past its
+        client's timeout; "node: name" of each. ``empty_only``: empty them instead (tables that
+        live workers still write to). A node that cannot be reached holds nothing a run can see:
+        it is passed over."""
         swept = []
-        for node in self.nodes_in_use():
+        for node in self.sweep_nodes():
             try:
                 session, node = self._admin_session(node)
             except TargetError:
@@ -104,6 +199,7 @@ class DolphinDBConnection:
         self._worker = worker
         self._node = pick_node(self.profile, worker, self.seed)
         self._session = self._connect(self._node)
+        self._session_id = str(self._session.getSessionId())
         tag = f"w{int(worker)}_{os.getpid()}_{os.urandom(3).hex()}"
         self._share_name = f"{OBJECT_PREFIX}{tag}"
         self._upload_name = f"{UPLOAD_PREFIX}{tag}"

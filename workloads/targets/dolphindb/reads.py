@@ -8,8 +8,10 @@ step's measured ones:
 - server: measured ON the server. The query runs inside a script that reads ``now(true)`` before
   and after it, keeps the result on the server as a shared table, and returns the nanoseconds.
 - transfer: that shared result requested over a bare socket (``ddb_wire``) and read to its last
-  byte without decoding; the reply's size is the probe's wire bytes. Not measured under
-  PROTOCOL_PICKLE (the raw reader cannot frame the vendor's pickle stream).
+  byte without decoding; the reply's size is the probe's wire bytes. Under PROTOCOL_PICKLE (report
+  000's method) the raw reader cannot frame the vendor's pickle stream, so it re-reads the result
+  in DolphinDB's own encoding instead: a stand-in, said in each probe's facts
+  (``extra["transfer_from"]``) and in the target's description.
 - decode: the client's own fetch of the same result into a DataFrame (``session.run``), minus
   the transfer time, clamped at 0. In the real client transfer and decode overlap (it decodes
   while reading), so this split is an estimate, as report 000 says.
@@ -37,6 +39,8 @@ from workloads.targets.common.row_order import key_column
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.frames import _is_arrow_table
 from workloads.targets.dolphindb.wire import WireError
+
+PICKLE_TRANSFER_FROM = "DDB re-read (stand-in for PICKLE)"
 
 
 class DolphinDBReads:
@@ -78,9 +82,10 @@ class DolphinDBReads:
         try:
             # inside the try: the script shares its result even when its reply never arrives
             server_ns = self._run(session, node, scripts.measured(name, body))
-            if self.measure_transfer and self.profile.protocol != "PICKLE":
+            if self.measure_transfer:
                 try:
-                    reply = self._raw_connection().run_discard(scripts.fetch(name))
+                    reply = self._raw_connection().run_discard(scripts.fetch(name), self.priority,
+                                                               self.parallelism)
                 except WireError as exc:
                     self._drop_raw()              # a half-read reply leaves the socket unusable
                     raise TargetError(f"DolphinDB at {node.address}: {exc}") from None
@@ -98,8 +103,10 @@ class DolphinDBReads:
         if transfer_s is not None:
             phases["transfer"] = transfer_s
             phases["decode"] = max(0.0, fetch_s - transfer_s)
+            if self.profile.protocol == "PICKLE":
+                extra["transfer_from"] = PICKLE_TRANSFER_FROM
         else:
-            extra["transfer"] = "not measured" + (" under PROTOCOL_PICKLE" if self.profile.protocol == "PICKLE" else "")
+            extra["transfer"] = "not measured"
         return OpResult(rows=len(frame), phases=phases, node=node.address, frame=frame, schema=schema,
                         extra=extra, wire_bytes=wire)
 

@@ -131,6 +131,16 @@ def clear_compute_cache(names: Names, nodes: list[str]) -> str:
     return f"pnodeRun(clearComputeNodeCache{{{q.string(names.db)}}}, {q.string_vector(nodes)})"
 
 
+def console_jobs(session_id: int) -> str:
+    """The rootJobIds of the interactive jobs session ``session_id`` runs on this node."""
+    return f"exec rootJobId from getConsoleJobs() where sessionId = {int(session_id)}"
+
+
+def cancel_console_job(job_ids: list[str]) -> str:
+    """Cancel interactive jobs of another session (DolphinDB's ``cancelConsoleJob``)."""
+    return f"cancelConsoleJob({q.string_vector([str(j) for j in job_ids])})"
+
+
 def shared_objects() -> str:
     """The names in this node's shared namespace (a STRING vector)."""
     return "exec name from objs(true) where shared = true"

@@ -241,11 +241,13 @@ class RawConnection:
         except OSError as exc:
             raise WireError(f"connection to {self.host}:{self.port} lost: {exc}") from None
 
-    def run_discard(self, script: str) -> RawReply:
-        """Send ``script``; read its whole reply without decoding; return size and time."""
+    def run_discard(self, script: str, priority: int = 4, parallelism: int = 64) -> RawReply:
+        """Send ``script`` as a job of ``priority`` and ``parallelism`` (the header's fields, as
+        the client sends them); read its whole reply without decoding; return size and time."""
         body = "script\n" + script
         start = time.perf_counter()
-        self._send(f"API2 {self.session} {len(body.encode())} / {self._flag()}_1_4_64__0\n", body)
+        header = f"API2 {self.session} {len(body.encode())} / {self._flag()}_1_{int(priority)}_{int(parallelism)}__0\n"
+        self._send(header, body)
         r = _Reader(self.sock)
         header = r.line()
         while header == b"MSG":

@@ -79,7 +79,7 @@ def test_a_probe_after_a_cleared_cache_is_cold(cluster):
 
 def test_cold_through_a_compute_group_needs_clear_compute_node_cache(grouped):
     server, layout = grouped
-    target = target_on(server, roles=("compute",))          # users routed through the compute nodes
+    target = target_on(server, roles=("compute",), use_compute_nodes=True)   # users through the compute nodes
     target.open(layout, 0)
     try:
         assert target.node == f"127.0.0.1:{server.compute_ports[0]}"

@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--public-name", default="", help="getClusterPerf's publicName column")
     parser.add_argument("--max-connections", type=int, default=0,
                         help="refuse a node's connections past this many (0: no limit)")
+    parser.add_argument("--offline", default="",
+                        help="comma-separated node aliases that are down (state 0, refusing connections)")
     parser.add_argument("--refuse-login", action="store_true")
     parser.add_argument("--not-initialised", action="store_true")
     parser.add_argument("--silent", action="store_true", help="accept connections, never answer")
@@ -76,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                         perf_host=args.perf_host, public_name=args.public_name,
                         max_connections=args.max_connections,
                         no_arrow_nodes=tuple(filter(None, args.no_arrow_on.split(","))))
+    server.take_offline(list(filter(None, args.offline.split(","))))
     server.start()
     roles = {0: "data", 2: "controller", 3: "single", 4: "compute"}
     print("PORTS " + " ".join(str(p) for p in server.ports), flush=True)

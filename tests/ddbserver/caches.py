@@ -42,7 +42,7 @@ class Caches:
         return zlib.crc32(repr(partition).encode()) % count
 
     def holder(self, partition: Partition) -> str:
-        nodes = self.topology.data_nodes
+        nodes = self.topology.online_data_nodes     # a replica on an offline node is not read
         return nodes[self._spot(partition, len(nodes))].name
 
     def compute_holder(self, group: str, partition: Partition) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 from tests.ddbserver import codec as c
 from tests.ddbserver import syntax
 from tests.ddbserver.caches import Caches
+from tests.ddbserver.jobs import Jobs
 from tests.ddbserver.queries import MAPREDUCE, OLS, RESULT, Queries, date_expr  # noqa: F401
 from tests.ddbserver.store import Database, Store, TableMeta
 from tests.ddbserver.suites import DfsHandle, SuiteQueries
@@ -55,6 +56,7 @@ class Dispatcher:
         self.caches.olap = self.transactions.olap
         self.queries.write_dfs = self.transactions.insert
         self.sessions = None           # the server's session registry, for testServerStats
+        self.jobs = Jobs()             # console jobs: priority, parallelism, getConsoleJobs, cancels
 
     # --- entry points ----------------------------------------------------------------------
     def function(self, session: Session, name: str, args: list) -> list:
@@ -116,6 +118,7 @@ class Dispatcher:
             (rf"pnodeRun\(clearComputeNodeCache\{{{STR}\}}, (\[[^\]]*\])\)", self._clear_compute_on),
             (rf"clearComputeNodeCache\({STR}\)",
              lambda s, m: self.caches.clear_compute([s.node], unquote(m.group(1)), s.node)),
+            *self.jobs.templates(),
             (r"objs\(true\)", lambda s, m: self._objs(s)),
             (r"exec name from objs\(true\) where shared = true",
              lambda s, m: c.Vector(c.STRING, np.array(self.store.shared_names(s.node.name), dtype=object))),
@@ -162,7 +165,7 @@ class Dispatcher:
         return c.Scalar(c.VOID, None)
 
     def _clear_cache_on(self, s, m):
-        nodes = [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(1))]
+        nodes = [self.topology.reachable(unquote(a)) for a in re.findall(STR, m.group(1))]
         self.store.cache_clears += 1
         self.caches.clear_all_cache(nodes, s.node)
         return c.Scalar(c.VOID, None)
@@ -172,7 +175,7 @@ class Dispatcher:
         return c.Scalar(c.VOID, None)
 
     def _clear_compute_on(self, s, m):
-        nodes = [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(2))]
+        nodes = [self.topology.reachable(unquote(a)) for a in re.findall(STR, m.group(2))]
         self.caches.clear_compute(nodes, unquote(m.group(1)), s.node)
         return c.Scalar(c.VOID, None)
 
@@ -204,6 +207,7 @@ class Dispatcher:
                 "clears": list(self.caches.clears),
                 "shared": {n.name: self.store.shared_names(n.name) for n in self.topology.nodes},
                 "sessions": self.sessions.snapshot() if self.sessions is not None else {},
+                "jobs": self.jobs.snapshot(),
                 **self.transactions.snapshot()}
 
     def _create_database(self, s, m):
@@ -257,12 +261,19 @@ class Dispatcher:
 
     def _footprint(self, s, m):
         meta = self._tablets_of(m.group(1), m.group(2))
+        if not self._reaches_tablets(s):          # sum over no tablets: NULL
+            return c.Scalar(c.LONG, c.LONG_NULL)
         return c.Scalar(c.LONG, self._stand_in_bytes(meta) * self.topology.replicas)
+
+    def _reaches_tablets(self, s) -> bool:
+        """pnodeRun without a node list from this node reaches a data node (from a compute node
+        of a compute group it runs on the group alone, which holds no tablets)."""
+        return any(n.stores for n in self.caches.default_pnode_targets(s.node))
 
     def _footprint_detail(self, s, m):
         """getTabletsMeta on every node, summed: one tablet per partition with rows, per replica."""
         meta = self._tablets_of(m.group(1), m.group(2))
-        chunks = self._chunks(m.group(1), meta)
+        chunks = self._chunks(m.group(1), meta) if self._reaches_tablets(s) else 0
         copies = chunks * self.topology.replicas
         used = self._stand_in_bytes(meta) * self.topology.replicas if chunks else None
         return c.Table("", {"copies": c.Vector(c.INT, np.array([copies], "i4")),

@@ -63,6 +63,15 @@ class RunningServer:
         open, logged_in, logins, peak_logged_in, refused)."""
         return self._call("testServerStats", "")
 
+    def take_offline(self, *aliases: str) -> list[str]:
+        """Take nodes down (state 0, no more connections); the aliases now offline."""
+        return self._call("testServerNodes", json.dumps({"offline": list(aliases)}))
+
+    def jobs_since(self, seen: int) -> list[dict]:
+        """The console jobs logged after the first ``seen`` (node, session, priority, parallelism,
+        desc, cancelled); take ``len(stats()["jobs"]["log"])`` first."""
+        return self.stats()["jobs"]["log"][seen:]
+
     def reads_since(self, seen: int) -> list[dict]:
         """The reads logged after the first ``seen`` (take ``len(stats()["reads"])`` first)."""
         return self.stats()["reads"][seen:]
@@ -104,7 +113,8 @@ def start_server(*args: str, env: dict | None = None, users: dict[str, str] | No
     (DolphinDB 2.x: getClusterPerf on the controller only), ``--no-arrow-plugin`` /
     ``--no-arrow-on ALIASES`` (ARROW requests answered in the DDB format), ``--replicas N``
     (tablet copies the footprint scripts see), ``--perf-host``/``--public-name`` (getClusterPerf's
-    host and publicName), ``--max-connections N``, and the fault flags.
+    host and publicName), ``--max-connections N``, ``--offline ALIASES`` (nodes down), and the
+    fault flags.
     """
     cmd = [sys.executable, "-m", "tests.ddbserver", *args]
     if users is not None:

@@ -31,6 +31,8 @@ class Request:
     lines: list[str]              # body lines after the command line
     args: list[Any] = field(default_factory=list)
     wire_bytes: int = 0
+    priority: int | None = None       # the job's, from the header (None: the header gave none)
+    parallelism: int | None = None
 
     @property
     def script(self) -> str:
@@ -47,15 +49,19 @@ def read_request(src: Source) -> Request:
         length = int(parts[2])
     except ValueError:
         raise ProtocolError(f"bad body length in header {header[:60]!r}") from None
-    flag = 0
+    flag, priority, parallelism = 0, None, None
     if len(parts) >= 5 and parts[3] == "/":
+        fields = parts[4].split("_")
         try:
-            flag = int(parts[4].split("_")[0])
+            flag = int(fields[0])
+            if len(fields) >= 4:              # <flag>_<cancellable>_<priority>_<parallelism>
+                priority, parallelism = int(fields[2]), int(fields[3])
         except ValueError:
             raise ProtocolError(f"bad flags in header {header[:60]!r}") from None
     body = src.read(length).decode("utf-8")
     command, _, rest = body.partition("\n")
-    req = Request(parts[0], parts[1], flag, command, rest.split("\n") if rest else [])
+    req = Request(parts[0], parts[1], flag, command, rest.split("\n") if rest else [],
+                  priority=priority, parallelism=parallelism)
     if command in ("function", "variable"):
         # <name(s)>\n<count>\n<endianness>, then <count> objects not counted in bodyLen
         if len(req.lines) < 3:

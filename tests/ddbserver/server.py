@@ -5,22 +5,27 @@ next ports are data nodes, then compute nodes (in one compute group). Every requ
 answered by the dispatcher, and the reply is shaped by the active faults (delay, error, close
 mid-reply, a lost reply, silence). A table reply takes the format the request's flag asks for
 (Arrow, pickle, compressed), as a real server does. Each node counts its connections and
-logged-in sessions (sessions.py) and refuses connections past its limit.
+logged-in sessions (sessions.py) and refuses connections past its limit. Every script and function
+request is a console job (jobs.py) that ``cancelConsoleJob`` can stop while the delay fault holds
+it. A node taken offline (``--offline`` at start, or ``testServerNodes`` with
+``{"offline": [aliases]}`` at run time) stops listening and drops its connections; getClusterPerf
+reports it with state 0.
 """
 from __future__ import annotations
 
+import json
 import random
 import socket
 import socketserver
 import sys
 import threading
-import time
 import traceback
 
 from tests.ddbserver import codec as c
 from tests.ddbserver.arrow_reply import table_to_ipc
 from tests.ddbserver.dispatch import Dispatcher, ScriptError, Session
 from tests.ddbserver.faults import Faults
+from tests.ddbserver.jobs import CANCELLED_MESSAGE
 from tests.ddbserver.framing import (FLAG_ARROW, FLAG_COMPRESS, FLAG_PICKLE, ProtocolError,
                                      arrow_table_reply, error_reply, ok_reply, pickle_table_reply,
                                      read_request)
@@ -82,7 +87,23 @@ class TestServer:
 
     def start(self) -> None:
         for srv in self._servers:
-            threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+            if self.node_for(srv.server_address[1]).online:
+                threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._started = True
+
+    def take_offline(self, aliases: list[str]) -> list[str]:
+        """Stop the nodes ``aliases`` as if their processes went down: no more listening, their
+        connections dropped at their next request, state 0 in getClusterPerf."""
+        for alias in aliases:
+            node = self.topology.node(alias)
+            if not node.online:
+                continue
+            node.online = False
+            srv = next(s for s in self._servers if s.server_address[1] == node.port)
+            if getattr(self, "_started", False):
+                srv.shutdown()
+            srv.server_close()
+        return [n.name for n in self.nodes if not n.online]
 
     def stop(self) -> None:
         for srv in self._servers:
@@ -91,6 +112,19 @@ class TestServer:
 
     # --- one request -------------------------------------------------------------------------
     def answer(self, req, session: Session) -> bytes:
+        """The reply to one request, run as a console job (connects and control calls are none)."""
+        if req.command == "function" and req.lines and req.lines[0] == "testServerNodes":
+            offline = json.loads(req.args[0].value).get("offline", [])
+            return ok_reply(req.session, [c.Scalar(c.STRING, json.dumps(self.take_offline(list(offline))))])
+        key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
+        job = None if req.command == "connect" else self.dispatcher.jobs.start(
+            session.node.name, session.user, req.session, req.priority, req.parallelism, key)
+        try:
+            return self._answer(req, session, job)
+        finally:
+            self.dispatcher.jobs.end(job)
+
+    def _answer(self, req, session: Session, job) -> bytes:
         if req.command == "connect":
             sid = str(random.randint(10**8, 10**10))
             refused = self.sessions.over_limit(session.node.port)
@@ -107,7 +141,8 @@ class TestServer:
             return ok_reply(sid, [])
         key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
         if self.faults.matches(self.faults.delay_match, key, empty_matches=self.faults.delay > 0):
-            time.sleep(self.faults.delay)
+            if self.dispatcher.jobs.hold(job, self.faults.delay):      # cancelled while it waited
+                return error_reply(req.session, CANCELLED_MESSAGE)
         if self.faults.matches(self.faults.error_match, key):
             return error_reply(req.session, self.faults.error_message)
         try:
@@ -177,6 +212,8 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             if owner.faults.silent:
                 _drain_until_closed(sock)
+                return
+            if not session.node.online:         # the node went down: its connections go with it
                 return
             reply = owner.answer(req, session)
             key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script

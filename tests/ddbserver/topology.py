@@ -10,6 +10,10 @@ grouped compute nodes cache data (DolphinDB 3.00.2's storage-compute separation)
 what the node calls itself (``perf_host``: often a LAN name or localhost on a real cluster) and
 ``publicName`` what clients outside should use (empty when not configured), as getClusterPerf
 reports them; ``maxConnections`` is the per-node connection limit (0: none, reported as 512).
+
+A node taken offline (``online`` false) is reported with ``state`` 0 and refuses connections; a
+``pnodeRun`` naming it fails (``reachable``). DolphinDB's own wording for that error was not found
+in its documentation: ``OFFLINE_MESSAGE`` is this server's.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ VERSIONS = {2: "2.00.12 2024.03.14 tickbench-test-server", 3: "3.00.1 2024.06.01
 # What a 2.x data node answers (reported by a user of a real 2.x cluster)
 PERF_ON_DATA_NODE = "Only master or single mode supports function getClusterPerf"
 DEFAULT_MAX_CONNECTIONS = 512
+OFFLINE_MESSAGE = "Failed to connect to node [{alias}]: the node is offline."
 
 
 @dataclass
@@ -33,6 +38,7 @@ class Node:
     mode: int          # 0 data node, 2 controller, 3 single, 4 compute
     port: int
     group: str = ""    # a compute node's compute group ("" : none)
+    online: bool = True
 
     @property
     def stores(self) -> bool:
@@ -70,11 +76,23 @@ class Topology:
     def data_nodes(self) -> list[Node]:
         return [n for n in self.nodes if n.stores]
 
+    @property
+    def online_data_nodes(self) -> list[Node]:
+        """The data nodes that serve reads: a partition's replica on an offline node is not read."""
+        return [n for n in self.nodes if n.stores and n.online]
+
     def node(self, alias: str) -> Node:
         for n in self.nodes:
             if n.name == alias:
                 return n
         raise ScriptError(f"The node alias [{alias}] does not exist.")
+
+    def reachable(self, alias: str) -> Node:
+        """The node ``alias`` as a pnodeRun node list names it: it must be online."""
+        node = self.node(alias)
+        if not node.online:
+            raise ScriptError(OFFLINE_MESSAGE.format(alias=alias))
+        return node
 
     def controller_alias(self) -> str:
         controller = self.controller
@@ -101,7 +119,7 @@ class Topology:
             "port": ints([n.port for n in nodes]),
             "site": strings([f"{host}:{n.port}:{n.name}" for n in nodes]),
             "mode": ints([n.mode for n in nodes]),
-            "state": c.Vector(c.BOOL, np.ones(len(nodes), dtype="i1")),
+            "state": c.Vector(c.BOOL, np.array([n.online for n in nodes], dtype="i1")),
             "maxConnections": ints([self.max_connections or DEFAULT_MAX_CONNECTIONS] * len(nodes)),
             "name": strings([n.name for n in nodes]),
             "memoryUsed": c.Vector(c.LONG, np.array([(i + 1) << 20 for i in range(len(nodes))], dtype="i8")),

@@ -167,6 +167,13 @@ def test_days_per_operation_is_checked_and_windows_slide():
     Ctx.params = {"days": 0}
     assert workload.window(Ctx, 7) == ("d1", "d2", "d3", "d4")
     assert {"spread-by-minute", "mapreduce-minute-bars", "ols-spread"} <= set(WORKLOADS)
+    # the map-reduce writes its bars: each of two users only ever covers its own two days
+    writer, Ctx.params, Ctx.scenario.cache = get_workload("mapreduce-minute-bars"), {"days": 1}, "warm"
+    owned = {}
+    for worker in (0, 1):
+        Ctx.worker = worker
+        owned[worker] = {day for seq in range(6) for day in writer.window(Ctx, seq)}
+    assert owned == {0: {"d1", "d2"}, 1: {"d3", "d4"}}
 
 
 @pytest.mark.slow

@@ -361,13 +361,13 @@ def test_footprint_counts_replicas(ddb_server_factory):  # noqa: F811
     assert sizes[2].bytes == 2 * sizes[1].bytes > 0
 
 
-def test_clear_and_footprint_of_a_missing_import_table(ddb_server):  # noqa: F811
+def test_clear_and_footprint_of_an_empty_import_table(ddb_server):  # noqa: F811
     small = Scale(days=1, rows_per_day=300, symbols=3)
     target = make_target(ddb_server)
-    layout = target.prepare("taq", small, StringMode.ARROW)
+    layout = target.prepare("taq", small, StringMode.ARROW)     # creates the import table, empty
     target.clear_table(layout, IMPORT_TABLE)                # nothing to empty: no error
-    missing = target.footprint_detail(layout, IMPORT_TABLE)
-    assert missing.bytes == 0 and missing.replicas is None and "does not exist" in missing.method
+    empty = target.footprint_detail(layout, IMPORT_TABLE)
+    assert empty.bytes == 0 and empty.replicas is None
 
 
 # --- through the runner: worker processes and the real client -----------------------------------

@@ -60,7 +60,11 @@ class RunningServer:
         """What the server has seen so far: ``cache_clears`` (pnodeRun(clearAllCache) calls),
         ``reads`` (each read: node, kind, partitions, hits, ``cold``), ``clears``, ``shared``
         (node alias -> the names in its shared namespace) and ``sessions`` (port as text ->
-        open, logged_in, logins, peak_logged_in, refused)."""
+        open, logged_in, logins, peak_logged_in, refused); ``locks`` (DFS write transactions, chunk
+        lock ``conflicts``, ``failed``, a ``log``), ``creates`` (tables created, by "db/table", and the
+        ``errors`` of creates that failed) and ``olap_cache`` (rows the OLAP cache engine holds, its
+        flushes). ``--write-delay S`` (or ``control(write_delay=S)``) makes writes and creates last
+        long enough to overlap; ``--olap-cache-rows N`` turns the OLAP cache engine on."""
         return self._call("testServerStats", "")
 
     def take_offline(self, *aliases: str) -> list[str]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from workloads.run.cold import reading
 from workloads.datasets import get_dataset
-from workloads.operations.base import Operation, StepPlan, WorkerContext, Workload, counted_as
+from workloads.operations.base import Operation, StepPlan, WorkerContext, Workload, checked, counted_as
 from workloads.operations.params import Param
+from workloads.operations.shares import own_days
 from workloads.scenario import Scenario
 from workloads.targets import target_class
 from workloads.targets.common.quotes import quote_columns
@@ -47,13 +48,16 @@ class _Report003(Workload):
         self.check(scenario)        # the runner asks for the steps before preparing anything
         return super().steps(scenario)
 
-    @staticmethod
-    def window(ctx: WorkerContext, seq: int) -> tuple:
+    def window(self, ctx: WorkerContext, seq: int) -> tuple:
         days = ctx.layout.days
         wanted = ctx.params["days"] or len(days)
         if wanted >= len(days):
             return tuple(days)
-        if ctx.scenario.cache == "cold":
+        own = own_days(ctx.worker, ctx.step.users, len(days), wanted) if ctx.step.users > 1 else None
+        if own is not None and self.writes:
+            # a writing computation's users write only their own days' partitions (``shares``)
+            start = own.start + (seq % (len(own) // wanted)) * wanted
+        elif ctx.scenario.cache == "cold":
             # a cold round's users take disjoint windows (workloads.run.cold) while the days allow it
             windows = len(days) // wanted
             start = ((ctx.worker + seq * ctx.step.users) % windows) * wanted
@@ -68,8 +72,13 @@ class _Report003(Workload):
         # the rows of the days it covers, in DolphinDB's bytes per row; the result's own size
         # (390 minutes, 2 coefficients...) stays in the target's OpResult.extra.
         scanned = round(ctx.layout.rows * len(days) / len(ctx.layout.days))
-        return reading(days, counted_as(scanned, rows_bytes(scanned, ctx.dataset.info.schema),
-                                        lambda: method(ctx.layout, days)))
+        operation = reading(days, counted_as(scanned, rows_bytes(scanned, ctx.dataset.info.schema),
+                                             lambda: method(ctx.layout, days)))
+        users = ctx.step.users
+        if self.writes and users > 1 and own_days(ctx.worker, users, len(ctx.layout.days), len(days)) is None:
+            # too few days for each user's own: its writes share partitions with the others'
+            return checked(lambda result: {"shares_partitions_with": users - 1}, operation)
+        return operation
 
 
 class SpreadByMinute(_Report003):

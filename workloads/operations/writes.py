@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workloads.operations.base import Operation, StepPlan, WorkerContext, Workload
+from workloads.operations.base import Operation, StepPlan, WorkerContext, Workload, checked
 from workloads.operations.params import Param
+from workloads.operations.shares import write_share
 from workloads.scenario import Scenario
 
 _POOL_ROWS_MAX = 200_000  # rows generated once per worker and reused batch after batch
@@ -12,17 +13,34 @@ UPLOAD_TABLE = "upload"   # DolphinDB: its in-memory table; elsewhere a scratch 
 
 
 def _row_pool(ctx: WorkerContext, rows: int) -> pd.DataFrame:
-    """Rows of the scenario's dataset to upload; generated before the barrier (untimed)."""
+    """Rows of the scenario's dataset to upload, from this user's own partitions (its day, and its
+    keys when users outnumber days: ``shares``); generated before the barrier (untimed)."""
     wanted = min(rows, _POOL_ROWS_MAX)
+    days = len(ctx.layout.days) if ctx.layout is not None else ctx.scenario.scale.days
+    groups = ctx.target.key_groups(ctx.layout) if ctx.layout is not None else []
+    share = ctx.state["share"] = write_share(ctx.worker, ctx.step.users, days, groups)
+    key = ctx.dataset.info.key_column
     chunks, have = [], 0
-    for chunk in ctx.dataset.generate_day(0, ctx.scenario.scale, ctx.scenario.string_mode,
+    for chunk in ctx.dataset.generate_day(share.day_index, ctx.scenario.scale, ctx.scenario.string_mode,
                                            chunk_rows=wanted):
+        if share.keys is not None:
+            chunk = chunk[chunk[key].isin(list(share.keys))]
         chunks.append(chunk)
         have += len(chunk)
         if have >= wanted:
             break
+    if not have:
+        raise ValueError(f"user {ctx.worker}'s own partitions (day {share.day_index + 1}, "
+                         f"{len(share.keys or ())} keys) hold no rows to write")
     pool = pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
     return pool.iloc[:wanted].reset_index(drop=True)
+
+
+def _shared(ctx: WorkerContext, operation: Operation) -> Operation:
+    """Record, after the timed span, that this user writes partitions others write too (a day with
+    more users than key partitions): its figures may include waits on their locks."""
+    others = ctx.state["share"].shared_with
+    return checked(lambda result: {"shares_partitions_with": others}, operation) if others else operation
 
 
 def _next_batch(ctx: WorkerContext, batch_rows: int, rows_total: int) -> pd.DataFrame | None:
@@ -80,8 +98,9 @@ class UploadSweep(Workload):
 class ConcurrentAppend(Workload):
     name = "concurrent-append"
     title = "Concurrent appends"
-    description = ("Every user appends its rows in fixed-size batches to one shared table. "
-                   "DuckDB allows one writing process per file, so its appends queue up.")
+    description = ("Every user appends its rows in fixed-size batches to one shared table, each user "
+                   "its own partitions (its own day, or its own keys of a day when users outnumber "
+                   "days). DuckDB allows one writing process per file, so its appends queue up.")
     reference = "report 002 §2, report 003 (write)"
     op_name = "append"
     roles = frozenset()            # any schema: the dataset's own rows
@@ -101,4 +120,4 @@ class ConcurrentAppend(Workload):
         batch = _next_batch(ctx, ctx.params["batch_rows"], ctx.params["rows_per_user"])
         if batch is None:
             return None
-        return lambda: ctx.target.append(ctx.layout, batch)
+        return _shared(ctx, lambda: ctx.target.append(ctx.layout, batch))

@@ -224,6 +224,13 @@ class Target(ABC):
         """Empty a scratch table that writes append to (default: the layout's append table), so
         every step of a write workload starts from the same state; called before its workers start."""
 
+    def key_groups(self, layout: Layout) -> list[frozenset]:
+        """The layout's keys grouped by the partition of the key they are stored in, where the
+        engine partitions by key and locks what a write touches (DolphinDB's RANGE buckets); [] =
+        the key is no partitioning level here. Writing users split these groups among themselves
+        when more users write than there are days (``workloads.operations.shares``)."""
+        return []
+
     # --- worker side ---------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:
         """Connect / open files; not timed."""

@@ -117,6 +117,7 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
             "user_nodes": ("compute nodes (use_compute_nodes)" if self.profile.use_compute_nodes
                            else "data nodes"),
             "cold_cache": "before each operation and probe of a cold step, in the worker's session: "
+                          "pnodeRun(flushOLAPCache) (fresh writes out of the OLAP cache engine), then "
                           "pnodeRun(clearAllCache) on every data node (and compute node outside a compute "
                           "group), and clearComputeNodeCache on every compute node of a 3.x compute group; "
                           "the servers' OS page cache is not controlled",

@@ -2,7 +2,9 @@
 
 ``drop_cache`` runs in the worker, on its own session, before each operation (and probe) of a
 cold step while no other operation of the step runs. It empties every DolphinDB cache that could
-hold the layout's data: ``pnodeRun(clearAllCache, <nodes>)`` on every data node (and compute node
+hold the layout's data: ``pnodeRun(flushOLAPCache, <nodes>)`` first (the OLAP cache engine keeps
+fresh writes in memory until it is 30 % full), then ``pnodeRun(clearAllCache, <nodes>)`` on every
+data node (and compute node
 outside a compute group), and on a 3.x cluster with compute groups
 ``clearComputeNodeCache(<database>)`` on every compute node of a group (``clearAllCache`` leaves
 their cache alone; DolphinDB says even this "does not guarantee that all cached data will be
@@ -44,9 +46,12 @@ class DolphinDBColdCache:
         self._require_open(layout)
         session, node = self._session, self._node
         clear, compute = self._cache_nodes()
+        # fresh writes the OLAP cache engine still holds are in memory, not on disk: flushed first,
+        # or the clears leave them there and a cold read of them reads memory
+        self._run(session, node, scripts.flush_olap_cache(clear))
         self._run(session, node, scripts.clear_all_cache(clear))
-        applied = [f"{scripts.clear_all_cache(None)} on this single node" if clear is None else
-                   f"{scripts.clear_all_cache(None)} on {', '.join(clear)}"]
+        where = "this single node" if clear is None else ", ".join(clear)
+        applied = [f"{scripts.flush_olap_cache(None)} on {where}", f"{scripts.clear_all_cache(None)} on {where}"]
         if compute:
             names = self.names(layout.dataset, layout.scale)
             self._run(session, node, scripts.clear_compute_cache(names, compute))

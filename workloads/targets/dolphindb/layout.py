@@ -8,7 +8,7 @@ keys (report 001) for TAQ, level 2, the API table and a user's import; 10 bucket
 (each day is loaded as the dataset yields it, sorted by time; the OLAP engine keeps that order). The
 database uses ``atomic="CHUNK"`` so concurrent appends may share partitions (report 002 §2). Tables:
 the seed table (``quotes``, ``tick``, ``readings``, ``orders``), ``<table>_append`` for concurrent
-appends, ``<table>_minute`` for report 003's map-reduce output. Data is generated locally and
+appends, ``<table>_minute`` for report 003's map-reduce output, ``<table>_import`` for CSV imports. Data is generated locally and
 loaded through the client in batches (``tableInsert``); days whose row count on the server is
 complete are skipped, incomplete days are deleted and loaded again. A dataset with a side table
 (devices: ``info``) gets it as a dimension table (``createTable``) in the same database, loaded
@@ -106,7 +106,9 @@ class DolphinDBLayout:
                 run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=DATE_ROOM_DAYS), bounds,
                                             cols.key_type))
             partition = cols.partition
-            for table in (names.table, names.append):
+            # every table the workloads write is created here, once, before any worker starts (two
+            # workers creating the import table at its first use would race: the second fails)
+            for table in (names.table, names.append, names.imports):
                 if not run(scripts.exists_table(names, table)):
                     run(scripts.create_table(names, table, schema_cols, partition))
             if self._has_minute_table(cols) and not run(scripts.exists_table(names, names.minute)):

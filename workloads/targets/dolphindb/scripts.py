@@ -9,7 +9,7 @@ DolphinDB functions used (all documented built-ins): ``version``, ``getClusterPe
 ``atomic="CHUNK"`` so concurrent appends to one partition are allowed), ``table``,
 ``createPartitionedTable``, ``loadTable``, ``tableInsert``, ``share``, ``defined``, ``undef``,
 ``clear!``, ``now``, ``pnodeRun`` (with a node list: those nodes; without: every data node and
-ungrouped compute node, or only the caller's compute group), ``clearAllCache``,
+ungrouped compute node, or only the caller's compute group), ``flushOLAPCache``, ``clearAllCache``,
 ``clearComputeNodeCache`` (3.x compute groups), ``objs(true)`` (the node's shared variables),
 ``getTabletsMeta`` (``diskUsage`` column: bytes
 of each tablet chunk on each node, replicas included), ``sqlDS``, ``mr``, ``olsEx``, ``append!``.
@@ -129,6 +129,14 @@ def clear_compute_cache(names: Names, nodes: list[str]) -> str:
     """``clearComputeNodeCache`` of the layout's database on each compute node of ``nodes``
     (it runs on the compute node it clears, so through pnodeRun with their aliases)."""
     return f"pnodeRun(clearComputeNodeCache{{{q.string(names.db)}}}, {q.string_vector(nodes)})"
+
+
+def flush_olap_cache(nodes: list[str] | None = None) -> str:
+    """``flushOLAPCache`` (fresh writes the OLAP cache engine still holds in memory, to disk) on
+    ``nodes`` (aliases), or where ``pnodeRun`` runs without a list."""
+    if nodes is None:
+        return "pnodeRun(flushOLAPCache)"
+    return f"pnodeRun(flushOLAPCache, {q.string_vector(nodes)})"
 
 
 def console_jobs(session_id: int) -> str:

@@ -1,6 +1,13 @@
 """Writes to DolphinDB: appends (to a DFS table or a worker's shared in-memory table), CSV import
 and export, and emptying a write workload's table.
 
+Every table written here exists before any worker starts (``prepare`` creates the append, minute
+and import tables): two workers that each asked ``existsTable`` and then created the table would
+race, and the second create fails on a real server. Each writing worker owns its partitions
+(``key_groups`` tells the operations which keys share a RANGE partition; see
+``workloads.operations.shares``): DolphinDB locks every chunk a write touches for its transaction,
+and with ``atomic="CHUNK"`` retries a locked one for minutes.
+
 Import is ``loadTextEx`` into ``<table>_import`` (same partitioning as the seed table), export is
 ``saveText`` of one day, both run BY THE SERVER on files it can read or write: the server sees
 ``<csv_dir_on_server>/<file name>`` when that config key is set, else the client's own path, which
@@ -8,6 +15,7 @@ is right only when the server runs on this machine or shares the folder at the s
 """
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import os
 import posixpath
@@ -23,6 +31,7 @@ from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.connection import UPLOAD_PREFIX
 from workloads.targets.dolphindb.frames import _count, typed_frame, upload_hints
+from workloads.targets.dolphindb.layout import DEFAULT_KEY_BUCKETS, KEY_BUCKETS, key_bounds, typed_keys
 
 MEMORY_TABLE_ALIASES = ("upload", "memory")
 
@@ -48,7 +57,6 @@ class DolphinDBWrites:
             function = scripts.memory_insert_function(self._upload_name)
         else:
             target = q.identifier(table, "table name") if table else names.append
-            self._ensure_table(layout, names, target)
             function = scripts.insert_function(names, target)
         data = typed_frame(frame, upload_hints(schema))       # conversions outside the timing
         start = time.perf_counter()
@@ -68,14 +76,17 @@ class DolphinDBWrites:
                   scripts.create_memory_table(self._upload_name, list(zip(cols.names, cols.types))))
         self._ensured.add(self._upload_name)
 
-    def _ensure_table(self, layout: Layout, names: scripts.Names, table: str) -> None:
-        if table in self._ensured:
-            return
-        if not self._run(self._session, self._node, scripts.exists_table(names, table)):
-            cols = self.columns(layout.dataset)
-            self._run(self._session, self._node,
-                      scripts.create_table(names, table, list(zip(cols.names, cols.types)), cols.partition))
-        self._ensured.add(table)
+    def key_groups(self, layout: Layout) -> list[frozenset]:
+        """The dataset's keys grouped by the RANGE partition they fall in (as ``prepare`` cut the
+        boundaries), in boundary order; [] for a dataset partitioned by day alone."""
+        if not self.columns(layout.dataset).key:
+            return []
+        keys = typed_keys(layout.dataset, get_dataset(layout.dataset).keys(layout.scale))
+        bounds = key_bounds(keys, KEY_BUCKETS.get(layout.dataset, DEFAULT_KEY_BUCKETS))
+        groups: list[set] = [set() for _ in bounds[:-1]]
+        for key in set(keys):
+            groups[bisect.bisect_right(bounds, key) - 1].add(key)
+        return [frozenset(g) for g in groups if g]
 
 
     # --- reports 001 and 004: import, export ------------------------------------------------------
@@ -91,14 +102,13 @@ class DolphinDBWrites:
         return posixpath.join(folder, name)
 
     def import_csv(self, layout: Layout, path: Path, day: dt.date) -> OpResult:
-        """``loadTextEx`` of one day's CSV file into ``<table>_import`` (created on first use,
+        """``loadTextEx`` of one day's CSV file into ``<table>_import`` (created by ``prepare``,
         partitioned as the seed table), run by the server on ``server_path(path)``. The timed
         call is the load alone; the rows are counted after it, through the table handle
         loadTextEx returned, on the same session. DolphinDB data is queryable once the load
         commits (no index to build): ``queryable_s`` 0."""
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
         self._require_open(layout)
-        self._ensure_table(layout, names, names.imports)
         script = scripts.load_text(names, names.imports, list(zip(cols.names, cols.types)),
                                    cols.partition, self.server_path(path))
         session, node = self._session, self._node

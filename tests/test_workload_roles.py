@@ -18,6 +18,7 @@ from workloads.datasets import DATASETS, get_dataset
 from workloads.datasets.roles import Roles, dataset_info, schema_of
 from workloads.datasets.schema import Scale, StringMode
 from workloads.operations import WORKLOADS, get_workload
+from workloads.operations.shares import write_share
 from workloads.results.store import ResultsStore
 from workloads.run.runner import Runner, check_scenario
 from workloads.scenario import Scenario
@@ -131,7 +132,7 @@ def _written(kind: str, tmp_path: Path, dataset: str, table: str) -> pd.DataFram
 @pytest.mark.parametrize("kind", ["duckdb", "parquet"])
 def test_upload_and_concurrent_append_write_the_datasets_own_rows(bare, tmp_path, kind):
     store = ResultsStore(tmp_path / "results")
-    first_day = get_dataset(bare).day_frame(0, ALL_DAYS)
+    days = [get_dataset(bare).day_frame(i, ALL_DAYS) for i in range(ALL_DAYS.days)]
     runs = [("upload-sweep", {"batch_sizes": [300, 1000], "rows_per_step": 2_000}, (1,), "upload", 2_000, 1),
             ("concurrent-append", {"rows_per_user": 2_000, "batch_rows": 500}, (2,), "", 4_000, 2)]
     for workload, params, users, table, rows, copies in runs:
@@ -144,8 +145,9 @@ def test_upload_and_concurrent_append_write_the_datasets_own_rows(bare, tmp_path
         written = _written(kind, tmp_path, bare, table)
         assert list(written.columns) == ["ts", "sym", "price", "qty", "side", "venue"]
         assert len(written) == rows
-        # the first day's own rows, each user's pool once
-        expected = pd.concat([first_day.iloc[:2_000]] * copies, ignore_index=True)
+        # each user's own day's rows (workloads.operations.shares), its pool once
+        expected = pd.concat([days[write_share(w, copies, ALL_DAYS.days, []).day_index].iloc[:2_000]
+                              for w in range(copies)], ignore_index=True)
         order = ["ts", "sym", "qty"]
         got = written.sort_values(order, kind="stable").reset_index(drop=True)
         want = expected.sort_values(order, kind="stable").reset_index(drop=True)

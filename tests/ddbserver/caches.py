@@ -18,6 +18,7 @@ only when none was. ``clearAllCache`` empties a data node's cache and never a co
 from __future__ import annotations
 
 import threading
+import time
 import zlib
 from typing import Iterable
 
@@ -34,6 +35,7 @@ class Caches:
         self.data: dict[str, set[Partition]] = {n.name: set() for n in topology.data_nodes}
         self.compute: dict[str, set[Partition]] = {n.name: set() for n in topology.nodes if n.caches_compute}
         self.reads: list[dict] = []
+        self.host_pages = None             # host_pages.HostPages: the host's page cache, when modelled
         self.clears: list[dict] = []
         self.olap = None               # the OLAP cache engine (olap_cache.py): fresh writes in memory
 
@@ -52,7 +54,7 @@ class Caches:
     def read(self, node: Node, partitions: Iterable[Partition], kind: str) -> dict:
         """Serve ``partitions`` for a query through ``node``; log and return what was found."""
         parts = sorted(set(partitions))
-        hits = 0
+        hits = host_hits = 0
         with self.lock:
             for p in parts:
                 found = False
@@ -64,9 +66,13 @@ class Caches:
                     disk = self.data[self.holder(p)]
                     found = p in disk or (self.olap is not None and self.olap.holds(p))
                     disk.add(p)
+                    if not found and self.host_pages is not None:     # a read from disk, through the host's cache
+                        host_hits += self.host_pages.read(p)
                 hits += found
             entry = {"seq": len(self.reads), "node": node.name, "kind": kind, "partitions": len(parts),
-                     "hits": hits, "cold": bool(parts) and hits == 0}
+                     "hits": hits, "cold": bool(parts) and hits == 0, "at": time.time()}
+            if self.host_pages is not None:
+                entry["host_cached"] = host_hits        # partitions read from disk found in the host's page cache
             self.reads.append(entry)
         return entry
 

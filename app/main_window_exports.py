@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
+from workloads.results.figures import cache_words
 from widgets.exporters import (export_chart, export_folder, remember_export_folder, run_caption,
                                suggest_filename)
 from workloads.results.history import run_labels
@@ -27,7 +28,8 @@ class MainWindowExports:
     def _shown_run(self) -> dict | None:
         snapshot = self.dashboard.snapshot
         try:
-            return self.store.run(snapshot.run_id) if snapshot is not None else None
+            run = self.store.run(snapshot.run_id) if snapshot is not None else None
+            return {**run, "cache": cache_words(self.store, run)} if run else None    # what "cold" cleared
         except StoreError:
             return None
 

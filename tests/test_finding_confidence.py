@@ -108,3 +108,7 @@ def test_history_and_compare_say_what_a_cold_run_cleared(store):
     assert frame.loc["engine-cold", "cleared"] == "engine caches only"
     assert frame.loc["disk-cold", "cleared"] == "host page cache"
     assert list(frame["host_cold_ops"]) == [0, 5]
+    # an exported chart's caption says it too
+    from workloads.results.figures import cache_words
+    assert cache_words(store, store.run("engine-cold")) == "cold (engine caches only)"
+    assert cache_words(store, store.run("disk-cold")) == "cold (host page cache)"

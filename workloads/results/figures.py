@@ -36,7 +36,7 @@ import pandas as pd
 from workloads.run.schedule import LATE_S
 from workloads.scenario import SIZES, parse_slot
 from workloads.targets.base import PHASES
-from workloads.targets.common.cleared import ENGINE_COLD_SQL, HOST_COLD_SQL, in_words
+from workloads.targets.common.cleared import ENGINE_COLD_SQL, HOST_COLD_SQL, cold_words, in_words
 
 MIN_OPS = 5
 MIN_WINDOW_S = 1.0
@@ -192,6 +192,15 @@ def cleared_by_step(store, run_id: str) -> dict[int, list[tuple[str, int]]]:
     for step, kinds, n in frame.itertuples(index=False):
         found.setdefault(int(step), []).append((in_words(None if pd.isna(kinds) else kinds), int(n)))
     return found
+
+
+def cache_words(store, run: dict) -> str:
+    """A run's cache state as a caption says it: "warm", or "cold (engine caches only)" and the like
+    (what the clears of all its cold operations emptied, ``cleared.cold_words``)."""
+    if run.get("cache") != "cold":
+        return str(run.get("cache") or "")
+    sums = step_figures(store, run["run_id"])[["cold_ops", "host_cold_ops", "engine_cold_ops"]].sum()
+    return f"cold ({cold_words(int(sums['cold_ops']), int(sums['host_cold_ops']), int(sums['engine_cold_ops']))})"
 
 
 def figures_of_step(store, run_id: str, step: int) -> dict[str, Any] | None:

@@ -102,6 +102,11 @@ def cmd_show(args) -> int:
     target = (run.get("environment") or {}).get("target") or {}
     if "stand-in" in str(target.get("server") or ""):
         console.print(f"target: {target['server']}: its timings are not the real engine's", highlight=False)
+    if target.get("job_scheduling"):             # DolphinDB: how every query was scheduled on the server
+        console.print(f"target: jobs at {target['job_scheduling']}", highlight=False, soft_wrap=True, markup=False)
+    if "stand-in" in str(target.get("transfer_method") or ""):   # a split measured on another encoding
+        console.print(f"transfer/decode split: {target['transfer_method']}", highlight=False, soft_wrap=True,
+                      markup=False)
     if target.get("local_engine"):
         console.print(f"target: a local engine Tickbench started on this computer "
                       f"({target.get('server_version') or target.get('kind', run['target'])}), not a production server",

@@ -3,7 +3,9 @@
 ``--node HOST:PORT[:ROLE]`` (repeatable) builds a cluster profile: one node is a ``single`` node;
 several are ``data`` nodes unless a role says otherwise (``controller``, ``data``, ``compute``).
 The first data node prepares the data; workers are spread over the data nodes by
-``--node-policy``. Without ``--node`` the scenario file's ``profile`` or ``host``/``port`` is used.
+``--node-policy`` (compute nodes only with ``--use-compute-nodes``); ``--priority``/``--parallelism``
+set every query's job scheduling. Without ``--node`` the scenario file's ``profile`` or
+``host``/``port`` is used.
 Flags override the scenario file; the password comes from ``--password`` or ``password_fn(user)``
 (environment variable or a prompt) and never goes back into a scenario file.
 
@@ -66,7 +68,12 @@ def add_dolphindb_arguments(parser) -> None:
                      help="or set TICKBENCH_DDB_PASSWORD; asked for when neither is given")
     ddb.add_argument("--protocol", help="DDB | PICKLE | ARROW")
     ddb.add_argument("--compress", action="store_true", default=None)
-    ddb.add_argument("--node-policy", help="one | round_robin | random")
+    ddb.add_argument("--node-policy", help="one | round_robin | random (over the data nodes)")
+    ddb.add_argument("--use-compute-nodes", action="store_true", default=None,
+                     help="route users to the compute nodes instead of the data nodes")
+    ddb.add_argument("--priority", type=int, help="job priority of every query, 0-9 (the client's default: 4)")
+    ddb.add_argument("--parallelism", type=int,
+                     help="job parallelism of every query, 1-64 (the client's default: 64; the reports' API: 2)")
     ddb.add_argument("--db-prefix", help="database path prefix, e.g. dfs://tickbench")
 
 
@@ -83,11 +90,18 @@ def dolphindb_config(args, config: dict[str, Any], password_fn: Callable[[str], 
         "compress": None if args.compress is None else bool(args.compress),
         "node_policy": None if args.node_policy is None else _choice(
             "--node-policy", args.node_policy.replace("-", "_"), NODE_POLICIES),
+        "use_compute_nodes": getattr(args, "use_compute_nodes", None),
     }
     for key, value in flags.items():
         if value is not None:
             profile[key] = value
             config.pop(key, None)      # the file's top-level override must not beat the flag
+    for key, low, high in (("priority", 0, 9), ("parallelism", 1, 64)):
+        value = getattr(args, key, None)
+        if value is not None:
+            if not low <= value <= high:
+                raise ValueError(f"--{key} {value} is not between {low} and {high}")
+            config[key] = value
     if args.db_prefix is not None:
         config["db_prefix"] = args.db_prefix.strip()
     if "db_prefix" in config:

@@ -10,12 +10,14 @@ import json
 import time
 from dataclasses import replace
 
+import dolphindb as ddb
 import pytest
 
 from tests.ddbserver.fixture import ddb_server_factory  # noqa: F401
 from workloads.datasets.schema import Scale, StringMode
 from workloads.reproduce.catalog import report_card
 from workloads.targets.base import TargetError
+from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb import DolphinDBTarget
 from workloads.targets.dolphindb.cluster import ClusterProfile, Node, pick_node
 
@@ -44,6 +46,21 @@ def run_scenario(scenario, tmp_path):
     return store, result.run_id
 
 
+def shown(tmp_path, run_id: str) -> str:
+    """What ``tickbench show`` prints of the run."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {"TICKBENCH_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen",
+           "COLUMNS": "250"}
+    done = subprocess.run([sys.executable, "-m", "app", "--results", str(tmp_path / "results"), "show", run_id],
+                          capture_output=True, text=True, timeout=120, env=env,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return " ".join(done.stdout.split())
+
+
 def extras(ops) -> list[dict]:
     return [json.loads(e) if isinstance(e, str) and e else {} for e in ops["extra"]]
 
@@ -70,6 +87,7 @@ def test_a_report_002_reproduction_runs_every_job_at_parallelism_2_on_data_nodes
     target = store.run(run_id)["environment"]["target"]
     assert target["job_scheduling"].startswith("priority 4, parallelism 2 on every job")
     store.close()
+    assert "target: jobs at priority 4, parallelism 2 on every job (session.run)" in shown(tmp_path, run_id)
 
 
 def test_users_go_to_data_nodes_unless_the_profile_routes_them_to_compute_nodes():
@@ -87,6 +105,29 @@ def test_users_go_to_data_nodes_unless_the_profile_routes_them_to_compute_nodes(
         ClusterProfile("lab", (nodes[0], nodes[2]), use_compute_nodes=True)
 
 
+def test_the_run_flags_set_compute_routing_and_job_scheduling():
+    from app.cli import build_parser
+    from app.ddb_options import dolphindb_config
+
+    def config(*flags: str) -> dict:
+        args = build_parser().parse_args(["run", "--target", "dolphindb", "--node", "c:8900:controller",
+                                          "--node", "k:8901:compute", "--node", "d:8902", "--password", "x",
+                                          *flags])
+        return dolphindb_config(args, {}, lambda user: "x")
+
+    plain = config()
+    assert plain["profile"]["use_compute_nodes"] is False and "parallelism" not in plain
+    assert DolphinDBTarget(plain).parallelism == 64 and DolphinDBTarget(plain).priority == 4   # the client's
+    chosen = config("--use-compute-nodes", "--parallelism", "2", "--priority", "6")
+    assert chosen["profile"]["use_compute_nodes"] is True
+    target = DolphinDBTarget(chosen)
+    assert (target.priority, target.parallelism) == (6, 2) and target.profile.user_nodes[0].host == "k"
+    with pytest.raises(ValueError, match="--parallelism 65 is not between 1 and 64"):
+        config("--parallelism", "65")
+    with pytest.raises(TargetError, match="priority 10 is not between 0 and 9"):
+        DolphinDBTarget({**plain, "priority": 10})
+
+
 def test_the_admin_session_lands_on_a_data_node_when_a_compute_node_is_listed_first(ddb_server_factory):  # noqa: F811
     server = ddb_server_factory("--data-nodes", "2", "--compute-nodes", "1")
     profile = server.profile()
@@ -100,6 +141,29 @@ def test_the_admin_session_lands_on_a_data_node_when_a_compute_node_is_listed_fi
     creates = [j for j in server.jobs_since(seen) if "createPartitionedTable" in j["desc"] or
                j["desc"].startswith("exec sum(diskUsage)")]
     assert creates and {j["node"] for j in creates} == {"dnode1"}
+    # what the admin session would have measured on the compute node: its group holds no tablets
+    session = ddb.session()
+    session.connect(server.host, server.compute_ports[0], "admin", PASSWORD)
+    try:
+        on_compute = session.run(scripts.footprint(target.names("taq", SMALL)))
+    finally:
+        session.close()
+    assert on_compute is None or on_compute != on_compute       # NULL: a sum over no tablets
+
+
+def test_the_sweep_reaches_every_data_node_whatever_the_policy(ddb_server_factory):  # noqa: F811
+    server = ddb_server_factory("--data-nodes", "2")
+    session = ddb.session()
+    session.connect(server.host, server.data_ports[1], "admin", PASSWORD)       # dnode2: no user of policy one
+    try:
+        session.run(scripts.create_memory_table("tickbench_w7_1_abcdef_1", [("a", "INT")]))
+    finally:
+        session.close()
+    assert server.stats()["shared"]["dnode2"] == ["tickbench_w7_1_abcdef_1"]
+    target = target_on(server, server.profile(node_policy="one"))
+    target.prepare("taq", SMALL, StringMode.ARROW)
+    assert target.swept == [f"{server.host}:{server.data_ports[1]}: tickbench_w7_1_abcdef_1"]
+    assert server.stats()["shared"]["dnode2"] == []
 
 
 def test_a_profile_of_compute_nodes_only_prepares_on_a_data_node_the_cluster_reports(ddb_server_factory):  # noqa: F811
@@ -136,6 +200,7 @@ def test_a_pickle_run_splits_transfer_and_decode_from_a_ddb_re_read_labelled_a_s
     described = store.run(run_id)["environment"]["target"]
     assert "DDB re-read (stand-in for PICKLE)" in described["transfer_method"]
     store.close()
+    assert "transfer/decode split: probe operations: DDB re-read (stand-in for PICKLE)" in shown(tmp_path, run_id)
 
 
 # --- offline nodes ---------------------------------------------------------------------------------------

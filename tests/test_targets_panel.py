@@ -304,6 +304,19 @@ def test_edit_renames_and_keeps_the_password(qtbot, panel, store, ddb_server):  
     assert panel.targets()[-1][3]["node_policy"] == "random"
 
 
+def test_the_dialog_keeps_users_on_compute_nodes_only_when_asked(qtbot, panel, store, ddb_server):  # noqa: F811
+    key = panel.add_profile(entry("grp", (ddb_server.port, "controller"), (1235, "data"), (1236, "compute")),
+                            password=PASSWORD)
+    dialog = panel.edit_dialog(key)
+    assert not dialog.compute_check.isChecked()
+    dialog.compute_check.setChecked(True)
+    press_ok(qtbot, dialog)
+    assert panel.targets()[-1][3]["profile"]["use_compute_nodes"] is True
+    again = panel.edit_dialog(key)
+    assert again.compute_check.isChecked()                       # an edit keeps it
+    again.close()
+
+
 def test_state_round_trip_without_passwords(make_widget, panel, tmp_path, store, ddb_server):  # noqa: F811
     panel.add_profile(entry("one", (ddb_server.port, "single"), protocol="ARROW"),
                       password="typed", remember=True)

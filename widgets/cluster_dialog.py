@@ -1,4 +1,5 @@
-"""ClusterDialog: add or edit a DolphinDB cluster profile (nodes, login, protocol, node policy).
+"""ClusterDialog: add or edit a DolphinDB cluster profile (nodes, login, protocol, node policy over
+the data nodes, or users routed to the compute nodes).
 
 It only edits plain data: ``entry()`` gives ``{"profile": ClusterProfile dict (no password),
 "db_prefix": ...}``, ``password()`` what was typed ("" = keep the stored one / ask when needed),
@@ -72,6 +73,8 @@ class ClusterDialog(ProfileDialog):
         for policy in NODE_POLICIES:
             self.policy_combo.addItem(POLICY_LABELS.get(policy, policy), policy)
         self.policy_combo.setCurrentIndex(max(0, self.policy_combo.findData(profile.get("node_policy", "one"))))
+        self.compute_check = QCheckBox("Route users to the compute nodes instead", objectName="compute_check")
+        self.compute_check.setChecked(bool(profile.get("use_compute_nodes", False)))
         self.prefix_edit = QLineEdit(str((entry or {}).get("db_prefix", DEFAULT_DB_PREFIX)), objectName="prefix_edit")
 
         self.error_label = error_label()
@@ -97,6 +100,7 @@ class ClusterDialog(ProfileDialog):
         form.addRow("Protocol", self.protocol_combo)
         form.addRow("", self.compress_check)
         form.addRow("Node policy", self.policy_combo)
+        form.addRow("", self.compute_check)
         form.addRow("Database prefix", self.prefix_edit)
         form.addRow("Host agents", self.agents_edit)
         form.addRow("Agent token", self.agent_token_edit)
@@ -181,7 +185,7 @@ class ClusterDialog(ProfileDialog):
     def _profile_dict(self, name: str, nodes: list[dict[str, Any]]) -> dict[str, Any]:
         return {"name": name, "nodes": nodes, "user": self.user_edit.text().strip(),
                 "protocol": self.protocol_combo.currentText(), "compress": self.compress_check.isChecked(),
-                "node_policy": self.policy_combo.currentData()}
+                "node_policy": self.policy_combo.currentData(), "use_compute_nodes": self.compute_check.isChecked()}
 
     def entry(self) -> dict[str, Any]:
         """{"profile": profile dict without password, "db_prefix": ...}; call after validate()."""

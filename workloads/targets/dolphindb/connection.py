@@ -53,9 +53,12 @@ def job_setting(config: dict, key: str, default: int, low: int, high: int) -> in
         return default
     try:
         number = int(value)
+        whole = not isinstance(value, bool) and float(value) == number
     except (TypeError, ValueError):
-        raise TargetError(f"DolphinDB {key} {value!r} is not a whole number") from None
-    if isinstance(value, bool) or not low <= number <= high or number != float(value):
+        whole = False
+    if not whole:
+        raise TargetError(f"DolphinDB {key} {value!r} is not a whole number")
+    if not low <= number <= high:
         raise TargetError(f"DolphinDB {key} {value!r} is not between {low} and {high}")
     return number
 

@@ -279,3 +279,22 @@ def test_the_olap_cache_engine_writes_to_disk_when_30_percent_full(ddb_server_fa
     DolphinDBTarget(config(server)).prepare("taq", SCALE, StringMode.ARROW)   # 2 x 5,000 rows
     olap = server.stats()["olap_cache"]
     assert olap["full_flushes"] >= 1 and olap["held_rows"] < 6_000
+
+
+def test_a_flush_the_server_refuses_is_noted_and_the_clears_still_run(ddb_server_factory):  # noqa: F811
+    """DolphinDB documents flushOLAPCache for nodes with the cache engine on: where it fails, the
+    engine's caches are still cleared, and the clear says the flush did not happen."""
+    server = ddb_server_factory("--data-nodes", "2", "--error-match", "flushOLAPCache",
+                                "--error-message", "The cache engine is not enabled.")
+    target = DolphinDBTarget({"profile": server.profile(), "password": PASSWORD, "timeout": 5, "query_timeout": 30})
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.open(layout, 0)
+    try:
+        applied = target.drop_cache(layout)
+    finally:
+        target.close()
+    assert applied[0].startswith("note: pnodeRun(flushOLAPCache) failed (") and "not enabled" in applied[0]
+    assert applied[1:] == ["pnodeRun(clearAllCache) on dnode1, dnode2"]
+    assert [c["function"] for c in server.stats()["clears"]][-1:] == ["clearAllCache"]
+    from workloads.targets.common.cleared import kinds_of
+    assert kinds_of(applied) == "engine caches"

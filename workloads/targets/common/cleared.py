@@ -21,12 +21,13 @@ ENGINE = "engine caches"
 HOST = "host page cache"
 AGENT_DROP = "host page cache of"                  # "host page cache of HOST dropped by its agent: ..."
 NOT_DROPPED = "host page cache NOT dropped"        # "host page cache NOT dropped (agent HOST: why)"
+NOTE = "note: "                                    # a word on a clear that empties nothing itself
 _PAGE_METHODS = (FADVISE, DROP, AGENT_DROP)
 
 
 def kind_of(method: str) -> str | None:
     """The kind of cache one clear method emptied (None: a note, nothing emptied)."""
-    if method.startswith(NOT_DROPPED) or method.startswith("fsync"):
+    if method.startswith((NOT_DROPPED, NOTE, "fsync")):
         return None
     return HOST if method.startswith(_PAGE_METHODS) else ENGINE
 

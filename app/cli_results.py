@@ -92,6 +92,7 @@ def cmd_runs(args) -> int:
 
 def cmd_show(args) -> int:
     from workloads.results.store import StoreError
+    from workloads.results.run_summary import target_notes
     store = _store(args)
     try:
         run = store.run(args.run_id)
@@ -99,18 +100,8 @@ def cmd_show(args) -> int:
         raise CliError(str(exc)) from None
     _print_figures(store, run["run_id"])
     print_report_figures(console, store, run)
-    target = (run.get("environment") or {}).get("target") or {}
-    if "stand-in" in str(target.get("server") or ""):
-        console.print(f"target: {target['server']}: its timings are not the real engine's", highlight=False)
-    if target.get("job_scheduling"):             # DolphinDB: how every query was scheduled on the server
-        console.print(f"target: jobs at {target['job_scheduling']}", highlight=False, soft_wrap=True, markup=False)
-    if "stand-in" in str(target.get("transfer_method") or ""):   # a split measured on another encoding
-        console.print(f"transfer/decode split: {target['transfer_method']}", highlight=False, soft_wrap=True,
-                      markup=False)
-    if target.get("local_engine"):
-        console.print(f"target: a local engine Tickbench started on this computer "
-                      f"({target.get('server_version') or target.get('kind', run['target'])}), not a production server",
-                      highlight=False)
+    for note in target_notes(run):
+        console.print(note, highlight=False, soft_wrap=True, markup=False)
     console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
                   highlight=False)
     return 0

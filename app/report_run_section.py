@@ -14,6 +14,7 @@ from app.report_references import References, _references
 from app.report_suites import SuiteView, gallery_slot, run_anchor
 from app.report_tables import _phase_table, _phases_present, _steps_table, _users, _worker_errors
 from workloads.results.figures import STEP_FIGURES_DOC, short_reason, step_figures
+from workloads.results.run_summary import target_notes
 from workloads.results.store import ResultsStore
 
 
@@ -33,6 +34,7 @@ class RunSection:
     overlap: bool                    # DolphinDB's transfer and decode both shown
     short: list[str]
     cold: list[str]                  # a cold run: per step, how many operations held cold
+    target_notes: list[str]          # how the target measured (run_summary.target_notes)
     suite: SuiteView | None
     errors: Table
     charts: list[Figure]
@@ -65,7 +67,7 @@ def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame, 
         short=[f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short],
         cold=[f"{r.step_label}: cold: {int(r.cold_ops):,} of {int(r.ops):,} operations (cleared: {r.cleared})"
               for r in steps.itertuples()]
-        if run.get("cache") == "cold" else [],
+        if run.get("cache") == "cold" else [], target_notes=target_notes(run),
         suite=suite, errors=Table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)), charts=figures,
         references=_references(run, steps),
         environment=Table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])), show_header=False,

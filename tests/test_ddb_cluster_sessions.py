@@ -199,8 +199,15 @@ def test_a_pickle_run_splits_transfer_and_decode_from_a_ddb_re_read_labelled_a_s
     assert {e.get("transfer_from") for e in extras(probes)} == {"DDB re-read (stand-in for PICKLE)"}
     described = store.run(run_id)["environment"]["target"]
     assert "DDB re-read (stand-in for PICKLE)" in described["transfer_method"]
+    # the window's answer and the report say so beside the breakdown, as show does
+    from app.report import write_report
+    from workloads.results.run_summary import run_answer
+    label = "transfer/decode split: probe operations: DDB re-read (stand-in for PICKLE)"
+    assert any(n.startswith(label) for n in run_answer(store, run_id).target_notes)
+    page = write_report(store, [run_id], tmp_path / "pickle.html").read_text(encoding="utf-8")
+    assert label in page
     store.close()
-    assert "transfer/decode split: probe operations: DDB re-read (stand-in for PICKLE)" in shown(tmp_path, run_id)
+    assert label in shown(tmp_path, run_id)
 
 
 # --- offline nodes ---------------------------------------------------------------------------------------

@@ -120,7 +120,8 @@ class RunResultsView(QWidget):
             f"&nbsp;&nbsp;<span style='font-size:small'>({html.escape(answer.run_id)})</span>")
         self.headline_label.setText(headline_text(answer))
         notes = [f"Users sweep: {answer.knee_note}." if answer.knee_note else "",
-                 f"Open loop: {answer.load_note}." if answer.load_note else "", answer.busy]
+                 f"Open loop: {answer.load_note}." if answer.load_note else "", answer.busy,
+                 *(f"{html.escape(n[0].upper() + n[1:])}." for n in answer.target_notes)]
         self.knee_label.setText(" ".join(n for n in notes if n))
         self.knee_label.setVisible(any(notes))
         self._fill_table(answer.steps, cold=answer.cache == "cold", open_loop=answer.is_open_loop)

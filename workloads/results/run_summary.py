@@ -80,6 +80,7 @@ class RunAnswer:
     busy: str = ""                          # the machine was busy as it began (workloads.run.environment.busy_note)
     load_knee_rate: float | None = None     # open loop: the offered rate where latency departs from service time
     load_note: str = ""
+    target_notes: list[str] = field(default_factory=list)   # how the target measured (target_notes())
 
     @property
     def is_open_loop(self) -> bool:
@@ -157,7 +158,25 @@ def run_answer(store, run_id: str) -> RunAnswer:
                      dataset=dataset, cache=str(run["cache"]), steps=steps, knee_users=knee, knee_note=note,
                      published=list(published), published_sweeps=list(published_sweeps(workload, dataset)),
                      busy=busy_note(run.get("environment") or {}), load_knee_rate=load_rate,
-                     load_note=load_note)
+                     load_note=load_note, target_notes=target_notes(run))
+
+
+def target_notes(run: dict) -> list[str]:
+    """What a reader of the figures must know of how the target measured them, from the run's
+    record of it (``Target.describe``): a stand-in server, DolphinDB's job scheduling, a
+    transfer/decode split measured on another encoding, a local engine."""
+    target = (run.get("environment") or {}).get("target") or {}
+    notes = []
+    if "stand-in" in str(target.get("server") or ""):
+        notes.append(f"target: {target['server']}: its timings are not the real engine's")
+    if target.get("job_scheduling"):             # DolphinDB: how every query was scheduled on the server
+        notes.append(f"target: jobs at {target['job_scheduling']}")
+    if "stand-in" in str(target.get("transfer_method") or ""):   # a split measured on another encoding
+        notes.append(f"transfer/decode split: {target['transfer_method']}")
+    if target.get("local_engine"):
+        notes.append(f"target: a local engine Tickbench started on this computer "
+                     f"({target.get('server_version') or target.get('kind', run.get('target'))}), not a production server")
+    return notes
 
 
 def _num(value) -> float | None:

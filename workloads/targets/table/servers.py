@@ -70,12 +70,10 @@ class ClickHouseSource(SqlSource):
         t = self.quote(self.saved.roles.time)
         if self.dated:                 # a Date column: the parts' min/max where partitioned by it
             after = "" if at_or_after is None else f" WHERE {t} >= {self.time_literal(at_or_after)}"
-            found = self.fetch(f"SELECT min({t}) AS first, count() AS n FROM {self.table_ref}{after}").to_pylist()
-            return found[0]["first"] if found and found[0]["n"] else None
+            return _first_found(self.fetch(f"SELECT min({t}) AS first, count() AS n FROM {self.table_ref}{after}"))
         if at_or_after is None or (at_or_after.time() == dt.time() and self._utc_time()):
             after = "" if at_or_after is None else f" WHERE toDate({t}) >= toDate('{at_or_after:%Y-%m-%d}')"
-            found = self.fetch(f"SELECT min({t}) AS first, count() AS n FROM {self.table_ref}{after}").to_pylist()
-            return found[0]["first"] if found and found[0]["n"] else None
+            return _first_found(self.fetch(f"SELECT min({t}) AS first, count() AS n FROM {self.table_ref}{after}"))
         return self.scalar(f"SELECT minOrNull({t}) FROM {self.table_ref} WHERE {t} >= {self.time_literal(at_or_after)}")
 
     def instant(self) -> str:
@@ -109,3 +107,10 @@ class ClickHouseSource(SqlSource):
 
     def close(self) -> None:
         self.server.close()
+
+
+def _first_found(answer) -> object:
+    """The first time of a ``min(t) AS first, count() AS n`` answer, None on no rows (a plain min
+    answers 1970-01-01 there: the count tells)."""
+    found = answer.to_pylist()
+    return found[0]["first"] if found and found[0]["n"] else None

@@ -175,11 +175,12 @@ class TargetRegistry:
         return profile
 
     # --- passwords ---------------------------------------------------------------------------------
-    def stored_password(self, profile: Profile) -> str | None:
+    def stored_password(self, profile: Profile, login: str = "") -> str | None:
+        """The secret the store keeps under (profile name, ``login`` or the profile's user)."""
         if self.password_store is None:
             return None
         try:
-            return self.password_store.load(profile.name, profile.user)
+            return self.password_store.load(profile.name, login or profile.user)
         except Exception as exc:  # a broken keyring must not break the registry
             log.warning("password store: %s", exc)
             return None
@@ -274,13 +275,7 @@ class TargetRegistry:
         return {"agent_token": token} if token else {}
 
     def stored_agent_token(self, profile: Profile | None) -> str | None:
-        if profile is None or self.password_store is None:
-            return None
-        try:
-            return self.password_store.load(profile.name, self.AGENT_LOGIN)
-        except Exception as exc:  # a broken keyring must not break the registry
-            log.warning("password store: %s", exc)
-            return None
+        return None if profile is None else self.stored_password(profile, self.AGENT_LOGIN)
 
     def set_agents(self, key: str, agents: list[str], token: str = "") -> bool:
         """Give a saved server its hosts' agents (none: forget them), and keep their token in the

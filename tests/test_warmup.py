@@ -71,7 +71,8 @@ class _Pipe:
 
 def _operations(cache: str, warmup_ops: int, warmups, measured=0.02):
     scenario = SimpleNamespace(cache=cache, warmup_ops=warmup_ops, operations=3, duration_s=0.0, probe_ops=0)
-    target = SimpleNamespace(drop_cache=lambda layout: ["dropped"], probed_ops=frozenset())
+    target = SimpleNamespace(drop_cache=lambda layout: ["dropped"], probed_ops=frozenset(), config={},
+                             engine_caches_data=False)
     ctx = SimpleNamespace(scenario=scenario, target=target, layout=None, rows_done=0,
                           step=SimpleNamespace(users=1, rate=0.0), state={"warming": True})
     spec = SimpleNamespace(worker=0, step={"index": 0}, host="")

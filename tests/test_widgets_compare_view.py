@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtTest import QTest
 
-from widgets.compare_view import MIN_CHART_WIDTH, CompareView
+from widgets.compare_view import MIN_CHART_WIDTH, TABLE_COLUMNS, CompareView
 
 LONG = "Quick start: read a TAQ day from Parquet with 1 and 2 users, cold cache (2024-05-01 12:34)"
 SHORT = "duckdb read-day (r-20240501-123456)"
@@ -120,3 +120,16 @@ def test_new_runs_undo_a_zoom(make_widget, qtbot):
     assert view.sweep_chart.user_view
     view.show_runs(rows(LONG, SHORT))
     assert not view.sweep_chart.user_view and not view.sweep_chart.reset_button.isVisible()
+
+
+def test_the_table_says_what_a_cold_runs_clears_emptied(make_widget, qtbot, tmp_path):
+    """Issue 40: compare says which runs were cold in the reports' sense (compare_frame's column)."""
+    given = rows("engine-cold", "warm")
+    for row in given:
+        row["cleared"] = "engine caches only" if row["run"] == "engine-cold" else ""
+    view = make_widget(CompareView, size=(1280, 760))
+    view.show_runs(given)
+    settle(qtbot, view)
+    column = [title for title, _ in TABLE_COLUMNS].index("cold: cleared")
+    assert [view.table.item(r, column).text() for r in (0, 3)] == ["engine caches only", ""]
+    view.grab().save(str(tmp_path / "compare_cold.png"))

@@ -22,7 +22,8 @@ from workloads.text import plural
 
 TABLE_COLUMNS = (("run", "run"), ("step", "step_label"), ("users", "users"), ("rows/s", "rows_per_s"),
                  ("MB/s", "mb_per_s"), ("ops/s", "ops_per_s"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"),
-                 ("first op ms", "first_op_ms"), ("window s", "window_s"))
+                 ("first op ms", "first_op_ms"), ("window s", "window_s"),
+                 ("cold: cleared", "cleared"))      # a cold run: what its clears emptied (engine caches only...)
 PHASE_KEYS = ("io", "read", "query", "server", "transfer", "decode")
 MIN_CHART_WIDTH = 300        # each chart keeps at least this much when the splitter is dragged
 

@@ -380,6 +380,8 @@ def test_cli_import_errors_are_one_line_and_exit_2(tmp_path, taq_source):
         (["import", str(bad), "--dataset", "taq", "--name", "x"], f"bad.csv line {line}, column 'bid'"),
         (["import", str(bad), "--dataset", "taq", "--name", "Bad-Name"], "import name 'Bad-Name' is not valid"),
         (["import", str(bad), "--dataset", "taq", "--name", "x", "--map", "oops"], "--map takes CSVCOL=column"),
+        (["import", str(bad), "--dataset", "taq", "--name", "x", "--map", "Ticker=symbol", "--map", "Ticker=date"],
+         "--map names 'Ticker' twice"),          # issue 41: the last one kept silently before
         (["import", str(bad), "--dataset", "nope", "--name", "x"], "unknown base dataset 'nope'"),
     ]
     for args, message in cases:

@@ -93,6 +93,7 @@ def cmd_runs(args) -> int:
 def cmd_show(args) -> int:
     from workloads.results.store import StoreError
     from workloads.results.run_summary import target_notes
+    from workloads.results.dataset_size import run_size_text
     store = _store(args)
     try:
         run = store.run(args.run_id)
@@ -102,6 +103,8 @@ def cmd_show(args) -> int:
     print_report_figures(console, store, run)
     for note in target_notes(run):
         console.print(note, highlight=False, soft_wrap=True, markup=False)
+    if run_size_text(run):
+        console.print(f"dataset {run['dataset']}: {run_size_text(run)}", highlight=False, soft_wrap=True)
     console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
                   highlight=False)
     return 0

@@ -9,10 +9,11 @@ import pandas as pd
 
 from app.report_charts import Figure
 from app.report_environment import STRING_MODES, _bounded_by_operations, _environment_rows, _uses_target
-from app.report_html import Table, fmt_count, fmt_int, fmt_when
+from app.report_html import Table, fmt_count, fmt_when
 from app.report_references import References, _references
 from app.report_suites import SuiteView, gallery_slot, run_anchor
 from app.report_tables import _phase_table, _phases_present, _steps_table, _users, _worker_errors
+from workloads.results.dataset_size import run_size_text
 from workloads.results.figures import STEP_FIGURES_DOC, short_reason, step_figures
 from workloads.results.run_summary import target_notes
 from workloads.results.store import ResultsStore
@@ -76,13 +77,11 @@ def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame, 
 
 
 def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:
-    scale = scenario.get("scale") or {}
     parts = [f"Status {run['status']}", f"started {fmt_when(run.get('created_at'))}"]
     if not _uses_target(run):
         parts.append(f"no data read or written: {run['workload']} measures the harness alone")
-    elif scale:
-        parts.append(f"dataset {run['dataset']} ({fmt_count(scale.get('days'), 'day')} × "
-                     f"{fmt_int(scale.get('rows_per_day'))} rows, {fmt_int(scale.get('symbols'))} keys)")
+    elif run_size_text(run):      # as laid out, recorded with the run (an import's own size)
+        parts.append(f"dataset {run['dataset']} ({run_size_text(run)})")
     else:
         parts.append(f"dataset {run['dataset']}")
     if scenario.get("strings") and _uses_target(run):

@@ -140,6 +140,8 @@ class RunHistoryModel(QAbstractTableModel):
             return QColor(current_theme().error)
         if role == Qt.ItemDataRole.ToolTipRole and key == "name":
             return f"{row.get('name') or ''}\nrun {row['run_id']}"
+        if role == Qt.ItemDataRole.ToolTipRole and key == "dataset" and row.get("size"):
+            return f"{row.get('dataset') or ''}: {row['size']} (as laid out for this run)"
         if role == Qt.ItemDataRole.ToolTipRole and key == "status" and row.get("message"):
             return str(row["message"])
         if role == Qt.ItemDataRole.ToolTipRole and (key in _STEP_FIGURES or key == "headline_label") \

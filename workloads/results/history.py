@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workloads.results.dataset_size import run_size_text
 from workloads.results.figures import headline_frame, phase_summary, step_figures
 from workloads.targets.common.cleared import cold_words
 from workloads.operations import get_workload
@@ -45,7 +46,7 @@ _OPS_SQL = ("SELECT step, t_start, total_s, rows, bytes, ok FROM ops "
 # the status tooltip, and which step gave the headline figures (and whether it was too short).
 HISTORY_KEYS = ("run_id", "started_at", "workload", "dataset", "target", "users", "status",
                 "rows_per_s", "mb_per_s", "p50_ms", "p99_ms",
-                "message", "name", "cache", "headline_step", "headline_label", "headline_short")
+                "message", "name", "cache", "headline_step", "headline_label", "headline_short", "size")
 
 
 # --- one run as a snapshot -------------------------------------------------------------------
@@ -346,6 +347,7 @@ def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
     rows = []
     for record in frame.to_dict("records"):
         row = {key: _plain(record.get(key)) for key in HISTORY_KEYS}
+        row["size"] = run_size_text(record)      # as laid out, recorded with the run
         row["users"] = _users(record.get("users"))
         row["message"] = row["message"] or ""
         row["headline_short"] = bool(row["headline_short"])

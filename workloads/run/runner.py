@@ -28,6 +28,7 @@ from workloads.scenario import Scenario, is_secret, run_name
 from workloads.run.snapshot import LiveSnapshot
 from workloads.results.dead_runs import host_process
 from workloads.results.store import ResultsStore
+from workloads.results.dataset_size import layout_size
 from workloads.targets import make_target
 from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import existing_csv_bytes
@@ -329,4 +330,13 @@ def _layout_record(layout: Layout) -> dict[str, Any]:
     record["days"] = [str(d) for d in layout.days]
     record["keys_sample"] = list(layout.keys_sample)[:20]
     record["strings"] = layout.strings.value
+    record["size"] = layout_size(len(layout.days), layout.rows, _key_count(layout))
     return record
+
+
+def _key_count(layout: Layout) -> int | None:
+    """The keys of the data as laid out (an import's own, never the scale's symbols)."""
+    try:
+        return len(get_dataset(layout.dataset).keys(layout.scale)) or None
+    except Exception:  # a count must never stop a run
+        return None

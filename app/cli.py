@@ -88,11 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("runs", help="list stored runs")
     show = sub.add_parser("show", help="figures of one run")
     show.add_argument("run_id")
-    export = sub.add_parser("export", help="write a run's records to CSV or Parquet")
+    export = sub.add_parser("export", help="write a run's records to CSV or Parquet, or one of its charts")
     export.add_argument("run_id")
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
-    export.add_argument("--out", type=Path, default=Path("."), help="the folder the files go to")
+    export.add_argument("--out", type=Path, default=Path("."),
+                        help="the folder the files go to; with --chart, the file (.png, .svg, .pdf or .csv)")
     export.add_argument("--force", action="store_true", help="overwrite the run's files already in --out")
+    export.add_argument("--chart", metavar="NAME", help="write this chart of the run instead of its records: "
+                        "throughput, data, latency, phases, cpu, memory, sweep, queries or footprint")
+    export.add_argument("--size", default="1920x1080", metavar="WxH", help="with --chart: pixels (default 1920x1080)")
+    export.add_argument("--dpi", type=int, help="with --chart: dots per inch recorded for print (default 96)")
     imp = sub.add_parser("import", help="import a tick file or folder as a dataset to benchmark (imp_NAME)")
     imp.add_argument("file", type=Path, metavar="FILE_OR_FOLDER",
                      help="a CSV (with a header), Parquet or Feather file, or a folder of them (hive date=... too)")

@@ -114,6 +114,9 @@ def cmd_export(args) -> int:
     from workloads.results.store import StoreError
     from workloads.results.exports import export_run
     store = _store(args)
+    if args.chart:
+        from app.cli_chart_export import cmd_export_chart
+        return cmd_export_chart(args, store)
     try:
         run_id = store.run(args.run_id)["run_id"]
         out = args.out

@@ -1,0 +1,198 @@
+"""Charts fit for slides (widgets.export_sizes, app.cli_chart_export): a chart exported at a size is
+that size, laid out again with its legend inside the plot, as PNG (with its DPI), vector PDF, or an
+image on the clipboard; and `tickbench export RUN --chart` draws a stored run's chart without a window."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QGuiApplication, QImage
+
+from widgets import export_sizes
+from widgets.breakdown_chart import BreakdownChart
+from widgets.export_sizes import ExportOptions, copy_to_clipboard, export_chart_as, laid_out, parse_size
+from widgets.live_chart import TimeSeriesChart
+from widgets.sweep_chart import SweepChart
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def latency(make_widget):
+    """The dashboard's latency chart as it is on screen: small, its keys in a row under the plot."""
+    chart = make_widget(TimeSeriesChart, "Latency per operation", y_label="latency", y_unit="s",
+                        legend_below=True, size=(324, 248))
+    t = np.arange(60.0)
+    for name, k in (("p50", 1), ("p95", 2), ("p99", 3)):
+        chart.set_series(name, t, 0.01 * k + 0.002 * k * np.sin(t / 5))
+    return chart
+
+
+@pytest.fixture
+def sweep(make_widget):
+    chart = make_widget(SweepChart, size=(324, 248))
+    chart.set_series("duckdb", [1, 2, 4, 8], [1e6, 1.9e6, 3.5e6, 3.6e6])
+    chart.set_series("report 002", [1, 4, 16, 64], [1e6, 3e6, 8e6, 9e6], reference=True)
+    return chart
+
+
+def _legend_geometry(chart, size):
+    """(legend's rectangle, the plot's rectangle, the highest data point's y) in scene pixels,
+    while the chart is laid out for an export of `size`."""
+    layout, _scale, _pixels, _band = export_sizes._layout_size(chart, ExportOptions(size), None)
+    with laid_out(chart, layout.width(), layout.height()):
+        box = chart.plot_item.getViewBox()
+        legends = [c for c in box.childItems() if type(c).__name__ == "LegendItem"]
+        assert len(legends) == 1
+        highest = max(float(np.nanmax(item.getData()[1])) for item in chart.plot_item.listDataItems())
+        return legends[0].sceneBoundingRect(), box.sceneBoundingRect(), box.mapViewToScene(QPointF(0, highest)).y()
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (3840, 2160)])
+@pytest.mark.parametrize("which", ["latency", "sweep"])
+def test_a_chart_exported_at_a_slide_size_is_that_size_with_its_legend_inside_the_plot(
+        request, which, size, tmp_path):
+    chart = request.getfixturevalue(which)
+    written = export_chart_as(chart, tmp_path / "chart.png", ExportOptions(size), caption="Run r1 · read-day")
+    image = QImage(str(written))
+    assert (image.width(), image.height()) == size
+    legend, plot, highest = _legend_geometry(chart, size)
+    assert plot.contains(legend), f"legend {legend} is not inside the plot {plot}"
+    assert legend.bottom() < highest, "the legend covers the data: room was made for it above the highest point"
+    # laid out again, not the on-screen chart blown up: the plot fills the slide's layout width
+    assert plot.width() > 700
+    # and the chart on screen is as it was: its size, its keys under the plot again
+    assert chart.graphics.size().width() == 324 and chart.legend.isVisible()
+    assert chart.legend.scene() is chart.graphics.scene()
+
+
+def test_a_bar_charts_legend_goes_inside_beside_the_longest_bar(make_widget, tmp_path):
+    chart = make_widget(BreakdownChart, size=(324, 248))
+    chart.set_data({"duckdb": {"query": 0.2, "decode": 0.3}, "pickle": {"io": 0.1, "decode": 0.4}})
+    layout, *_ = export_sizes._layout_size(chart, ExportOptions((1920, 1080)), None)
+    with laid_out(chart, layout.width(), layout.height()):
+        box = chart.plot_item.getViewBox()
+        legend = next(c for c in box.childItems() if type(c).__name__ == "LegendItem").sceneBoundingRect()
+        assert box.sceneBoundingRect().contains(legend)
+        longest_end = max(item.mapRectToScene(item.boundingRect()).right() for item in chart.bar_items())
+        assert legend.left() > longest_end
+    image = QImage(str(export_chart_as(chart, tmp_path / "bars.png", ExportOptions((1920, 1080)))))
+    assert (image.width(), image.height()) == (1920, 1080)
+
+
+def test_the_dpi_asked_is_recorded_in_the_png(latency, tmp_path):
+    written = export_chart_as(latency, tmp_path / "print.png", ExportOptions((1920, 1080), dpi=300))
+    image = QImage(str(written))
+    assert round(image.dotsPerMeterX() * 0.0254) == 300 and round(image.dotsPerMeterY() * 0.0254) == 300
+    assert b"pHYs" in written.read_bytes()
+
+
+def test_a_pdf_export_is_one_vector_page_not_a_picture(latency, tmp_path):
+    written = export_chart_as(latency, tmp_path / "chart.pdf", ExportOptions((1920, 1080)), caption="Run r1")
+    data = written.read_bytes()
+    assert data[:5] == b"%PDF-"
+    assert b"/Subtype /Image" not in data and b"/Subtype/Image" not in data      # no bitmap in it
+    assert data.count(b"/Type /Page\n") + data.count(b"/Type /Page ") + data.count(b"/Type/Page\n") >= 1
+    assert b"/Font" in data                                                        # text as text
+    assert len(data) > 5_000                                                       # lines as paths
+
+
+def test_copy_to_clipboard_holds_an_image_of_the_asked_size(latency):
+    copy_to_clipboard(latency, ExportOptions((1920, 1080)))
+    held = QGuiApplication.clipboard().image()
+    assert (held.width(), held.height()) == (1920, 1080)
+
+
+def test_the_text_is_drawn_finer_not_blown_up(latency, tmp_path):
+    """A 4K export is the 1080 p one drawn twice as fine: the same picture, not a bigger canvas."""
+    small = QImage(str(export_chart_as(latency, tmp_path / "hd.png", ExportOptions((1920, 1080)))))
+    large = QImage(str(export_chart_as(latency, tmp_path / "4k.png", ExportOptions((3840, 2160)))))
+    halved = large.scaled(1920, 1080)
+    same = sum(small.pixelColor(x, y).lightness() // 32 == halved.pixelColor(x, y).lightness() // 32
+               for x in range(0, 1920, 37) for y in range(0, 1080, 29))
+    assert same / ((1920 // 37 + 1) * (1080 // 29 + 1)) > 0.9
+
+
+@pytest.mark.parametrize("text, error", [("1920", "WIDTHxHEIGHT"), ("10x10", "64 to"), ("axb", "WIDTHxHEIGHT")])
+def test_a_bad_size_says_what_a_size_is(text, error):
+    assert parse_size("3840X2160") == (3840, 2160)
+    with pytest.raises(ValueError, match=error):
+        parse_size(text)
+
+
+def test_export_refuses_an_unknown_extension(latency, tmp_path):
+    with pytest.raises(ValueError, match=r"\.png, \.svg, \.pdf or \.csv"):
+        export_chart_as(latency, tmp_path / "chart.bmp")
+
+
+# --- the command line, on a real stored run --------------------------------------------------------
+
+def _tickbench(*args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {"TICKBENCH_HOME": str(home), "PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, timeout=240,
+                          env=env, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def stored_run(tmp_path_factory):
+    """A real tiny pickle read-day run over 1 and 2 users (so it has a sweep), in a results store."""
+    from workloads.datasets.schema import Scale
+    from workloads.results.store import ResultsStore
+    from workloads.run.runner import Runner
+    from workloads.scenario import Scenario
+
+    folder = tmp_path_factory.mktemp("stored")
+    store = ResultsStore(folder / "results")
+    scenario = Scenario(dataset="taq", scale=Scale(days=2, rows_per_day=20_000, symbols=40), target="pickle",
+                        target_config={"root": str(folder / "pickle")}, workload="read-day", users=(1, 2),
+                        operations=4, cache="warm")
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    path = store.path
+    store.close()
+    return folder, path, result.run_id
+
+
+def test_the_command_line_writes_a_stored_runs_chart_at_1920x1080(stored_run):
+    folder, results, run_id = stored_run
+    out = folder / "sweep.png"
+    done = _tickbench("--results", str(results), "export", run_id, "--chart", "sweep", "--size", "1920x1080",
+                      "--out", str(out), home=folder)
+    assert done.returncode == 0, done.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1920, 1080)
+    assert run_id in image.text("Description")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--chart", "pie", "--out", "x.png"], "has no chart 'pie'; its charts: throughput, data, latency"),
+    (["--chart", "sweep", "--size", "big", "--out", "x.png"], "--size: size 'big': expected WIDTHxHEIGHT"),
+    (["--chart", "sweep", "--out", "x.bmp"], "a chart is written to a .png, .svg, .pdf or .csv file"),
+])
+def test_the_command_line_refuses_a_bad_chart_export_in_one_line(stored_run, args, message):
+    folder, results, run_id = stored_run
+    args = [str(folder / a) if a.startswith("x.") else a for a in args]
+    done = _tickbench("--results", str(results), "export", run_id, *args, home=folder)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and message in lines[0], done.stderr
+    if "pie" in message:
+        assert "sweep" in lines[0]
+
+
+def test_the_command_line_refuses_an_unknown_run(stored_run):
+    folder, results, _run_id = stored_run
+    done = _tickbench("--results", str(results), "export", "no-such-run", "--chart", "sweep",
+                      "--out", str(folder / "x.png"), home=folder)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and "no-such-run" in lines[0]
+
+
+def test_records_export_still_works_beside_charts(stored_run, tmp_path):
+    folder, results, run_id = stored_run
+    done = _tickbench("--results", str(results), "export", run_id, "--out", str(tmp_path), home=folder)
+    assert done.returncode == 0, done.stderr
+    assert sorted(tmp_path.glob(f"{run_id}_*.csv"))

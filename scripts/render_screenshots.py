@@ -108,7 +108,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--set", choices=("main", "reports", "engines"), default="main")
-    parser.add_argument("--size", default="1440x900", help="window size, e.g. 1280x800 (a laptop screen)")
+    parser.add_argument("--size", default="1280x800", help="window size (default 1280x800, a laptop screen)")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.lower().split("x"))
     args.out.mkdir(parents=True, exist_ok=True)

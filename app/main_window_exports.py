@@ -1,14 +1,15 @@
-"""Exports from the main window: a chart (PNG, SVG or CSV) and a report (HTML or PDF) on the runs in
-view, saved where the last export went."""
+"""Exports from the main window: a chart (PNG or PDF at a slide's size, SVG, CSV, or the clipboard)
+and a report (HTML or PDF) on the runs in view, saved where the last export went."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog
+from PySide6.QtWidgets import QFileDialog
 
 from workloads.results.figures import cache_words
-from widgets.exporters import (export_chart, export_folder, remember_export_folder, run_caption,
-                               suggest_filename)
+from app.export_chart_dialog import COPY, FILE_FILTERS, ExportChartDialog
+from widgets.export_sizes import ExportOptions, copy_to_clipboard, export_chart_as
+from widgets.exporters import export_folder, remember_export_folder, run_caption, suggest_filename
 from workloads.results.history import run_labels
 from workloads.results.store import StoreError
 from workloads.run.worker import describe_error
@@ -34,28 +35,42 @@ class MainWindowExports:
             return None
 
     def export_chart_dialog(self) -> None:
-        charts = list(self.charts())
-        current = self.chart_in_view()
-        name, ok = QInputDialog.getItem(self, "Export chart", "Chart:", charts,
-                                        charts.index(current) if current in charts else 0, False)
-        if not ok:
+        """Which chart, size, DPI and format (ExportChartDialog); then where to save it, or the
+        clipboard. The chart is drawn on the GUI thread (a chart takes well under a second)."""
+        choice = ExportChartDialog.ask(self, list(self.charts()), self.chart_in_view(), self.settings)
+        if choice is None:
             return
+        name = choice.chart
         run = None if name.startswith("Compare") else self._shown_run()
-        start = export_folder(self.settings) / suggest_filename(run, name, ".png")
-        path, _ = QFileDialog.getSaveFileName(self, "Export chart", str(start),
-                                              "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
+        caption = run_caption(run) if run else None
+        if choice.action == COPY:
+            self.copy_chart(name, choice.options, caption)
+            return
+        start = export_folder(self.settings) / suggest_filename(run, name, f".{choice.format}")
+        path, _ = QFileDialog.getSaveFileName(self, "Export chart", str(start), FILE_FILTERS[choice.format])
         if path:
-            self.export_chart(name, Path(path), caption=run_caption(run) if run else None)
+            self.export_chart(name, Path(path), caption=caption, options=choice.options)
 
-    def export_chart(self, name: str, path: Path, caption: str | None = None) -> Path | None:
+    def export_chart(self, name: str, path: Path, caption: str | None = None,
+                     options: ExportOptions | None = None) -> Path | None:
         try:
-            written = export_chart(self.charts()[name], path, caption=caption)
+            written = export_chart_as(self.charts()[name], path, options or ExportOptions(), caption=caption)
         except (OSError, ValueError, KeyError) as exc:
             self.show_error(f"cannot export {name}: {describe_error(exc)}")
             return None
         remember_export_folder(written, self.settings)
         self.statusBar().showMessage(f"saved {written}", 5000)
         return written
+
+    def copy_chart(self, name: str, options: ExportOptions | None = None, caption: str | None = None) -> bool:
+        """The chart on the clipboard as an image of the size asked (paste it into a slide)."""
+        try:
+            image = copy_to_clipboard(self.charts()[name], options or ExportOptions(), caption=caption)
+        except (ValueError, KeyError) as exc:
+            self.show_error(f"cannot copy {name}: {describe_error(exc)}")
+            return False
+        self.statusBar().showMessage(f"copied {name} ({image.width()}x{image.height()}) to the clipboard", 5000)
+        return True
 
     def runs_in_view(self) -> list[str]:
         """The runs the visible tab shows: the compared runs on Compare, the selection on History,

@@ -196,3 +196,27 @@ def test_records_export_still_works_beside_charts(stored_run, tmp_path):
     done = _tickbench("--results", str(results), "export", run_id, "--out", str(tmp_path), home=folder)
     assert done.returncode == 0, done.stderr
     assert sorted(tmp_path.glob(f"{run_id}_*.csv"))
+
+
+# --- the window's dialog ---------------------------------------------------------------------------
+
+def test_the_export_dialog_offers_sizes_dpi_and_formats_and_remembers_them(qapp, light_theme):
+    from PySide6.QtCore import QSettings
+
+    from app.export_chart_dialog import COPY, ExportChartDialog
+
+    settings = QSettings()
+    dialog = ExportChartDialog(None, ["Latency", "Users sweep"], "Users sweep", settings)
+    assert dialog.chart.currentText() == "Users sweep"
+    assert [dialog.format.itemData(i) for i in range(dialog.format.count())] == ["png", "svg", "pdf", "csv"]
+    dialog.size.setCurrentIndex(dialog.size.findText("3840x2160 (slide, 4K)"))
+    dialog.dpi.setCurrentIndex(dialog.dpi.findText("300 DPI"))
+    dialog.format.setCurrentIndex(dialog.format.findData("pdf"))
+    dialog.copy_button.click()
+    choice = dialog.choice()
+    assert (choice.chart, choice.options, choice.format, choice.action) == (
+        "Users sweep", ExportOptions((3840, 2160), 300), "pdf", COPY)
+    again = ExportChartDialog(None, ["Latency"], "Latency", settings)
+    assert again.choice().options == ExportOptions((3840, 2160), 300) and again.choice().format == "pdf"
+    again.format.setCurrentIndex(again.format.findData("csv"))
+    assert not again.size.isEnabled()          # a CSV has no picture to size

@@ -463,14 +463,17 @@ def test_the_toolbar_runs_and_stops_and_names_what_runs(qtbot, window_factory):
 
 def test_the_export_dialog_offers_the_chart_in_view_named_after_the_run_in_the_last_folder(
         qtbot, window_factory, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QFileDialog, QInputDialog
+    from PySide6.QtWidgets import QFileDialog
+
+    from app.export_chart_dialog import SAVE, ChartExportChoice, ExportChartDialog
+    from widgets.export_sizes import ExportOptions
 
     window = window_factory()
     result = _run(qtbot, window, Scenario(name="Sweep demo", workload="noop", users=(1, 2, 4), operations=30))
     qtbot.waitUntil(lambda: window.dashboard.results_view.answer is not None, timeout=10_000)
     offered, starts = [], []
-    monkeypatch.setattr(QInputDialog, "getItem", lambda _p, _t, _l, items, current, _e: (
-        offered.append(items[current]) or items[current], True))
+    monkeypatch.setattr(ExportChartDialog, "ask", classmethod(lambda _cls, _p, _charts, current, _s: (
+        offered.append(current) or ChartExportChoice(current, ExportOptions((1920, 1080)), "png", SAVE))))
     out = tmp_path / "exports"
     out.mkdir()
 
@@ -483,5 +486,6 @@ def test_the_export_dialog_offers_the_chart_in_view_named_after_the_run_in_the_l
     assert Path(starts[0]).name.startswith("sweep-demo_") and Path(starts[0]).name.endswith("users-sweep.png")
     written = out / Path(starts[0]).name
     assert written.exists() and result.run_id in (QImage(str(written)).text("Description") or "")
+    assert QImage(str(written)).size().toTuple() == (1920, 1080)    # the size asked in the dialog
     window.export_chart_dialog()
     assert Path(starts[1]).parent == out                           # the folder is remembered

@@ -166,8 +166,8 @@ class ReportCardView(QFrame):
                 if column < 4:                        # the run column keeps its link's name
                     cell.setObjectName(f"pair_{PAIR_COLUMNS[column]}")
                     cell.setToolTip(hardware)
-                if column == 3 and pair.measured_value is None:
-                    cell.setStyleSheet(f"color: {theme.muted};")
+                if (column == 3 and pair.measured_value is None) or not pair.applies:
+                    cell.setStyleSheet(f"color: {theme.muted};")     # a DolphinDB-only row: greyed, whole
                 self.pairs_grid.addWidget(cell, row, column, Qt.AlignmentFlag.AlignTop)
         self.pairs_grid.setColumnStretch(1, 1)
         self.pairs_grid.setColumnStretch(0, 0)

@@ -12,8 +12,10 @@ explains) is inconclusive too.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -113,17 +115,47 @@ def ratio_verdict(measured: float, low: float, high: float | None = None, becaus
     return WEAKER, ""
 
 
-def knee_verdict(knee: int | None, top_users: int, low: int, high: int, cores: int | None) -> tuple[str, str]:
-    machine = f" on {plural(cores, 'core')}" if cores else ""
+def knee_verdict(knee: int | None, users: list[int] | int, low: int, high: int, threads: int | None,
+                 published_threads: int | None = None, whose: str = "this machine's") -> tuple[str, str]:
+    """Where a sweep's throughput stopped growing against a published knee of ``low``..``high``
+    users, compared per hardware thread of the machine that served the load (``threads`` here,
+    ``published_threads`` there): the published knee scaled to this machine. A sweep must reach one
+    doubling past the scaled knee to show it; one that ends sooner is "not measurable at this size".
+    The sweep's steps double, so a knee at a step stands for anywhere between its neighbours."""
+    steps = sorted(set(users)) if isinstance(users, (list, tuple)) else [1, int(users)]
+    top = steps[-1]
+    if published_threads and not threads:
+        return NOT_MEASURED, (f"not measurable at this size: {whose} hardware threads are not recorded, so the "
+                              f"published knee ({_users_range(low, high)} on {published_threads} threads) cannot "
+                              "be scaled to it")
+    scale = threads / published_threads if threads and published_threads else 1.0
+    lo, hi = low * scale, high * scale
+    per = (f" ({_users_range(lo, hi)} on {whose} {plural(threads, 'hardware thread')}, "
+           f"as {_users_range(low, high)} on the report's {published_threads})") if published_threads else ""
+    machine = f" on {plural(threads, 'core')}" if threads and not published_threads else ""
+    if published_threads and top < 2 * hi:
+        shown = f"throughput stops growing at {plural(knee, 'user')}" if knee else \
+            f"throughput still grows at {plural(top, 'user')}"
+        return NOT_MEASURED, (f"not measurable at this size: the published knee is {_users_range(lo, hi)} here"
+                              f"{per}; a sweep to {plural(top, 'user')} cannot show it ({shown})")
     if knee is None:
-        if top_users < low:
-            return NOT_MEASURED, f"the sweep stops at {plural(top_users, 'user')}, before the published knee"
-        return STRONGER, f"throughput still grows at {plural(top_users, 'user')}"
-    if low <= knee <= high:
+        if top < low * scale:
+            return NOT_MEASURED, f"the sweep stops at {plural(top, 'user')}, before the published knee"
+        return STRONGER, f"throughput still grows at {plural(top, 'user')}"
+    below = max([u for u in steps if u < knee], default=0)
+    above = min([u for u in steps if u > knee], default=knee)
+    if not published_threads:
+        below = above = knee
+    if below <= hi and above >= lo:
         return HOLDS, ""
-    if knee < low:
-        return NOT_HOLD, f"because throughput stops growing at {plural(knee, 'user')} here{machine}"
-    return STRONGER, f"throughput grows up to {plural(knee, 'user')}"
+    if above < lo:
+        return NOT_HOLD, f"because throughput stops growing at {plural(knee, 'user')} here{machine}{per}"
+    return STRONGER, f"throughput grows up to {plural(knee, 'user')}{per}"
+
+
+def _users_range(low: float, high: float) -> str:
+    fmt = (lambda v: f"{v:.0f}" if v >= 10 or float(v).is_integer() else f"{v:.2g}")
+    return f"{fmt(low)} users" if abs(high - low) < 1e-9 else f"{fmt(low)}–{fmt(high)} users"
 
 
 def _ratio_text(low: float, high: float | None, unit: str) -> str:
@@ -249,11 +281,34 @@ class _Median:
 _seconds = _Median
 
 
-def _cores(runs: Runs) -> int | None:
-    for arm in runs.values():
-        cores = arm.environment.get("cores_logical")
-        if cores:
-            return int(cores)
+LOCAL_HOSTS = ("", "localhost", "127.0.0.1", "::1")
+
+
+def serving_threads(arm: ArmRun) -> tuple[int | None, str]:
+    """The hardware threads of the machine that served the arm's load, and whose they are: a
+    server's where its target recorded them, None for a server elsewhere that did not, else this
+    machine's (an embedded engine, a local server) from the run's environment."""
+    target = (arm.environment or {}).get("target") or {}
+    for key in ("server_threads", "server_cores_logical"):
+        if target.get(key):
+            return int(target[key]), "the server's"
+    config = arm.scenario.get("target_config") or {}
+    hosts = [str(config.get("host") or "")] + [str(n.get("host") or "") for n in
+                                               ((config.get("profile") or {}).get("nodes") or []) if isinstance(n, dict)]
+    if any(h.strip().lower() not in LOCAL_HOSTS for h in hosts):
+        return None, "the server's"
+    cores = (arm.environment or {}).get("cores_logical")
+    return (int(cores) if cores else None), "this machine's"
+
+
+@lru_cache(maxsize=8)
+def published_threads(report: str) -> int | None:
+    """The hardware threads of the report's database server, from its environment ("24 cores/48 threads")."""
+    from workloads.results.references import load_references
+    for ref in load_references():
+        if ref.report == report:
+            found = re.search(r"(\d+)\s*threads", ref.environment)
+            return int(found.group(1)) if found else None
     return None
 
 
@@ -281,7 +336,9 @@ class _Knee:
             return Finding(report, self.statement, published, "—", NOT_MEASURED, why, (arm.run_id,))
         knee = sweep_knee([u for u, _ in points], [v for _, v in points])
         top = max(u for u, _ in points)
-        verdict, why = knee_verdict(knee, top, self.low, self.high, _cores(runs))
+        threads, whose = serving_threads(arm)
+        verdict, why = knee_verdict(knee, [u for u, _ in points], self.low, self.high, threads,
+                                    published_threads(report), whose)
         measured = plural(knee, "user") if knee else f"still growing at {plural(top, 'user')}"
         return Finding(report, self.statement, published, measured, verdict, why, (arm.run_id,),
                        float(self.low), float(knee) if knee else None)

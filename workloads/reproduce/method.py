@@ -120,6 +120,8 @@ class Summary:
 def summary(groups: list[tuple[str, tuple[Setting, ...]]], subject_kind: str, config: dict | None,
             use_method: bool) -> Summary:
     """The card's account of a method: ``groups`` are (arm label or "", its settings)."""
+    if subject_kind != METHOD_KIND:
+        return _elsewhere(groups, subject_kind)
     lines, differs = [], False
     for label, settings in groups:
         if not settings:
@@ -150,6 +152,13 @@ def summary(groups: list[tuple[str, tuple[Setting, ...]]], subject_kind: str, co
                 lines.append(f"{_esc(NAMES.get(s.key, s.key).capitalize())}: the report's cluster kept "
                              f"{_esc(s.text)}; Tickbench does not set them (your cluster's own "
                              "setting; each run's footprint records its replicas).")
-    if lines and subject_kind != METHOD_KIND:
-        lines.append("The chosen database is not DolphinDB: these settings do not apply to it.")
     return Summary("<br>".join(lines), differs)
+
+
+def _elsewhere(groups: list[tuple[str, tuple[Setting, ...]]], subject_kind: str) -> Summary:
+    """On another database the method's settings mean nothing to set: named once, in one line."""
+    said = list(dict.fromkeys(f"{_esc(s.text)} ({_esc(s.cite)})" for _label, settings in groups for s in settings))
+    if not said:
+        return Summary("", False)
+    return Summary(f"The report's method, DolphinDB's: {'; '.join(said)}. The chosen database, "
+                   f"{_esc(subject_kind)}, is not DolphinDB and has no such settings.", False)

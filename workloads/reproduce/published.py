@@ -28,6 +28,7 @@ class Pair:
     measured_value: float | None    # in the same unit
     hardware: str              # the report's environment
     run_id: str = ""
+    applies: bool = True       # False: a DolphinDB-only figure, one greyed row when the database is another
 
 
 def _fmt(value: float | None, unit: str) -> str:
@@ -165,10 +166,11 @@ def pairs(card: ReportCard, runs) -> list[Pair]:
     (— where that run has not been made at this size)."""
     titles = {e.key: e.title for e in card.experiments}
     if card.report == "000":
-        return (_read_day_pairs(titles["day-l1"], "taq", "all columns", "day-l1", runs)
-                + _read_day_pairs(titles["day-l2"], "level2", "all columns", "day-l2", runs)
-                + _read_day_pairs(titles["strings"], "taq", "without the two string columns", "strings", runs)
-                + _readers_pairs(titles["readers"], runs))
+        return _dolphindb_only(_read_day_pairs(titles["day-l1"], "taq", "all columns", "day-l1", runs)
+                               + _read_day_pairs(titles["day-l2"], "level2", "all columns", "day-l2", runs)
+                               + _read_day_pairs(titles["strings"], "taq", "without the two string columns",
+                                                 "strings", runs)
+                               + _readers_pairs(titles["readers"], runs), runs)
     if card.report == "002":
         return (_peak_pairs(titles["upload"], "upload-sweep", "api45", "upload", runs, ("dolphindb-api-python",))
                 + _peak_pairs(titles["append"], "concurrent-append", "api45", "append", runs, ("dolphindb-api",))
@@ -182,3 +184,31 @@ def pairs(card: ReportCard, runs) -> list[Pair]:
         return _transfer_pairs(titles["devices"], "devices", "devices", runs) + \
             _transfer_pairs(titles["taq"], "taq", "taq", runs)
     return []       # report 001 published ratios only: its findings carry them
+
+
+# figures that only mean something on DolphinDB: its server-side part of a query, and where its
+# readers' connections land (one data node, or one on each server's)
+_DOLPHINDB_ONLY = ("the server-side query", "each on a different server's node")
+_LOCAL_NODE = ", all on the local data node"
+
+
+def _dolphindb_only(found: list[Pair], runs) -> list[Pair]:
+    """``found`` as it stands when the database arms ran on DolphinDB (or have not run); on another
+    database, the DolphinDB-only figures leave the measured rows for one greyed row that names
+    them, and the readers' row drops the data node it cannot have."""
+    kinds = {str(arm.scenario.get("target") or "") for (_exp, key), arm in runs.items() if key.startswith("db-")}
+    other = sorted(k for k in kinds if k and k != "dolphindb")
+    if not other or "dolphindb" in kinds:
+        return found
+    only = [p for p in found if any(words in p.figure for words in _DOLPHINDB_ONLY)]
+    kept = [p if _LOCAL_NODE not in p.figure else
+            Pair(p.experiment, p.figure.replace(_LOCAL_NODE, ""), p.published, p.measured, p.unit,
+                 p.published_value, p.measured_value, p.hardware, p.run_id) for p in found if p not in only]
+    if not only:
+        return kept
+    named = sorted({("the server-side query" if "server-side" in p.figure else
+                     "readers each on a different server's node") for p in only})
+    published = ", ".join(dict.fromkeys(p.published for p in only))
+    return kept + [Pair("DolphinDB only", f"{' and '.join(named)}: the chosen database is {', '.join(other)}, "
+                        "which has neither; not measured here", published, "not applicable", only[0].unit,
+                        only[0].published_value, None, only[0].hardware, applies=False)]

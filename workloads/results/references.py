@@ -261,9 +261,20 @@ def published_sweeps(workload: str, dataset: str | None = None, folder: str | Pa
     return sweeps
 
 
-def published_findings(experiment: str, dataset: str | None = None, folder: str | Path | None = None
-                       ) -> list[str]:
+def published_findings(experiment: str, dataset: str | None = None, folder: str | Path | None = None,
+                       target: str | None = None, cache: str | None = None) -> list[str]:
     """The published figures of an experiment as one line each, for a note beside a chart:
-    "report 001, dolphindb: query speed vs Druid, typical ~10x"."""
+    "report 001, dolphindb: query speed vs Druid, typical ~10x". Beside a run (``target`` and
+    ``cache`` given), only figures that measure what it measured: of its dataset, or, for a figure
+    of no dataset (a disk's read limit, a size ratio), of its own target family and cache state:
+    report 000's pickle HDD limit is no figure to set beside a DuckDB run."""
     return [f"report {r.report}, {r.target}: {r.series} {r.value_text}" + (f" ({r.note})" if r.note else "")
-            for r in references_for(experiment, folder=folder) if dataset is None or r.dataset in (None, dataset)]
+            for r in references_for(experiment, folder=folder)
+            if (dataset is None or r.dataset in (None, dataset)) and _same_measure(r, target, cache)]
+
+
+def _same_measure(ref: Reference, target: str | None, cache: str | None) -> bool:
+    if ref.dataset is not None or target is None:
+        return True
+    family = ref.target == target or ref.target.startswith(target + "-")
+    return family and (ref.cache is None or cache is None or ref.cache == cache)

@@ -150,9 +150,10 @@ def run_answer(store, run_id: str) -> RunAnswer:
         note = (f"throughput stops growing at {knee} user{'s' if knee != 1 else ''}" if knee else
                 "throughput still grows at the largest step")
     workload, dataset = str(run["workload"]), str(run["dataset"])
-    published = published_findings(workload, dataset)
+    beside = {"target": str(run["target"]), "cache": str(run.get("cache") or "") or None}
+    published = published_findings(workload, dataset, **beside)
     if workload in ("import", "export", "query-suite"):
-        published = published + published_findings(DISK, dataset)
+        published = published + published_findings(DISK, dataset, **beside)
     return RunAnswer(run_id=run["run_id"], name=str(run["name"]), status=str(run["status"]),
                      message=str(run["message"] or ""), target=str(run["target"]), workload=workload,
                      dataset=dataset, cache=str(run["cache"]), steps=steps, knee_users=knee, knee_note=note,

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialogButtonBox, QFormLayo
 
 from widgets.cluster_dialog import NAME_MAX
 from widgets.profile_dialog import ProfileDialog, agent_fields, error_label, password_fields
-from workloads.targets.engines import CLICKHOUSE, SERVER_TYPES
+from workloads.targets.engines import CLICKHOUSE, SERVER_TYPES, missing_client
 from workloads.targets.profiles import ServerProfile
 
 
@@ -27,6 +27,13 @@ def _port_spin(value: int, name: str) -> QSpinBox:
     return spin
 
 
+
+def usable_kind() -> str:
+    """The kind Add server starts on: ClickHouse if this install has its client, else the first
+    kind whose client it has (a new user's install may lack ClickHouse's), else ClickHouse."""
+    usable = [kind for kind in SERVER_TYPES if missing_client(kind, server=True) is None]
+    return CLICKHOUSE if CLICKHOUSE in usable or not usable else usable[0]
+
 class ServerDialog(ProfileDialog):
     def __init__(self, entry: dict[str, Any] | None = None, taken_names: Iterable[tuple[str, str]] = (),
                  keyring_available: bool = False, password_stored: bool = False,
@@ -34,7 +41,7 @@ class ServerDialog(ProfileDialog):
         """``taken_names``: (kind, name) of the profiles there are (a name is unique per kind)."""
         super().__init__(parent)
         self.setObjectName("server_dialog")
-        kind = (entry or {}).get("kind") or CLICKHOUSE
+        kind = (entry or {}).get("kind") or usable_kind()
         profile = (entry or {}).get("profile") or {}
         self.setWindowTitle(f"Edit {SERVER_TYPES[kind].label} server" if entry else "Add a server")
         self._taken = {(k, n) for k, n in taken_names if (k, n) != (kind, profile.get("name"))}

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from widgets.targets_lights import VERDICT_WORDS, Light, _Profile
 from workloads.targets.dolphindb.cluster import (Discovery, Verdict, discover_nodes, profile_from_discovery,
                                                  test_connection)
-from workloads.targets.engines import DDB
+from workloads.targets.engines import DDB, SERVER_CLIENTS, missing_client
 from workloads.targets.profiles import Profile
 from workloads.targets.server_checks import check_server
 
@@ -59,8 +59,58 @@ class TargetsChecks:
             return key, entry, {**self.registry.config(key), "password": password}
         return key, entry, entry.profile.with_password(password)
 
-    def test_profile(self, key: str | None = None) -> bool:
-        """Test every node of the profile; False if there is none or the password was not given."""
+    def _checked_first(self, key: str | None, action: str, reachable: bool) -> bool | None:
+        """What can be checked without a password, before one is asked for: the kind's client
+        (missing: said on the light, no prompt) and, when the password would have to be asked
+        for, whether the profile's ports answer (off the GUI thread; the check goes on, and asks,
+        only when one does). None: go on now; else what Test or Refresh returns."""
+        key = key or self.selected_profile_key()
+        if key is None or key not in self._profiles or reachable:
+            return None
+        entry = self._profiles[key]
+        if self.registry.config(key).get("local_engine"):
+            return None
+        missing = missing_client(entry.kind, server=True)
+        if missing:
+            message = f"{SERVER_CLIENTS.get(entry.kind, (entry.kind,))[0] or entry.kind} client {missing}"
+            for address in entry.addresses:
+                entry.lights[address] = Light("failed", "no client", message)
+            self._say(message, failed=True)
+            self._rebuild(select=self.selected_key())
+            return False
+        if self.registry.password(key) is not None:       # known: no prompt to save anyone from
+            return None
+        entry.generation += 1
+        entry.pending = 1
+        for address in entry.addresses:
+            entry.lights[address] = Light("testing", "testing…", f"Is {address} listening?")
+        addresses = list(entry.addresses)
+        self._submit(("probe", key, entry.generation, action), lambda: probe_ports(addresses, TEST_TIMEOUT_S))
+        self._rebuild(select=self.selected_key())
+        return True
+
+    def _after_probe(self, key: str, entry: _Profile, action: str, closed: dict[str, str]) -> None:
+        """A port probe's answer: every address closed, said on its light (no prompt); else the
+        Test or Refresh goes on, asking for the password."""
+        if len(closed) == len(entry.addresses):
+            for address, why in closed.items():
+                entry.lights[address] = Light("failed", "refused" if "refused" in why else "unreachable",
+                                              f"{address}: {why} (no password was asked for)")
+            self._rebuild(select=self.selected_key())
+            self.check_finished.emit(key)
+            return
+        for address in entry.addresses:
+            entry.lights[address] = Light()
+        if not (self.refresh_nodes if action == "refresh" else self.test_profile)(key, reachable=True):
+            self._rebuild(select=self.selected_key())       # no password given: the check ends here
+            self.check_finished.emit(key)
+
+    def test_profile(self, key: str | None = None, reachable: bool = False) -> bool:
+        """Test every node of the profile; False if there is none, its client is missing or the
+        password was not given. The client and the ports are checked before a password is asked."""
+        first = self._checked_first(key, "test", reachable)
+        if first is not None:
+            return first
         key, entry, profile = self._start_check(key)
         if profile is None:
             return False
@@ -80,11 +130,14 @@ class TargetsChecks:
         self._rebuild(select=self.selected_key())
         return True
 
-    def refresh_nodes(self, key: str | None = None) -> bool:
+    def refresh_nodes(self, key: str | None = None, reachable: bool = False) -> bool:
         """Ask the cluster for its nodes (getClusterPerf) and list them instead of the typed ones."""
         if (key or self.selected_profile_key()) in self._profiles and \
                 self._profiles[key or self.selected_profile_key()].kind != DDB:
-            return self.test_profile(key)  # a server has no nodes to discover
+            return self.test_profile(key, reachable)  # a server has no nodes to discover
+        first = self._checked_first(key, "refresh", reachable)
+        if first is not None:
+            return first
         key, entry, profile = self._start_check(key)
         if profile is None:
             return False
@@ -110,6 +163,9 @@ class TargetsChecks:
         if entry is None or generation != entry.generation:
             return                                   # removed or edited since: a stale answer
         entry.pending = max(0, entry.pending - 1)
+        if kind == "probe":
+            self._after_probe(key, entry, address, result)
+            return
         if isinstance(result, Verdict):
             entry.lights[address] = self._verdict_light(result)
             if not result.ok and result.kind == "wrong_password":          # ask again next time
@@ -149,3 +205,19 @@ class TargetsChecks:
         if entry.profile.to_dict() != old.with_password("").to_dict():
             self.registry.update_profile(Profile(DDB, entry.profile, entry.db_prefix))
             self.targets_changed.emit()
+
+
+def probe_ports(addresses: list[str], timeout: float) -> dict[str, str]:
+    """The addresses (``host:port``) whose port does not take a TCP connection, with why."""
+    import socket
+    closed = {}
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                pass
+        except ConnectionRefusedError:
+            closed[address] = "the port is closed (connection refused)"
+        except (OSError, ValueError) as exc:
+            closed[address] = f"not reachable ({type(exc).__name__}: {exc})"
+    return closed

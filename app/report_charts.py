@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QBuffer, QIODevice, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
@@ -17,6 +17,7 @@ from widgets.breakdown_chart import MEASURED_LABEL, BreakdownChart
 from widgets.chart_base import BarChartBase, ChartBase
 from widgets.dashboard import LiveDashboard
 from widgets.dashboard_charts import GAP
+from widgets.export_sizes import ExportOptions, render_image
 from widgets.exporters import export_png
 from widgets.live_chart import TimeSeriesChart
 from widgets.sweep_chart import SweepChart
@@ -27,9 +28,10 @@ from workloads.run.snapshot import LiveSnapshot
 from workloads.targets.base import PHASES
 
 CHART_PX = 680            # on-screen width of a chart drawn for the report
-# PNGs are exported at the size the chart is laid out: pyqtgraph 0.14's exporter, asked for a
-# larger width, scales everything but the legends, which then read tiny.
 EXPORT_PX: int | None = None
+# The report's own charts are laid out at CHART_PX and drawn this many times as fine, for print
+# (2 x 96 = 192 DPI, 680 px on the page); their legends inside the plot (widgets.export_sizes).
+PRINT_SCALE = 2
 _QAPP: QApplication | None = None            # made on demand for headless use, kept alive here
 
 
@@ -204,12 +206,23 @@ def widgets_as_figures(charts: dict[str, QWidget]) -> list[Figure]:
     """The caller's widgets as PNGs: charts through widgets/exporters.py, others grabbed."""
     figures = []
     for title, widget in charts.items():
-        figures.append(Figure(str(title), chart_png(widget)))
+        figures.append(Figure(str(title), chart_png(widget, scale=1)))      # as they are on screen
     return figures
 
 
-def chart_png(widget: QWidget, width: int | None = EXPORT_PX) -> bytes:
-    """PNG bytes of a chart (pyqtgraph exporter via widgets/exporters.py) or of any widget."""
+def chart_png(widget: QWidget, width: int | None = EXPORT_PX, scale: float = PRINT_SCALE) -> bytes:
+    """PNG bytes of a chart or of any widget. A Tickbench chart with `scale` > 1 is drawn at print
+    resolution (widgets.export_sizes: its layout kept, every line and letter drawn `scale` times as
+    fine, legend inside); otherwise through widgets/exporters.py as on screen."""
+    if isinstance(widget, ChartBase) and width is None and scale > 1:
+        view = widget.graphics.size()
+        image = render_image(widget, ExportOptions(size=(round(view.width() * scale), round(view.height() * scale)),
+                                                   dpi=round(96 * scale), scale=scale))
+        buffer = QBuffer()
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, "PNG"):
+            raise OSError(f"could not draw the chart {widget.title!r} as a PNG")
+        return bytes(buffer.data())
     if isinstance(widget, (ChartBase, pg.GraphicsView, pg.PlotItem)):
         with tempfile.TemporaryDirectory(prefix="tickbench-report-") as folder:
             target = Path(folder) / "chart.png"

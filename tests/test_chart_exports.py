@@ -220,3 +220,18 @@ def test_the_export_dialog_offers_sizes_dpi_and_formats_and_remembers_them(qapp,
     assert again.choice().options == ExportOptions((3840, 2160), 300) and again.choice().format == "pdf"
     again.format.setCurrentIndex(again.format.findData("csv"))
     assert not again.size.isEnabled()          # a CSV has no picture to size
+
+
+def test_the_reports_charts_are_drawn_at_print_resolution(make_widget):
+    """A report's chart keeps its layout (680 px on the page) and is drawn twice as fine (192 DPI);
+    a caller's own widget is embedded as it is on screen."""
+    from app.report_charts import PRINT_SCALE, chart_png
+
+    chart = make_widget(TimeSeriesChart, "Rows per second", y_unit="rows/s", size=(680, 300))
+    chart.set_series("rows/s", [0, 1, 2], [10, 30, 20])
+    image = QImage.fromData(chart_png(chart), "PNG")
+    view = chart.graphics.size()
+    assert PRINT_SCALE == 2 and (image.width(), image.height()) == (2 * view.width(), 2 * view.height())
+    assert round(image.dotsPerMeterX() * 0.0254) == 192
+    as_shown = QImage.fromData(chart_png(chart, scale=1), "PNG")
+    assert (as_shown.width(), as_shown.height()) == (view.width(), view.height())

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QMarginsF, QRect, QRectF, QSize, QSizeF, Qt
+from PySide6.QtCore import QMarginsF, QPointF, QRect, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QApplication
@@ -51,10 +51,13 @@ _LEGEND_MARGIN = 10         # pixels (layout size) between the legend and the pl
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """What the user asked of an export: the size in pixels (None: as shown) and the DPI for print."""
+    """What the user asked of an export: the size in pixels (None: as shown) and the DPI for print.
+    `scale` fixes how much finer than its layout the chart is drawn (a report's chart: laid out as
+    on screen, drawn twice as fine); None lays a slide size out at about 960x540."""
 
     size: tuple[int, int] | None = None
     dpi: int = 96
+    scale: float | None = None
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -150,9 +153,8 @@ def _legend_inside(chart):
         legend_w, legend_h = legend.layout.preferredWidth(), legend.layout.preferredHeight()
         legend.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-_LEGEND_MARGIN, _LEGEND_MARGIN))
         (x0, x1), (y0, y1) = box.viewRange()
-        if bars:     # a strip on the right, beyond the longest bar and its value label
-            room = max(width - legend_w - 2 * _LEGEND_MARGIN, width * 0.5)
-            box.setXRange(x0, x0 + (x1 - x0) * width / room, padding=0)
+        if bars:     # a strip on the right, beyond the longest bar and its value labels
+            _clear_right_of_content(chart, box, legend_w + 2 * _LEGEND_MARGIN)
         elif not box.state["logMode"][1]:     # a band on top, above the highest point
             room = max(height - legend_h - 2 * _LEGEND_MARGIN, height * 0.5)
             box.setYRange(y0, y0 + (y1 - y0) * height / room, padding=0)
@@ -167,6 +169,25 @@ def _legend_inside(chart):
             layout.layout.setAlignment(old, Qt.AlignmentFlag.AlignLeft)
         old.setVisible(True)
         box.setState(state)
+
+
+def _clear_right_of_content(chart, box, strip: float) -> None:
+    """Widen a bar chart's x range until its bars and value labels end left of a strip `strip`
+    pixels wide at the plot's right. Labels keep their size in pixels while bars scale with the
+    range, so this takes a few steps."""
+    limit = box.sceneBoundingRect().right() - min(strip, box.width() * 0.5)
+    for _ in range(6):
+        drawn = [item.sceneBoundingRect().right() for item in chart.plot_item.items if item.isVisible()]
+        right = max(drawn, default=0.0)
+        if right <= limit:
+            return
+        (x0, x1), _y = box.viewRange()
+        data_right = box.mapSceneToView(QPointF(right, 0)).x()
+        data_limit = box.mapSceneToView(QPointF(limit - 4, 0)).x()
+        if data_limit <= x0:
+            return
+        box.setXRange(x0, x0 + (x1 - x0) * (data_right - x0) / (data_limit - x0), padding=0)
+        _settle_scene(chart)
 
 
 def _settle_scene(chart) -> None:
@@ -239,7 +260,7 @@ def _layout_size(chart, options: ExportOptions, caption: str | None) -> tuple[QS
         band = _caption_height(caption, width, pixels) if caption else 0
         return QSize(width, height), scale, pixels, band
     width, height = options.size
-    scale = layout_scale(width, height)
+    scale = options.scale or layout_scale(width, height)
     pixels = _caption_pixels(width, round(width / scale))
     band = _caption_height(caption, width, pixels) if caption else 0
     if band > height // 3:

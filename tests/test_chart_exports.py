@@ -245,3 +245,11 @@ def test_the_reports_charts_are_drawn_at_print_resolution(make_widget):
     assert round(image.dotsPerMeterX() * 0.0254) == 192
     as_shown = QImage.fromData(chart_png(chart, scale=1), "PNG")
     assert (as_shown.width(), as_shown.height()) == (view.width(), view.height())
+
+
+def test_an_svg_export_has_the_legend_inside_too_and_leaves_the_chart_as_it_was(latency, tmp_path):
+    latency.resize(640, 400)
+    written = export_chart_as(latency, tmp_path / "chart.svg", caption="Run r1")
+    text = written.read_text(encoding="utf-8")
+    assert text.startswith("<?xml") and all(f">{key}<" in text for key in ("p50", "p95", "p99"))
+    assert latency.legend.isVisible() and latency.legend.scene() is latency.graphics.scene()

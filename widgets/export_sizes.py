@@ -355,8 +355,10 @@ def export_chart_as(chart, path, options: ExportOptions = ExportOptions(), capti
         raise ValueError(f"cannot export to {Path(path).name}: use a .png, .svg, .pdf or .csv file name")
     if suffix == "csv":
         return export_csv(chart, path)
-    if suffix == "svg":
-        return export_svg(chart, path, caption=caption)
+    if suffix == "svg":      # as shown (a drawing has no pixel size), legend inside as in the others
+        shown = _view_of(chart).size()
+        with laid_out(chart, shown.width(), shown.height()):
+            return export_svg(chart, path, caption=caption)
     if suffix == "pdf":
         return export_pdf(chart, path, options, caption)
     return export_png_sized(chart, path, options, caption)

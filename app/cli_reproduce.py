@@ -29,7 +29,7 @@ def add_reproduce_parser(sub) -> None:
     rep.add_argument("report", nargs="?", help="000 | 001 | 002 | 003 | 004")
     rep.add_argument("--list", action="store_true", help="list the reports and their experiments")
     rep.add_argument("--scale", default="tiny", choices=("tiny", "medium", "report"),
-                     help="tiny (under a minute), medium (minutes) or the report's own scale")
+                     help="tiny (a quick look), medium (a larger share) or the report's own scale; the estimate says how long")
     rep.add_argument("--target", default="duckdb",
                      help="the database under test (the report's DolphinDB): a target kind or a saved server's "
                           "key (default: the embedded DuckDB)")

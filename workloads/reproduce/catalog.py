@@ -26,7 +26,8 @@ from workloads.reproduce.method import METHOD_KIND, Setting, apply
 from workloads.scenario import SIZES, Scenario
 from workloads.targets.engines import default_config
 
-SIZE_TEXT = {"tiny": "tiny (under a minute)", "medium": "medium (minutes)", "report": "the report's own scale"}
+# No time in the names: the card's estimate beside them says how long, measured for this machine
+SIZE_TEXT = {"tiny": "tiny (a quick look)", "medium": "medium (a larger share)", "report": "the report's own scale"}
 SUBJECT, COMPARATOR = "subject", "comparator"
 DEFAULT_SUBJECT = "duckdb"            # the embedded default: no server needed
 TINY_USERS, MEDIUM_USERS, REPORT_USERS = (1, 2, 4), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32, 64, 128)

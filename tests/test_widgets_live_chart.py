@@ -297,3 +297,23 @@ def test_charts_due_together_render_one_after_another_each_after_the_last_painte
     for earlier, later in zip(renders, renders[1:]):
         between = log[log.index(("render", earlier)) + 1:log.index(("render", later))]
         assert ("paint", earlier) in between, log
+
+
+def test_a_cleared_chart_starts_the_next_run_from_zero_not_the_last_runs_axes(make_widget, qtbot):
+    """Issue 41: the live charts kept the previous run's axes at the next run's start."""
+    chart = make_widget(TimeSeriesChart, "Rows per second", y_unit="rows/s")
+    chart.extend("rows/s", list(range(0, 120, 2)), [8e6] * 60)
+    chart.render_now()
+    qtbot.wait(20)
+    (x0, x1), _ = chart.plot_item.getViewBox().viewRange()
+    assert x1 >= 100                                       # the first run's two minutes
+    chart.clear()
+    chart.render_now()
+    qtbot.wait(20)
+    (x0, x1), (y0, y1) = chart.plot_item.getViewBox().viewRange()
+    assert x1 <= 2 and y1 <= 2, (x0, x1, y0, y1)            # nothing of the last run's axes
+    chart.extend("rows/s", [0, 1, 2, 3], [1e6, 2e6, 2e6, 2e6])    # the next run's first seconds
+    chart.render_now()
+    qtbot.wait(20)
+    (x0, x1), (y0, y1) = chart.plot_item.getViewBox().viewRange()
+    assert x1 < 10 and 2e6 <= y1 < 3e6, (x0, x1, y0, y1)

@@ -196,6 +196,9 @@ class TimeSeriesChart(ChartBase):
             series.replace((), ())
             self._changed.add(name)
         self.reset_view()
+        # with no data, auto-range keeps the last run's axes until the first point: start from 0 now
+        self.plot_item.getViewBox().setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0,
+                                             disableAutoRange=False)
 
     # ---- internals --------------------------------------------------------------------------
     def _ensure(self, name: str) -> None:

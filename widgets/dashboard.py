@@ -274,6 +274,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         text = "Published (their hardware): " + "; ".join(dict.fromkeys(run)) if run else ""
         self.published_label.setText(text)
         self.published_label.setVisible(bool(text))     # set at a run's start: no relayout while it runs
+        self._fit_text_heights()                        # its lines all shown, however many
         self.published_label.setToolTip(text)
         self.query_chart.set_published(queries)
         self.footprint_chart.set_published(footprint)

@@ -78,14 +78,33 @@ class DashboardHeader:
         """The header as plain text (what a screen reader would say)."""
         return self.header_label.text().replace("&nbsp;", " ").replace("<b>", "").replace("</b>", "")
 
+    def _text_labels(self) -> tuple:
+        return self.header_label, self.figures_label, self.message_label, self.published_label
+
     def _fix_text_heights(self) -> None:
         """Header and figures lines keep their height whatever their text: a line that wraps one
         second and not the next would resize (and repaint) every chart below it."""
         spacing = self.fontMetrics().lineSpacing()
         # the message and published lines keep their slot even when empty: one appearing would
         # push every chart down (a relayout and repaint of all of them, ~0.1 s)
-        for label in (self.header_label, self.figures_label, self.message_label, self.published_label):
+        for label in self._text_labels():
             label.setFixedHeight(2 * spacing + 4)
+        self._fit_text_heights()
+
+    def _fit_text_heights(self, *, shrink: bool = False) -> None:
+        """A line whose text needs more than its two-line slot (a narrow window, large fonts, a
+        warning under the figures) grows to show it all, never cut in half. During a run it does not
+        shrink back (that would relayout the charts every second); a new run or a resize may."""
+        floor = 2 * self.fontMetrics().lineSpacing() + 4
+        for label in self._text_labels():
+            needed = max(label.heightForWidth(label.width()), floor) if label.text() else floor
+            if needed > label.height() or (shrink and needed < label.height()):
+                label.setFixedHeight(needed)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self._fit_text_heights(shrink=True)     # the labels' new widths are set (the layout ran first)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -104,6 +123,7 @@ class DashboardHeader:
             self.figures_label.setText("")
             self.progress.setValue(0)
             self._set_message("", error=False)
+            self._fit_text_heights(shrink=True)        # no run: back to the two-line slots
             return
         status_colour = {"failed": theme.error, "cancelled": theme.warning}.get(snap.status, theme.text)
         errors = f"{snap.ops_failed:,} error{'' if snap.ops_failed == 1 else 's'}"
@@ -136,6 +156,7 @@ class DashboardHeader:
         elif not message and snap.worker_errors:
             message = f"{plural(len(snap.worker_errors), 'worker')} failed: hover a red cell for the error."
         self._set_message(message, error=failed)
+        self._fit_text_heights()
 
     def _set_message(self, text: str, *, error: bool) -> None:
         self.message_label.setText(text)

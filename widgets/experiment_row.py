@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton,
                                QVBoxLayout, QWidget)
 
+from widgets.flow_layout import FlowLayout
 from widgets.theme import Theme, current_theme
 from workloads.reproduce.catalog import DEFAULT_SUBJECT, SIZE_TEXT, Experiment
 from workloads.reproduce.estimate import Estimate, estimate
@@ -37,6 +38,16 @@ def _label(text: str = "", *, name: str = "", muted: bool = False, rich: bool = 
     else:
         label.setTextFormat(Qt.TextFormat.PlainText)
     return label
+
+
+def _pair(label: QLabel, field: QWidget) -> QWidget:
+    """A label and its picker, kept on one line when the controls wrap."""
+    box = QWidget()
+    layout = QHBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(label)
+    layout.addWidget(field)
+    return box
 
 
 def _target_config(key: str, kind: str, config: dict | None) -> dict | None:
@@ -82,26 +93,19 @@ class ExperimentRow(QFrame):
                                      "settings")
         self.method_label = _label(name="method", rich=True)
 
-        controls = QHBoxLayout()
-        controls.setContentsMargins(0, 0, 0, 0)
-        controls.addWidget(QLabel("Size:"))
-        controls.addWidget(self.size_combo)
-        controls.addSpacing(8)
-        controls.addWidget(QLabel("On:"))
-        controls.addWidget(self.subject_combo)
+        # the controls wrap onto a second line when the card is narrower than they are (a laptop's
+        # screen, demo mode's large fonts): a label stays beside its picker, Run is never cut off
+        controls = FlowLayout(spacing=12)
         self.versus_label = QLabel("Versus:")
-        controls.addSpacing(8)
-        controls.addWidget(self.versus_label)
-        controls.addWidget(self.comparator_combo)
-        controls.addSpacing(8)
-        controls.addWidget(self.method_check)
-        controls.addStretch(1)
-        controls.addWidget(self.run_button)
+        pairs = [_pair(QLabel("Size:"), self.size_combo), _pair(QLabel("On:"), self.subject_combo)]
+        self.versus_box = _pair(self.versus_label, self.comparator_combo)
+        for widget in (*pairs, self.versus_box, self.method_check, self.run_button):
+            controls.addWidget(widget)
         for combo in (self.size_combo, self.subject_combo, self.comparator_combo):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(16)
         comparing = bool(experiment.comparator)
-        for widget in (self.versus_label, self.comparator_combo, self.needs_label):
+        for widget in (self.versus_box, self.versus_label, self.comparator_combo, self.needs_label):
             widget.setVisible(comparing)
         has_method = bool(experiment.methods())
         for widget in (self.method_check, self.method_label):

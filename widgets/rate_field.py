@@ -36,7 +36,8 @@ class RateField(QWidget):
         for combo in (self.per_combo, self.schedule_combo):      # the rates get the row's width
             combo.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.rate_edit.setMinimumWidth(self.rate_edit.fontMetrics().horizontalAdvance("500,1000,2000,4000") + 12)
+        # the rates get the row's spare width (stretch); at least a sweep of three fits a narrow form
+        self.rate_edit.setMinimumWidth(self.rate_edit.fontMetrics().horizontalAdvance("500,1000,2000") + 12)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.rate_edit, 1)

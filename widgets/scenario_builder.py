@@ -89,9 +89,12 @@ class ScenarioBuilder(QWidget):
         self._on_workload_changed()
         self._update_estimate()
         guard_wheel(self)                    # the wheel scrolls the form, never an unfocused field
-        for combo in self.findChildren(QComboBox):   # long item texts must not widen the dock
+        for combo in self.findChildren(QComboBox):   # long item texts must not widen the dock:
+            if combo.parentWidget() is self.rate_field:     # (short ones, sized to their words)
+                continue
+            # a narrow form elides a combo's text, its arrow always shown
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(12)
+            combo.setMinimumContentsLength(10)
 
     # ---- building ---------------------------------------------------------------------------
     def _build(self) -> None:
@@ -193,7 +196,9 @@ class ScenarioBuilder(QWidget):
         self.scroll = QScrollArea(widgetResizable=True, objectName="scenario_scroll")
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.setWidget(form)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # the form's labels and notes wrap and its fields shrink to the dock's width; narrower than
+        # its narrowest, a scroll bar reaches the rest rather than cutting it off
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         foot = QVBoxLayout()
         foot.setContentsMargins(6, 0, 6, 6)
         foot.addWidget(self.error_label)

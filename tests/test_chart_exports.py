@@ -253,3 +253,15 @@ def test_an_svg_export_has_the_legend_inside_too_and_leaves_the_chart_as_it_was(
     text = written.read_text(encoding="utf-8")
     assert text.startswith("<?xml") and all(f">{key}<" in text for key in ("p50", "p95", "p99"))
     assert latency.legend.isVisible() and latency.legend.scene() is latency.graphics.scene()
+
+
+def test_a_sweeps_keys_wear_their_series_colour(sweep):
+    """A sweep's series have a brush per point; the exported legend's keys take their series' colour
+    (pyqtgraph's own sample drew its default grey-blue)."""
+    from widgets.theme import series_colour
+
+    layout, *_ = export_sizes._layout_size(sweep, ExportOptions((1920, 1080)), None)
+    with laid_out(sweep, layout.width(), layout.height()):
+        legend = next(c for c in sweep.plot_item.getViewBox().childItems() if type(c).__name__ == "LegendItem")
+        colours = {label.text: sample.item.scatter.opts["brush"].color().name() for sample, label in legend.items}
+    assert colours["duckdb: measured (your hardware)"] == series_colour(0).lower()

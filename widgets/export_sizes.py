@@ -103,7 +103,19 @@ def _settle(chart) -> None:
 
 
 def _legend_entries(legend) -> list[tuple[object, str]]:
-    return [(sample.item, getattr(label, "full_text", label.text)) for sample, label in legend.items]
+    return [(_key_item(sample.item), getattr(label, "full_text", label.text)) for sample, label in legend.items]
+
+
+def _key_item(item):
+    """What a key draws: a sweep's series has a brush per point (hollow while a step runs), and the
+    legend's sample drew pyqtgraph's default grey-blue; its key gets the first point's brush."""
+    opts = getattr(item, "opts", {})
+    brushes = opts.get("symbolBrush") if isinstance(item, pg.PlotDataItem) else None
+    if not isinstance(brushes, list) or not brushes:
+        return item
+    # one point: pyqtgraph passes a symbol's brush on to its scatter only once there is data
+    return pg.PlotDataItem([0.0], [0.0], pen=opts.get("pen"), symbol=opts.get("symbol"), symbolSize=opts.get("symbolSize"),
+                           symbolPen=opts.get("symbolPen"), symbolBrush=brushes[0])
 
 
 def _fit_columns(legend: pg.LegendItem, count: int, max_width: float) -> None:
@@ -136,7 +148,7 @@ def _legend_inside(chart):
     legend.setFlag(legend.GraphicsItemFlag.ItemIgnoresTransformations, False)
     legend.setParentItem(box)
     for item, text in entries:
-        legend.addItem(item, text)
+        legend.addItem(item, text)      # the legend's samples hold their items: proxies stay alive
     state = box.getState(copy=True)
     old.setVisible(False)
     if in_row:

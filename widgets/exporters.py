@@ -22,7 +22,8 @@ with seconds and bytes in the unit of the bar axis.
 
 A caption (run, target, cache: `run_caption`) can be drawn under the chart in PNG and SVG files,
 and `suggest_filename` names a file after the run and the chart. Accepts our charts (ChartBase),
-a pg.PlotWidget / GraphicsLayoutWidget or a pg.PlotItem.
+a pg.PlotWidget / GraphicsLayoutWidget or a pg.PlotItem. Exports at a slide's size or for print,
+vector PDF and the clipboard, legend inside the plot: widgets/export_sizes.py.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRegularExpression, Qt, Signal
+from PySide6.QtCore import QEvent, QRegularExpression, Qt, Signal
 from PySide6.QtGui import QColor, QRegularExpressionValidator
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox,
                                QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton,
@@ -115,6 +115,20 @@ class BuiltinImportDialog(QDialog):
         if path:
             self.set_file(path)
         self._update_state()
+
+    # ---- its height ------------------------------------------------------------------------------
+    def event(self, event) -> bool:
+        handled = super().event(event)
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize):
+            self._hold_height()
+        return handled
+
+    def _hold_height(self) -> None:
+        """A dialog's minimum ignores how many lines its wrapped labels take at its width: shorter
+        than that, the columns line was drawn over the table. It keeps the height its lines need."""
+        needed = self.layout().totalHeightForWidth(self.width())
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
 
     # ---- inputs ---------------------------------------------------------------------------------
     def set_file(self, path: str | Path) -> None:

@@ -135,10 +135,35 @@ def problems(window: QWidget, where: str) -> list[str]:
             continue
         if isinstance(widget, QAbstractButton):
             text = widget.text()
-        why = clipped(widget, window)
+        why = clipped(widget, window) or drawn_over(widget)
         if why:
             found.append(f"{where}: {_name(widget)} {text!r}: {why}")
     return found
+
+
+def _laid_out(layout) -> list[QWidget]:
+    """The widgets a layout (and the layouts in it) places."""
+    widgets = []
+    for index in range(layout.count() if layout is not None else 0):
+        item = layout.itemAt(index)
+        if item.widget() is not None:
+            widgets.append(item.widget())
+        elif item.layout() is not None:
+            widgets += _laid_out(item.layout())
+    return widgets
+
+
+def drawn_over(widget: QWidget) -> str | None:
+    """A widget its parent's layout placed over another one it placed (squeezed below its
+    minimum, a layout overlaps them), or None."""
+    parent = widget.parentWidget()
+    placed = _laid_out(parent.layout()) if parent is not None else []
+    if widget not in placed:
+        return None
+    for other in placed:
+        if other is not widget and other.isVisible() and QWidget.geometry(other).intersects(QWidget.geometry(widget)):
+            return f"drawn over {_name(other)}"
+    return None
 
 
 def _behind_a_dock_tab(widget: QWidget, window: QWidget) -> bool:
@@ -302,3 +327,23 @@ def test_the_live_charts_titles_fit_the_run_tab_at_1280x800(make_widget):
     cut = [f"{name}: {why}" for name, chart in dashboard.charts().items()
            if chart.isVisible() and (why := chart_title_cut(chart))]
     assert not cut, "\n".join(cut)
+
+
+def test_the_import_dialogs_columns_line_is_never_drawn_over_its_table(make_widget, tmp_path):
+    """Made shorter than its lines need (a small screen, a window manager), the built-in schema
+    import dialog keeps the height they need: "10 of 10 columns found" stays in its own row."""
+    from app.import_builtin_dialog import BuiltinImportDialog
+    from workloads.datasets import get_dataset
+    from workloads.datasets.csvwrite import write_csv
+
+    taq = get_dataset("taq")
+    csv = tmp_path / "quotes.csv"
+    write_csv(taq.generate_day(0, Scale(days=1, rows_per_day=500, symbols=5)), csv, taq.info.schema)
+    dialog = make_widget(BuiltinImportDialog, path=csv, size=(720, 680))
+    assert dialog.columns_hint.text().startswith("10 of 10 columns found")
+    for height in (680, 520, 450):
+        dialog.resize(720, height)
+        QTest.qWait(100)
+        found = problems(dialog, f"720x{height}")
+        dialog.grab().save(str(tmp_path / f"import_builtin_720x{height}.png"))
+        assert not found, "\n".join(found)

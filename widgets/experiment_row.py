@@ -76,8 +76,8 @@ class ExperimentRow(QFrame):
         for size in SIZES:
             if size in experiment.sizes:
                 self.size_combo.addItem(SIZE_TEXT[size], size)
-        self.size_combo.setToolTip("How much data and how long each step runs: tiny takes under a minute, "
-                                   "the report's own scale may take hours and a server's disks")
+        self.size_combo.setToolTip("How much data and how long each step runs (the estimate beside it says how long here): "
+                                   "tiny is a quick look, the report's own scale may take hours and a server's disks")
         self.subject_combo = QComboBox(objectName="subject")
         self.subject_combo.setToolTip("The database under test, in the report's DolphinDB's place")
         self.comparator_combo = QComboBox(objectName="comparator")

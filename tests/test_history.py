@@ -372,3 +372,16 @@ def test_a_short_step_of_a_report_card_says_run_the_card_larger(store):
     assert "tickbench reproduce 002 --scale medium" in reasons["card"]
     for run_id in ("plain", "biggest"):
         assert "operations per step" in reasons[run_id] and "card" not in reasons[run_id]
+
+
+def test_a_cancelled_runs_progress_keeps_what_it_did(store):
+    """Issue 41: progress dropped to 0 % on cancel (only completed steps counted)."""
+    store.create_run("cut", {"name": "cut", "dataset": "taq", "target": "duckdb", "workload": "read-day",
+                             "users": [2, 4], "cache": "warm", "operations": 10}, {"host": "test-host"})
+    store.add_step("cut", 0, 2, "2 users", {})
+    store.add_ops("cut", [op(0, w, s, 0.1 * s, 0.05) for w in range(2) for s in range(3)])   # 6 of 20 planned
+    store.finish_step("cut", 0, 1.0, "cancelled", [])
+    store.finish_run("cut", "cancelled")
+    snap = snapshot_from_store(store, "cut")
+    assert snap.status == "cancelled"
+    assert snap.progress == pytest.approx(6 / 20 / 2)              # of two planned steps, 30 % of the first

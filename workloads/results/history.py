@@ -94,7 +94,6 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
 
     resources = store.resources(run_id)
     steps_total = max(_planned_steps(run), len(figures))
-    completed = int((figures["status"] == "completed").sum())
     status = str(run["status"])
     elapsed = _seconds_between(run.get("created_at"), run.get("finished_at"))
     if elapsed is None:
@@ -106,7 +105,7 @@ def snapshot_from_store(store: ResultsStore, run_id: str) -> LiveSnapshot:
         step_index=last_step, steps_total=steps_total,
         users=int(last["users"]) if last is not None else 0,
         elapsed_s=elapsed, ops_done=int(ok.sum()), ops_failed=int((~ok).sum()),
-        progress=1.0 if status == "completed" else completed / max(steps_total, 1),
+        progress=_stored_progress(run, figures, steps_total),
         message=str(run.get("message") or ""),
         throughput=throughput, latency=latency, step_label=str(last["label"]) if last is not None else "",
         phase_means=means, phase_percentiles=percentiles,
@@ -361,6 +360,25 @@ def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+def _stored_progress(run: dict, figures: pd.DataFrame, steps_total: int) -> float:
+    """How far a stored run got, 0..1: its completed steps, and of a step it stopped in (cancelled,
+    failed) the share of its planned operations or duration that ran, so a cancel does not read
+    as "nothing done"."""
+    if run["status"] == "completed":
+        return 1.0
+    scenario = run.get("scenario") or {}
+    per_user, duration = int(scenario.get("operations") or 0), float(scenario.get("duration_s") or 0.0)
+    done = 0.0
+    for row in figures.itertuples():
+        if row.status == "completed":
+            done += 1.0
+        elif per_user and row.users:
+            done += min(1.0, row.ops / (per_user * row.users))
+        elif duration and row.window_s == row.window_s and row.window_s:
+            done += min(1.0, row.window_s / duration)
+    return done / max(steps_total, 1)
+
 
 def _step_window(row, ends_in_step: pd.Series) -> float:
     window = row.window_s

@@ -136,3 +136,13 @@ def test_the_wheel_scrolls_the_form_and_never_changes_an_unfocused_target(make_w
     wheel(form.target_combo, steps=-2)
     assert form.target_combo.currentData() == before == "duckdb"
     assert form.scroll.verticalScrollBar().value() != scrolled          # the form moved instead
+
+
+def test_a_form_error_goes_once_the_field_is_fixed(builder, qtbot):
+    """Issue 41: the error stayed after the field was fixed."""
+    builder.users_edit.setText("1,two")
+    with qtbot.assertNotEmitted(builder.run_requested):
+        builder.run_button.click()
+    assert "Users" in builder.error_label.text()
+    builder.users_edit.setText("1,2")
+    assert builder.error_label.text() == ""

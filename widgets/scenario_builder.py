@@ -425,10 +425,17 @@ class ScenarioBuilder(QWidget):
         self.changed.emit()
 
     def _refresh_name_hint(self) -> None:
+        """The name's hint from what would run; an error shown for the form follows the fields: gone
+        once they are right, the new one while they are not."""
         try:
             self.name_edit.setPlaceholderText(describe(self.scenario()))
-        except (ValueError, KeyError):
+        except (ValueError, KeyError) as exc:
             self.name_edit.setPlaceholderText("named by what it runs")
+            if self.error_label.text() and isinstance(exc, ValueError):
+                self.show_error(str(exc))
+        else:
+            if self.error_label.text():
+                self.show_error("")
 
     def _on_length_mode(self, *_args) -> None:
         by_ops = self.by_ops_radio.isChecked()

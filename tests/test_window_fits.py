@@ -315,8 +315,6 @@ def test_the_window_opens_within_the_screens_free_area_and_a_larger_screens_layo
                 f"opened at {frame} on a {screen} screen ({'saved' if saved else 'first start'})"
 
 
-@pytest.mark.xfail(reason="not yet fixed: a chart's title is centred over its plot column only (widgets/chart_base.py), "
-                          "so 'Rows per second, each operation' runs past a 290 px chart's right edge", strict=False)
 def test_the_live_charts_titles_fit_the_run_tab_at_1280x800(make_widget):
     from widgets.dashboard import LiveDashboard
 

@@ -238,8 +238,19 @@ class ChartBase(QWidget):
         if self._title:
             self.plot_item.setTitle(self._title, color=theme.text, size=f"{chart_point_size() * 1.15:.1f}pt",
                                     bold=True)
+            self._span_title()
         else:
             self.plot_item.setTitle(None)
+
+    def _span_title(self) -> None:
+        """The title over the whole chart, the y axis's column too: pyqtgraph centres it over the
+        plot column only, which cuts a long title on a narrow chart (a laptop's Run tab)."""
+        layout, label = self.plot_item.layout, self.plot_item.titleLabel
+        if getattr(self, "_title_spanned", False):
+            return
+        layout.removeItem(label)
+        layout.addItem(label, 0, 0, 1, layout.columnCount())
+        self._title_spanned = True
 
     def _style_note(self, theme: Theme) -> None:
         if self._note_text:

@@ -119,13 +119,35 @@ def test_parquet_days_come_from_statistics_and_a_slice_is_its_key_day(tmp_path, 
         target.close()
 
 
+def _pg_load(con, table: str, frame) -> None:
+    """``frame``'s rows into PostgreSQL's ``table`` by COPY, then its statistics."""
+    data = io.BytesIO()
+    pacsv.write_csv(frame, data, pacsv.WriteOptions(include_header=False))
+    with con.cursor().copy(f"COPY {table} FROM STDIN (FORMAT csv)") as copy:
+        copy.write(data.getvalue())
+    con.execute(f"ANALYZE {table}")
+
+
+def _record_fetches(monkeypatch, source) -> list[str]:
+    """Every SQL text a table source sends, in order, while the test runs."""
+    asked: list[str] = []
+    fetch = source.fetch
+    monkeypatch.setattr(source, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    return asked
+
+
 # --- DuckDB, a file's table ---------------------------------------------------------------------------
-def test_a_duckdb_files_table_is_benchmarked_in_place_and_left_unchanged(tmp_path, trades):
+def _duckdb_file(path, frame):
+    """A DuckDB file holding ``frame`` as its table ``trades``."""
     import duckdb
-    path = tmp_path / "mine.duckdb"
     with duckdb.connect(str(path)) as con:
-        con.register("t", trades)
+        con.register("t", frame)
         con.execute("CREATE TABLE trades AS SELECT * FROM t")
+    return path
+
+
+def test_a_duckdb_files_table_is_benchmarked_in_place_and_left_unchanged(tmp_path, trades):
+    path = _duckdb_file(tmp_path / "mine.duckdb", trades)
     before = _tree_hash(path)
     add_table_target("mine", "duckdb", str(path), "trades", ROLES)
     _run_reads("mine", {}, tmp_path, _day_rows(trades))
@@ -169,11 +191,7 @@ def pg_trades(pg_engine, trades):
         con.execute("CREATE TABLE trades (ts timestamptz, sym text, price float8, qty bigint, side text, venue text)")
         con.execute("CREATE INDEX ON trades (ts)")
         con.execute("CREATE TABLE empty_trades (LIKE trades)")
-        data = io.BytesIO()
-        pacsv.write_csv(trades, data, pacsv.WriteOptions(include_header=False))
-        with con.cursor().copy("COPY trades FROM STDIN (FORMAT csv)") as copy:
-            copy.write(data.getvalue())
-        con.execute("ANALYZE trades")
+        _pg_load(con, "trades", trades)
         con.execute("DROP ROLE IF EXISTS reader_without_select")
         con.execute("CREATE ROLE reader_without_select LOGIN PASSWORD 'nope-secret'")
     return "trades"
@@ -221,9 +239,7 @@ def test_postgres_bad_input_is_one_line_naming_the_table_or_server(pg_trades, pg
 def test_postgres_days_are_index_lookups_never_a_scan_of_the_table(pg_trades, pg_engine, monkeypatch):
     """Every question that lists the days is answered from the time column's index: its plan scans no heap."""
     from workloads.targets.table.sql import PostgresSource
-    asked: list[str] = []
-    fetch = PostgresSource.fetch
-    monkeypatch.setattr(PostgresSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    asked = _record_fetches(monkeypatch, PostgresSource)
     connection = _pg_connection(pg_engine)
     add_table_target("plan", "postgres", "x", "trades", ROLES, connection)
     target = TableTarget({"name": "plan", **connection})
@@ -396,9 +412,7 @@ def test_clickhouse_days_come_from_its_parts_min_max_never_a_read_of_rows(ch_tra
     """A table partitioned by toDate(ts): every lookup that finds a day is answered by the parts' min/max
     (the _minmax_count_projection), and the one that finds none reads no part."""
     from workloads.targets.table.servers import ClickHouseSource
-    asked: list[str] = []
-    fetch = ClickHouseSource.fetch
-    monkeypatch.setattr(ClickHouseSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    asked = _record_fetches(monkeypatch, ClickHouseSource)
     connection = _ch_connection(ch_server)
     add_table_target("chplan", "clickhouse", "x", "chtrades", ROLES, connection)
     asked.clear()
@@ -706,17 +720,11 @@ def test_a_parquet_folder_with_a_date_and_a_time_of_day_is_read_in_place(tmp_pat
 
 
 def test_a_duckdb_table_with_a_date_and_a_time_of_day_is_read_in_place(tmp_path, dated, monkeypatch):
-    import duckdb
     from workloads.targets.table.sql import DuckDBSource
-    path = tmp_path / "dated.duckdb"
-    with duckdb.connect(str(path)) as con:
-        con.register("t", dated)
-        con.execute("CREATE TABLE trades AS SELECT * FROM t")
+    path = _duckdb_file(tmp_path / "dated.duckdb", dated)
     before = _tree_hash(path)
     add_table_target("datedduck", "duckdb", str(path), "trades", DATED_ROLES)
-    asked: list[str] = []
-    fetch = DuckDBSource.fetch
-    monkeypatch.setattr(DuckDBSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    asked = _record_fetches(monkeypatch, DuckDBSource)
     _dated_reads_are_pandas("datedduck", {}, dated)
     lookups = [sql for sql in asked if sql.startswith('SELECT min("day")')]
     assert len(lookups) == len(_dated_day_rows(dated)) + 1       # one bounded lookup per day, one finding none
@@ -732,11 +740,7 @@ def test_a_postgres_table_with_a_date_and_a_time_of_day_is_read_in_place(pg_engi
         con.execute("CREATE TABLE dated_trades (day date, tod time, sym text, price float8, qty bigint, "
                     "side text, venue text)")
         con.execute("CREATE INDEX ON dated_trades (day)")
-        data = io.BytesIO()
-        pacsv.write_csv(dated, data, pacsv.WriteOptions(include_header=False))
-        with con.cursor().copy("COPY dated_trades FROM STDIN (FORMAT csv)") as copy:
-            copy.write(data.getvalue())
-        con.execute("ANALYZE dated_trades")
+        _pg_load(con, "dated_trades", dated)
 
     def state():
         with _pg(pg_engine) as con:
@@ -747,9 +751,7 @@ def test_a_postgres_table_with_a_date_and_a_time_of_day_is_read_in_place(pg_engi
     assert before[0] == ROWS
     connection = _pg_connection(pg_engine)
     add_table_target("datedpg", "postgres", "x", "dated_trades", DATED_ROLES, connection)
-    asked: list[str] = []
-    fetch = PostgresSource.fetch
-    monkeypatch.setattr(PostgresSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    asked = _record_fetches(monkeypatch, PostgresSource)
     _dated_reads_are_pandas("datedpg", connection, dated)
     lookups = [sql for sql in asked if sql.startswith('SELECT min("day")')]
     assert len(lookups) == len(_dated_day_rows(dated)) + 1
@@ -786,9 +788,7 @@ def test_a_clickhouse_table_with_a_date_and_a_time_of_day_is_read_in_place(ch_se
     connection = _ch_connection(ch_server)
     add_table_target("datedch", "clickhouse", f"{ch_server.host}:{ch_server.port}", "chdated", DATED_ROLES,
                      connection)
-    asked: list[str] = []
-    fetch = ClickHouseSource.fetch
-    monkeypatch.setattr(ClickHouseSource, "fetch", lambda self, sql: asked.append(sql) or fetch(self, sql))
+    asked = _record_fetches(monkeypatch, ClickHouseSource)
     _dated_reads_are_pandas("datedch", connection, dated)
     lookups = [sql for sql in asked if sql.startswith('SELECT min("day")')]
     assert len(lookups) == len(_dated_day_rows(dated)) + 1

@@ -1,60 +1,61 @@
-"""Reading the results off the GUI thread: a function runs on Qt's thread pool and its result (or
-its error) comes back on the GUI thread, newest request first: an answer that a newer request of
-the same name has overtaken is dropped, so a slow read never paints over a fresh one."""
+"""Reading the results off the GUI thread: a function runs on a reader thread and its result (or its
+error) comes back on the GUI thread, newest request first: an answer that a newer request of the
+same name has overtaken is dropped, so a slow read never paints over a fresh one.
+
+The reader thread never calls into Qt. Its answer is a plain ``Future`` that a GUI-thread timer
+collects while a job is out: once (2026-11-28) a result emitted as a Qt signal from a pool thread,
+while the GUI thread was restyling the application for demo mode, froze both threads.
+"""
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor, wait as wait_for_futures
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QTimer
 
-
-class _Relay(QObject):
-    done = Signal(str, int, object, object)        # name, generation, result, error
-
-
-class _Job(QRunnable):
-    def __init__(self, relay: _Relay, name: str, generation: int, work: Callable[[], Any]):
-        super().__init__()
-        self.relay, self.name, self.generation, self.work = relay, name, generation, work
-
-    def run(self) -> None:
-        try:
-            result, error = self.work(), None
-        except Exception as exc:  # delivered to the caller's error handler on the GUI thread
-            result, error = None, exc
-        self.relay.done.emit(self.name, self.generation, result, error)
+COLLECT_EVERY_MS = 15        # how soon a finished read is painted: under a frame at 60 Hz
 
 
 class Background(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._deliver)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)          # one reader at a time: the store has one connection
+        # one reader at a time: the store has one connection
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tickbench-reader")
         self._generation: dict[str, int] = {}
-        self._handlers: dict[tuple[str, int], tuple[Callable, Callable]] = {}
+        self._jobs: list[tuple[str, int, Future, Callable, Callable]] = []
+        self._collector = QTimer(self)
+        self._collector.setInterval(COLLECT_EVERY_MS)
+        self._collector.timeout.connect(self._collect)
 
     def run(self, name: str, work: Callable[[], Any], on_result: Callable[[Any], None],
             on_error: Callable[[Exception], None]) -> None:
         generation = self._generation.get(name, 0) + 1
         self._generation[name] = generation
-        self._handlers[(name, generation)] = (on_result, on_error)
-        self._pool.start(_Job(self._relay, name, generation, work))
+        self._jobs.append((name, generation, self._pool.submit(work), on_result, on_error))
+        self._collector.start()
 
     def wait(self, timeout_ms: int = 30_000) -> bool:
-        """Until every job has run (tests, and the window closing)."""
-        return self._pool.waitForDone(timeout_ms)
+        """Until every job has run, its answer delivered (tests, and the window closing)."""
+        _, pending = wait_for_futures([job[2] for job in self._jobs], timeout=timeout_ms / 1000)
+        self._collect()
+        return not pending
 
     @property
     def busy(self) -> bool:
-        return bool(self._handlers)
+        return bool(self._jobs)
 
-    def _deliver(self, name: str, generation: int, result: Any, error: Exception | None) -> None:
-        on_result, on_error = self._handlers.pop((name, generation))
-        if generation != self._generation.get(name):
-            return                                  # overtaken by a newer request
-        if error is not None:
-            on_error(error)
-        else:
-            on_result(result)
+    def _collect(self) -> None:
+        finished, waiting = [], []
+        for job in self._jobs:                          # one look at each: a job may finish meanwhile
+            (finished if job[2].done() else waiting).append(job)
+        self._jobs = waiting
+        if not self._jobs:
+            self._collector.stop()
+        for name, generation, future, on_result, on_error in finished:
+            if generation != self._generation.get(name):
+                continue                                # overtaken by a newer request
+            error = future.exception()
+            if error is not None:
+                on_error(error)
+            else:
+                on_result(future.result())

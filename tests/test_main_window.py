@@ -262,10 +262,7 @@ def test_f11_toggles_full_screen_and_demo_shows_the_run_name_and_cache(qtbot, wi
     qtbot.keyClick(window, Qt.Key.Key_F11)
     qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=3000)
     result = _run(qtbot, window, Scenario(workload="noop", users=(1,), operations=20, cache="cold"))
-    # the run's end re-reads history off the GUI thread; once seen (2026-11-28) a style change made
-    # meanwhile froze both threads: let the reader finish first (the freeze is noted for a fix)
-    qtbot.waitUntil(lambda: not window.background.busy, timeout=10_000)
-    window.toggle_demo()
+    window.toggle_demo()            # while the run's end is re-read off the GUI thread (test_background)
     header = window.dashboard.header_text()
     assert "noop · 1 user · cold cache" in header and "cold cache" in header
     table = window.history.table

@@ -175,7 +175,8 @@ def apply_theme(app: QApplication, name: str = "light", font_scale: float = 1.0)
         raise ValueError(f"font scale {font_scale} is outside 0.5 .. 4.0")
     theme = Theme(**{**THEMES[name].__dict__, "font_scale": font_scale})
 
-    app.setStyle("Fusion")   # the only built-in style that honours a palette on every platform
+    if app.style().name().lower() != "fusion":    # restyling every widget again on each switch is slow
+        app.setStyle("Fusion")   # the only built-in style that honours a palette on every platform
     app.setPalette(_palette(theme))
     # Remember the platform's font size once, so repeated calls scale from it, not from each other.
     base = app.property(_BASE_POINT_SIZE_PROPERTY)

@@ -197,3 +197,26 @@ def test_the_window_menu_imports_and_the_scenario_form_lists_the_import(qtbot, l
     finally:
         window.close()
         store.close()
+
+
+def test_every_line_shown_during_an_import_reads_once_per_unit(qtbot, light_theme, tmp_path):
+    """Each status and progress text an import shows: no unit written twice ("0.1 s s"), and the time
+    left is never "about 0 s" (a big enough file that the rate is known while it reads)."""
+    import re
+
+    from PySide6.QtWidgets import QLabel
+
+    dialog = _dialog(qtbot, write_trades_csv(tmp_path / "big.csv", trades_table(rows=200_000)))
+    shown: set[str] = set()
+
+    def look(*_):
+        shown.update(label.text() for label in dialog.findChildren(QLabel))
+
+    dialog._job.progressed.connect(lambda *args: (shown.add(args[2]), look()))
+    with qtbot.waitSignal(dialog.imported, timeout=60_000):
+        qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+    look()
+    paced = [text for text in shown if "rows/s" in text]
+    assert paced, sorted(shown)                                   # the pace was shown at least once
+    doubled = [text for text in shown if re.search(r"\b(s|ms|µs|rows/s|MB)\s+\1\b", text)]
+    assert doubled == [] and not [text for text in shown if "about 0 s" in text]

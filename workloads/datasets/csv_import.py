@@ -230,7 +230,8 @@ class _Builder:
         if seconds < 0.02 or not self.rows:    # a rate from the first block alone says little
             return ""
         left = seconds * (1 - share) / max(share, 1e-9)
-        return f" ({self.rows / seconds:,.0f} rows/s, about {left:,.0f} s left)"
+        left_text = f"about {left:,.0f} s left" if left >= 1 else "under a second left"   # not "about 0 s"
+        return f" ({self.rows / seconds:,.0f} rows/s, {left_text})"
 
     def _write_part(self, day: int, table: pa.Table, times: np.ndarray) -> None:
         ordered = bool((np.diff(times) >= 0).all()) and times[0] >= self.last_time.get(day, times[0])

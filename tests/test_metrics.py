@@ -77,6 +77,25 @@ def test_a_release_just_before_a_second_ends_charts_no_false_zero():
     assert points[0].ops_per_s == pytest.approx(13 / 1.05)         # ends in [1.95, 3.0): 13 operations
 
 
+def test_the_second_under_way_is_a_provisional_point_while_the_first_whole_one_is_not_over():
+    """Released at 4.3 s, operations ending from 4.4 s: at 5.0 s no whole second is charted, yet the
+    header gives a rate; the snapshot carries the rate so far (ended rows over 4.3 .. 5.0 s)."""
+    agg = LiveAggregates("r", "duckdb", "read-day", steps_total=1)
+    agg.begin_step(0, 1, "1 user", run_clock=0.0)
+    agg.release_step(4.3)
+    agg.add([_rec(0, i, 0.1 * i, 0.1, rows=1_000) for i in range(6)], step_offset=4.3)   # end 4.4 .. 4.9
+    early = agg.snapshot(run_clock=5.0)
+    assert early.throughput == [] and early.sweep[0].rows_per_s > 0
+    assert early.throughput_tail.t == 5.0 and early.throughput_tail.span_s == pytest.approx(0.7)
+    assert early.throughput_tail.rows_per_s == pytest.approx(6_000 / 0.7)
+    agg.add([_rec(0, 6 + i, 0.7 + 0.1 * i, 0.1, rows=1_000) for i in range(9)], step_offset=4.3)  # 5.1 .. 5.9
+    later = agg.snapshot(run_clock=6.5)
+    assert [p.t for p in later.throughput] == [6.0]                # 4.3 .. 6.0 as one point
+    assert later.throughput_tail is None                          # nothing ended after 6.0 yet
+    agg.set_status("completed")
+    assert agg.snapshot(run_clock=7.0).throughput_tail is None     # a finished run has no second under way
+
+
 def test_warm_up_and_probe_records_stay_out_of_throughput_and_latency():
     agg = LiveAggregates("r", "pickle", "read-day", steps_total=1)
     agg.begin_step(0, 1, "1 user", run_clock=0.0)

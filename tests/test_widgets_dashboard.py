@@ -66,6 +66,19 @@ def test_idle_seconds_between_steps_are_gaps_in_the_lines_not_zeros(dashboard, q
     assert xs.tolist()[:2] == [1, 2] and xs.tolist()[3:] == [5, 6] and math.isnan(ys[2])   # not bridged
 
 
+def test_a_steps_first_second_is_drawn_from_the_second_under_way(dashboard, qtbot):
+    """No whole second yet, only the second under way: the rows/s chart is not empty while the
+    header gives a rate; the next snapshot's whole second replaces that provisional point."""
+    dashboard.show_snapshot(snapshot(throughput=[], throughput_tail=ThroughputPoint(5.0, 8.04e6, 64e6, 8.0, 0.7)))
+    qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)
+    qtbot.waitUntil(lambda: dashboard.rows_chart.render_count >= 1 and not dashboard.rows_chart.is_dirty,
+                    timeout=2000)
+    assert dashboard.rows_chart.plotted_data("rows/s")[1].tolist() == [8.04e6]
+    assert dashboard.bytes_chart.series_data("B/s")[0].size == 0          # provisional: never stored
+    dashboard.show_snapshot(snapshot(throughput=[ThroughputPoint(6.0, 7.9e6, 63e6, 8.0)], throughput_tail=None))
+    qtbot.waitUntil(lambda: dashboard.rows_chart.plotted_data("rows/s")[0].tolist() == [6.0], timeout=2000)
+
+
 def test_header_shows_the_run_at_a_glance(dashboard, qtbot):
     dashboard.show_snapshot(snapshot())
     qtbot.waitUntil(lambda: dashboard.apply_count == 1, timeout=2000)

@@ -67,6 +67,9 @@ class DashboardCharts:
         # seconds between steps (no step measuring) are gaps in the line, not zero throughput
         self._feed(self.rows_chart, "rows/s", [p.t for p in tp], [p.rows_per_s if p.measuring else GAP for p in tp])
         self._feed(self.bytes_chart, "B/s", [p.t for p in tp], [p.bytes_per_s if p.measuring else GAP for p in tp])
+        tail = snap.throughput_tail        # the second under way: what the header already says
+        self.rows_chart.set_tail("rows/s", None if tail is None else (tail.t, tail.rows_per_s))
+        self.bytes_chart.set_tail("B/s", None if tail is None else (tail.t, tail.bytes_per_s))
         lat = snap.latency
         ts = [p.t for p in lat]
         if snap.per_operation:

@@ -8,6 +8,9 @@ M rows/s from the range shown.
 Short runs: a series with few points draws a marker on each (one point is visible on its own, where
 a line would draw nothing), and style="points" draws markers only, no line (one point per
 operation, say). Markers go away by themselves once a series has more than FEW_POINTS points.
+
+A series may have a provisional last point (``set_tail``: the second under way), drawn after its
+stored points and replaced by the next call, never stored.
 """
 from __future__ import annotations
 
@@ -94,6 +97,7 @@ class TimeSeriesChart(ChartBase):
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._looks: dict[str, tuple[str | None, str, float, str]] = {}
         self._marked: dict[str, bool] = {}        # markers drawn on the series now
+        self._tails: dict[str, tuple[float, float]] = {}
         self._changed: set[str] = set()
         super().__init__(title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit,
                          y_si_prefix=y_si_prefix, show_legend=show_legend, legend_below=legend_below,
@@ -155,6 +159,16 @@ class TimeSeriesChart(ChartBase):
         self._series[name].extend(xs, ys)
         self._touch(name)
 
+    def set_tail(self, name: str, point: tuple[float, float] | None) -> None:
+        """A provisional point (x, y) drawn after the series' own, or None for none."""
+        self._ensure(name)
+        if self._tails.get(name) != point:
+            if point is None:
+                self._tails.pop(name, None)
+            else:
+                self._tails[name] = point
+            self._touch(name)
+
     def last_x(self, name: str) -> float | None:
         """Last x appended to a series (None if empty or unknown): lets a feeder append only news."""
         series = self._series.get(name)
@@ -195,6 +209,7 @@ class TimeSeriesChart(ChartBase):
         for name, series in self._series.items():
             series.replace((), ())
             self._changed.add(name)
+        self._tails.clear()
         self.reset_view()
         # with no data, auto-range keeps the last run's axes until the first point: start from 0 now
         self.plot_item.getViewBox().setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0,
@@ -214,20 +229,28 @@ class TimeSeriesChart(ChartBase):
             s = self._series[name]
             if self._wants_markers(name) != self._marked.get(name):
                 self._apply_look(name)
-            self._curves[name].setData(s.xs, s.ys)
+            self._curves[name].setData(*self._drawn(name))
         self._changed.clear()
         if self._y_min_zero and not self.user_view:
             # From zero to just above the top: auto-range would zoom a steady series into noise
             # (6,000.4 vs 5,999.6 rows/s looking like a cliff).
-            tops = [float(np.nanmax(s.ys)) for s in self._series.values() if len(s.ys)]
+            tops = [float(np.nanmax(ys)) for ys in (self._drawn(name)[1] for name in self._series) if len(ys)]
             top = max(tops, default=0.0)
             self.plot_item.setYRange(0.0, top * 1.08 if top > 0 else 1.0, padding=0)
+
+    def _drawn(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The stored points (views, no copy), and the tail after them when it is newer."""
+        s, tail = self._series[name], self._tails.get(name)
+        last = s.last_x()
+        if tail is None or (last is not None and tail[0] <= last):
+            return s.xs, s.ys
+        return np.append(s.xs, tail[0]), np.append(s.ys, tail[1])
 
     def _wants_markers(self, name: str) -> bool:
         _colour, style, _width, markers = self._looks[name]
         if style == "points" or markers == "always":
             return True
-        return markers == "auto" and self._series[name].size <= FEW_POINTS
+        return markers == "auto" and len(self._drawn(name)[0]) <= FEW_POINTS
 
     def _apply_look(self, name: str) -> None:
         colour, style, width, _markers = self._looks[name]

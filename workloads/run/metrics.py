@@ -33,6 +33,7 @@ from workloads.targets.base import PHASES
 WINDOW_S = 5            # sliding window for live percentiles
 HOST_WINDOW_S = 3       # rows/s per load-generating host, over this many whole seconds
 MAX_POINTS = 3600       # time-series points kept for live charts
+MIN_TAIL_S = 0.1        # the second under way is charted once this much of it has passed: less is noise
 
 
 @dataclass
@@ -270,10 +271,11 @@ class LiveAggregates:
                 self._finalise_seconds(int(end), end=end)
             else:
                 self._finalise_seconds(int(run_clock) - 1)
+            tail = None if self._snapshot.status in FINISHED else self._second_under_way(run_clock)
             snap = self._snapshot
             snap.elapsed_s = run_clock
             result = LiveSnapshot(**{**snap.__dict__})
-            result.throughput = list(self._throughput)
+            result.throughput, result.throughput_tail = list(self._throughput), tail
             result.latency = list(self._latency)
             result.resources = list(self._resources)
             result.workers = dict(snap.workers)
@@ -388,6 +390,23 @@ class LiveAggregates:
                                                   window.percentile(95), window.percentile(99)))
             self._seconds.pop(sec - WINDOW_S, None)
         self._finalised_until = max(self._finalised_until, until)
+
+    def _second_under_way(self, run_clock: float) -> ThroughputPoint | None:
+        """Rows, bytes and operations that ended after the last whole-second point (or after the
+        release, when that second is still open), over the time from there to ``run_clock``."""
+        released = next((s.released_at for s in self._steps if s.released_at is not None), None)
+        if released is None:
+            return None
+        start = float(self._finalised_until + 1)
+        if start <= released or (released > int(released) and self._finalised_until == int(released)):
+            start = released                     # the release's own second is not charted yet
+        span = run_clock - start
+        seconds = [data for sec, data in self._seconds.items() if sec >= int(start)]
+        ops = sum(data.ops for data in seconds)
+        if span < MIN_TAIL_S or not ops:
+            return None
+        return ThroughputPoint(run_clock, sum(d.rows for d in seconds) / span,
+                               sum(d.nbytes for d in seconds) / span, ops / span, span, True)
 
 
 def measuring(second: int, windows: list[tuple[float, float]]) -> bool:

@@ -83,6 +83,10 @@ class LiveSnapshot:
     progress: float                          # 0..1 over the whole run, best estimate
     message: str = ""                        # latest human-readable status or error
     throughput: list[ThroughputPoint] = field(default_factory=list)
+    # the second under way so far (from the last whole-second point, or the release, to now): the
+    # charts' provisional last point, so a step's first second is not an empty chart under a header
+    # that already gives its rate; None once the run is over or when nothing ended since
+    throughput_tail: ThroughputPoint | None = None
     latency: list[LatencyPoint] = field(default_factory=list)
     step_label: str = ""                     # the current step, e.g. "4 users"
     # mean seconds per phase per op of one step (phase_step), e.g. {"read": 0.12, "decode": 0.3}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from workloads.agent.client import AgentError, AgentReply, drop_host_cache, new_token
+from workloads.agent.client import AgentError, AgentReply, drop_host_cache, host_facts, new_token
 from workloads.agent.protocol import WINDOW_S, Verifier, signed_headers
 from workloads.agent.server import CONNECTION_DEADLINE_S, SOCKET_TIMEOUT_S, THREADS
 from workloads.targets.common.cache import DROP_CACHES, resident_bytes
@@ -144,6 +144,50 @@ def test_requests_without_a_good_signature_or_to_anything_else_drop_nothing(agen
             assert body == {"error": "unauthorized"}, name
     assert len(agent.lines()) == len(cases)
     assert all(line["outcome"] == "refused" for line in agent.lines())
+
+
+def test_a_signed_info_request_tells_the_hosts_threads_and_drops_nothing(agent, cached_file):
+    facts = host_facts(agent.address, token=TOKEN)
+    assert (facts.host, facts.threads) == (socket.gethostname(), os.cpu_count())
+    assert resident_bytes(cached_file) == cached_file.stat().st_size          # asked, not dropped
+    # each request's signature is bound to its path: an info request's headers never drop, nor the
+    # reverse, and a wrong token learns nothing
+    assert send(agent.port, path="/drop", headers=signed_headers(TOKEN, verb="info"))[0] == 401
+    assert resident_bytes(cached_file) == cached_file.stat().st_size
+    assert send(agent.port, path="/info", headers=signed_headers(TOKEN))[0] == 401
+    assert send(agent.port, path="/info", headers=signed_headers(new_token(), verb="info")) == \
+        (401, {"error": "unauthorized"})
+    assert [line["outcome"] for line in agent.lines()] == ["informed", "refused", "refused", "refused"]
+    with pytest.raises(AgentError, match="wrong token"):
+        host_facts(agent.address, token=new_token())
+
+
+def test_a_runs_environment_records_the_servers_threads_from_its_agents(agent, monkeypatch):
+    """The runner's description of a server target names its agents' hosts' threads (each host
+    once); without a token, or with an agent gone, it says why they are not recorded."""
+    from types import SimpleNamespace
+
+    from workloads.run.runner import _safe_describe
+
+    monkeypatch.delenv("TICKBENCH_AGENT_TOKEN", raising=False)
+
+    def target(config):
+        return SimpleNamespace(kind="dolphindb", config=config, describe=lambda: {"kind": "dolphindb"})
+
+    described = _safe_describe(target({"agents": [agent.address, agent.address], "agent_token": TOKEN}))
+    assert described["server_threads"] == os.cpu_count()                     # one host, named twice
+    assert described["server_threads_from"] == f"tickbench agent ({socket.gethostname()} {os.cpu_count()})"
+    gone = _safe_describe(target({"agents": [f"127.0.0.1:{free_port_refused()}"], "agent_token": TOKEN}))
+    assert "server_threads" not in gone and gone["server_threads_note"].startswith("not recorded: agent 127.0.0.1:")
+    without = _safe_describe(target({"agents": [agent.address]}))
+    assert "server_threads" not in without and "no agent token" in without["server_threads_note"]
+
+
+def free_port_refused() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def test_a_replayed_request_is_refused_and_drops_nothing(agent, cached_file):

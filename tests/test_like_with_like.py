@@ -83,7 +83,18 @@ def test_a_server_elsewhere_whose_threads_are_not_recorded_says_so(store):
     runs = _flat_002(store, (1, 2, 4, 8, 16, 32), scenario={"target_config": {"host": "ddb-server.invalid", "port": 8848}})
     knees = [f for f in findings("002", runs, store) if "stops growing" in f.statement]
     assert all(f.verdict == NOT_MEASURED and "the server's hardware threads are not recorded" in f.why
-               for f in knees), [f.line for f in knees]
+               and "tickbench agent" in f.why for f in knees), [f.line for f in knees]
+
+
+def test_a_server_elsewhere_whose_agent_recorded_its_threads_is_compared_per_thread(store):
+    # the run's environment holds what the host's agent said (runner._safe_describe): 48 threads there,
+    # as many as the report's server, so 64 users is 64 users and a sweep to 32 cannot reach it
+    recorded = {**TWO_THREADS, "target": {"server_threads": 48, "server_threads_from": "tickbench agent (db1 48)"}}
+    runs = _flat_002(store, (1, 2, 4, 8, 16, 32), environment=recorded,
+                     scenario={"target_config": {"host": "ddb-server.invalid", "port": 8848}})
+    downloads = next(f for f in findings("002", runs, store) if "downloads" in f.statement)
+    assert downloads.verdict == NOT_MEASURED and "64 users here" in downloads.why, downloads.line
+    assert "the server's 48 hardware threads" in downloads.why, downloads.line
 
 
 def test_report_000_on_duckdb_shows_dolphindb_only_rows_once_greyed(store):

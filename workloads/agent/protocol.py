@@ -1,6 +1,8 @@
-"""How a drop request is signed and checked: ``POST /drop`` with three headers.
+"""How a request is signed and checked: ``POST /drop`` (drop the page cache) or ``POST /info`` (the
+host's name and hardware threads, for the figures that scale by them), each with three headers.
 
-The client sends a timestamp, a random nonce and HMAC-SHA256(token, "drop\\n{timestamp}\\n{nonce}").
+The client sends a timestamp, a random nonce and HMAC-SHA256(token, "{verb}\\n{timestamp}\\n{nonce}"),
+the verb being the path's ("drop" or "info": a signed info request cannot be replayed as a drop).
 The agent answers only a signature made with its token (compared in constant time), a timestamp
 within ``WINDOW_S`` of its clock, and a nonce it has not accepted within that window (a captured
 request replayed is refused). Nothing else is read from a request: it carries no command or path.
@@ -17,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 PATH = "/drop"
+INFO_PATH = "/info"
+VERBS = {PATH: "drop", INFO_PATH: "info"}
 TIMESTAMP_HEADER = "X-Tickbench-Timestamp"
 NONCE_HEADER = "X-Tickbench-Nonce"
 SIGNATURE_HEADER = "X-Tickbench-Signature"
@@ -37,16 +41,18 @@ STALE = "timestamp outside the window"
 REPLAY = "nonce already used (replay)"
 
 
-def signature(token: str, timestamp: str, nonce: str) -> str:
-    message = f"drop\n{timestamp}\n{nonce}".encode()
+def signature(token: str, timestamp: str, nonce: str, verb: str = "drop") -> str:
+    message = f"{verb}\n{timestamp}\n{nonce}".encode()
     return hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
 
 
-def signed_headers(token: str, now: float | None = None, nonce: str | None = None) -> dict[str, str]:
-    """The headers of one drop request (a new nonce each call unless one is given)."""
+def signed_headers(token: str, now: float | None = None, nonce: str | None = None,
+                   verb: str = "drop") -> dict[str, str]:
+    """The headers of one request (a new nonce each call unless one is given)."""
     timestamp = f"{time.time() if now is None else now:.3f}"
     nonce = nonce or secrets.token_urlsafe(16)
-    return {TIMESTAMP_HEADER: timestamp, NONCE_HEADER: nonce, SIGNATURE_HEADER: signature(token, timestamp, nonce)}
+    return {TIMESTAMP_HEADER: timestamp, NONCE_HEADER: nonce,
+            SIGNATURE_HEADER: signature(token, timestamp, nonce, verb)}
 
 
 def token_problem(token: str) -> str:
@@ -75,14 +81,14 @@ class Verifier:
         self._seen: dict[str, float] = {}      # nonce -> when accepted; only signed ones enter
         self._lock = threading.Lock()
 
-    def check(self, headers: Mapping[str, str], now: float | None = None) -> Verdict:
+    def check(self, headers: Mapping[str, str], now: float | None = None, verb: str = "drop") -> Verdict:
         now = time.time() if now is None else now
         timestamp = headers.get(TIMESTAMP_HEADER) or ""
         nonce = headers.get(NONCE_HEADER) or ""
         sent = headers.get(SIGNATURE_HEADER) or ""
         if not (_TIMESTAMP.fullmatch(timestamp) and _NONCE.fullmatch(nonce) and _SIGNATURE.fullmatch(sent)):
             return Verdict(False, MALFORMED, nonce if _NONCE.fullmatch(nonce) else "")
-        if not hmac.compare_digest(signature(self._key, timestamp, nonce), sent):
+        if not hmac.compare_digest(signature(self._key, timestamp, nonce, verb), sent):
             return Verdict(False, WRONG_TOKEN, nonce)
         if abs(now - float(timestamp)) > self._window_s:
             return Verdict(False, STALE, nonce)

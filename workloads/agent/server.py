@@ -1,4 +1,5 @@
-"""The agent's listener: ``POST /drop``, signed (protocol.py), answered by one drop at a time.
+"""The agent's listener: ``POST /drop``, signed (protocol.py), answered by one drop at a time, and
+``POST /info``, signed too, answered with the host's name and hardware threads (nothing else).
 
 Bounded by construction: a fixed pool of threads accepts and handles connections (the kernel's
 backlog holds the rest), each connection has a short socket timeout and an overall deadline, a
@@ -8,6 +9,7 @@ headers alone before anything is done. One JSON line per request goes to the log
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import socketserver
@@ -19,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TextIO
 
 from workloads.agent.droppers import DropperError
-from workloads.agent.protocol import PATH, Verifier
+from workloads.agent.protocol import INFO_PATH, VERBS, Verifier
 
 THREADS = 8
 SOCKET_TIMEOUT_S = 5.0        # a silent client is dropped after this
@@ -78,9 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile = _CappedReader(self.rfile, MAX_HEAD_BYTES + MAX_BODY_BYTES)
         self._logged = False
 
-    # -- every method: refused unless POST /drop -------------------------------------------------
+    # -- every method: refused unless POST /drop or POST /info -----------------------------------
     def do_POST(self) -> None:
-        if self.path != PATH:
+        if self.path not in VERBS:
             return self._refuse(404, "not found", f"path {self.path[:80]!r}")
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -89,9 +91,13 @@ class _Handler(BaseHTTPRequestHandler):
         if not 0 <= length <= MAX_BODY_BYTES:
             return self._refuse(413, "body too large", "body length not 0..4096")
         self.rfile.read(length)          # read so the reply is not lost to a reset; never used
-        verdict = self.agent.verifier.check(self.headers)
+        verdict = self.agent.verifier.check(self.headers, verb=VERBS[self.path])
         if not verdict.accepted:
             return self._refuse(401, "unauthorized", verdict.reason, verdict.nonce)
+        if self.path == INFO_PATH:
+            threads = os.cpu_count()
+            self._log("informed", "", verdict.nonce, threads=threads)
+            return self._reply(200, {"request_id": verdict.nonce, "host": socket.gethostname(), "threads": threads})
         self.agent.exempt(self.request)  # a drop may take long: no deadline while it runs
         outcome = self.agent.drop()
         if outcome is None:
@@ -106,7 +112,7 @@ class _Handler(BaseHTTPRequestHandler):
                           "host": socket.gethostname()})
 
     def _not_allowed(self) -> None:
-        if self.path != PATH:
+        if self.path not in VERBS:
             return self._refuse(404, "not found", f"path {self.path[:80]!r}")
         self._refuse(405, "method not allowed", f"method {self.command}")
 

@@ -125,9 +125,10 @@ def knee_verdict(knee: int | None, users: list[int] | int, low: int, high: int, 
     steps = sorted(set(users)) if isinstance(users, (list, tuple)) else [1, int(users)]
     top = steps[-1]
     if published_threads and not threads:
-        return NOT_MEASURED, (f"not measurable at this size: {whose} hardware threads are not recorded, so the "
+        return NOT_MEASURED, (f"not measurable here: {whose} hardware threads are not recorded, so the "
                               f"published knee ({_users_range(low, high)} on {published_threads} threads) cannot "
-                              "be scaled to it")
+                              "be scaled to it (run `tickbench agent` on the server and name it in the profile "
+                              "with `tickbench targets agents`: it reports them)")
     scale = threads / published_threads if threads and published_threads else 1.0
     lo, hi = low * scale, high * scale
     per = (f" ({_users_range(lo, hi)} on {whose} {plural(threads, 'hardware thread')}, "

@@ -311,11 +311,15 @@ def _safe_describe(target) -> dict[str, Any]:
     """``describe()``, and how the target's path compared with its engine's fastest documented
     client path when the practitioner benchmark last measured it (``workloads.practitioner.measured``)."""
     from workloads.practitioner.measured import path_check
+    from workloads.targets.common.host_agents import agent_token, agents_of, hardware_threads
     try:
         described = target.describe()
     except Exception as exc:  # a description must never stop a run
         return {"kind": getattr(target, "kind", "?"), "describe_error": describe_error(exc)}
-    return {**described, **path_check(getattr(target, "kind", ""))}
+    config = getattr(target, "config", None) or {}
+    # the servers' hardware threads, from their hosts' agents (a client cannot see them otherwise)
+    hardware = hardware_threads(agents_of(config), agent_token(config)) if isinstance(config, dict) else {}
+    return {**described, **hardware, **path_check(getattr(target, "kind", ""))}
 
 
 def _public_scenario(scenario: Scenario) -> dict[str, Any]:

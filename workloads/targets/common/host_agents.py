@@ -47,5 +47,25 @@ def drop_host_caches(agents: Sequence[str], token: str) -> list[str]:
     return methods
 
 
+def hardware_threads(agents: Sequence[str], token: str) -> dict[str, object]:
+    """What the run's environment records of the servers' hardware: ``server_threads``, the hardware
+    threads of every host an agent runs on (each host once), and ``server_threads_from`` saying so;
+    or ``server_threads_note`` saying why they are not recorded."""
+    if not agents:
+        return {}
+    if not token:
+        return {"server_threads_note": f"not asked: no agent token (set {TOKEN_VARIABLE})"}
+    from workloads.agent.client import AgentError, host_facts
+    hosts: dict[str, int] = {}
+    for agent in agents:
+        try:
+            facts = host_facts(agent, token=token)
+        except AgentError as exc:
+            return {"server_threads_note": f"not recorded: {str(exc).strip()[:300]}"}
+        hosts[facts.host or agent] = facts.threads
+    said = ", ".join(f"{host} {threads}" for host, threads in hosts.items())
+    return {"server_threads": sum(hosts.values()), "server_threads_from": f"tickbench agent ({said})"}
+
+
 def all_dropped(methods: Sequence[str]) -> bool:
     return not any(m.startswith(NOT_DROPPED) for m in methods)

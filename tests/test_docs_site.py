@@ -1,7 +1,7 @@
 """The documentation: the MkDocs site builds strictly (a broken link, a missing anchor or a page left
 out of the nav fails it), offline; the README stays a short front page whose links, like the docs',
-never leave the repository; `.ci/run` runs exactly the README's test command; the screenshots are the
-window at 1280x800."""
+never leave the repository; `.ci/run` runs exactly the README's test command; every screenshot is linked
+from a page and named by scripts/render_screenshots.py, and a full-window one is 1280x800."""
 from __future__ import annotations
 
 import os
@@ -127,3 +127,23 @@ def test_the_readmes_screenshot_is_the_window_at_1280x800_and_the_script_renders
     assert png_size(ROOT / shots[0]) == (1280, 800)
     script = (ROOT / "scripts" / "render_screenshots.py").read_text(encoding="utf-8")
     assert re.search(r'"--size", default="1280x800"', script)
+
+
+SHOTS = DOCS / "screenshots"
+FULL_WINDOW = re.compile(r"(main_window_.*|history|compare.*|engines_compare|suite_.*|import_footprint|demo_dark)\.png")
+
+
+def test_every_screenshot_is_linked_regenerated_by_the_script_and_a_full_window_is_1280x800():
+    """One script renders every picture the docs show, and no picture is left that nothing shows."""
+    linked = {(page.parent / t).resolve() for page in PAGES for t in links(page) if t.endswith(".png")}
+    shots = set(SHOTS.glob("*.png"))
+    script = "".join(p.read_text(encoding="utf-8") for p in
+                     [ROOT / "scripts" / "render_screenshots.py", *ROOT.glob("scripts/screenshot_*.py")])
+    problems = [f"{p.name}: linked from no docs page nor the README" for p in sorted(shots - linked)]
+    problems += [f"{p.relative_to(ROOT)}: linked but missing" for p in sorted(linked) if not p.exists()]
+    for shot in sorted(shots):
+        if not re.search(rf"[\"']{re.escape(shot.stem)}(\.png)?[\"']", script):   # a quoted file name
+            problems.append(f"{shot.name}: not named in scripts/render_screenshots.py or its screenshot_*.py")
+        if FULL_WINDOW.fullmatch(shot.name) and png_size(shot) != (1280, 800):
+            problems.append(f"{shot.name}: {png_size(shot)}, not the full window at 1280x800")
+    assert not problems, "\n".join(problems)

@@ -144,6 +144,9 @@ class DashboardHeader:
         ]
         if snap.name:
             parts.append(f"<span style='font-size:small'>{html.escape(snap.run_id)}</span>")
+        if snap.replayed_from:      # first and in words: an audience must never take a replay for a live run
+            parts.insert(0, f"<span style='color:{theme.warning}'><b>REPLAY · "
+                            f"{html.escape(snap.replayed_from)}</b></span>")
         self.header_label.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts))
         self.figures_label.setText(step_figures_line(snap, theme.warning))
         value = round(min(max(snap.progress, 0.0), 1.0) * 1000)

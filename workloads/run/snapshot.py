@@ -116,3 +116,6 @@ class LiveSnapshot:
     # over the last few whole seconds of operation ends
     host_users: dict[str, int] = field(default_factory=dict)
     host_rows_per_s: dict[str, float] = field(default_factory=dict)
+    # set on a stored run played back (workloads.results.replay), e.g. "recorded 2026-11-27 14:05":
+    # the header says REPLAY, so an audience never takes it for a live run
+    replayed_from: str = ""

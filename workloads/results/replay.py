@@ -1,0 +1,136 @@
+"""A stored run played back at its real pace: the live view as it stood at any second of the run.
+
+``RunReplay`` reads the run once (``snapshot_from_store``'s figures of the finished run, plus the
+end of every measured operation and step on the run clock) and answers ``snapshot_at(t)`` from
+memory, so a player can ask many times a second. At run-clock ``t`` a replay shows only what had
+happened by then: series points, operations and resource samples of time <= t, and a step's
+figures (its sweep point, phases, queries, footprint) once that step had ended. Every snapshot
+says it is a replay (``replayed_from``), so no screen can pass it off as a live run.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timezone
+
+import numpy as np
+import pandas as pd
+
+from workloads.results.figures import phase_summary, step_figures
+# the stored view's own helpers: the replay's clock and step figures are those of snapshot_from_store
+from workloads.results.history import (_last_with_phases, _optional, _step_window, release_offsets,
+                                       snapshot_from_store, sweep_points)
+from workloads.results.store import ResultsStore
+from workloads.results.suite_figures import query_figures
+from workloads.run.snapshot import LiveSnapshot
+
+RUNNING = "running"
+
+_MEASURED_SQL = ("SELECT step, t_start, total_s, ok FROM ops "
+                 "WHERE run_id = ? AND kind = 'measured'")
+
+
+class RunReplay:
+    """One stored run, replayable at any run-clock second between 0 and ``duration_s``."""
+
+    def __init__(self, store: ResultsStore, run_id: str) -> None:
+        run = store.run(run_id)
+        self.run_id: str = run["run_id"]          # a unique prefix was enough to find it
+        self._final = snapshot_from_store(store, self.run_id)
+        self._figures = step_figures(store, self.run_id)
+        ops = store.frame(_MEASURED_SQL, [self.run_id])
+
+        ends_in_step = (ops["t_start"] + ops["total_s"]).groupby(ops["step"]).max()
+        windows = [_step_window(row, ends_in_step) for row in self._figures.itertuples()]
+        releases = release_offsets(self._figures, windows, run.get("created_at"), run.get("finished_at"))
+        self._releases = np.asarray(releases, dtype=float)
+        self._step_ends = self._releases + np.asarray(windows, dtype=float)
+        offset_of = dict(zip(self._figures["step"], releases))
+
+        ends = (ops["t_start"] + ops["total_s"]).to_numpy(dtype=float) + \
+            ops["step"].map(offset_of).fillna(0.0).to_numpy(dtype=float)
+        ok = ops["ok"].to_numpy(dtype=bool)
+        self._ok_ends = np.sort(ends[ok])
+        self._failed_ends = np.sort(ends[~ok])
+
+        workers = store.workers(self.run_id)
+        self._workers_of_step = {int(step): sorted(int(w) for w in group["worker"])
+                                 for step, group in workers.groupby("step")}
+        self._query_step = self._last_query_step(store) if self._final.queries else None
+
+        final = self._final
+        self.duration_s: float = float(max(
+            [0.0, *ends, *self._step_ends, *(p.t for p in final.throughput), *(p.t for p in final.latency),
+             *(r.t for r in final.resources)]))
+        self.replayed_from: str = recorded_words(run.get("created_at"))
+
+    @property
+    def step_ends_s(self) -> dict[int, float]:
+        """Run-clock second at which each step ended (its release plus its measurement window)."""
+        return {int(s): float(e) for s, e in zip(self._figures["step"], self._step_ends)}
+
+    def snapshot_at(self, t: float) -> LiveSnapshot:
+        """The live view as it stood at run-clock ``t`` (clamped into [0, duration_s])."""
+        t = min(max(float(t), 0.0), self.duration_s)
+        final = self._final
+        ended = self._figures[self._step_ends <= t]
+        over = t >= self.duration_s
+        index = self._current_step(t)
+        current = self._figures.iloc[index] if len(self._figures) else None
+        phase_row = _last_with_phases(ended)
+        means, percentiles, phase_ops, source = phase_summary(phase_row) if phase_row is not None \
+            else ({}, {}, 0, "")
+        figures_row = phase_row if phase_row is not None else \
+            (ended.iloc[-1].to_dict() if len(ended) else None)
+        ended_steps = {int(s) for s in ended["step"]}
+        query_shown = self._query_step is not None and self._query_step in ended_steps
+        return replace(
+            final,
+            status=final.status if over else RUNNING,
+            step_index=int(current["step"]) if current is not None else 0,
+            users=int(current["users"]) if current is not None else 0,
+            step_label=str(current["label"]) if current is not None else "",
+            elapsed_s=t,
+            ops_done=int(np.searchsorted(self._ok_ends, t, side="right")),
+            ops_failed=int(np.searchsorted(self._failed_ends, t, side="right")),
+            # a completed run's bar fills as t / duration; a cancelled one ends where it stopped
+            progress=final.progress if over else final.progress * t / self.duration_s,
+            message=final.message if over else "",
+            throughput=[p for p in final.throughput if p.t <= t],
+            throughput_tail=None,
+            latency=[p for p in final.latency if p.t <= t],
+            resources=[r for r in final.resources if r.t <= t],
+            sweep=sweep_points(ended),
+            phase_means=means, phase_percentiles=percentiles, phase_ops=phase_ops, phase_source=source,
+            phase_step=str(phase_row["label"]) if phase_row is not None else "",
+            phase_exact=phase_row is not None,
+            first_op_s=_optional(figures_row, "first_op_s"),
+            steady_p50_s=_optional(figures_row, "p50_s"),
+            mean_total_s=_optional(figures_row, "mean_s"),
+            workers=dict(final.workers) if over else
+            {w: RUNNING for w in self._workers_of_step.get(int(current["step"]) if current is not None else 0, [])},
+            worker_errors=dict(final.worker_errors) if over else {},
+            queries=list(final.queries) if query_shown else [],
+            query_step=final.query_step if query_shown else "",
+            # the layout's footprint reached the live view only with the stored figures, at the end
+            footprints={"layout": final.footprints.get("layout") if over else None,
+                        "steps": {s: f for s, f in (final.footprints.get("steps") or {}).items()
+                                  if s in ended_steps}} if final.footprints else {},
+            replayed_from=self.replayed_from,
+        )
+
+    def _current_step(self, t: float) -> int:
+        """Row of the step under way at t: the last one released by then (the first before that)."""
+        released = np.flatnonzero(self._releases <= t)
+        return int(released[-1]) if released.size else 0
+
+    def _last_query_step(self, store: ResultsStore) -> int | None:
+        queries = query_figures(store, self.run_id)
+        return int(queries["step"].max()) if not queries.empty else None
+
+
+def recorded_words(created_at) -> str:
+    """'recorded 2026-11-27 14:05': when the run was made, local time (stored as naive UTC)."""
+    if created_at is None or pd.isna(created_at):
+        return "recorded earlier"
+    moment = pd.Timestamp(created_at).to_pydatetime().replace(tzinfo=timezone.utc).astimezone()
+    return f"recorded {moment:%Y-%m-%d %H:%M}"

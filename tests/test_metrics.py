@@ -138,3 +138,18 @@ def test_a_run_shorter_than_a_second_ends_with_its_throughput_drawn():
     points = agg.snapshot(run_clock=0.8).throughput
     assert len(points) == 1 and points[0].span_s == pytest.approx(0.45)
     assert points[0].rows_per_s == pytest.approx(90 / 0.45)
+
+
+def test_the_second_under_way_crosses_the_live_file_as_a_point():
+    """The run process publishes snapshots as JSON; the window reads them back (workloads.run.live)."""
+    import json
+
+    from workloads.run.live import snapshot_from_dict, snapshot_to_dict
+
+    agg = LiveAggregates("r", "duckdb", "read-day", steps_total=1)
+    agg.begin_step(0, 1, "1 user", run_clock=0.0)
+    agg.release_step(4.3)
+    agg.add([_rec(0, i, 0.1 * i, 0.1, rows=1_000) for i in range(6)], step_offset=4.3)
+    sent = agg.snapshot(run_clock=5.0)
+    read = snapshot_from_dict(json.loads(json.dumps(snapshot_to_dict(sent))))
+    assert read.throughput_tail == sent.throughput_tail and read.throughput_tail.rows_per_s > 0

@@ -29,6 +29,10 @@ def snapshot_from_dict(data: dict) -> LiveSnapshot:
     for name, kind in _POINTS.items():
         known = {f.name for f in dataclasses.fields(kind)}
         values[name] = [kind(**{k: v for k, v in p.items() if k in known}) for p in values.get(name, [])]
+    tail = values.get("throughput_tail")
+    if isinstance(tail, dict):                                  # the second under way, when there is one
+        known = {f.name for f in dataclasses.fields(ThroughputPoint)}
+        values["throughput_tail"] = ThroughputPoint(**{k: v for k, v in tail.items() if k in known})
     for name in ("workers", "worker_errors"):                  # JSON keys are text; workers are numbers
         values[name] = {int(k): v for k, v in values.get(name, {}).items()}
     return LiveSnapshot(**values)

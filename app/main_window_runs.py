@@ -13,6 +13,8 @@ from workloads.playlists import load_playlist
 from workloads.run.worker import describe_error
 from workloads.text import plural
 
+STOP_QUESTION_HOLD = "stop question"     # the playlist waits while the Stop question is open
+
 
 class MainWindowRuns:
     """Starting, following and stopping runs for MainWindow."""
@@ -118,25 +120,43 @@ class MainWindowRuns:
 
     def stop_run(self) -> None:
         """Stop is a cancel: what was measured is kept. With more experiments queued (a report's
-        or a playlist's), ask whether to skip only this one or stop them all."""
+        or a playlist's), ask whether to skip only this one or stop them all.
+
+        The answer is about the run the question named: the playlist is held while it is open, so
+        a run that ends meanwhile starts no next one, and "Skip this one" then stops nothing (the
+        playlist goes on). "Stop all" drops the queue and stops whatever run is going: while held
+        that can only be the named one, and every run of the playlist is what was asked to stop."""
         if not self.controller.busy:
             return
-        keep_queue = False
         waiting = self.controller.waiting
-        if waiting:
+        if not waiting:
+            self.controller.stop()
+            self.status_label.setText(f"stopping “{self._running_name}”… (its users end within a second)")
+            return
+        named_id, named = self.controller.current_run_id, self._running_name
+        self.controller.hold(STOP_QUESTION_HOLD)
+        try:
             box = QMessageBox(QMessageBox.Icon.Question, "Stop",
-                              f"“{self._running_name}” is running and {plural(waiting, 'more experiment')} "
+                              f"“{named}” is running and {plural(waiting, 'more experiment')} "
                               "wait after it. What was measured so far is kept either way.", parent=self)
             skip = box.addButton("Skip this one", QMessageBox.ButtonRole.AcceptRole)
             stop_all = box.addButton(f"Stop all {waiting + 1}", QMessageBox.ButtonRole.DestructiveRole)
             box.addButton("Keep running", QMessageBox.ButtonRole.RejectRole)
             box.setDefaultButton(skip)
             box.exec()
-            if box.clickedButton() not in (skip, stop_all):
-                return
-            keep_queue = box.clickedButton() is skip
-        self.controller.stop(keep_queue=keep_queue)
-        self.status_label.setText(f"stopping “{self._running_name}”… (its users end within a second)")
+            if box.clickedButton() is skip:
+                stopped = self.controller.stop(keep_queue=True, run_id=named_id)
+                self.status_label.setText(f"stopping “{named}”… (its users end within a second)" if stopped
+                                          else f"“{named}” had already finished; the playlist goes on")
+            elif box.clickedButton() is stop_all:
+                going = self._running_name if self.controller.busy else ""
+                if self.controller.stop(keep_queue=False):
+                    self.status_label.setText(f"stopping “{going}”… (its users end within a second); "
+                                              "nothing more is played")
+                else:
+                    self.status_label.setText(f"“{named}” had already finished; nothing more is played")
+        finally:
+            self.controller.release(STOP_QUESTION_HOLD)
 
     def _on_failed_to_start(self, message: str) -> None:
         self.builder.show_error(message)

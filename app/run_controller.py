@@ -28,6 +28,8 @@ from workloads.results.store import ResultsStore
 from workloads.run.worker import describe_error
 
 POLL_MS = 200  # a snapshot five times a second is plenty for people; charts repaint on their own timers
+REAP_MS = 500
+NEXT_RUN_DELAY_MS = 1000      # a playlist's pause between runs: the end of one is seen before the next
 STOP_WAIT_S = 5.0
 FINAL_SNAPSHOT_WAIT_S = 3.0
 
@@ -46,9 +48,15 @@ class RunController(QObject):
         self._process: subprocess.Popen | None = None     # None when attached to another's run
         self._seen_live = None
         self._queue: deque[Scenario] = deque()
+        self._holds: set[str] = set()
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._poll)
+        # a run's record can say it is over before its process has exited: reaped later, never waited for
+        self._unreaped: list[subprocess.Popen] = []
+        self._reap_timer = QTimer(self)
+        self._reap_timer.setInterval(REAP_MS)
+        self._reap_timer.timeout.connect(self._reap)
 
     @property
     def busy(self) -> bool:
@@ -61,6 +69,10 @@ class RunController(QObject):
     @property
     def waiting(self) -> int:
         return len(self._queue)
+
+    @property
+    def held(self) -> bool:
+        return bool(self._holds)
 
     def _folder(self) -> Path:
         return self.store.runs_dir / self._run_id
@@ -113,31 +125,54 @@ class RunController(QObject):
         if not self.busy:
             self._start_next()
 
-    def stop(self, keep_queue: bool = False) -> None:
+    def hold(self, reason: str = "held") -> None:
+        """Freeze the playlist: a run that ends while held starts no next one until every reason
+        given is released. The running run is not touched. Holding again for the same reason does
+        nothing more, so one ``release(reason)`` undoes it; different reasons (the Stop question, a
+        presenter's pause) each need their own release."""
+        self._holds.add(reason)
+
+    def release(self, reason: str = "held") -> None:
+        """Undo ``hold(reason)`` (a reason not held is ignored). Once nothing holds the playlist
+        and no run is going, its next scenario starts after the usual pause between runs."""
+        self._holds.discard(reason)
+        if not self._holds and self._queue and not self.busy:
+            QTimer.singleShot(NEXT_RUN_DELAY_MS, self._start_next)
+
+    def stop(self, keep_queue: bool = False, run_id: str | None = None) -> bool:
         """Cancel the running scenario (its workers stop within a second); the queued ones are
-        dropped too unless ``keep_queue`` (skip this experiment, go on with the next)."""
+        dropped too unless ``keep_queue`` (skip this experiment, go on with the next).
+
+        With ``run_id``, only if that run is still the current one: a request about a run that has
+        already ended (a question left open meanwhile) does nothing at all, the queue included.
+        True if a stop was sent."""
+        if run_id is not None and run_id != self._run_id:
+            return False
         if not keep_queue:
             self._queue.clear()
             self.queue_changed.emit(0)
         if not self.busy:
-            return
+            return False
         request_stop(self._folder())
         if not RunFolder(self._folder()).run():
-            return    # its process is still starting: a signal now would kill it raw; it reads the stop file
+            return True    # its process is still starting: a signal now would kill it raw; it reads the stop file
         pid = self._process.pid if self._process is not None else run_process(self.store.run(self._run_id)).pid
         try:
             os.kill(pid, signal.SIGTERM)          # at once; the stop file covers a missed signal
         except (OSError, AttributeError):
             pass                                  # already gone: the stop file is there if not
+        return True
 
     def detach(self) -> None:
         """Stop following; the run goes on in its own process and a later window attaches to it."""
         self._queue.clear()
         self._timer.stop()
         self._run_id = self._process = None
+        self._reap()
 
     def shutdown(self) -> None:
         """On window close with the run stopped: ask it to stop and wait briefly for its end."""
+        self._reap()
         if not self.busy:
             return
         process = self._process
@@ -190,16 +225,27 @@ class RunController(QObject):
 
     def _end(self, result: RunResult | None, failure: str = "") -> None:
         self._timer.stop()
+        if self._process is not None:
+            self._unreaped.append(self._process)
+            self._reap()
         self._run_id = self._process = None
         if result is None:
             self.run_failed_to_start.emit(failure)
         else:
             self.run_finished.emit(result)
         if self._queue:
-            QTimer.singleShot(1000, self._start_next)
+            QTimer.singleShot(NEXT_RUN_DELAY_MS, self._start_next)     # unless held by then
+
+    def _reap(self) -> None:
+        """Collect the exit of ended runs' processes (no zombies), without waiting for any."""
+        self._unreaped = [process for process in self._unreaped if process.poll() is None]
+        if self._unreaped and not self._reap_timer.isActive():
+            self._reap_timer.start()
+        elif not self._unreaped:
+            self._reap_timer.stop()
 
     def _start_next(self) -> None:
-        if self._queue and not self.busy:
+        if self._queue and not self.busy and not self._holds:
             scenario = self._queue.popleft()
             self.queue_changed.emit(len(self._queue))
             self.start(scenario)

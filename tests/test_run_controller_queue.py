@@ -1,0 +1,165 @@
+"""The run controller's playlist and the processes it starts, with real run processes (noop):
+the Stop question acts on the run it named, a held playlist waits, an ended run's process is reaped."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QMessageBox
+
+from app.main_window import MainWindow
+from app.run_controller import RunController
+from workloads.results.dead_runs import run_process
+from workloads.results.store import ResultsStore
+from workloads.scenario import Scenario
+
+RUN_TIMEOUT_MS = 180_000
+
+
+def _noop(name: str, seconds: float) -> Scenario:
+    return Scenario(name=name, workload="noop", users=(1,), operations=0, duration_s=seconds)
+
+
+class NoPasswords:
+    def load(self, profile, user):
+        return None
+
+    def save(self, profile, user, password):
+        return True
+
+    def forget(self, profile, user):
+        pass
+
+    def available(self):
+        return True
+
+
+@pytest.fixture
+def controller(qtbot, tmp_path):
+    store = ResultsStore(tmp_path / "results")
+    made = RunController(store)
+    yield made
+    made.shutdown()
+    store.close()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, light_theme):
+    store = ResultsStore(tmp_path / "results")
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    made = MainWindow(store, tmp_path / "data", settings, NoPasswords())
+    qtbot.addWidget(made)
+    made.resize(1280, 800)
+    made.show()
+    qtbot.waitExposed(made)
+    yield made
+    made.ask_close_during_run = lambda: "stop"     # a run left by a failed test: no question at close
+    made.close()
+    store.close()
+
+
+def _answer_the_stop_question_once(window, button: str, ready) -> None:
+    """Click ``button`` of the Stop question once it is up and ``ready()`` holds (the question runs
+    its own event loop: runs end and start behind it meanwhile)."""
+    def click() -> None:
+        box = next((b for b in window.findChildren(QMessageBox) if b.isVisible()), None)
+        if box is None or not ready():
+            QTimer.singleShot(50, click)
+            return
+        next(b for b in box.buttons() if b.text() == button).click()
+    QTimer.singleShot(50, click)
+
+
+def _stop_and_wait(qtbot, controller: RunController) -> None:
+    if controller.busy:
+        with qtbot.waitSignal(controller.run_finished, timeout=30_000):
+            controller.stop()
+
+
+def test_skip_this_one_skips_nothing_once_the_named_run_has_finished(qtbot, window):
+    controller = window.controller
+    started, finished = [], []
+    controller.run_started.connect(lambda run_id, scenario: started.append((run_id, scenario.name)))
+    controller.run_finished.connect(finished.append)
+    window.start_gallery_runs([_noop("long 1", 4.0), _noop("long 2", 120.0)])
+    qtbot.waitUntil(lambda: len(started) == 1, timeout=RUN_TIMEOUT_MS)
+    first_id = started[0][0]
+    ended_at = []
+
+    def first_over_a_while_ago() -> bool:
+        # long enough for the playlist's next run to have started, had the question not held it
+        if finished and not ended_at:
+            ended_at.append(len(started))
+            QTimer.singleShot(3000, lambda: ended_at.append("waited"))
+        return "waited" in ended_at
+
+    _answer_the_stop_question_once(window, "Skip this one", first_over_a_while_ago)
+    window.stop_action.trigger()                    # returns once the question is answered
+    assert [r.run_id for r in finished] == [first_id] and finished[0].status == "completed"
+    assert len(started) == 1, "the next run started while the question was open"
+    assert window.status_label.text() == "“long 1” had already finished; the playlist goes on"
+    qtbot.waitUntil(lambda: len(started) == 2, timeout=RUN_TIMEOUT_MS)      # the playlist goes on
+    second_id = started[1][0]
+    assert started[1][1] == "long 2" and controller.current_run_id == second_id
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.run_id == second_id
+                    and window.dashboard.snapshot.ops_done > 50, timeout=RUN_TIMEOUT_MS)
+    assert window.dashboard.snapshot.status == "running" and len(finished) == 1     # not cancelled by the skip
+    _stop_and_wait(qtbot, controller)
+
+
+def test_a_held_playlist_starts_nothing_until_released(qtbot, controller):
+    started, finished = [], []
+    controller.run_started.connect(lambda run_id, scenario: started.append(run_id))
+    controller.run_finished.connect(finished.append)
+    controller.start_playlist([_noop("short", 2.0), _noop("next", 120.0)])
+    qtbot.waitUntil(lambda: len(started) == 1, timeout=RUN_TIMEOUT_MS)
+    controller.hold("pause")
+    controller.hold("pause")                # the same reason twice is one hold
+    controller.release("never held")        # a reason not held changes nothing
+    qtbot.waitUntil(lambda: len(finished) == 1, timeout=RUN_TIMEOUT_MS)
+    qtbot.wait(2500)                        # past the playlist's one-second pause between runs
+    assert len(started) == 1 and not controller.busy and controller.waiting == 1 and controller.held
+    with qtbot.waitSignal(controller.run_started, timeout=RUN_TIMEOUT_MS):
+        controller.release("pause")
+    assert not controller.held and controller.waiting == 0 and controller.current_run_id == started[1]
+    _stop_and_wait(qtbot, controller)
+
+
+def test_a_stop_naming_a_run_that_has_ended_stops_nothing(qtbot, controller):
+    with qtbot.waitSignal(controller.run_finished, timeout=RUN_TIMEOUT_MS) as first:
+        assert controller.start(Scenario(name="quick", workload="noop", users=(1,), operations=5))
+    old_id = first.args[0].run_id
+    snapshots = []
+    controller.snapshot_ready.connect(snapshots.append)
+    assert controller.start(_noop("long", 120.0))
+    assert controller.stop(run_id=old_id) is False
+    qtbot.waitUntil(lambda: bool(snapshots) and snapshots[-1].ops_done > 50, timeout=RUN_TIMEOUT_MS)
+    assert controller.stop(run_id=old_id) is False
+    qtbot.wait(1500)
+    assert controller.busy and snapshots[-1].status == "running"
+    with qtbot.waitSignal(controller.run_finished, timeout=30_000) as second:
+        assert controller.stop(run_id=controller.current_run_id) is True
+    assert second.args[0].status == "cancelled"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"        # the name in parentheses may hold spaces
+
+
+def test_an_ended_runs_process_is_reaped(qtbot, controller):
+    # a cancelled run's record says so while its process still takes its workers down
+    snapshots = []
+    controller.snapshot_ready.connect(snapshots.append)
+    assert controller.start(_noop("long", 120.0))
+    qtbot.waitUntil(lambda: bool(snapshots) and snapshots[-1].ops_done > 20, timeout=RUN_TIMEOUT_MS)
+    with qtbot.waitSignal(controller.run_finished, timeout=30_000) as finished:
+        controller.stop()
+    result = finished.args[0]
+    assert result.status == "cancelled", result.message
+    pid = run_process(controller.store.run(result.run_id)).pid
+    qtbot.waitUntil(lambda: not _zombie(pid), timeout=5000)

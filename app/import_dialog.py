@@ -48,6 +48,7 @@ class ImportDialog(QDialog):
         self.setMinimumWidth(760)
         self.resize(980, 700)                 # the preview wants width; fits a 1366x768 screen
         self.preview = None                   # the SourcePreview shown
+        self._just_imported = ""              # the name this dialog has just imported under
         self._generation = 0                  # the newest preview asked for; older answers are dropped
         self._preview_thread: threading.Thread | None = None
         self._job = ImportJob(self)
@@ -162,6 +163,7 @@ class ImportDialog(QDialog):
 
     # ---- inputs ---------------------------------------------------------------------------------
     def set_source(self, path: str | Path) -> None:
+        self._just_imported = ""
         self.source_edit.setText(str(path))
         self.load_preview(force=True)
 
@@ -319,7 +321,9 @@ class ImportDialog(QDialog):
 
     def _update_state(self) -> None:
         name = self.name_edit.text()
-        if name in self._existing:
+        if name and name == self._just_imported:          # not "replaces ..." its own import
+            self.name_hint.setText(f"Imported as {PREFIX}{name}; importing again replaces it.")
+        elif name in self._existing:
             old = self._existing[name]
             self.name_hint.setText(f"Run it as {PREFIX}{name}; replaces the import of {old.rows:,} rows "
                                    f"once this one has succeeded.")
@@ -379,6 +383,7 @@ class ImportDialog(QDialog):
         kind = outcome[0]
         if kind == "ok":
             dataset, seconds = outcome[1], outcome[2]
+            self._just_imported = self.name_edit.text()
             self._refresh_existing()
             self._update_state()
             days = dataset.all_days

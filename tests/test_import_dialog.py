@@ -88,6 +88,7 @@ def test_a_changed_role_and_type_are_imported_off_the_gui_thread(qtbot, light_th
     assert sorted(get_dataset("imp_mine").all_keys) == ["ARCX", "BATS", "XNAS", "XNYS"]
     assert "Imported 3,000 rows over 3 days" in dialog.status_label.text() and not dialog.error_label.text()
     assert not dialog.skipped_list.isVisible() and dialog.import_button.isEnabled()
+    assert dialog.name_hint.text() == "Imported as imp_mine; importing again replaces it."   # not its own "replaces"
 
 
 def test_a_role_the_columns_cannot_play_stops_the_import(qtbot, light_theme, trades_csv):

@@ -97,3 +97,15 @@ def test_format_seconds_and_phase_order():
     assert format_seconds(0.0000042) == "4.2 µs"
     assert format_seconds(250) == "250 s"
     assert ordered_phases({"a": {"decode": 1, "zzz": 1, "io": 1}}) == ["io", "decode", "zzz"]
+
+
+def test_a_narrow_charts_longest_total_is_drawn_whole_inside_it(make_widget, qtbot):
+    """Compare's phases chart is narrow: the total past the longest bar must not run off its edge."""
+    chart = make_widget(BreakdownChart, size=(200, 300))
+    chart.set_data({"duckdb": {"query": 0.0412, "decode": 0.0333}, "pickle": {"io": 0.0201}})
+    qtbot.waitUntil(lambda: chart.plot_item.getViewBox().width() > 50, timeout=2000)
+    chart.render_now()
+    view = chart.plot_item.getViewBox()
+    total = next(i for i in chart._items if getattr(i, "textItem", None) is not None
+                 and i.textItem.toPlainText() == f" {format_seconds(0.0745)}")
+    assert total.sceneBoundingRect().right() <= view.sceneBoundingRect().right() + 1

@@ -126,8 +126,14 @@ class BreakdownChart(BarChartBase):
         bars = self._layout()
         phases = ordered_phases(self._measured, self._published)
         data = {"measured": self._measured, "published": self._published}
-        longest = max((sum(data[k][lab].values()) for lab, k, _, _ in bars), default=0.0) or 1.0
+        totals = [sum(data[k][lab].values()) for lab, k, _, _ in bars]
+        longest = max(totals, default=0.0) or 1.0
         x_max = longest * 1.3           # room on the right for the total labels
+        px_wide = self.plot_item.getViewBox().width()
+        widest = max((QFontMetricsF(self._font()).horizontalAdvance(f" {format_seconds(t)}") for t in totals),
+                     default=0.0) + 12
+        if px_wide >= 50 and widest < px_wide * 0.6:     # laid out: the longest total's label fits whole
+            x_max = max(x_max, longest * px_wide / (px_wide - widest))
         fits = self._label_fits(x_max)
 
         for kind in ("measured", "published"):

@@ -304,6 +304,8 @@ class BarChartBase(ChartBase):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.plot_item.getAxis("left").set_category_width(self._category_px())
+        if event.oldSize().width() != event.size().width():
+            self.mark_dirty()           # value labels and the room for them depend on the width
 
     def bar_items(self) -> list[pg.BarGraphItem]:
         """The bar items drawn now."""

@@ -12,6 +12,7 @@ from workloads.scenario import Scenario
 from workloads.playlists import load_playlist
 
 DEMO_FONT_SCALE = 1.5
+DEMO_THEME = "dark"         # white on black: what a projector shows best (`tickbench demo --theme` chooses)
 
 
 def builtin_playlists() -> dict[str, Path]:
@@ -43,31 +44,42 @@ class DemoMode(QObject):
     def __init__(self, window: QMainWindow, theme_name: str = "light"):
         super().__init__(window)
         self._window = window
-        self.theme_name = theme_name
+        self.theme_name = theme_name          # the window's own, back when demo mode ends
+        self.demo_theme = DEMO_THEME
         self.active = False
         self._was_maximized = False
         self._hidden_docks: list = []
+        self._front_docks: list = []
 
     def set_theme(self, name: str) -> None:
-        self.theme_name = name
+        """The theme of the mode the window is in now (demo mode keeps its own)."""
+        if self.active:
+            self.demo_theme = name
+        else:
+            self.theme_name = name
         apply_theme(QApplication.instance(), name, DEMO_FONT_SCALE if self.active else 1.0)
 
     def set_active(self, active: bool) -> None:
         if active == self.active:
             return
         self.active = active
-        apply_theme(QApplication.instance(), self.theme_name, DEMO_FONT_SCALE if active else 1.0)
+        apply_theme(QApplication.instance(), self.demo_theme if active else self.theme_name,
+                    DEMO_FONT_SCALE if active else 1.0)
         if active:
             self._was_maximized = self._window.isMaximized()
             # The audience watches the charts: side panels make way, and come back afterwards.
             self._hidden_docks = [d for d in self._window.findChildren(QDockWidget) if d.isVisible()]
+            # of docks sharing tabs, the one in front: showing them again would put the last in front
+            self._front_docks = [d for d in self._hidden_docks if not d.visibleRegion().isEmpty()]
             for dock in self._hidden_docks:
                 dock.hide()
             self._window.showFullScreen()
         else:
             for dock in self._hidden_docks:
                 dock.show()
-            self._hidden_docks = []
+            for dock in self._front_docks:
+                dock.raise_()
+            self._hidden_docks, self._front_docks = [], []
             if self._was_maximized:
                 self._window.showMaximized()
             else:

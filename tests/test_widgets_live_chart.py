@@ -317,3 +317,12 @@ def test_a_cleared_chart_starts_the_next_run_from_zero_not_the_last_runs_axes(ma
     qtbot.wait(20)
     (x0, x1), (y0, y1) = chart.plot_item.getViewBox().viewRange()
     assert x1 < 10 and 2e6 <= y1 < 3e6, (x0, x1, y0, y1)
+
+
+def test_elapsed_time_never_reads_negative_around_a_first_point(make_widget, qtbot):
+    chart = make_widget(TimeSeriesChart, "Rows per second", x_label="elapsed", x_unit="s", y_unit="rows/s")
+    chart.append("rows/s", 0.2, 1e6)                  # one point near 0: auto-range pads around it
+    chart.render_now()
+    view = chart.plot_item.getViewBox()
+    qtbot.waitUntil(lambda: view.viewRange()[0][1] > 0.2, timeout=3000)     # ranged around the point
+    assert view.viewRange()[0][0] >= 0.0

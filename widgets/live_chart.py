@@ -109,6 +109,9 @@ class TimeSeriesChart(ChartBase):
         if y_min_zero:
             # Throughput and latency start at zero; an axis that floats hides the scale of a change.
             self.plot_item.getViewBox().setLimits(yMin=0)
+        if x_label == "elapsed":
+            # time since the run began: auto-range padding around a first point must not show "-40 s"
+            self.plot_item.getViewBox().setLimits(xMin=0)
 
     # ---- series -----------------------------------------------------------------------------
     def add_series(self, name: str, colour: str | None = None, style: str = "solid",

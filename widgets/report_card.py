@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QPushBu
                                QVBoxLayout, QWidget)
 
 from widgets.experiment_row import ExperimentRow, Target, _label
+from widgets.heading import HeadingLabel
 from widgets.theme import OKABE_ITO, Theme, current_theme
 from workloads.reproduce.catalog import ReportCard
 from workloads.reproduce.findings import INCONCLUSIVE, NOT_HOLD, NOT_MEASURED, Finding
@@ -53,11 +54,7 @@ class ReportCardView(QFrame):
         self.reproduction: Reproduction | None = None
         self.setObjectName("report_card")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.title_label = _label(f"Report {card.report} · {card.title}", name="report_title")
-        font = self.title_label.font()
-        font.setPointSizeF(font.pointSizeF() * 1.3)
-        font.setBold(True)
-        self.title_label.setFont(font)
+        self.title_label = HeadingLabel(f"Report {card.report} · {card.title}", 1.3, name="report_title")
         self.run_all_button = QPushButton("Run the whole report", objectName="run_report")
         self.run_all_button.setToolTip("Every experiment of this report, each at the size and on the targets "
                                        "chosen on its row, one after another")

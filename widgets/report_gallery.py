@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from widgets.experiment_row import ExperimentRow, Target, _label
+from widgets.heading import HeadingLabel
 from widgets.report_card import ReportCardView
 from widgets.theme import Theme, current_theme, theme_notifier
 from widgets.wheel_guard import guard_wheel
@@ -36,11 +37,7 @@ class ReportGallery(QWidget):
         super().__init__(parent)
         self.setObjectName("report_gallery")
         self._data_dir = Path(data_dir) if data_dir is not None else None
-        self.title_label = _label("Reproduce the five reports", name="gallery_title")
-        font = self.title_label.font()
-        font.setPointSizeF(font.pointSizeF() * 1.6)
-        font.setBold(True)
-        self.title_label.setFont(font)
+        self.title_label = HeadingLabel("Reproduce the five reports", 1.6, name="gallery_title")
         self.intro_label = _label(
             "Each report's experiments, run on this machine at the size you choose. Tiny runs take under a "
             "minute on the embedded DuckDB and need no server. Your figures stand beside the published ones, "

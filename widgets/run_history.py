@@ -246,7 +246,7 @@ class RunHistoryView(QWidget):
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange) and self.model.rowCount():
             # larger text (demo mode): the columns follow, once the table has its new font too
-            QTimer.singleShot(0, self._fit_columns)
+            QTimer.singleShot(0, self, self._fit_columns)       # with its receiver: dropped if it is gone
 
     def _fit_columns(self) -> None:
         """Columns as wide as their contents, but the long texts (a report card's run name, a

@@ -18,6 +18,12 @@ log = logging.getLogger("tickbench")
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tickbench", description="Tickbench desktop app "
                                      "(subcommands run, runs, show, export work without a window)")
+    parser.add_argument("command", nargs="?", choices=("demo",),
+                        help="demo: open full screen on the narrated demo of the five reports")
+    parser.add_argument("--minutes", type=int, choices=(5, 10, 20), default=10,
+                        help="with demo: how long the narrated demo lasts (default 10)")
+    parser.add_argument("--replay", action="store_true",
+                        help="with demo: play the runs an earlier demo recorded, at their pace")
     parser.add_argument("--results", type=Path, help="results file (default: in the user data folder)")
     parser.add_argument("--data-dir", type=Path, help="where local targets lay out datasets")
     parser.add_argument("--theme", choices=("light", "dark"), help="colour theme")
@@ -105,8 +111,12 @@ def run_gui(argv: list[str]) -> int:
     if aborted:
         window.statusBar().showMessage(f"{plural(aborted, 'run')} whose process had stopped during the run marked aborted")
     window.show()
-    if args.demo:
+    if args.demo or args.command == "demo":
         window.toggle_demo()
+    if args.command == "demo":        # once the window is up: the first card needs its size
+        QTimer.singleShot(0, lambda: window.present(args.minutes, replay=args.replay))
+    elif args.replay or args.minutes != 10:
+        print("tickbench: --minutes and --replay go with 'tickbench demo'", file=sys.stderr)
 
     def announce_ready() -> None:  # after the first event-loop turn: the window is usable
         print(f"tickbench ready in {time.perf_counter() - started:.3f} s", flush=True)

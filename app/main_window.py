@@ -3,7 +3,8 @@
 Here: the composition, the wiring and the window's own events (show, resize, activation, close).
 Its jobs are mixins beside it: menus and toolbar (main_window_menus), run control
 (main_window_runs), the report gallery (main_window_gallery), stored runs (main_window_history),
-scenario files (main_window_files), exports (main_window_exports), settings (main_window_settings)."""
+scenario files (main_window_files), exports (main_window_exports), settings (main_window_settings),
+the narrated demo (main_window_presenting)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,6 +19,7 @@ from app.main_window_files import MainWindowFiles
 from app.main_window_gallery import MainWindowGallery
 from app.main_window_history import MainWindowHistory
 from app.main_window_menus import MainWindowMenus
+from app.main_window_presenting import MainWindowPresenting
 from app.main_window_runs import MainWindowRuns
 from app.main_window_settings import MainWindowSettings
 from app.run_controller import RunController
@@ -33,13 +35,14 @@ from workloads.results.store import ResultsStore
 
 
 class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowHistory, MainWindowFiles,
-                 MainWindowExports, MainWindowSettings, QMainWindow):
+                 MainWindowExports, MainWindowSettings, MainWindowPresenting, QMainWindow):
     def __init__(self, store: ResultsStore, data_dir: Path, settings: QSettings,
                  password_store=None, theme: str = "light"):
         super().__init__()
         self.setWindowTitle("Tickbench")
         self.setObjectName("tickbench_main_window")
         self.store = store
+        self.data_dir = data_dir
         self.settings = settings
         self.controller = RunController(store, self)
         self.background = Background(self)

@@ -9,6 +9,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QToolBar
 
 from app.demo import builtin_playlists, builtin_scenarios
+from widgets.demo_card import PRESENTER_KEYS
+from workloads.reproduce.story import LENGTHS_MIN
 
 
 class MainWindowMenus:
@@ -54,15 +56,33 @@ class MainWindowMenus:
         self.full_screen_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         self.demo_action = self._action(view_menu, "Demo mode", self.toggle_demo, "Ctrl+Shift+D", "demo_mode")
         self.demo_action.setCheckable(True)
+        present = view_menu.addMenu("Present the reports (narrated demo)")
+        for minutes in LENGTHS_MIN:
+            self._action(present, f"{minutes} minutes", lambda _=False, m=minutes: self.present(m),
+                         name=f"present_{minutes}")
+        present.addSeparator()
+        for minutes in LENGTHS_MIN:
+            self._action(present, f"Replay the recorded demo, {minutes} minutes",
+                         lambda _=False, m=minutes: self.present(m, replay=True), name=f"replay_{minutes}")
         self._action(view_menu, "Light theme", lambda: self.set_theme("light"), name="theme_light")
         self._action(view_menu, "Dark theme", lambda: self.set_theme("dark"), name="theme_dark")
         view_menu.addSection("Panels")
         for dock in self._docks:         # a closed panel comes back from here
             view_menu.addAction(dock.toggleViewAction())
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "Keys of the narrated demo", self.show_presenter_keys, name="presenter_keys")
+
+    def show_presenter_keys(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+        rows = "".join(f"<tr><td><b>{key}</b></td><td>&nbsp;&nbsp;{what}</td></tr>" for key, _short, what in PRESENTER_KEYS)
+        QMessageBox.information(self, "Keys of the narrated demo",
+                                "<p>View → Present the reports, or <code>tickbench demo</code>:</p>"
+                                f"<table>{rows}</table><p>More in docs/demo.md.</p>")
 
     def _build_toolbar(self) -> None:
         """Run and Stop always in reach, with the name of what Run would start."""
         bar = QToolBar("Run", self, objectName="run_toolbar")
+        self.run_toolbar = bar
         bar.setMovable(False)
         bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         bar.addAction(self.run_action)
@@ -105,4 +125,5 @@ class MainWindowMenus:
 
     def set_theme(self, name: str) -> None:
         self.demo.set_theme(name)
-        self.settings.setValue("theme", name)
+        if not self.demo.active:          # demo mode's theme is its own, not the window's next start
+            self.settings.setValue("theme", name)

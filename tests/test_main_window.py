@@ -239,17 +239,32 @@ def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window
 
 
 def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, window_factory, qapp):
+    from widgets.theme import current_theme
+
     window = window_factory()
     normal_size = qapp.font().pointSizeF()
     docks = window.findChildren(QDockWidget)
+    window.tabifyDockWidget(docks[0], docks[1])
+    docks[0].raise_()                                   # the first in front of its tab group
+    qtbot.waitUntil(lambda: not docks[0].visibleRegion().isEmpty() and docks[1].visibleRegion().isEmpty())
+    assert current_theme().name == "light"
     window.toggle_demo()
     assert window.isFullScreen() and window.demo_action.isChecked()
     assert qapp.font().pointSizeF() > normal_size * 1.3
     assert not any(d.isVisible() for d in docks)
+    assert current_theme().name == "dark"               # the high-contrast theme for a projector
+    from PySide6.QtWidgets import QLabel
+    headings = [window.gallery.title_label, *window.gallery.findChildren(QLabel, "report_title")]
+    assert len(headings) == 6 and all(h.font().pointSizeF() > qapp.font().pointSizeF() for h in headings)
+    window.set_theme("light")                           # the presenter's choice, for demo mode only
+    assert current_theme().name == "light" and window.settings.value("theme") is None      # not kept
     window.set_theme("dark")
     window.toggle_demo()
     assert not window.isFullScreen() and all(d.isVisible() for d in docks)
     assert qapp.font().pointSizeF() == pytest.approx(normal_size)
+    assert current_theme().name == "light"              # the window's own theme back
+    qtbot.waitUntil(lambda: not docks[0].visibleRegion().isEmpty())      # the same panel in front
+    assert docks[1].visibleRegion().isEmpty()
 
 
 def test_f11_toggles_full_screen_and_demo_shows_the_run_name_and_cache(qtbot, window_factory, qapp):

@@ -42,6 +42,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         self._snapshot: LiveSnapshot | None = None
         self._shown_run: str | None = None
         self._starting = ""              # the name of a run started but not yet heard from
+        self.spotlit: tuple[str, ...] = ()  # the charts an audience is shown alone (spotlight)
         self._dirty = False
         self.apply_count = 0
         self._sweep_refs: dict[tuple[str, str], tuple[list, list]] = {}
@@ -200,7 +201,8 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
     def show_results(self, answer) -> None:
         """A finished run's answer (``workloads.results.run_summary.RunAnswer``), brought to the front."""
         self.results_view.show_answer(answer)
-        self.tabs.setCurrentWidget(self.results_view)
+        if not self.spotlit:            # an audience keeps watching the charts it was shown
+            self.tabs.setCurrentWidget(self.results_view)
 
     def start_run(self, name: str = "") -> None:
         """A new run begins: everything cleared, the live charts to the front, zoom reset, and the
@@ -214,6 +216,32 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
             chart.reset_view()
             if chart.isVisibleTo(self):   # the live page's, empty now: their first paint is their last
                 chart.render_now()
+
+    def spotlight(self, names: tuple[str, ...] = ()) -> None:
+        """Only these live charts (``charts()`` names), one above the other across the whole width,
+        with no tabs or workers beside them: what an audience should watch (the narrated demo). No
+        names: every chart back in its place."""
+        grid = self.live_page.layout()
+        live = {"Rows per second": (self.rows_chart, 0, 0), "Data per second": (self.bytes_chart, 0, 1),
+                "Latency": (self.latency_chart, 1, 0), "Phases": (self.breakdown_chart, 1, 1),
+                "Client CPU": (self.cpu_chart, 2, 0), "Client memory": (self.memory_chart, 2, 1)}
+        for row, name in enumerate(names):              # the chosen ones in column 0, one per row
+            grid.addWidget(live[name][0], row, 0, 1, 2)
+        for name, (chart, row, column) in live.items():
+            if name not in names:
+                chart.setVisible(not names)
+                if not names:
+                    grid.addWidget(chart, row, column)
+        for row in range(3):
+            grid.setRowStretch(row, (1 if row < len(names) else 0) if names else (2 if row == 2 else 3))
+        for chart in (live[name][0] for name in names):
+            chart.setVisible(True)
+        self.tabs.tabBar().setVisible(not names)
+        self.splitter.widget(1).setVisible(not names)          # the workers' column
+        if names:
+            self.tabs.setCurrentWidget(self.live_page)
+        self.spotlit = tuple(names)
+        self._apply_text()                                     # the header's run id comes and goes
 
     def clear(self) -> None:
         """Back to "no run": empty charts, header and messages."""

@@ -109,7 +109,7 @@ class DashboardHeader:
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange):
-            QTimer.singleShot(0, self._fix_text_heights)
+            QTimer.singleShot(0, self, self._fix_text_heights)   # with its receiver: dropped if it is gone
 
     def _on_theme_changed(self, _theme) -> None:
         self._apply_text()      # the header's colours come from the theme
@@ -142,7 +142,7 @@ class DashboardHeader:
             plural(snap.ops_done, "op"),
             errors,
         ]
-        if snap.name:
+        if snap.name and not self.spotlit:     # before an audience (spotlight) no run id
             parts.append(f"<span style='font-size:small'>{html.escape(snap.run_id)}</span>")
         if snap.replayed_from:      # first and in words: an audience must never take a replay for a live run
             parts.insert(0, f"<span style='color:{theme.warning}'><b>REPLAY · "

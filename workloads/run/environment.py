@@ -74,13 +74,16 @@ def capture_environment(data_paths: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+BUSY_OPENING = "The machine was busy when this run began"
+
+
 def busy_note(environment: dict[str, Any]) -> str:
     """A sentence when the machine was busy as the run began (1-minute load average at least
     half its logical cores), else ""."""
     load, cores = environment.get("load_average"), environment.get("cores_logical") or 0
     if not load or not cores or load[0] < cores / 2:
         return ""
-    return (f"The machine was busy when this run began: load average {load[0]:.1f} on {cores} logical "
+    return (f"{BUSY_OPENING}: load average {load[0]:.1f} on {cores} logical "
             "cores. Other processes competed with its users, so its times may be longer than on a quiet "
             "machine.")
 

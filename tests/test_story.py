@@ -1,0 +1,77 @@
+"""The narrated demo's beats: what fits the minutes a presenter picks, runs long enough for lines to
+move, read by the report's figures, and a summary that leaves out what no run measured."""
+from __future__ import annotations
+
+import pytest
+
+from workloads.reproduce.findings import Finding, HOLDS, NOT_MEASURED
+from workloads.reproduce.measured import parse_slot
+from workloads.reproduce.story import (DEMO_MARK, LENGTHS_MIN, LONGEST_RUN_S, SHORTEST_RUN_S, sweep_users,
+                                       is_demo_run, narrated_playlist, summary)
+
+
+@pytest.mark.parametrize("minutes", LENGTHS_MIN)
+def test_the_beats_fit_the_minutes_and_every_run_lasts_long_enough_to_move(minutes):
+    beats = narrated_playlist(minutes)
+    assert beats and sum(b.seconds for b in beats) <= minutes * 60
+    for beat in beats:
+        assert beat.question and beat.watch and beat.title.startswith(f"Report {beat.report}")
+        for scenario in beat.scenarios:
+            steps = len(scenario.users)
+            assert scenario.operations == 0 and scenario.duration_s * steps >= SHORTEST_RUN_S - 1e-9
+            assert scenario.duration_s <= LONGEST_RUN_S and (steps == 1 or scenario.duration_s >= 5.0)
+            assert scenario.target in ("duckdb", "pickle")         # no engine this install lacks
+            assert scenario.name.endswith(DEMO_MARK) and is_demo_run({"name": scenario.name})
+            report, experiment, _arm, size = parse_slot(scenario.experiment)
+            assert (report, experiment, size) == (beat.report, beat.experiment, "tiny")   # the report reads it
+
+
+def test_a_longer_demo_tells_more_or_lets_its_runs_run_longer():
+    five, ten, twenty = (narrated_playlist(m) for m in LENGTHS_MIN)
+    assert len(five) < len(ten) <= len(twenty)
+    longer = iter(b.slot_prefix for b in ten)
+    assert all(prefix in longer for prefix in (b.slot_prefix for b in five))     # the same story, in order
+    assert twenty[0].scenarios[0].duration_s > five[0].scenarios[0].duration_s
+    assert five[0].slot_prefix == "000/day-l1"                    # the point of the reports comes first
+
+
+def test_reads_run_to_their_seconds_not_to_the_tiny_share_of_rows():
+    download = next(b for b in narrated_playlist(10) if b.slot_prefix == "002/download").scenarios[0]
+    # 5 s of slice downloads at this machine's rate would be far more than the tiny 5 M rows per user
+    assert download.params["rows_per_user"] >= 100_000_000
+
+
+def test_a_sweep_reaches_past_the_published_knee_scaled_to_this_machine():
+    # 64 users on 48 threads is 2.7 users on 2: a sweep must reach 8 to show where growth stops
+    assert sweep_users(2) == (1, 2, 4, 8)
+    assert sweep_users(8) == (1, 2, 4, 8, 16, 32)
+    assert sweep_users(96) == (1, 2, 4, 8, 16, 32, 64)             # no more users than the reports had
+    bars = next(b for b in narrated_playlist(10) if b.slot_prefix == "002/bars").scenarios[0]
+    assert bars.users == sweep_users()
+
+
+def test_an_unknown_length_is_refused():
+    with pytest.raises(ValueError, match="5, 10, 20 minutes"):
+        narrated_playlist(7)
+
+
+def _finding(report, statement, verdict, run_ids):
+    return Finding(report, statement, "5×", "4×" if run_ids else "—", verdict, "", tuple(run_ids))
+
+
+def test_the_summary_leaves_out_findings_no_run_measured_and_says_each_once():
+    found = [_finding("001", "import speed vs Druid", NOT_MEASURED, ()),
+             _finding("000", "API / server", HOLDS, ("r1",)),
+             _finding("000", "API / server", HOLDS, ("r1",))]
+    assert [(f.report, f.statement) for f in summary(found)] == [("000", "API / server")]
+
+
+def test_a_result_card_does_not_read_out_that_the_machine_was_busy():
+    from workloads.reproduce.story import _for_an_audience
+    from workloads.run.environment import busy_note
+
+    note = busy_note({"load_average": [2.6, 1.0, 1.0], "cores_logical": 2})
+    finding = _finding("000", "pickle cold / warm", NOT_MEASURED, ("r1",))
+    noisy = Finding(**{**finding.__dict__, "why": f"noisy: 19 and 45 operations give 1.4-2.4× at 95 %; {note}"})
+    assert note and _for_an_audience(noisy).why == "noisy: 19 and 45 operations give 1.4-2.4× at 95 %"
+    assert _for_an_audience(finding).why == finding.why

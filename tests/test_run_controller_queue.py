@@ -163,3 +163,21 @@ def test_an_ended_runs_process_is_reaped(qtbot, controller):
     assert result.status == "cancelled", result.message
     pid = run_process(controller.store.run(result.run_id)).pid
     qtbot.waitUntil(lambda: not _zombie(pid), timeout=5000)
+
+
+def test_a_process_that_outlives_its_runs_record_is_reaped_when_it_exits(qtbot, controller):
+    """The record can say "over" while the process still takes its workers down: the controller then
+    lets go of the run at once and collects the exit later, off the GUI thread's way (no zombie)."""
+    import subprocess
+    import sys
+
+    from workloads.run.runner import RunResult
+
+    lingering = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    controller._follow("lingering-run", lingering)
+    with qtbot.waitSignal(controller.run_finished, timeout=5000):
+        controller._end(RunResult("lingering-run", "completed", ""))
+    assert not controller.busy and lingering.returncode is None            # not waited for
+    pid = lingering.pid
+    del lingering                                                         # only the controller holds it
+    qtbot.waitUntil(lambda: not Path(f"/proc/{pid}").exists(), timeout=10_000)   # exited and reaped

@@ -65,6 +65,8 @@ def test_a_tiny_002_sweep_on_two_threads_gives_no_does_not_hold(store):
     assert len(knees) == 3 and not any(f.verdict == NOT_HOLD for f in knees.values()), [f.line for f in knees.values()]
     # 16-32 users on 48 threads is 0.67-1.3 users on 2: a knee at 1 user holds
     assert knees["concurrent appends"].verdict == HOLDS, knees["concurrent appends"].line
+    # said per thread: "published 16-32 users, here 1 user" alone reads as a contradiction
+    assert "on this machine's 2 hardware threads" in knees["concurrent appends"].why, knees["concurrent appends"].line
     # 64 users on 48 threads is 2.7 users on 2: a sweep to 4 cannot show where it stops
     for name in ("slice downloads", "minute bars"):
         finding = knees[name]

@@ -147,8 +147,8 @@ def knee_verdict(knee: int | None, users: list[int] | int, low: int, high: int, 
     above = min([u for u in steps if u > knee], default=knee)
     if not published_threads:
         below = above = knee
-    if below <= hi and above >= lo:
-        return HOLDS, ""
+    if below <= hi and above >= lo:        # said per thread, or "64 users, here 2" reads as a contradiction
+        return HOLDS, f"the published knee is {per.strip(' ()')}" if per else ""
     if above < lo:
         return NOT_HOLD, f"because throughput stops growing at {plural(knee, 'user')} here{machine}{per}"
     return STRONGER, f"throughput grows up to {plural(knee, 'user')}{per}"

@@ -54,6 +54,7 @@ class Presenter(QObject):
         controller = window.controller
         controller.run_started.connect(self._on_run_started)
         controller.run_finished.connect(self._on_run_finished)        # bound slots: gone with the presenter
+        controller.snapshot_ready.connect(self._on_snapshot)
         controller.run_failed_to_start.connect(self._on_failed_to_start)
         self._keys = [self._key(key, slot) for key, slot in (
             (Qt.Key.Key_Space, self.toggle_pause), (Qt.Key.Key_Right, self.next), (Qt.Key.Key_Left, self.previous),
@@ -138,6 +139,16 @@ class Presenter(QObject):
         beat = self.beats[self.index] if self.state == RUNNING else None
         if beat is not None and scenario.name in {s.name for s in beat.scenarios}:
             self._beat_runs.append(run_id)
+            # no empty axes while its process lays out data and warms up: say which run comes
+            parts = scenario.name.split(" · ")
+            self.card.show_starting(parts[2] if len(parts) > 2 else scenario.name, self._position())
+            self._fit_card()
+            self.card.show()
+            self.card.raise_()
+
+    def _on_snapshot(self, snapshot) -> None:
+        if self.state == RUNNING and self.card.kind == "starting" and snapshot.ops_done > 0:
+            self.card.hide()                        # its first operations: the charts have lines
 
     def _on_run_finished(self, result) -> None:
         self._on_run_over(result.run_id)

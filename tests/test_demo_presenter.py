@@ -62,7 +62,12 @@ def test_a_beat_tells_its_question_runs_with_its_charts_alone_then_shows_measure
     assert presenter.state == TITLE and beat.question in presenter.card.text()
     assert "Watch:" in presenter.card.text() and not window.run_toolbar.isVisible()
     qtbot.waitUntil(lambda: presenter.state == RUNNING, timeout=5000)
-    assert window.dashboard.spotlit == beat.charts and not presenter.card.isVisible()
+    assert window.dashboard.spotlit == beat.charts
+    # while a run's process lays out data and warms up, a card names it (no empty axes), then goes
+    qtbot.waitUntil(lambda: presenter.card.kind == "starting" and presenter.card.isVisible(), timeout=10_000)
+    assert presenter.card.heading.text() == "pickle, cold cache"              # the first arm, by its name
+    qtbot.waitUntil(lambda: not presenter.card.isVisible(), timeout=RUNS_MS)
+    assert window.dashboard.snapshot.ops_done > 0
     assert not window.dashboard.latency_chart.isVisible() and window.dashboard.rows_chart.isVisible()
     qtbot.waitUntil(lambda: bool(presenter._beat_runs) and "running" in window.dashboard.header_text(),
                     timeout=RUNS_MS)                                       # the header shows the run

@@ -208,6 +208,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         """A new run begins: everything cleared, the live charts to the front, zoom reset, and the
         header names the run that is starting (not "No run" while the toolbar says Running)."""
         self.clear()
+        self._set_per_operation(False)          # a live run is drawn per second until its stored view
         self._starting = name or "a run"
         self._apply_text()
         self.results_view.clear()

@@ -75,6 +75,13 @@ class DemoCard(QFrame):
         self.body.setText(question)
         self.watch.setText(f"Watch: {watch}")
 
+    def show_starting(self, run: str, position: str) -> None:
+        """Between a beat's runs: which run comes, while its process lays out data and warms up."""
+        self._reset("starting")
+        self.kicker.setText(position)
+        self.heading.setText(run)
+        self.body.setText("starting: its data is laid out and warmed up, then the charts follow")
+
     def show_result(self, card, position: str) -> None:
         """``card``: a ``story.ResultCard``."""
         self._reset("result")

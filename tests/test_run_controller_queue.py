@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.main_window import MainWindow
 from app.run_controller import RunController
+from tests.test_main_window import DictPasswords
 from workloads.results.dead_runs import run_process
 from workloads.results.store import ResultsStore
 from workloads.scenario import Scenario
@@ -19,20 +20,6 @@ RUN_TIMEOUT_MS = 180_000
 
 def _noop(name: str, seconds: float) -> Scenario:
     return Scenario(name=name, workload="noop", users=(1,), operations=0, duration_s=seconds)
-
-
-class NoPasswords:
-    def load(self, profile, user):
-        return None
-
-    def save(self, profile, user, password):
-        return True
-
-    def forget(self, profile, user):
-        pass
-
-    def available(self):
-        return True
 
 
 @pytest.fixture
@@ -48,7 +35,7 @@ def controller(qtbot, tmp_path):
 def window(qtbot, tmp_path, light_theme):
     store = ResultsStore(tmp_path / "results")
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    made = MainWindow(store, tmp_path / "data", settings, NoPasswords())
+    made = MainWindow(store, tmp_path / "data", settings, DictPasswords())
     qtbot.addWidget(made)
     made.resize(1280, 800)
     made.show()

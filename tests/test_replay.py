@@ -146,3 +146,25 @@ def test_the_header_says_replay_in_its_first_line(paced_run, make_widget):
     dashboard.show_final(replace(snap, replayed_from=""))      # the same figures live: no such word
     assert "REPLAY" not in dashboard.header_text()
 
+
+
+_ROWS_ENDED_SQL = ("SELECT coalesce(sum(o.rows), 0), count(*) FROM ops o JOIN steps s ON s.run_id = o.run_id "
+                   "AND s.step = o.step WHERE o.run_id = ? AND o.kind = 'measured' AND o.ok "
+                   "AND s.release_clock + o.t_start + o.total_s > ? AND s.release_clock + o.t_start + o.total_s <= ?")
+
+
+def test_a_binned_replay_draws_the_second_under_way_as_live(paced_run, monkeypatch):
+    """Between whole-second points a replay, as the live view, draws what ended since the last one."""
+    import workloads.results.history
+    monkeypatch.setattr(workloads.results.history, "PER_OPERATION_MAX", 0)
+    store, run_id = paced_run
+    replayed = RunReplay(store, run_id)
+    release = float(store.query("SELECT min(release_clock) FROM steps WHERE run_id = ?", [run_id])[0][0])
+    t = release + 0.6                                   # before the step's first whole-second point
+    snap = replayed.snapshot_at(t)
+    tail = snap.throughput_tail
+    start = max([p.t for p in snap.throughput] + [release])
+    rows, ops = store.query(_ROWS_ENDED_SQL, [run_id, start, t])[0]
+    assert ops > 0 and tail is not None and tail.t == t
+    assert tail.ops_per_s == pytest.approx(ops / (t - start)) and tail.rows_per_s == pytest.approx(rows / (t - start))
+    assert replayed.snapshot_at(replayed.duration_s).throughput_tail is None       # over: none

@@ -21,11 +21,12 @@ from workloads.results.history import (_last_with_phases, _optional, _step_windo
                                        snapshot_from_store, sweep_points)
 from workloads.results.store import ResultsStore
 from workloads.results.suite_figures import query_figures
-from workloads.run.snapshot import LiveSnapshot
+from workloads.run.metrics import MIN_TAIL_S
+from workloads.run.snapshot import LiveSnapshot, ThroughputPoint
 
 RUNNING = "running"
 
-_MEASURED_SQL = ("SELECT step, t_start, total_s, ok FROM ops "
+_MEASURED_SQL = ("SELECT step, t_start, total_s, ok, rows, bytes FROM ops "
                  "WHERE run_id = ? AND kind = 'measured'")
 
 
@@ -49,8 +50,12 @@ class RunReplay:
         ends = (ops["t_start"] + ops["total_s"]).to_numpy(dtype=float) + \
             ops["step"].map(offset_of).fillna(0.0).to_numpy(dtype=float)
         ok = ops["ok"].to_numpy(dtype=bool)
-        self._ok_ends = np.sort(ends[ok])
+        order = np.argsort(ends[ok], kind="stable")
+        self._ok_ends = ends[ok][order]
         self._failed_ends = np.sort(ends[~ok])
+        # running totals by end time: what ended in any stretch of the run clock, at once
+        self._rows_by_end = np.concatenate([[0.0], np.cumsum(ops["rows"].to_numpy(dtype=float)[ok][order])])
+        self._bytes_by_end = np.concatenate([[0.0], np.cumsum(ops["bytes"].to_numpy(dtype=float)[ok][order])])
 
         workers = store.workers(self.run_id)
         self._workers_of_step = {int(step): sorted(int(w) for w in group["worker"])
@@ -96,7 +101,7 @@ class RunReplay:
             progress=final.progress if over else final.progress * t / self.duration_s,
             message=final.message if over else "",
             throughput=[p for p in final.throughput if p.t <= t],
-            throughput_tail=None,
+            throughput_tail=None if over or final.per_operation else self._second_under_way(t, index),
             latency=[p for p in final.latency if p.t <= t],
             resources=[r for r in final.resources if r.t <= t],
             sweep=sweep_points(ended),
@@ -117,6 +122,23 @@ class RunReplay:
                                   if s in ended_steps}} if final.footprints else {},
             replayed_from=self.replayed_from,
         )
+
+    def _second_under_way(self, t: float, step: int) -> ThroughputPoint | None:
+        """As live (``workloads.run.metrics``): what ended since the last whole-second point (or the
+        step's release), over the time since; none in the first tenth of a second."""
+        if not len(self._releases):
+            return None
+        shown = [p.t for p in self._final.throughput if p.t <= t]
+        start = max(shown[-1] if shown else 0.0, float(self._releases[step]))
+        if t - start < MIN_TAIL_S:
+            return None
+        first, last = np.searchsorted(self._ok_ends, [start, t], side="right")
+        if last <= first:
+            return None
+        span = t - start
+        return ThroughputPoint(t, (self._rows_by_end[last] - self._rows_by_end[first]) / span,
+                               (self._bytes_by_end[last] - self._bytes_by_end[first]) / span,
+                               (last - first) / span, span, True)
 
     def _current_step(self, t: float) -> int:
         """Row of the step under way at t: the last one released by then (the first before that)."""

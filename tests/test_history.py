@@ -112,20 +112,28 @@ def test_seconds_between_steps_are_gaps_live_and_from_the_store_alike(store, bin
     stored = snapshot_from_store(store, "gaps").throughput
     assert {p.t: p.measuring for p in stored} == expected
     assert {p.t: p.measuring for p in live.snapshot(run_clock=8.0).throughput} == expected
-    assert [p.ops_per_s for p in stored if p.t in (6.0, 7.0)] == [1.0, 0.0]     # the real zero
+    # step 1 measured 5.2 .. 6 of its first second: 1 operation over 0.8 s, not over a whole second
+    # (a false drop where a step begins); then the real zero; live and stored alike
+    assert [p.ops_per_s for p in stored if p.t in (6.0, 7.0)] == [pytest.approx(1 / 0.8), 0.0]
+    assert [p.ops_per_s for p in live.snapshot(run_clock=8.0).throughput if p.t in (6.0, 7.0)] == \
+        [pytest.approx(1 / 0.8), 0.0]
 
 
 def test_throughput_is_binned_per_second_of_end_time_with_steps_one_after_the_other(store, exact_run, binned):
     snap = snapshot_from_store(store, exact_run)
     assert not snap.per_operation
     # timestamps only microseconds apart cannot place the steps: step 1 starts where step 0 ended
-    got = [(p.t, p.rows_per_s, p.bytes_per_s, p.ops_per_s) for p in snap.throughput]
+    # each point's rate over the part of its second a step was measuring (a whole second but where
+    # a step began or ended): rate x span gives back the operations and rows that ended in it
+    got = [(p.t, p.rows_per_s * p.span_s, p.bytes_per_s * p.span_s, p.ops_per_s * p.span_s) for p in snap.throughput]
     expected_ops = {1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 11: 1}      # second's end -> ok ops ending in it
     rows_per_op = {1: 10, 2: 10, 3: 10, 4: 100, 5: 100, 11: 100}
     assert [t for t, *_ in got] == [float(t) for t in range(1, 12)]   # empty seconds drawn as 0
     for t, rows, nbytes, ops in got:
         n = expected_ops.get(int(t), 0)
-        assert ops == n and rows == n * rows_per_op.get(int(t), 0) and nbytes == rows * 8
+        assert ops == pytest.approx(n) and rows == pytest.approx(n * rows_per_op.get(int(t), 0))
+        assert nbytes == pytest.approx(rows * 8)
+    assert snap.throughput[-1].span_s == pytest.approx(0.5)      # step 1's window ends at 10.5
     assert snap.ops_done == 7 and snap.ops_failed == 1      # the failed op is counted, not binned
 
 
@@ -194,7 +202,9 @@ def test_a_cut_off_step_lasts_until_its_last_record(store, binned):
     snap = snapshot_from_store(store, "cut")
     assert snap.status == "aborted" and snap.progress == pytest.approx(1 / 2)
     # step 1 was released at 4 s (when step 0 ended); its last record ended 1.75 s later
-    assert snap.throughput[-1].t == 6.0 and snap.throughput[-1].ops_per_s == 3   # 5.05, 5.4, 5.75
+    # 5.05, 5.4, 5.75 over the second's measured part (to the last end, 5.75): no false drop at the end
+    assert snap.throughput[-1].t == 6.0 and snap.throughput[-1].span_s == pytest.approx(0.75)
+    assert snap.throughput[-1].ops_per_s == pytest.approx(4)
     assert sum(p.ops_per_s * p.span_s for p in snap.throughput) == pytest.approx(6)
     assert [p.users for p in snap.sweep] == [1, 2]      # it has records, so it is drawn
 

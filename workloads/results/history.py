@@ -25,7 +25,7 @@ from workloads.results.dataset_size import run_size_text
 from workloads.results.figures import headline_frame, phase_summary, step_figures
 from workloads.targets.common.cleared import cold_words
 from workloads.operations import get_workload
-from workloads.run.metrics import WINDOW_S, measuring
+from workloads.run.metrics import WINDOW_S, measured_span, measuring
 from workloads.scenario import Scenario
 from workloads.run.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
                                 ThroughputPoint)
@@ -225,6 +225,10 @@ def throughput_points(ends: np.ndarray, rows: np.ndarray, nbytes: np.ndarray, re
         start = 1
     elif released > first_second:
         widths[0] = first_second + 1.0 - released
+    if windows:                 # a second a step ended or began in: its rate over its measured part
+        for i in range(start, span):
+            low = released if (i == start and released > first_second) else float(first_second + i)
+            widths[i] = measured_span(low, float(first_second + i + 1), windows, widths[i])
     return [ThroughputPoint(float(first_second + i + 1), float(row_sum[i] / widths[i]),
                             float(byte_sum[i] / widths[i]), float(op_count[i] / widths[i]), float(widths[i]),
                             bool(op_count[i]) or windows is None or measuring(first_second + i, windows))

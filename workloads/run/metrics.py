@@ -363,7 +363,9 @@ class LiveAggregates:
         if released is None:
             return
         partial = int(released) if released > int(released) else None   # the second the release fell in
-        windows = [(s.released_at, s.ended_at if s.ended_at is not None else math.inf)
+        # a step followed by another ended with its last measured operation, even before end_step
+        windows = [(s.released_at, s.ended_at if s.ended_at is not None else
+                    s.last_end if s is not self._steps[-1] else math.inf)
                    for s in self._steps if s.released_at is not None]
         for sec in range(max(self._finalised_until + 1, int(released)), until + 1):
             # the part of a second after the release joins the next second, its rate over the
@@ -378,6 +380,7 @@ class LiveAggregates:
                 elif sec == partial:            # the run ended in the second it was released in
                     start = released
                 span = max((end if last else sec + 1.0) - start, 1e-3)
+                span = measured_span(start, end if last else sec + 1.0, windows, span)
                 self._throughput.append(ThroughputPoint(sec + 1.0, data.rows / span, data.nbytes / span,
                                                         data.ops / span, span,
                                                         bool(data.ops) or measuring(sec, windows)))
@@ -407,6 +410,17 @@ class LiveAggregates:
             return None
         return ThroughputPoint(run_clock, sum(d.rows for d in seconds) / span,
                                sum(d.nbytes for d in seconds) / span, ops / span, span, True)
+
+
+MIN_MEASURED_PART_S = 0.25   # a shorter measured part of a second is charted over the whole second
+
+
+def measured_span(low: float, high: float, windows: list[tuple[float, float]], whole: float) -> float:
+    """The part of [low, high) inside the steps' measurement windows, where a step ended or began
+    in it: a rate over the whole second would chart a false drop between steps. ``whole`` (the
+    bin's own width) when the part is all of it, none of it, or too short to rest a rate on."""
+    part = sum(max(0.0, min(high, end) - max(low, start)) for start, end in windows)
+    return part if MIN_MEASURED_PART_S <= part < whole - 1e-9 else whole
 
 
 def measuring(second: int, windows: list[tuple[float, float]]) -> bool:

@@ -92,6 +92,28 @@ def test_a_bar_charts_legend_goes_inside_beside_the_longest_bar(make_widget, tmp
     assert (image.width(), image.height()) == (1920, 1080)
 
 
+def test_a_bar_charts_legend_too_wide_for_a_strip_goes_under_its_bars_and_covers_no_label(make_widget):
+    """The report's published-beside-measured chart: long keys, so no strip beside the bars; the
+    legend sits in a band under the last bar and hides no bar or value label."""
+    import pyqtgraph as pg
+
+    from app.report_charts import PairedShareChart
+
+    chart = make_widget(PairedShareChart, "read users sweep",
+                        "published, report 003's hardware (clusters of 1-4 servers): % of 7.02 M rows/s",
+                        "measured, this machine (2 hardware threads): % of 0.172 M rows/s", size=(680, 326))
+    chart.set_rows([(f"2 nodes, {n} users", share, f"{share:.3g} M rows/s", measured, f"{measured:.3g} M rows/s")
+                    for n, share, measured in ((1, 29.3, 67.4), (2, 49.3, 100.0), (4, 77.8, 64.0), (8, 100.0, 69.2))])
+    chart.render_now()
+    with export_sizes._legend_inside(chart) as legend:
+        assert legend is not None
+        area = legend.sceneBoundingRect()
+        assert chart.plot_item.getViewBox().sceneBoundingRect().contains(area)
+        drawn = [item.sceneBoundingRect() for item in chart.plot_item.items
+                 if isinstance(item, (pg.TextItem, pg.BarGraphItem)) and item.isVisible()]
+        assert drawn and not [rect for rect in drawn if rect.intersects(area)]
+
+
 def test_the_dpi_asked_is_recorded_in_the_png(latency, tmp_path):
     written = export_chart_as(latency, tmp_path / "print.png", ExportOptions((1920, 1080), dpi=300))
     image = QImage(str(written))

@@ -165,7 +165,12 @@ def _legend_inside(chart):
         legend_w, legend_h = legend.layout.preferredWidth(), legend.layout.preferredHeight()
         legend.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-_LEGEND_MARGIN, _LEGEND_MARGIN))
         (x0, x1), (y0, y1) = box.viewRange()
-        if bars:     # a strip on the right, beyond the longest bar and its value labels
+        if bars and legend_w + 2 * _LEGEND_MARGIN > width * 0.5:
+            # too wide for a strip beside the bars (long keys): a band under the last bar instead
+            legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-_LEGEND_MARGIN, -_LEGEND_MARGIN))
+            room = max(height - legend_h - 2 * _LEGEND_MARGIN, height * 0.4)
+            box.setYRange(y0, y0 + (y1 - y0) * height / room, padding=0)
+        elif bars:     # a strip on the right, beyond the longest bar and its value labels
             _clear_right_of_content(chart, box, legend_w + 2 * _LEGEND_MARGIN)
         elif not box.state["logMode"][1]:     # a band on top, above the highest point
             room = max(height - legend_h - 2 * _LEGEND_MARGIN, height * 0.5)

@@ -112,8 +112,11 @@ class Presenter(QObject):
         self._set_state(ENDED)
         self.card.hide()
         self._window.dashboard.spotlight(())
+        # the keys and the card belong to the window (their context and their place): gone with the demo
         for shortcut in self._keys:
             shortcut.setEnabled(False)
+            shortcut.deleteLater()
+        self.card.deleteLater()
         self.finished.emit()
 
     # ---- the beats --------------------------------------------------------------------------------
@@ -261,6 +264,6 @@ class Presenter(QObject):
         self.card.setGeometry(central.geometry() if central is not None else self._window.rect())
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() in (QEvent.Type.Resize, QEvent.Type.Move) and self.card.isVisible():
+        if self.state != ENDED and event.type() in (QEvent.Type.Resize, QEvent.Type.Move) and self.card.isVisible():
             self._fit_card()
         return False

@@ -275,3 +275,48 @@ def test_an_unreachable_target_errs_on_every_query(tmp_path):
     verdicts = verify("taq", scale, targets, suites=[load_suite("taq001")])
     assert all(row == {"duckdb": SAME, "dolphindb": ERROR} for row in verdicts.verdicts.values())
     assert str(port) in verdicts.answers[("taq001", "t01")]["dolphindb"].error
+
+
+def test_a_timed_suite_runs_every_query_then_again_until_its_seconds_are_up(tmp_path):
+    """The narrated demo's suites: each query ``repetitions`` times in a row at least once, then the
+    suite again; a query the engine cannot express stays one "not supported" record."""
+    from workloads.results.store import ResultsStore
+    from workloads.results.suite_figures import query_figures
+    from workloads.run.runner import Runner
+    from workloads.scenario import Scenario
+    write_user_suite("timed", """
+        dataset = "taq"
+        [[query]]
+        id = "count"
+        category = "c"
+        description = "rows of one day"
+        params = { day = "day:0" }
+        columns = ["n"]
+        days = "day"
+        duckdb = "SELECT count(*) AS n FROM {quotes} WHERE date = $day"
+
+        [[query]]
+        id = "no_sql"
+        category = "c"
+        description = "a query with no SQL text"
+        params = { day = "day:0", symbol = "key:0" }
+        columns = ["n"]
+        pandas = "taq_first_thousand"
+    """)
+    store = ResultsStore(tmp_path / "results")
+    try:
+        base = Scenario(dataset="taq", scale=Scale(days=1, rows_per_day=5_000, symbols=10), target="duckdb",
+                        target_config={"path": str(tmp_path / "d.duckdb")}, workload="query-suite",
+                        params={"suite": "timed", "repetitions": 6})
+        counts = {}
+        for seconds in (0.0, 0.001, 1.5):
+            result = Runner(base.with_changes(duration_s=seconds), store).run()
+            assert result.status == "completed", result.message
+            ops = store.ops(result.run_id, kinds=("measured",))
+            counts[seconds] = ops["op"].value_counts().to_dict()
+            queries = query_figures(store, result.run_id).set_index("query")
+            assert queries.loc["no_sql", "status"] == NOT_SUPPORTED and queries.loc["count", "status"] == "ok"
+        assert counts[0.0] == counts[0.001] == {"count": 6}         # a whole pass, however short
+        assert set(counts[1.5]) == {"count"} and counts[1.5]["count"] > 6       # then again, what it answers
+    finally:
+        store.close()

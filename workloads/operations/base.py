@@ -156,6 +156,11 @@ class Workload(ABC):
         progress); None: it ends by operations per user, by a duration or by rows."""
         return None
 
+    def timed_floor(self, ctx: WorkerContext) -> int:
+        """Operations a worker makes in a timed step even past its duration (after ``setup``): a
+        suite runs every query once, so its figures never lack one for want of seconds."""
+        return 0
+
     def planned_ops(self, params: dict[str, Any]) -> list[tuple[str, str, str]]:
         """(name, category, description) of the operations each worker runs under their own
         names, in order (a suite's queries), so a live view can list them before they run."""

@@ -11,7 +11,7 @@ Runs in a spawned process (also from the frozen app). Talks to the parent over i
 3. after the release, the measured operations (kind "measured"): the step's figures; a timed
    step's worker stops at the first operation boundary past the duration, but not before the
    step's users together have made ``MIN_OPS`` operations (so a busy machine cannot leave the
-   step too short to measure);
+   step too short to measure), nor before the workload's own floor (a suite: every query once);
 4. after every worker's measured operations are over, ``probe_ops`` probe operations where the
    target splits phases in an instrumented path (kind "probe"), released together again.
 
@@ -258,7 +258,7 @@ class _Operations:
         deadline = origin + scenario.duration_s if timed else float("inf")
         # a busy machine can fit too few operations in a short duration to measure the step:
         # a timed step runs on until its users together have made MIN_OPS of them
-        floor = math.ceil(MIN_OPS / max(1, ctx.step.users)) if timed else 0
+        floor = max(math.ceil(MIN_OPS / max(1, ctx.step.users)), self.workload.timed_floor(ctx)) if timed else 0
         schedule = self._schedule() if measured and ctx.step.rate > 0 else None
         buffer = self._buffer
         default_name = self.workload.op_name

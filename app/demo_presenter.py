@@ -176,8 +176,8 @@ class Presenter(QObject):
         self.card.show_title(beat.title, "", "", self._position())
         self._reading = True
         self._show_card(RESULT, 0)
-        store = self._window.store
-        self._window.background.run("demo-result", lambda: result_card(beat, store, report_runs, runs),
+        store, replayed = self._window.store, self.replay
+        self._window.background.run("demo-result", lambda: result_card(beat, store, report_runs, runs, replayed),
                                     lambda card: self._show_result(card, index),
                                     lambda exc: self._show_result(None, index, exc))
 

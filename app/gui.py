@@ -24,6 +24,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="with demo: how long the narrated demo lasts (default 10)")
     parser.add_argument("--replay", action="store_true",
                         help="with demo: play the runs an earlier demo recorded, at their pace")
+    parser.add_argument("--target", default="duckdb",
+                        help="with demo: the database under test, a configured target's key (default duckdb)")
+    parser.add_argument("--versus", help="with demo: what the reports compared it with, a configured Druid "
+                        "or MongoDB target's key (brings in report 001 or 004)")
     parser.add_argument("--results", type=Path, help="results file (default: in the user data folder)")
     parser.add_argument("--data-dir", type=Path, help="where local targets lay out datasets")
     parser.add_argument("--theme", choices=("light", "dark"), help="colour theme")
@@ -110,13 +114,20 @@ def run_gui(argv: list[str]) -> int:
         window.load_scenario(args.scenario)
     if aborted:
         window.statusBar().showMessage(f"{plural(aborted, 'run')} whose process had stopped during the run marked aborted")
+    if args.command == "demo":
+        try:
+            engines = window.demo_engines(args.target, args.versus, args.replay)
+        except ValueError as exc:
+            print(f"tickbench demo: {exc}", file=sys.stderr)
+            store.close()
+            return 2
+    elif args.replay or args.minutes != 10 or args.versus or args.target != "duckdb":
+        print("tickbench: --minutes, --replay, --target and --versus go with 'tickbench demo'", file=sys.stderr)
     window.show()
     if args.demo or args.command == "demo":
         window.toggle_demo()
     if args.command == "demo":        # once the window is up: the first card needs its size
-        QTimer.singleShot(0, lambda: window.present(args.minutes, replay=args.replay))
-    elif args.replay or args.minutes != 10:
-        print("tickbench: --minutes and --replay go with 'tickbench demo'", file=sys.stderr)
+        QTimer.singleShot(0, lambda: window.present(args.minutes, args.replay, engines))
 
     def announce_ready() -> None:  # after the first event-loop turn: the window is usable
         print(f"tickbench ready in {time.perf_counter() - started:.3f} s", flush=True)

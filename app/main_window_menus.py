@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QLabel, QToolBar
 
 from app.demo import builtin_playlists, builtin_scenarios
 from widgets.demo_card import PRESENTER_KEYS
-from workloads.reproduce.story import LENGTHS_MIN
 
 
 class MainWindowMenus:
@@ -56,14 +55,7 @@ class MainWindowMenus:
         self.full_screen_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         self.demo_action = self._action(view_menu, "Demo mode", self.toggle_demo, "Ctrl+Shift+D", "demo_mode")
         self.demo_action.setCheckable(True)
-        present = view_menu.addMenu("Present the reports (narrated demo)")
-        for minutes in LENGTHS_MIN:
-            self._action(present, f"{minutes} minutes", lambda _=False, m=minutes: self.present(m),
-                         name=f"present_{minutes}")
-        present.addSeparator()
-        for minutes in LENGTHS_MIN:
-            self._action(present, f"Replay the recorded demo, {minutes} minutes",
-                         lambda _=False, m=minutes: self.present(m, replay=True), name=f"replay_{minutes}")
+        self._action(view_menu, "Present the reports (narrated demo)…", self.open_present_dialog, name="present")
         self._action(view_menu, "Light theme", lambda: self.set_theme("light"), name="theme_light")
         self._action(view_menu, "Dark theme", lambda: self.set_theme("dark"), name="theme_dark")
         view_menu.addSection("Panels")

@@ -1,9 +1,12 @@
-"""The main window's narrated demo (View → Present the reports, or ``tickbench demo``): demo mode,
+"""The main window's narrated demo (View → Present the reports…, or ``tickbench demo``): demo mode,
 a clean screen (no toolbar, status bar or side panels), and a ``Presenter`` playing the beats."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.demo_presenter import Presenter
-from workloads.reproduce.story import narrated_playlist, recorded_runs
+from widgets.experiment_row import scenario_target_config
+from workloads.reproduce.story import LENGTHS_MIN, Beat, Engines, narrated_playlist, recorded_engines, recorded_runs
 
 
 class MainWindowPresenting:
@@ -11,14 +14,51 @@ class MainWindowPresenting:
 
     presenter: Presenter | None = None
 
-    def present(self, minutes: int = 10, replay: bool = False) -> None:
-        """The narrated demo of ``minutes``; ``replay``: the stored runs of an earlier one, at their pace."""
+    def open_present_dialog(self) -> None:
+        """Length, live or replayed, and the engines; the recorded demos are read off the GUI thread."""
+        from widgets.present_dialog import PresentDialog
+        dialog = PresentDialog(LENGTHS_MIN, self.targets_panel.targets(), self)
+        store = self.store
+        self.background.run("demo-engines", lambda: recorded_engines(store), dialog.set_recorded,
+                            lambda exc: dialog.set_recorded([]))
+        if not dialog.exec():
+            return
+        engines = Engines(*self._side(dialog.subject()), *self._side(dialog.comparator()))
+        self.present(dialog.minutes, dialog.replay, engines)
+
+    def demo_engines(self, subject_key: str, comparator_key: str | None, replay: bool) -> Engines:
+        """``tickbench demo --target KEY --versus KEY``: configured targets by key; a replay also takes
+        an engine kind alone (its runs were recorded elsewhere). ValueError names what is not known."""
+        targets = {t[0]: t for t in self.targets_panel.targets()}
+
+        def side(key: str | None):
+            if key is None:
+                return None
+            if key in targets:
+                return targets[key]
+            if replay:
+                return key, key, key, None
+            raise ValueError(f"no target {key!r} is configured here: give one of {', '.join(sorted(targets))}")
+        return Engines(*self._side(side(subject_key)), *self._side(side(comparator_key)))
+
+    @staticmethod
+    def _side(target) -> tuple[str | None, dict | None]:
+        if target is None:
+            return None, None
+        key, _label, kind, config = target
+        return kind, scenario_target_config(key, kind, config)
+
+    def present(self, minutes: int = 10, replay: bool = False, engines: Engines = Engines()) -> None:
+        """The narrated demo of ``minutes`` on ``engines``; ``replay``: the stored runs of an earlier
+        one on the same engines, at their pace."""
         if self.presenter is not None or self.controller.busy:
             self.show_error("a run is going: stop it before the demo")
             return
-        beats = narrated_playlist(minutes, self.data_dir)
+        beats = narrated_playlist(minutes, self.data_dir, engines)
         if not replay:
-            self._begin_presentation(beats, None, "")
+            beats = self._with_passwords(beats)
+            if beats:
+                self._begin_presentation(beats, None, "")
             return
         store = self.store
 
@@ -30,11 +70,30 @@ class MainWindowPresenting:
         def found(answer) -> None:
             recorded, when = answer
             if not recorded:
-                self.show_error("no recorded demo to replay: play the narrated demo once first")
+                self.show_error(f"no recorded demo on {engines.subject} to replay: play the narrated demo "
+                                "on it once first")
                 return
             self._begin_presentation(beats, recorded, when)
 
         self.background.run("demo-recorded", find, found, lambda exc: self.show_error(str(exc)))
+
+    def _with_passwords(self, beats: list[Beat]) -> list[Beat] | None:
+        """A server's password asked for once, up front, as for the gallery's runs (None: not given)."""
+        ready = []
+        for beat in beats:
+            scenarios = []
+            for scenario in beat.scenarios:
+                try:
+                    scenario = self._with_password(scenario)
+                except ValueError as exc:     # a local engine that is not running: how to start it
+                    self.show_error(f"demo not started: {exc}")
+                    return None
+                if scenario is None:          # cancelled: not asked again for every run
+                    self.show_error("demo not started: no password given")
+                    return None
+                scenarios.append(scenario)
+            ready.append(replace(beat, scenarios=tuple(scenarios)))
+        return ready
 
     def show_run_tab(self) -> None:
         self.tabs.setCurrentWidget(self.dashboard)

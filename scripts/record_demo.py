@@ -29,6 +29,8 @@ def main() -> int:
     parser.add_argument("--theme", choices=("light", "dark"), default="dark")
     parser.add_argument("--every", type=float, default=20.0, help="seconds between shots")
     parser.add_argument("--size", default="1920x1080", help="the screen without a display")
+    parser.add_argument("--target", default="duckdb", help="the database under test: a configured target's key")
+    parser.add_argument("--versus", help="a configured Druid or MongoDB target's key (reports 001, 004)")
     parser.add_argument("--home", type=Path, help="Tickbench's home (default: a new temporary one)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
@@ -76,7 +78,7 @@ def main() -> int:
             shot(f"{presenter.index + 1:02d}-{state}")
 
     def begin() -> None:
-        window.present(args.minutes, replay=args.replay)
+        window.present(args.minutes, args.replay, window.demo_engines(args.target, args.versus, args.replay))
         # a bare X server (Xvfb) has no window manager to honour full screen: take the screen
         QTimer.singleShot(500, lambda: window.setGeometry(window.screen().geometry()))
         QTimer.singleShot(3000, follow)

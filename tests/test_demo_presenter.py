@@ -2,6 +2,7 @@
 result card measured beside published, a summary; the presenter's keys; the same cards replayed."""
 from __future__ import annotations
 
+import socket
 from dataclasses import replace
 
 import pytest
@@ -134,7 +135,37 @@ def test_a_replay_of_the_recorded_runs_shows_the_same_cards_and_says_it_is_a_rep
     assert not window.controller.busy                                     # nothing runs: it is played back
     qtbot.waitUntil(lambda: replayed.state == RESULT and "published" in replayed.card.text(), timeout=RUNS_MS)
     strip = lambda text: [line for line in text.splitlines() if "REPLAY" not in line]   # noqa: E731
-    assert strip(replayed.card.text()) == strip(live_result)
+    here = f"Measured on {socket.gethostname()}, "               # made earlier: where, not "this machine"
+    assert here in replayed.card.text() and "this machine" not in replayed.card.text()
+    assert strip(replayed.card.text().replace(here, "Measured here: this machine, ")) == strip(live_result)
     assert "REPLAY" in replayed.card.text()
     qtbot.waitUntil(lambda: replayed.state == SUMMARY, timeout=10_000)
     assert strip(replayed.card.text().replace(" · replay of runs recorded today", "")) == strip(live_summary)
+
+
+def _refused_port() -> int:
+    with socket.socket() as probe:               # bound, then closed: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_demo_on_a_server_asks_its_password_once_up_front_and_none_given_starts_nothing(qtbot, window,
+                                                                                            monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+    key = window.targets_panel.add_profile(
+        {"profile": {"name": "office", "nodes": [{"host": "127.0.0.1", "port": _refused_port(), "role": "single"}],
+                     "user": "admin"}})
+    asked = []
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (asked.append(a) or "", False))
+    engines = window.demo_engines(key, None, replay=False)
+    assert engines.subject == "dolphindb" and engines.subject_config["target_key"] == key
+    window.present(5, False, engines)
+    assert len(asked) == 1 and window.presenter is None and not window.controller.busy
+    assert window.statusBar().currentMessage() == "demo not started: no password given"
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (asked.append(a) or "s3cret", True))
+    window.present(5, False, engines)
+    assert len(asked) == 2                                    # once for the whole demo, not per run
+    presenter = window.presenter
+    servers = [s for b in presenter.beats for s in b.scenarios if s.target == "dolphindb"]
+    assert len(servers) > 1 and all(s.target_config.get("password") == "s3cret" for s in servers)
+    presenter.stop()

@@ -6,8 +6,8 @@ import pytest
 
 from workloads.reproduce.findings import Finding, HOLDS, NOT_MEASURED
 from workloads.reproduce.measured import parse_slot
-from workloads.reproduce.story import (DEMO_MARK, LENGTHS_MIN, LONGEST_RUN_S, SHORTEST_RUN_S, sweep_users,
-                                       is_demo_run, narrated_playlist, summary)
+from workloads.reproduce.story import (DEMO_MARK, LENGTHS_MIN, LONGEST_RUN_S, SHORTEST_RUN_S, Engines, sweep_users,
+                                       is_demo_run, narrated_playlist, recorded_engines, recorded_runs, summary)
 
 
 @pytest.mark.parametrize("minutes", LENGTHS_MIN)
@@ -75,3 +75,54 @@ def test_a_result_card_does_not_read_out_that_the_machine_was_busy():
     noisy = Finding(**{**finding.__dict__, "why": f"noisy: 19 and 45 operations give 1.4-2.4× at 95 %; {note}"})
     assert note and _for_an_audience(noisy).why == "noisy: 19 and 45 operations give 1.4-2.4× at 95 %"
     assert _for_an_audience(finding).why == finding.why
+
+
+def test_a_comparator_brings_its_reports_comparison_in_second_on_both_engines():
+    config = {"host": "127.0.0.1", "port": 9, "target_key": "druid:local"}
+    beats = narrated_playlist(10, engines=Engines(comparator="druid", comparator_config=config))
+    assert [b.slot_prefix for b in beats][:2] == ["000/day-l1", "001/queries"]
+    assert sum(b.seconds for b in beats) <= 600
+    queries = beats[1]
+    assert {s.target for s in queries.scenarios} == {"duckdb", "druid"}
+    druid = next(s for s in queries.scenarios if s.target == "druid")
+    assert druid.target_config == config and druid.name.endswith(DEMO_MARK)
+    # each query as often as report 001 ran it, then the suite again until its seconds are up
+    assert druid.duration_s >= SHORTEST_RUN_S and druid.operations == 0 and druid.params["repetitions"] == 10
+    assert not any(b.report == "001" for b in narrated_playlist(10))       # no Druid given: left out
+
+
+def test_a_dolphindb_subject_runs_every_database_arm_and_keeps_the_files_arms():
+    config = {"host": "127.0.0.1", "port": 9, "target_key": "ddb:office"}
+    beats = narrated_playlist(5, engines=Engines("dolphindb", config))
+    targets = {s.target for b in beats for s in b.scenarios}
+    assert targets == {"dolphindb", "pickle"}
+    assert all(s.target_config.get("target_key") == "ddb:office" for b in beats for s in b.scenarios
+               if s.target == "dolphindb")
+
+
+def _store_demo_run(store, scenario, host):
+    import uuid
+    run_id = f"r{uuid.uuid4().hex[:10]}"
+    store.create_run(run_id, scenario.to_dict(), {"host": host})
+    store.finish_run(run_id, "completed")
+    return run_id
+
+
+def test_a_replay_finds_the_runs_of_the_engines_asked_for_wherever_they_were_made(tmp_path):
+    from workloads.results.store import ResultsStore
+    store = ResultsStore(tmp_path / "results")
+    try:
+        duck = narrated_playlist(5)
+        ddb = narrated_playlist(5, engines=Engines("dolphindb", {}, "druid", {}))
+        on_cluster = {s.name: _store_demo_run(store, s, "office") for b in ddb[:2] for s in b.scenarios}
+        on_duckdb = {s.name: _store_demo_run(store, s, "laptop") for s in duck[0].scenarios}
+        plain = duck[0].scenarios[0].with_changes(name=duck[0].scenarios[0].name.removesuffix(DEMO_MARK))
+        _store_demo_run(store, plain, "laptop")          # a gallery run of the same slot: not the demo's
+        assert recorded_runs(store, duck) == on_duckdb
+        # each engine finds its own runs; the files' arms (pickle) are the newest, whoever's demo made them
+        newest_pickle = {name: run for name, run in on_duckdb.items() if "pickle" in name}
+        assert recorded_runs(store, ddb) == {**on_cluster, **newest_pickle}
+        assert {s.target for b in ddb[:2] for s in b.scenarios} == {"dolphindb", "druid", "pickle"}
+        assert recorded_engines(store) == [("duckdb", None), ("dolphindb", None), ("dolphindb", "druid")]
+    finally:
+        store.close()

@@ -50,7 +50,7 @@ def _pair(label: QLabel, field: QWidget) -> QWidget:
     return box
 
 
-def _target_config(key: str, kind: str, config: dict | None) -> dict | None:
+def scenario_target_config(key: str, kind: str, config: dict | None) -> dict | None:
     """As the scenario builder fills it: a server profile's key travels with its config so the
     window can add the password at run time; a local target's config is its own."""
     if config is None:
@@ -171,14 +171,14 @@ class ExperimentRow(QFrame):
 
     def _subject(self) -> tuple[str, dict | None]:
         key, _label, kind, config = self._targets[self.subject_combo.currentData() or DEFAULT_SUBJECT]
-        return kind, _target_config(key, kind, config)
+        return kind, scenario_target_config(key, kind, config)
 
     def _comparator(self) -> tuple[str | None, dict | None]:
         key = self.comparator_combo.currentData() if self.experiment.comparator else None
         if key is None or key not in self._targets:
             return None, None
         key, _label, kind, config = self._targets[key]
-        return kind, _target_config(key, kind, config)
+        return kind, scenario_target_config(key, kind, config)
 
     def set_calibration(self, calibration) -> None:
         """This machine's runs beside the model: the estimate becomes their range."""

@@ -1,8 +1,8 @@
 """The command line: ``tickbench run | runs | show | verify | reproduce | hosts | agent | export | import | datasets | workloads |
-targets | engines``.
+targets | engines | open``.
 
 Here: the parser and the table of subcommands. Each subcommand lives in an app/cli_*.py module
-(run: cli_run, its scenario: cli_scenario, runs/show/export: cli_results, import/datasets/workloads:
+(run: cli_run, its scenario: cli_scenario, runs/show/export/open: cli_results, import/datasets/workloads:
 cli_datasets); what they share in cli_common."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from app.cli_hosts import add_hosts_parser, add_scheduler_arguments, cmd_hosts
 from app.cli_open_loop import add_rate_arguments
 from app.cli_reports import add_verify_parser, cmd_verify
 from app.cli_reproduce import add_reproduce_parser, cmd_reproduce
-from app.cli_results import cmd_export, cmd_runs, cmd_show
+from app.cli_results import cmd_export, cmd_open, cmd_runs, cmd_show
 from app.cli_run import cmd_run
 from app.cli_scenario import _kind_and_config
 from app.cli_targets import add_targets_parser, cmd_targets
@@ -88,9 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("runs", help="list stored runs")
     show = sub.add_parser("show", help="figures of one run")
     show.add_argument("run_id")
-    export = sub.add_parser("export", help="write a run's records to CSV or Parquet, or one of its charts")
+    export = sub.add_parser("export", help="write a run's records to CSV or Parquet, one of its charts, or the "
+                                           "whole run as a bundle another Tickbench opens")
     export.add_argument("run_id")
-    export.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    export.add_argument("--format", choices=("csv", "parquet"), help="the records' format (default csv)")
+    export.add_argument("--bundle", type=Path, metavar="FILE.tbrun",
+                        help="write the whole run as one file instead (tickbench open FILE.tbrun adds it to a catalog)")
     export.add_argument("--out", type=Path, default=Path("."),
                         help="the folder the files go to; with --chart, the file (.png, .svg, .pdf or .csv)")
     export.add_argument("--force", action="store_true", help="overwrite the run's files already in --out")
@@ -98,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "throughput, data, latency, phases, cpu, memory, sweep, queries or footprint")
     export.add_argument("--size", default="1920x1080", metavar="WxH", help="with --chart: pixels (default 1920x1080)")
     export.add_argument("--dpi", type=int, help="with --chart: dots per inch recorded for print (default 96)")
+    bundle = sub.add_parser("open", help="add the run in a bundle (tickbench export RUN --bundle) to the catalog")
+    bundle.add_argument("bundle", type=Path, metavar="FILE.tbrun")
     imp = sub.add_parser("import", help="import a tick file or folder as a dataset to benchmark (imp_NAME)")
     imp.add_argument("file", type=Path, metavar="FILE_OR_FOLDER",
                      help="a CSV (with a header), Parquet or Feather file, or a folder of them (hive date=... too)")
@@ -148,4 +153,5 @@ COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),
             "engines": lambda args: cmd_engines(args, _registry(args), console, err_console, CliError),
             "export": cmd_export,
+            "open": cmd_open,
             "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

@@ -1,10 +1,11 @@
-"""``tickbench runs | show | export``: the stored runs, the figures one measured (also printed after
-``tickbench run``), and its records written to CSV or Parquet."""
+"""``tickbench runs | show | export | open``: the stored runs, the figures one measured (also printed
+after ``tickbench run``), its records written to CSV or Parquet or the whole run as a bundle
+(``workloads.results.bundle``), and a bundle opened into the catalog."""
 from __future__ import annotations
 
 from rich.table import Table
 
-from app.cli_common import CliError, _store, console
+from app.cli_common import CliError, _store, console, err_console
 from app.cli_open_loop import print_open_loop
 from app.cli_reports import print_report_figures
 
@@ -113,6 +114,11 @@ def cmd_show(args) -> int:
 def cmd_export(args) -> int:
     from workloads.results.store import StoreError
     from workloads.results.exports import export_run
+    if args.bundle is not None:
+        if args.chart or args.format:
+            raise CliError(f"--bundle writes the whole run; it goes without --{'chart' if args.chart else 'format'}")
+        return _export_bundle(args)
+    args.format = args.format or "csv"
     store = _store(args)
     if args.chart:
         from app.cli_chart_export import cmd_export_chart
@@ -131,4 +137,29 @@ def cmd_export(args) -> int:
         raise CliError(f"export: {exc}" if isinstance(exc, OSError) else str(exc)) from None
     for path in paths:
         console.print(str(path), highlight=False)
+    return 0
+
+
+def _export_bundle(args) -> int:
+    from workloads.results.bundle import BundleError, write_bundle
+    if args.bundle.exists() and not args.force:
+        raise CliError(f"--bundle {args.bundle}: a file is there already; give --force to overwrite it")
+    try:
+        path = write_bundle(_store(args), args.run_id, args.bundle)
+    except BundleError as exc:
+        raise CliError(str(exc)) from None
+    console.print(str(path), highlight=False)
+    return 0
+
+
+def cmd_open(args) -> int:
+    """``tickbench open FILE.tbrun``: exit 0 when added or already there, 1 (one line) when refused."""
+    from workloads.results.bundle import BundleError
+    from workloads.results.bundle_open import open_bundle
+    try:
+        opened = open_bundle(_store(args), args.bundle)
+    except BundleError as exc:
+        err_console.print(f"tickbench: {exc}", highlight=False, soft_wrap=True, markup=False)
+        return 1
+    console.print(opened.message, highlight=False, soft_wrap=True, markup=False)
     return 0

@@ -3,8 +3,8 @@
 Here: the composition, the wiring and the window's own events (show, resize, activation, close).
 Its jobs are mixins beside it: menus and toolbar (main_window_menus), run control
 (main_window_runs), the report gallery (main_window_gallery), stored runs (main_window_history),
-scenario files (main_window_files), exports (main_window_exports), settings (main_window_settings),
-the narrated demo (main_window_presenting)."""
+scenario files (main_window_files), run bundles opened (main_window_bundles), exports
+(main_window_exports), settings (main_window_settings), the narrated demo (main_window_presenting)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 
 from app.background import Background
 from app.demo import DemoMode
+from app.main_window_bundles import MainWindowBundles
 from app.main_window_exports import MainWindowExports
 from app.main_window_files import MainWindowFiles
 from app.main_window_gallery import MainWindowGallery
@@ -35,7 +36,7 @@ from workloads.results.store import ResultsStore
 
 
 class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowHistory, MainWindowFiles,
-                 MainWindowExports, MainWindowSettings, MainWindowPresenting, QMainWindow):
+                 MainWindowBundles, MainWindowExports, MainWindowSettings, MainWindowPresenting, QMainWindow):
     def __init__(self, store: ResultsStore, data_dir: Path, settings: QSettings,
                  password_store=None, theme: str = "light"):
         super().__init__()
@@ -77,6 +78,7 @@ class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowH
         self._build_menus()
         self._build_toolbar()
         self._connect()
+        self._accept_bundle_drops()
         self._restore()
         self.builder.set_targets(self.targets_panel.targets())
         self.gallery.set_targets(self.targets_panel.targets())

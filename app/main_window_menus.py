@@ -34,6 +34,7 @@ class MainWindowMenus:
             self._action(builtin, title, lambda _=False, p=path: self.load_scenario(p))
         file_menu.addSeparator()
         self._action(file_menu, "Import data…", self.import_data_dialog, "Ctrl+I", "import_data")
+        self._action(file_menu, "Open run…", self.open_run_bundle_dialog, name="open_run_bundle")
         self._action(file_menu, "Export chart…", self.export_chart_dialog, "Ctrl+E", "export_chart")
         self._action(file_menu, "Export run report…", self.export_report_dialog, "Ctrl+R", "export_report")
         file_menu.addSeparator()

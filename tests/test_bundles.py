@@ -1,0 +1,478 @@
+"""Run bundles: a real run (DuckDB, real worker processes) leaves one catalog as one file and enters
+another as the same run; the same bundle opened twice is added once; hostile or damaged bundles are
+refused in one line with nothing written; no secret of the sender's is in a bundle; the command
+line and the window open them."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from workloads.datasets.schema import Scale
+from workloads.results.bundle import MANIFEST, BundleError, write_bundle
+from workloads.results.bundle_open import open_bundle
+from workloads.results.figures import step_figures
+from workloads.results.store import ResultsStore
+from workloads.run.runner import Runner
+from workloads.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = Scale(days=1, rows_per_day=5_000, symbols=10)
+SECRET, TOKEN, KEY = "s3cret-Zq9x", "tok-Wv7k", "k3y-Pp4m"
+
+
+def _run(folder: Path, store: ResultsStore, **config) -> str:
+    scenario = Scenario(dataset="taq", scale=TINY, target="duckdb", workload="read-day", users=(1, 2), operations=5,
+                        target_config={"path": str(folder / "data.duckdb"), **config})
+    result = Runner(scenario, store).run()
+    assert result.status == "completed", result.message
+    return result.run_id
+
+
+@pytest.fixture(scope="module")
+def sender(tmp_path_factory):
+    """A catalog with one real run (a users sweep of 1 and 2) and that run as a bundle."""
+    folder = tmp_path_factory.mktemp("sender")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TICKBENCH_HOME", str(folder / "home"))
+        store = ResultsStore(folder / "results")
+        run_id = _run(folder, store)
+        bundle = write_bundle(store, run_id, folder / "run.tbrun")
+    yield store, run_id, bundle
+    store.close()
+
+
+@pytest.fixture
+def receiver(tmp_path):
+    store = ResultsStore(tmp_path / "other")
+    yield store
+    store.close()
+
+
+def catalog_state(store: ResultsStore) -> dict[str, tuple[int, str]]:
+    """Every file and folder under the catalog, with its size and hash."""
+    state = {}
+    for path in sorted(store.path.rglob("*")):
+        key = str(path.relative_to(store.path))
+        state[key] = (-1, "") if path.is_dir() else (path.stat().st_size, hashlib.sha256(path.read_bytes()).hexdigest())
+    return state
+
+
+# --- a bundle made in one catalog opens in another as the same run ------------------------------------
+
+def test_a_bundle_made_in_one_catalog_opens_in_another_with_identical_figures_and_records(sender, receiver):
+    store, run_id, bundle = sender
+    opened = open_bundle(receiver, bundle)
+    assert (opened.run_id, opened.added) == (run_id, True)
+    assert opened.origin_host == store.run(run_id)["environment"]["host"]
+    assert opened.message == f"opened run {run_id} from host {opened.origin_host}"
+    assert list(receiver.runs()["run_id"]) == [run_id]            # the catalog sees it at once
+    pd.testing.assert_frame_equal(step_figures(receiver, run_id), step_figures(store, run_id))
+    assert len(step_figures(receiver, run_id)) == 2
+    pd.testing.assert_frame_equal(receiver.ops(run_id), store.ops(run_id))
+    assert len(receiver.ops(run_id)) > 10
+    pd.testing.assert_frame_equal(receiver.workers(run_id), store.workers(run_id))
+    pd.testing.assert_frame_equal(receiver.resources(run_id), store.resources(run_id))
+    theirs, ours = store.run(run_id), receiver.run(run_id)
+    origin = ours["environment"].pop("origin")
+    assert origin["bundle"] is True and origin["host"] == opened.origin_host and origin["file"] == "run.tbrun"
+    assert ours == theirs                                          # the rest is the run as it was
+    assert not [p for p in receiver.runs_dir.iterdir() if p.name.startswith(".")]      # no temp folder left
+
+
+def test_a_bundle_holds_the_run_and_a_manifest_of_it(sender):
+    store, run_id, bundle = sender
+    with zipfile.ZipFile(bundle) as z:
+        names = z.namelist()
+        manifest = json.loads(z.read(MANIFEST))
+        for member in manifest["members"]:
+            assert hashlib.sha256(z.read(member["name"])).hexdigest() == member["sha256"]
+            assert z.getinfo(member["name"]).file_size == member["size"]
+    assert sorted(names) == sorted([MANIFEST, "run.json", "steps.json", "workers.json", "ops.parquet"]
+                                   + (["resources.jsonl"] if len(store.resources(run_id)) else []))
+    assert manifest["run_id"] == run_id and manifest["version"] == 1 and manifest["tickbench"]
+    assert manifest["origin_host"] == store.run(run_id)["environment"]["host"]
+    assert manifest["counts"] == {"ops": len(store.ops(run_id)), "steps": 2, "workers": 3,
+                                  "resources": len(store.resources(run_id))}
+
+
+def test_opening_the_same_bundle_twice_adds_it_once(sender, receiver):
+    store, run_id, bundle = sender
+    assert open_bundle(receiver, bundle).added
+    before = catalog_state(receiver)
+    again = open_bundle(receiver, bundle)
+    assert (again.run_id, again.added) == (run_id, False)
+    assert again.message == f"run {run_id} is already in the catalog"
+    assert catalog_state(receiver) == before
+    assert list(receiver.runs()["run_id"]) == [run_id]
+    at_home = catalog_state(store)                       # and in the catalog it was made in: it is that run
+    assert open_bundle(store, bundle).added is False
+    assert catalog_state(store) == at_home
+
+
+def test_a_bundle_of_a_run_id_held_with_other_content_is_refused(sender, receiver, tmp_path):
+    _store, run_id, bundle = sender
+    open_bundle(receiver, bundle)
+    files, manifest = read_bundle(bundle.read_bytes())
+    files["steps.json"] = files["steps.json"].replace(b'"label": "', b'"label": "x', 1)
+    other = tmp_path / "other.tbrun"
+    other.write_bytes(make(files, manifest))
+    before = catalog_state(receiver)
+    with pytest.raises(BundleError, match="already in the catalog with other content"):
+        open_bundle(receiver, other)
+    assert catalog_state(receiver) == before
+
+
+# --- hostile and damaged bundles ---------------------------------------------------------------------
+
+def read_bundle(data: bytes) -> tuple[dict[str, bytes], dict]:
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        files = {name: z.read(name) for name in z.namelist() if name != MANIFEST}
+        return files, json.loads(z.read(MANIFEST))
+
+
+def make(files: dict[str, bytes], manifest: dict, rehash: bool = True, extra=(), listed=None) -> bytes:
+    """A bundle of ``files`` (and ``extra`` entries: (name or ZipInfo, bytes)); the manifest's members
+    made anew from the files unless ``rehash`` is False."""
+    manifest = json.loads(json.dumps(manifest))
+    if rehash:
+        manifest["members"] = [{"name": n, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+                               for n, b in files.items() if listed is None or n in listed]
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")               # duplicate names are the point of one case
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(MANIFEST, json.dumps(manifest))
+            for name, data in [*files.items(), *extra]:
+                z.writestr(name, data)
+    return out.getvalue()
+
+
+def _edit_json(files, name, change):
+    value = json.loads(files[name])
+    change(value)
+    files[name] = json.dumps(value).encode()
+
+
+def _with(change):
+    def build(files, manifest):
+        change(files, manifest)
+        return make(files, manifest)
+    return build
+
+
+def _symlink(files, manifest):
+    """workers.json as a symlink entry (to /etc/passwd), listed in the manifest as it is."""
+    link = zipfile.ZipInfo("workers.json")
+    link.external_attr = 0o120777 << 16
+    files = dict(files)
+    target = b"/etc/passwd"
+    files.pop("workers.json")
+    manifest = json.loads(json.dumps(manifest))
+    for member in manifest["members"]:
+        if member["name"] == "workers.json":
+            member.update(size=len(target), sha256=hashlib.sha256(target).hexdigest())
+    return make(files, manifest, rehash=False, extra=[(link, target)])
+
+
+def _sha_mismatch(files, manifest):
+    before = files["workers.json"]
+    files["workers.json"] = before.replace(b'"state": "', b'"state": "X', 1)[:len(before)]
+    assert len(files["workers.json"]) == len(before) and files["workers.json"] != before
+    return make(files, manifest, rehash=False)
+
+
+def _zip_bomb(files, manifest):
+    """ops.parquet as 1 GiB of zeros, deflated (about 1 MB): streamed, so nothing big is held."""
+    out = io.BytesIO()
+    size = 1 << 30
+    manifest = json.loads(json.dumps(manifest))
+    manifest["members"] = [m for m in manifest["members"] if m["name"] != "ops.parquet"] + [
+        {"name": "ops.parquet", "size": size, "sha256": "0" * 64}]
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(MANIFEST, json.dumps(manifest))
+        for name, data in files.items():
+            if name != "ops.parquet":
+                z.writestr(name, data)
+        info = zipfile.ZipInfo("ops.parquet")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with z.open(info, "w", force_zip64=True) as member:
+            chunk = bytes(1 << 20)
+            for _ in range(size // len(chunk)):
+                member.write(chunk)
+    return out.getvalue()
+
+
+def _lying_header(files, manifest):
+    """run.json's headers (local and central) and the manifest all say it is half its size: reading
+    stops there and the check of what was read fails."""
+    lie = len(files["run.json"]) // 2
+    manifest = json.loads(json.dumps(manifest))
+    manifest["members"] = [{"name": n, "size": lie if n == "run.json" else len(b),
+                            "sha256": hashlib.sha256(b).hexdigest()} for n, b in files.items()]
+    data = bytearray(make(files, manifest, rehash=False))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
+        local = z.getinfo("run.json").header_offset
+    data[local + 22:local + 26] = struct.pack("<I", lie)
+    central = data.index(b"PK\x01\x02")
+    while True:
+        name_length = struct.unpack("<H", data[central + 28:central + 30])[0]
+        if data[central + 46:central + 46 + name_length] == b"run.json":
+            break
+        central = data.index(b"PK\x01\x02", central + 4)
+    data[central + 24:central + 28] = struct.pack("<I", lie)
+    return bytes(data)
+
+
+def _parquet(table: pa.Table) -> bytes:
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+def _other_run_records(files, manifest):
+    records = pq.read_table(io.BytesIO(files["ops.parquet"]))
+    files["ops.parquet"] = _parquet(records.set_column(records.schema.get_field_index("run_id"), "run_id",
+                                                       pa.array(["someone-else"] * records.num_rows)))
+    return make(files, manifest)
+
+
+def _set(path: str, value):
+    """A run.json value set (``run.json:status``: its member hashed anew), or the manifest's
+    (``counts.ops``, ``version``: the rest of it as it was)."""
+    def build(files, manifest):
+        if path.startswith("run.json:"):
+            _edit_json(files, "run.json", lambda run: run.__setitem__(path.split(":")[1], value))
+            return make(files, manifest)
+        where, *rest = path.split(".")
+        (manifest[where] if rest else manifest).__setitem__(rest[0] if rest else where, value)
+        return make(files, manifest, rehash=False)
+    return build
+
+
+HOSTILE = {
+    # name: (build(files, manifest) -> bytes, what the one line must name)
+    "path escape ../x": (lambda f, m: make(f, m, extra=[("../x", b"evil")]), "escape"),
+    "absolute path /etc/x": (lambda f, m: make(f, m, extra=[("/etc/x", b"evil")]), "absolute path"),
+    "backslash": (lambda f, m: make(f, m, extra=[("..\\x", b"evil")]), "backslash"),
+    "a symlink entry": (_symlink, "symlink"),
+    "truncated file": (lambda f, m: make(f, m)[:len(make(f, m)) // 2], "truncated"),
+    "not a zip": (lambda f, m: b"PAR1 this is not a zip file at all\n" * 40, "not a zip"),
+    "oversized declared counts": (_set("counts.ops", 10**15), "count of ops"),
+    "counts that do not match the files": (lambda f, m: _set("counts.steps", m["counts"]["steps"] + 1)(f, m),
+                                           "steps.json holds"),
+    "operation count that does not match": (lambda f, m: _set("counts.ops", m["counts"]["ops"] + 1)(f, m),
+                                            "operation records"),
+    "sha mismatch": (_sha_mismatch, "sha256"),
+    "wrong JSON types in the manifest": (_set("members", {"run.json": 1}), "members must be a list"),
+    "wrong version type in the manifest": (_set("version", "1"), "version must be a whole number"),
+    "wrong JSON types in run.json": (_set("run.json:users", [1, 2]), "run.json: wrong types"),
+    "run.json not a record": (_with(lambda f, m: f.__setitem__("run.json", b"[1, 2]")), "not a record"),
+    "a bad run id": (lambda f, m: _set("run.json:run_id", "../../evil")(f, {**m, "run_id": "../../evil"}), "run id"),
+    "a missing member": (lambda f, m: make({k: v for k, v in f.items() if k != "steps.json"}, m, rehash=False),
+                         "not in the bundle"),
+    "an extra unknown member": (lambda f, m: make(f, m, extra=[("evil.sh", b"rm -rf ~")]), "unknown member"),
+    "a member the manifest does not list": (lambda f, m: make({**f, "resources.jsonl": b"{}\n"}, m,
+                                                              listed=set(f)), "not in its manifest"),
+    "duplicate member names": (lambda f, m: make(f, m, extra=[("run.json", f["run.json"])]), "twice"),
+    "a zip bomb": (_zip_bomb, "zip bomb"),
+    "a manifest too big": (lambda f, m: make(f, {**m, "padding": "x" * (2 << 20)}), "manifest.json is"),
+    "a run still going": (_set("run.json:status", "running"), "still going"),
+    "a future bundle format": (_set("version", 99), "newer Tickbench"),
+    "not a Tickbench bundle": (_set("kind", "something-else"), "not a Tickbench bundle"),
+    "a parquet file that is not parquet": (_with(lambda f, m: f.__setitem__("ops.parquet", b"not parquet" * 100)),
+                                           "not a Parquet file"),
+    "ops parquet with the wrong columns": (_with(lambda f, m: f.__setitem__("ops.parquet", _parquet(
+        pa.table({"a": [1, 2, 3]})))), "column 'a'"),
+    "ops of another run": (_other_run_records, "another run"),
+    "compressed by another method": (lambda f, m: _bzip2(f, m), "method"),
+    "a header that lies about its size": (_lying_header, "run.json is damaged"),
+}
+
+
+def _bzip2(files, manifest):
+    data = make(files, manifest)
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_BZIP2) as z:
+        for name in src.namelist():
+            z.writestr(name, src.read(name))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_hostile_bundle_is_refused_in_one_line_with_nothing_written(case, sender, receiver, tmp_path):
+    build, named = HOSTILE[case]
+    files, manifest = read_bundle(sender[2].read_bytes())
+    bad = tmp_path / "hostile.tbrun"
+    bad.write_bytes(build(files, manifest))
+    assert bad.stat().st_size < 8 << 20                   # the bomb too is small on disk
+    before = catalog_state(receiver)
+    with pytest.raises(BundleError) as refused:
+        open_bundle(receiver, bad)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("hostile.tbrun: refused: ")
+    assert named in message, message
+    assert catalog_state(receiver) == before              # nothing written, no temp folder left
+    assert receiver.runs().empty
+    escaped = [receiver.runs_dir / "x", receiver.path / "x", receiver.path.parent / "evil", Path("/etc/x")]
+    assert not [p for p in escaped if p.exists()]
+
+
+def test_the_good_bundle_itself_passes_every_check_the_hostile_cases_break(sender, receiver, tmp_path):
+    files, manifest = read_bundle(sender[2].read_bytes())
+    rebuilt = tmp_path / "rebuilt.tbrun"
+    rebuilt.write_bytes(make(files, manifest))           # the builder alone refuses nothing
+    assert open_bundle(receiver, rebuilt).added
+
+
+# --- no secret of the sender's -----------------------------------------------------------------------
+
+def test_no_secret_of_the_senders_is_in_a_bundle(tmp_path, receiver):
+    store = ResultsStore(tmp_path / "results")
+    run_id = _run(tmp_path, store, password=SECRET, agent_token=TOKEN)
+    # what a server target records beside the run (an older version kept more of its config)
+    store.set_environment_entry(run_id, "server", {"host": "127.0.0.1", "Password": SECRET,
+                                                   "nested": [{"api_key": KEY, "auth": {"user": "u", "pw": SECRET}}]})
+    store.set_environment_entry(run_id, "dsn", f"postgresql://bench:{SECRET}@127.0.0.1:5432/ticks")
+    store.set_environment_entry(run_id, "connect", f"host=127.0.0.1 password={SECRET} token={TOKEN}")
+    assert SECRET.encode() in (store.runs_dir / run_id / "run.json").read_bytes()   # there to be scrubbed
+    bundle = write_bundle(store, run_id, tmp_path / "secret.tbrun")
+    raw = bundle.read_bytes()
+    with zipfile.ZipFile(bundle) as z:
+        members = b"".join(z.read(name) for name in z.namelist())
+    for secret in (SECRET, TOKEN, KEY):
+        assert secret.encode() not in raw and secret.encode() not in members, secret
+    environment = json.loads(json.loads(zipfile.ZipFile(bundle).read("run.json"))["environment"])
+    assert environment["server"]["Password"] == "***" and environment["server"]["host"] == "127.0.0.1"
+    assert environment["dsn"] == "postgresql://bench:***@127.0.0.1:5432/ticks"
+    assert open_bundle(receiver, bundle).added                        # a scrubbed bundle still opens
+    store.close()
+
+
+# --- the command line ----------------------------------------------------------------------------------
+
+def tickbench(*args, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TICKBENCH_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run([sys.executable, "-m", "app", *args], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_the_command_line_exports_a_bundle_and_opens_it_once(sender, tmp_path):
+    store, run_id, _ = sender
+    out = tmp_path / "cli.tbrun"
+    exported = tickbench("--results", str(store.path), "export", run_id[:12], "--bundle", str(out), home=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout.strip() == str(out) and zipfile.is_zipfile(out)
+    both = tickbench("--results", str(store.path), "export", run_id, "--bundle", str(out), "--format", "csv",
+                     home=tmp_path)
+    assert both.returncode == 2 and "--bundle" in both.stderr and "--format" in both.stderr
+    again = tickbench("--results", str(store.path), "export", run_id, "--bundle", str(out), home=tmp_path)
+    assert again.returncode == 2 and "--force" in again.stderr
+    home = tmp_path / "receiver"
+    opened = tickbench("open", str(out), home=home)
+    assert opened.returncode == 0, opened.stderr
+    assert opened.stdout.strip() == f"opened run {run_id} from host {store.run(run_id)['environment']['host']}"
+    twice = tickbench("open", str(out), home=home)
+    assert twice.returncode == 0 and twice.stdout.strip() == f"run {run_id} is already in the catalog"
+    listed = tickbench("runs", home=home)
+    assert run_id in listed.stdout
+
+
+def test_the_command_line_refuses_a_hostile_bundle_in_one_line_with_exit_1(sender, tmp_path):
+    files, manifest = read_bundle(sender[2].read_bytes())
+    bad = tmp_path / "bad.tbrun"
+    bad.write_bytes(make(files, manifest, extra=[("../x", b"evil")]))
+    refused = tickbench("open", str(bad), home=tmp_path)
+    assert refused.returncode == 1
+    assert refused.stdout == "" and len(refused.stderr.strip().splitlines()) == 1
+    assert "bad.tbrun: refused: member '../x'" in refused.stderr
+    assert not list((tmp_path / "results" / "runs").iterdir())
+
+
+# --- the window ----------------------------------------------------------------------------------------
+
+@pytest.fixture
+def window(qtbot, tmp_path, light_theme):
+    from PySide6.QtCore import QSettings
+
+    from app.main_window import MainWindow
+    from tests.test_main_window import DictPasswords
+    store = ResultsStore(tmp_path / "results")
+    main = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat),
+                      DictPasswords())
+    qtbot.addWidget(main)
+    main.show()
+    qtbot.waitExposed(main)
+    yield main
+    main.close()
+    store.close()
+
+
+def drop(window, path: Path) -> bool:
+    """``path`` dragged onto the window and dropped, as Qt delivers it (enter, then drop); whether
+    the window took it."""
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    if not enter.isAccepted():
+        return False
+    dropped = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, dropped)
+    return dropped.isAccepted()
+
+
+def test_the_window_opens_a_bundle_from_its_menu_and_by_drag_and_drop(qtbot, window, sender, tmp_path, monkeypatch):
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QFileDialog
+
+    _store, run_id, bundle = sender
+    action = window.findChild(QAction, "open_run_bundle")
+    assert action is not None and action in window.menuBar().actions()[0].menu().actions()
+    asked = []
+
+    def choose(parent, caption, folder, filters):
+        asked.append(filters)
+        return str(bundle), filters
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(choose))
+    action.trigger()
+    assert asked == ["Run bundles (*.tbrun)"]
+    qtbot.waitUntil(lambda: run_id in window.history.visible_run_ids(), timeout=20_000)
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == f"opened run {run_id} from host "
+                    f"{window.store.run(run_id)['environment']['origin']['host']}", timeout=5_000)
+    # dropped on the window: already there, said so; a file of another kind is not taken
+    assert not drop(window, tmp_path / "scenario.toml")
+    assert drop(window, bundle)
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == f"run {run_id} is already in the catalog",
+                    timeout=20_000)
+    assert window.history.visible_run_ids() == [run_id]
+
+
+def test_the_window_shows_a_refused_bundle_in_one_line_and_adds_nothing(qtbot, window, sender, tmp_path):
+    files, manifest = read_bundle(sender[2].read_bytes())
+    bad = tmp_path / "bad.tbrun"
+    bad.write_bytes(make(files, manifest, extra=[("/etc/x", b"evil")]))
+    before = catalog_state(window.store)
+    assert drop(window, bad)
+    qtbot.waitUntil(lambda: "bad.tbrun: refused:" in window.statusBar().currentMessage(), timeout=20_000)
+    assert "absolute path" in window.statusBar().currentMessage()
+    assert "\n" not in window.statusBar().currentMessage()
+    window.background.wait()
+    assert window.history.visible_run_ids() == [] and catalog_state(window.store) == before

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -311,7 +312,7 @@ def _bzip2(files, manifest):
     return out.getvalue()
 
 
-@pytest.mark.parametrize("case", list(HOSTILE))
+@pytest.mark.parametrize("case", list(HOSTILE), ids=[re.sub(r"[^a-z0-9]+", "-", case.lower()).strip("-") for case in HOSTILE])
 def test_a_hostile_bundle_is_refused_in_one_line_with_nothing_written(case, sender, receiver, tmp_path):
     build, named = HOSTILE[case]
     files, manifest = read_bundle(sender[2].read_bytes())

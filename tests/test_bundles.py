@@ -75,6 +75,7 @@ def catalog_state(store: ResultsStore) -> dict[str, tuple[int, str]]:
 
 def test_a_bundle_made_in_one_catalog_opens_in_another_with_identical_figures_and_records(sender, receiver):
     store, run_id, bundle = sender
+    assert receiver.runs().empty                                  # its views read before the run came in
     opened = open_bundle(receiver, bundle)
     assert (opened.run_id, opened.added) == (run_id, True)
     assert opened.origin_host == store.run(run_id)["environment"]["host"]
@@ -144,19 +145,21 @@ def read_bundle(data: bytes) -> tuple[dict[str, bytes], dict]:
         return files, json.loads(z.read(MANIFEST))
 
 
-def make(files: dict[str, bytes], manifest: dict, rehash: bool = True, extra=(), listed=None) -> bytes:
+def make(files: dict[str, bytes], manifest: dict | bytes, rehash: bool = True, extra=(), listed=None,
+         method: int = zipfile.ZIP_DEFLATED) -> bytes:
     """A bundle of ``files`` (and ``extra`` entries: (name or ZipInfo, bytes)); the manifest's members
-    made anew from the files unless ``rehash`` is False."""
-    manifest = json.loads(json.dumps(manifest))
-    if rehash:
-        manifest["members"] = [{"name": n, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
-                               for n, b in files.items() if listed is None or n in listed]
+    made anew from the files unless ``rehash`` is False (or the manifest is given as bytes)."""
+    if not isinstance(manifest, bytes):
+        manifest = json.loads(json.dumps(manifest))
+        if rehash:
+            manifest["members"] = [{"name": n, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+                                   for n, b in files.items() if listed is None or n in listed]
+        manifest = json.dumps(manifest).encode()
     out = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")               # duplicate names are the point of one case
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr(MANIFEST, json.dumps(manifest))
-            for name, data in [*files.items(), *extra]:
+        with zipfile.ZipFile(out, "w", method) as z:
+            for name, data in [(MANIFEST, manifest), *files.items(), *extra]:
                 z.writestr(name, data)
     return out.getvalue()
 
@@ -281,7 +284,8 @@ HOSTILE = {
     "wrong version type in the manifest": (_set("version", "1"), "version must be a whole number"),
     "wrong JSON types in run.json": (_set("run.json:users", [1, 2]), "run.json: wrong types"),
     "run.json not a record": (_with(lambda f, m: f.__setitem__("run.json", b"[1, 2]")), "not a record"),
-    "a bad run id": (lambda f, m: _set("run.json:run_id", "../../evil")(f, {**m, "run_id": "../../evil"}), "run id"),
+    "a bad run id": (lambda f, m: _set("run.json:run_id", "../../evil")(f, {**m, "run_id": "../../evil"}),
+                     "manifest.json: run id '../../evil': a name, not a path"),
     "a missing member": (lambda f, m: make({k: v for k, v in f.items() if k != "steps.json"}, m, rehash=False),
                          "not in the bundle"),
     "an extra unknown member": (lambda f, m: make(f, m, extra=[("evil.sh", b"rm -rf ~")]), "unknown member"),
@@ -298,21 +302,13 @@ HOSTILE = {
     "ops parquet with the wrong columns": (_with(lambda f, m: f.__setitem__("ops.parquet", _parquet(
         pa.table({"a": [1, 2, 3]})))), "column 'a'"),
     "ops of another run": (_other_run_records, "another run"),
-    "compressed by another method": (lambda f, m: _bzip2(f, m), "method"),
+    "compressed by another method": (lambda f, m: make(f, m, method=zipfile.ZIP_BZIP2), "method 12"),
     "a header that lies about its size": (_lying_header, "run.json is damaged"),
+    "a manifest nested too deep": (lambda f, m: make(f, b"[" * 200_000 + b"]" * 200_000), "manifest.json is not JSON"),
 }
 
 
-def _bzip2(files, manifest):
-    data = make(files, manifest)
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_BZIP2) as z:
-        for name in src.namelist():
-            z.writestr(name, src.read(name))
-    return out.getvalue()
-
-
-@pytest.mark.parametrize("case", list(HOSTILE), ids=[re.sub(r"[^a-z0-9]+", "-", case.lower()).strip("-") for case in HOSTILE])
+@pytest.mark.parametrize("case", list(HOSTILE), ids=[re.sub(r"[^a-z0-9]+", "-", c.lower()).strip("-") for c in HOSTILE])
 def test_a_hostile_bundle_is_refused_in_one_line_with_nothing_written(case, sender, receiver, tmp_path):
     build, named = HOSTILE[case]
     files, manifest = read_bundle(sender[2].read_bytes())
@@ -336,6 +332,36 @@ def test_the_good_bundle_itself_passes_every_check_the_hostile_cases_break(sende
     rebuilt = tmp_path / "rebuilt.tbrun"
     rebuilt.write_bytes(make(files, manifest))           # the builder alone refuses nothing
     assert open_bundle(receiver, rebuilt).added
+
+
+def test_a_run_whose_records_a_full_disk_left_in_parts_leaves_as_one_file_with_every_record(tmp_path, receiver):
+    """A run that ended on a full disk keeps its records as parts (``RunWriter.end``); its bundle
+    seals them into one file, and its resource samples go with it."""
+    from workloads.results.run_tables import PART_WRITE
+    store = ResultsStore(tmp_path / "results")
+    run_id = _run(tmp_path, store)
+    for t in (1.0, 2.0, 3.0):
+        store.add_resource(run_id, t, 50.0 + t, 100_000_000, 0.0, 1024.0)
+    folder = store.runs_dir / run_id
+    records = pq.read_table(folder / "ops.parquet")
+    (folder / "ops").mkdir()
+    half = records.num_rows // 2
+    pq.write_table(records.slice(0, half), folder / "ops" / "000001.parquet", **PART_WRITE)
+    pq.write_table(records.slice(half), folder / "ops" / "000002.parquet", **PART_WRITE)
+    (folder / "ops.parquet").unlink()
+    store.close()
+    store = ResultsStore(tmp_path / "results")
+    bundle = write_bundle(store, run_id, tmp_path / "parts.tbrun")
+    with zipfile.ZipFile(bundle) as z:
+        assert sorted(z.namelist()) == sorted([MANIFEST, "run.json", "steps.json", "workers.json", "ops.parquet",
+                                               "resources.jsonl"])
+        assert json.loads(z.read(MANIFEST))["counts"]["resources"] == 3
+    assert open_bundle(receiver, bundle).added
+    pd.testing.assert_frame_equal(receiver.ops(run_id), store.ops(run_id))
+    pd.testing.assert_frame_equal(receiver.resources(run_id), store.resources(run_id))
+    pd.testing.assert_frame_equal(step_figures(receiver, run_id), step_figures(store, run_id))
+    assert len(receiver.resources(run_id)) == 3 and len(receiver.ops(run_id)) == records.num_rows
+    store.close()
 
 
 # --- no secret of the sender's -----------------------------------------------------------------------

@@ -91,6 +91,10 @@ def open_bundle(store, path: Path | str) -> OpenedBundle:
         return _open(store, path)
     except _Refused as exc:
         raise BundleError(f"{path.name}: refused: {exc}") from None
+    except (pa.ArrowException, zipfile.BadZipFile, zlib.error, EOFError, RecursionError, KeyError, TypeError,
+            ValueError, OverflowError) as exc:       # input no check above foresaw: refused all the same
+        raise BundleError(f"{path.name}: refused: damaged or not a Tickbench bundle "
+                          f"({type(exc).__name__}: {one_line(exc, 120)})") from None
 
 
 def _open(store, path: Path) -> OpenedBundle:
@@ -195,7 +199,7 @@ def _manifest(bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo]) -> dic
     raw, _ = _read(bundle, infos[MANIFEST])
     try:
         manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _Refused(f"{MANIFEST} is not JSON ({one_line(exc, 120)})") from None
     if not isinstance(manifest, dict):
         raise _Refused(f"{MANIFEST} holds a {type(manifest).__name__}, not a record")
@@ -205,7 +209,8 @@ def _manifest(bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo]) -> dic
     if not _whole(version):
         raise _Refused(f"{MANIFEST}: version must be a whole number, not {version!r}")
     if version > BUNDLE_VERSION:
-        raise _Refused(f"written by a newer Tickbench (bundle version {version}; this one reads up to {BUNDLE_VERSION})")
+        raise _Refused(f"written by a newer Tickbench (bundle version {version}; "
+                       f"this one reads up to {BUNDLE_VERSION})")
     for key in ("run_id", "origin_host", "created_at", "tickbench"):
         if not isinstance(manifest.get(key), str):
             raise _Refused(f"{MANIFEST}: {key} must be text, not {type(manifest.get(key)).__name__}")
@@ -299,7 +304,7 @@ def _tables(bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], manifest
 def _json_rows(name: str, raw: bytes) -> list[dict[str, Any]]:
     try:
         value = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _Refused(f"{name} is not JSON ({one_line(exc, 120)})") from None
     if name == RUN_FILE:
         if not isinstance(value, dict):
@@ -317,7 +322,7 @@ def _lines(raw: bytes) -> list[dict[str, Any]]:
             continue
         try:
             row = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise _Refused(f"{RESOURCES_FILE}: line {number} is not a JSON record") from None
         if not isinstance(row, dict):
             raise _Refused(f"{RESOURCES_FILE}: line {number} is not a record")
@@ -328,7 +333,7 @@ def _lines(raw: bytes) -> list[dict[str, Any]]:
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -364,6 +364,18 @@ def test_a_run_whose_records_a_full_disk_left_in_parts_leaves_as_one_file_with_e
     store.close()
 
 
+def test_a_run_still_going_does_not_leave_as_a_bundle(tmp_path):
+    store = ResultsStore(tmp_path / "results")
+    store.create_run("going", {"dataset": "taq", "target": "duckdb", "workload": "read-day", "users": [1],
+                               "cache": "warm"}, {"host": "here"})          # its process (this one) is alive
+    with pytest.raises(BundleError, match="run going is still going"):
+        write_bundle(store, "going", tmp_path / "going.tbrun")
+    with pytest.raises(BundleError, match="no run 'absent'"):
+        write_bundle(store, "absent", tmp_path / "absent.tbrun")
+    assert not list(tmp_path.glob("*.tbrun")) and not list(tmp_path.glob(".*.tmp"))
+    store.close()
+
+
 # --- no secret of the sender's -----------------------------------------------------------------------
 
 def test_no_secret_of_the_senders_is_in_a_bundle(tmp_path, receiver):

@@ -1,4 +1,4 @@
-"""The command line: ``tickbench run | runs | show | verify | reproduce | hosts | agent | export | import | datasets | workloads |
+"""The command line: ``tickbench run | runs | show | compare | verify | reproduce | hosts | agent | export | import | datasets | workloads |
 targets | engines | open``.
 
 Here: the parser and the table of subcommands. Each subcommand lives in an app/cli_*.py module
@@ -17,6 +17,7 @@ from app.cli_hosts import add_hosts_parser, add_scheduler_arguments, cmd_hosts
 from app.cli_open_loop import add_rate_arguments
 from app.cli_reports import add_verify_parser, cmd_verify
 from app.cli_reproduce import add_reproduce_parser, cmd_reproduce
+from app.cli_compare import add_compare_parser, cmd_compare
 from app.cli_results import cmd_export, cmd_open, cmd_runs, cmd_show
 from app.cli_run import cmd_run
 from app.cli_scenario import _kind_and_config
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("workloads", help="list workloads and their parameters")
     add_targets_parser(sub)
     add_engines_parser(sub)
+    add_compare_parser(sub)
     return parser
 
 
@@ -152,6 +154,6 @@ COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
                                                     _kind_and_config, args.data_dir or default_datasets_dir()),
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),
             "engines": lambda args: cmd_engines(args, _registry(args), console, err_console, CliError),
-            "export": cmd_export,
+            "export": cmd_export, "compare": cmd_compare,
             "open": cmd_open,
             "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

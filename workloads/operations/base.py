@@ -88,6 +88,9 @@ class Workload(ABC):
     params: tuple[Param, ...] = ()
     uses_target = True
     bounded_by_operations = True   # False: the workload decides when a worker is done (by rows)
+    # parameters that stand for the system under test, not the question asked of it (a simulated
+    # server's answer time): runs that differ in them still compare (``workloads.results.compare``)
+    system_params: frozenset[str] = frozenset()
     ends_when = "its rows are moved"   # how a step ends when not bounded by operations
     writes = False                 # True: each step starts from an emptied scratch table
     roles: frozenset[str] = frozenset({"time"})   # the dataset roles it needs (``roles.ROLE_NAMES``)

@@ -1,6 +1,8 @@
 """A workload that does nothing, to measure the harness's own cost per operation; optionally
 stalling like a server that stops answering now and then (a known delay, to show what a closed
-loop hides and an open one counts: ``workloads.run.schedule``)."""
+loop hides and an open one counts: ``workloads.run.schedule``), or answering every operation in a
+known time with a known number of rows (a target whose truth is known: what ``tickbench compare``
+must call slower when the time grows 20 %, and the same when it does not)."""
 from __future__ import annotations
 
 import time
@@ -25,11 +27,17 @@ class NoOp(Workload):
     op_name = "noop"
     roles = frozenset()
     uses_target = False
+    system_params = frozenset({"stall_every_s", "stall_s", "hold_s", "rows"})    # the simulated server
     params = (
         Param("stall_every_s", "Stall every", "float", 0.0, 0.0, 3600.0, "s",
               help="0: never. Otherwise a stall window opens this often, from the worker's first operation."),
         Param("stall_s", "Stall length", "float", 0.0, 0.0, 3600.0, "s",
               help="How long each stall window lasts."),
+        Param("hold_s", "Answer time", "float", 0.0, 0.0, 60.0, "s",
+              help="0: none. Otherwise every operation takes this long (a sleep), as a server whose answer "
+                   "takes a known time."),
+        Param("rows", "Rows per operation", "int", 0, 0, 1_000_000_000, "rows",
+              help="The rows each operation says it returned (for a rows/s figure of known truth)."),
     )
 
     def setup(self, ctx: WorkerContext) -> None:
@@ -39,6 +47,15 @@ class NoOp(Workload):
 
     def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
         stalls = ctx.state.get("stalls")
+        hold, rows = ctx.params["hold_s"], ctx.params["rows"]
+        if hold > 0 or rows > 0:
+            answer = OpResult(rows=rows, nbytes=rows * 8)
+
+            def held() -> OpResult:
+                if hold > 0:
+                    time.sleep(hold)
+                return answer
+            return held
         if stalls is None:
             return _noop            # one function for every operation: the harness's cost, not a closure's
         every, length, origin = stalls

@@ -1,0 +1,104 @@
+"""How sure a ratio of two runs' figures is: bootstrap intervals over their operations.
+
+A figure of a step is either a ratio of sums over its operations (rows/s = rows / the time they
+took, scaled to the step's window; a phase's or a query's mean = its seconds / its operations) or a
+quantile of their times (p50, p95, p99; the first operation's median over workers). Resampling each
+run's operations with replacement ``DRAWS`` times and taking the ratio new / base each time gives
+the ratio's spread; its central ``LEVEL`` share is the interval.
+
+- Ratio-of-sums figures resample operations; a step of more than ``MAX_BLOCKS`` operations is
+  resampled in ``MAX_BLOCKS`` blocks of consecutive operations of one worker, which bounds the work
+  (neighbouring operations share the machine's state, so keeping them together does not make the
+  interval narrower than drawing them one by one would).
+- Quantiles are resampled by rank: the k-th smallest of a resample of n values is the value at a
+  rank drawn from Binomial(n, q), which is what resampling and sorting would give, without a sort
+  per draw.
+- The interval is scaled around the figure as stored (its point is the stored figure's ratio),
+  so it never disagrees with the figures the run shows.
+
+Seeded: the same runs always give the same interval, so the same verdict and the same gate answer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+LEVEL = 0.95
+DRAWS = 2000
+MAX_BLOCKS = 2000
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One run's step, for a ratio-of-sums figure: per operation the numerator and the denominator
+    (rows and seconds; seconds and 1), with the worker that made it, in time order."""
+    top: np.ndarray
+    bottom: np.ndarray
+    worker: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.top.size)
+
+
+def blocks(sample: Sample, max_blocks: int = MAX_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
+    """Block sums (top, bottom): consecutive operations of one worker, ``ceil(n / max_blocks)`` a block."""
+    n = len(sample)
+    size = max(1, -(-n // max_blocks))
+    order = np.lexsort((np.arange(n), sample.worker))          # by worker, time order within
+    worker = sample.worker[order]
+    starts = np.flatnonzero(np.r_[True, worker[1:] != worker[:-1]])
+    position = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    block = np.cumsum(np.r_[True, (worker[1:] != worker[:-1]) | (position[1:] % size == 0)]) - 1
+    return (np.bincount(block, weights=sample.top[order]), np.bincount(block, weights=sample.bottom[order]))
+
+
+def _ratio_draws(sample: Sample, rng: np.random.Generator, draws: int) -> np.ndarray:
+    top, bottom = blocks(sample)
+    picks = rng.integers(0, top.size, size=(draws, top.size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return top[picks].sum(axis=1) / bottom[picks].sum(axis=1)
+
+
+def _quantile_draws(values: np.ndarray, q: float, rng: np.random.Generator, draws: int) -> np.ndarray:
+    ordered = np.sort(np.asarray(values, dtype=float))
+    ranks = rng.binomial(ordered.size - 1, q, size=draws)       # linear-interpolation quantile's neighbourhood
+    return ordered[ranks]
+
+
+def _interval(point: float, base_draws: np.ndarray, new_draws: np.ndarray, base_est: float, new_est: float,
+              level: float) -> tuple[float, float]:
+    """The ``level`` interval of new / base, its draws divided by the estimate they scatter around
+    and multiplied by the stored figures' ratio ``point``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = (new_draws / base_draws) / (new_est / base_est)
+    spread = spread[np.isfinite(spread)]
+    if spread.size == 0:
+        return float("nan"), float("nan")
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(spread, [tail, 1.0 - tail])
+    return float(point * low), float(point * high)
+
+
+def ratio_of_sums_interval(point: float, base: Sample, new: Sample, level: float = LEVEL, draws: int = DRAWS,
+                           seed: int = 0) -> tuple[float, float]:
+    """Interval of a ratio-of-sums figure's ratio new / base (``point``: the stored figures' ratio)."""
+    if len(base) == 0 or len(new) == 0:
+        raise ValueError("a ratio needs operations on both sides")
+    rng = np.random.default_rng(seed)
+    base_draws, new_draws = _ratio_draws(base, rng, draws), _ratio_draws(new, rng, draws)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base_est = base.top.sum() / base.bottom.sum()
+        new_est = new.top.sum() / new.bottom.sum()
+    return _interval(point, base_draws, new_draws, base_est, new_est, level)
+
+
+def quantile_interval(point: float, base: np.ndarray, new: np.ndarray, q: float, level: float = LEVEL,
+                      draws: int = DRAWS, seed: int = 0) -> tuple[float, float]:
+    """Interval of the ratio of two samples' ``q`` quantiles (``point``: the stored figures' ratio)."""
+    base, new = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    if base.size == 0 or new.size == 0:
+        raise ValueError("a ratio needs operations on both sides")
+    rng = np.random.default_rng(seed)
+    base_draws, new_draws = _quantile_draws(base, q, rng, draws), _quantile_draws(new, q, rng, draws)
+    return _interval(point, base_draws, new_draws, float(np.quantile(base, q)), float(np.quantile(new, q)), level)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox
 
+from workloads.results.compare import compare_runs as compare_pair
 from workloads.results.history import compare_frame, history_rows, newest_run_id, run_labels, snapshot_from_store
 from workloads.results.run_summary import run_answer
 from workloads.results.suite_figures import REPORT_WORKLOADS
@@ -61,13 +62,17 @@ class MainWindowHistory:
     def compare_runs(self, run_ids: list[str]) -> None:
         def read():
             frame = compare_frame(self.store, run_ids)
-            return frame, suite_comparison(self.store, run_ids, run_labels(self.store, run_ids))
+            labels = run_labels(self.store, run_ids)
+            ids = sorted(run_ids, key=lambda r: str(self.store.run(r)["created_at"]))   # against the oldest
+            verdicts = [compare_pair(self.store, ids[0], other) for other in ids[1:]]
+            return frame, suite_comparison(self.store, run_ids, labels), verdicts, labels
 
         def show(found) -> None:
-            frame, suites = found
+            frame, suites, verdicts, labels = found
             self._compared_run_ids = list(run_ids)
             self.compare.show_runs(frame.to_dict("records"))
             self.compare.show_suites(suites.queries, suites.answers, suites.footprints)
+            self.compare.show_verdicts(verdicts, labels)
             self.tabs.setCurrentWidget(self.compare)
         self.background.run("compare", read, show,
                             lambda exc: self.show_error(f"cannot compare runs: {describe_error(exc)}"))

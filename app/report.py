@@ -38,6 +38,7 @@ from app.report_suites import (ReproductionView, SuiteComparisonView, comparison
                                reproduction_views, run_suite_figures, run_suite_view)
 from app.report_references import _dolphindb_server
 from app.report_run_section import RunSection, _run_section
+from app.report_verdicts import VerdictView, verdict_views
 from app.report_tables import _compare_table, _phase_table, _runs_table
 from workloads.results.history import compare_frame, run_labels, snapshot_from_store
 from workloads.run.snapshot import LiveSnapshot
@@ -127,6 +128,7 @@ class Document:
     across: Across | None
     sections: list[RunSection]
     reproductions: list[ReproductionView] = field(default_factory=list)
+    verdicts: list[VerdictView] = field(default_factory=list)
 
 
 def build_html(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.DataFrame,
@@ -164,7 +166,8 @@ def build_document(store: ResultsStore, runs: list[dict[str, Any]], frame: pd.Da
     return Document(title=_title(runs), written=f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}",
                     version=tickbench_version(),
                     store_path=str(store.path), for_pdf=for_pdf, runs=_runs_table(runs, labels), given=given,
-                    across=across, sections=sections, reproductions=list(reproductions or []))
+                    across=across, sections=sections, reproductions=list(reproductions or []),
+                    verdicts=verdict_views(store, [r["run_id"] for r in runs], labels) if len(runs) > 1 else [])
 
 
 def _title(runs: list[dict[str, Any]]) -> str:

@@ -197,6 +197,13 @@ def test_compare_two_runs_and_export_charts_and_a_report(qtbot, window_factory, 
     qtbot.waitUntil(lambda: window.tabs.currentWidget() is window.compare, timeout=10_000)
     assert sorted(window.compare.sweep_chart.series_names()) == ["noop 1", "noop 2"]
     assert window.compare.table.rowCount() == 4
+    # the verdicts first: the newer run against the older, step by step, as `tickbench compare` says it
+    assert window.compare.tabs.currentWidget() is window.compare.verdicts
+    verdicts = window.compare.verdicts
+    assert "noop 2</b> against <b>noop 1" in verdicts.summary.text()
+    steps = {verdicts.table.item(r, 1).text() for r in range(verdicts.table.rowCount())}
+    figures = {verdicts.table.item(r, 2).text() for r in range(verdicts.table.rowCount())}
+    assert steps == {"1 user", "2 users"} and {"ops/s", "p50", "p99"} <= figures
     chart = "Compare: throughput vs users"
     png = window.export_chart(chart, tmp_path / "sweep.png")
     assert not QImage(str(png)).isNull()
@@ -207,6 +214,8 @@ def test_compare_two_runs_and_export_charts_and_a_report(qtbot, window_factory, 
     html = window.export_report(ids, tmp_path / "report.html")
     text = html.read_text()
     assert "noop 1" in text and "noop 2" in text and "data:image/png;base64," in text
+    # the report of a comparison leads with its verdicts and what differs around the runs
+    assert text.index("noop 2 against noop 1") < text.index("What differs around them") < text.index("<h2>Runs</h2>")
     pdf = window.export_report(ids, tmp_path / "report.pdf")
     assert pdf.read_bytes()[:4] == b"%PDF"
 

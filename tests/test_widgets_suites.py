@@ -110,13 +110,15 @@ def test_compare_view_shows_suites_and_opens_both_answers(make_widget):
     previews = {"duckdb": {"t02": {"rows": 1, "columns": ["n"], "head": [["1"]]}},
                 "parquet": {"t02": {"rows": 1, "columns": ["n"], "head": [["2"]]}}}
     view.show_suites(SERIES, previews, {"duckdb": FOOTPRINT})
-    assert view.tabs.isTabVisible(1) and view.tabs.isTabVisible(2) and view.tabs.currentIndex() == 1
+    queries, footprints = (view.tabs.indexOf(w) for w in (view.query_chart, view.footprint_chart))
+    assert view.tabs.isTabVisible(queries) and view.tabs.isTabVisible(footprints)
+    assert view.tabs.currentWidget() is view.verdicts          # the verdicts first, as the command line
     view.show_answers("t02")
     assert view.answers_dialog.isVisible()
     assert view.answers_dialog.tables["parquet"].item(0, 0).text() == "2"
     view.answers_dialog.close()
     view.show_suites({}, {}, {})
-    assert not view.tabs.isTabVisible(1) and not view.tabs.isTabVisible(2) and view.tabs.currentIndex() == 0
+    assert not view.tabs.isTabVisible(queries) and not view.tabs.isTabVisible(footprints)
 
 
 def snapshot(**changes) -> LiveSnapshot:

@@ -1,6 +1,8 @@
-"""CompareView: two or more stored runs overlaid: throughput vs users, phases and a table; for
-query suites the time per query side by side (a differing answer in red, both answers a click
-away); the footprints of the runs' tables with their compression ratios.
+"""CompareView: two or more stored runs: first the verdicts (each run against the first, figure by
+figure, with its interval and what differs around them: ``widgets.verdict_view``); then overlaid:
+throughput vs users, phases and a table; for query suites the time per query side by side (a
+differing answer in red, both answers a click away); the footprints of the runs' tables with their
+compression ratios.
 
 It fits the central area of a 1280 px window beside the docks (about 900 px wide): long run names are
 shortened in the charts' legends and bar names and in the table (in full on hover), never pushing a
@@ -16,6 +18,7 @@ from widgets.breakdown_chart import BreakdownChart
 from widgets.footprint_chart import FootprintChart
 from widgets.query_chart import QueryChart
 from widgets.sweep_chart import SweepChart
+from widgets.verdict_view import VerdictView
 from workloads.results.figures import breakdown as with_other
 from workloads.run.snapshot import QueryPoint
 from workloads.text import plural
@@ -61,6 +64,8 @@ class CompareView(QWidget):
         self._answers: dict[str, dict[str, dict]] = {}
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        self.verdicts = VerdictView()
+        self.tabs.addTab(self.verdicts, "Verdicts")
         self.tabs.addTab(outer, "Throughput and phases")
         self.tabs.addTab(self.query_chart, "Queries")
         self.tabs.addTab(self.footprint_chart, "Footprint")
@@ -92,9 +97,13 @@ class CompareView(QWidget):
         self.query_chart.set_data(queries)
         self._answers = {label: dict(a) for label, a in answers.items()}
         self.footprint_chart.set_data(footprints)
-        self.tabs.setTabVisible(1, bool(queries))
-        self.tabs.setTabVisible(2, bool(self.footprint_chart.labels()))
-        self.tabs.setCurrentIndex(1 if queries else 0)
+        self.tabs.setTabVisible(self.tabs.indexOf(self.query_chart), bool(queries))
+        self.tabs.setTabVisible(self.tabs.indexOf(self.footprint_chart), bool(self.footprint_chart.labels()))
+        self.tabs.setCurrentWidget(self.verdicts)
+
+    def show_verdicts(self, comparisons, labels: dict[str, str]) -> None:
+        """Each run against the first (``workloads.results.compare.Comparison``s), with verdicts."""
+        self.verdicts.show_comparisons(comparisons, labels)
 
     def show_answers(self, query: str) -> None:
         """Every run's answer to ``query`` side by side (a click on the query in the chart)."""

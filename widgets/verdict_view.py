@@ -1,0 +1,76 @@
+"""VerdictView: the Compare tab's verdicts, as ``tickbench compare`` prints them: for each run
+against the first, why they cannot be compared (if so), each figure's ratio with its 95 % interval
+and verdict, and what differs around them (``workloads.results.compare``)."""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from widgets.theme import OKABE_ITO, current_theme
+from workloads.results.compare import FASTER, LARGER, SLOWER, SMALLER, Comparison, figure_text
+
+COLUMNS = ("run", "step", "figure", "base", "new", "new / base", "95 % interval", "verdict")
+BETTER, WORSE = (FASTER, SMALLER), (SLOWER, LARGER)
+
+
+class VerdictView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = QLabel(wordWrap=True, objectName="verdict_summary")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.table = QTableWidget(0, len(COLUMNS), objectName="verdict_table")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.table, 1)
+
+    def show_comparisons(self, comparisons: list[Comparison], labels: dict[str, str]) -> None:
+        theme = current_theme()
+        lines, rows = [], []
+        for comparison in comparisons:
+            new = html.escape(labels.get(comparison.new_run, comparison.new_run))
+            base = html.escape(labels.get(comparison.base_run, comparison.base_run))
+            if not comparison.comparable:
+                reasons = "; ".join(html.escape(r) for r in comparison.refusals)
+                lines.append(f"<b>{new}</b> against <b>{base}</b>: <span style='color:{theme.error}'>not compared"
+                             f"</span> ({reasons})")
+                continue
+            moved = [c for c in comparison.changes if c.verdict in BETTER + WORSE]
+            said = (", ".join(f"{c.figure} {c.verdict}" for c in moved[:6]) + (" …" if len(moved) > 6 else "")
+                    if moved else "no difference this machine can see")
+            differs = [f"{html.escape(w)}: {html.escape(b)} → {html.escape(n)}" for w, b, n in comparison.environment
+                       if w != "load during the run"]
+            said += f"<br><span style='color:{theme.muted}'>noise band: {html.escape(comparison.noise)}</span>"
+            lines.append(f"<b>{new}</b> against <b>{base}</b>: {said}"
+                         + (f"<br><span style='color:{theme.muted}'>differs around them: {'; '.join(differs)}</span>"
+                            if differs else ""))
+            rows += [(labels.get(comparison.new_run, comparison.new_run), c) for c in comparison.changes]
+        lines.append(f"<span style='color:{theme.muted}'>Each run against the oldest. A figure is better or worse "
+                     "only when its whole 95 % interval lies beyond the noise band either side of 1.</span>")
+        self.summary.setText("<br>".join(lines))
+        self.table.setRowCount(len(rows))
+        for r, (label, change) in enumerate(rows):
+            cells = (label, change.step, change.figure, figure_text(change.figure, change.base),
+                     figure_text(change.figure, change.new), f"{change.ratio:.3f}×", change.interval, change.verdict)
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c == 0:
+                    item.setToolTip(text)
+                if 3 <= c <= 5:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if c == 7 and change.verdict in BETTER + WORSE:
+                    item.setForeground(QBrush(QColor(OKABE_ITO['bluish_green'] if change.verdict in BETTER else theme.error)))
+                if c == 2:
+                    item.setToolTip(change.basis)
+                self.table.setItem(r, c, item)

@@ -10,9 +10,10 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from widgets.theme import OKABE_ITO, current_theme
-from workloads.results.compare import FASTER, LARGER, SLOWER, SMALLER, Comparison, figure_text
+from workloads.results.compare import FASTER, LARGER, SAME, SLOWER, SMALLER, Comparison, figure_text
 
-COLUMNS = ("run", "step", "figure", "base", "new", "new / base", "95 % interval", "verdict")
+COLUMNS = ("#", "step", "figure", "base", "new", "new / base", "95 % interval", "verdict")
+SHORT = {SAME: "no difference"}             # the column's words; the summary says them in full
 BETTER, WORSE = (FASTER, SMALLER), (SLOWER, LARGER)
 
 
@@ -25,7 +26,7 @@ class VerdictView(QWidget):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.verticalHeader().hide()
@@ -38,12 +39,12 @@ class VerdictView(QWidget):
     def show_comparisons(self, comparisons: list[Comparison], labels: dict[str, str]) -> None:
         theme = current_theme()
         lines, rows = [], []
-        for comparison in comparisons:
+        for number, comparison in enumerate(comparisons, 2):
             new = html.escape(labels.get(comparison.new_run, comparison.new_run))
             base = html.escape(labels.get(comparison.base_run, comparison.base_run))
             if not comparison.comparable:
                 reasons = "; ".join(html.escape(r) for r in comparison.refusals)
-                lines.append(f"<b>{new}</b> against <b>{base}</b>: <span style='color:{theme.error}'>not compared"
+                lines.append(f"{number} · <b>{new}</b> against <b>{base}</b>: <span style='color:{theme.error}'>not compared"
                              f"</span> ({reasons})")
                 continue
             moved = [c for c in comparison.changes if c.verdict in BETTER + WORSE]
@@ -52,21 +53,23 @@ class VerdictView(QWidget):
             differs = [f"{html.escape(w)}: {html.escape(b)} → {html.escape(n)}" for w, b, n in comparison.environment
                        if w != "load during the run"]
             said += f"<br><span style='color:{theme.muted}'>noise band: {html.escape(comparison.noise)}</span>"
-            lines.append(f"<b>{new}</b> against <b>{base}</b>: {said}"
+            lines.append(f"{number} · <b>{new}</b> against <b>{base}</b>: {said}"
                          + (f"<br><span style='color:{theme.muted}'>differs around them: {'; '.join(differs)}</span>"
                             if differs else ""))
-            rows += [(labels.get(comparison.new_run, comparison.new_run), c) for c in comparison.changes]
-        lines.append(f"<span style='color:{theme.muted}'>Each run against the oldest. A figure is better or worse "
-                     "only when its whole 95 % interval lies beyond the noise band either side of 1.</span>")
+            rows += [(str(number), labels.get(comparison.new_run, comparison.new_run), c) for c in comparison.changes]
+        lines.append(f"<span style='color:{theme.muted}'>Each run against the oldest (#1). A figure is better or "
+                     "worse only when its whole 95 % interval lies beyond the noise band either side of 1; "
+                     "otherwise there is no difference this machine can see.</span>")
         self.summary.setText("<br>".join(lines))
         self.table.setRowCount(len(rows))
-        for r, (label, change) in enumerate(rows):
-            cells = (label, change.step, change.figure, figure_text(change.figure, change.base),
-                     figure_text(change.figure, change.new), f"{change.ratio:.3f}×", change.interval, change.verdict)
+        for r, (number, label, change) in enumerate(rows):
+            cells = (number, change.step, change.figure, figure_text(change.figure, change.base),
+                     figure_text(change.figure, change.new), f"{change.ratio:.3f}×", change.interval,
+                     SHORT.get(change.verdict, change.verdict))
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c == 0:
-                    item.setToolTip(text)
+                    item.setToolTip(label)
                 if 3 <= c <= 5:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if c == 7 and change.verdict in BETTER + WORSE:

@@ -172,3 +172,32 @@ def test_a_quantile_resampled_by_rank_gives_the_interval_resampling_and_sorting_
                  for _ in range(2000)]
         brute_low, brute_high = np.quantile(draws, [0.025, 0.975])
         assert low == pytest.approx(brute_low, rel=0.06) and high == pytest.approx(brute_high, rel=0.06), q
+
+
+def test_a_cold_step_is_resampled_in_whole_rounds(tmp_path):
+    import numpy as np
+    from workloads.results.compare_stats import Sample, ratio_of_sums_interval
+    rng = np.random.default_rng(3)
+    rounds = np.repeat(np.arange(12), 4)                       # 12 rounds of 4 users
+    shared = np.repeat(rng.lognormal(0, 0.4, 12), 4)          # a round's clear slows all its users alike
+
+    def sample(scale):
+        seconds = scale * shared * rng.lognormal(0, 0.05, rounds.size)
+        return seconds, np.ones(rounds.size), np.tile(np.arange(4), 12)
+    (b_top, b_bot, workers), (n_top, n_bot, _) = sample(1.0), sample(1.0)
+    point = n_top.sum() / b_top.sum()
+    as_ops = ratio_of_sums_interval(point, Sample(b_top, b_bot, workers), Sample(n_top, n_bot, workers))
+    as_rounds = ratio_of_sums_interval(point, Sample(b_top, b_bot, workers, rounds), Sample(n_top, n_bot, workers, rounds))
+    assert as_rounds[1] - as_rounds[0] > 1.5 * (as_ops[1] - as_ops[0])     # operations drawn apart: too sure
+
+    store = ResultsStore(tmp_path / "results")
+    try:
+        cold = Scenario(dataset="taq", scale=Scale(days=4, rows_per_day=20_000, symbols=20), target="pickle",
+                        target_config={"root": str(tmp_path / "files")}, workload="read-day", users=(2,),
+                        operations=4, cache="cold", probe_ops=0)
+        ids = [Runner(cold, store).run().run_id for _ in range(2)]
+        found = compare_runs(store, *ids)
+        assert found.comparable and {c.basis for c in found.changes if c.figure == "p50"} == {
+            "4 rounds (8 operations) and 4 rounds (8 operations)"}
+    finally:
+        store.close()

@@ -220,25 +220,42 @@ def _step_changes(label: str, b: dict, n: dict, base_ops: pd.DataFrame, new_ops:
     out = []
     b_meas = base_ops[(base_ops["step"] == b["step"]) & (base_ops["kind"] == "measured")]
     n_meas = new_ops[(new_ops["step"] == n["step"]) & (new_ops["kind"] == "measured")]
-    basis = f"{len(b_meas):,} and {len(n_meas):,} operations"
+    b_rounds, n_rounds = _rounds(b_meas), _rounds(n_meas)
+    basis = f"{_units(b_meas, b_rounds)} and {_units(n_meas, n_rounds)}"
     for name, (column, amount) in RATES.items():
         bv, nv = _number(b.get(column)), _number(n.get(column))
         if not bv or not nv:
             continue                     # 0 rows (a no-op) or not measured: nothing to divide
         samples = [Sample(ops[amount].to_numpy(float) if amount else np.ones(len(ops)), ops["total_s"].to_numpy(float),
-                          ops["worker"].to_numpy()) for ops in (b_meas, n_meas)]
+                          ops["worker"].to_numpy(), rounds) for ops, rounds in ((b_meas, b_rounds), (n_meas, n_rounds))]
         low, high = ratio_of_sums_interval(nv / bv, *samples)
         out.append(_change(label, name, bv, nv, low, high, True, basis, noise))
     for name, (column, q) in PERCENTILES.items():
         bv, nv = _number(b.get(column)), _number(n.get(column))
         if not bv or not nv:
             continue
-        low, high = quantile_interval(nv / bv, b_meas["total_s"], n_meas["total_s"], q)
+        low, high = quantile_interval(nv / bv, b_meas["total_s"], n_meas["total_s"], q, base_rounds=b_rounds,
+                                      new_rounds=n_rounds)
         out.append(_change(label, name, bv, nv, low, high, False, basis, noise))
     out += _phase_changes(label, b, n, base_ops, new_ops, noise)
     out += _first_op_change(label, b, n, base_ops, new_ops, noise)
     out += _query_changes(label, b_meas, n_meas, noise)
     return out
+
+
+def _rounds(measured: pd.DataFrame) -> np.ndarray | None:
+    """Each operation's round, where its step ran in rounds: a cold step's k-th operation of every
+    user is its round k (``workloads.run.cold``: they start together after one clear)."""
+    held = measured["extra"].astype(str).str.contains('"cold"', regex=False) if "extra" in measured else None
+    if held is None or not held.any():
+        return None
+    return measured["seq"].to_numpy()
+
+
+def _units(measured: pd.DataFrame, rounds: np.ndarray | None) -> str:
+    if rounds is None:
+        return f"{len(measured):,} operations"
+    return f"{len(np.unique(rounds)):,} rounds ({len(measured):,} operations)"
 
 
 def _phase_changes(label, b, n, base_ops, new_ops, noise) -> list[FigureChange]:

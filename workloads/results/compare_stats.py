@@ -10,6 +10,9 @@ the ratio's spread; its central ``LEVEL`` share is the interval.
   resampled in ``MAX_BLOCKS`` blocks of consecutive operations of one worker, which bounds the work
   (neighbouring operations share the machine's state, so keeping them together does not make the
   interval narrower than drawing them one by one would).
+- Where a step ran in rounds (a cold step: every user's k-th operation starts together after one
+  clear of every cache), the rounds are resampled whole, as the practitioner benchmark does: the
+  operations of one round share its clear and its start, so they are not independent draws.
 - Quantiles are resampled by rank: the k-th smallest of a resample of n values is the value at a
   rank drawn from Binomial(n, q), which is what resampling and sorting would give, without a sort
   per draw.
@@ -36,13 +39,18 @@ class Sample:
     top: np.ndarray
     bottom: np.ndarray
     worker: np.ndarray
+    rounds: np.ndarray | None = None      # each operation's round, where the step ran in rounds
 
     def __len__(self) -> int:
         return int(self.top.size)
 
 
 def blocks(sample: Sample, max_blocks: int = MAX_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
-    """Block sums (top, bottom): consecutive operations of one worker, ``ceil(n / max_blocks)`` a block."""
+    """Block sums (top, bottom): whole rounds where the step ran in them, else consecutive
+    operations of one worker, ``ceil(n / max_blocks)`` a block."""
+    if sample.rounds is not None:
+        block = np.unique(sample.rounds, return_inverse=True)[1]
+        return np.bincount(block, weights=sample.top), np.bincount(block, weights=sample.bottom)
     n = len(sample)
     size = max(1, -(-n // max_blocks))
     order = np.lexsort((np.arange(n), sample.worker))          # by worker, time order within
@@ -58,6 +66,14 @@ def _ratio_draws(sample: Sample, rng: np.random.Generator, draws: int) -> np.nda
     picks = rng.integers(0, top.size, size=(draws, top.size))
     with np.errstate(divide="ignore", invalid="ignore"):
         return top[picks].sum(axis=1) / bottom[picks].sum(axis=1)
+
+
+def _round_quantile_draws(values: np.ndarray, rounds: np.ndarray, q: float, rng: np.random.Generator,
+                          draws: int) -> np.ndarray:
+    """The ``q`` quantile of resamples of whole rounds."""
+    groups = [values[rounds == r] for r in np.unique(rounds)]
+    picks = rng.integers(0, len(groups), size=(draws, len(groups)))
+    return np.array([np.quantile(np.concatenate([groups[i] for i in row]), q) for row in picks])
 
 
 def _quantile_draws(values: np.ndarray, q: float, rng: np.random.Generator, draws: int) -> np.ndarray:
@@ -94,11 +110,18 @@ def ratio_of_sums_interval(point: float, base: Sample, new: Sample, level: float
 
 
 def quantile_interval(point: float, base: np.ndarray, new: np.ndarray, q: float, level: float = LEVEL,
-                      draws: int = DRAWS, seed: int = 0) -> tuple[float, float]:
-    """Interval of the ratio of two samples' ``q`` quantiles (``point``: the stored figures' ratio)."""
+                      draws: int = DRAWS, seed: int = 0, base_rounds: np.ndarray | None = None,
+                      new_rounds: np.ndarray | None = None) -> tuple[float, float]:
+    """Interval of the ratio of two samples' ``q`` quantiles (``point``: the stored figures' ratio);
+    a side with ``rounds`` (each value's round) is resampled in whole rounds."""
     base, new = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
     if base.size == 0 or new.size == 0:
         raise ValueError("a ratio needs operations on both sides")
     rng = np.random.default_rng(seed)
-    base_draws, new_draws = _quantile_draws(base, q, rng, draws), _quantile_draws(new, q, rng, draws)
+
+    def draw(values, rounds):
+        if rounds is None:
+            return _quantile_draws(values, q, rng, draws)
+        return _round_quantile_draws(values, np.asarray(rounds), q, rng, draws)
+    base_draws, new_draws = draw(base, base_rounds), draw(new, new_rounds)
     return _interval(point, base_draws, new_draws, float(np.quantile(base, q)), float(np.quantile(new, q)), level)

@@ -154,6 +154,11 @@ def test_runs_carried_in_bundles_compare_to_the_same_figures_and_a_bundle_is_a_b
         here, there = compare_runs(store, same[0], slower, noise=0.05), compare_runs(other, *opened, noise=0.05)
         figures = lambda c: [(f.step, f.figure, f.base, f.new, f.ratio, f.low, f.high, f.verdict) for f in c.changes]  # noqa: E731
         assert figures(there) == figures(here) and there.comparable
+        # marked with the host they came from, in History's names and the comparison's differences
+        from workloads.results.history import history_rows
+        came = f"(from {store.run(same[0])['environment']['host']})"
+        assert all(row["name"].endswith(came) for row in history_rows(other))
+        assert ("came from", came.strip("()"), came.strip("()")) in there.environment
     finally:
         other.close()
     gate = _tickbench(elsewhere, "--baseline", str(bundles[0]), slower, "--fail-if", "p50 > 1.10x")

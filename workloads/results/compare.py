@@ -24,6 +24,7 @@ import pandas as pd
 
 from workloads.results.compare_stats import Sample, quantile_interval, ratio_of_sums_interval
 from workloads.results.figures import cache_words, step_figures
+from workloads.results.history import opened_from
 from workloads.results.repeat_noise import DEFAULT_NOISE, Bands, machine_bands
 from workloads.results.suite_figures import geometric_mean, run_footprints
 from workloads.targets.base import PHASES
@@ -167,6 +168,9 @@ def environment_differences(store, base: dict, new: dict) -> list[tuple[str, str
             out.append((name, _text(key, b), _text(key, n)))
     if base["target"] != new["target"]:
         out.append(("target", str(base["target"]), str(new["target"])))
+    b_from, n_from = opened_from(b_env), opened_from(n_env)
+    if b_from or n_from:
+        out.append(("came from", b_from.strip("()") or "this catalog", n_from.strip("()") or "this catalog"))
     b_lib, n_lib = b_env.get("libraries") or {}, n_env.get("libraries") or {}
     for lib in sorted(set(b_lib) | set(n_lib)):
         if b_lib.get(lib) != n_lib.get(lib):

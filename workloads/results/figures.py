@@ -142,7 +142,7 @@ SELECT r.run_id, r.name, r.created_at AS started_at, r.finished_at, r.status, r.
        r.workload, r.users, r.cache, r.message,
        b.step AS headline_step, b.label AS headline_label, b.users AS headline_users, b.short AS headline_short,
        b.rows_per_s, b.mb_per_s, b.ops_per_s, l.p50_s * 1000 AS p50_ms, l.p99_s * 1000 AS p99_ms,
-       b.cold_ops, b.host_cold_ops, b.engine_cold_ops, r.layout, r.scenario
+       b.cold_ops, b.host_cold_ops, b.engine_cold_ops, r.layout, r.scenario, r.environment
 FROM runs r LEFT JOIN best b ON b.run_id = r.run_id LEFT JOIN latency l ON l.run_id = r.run_id
 ORDER BY r.created_at DESC, r.run_id
 """

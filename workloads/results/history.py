@@ -15,6 +15,8 @@ previous one ended, the first at 0.
 """
 from __future__ import annotations
 
+import json
+
 import math
 from typing import Any
 
@@ -289,14 +291,32 @@ def newest_run_id(store: ResultsStore) -> str | None:
     return max(created, key=lambda r: (created[r], r)) if created else None
 
 
+def opened_from(environment) -> str:
+    """"(from HOST)" for a run opened from a bundle made elsewhere (``workloads.results.bundle_open``
+    records its origin), "" for a run made in this catalog."""
+    if isinstance(environment, str):
+        try:
+            environment = json.loads(environment) if environment else {}
+        except ValueError:
+            return ""
+    origin = (environment or {}).get("origin") if isinstance(environment, dict) else None
+    if not isinstance(origin, dict) or not origin.get("bundle"):
+        return ""
+    return f"(from {origin.get('host') or 'another host'})"
+
+
 def run_labels(store: ResultsStore, run_ids: list[str]) -> dict[str, str]:
     """Short, unique labels for legends: the scenario name (or target and workload), with the
-    run id added where two runs would otherwise read the same."""
+    run id added where two runs would otherwise read the same, and the host a run opened from a
+    bundle came from."""
     runs = [store.run(r) for r in run_ids]
     base = {}
     for run in runs:
         name = str(run.get("name") or "")
         base[run["run_id"]] = name if name and name != "untitled" else f"{run['target']} {run['workload']}"
+        came_from = opened_from(run.get("environment"))
+        if came_from:
+            base[run["run_id"]] += f" {came_from}"
     counts = pd.Series(list(base.values())).value_counts()
     return {rid: (f"{text} ({rid})" if counts[text] > 1 else text) for rid, text in base.items()}
 
@@ -353,6 +373,9 @@ def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
         row["size"] = run_size_text(record)      # as laid out, recorded with the run
         row["users"] = _users(record.get("users"))
         row["message"] = row["message"] or ""
+        came_from = opened_from(record.get("environment"))
+        if came_from:
+            row["name"] = f"{row['name'] or 'untitled'} {came_from}"
         row["headline_short"] = bool(row["headline_short"])
         if row["headline_step"] is not None:
             row["headline_step"] = int(row["headline_step"])

@@ -10,11 +10,11 @@ chart out of view; the two charts share the width equally and neither can be squ
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QLabel, QSplitter, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget
 
 from widgets.answers_dialog import AnswersDialog
 from widgets.breakdown_chart import BreakdownChart
+from widgets.figure_table import figure_table
 from widgets.footprint_chart import FootprintChart
 from widgets.query_chart import QueryChart
 from widgets.sweep_chart import SweepChart
@@ -37,16 +37,8 @@ class CompareView(QWidget):
         self.title = QLabel("Select two or more runs in History and press Compare.", wordWrap=True)
         self.sweep_chart = SweepChart("Throughput vs users")
         self.breakdown_chart = BreakdownChart("Phases per operation (mean)")
-        self.table = QTableWidget(0, len(TABLE_COLUMNS))
-        self.table.setHorizontalHeaderLabels([c[0] for c in TABLE_COLUMNS])
-        header = self.table.horizontalHeader()
         # the figures take the room they need; the run's name the rest, shortened in the middle
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.table.verticalHeader().hide()
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table = figure_table([c[0] for c in TABLE_COLUMNS], stretch=0)
         self.charts_splitter = charts = QSplitter(Qt.Orientation.Horizontal)
         for chart in (self.sweep_chart, self.breakdown_chart):
             chart.setMinimumWidth(MIN_CHART_WIDTH)

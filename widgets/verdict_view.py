@@ -7,8 +7,9 @@ import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QTableWidgetItem, QVBoxLayout, QWidget
 
+from widgets.figure_table import figure_table
 from widgets.theme import OKABE_ITO, current_theme
 from workloads.results.compare import FASTER, LARGER, SAME, SLOWER, SMALLER, Comparison, figure_text
 
@@ -22,15 +23,7 @@ class VerdictView(QWidget):
         super().__init__(parent)
         self.summary = QLabel(wordWrap=True, objectName="verdict_summary")
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.table = QTableWidget(0, len(COLUMNS), objectName="verdict_table")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.table.verticalHeader().hide()
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table = figure_table(COLUMNS, stretch=2, name="verdict_table")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(self.summary)

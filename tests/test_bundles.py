@@ -515,3 +515,26 @@ def test_the_window_shows_a_refused_bundle_in_one_line_and_adds_nothing(qtbot, w
     assert "\n" not in window.statusBar().currentMessage()
     window.background.wait()
     assert window.history.visible_run_ids() == [] and catalog_state(window.store) == before
+
+
+def test_a_run_on_a_password_protected_server_leaves_no_password_in_its_bundle(tmp_path, ddb_server_factory):
+    """The sender's password to a DolphinDB (the wire-protocol stand-in, its login checked) is in no
+    byte of the run's folder or of its bundle, compressed or not, though the run logged in with it
+    (what the scrub does to a secret a run did record: test_no_secret_of_the_senders_is_in_a_bundle)."""
+    password = "Sesame-7f3q-only-here"
+    server = ddb_server_factory(users={"admin": password})
+    store = ResultsStore(tmp_path / "results")
+    try:
+        scenario = Scenario(dataset="taq", scale=Scale(days=1, rows_per_day=2_000, symbols=5), target="dolphindb",
+                            target_config={"profile": server.profile(), "password": password, "timeout": 5},
+                            workload="read-day", users=(1,), operations=2, probe_ops=0)
+        result = Runner(scenario, store).run()
+        assert result.status == "completed", result.message
+        stored = b"".join(p.read_bytes() for p in (store.runs_dir / result.run_id).rglob("*") if p.is_file())
+        bundle = write_bundle(store, result.run_id, tmp_path / "ddb.tbrun")
+        with zipfile.ZipFile(bundle) as z:
+            members = b"".join(z.read(name) for name in z.namelist())
+        assert password.encode() not in bundle.read_bytes() and password.encode() not in members
+        assert password.encode() not in stored           # the run never kept it: a bundle has none to carry
+    finally:
+        store.close()

@@ -52,8 +52,8 @@ def cmd_agent(args, error) -> int:
         error(f"cannot listen on {args.listen}: {exc.strerror or exc}")
     host, port = agent.address
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    print(f"tickbench agent listening on {shown}; a drop is: {dropper.description}", flush=True)
-    serve_until_signalled(agent)
+    serve_until_signalled(agent, ready=lambda: print(f"tickbench agent listening on {shown}; a drop is: "
+                                                     f"{dropper.description}", flush=True))
     print("tickbench agent stopped", flush=True)
     return 0
 

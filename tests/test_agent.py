@@ -376,6 +376,14 @@ def test_where_drop_caches_is_writable_it_starts_to_drop_the_whole_page_cache(tm
     assert "stopped" in running.stop()
 
 
+def test_a_stop_sent_as_soon_as_the_banner_is_read_stops_the_agent_cleanly(tmp_path, cached_file):
+    for attempt in range(5):          # the banner comes once SIGTERM is handled: never a kill by default
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        running = start_agent(folder, "--files", str(cached_file.parent))
+        assert "stopped" in running.stop()
+
+
 def test_the_verifier_forgets_nonces_once_their_timestamps_are_stale():
     verifier = Verifier(TOKEN)
     now = time.time()

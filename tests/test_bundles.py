@@ -289,8 +289,10 @@ HOSTILE = {
     "a missing member": (lambda f, m: make({k: v for k, v in f.items() if k != "steps.json"}, m, rehash=False),
                          "not in the bundle"),
     "an extra unknown member": (lambda f, m: make(f, m, extra=[("evil.sh", b"rm -rf ~")]), "unknown member"),
+    # resources.jsonl is a member a run may or may not have (a short run takes no sample): unlisted here
     "a member the manifest does not list": (lambda f, m: make({**f, "resources.jsonl": b"{}\n"}, m,
-                                                              listed=set(f)), "not in its manifest"),
+                                                              listed=set(f) - {"resources.jsonl"}),
+                                            "not in its manifest"),
     "duplicate member names": (lambda f, m: make(f, m, extra=[("run.json", f["run.json"])]), "twice"),
     "a zip bomb": (_zip_bomb, "zip bomb"),
     "a manifest too big": (lambda f, m: make(f, {**m, "padding": "x" * (2 << 20)}), "manifest.json is"),

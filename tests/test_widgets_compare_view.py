@@ -26,6 +26,7 @@ def rows(*labels: str) -> list[dict]:
 
 
 def settle(qtbot, view: CompareView) -> None:
+    view.tabs.setCurrentWidget(view.throughput_page)      # it opens on the verdicts
     for chart in (view.sweep_chart, view.breakdown_chart):
         chart.render_now()
     qtbot.wait(50)             # let the scene's layouts take the new texts' sizes

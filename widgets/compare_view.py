@@ -58,6 +58,7 @@ class CompareView(QWidget):
         self.tabs.setDocumentMode(True)
         self.verdicts = VerdictView()
         self.tabs.addTab(self.verdicts, "Verdicts")
+        self.throughput_page = outer
         self.tabs.addTab(outer, "Throughput and phases")
         self.tabs.addTab(self.query_chart, "Queries")
         self.tabs.addTab(self.footprint_chart, "Footprint")

@@ -239,11 +239,13 @@ class Agent:
                 pass
 
 
-def serve_until_signalled(agent: Agent) -> None:
-    """Serve until SIGTERM or SIGINT, then stop cleanly."""
+def serve_until_signalled(agent: Agent, ready=lambda: None) -> None:
+    """Serve until SIGTERM or SIGINT, then stop cleanly. ``ready`` (the banner saying it listens)
+    runs once the signals are handled: a stop sent as soon as it is read must not kill the agent."""
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        ready()
         agent.serve(stop)
     finally:
         for sig, handler in previous.items():

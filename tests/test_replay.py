@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from datetime import timezone
 
+import numpy as np
 import pytest
 
 from workloads.results.history import snapshot_from_store
@@ -168,3 +169,32 @@ def test_a_binned_replay_draws_the_second_under_way_as_live(paced_run, monkeypat
     assert ops > 0 and tail is not None and tail.t == t
     assert tail.ops_per_s == pytest.approx(ops / (t - start)) and tail.rows_per_s == pytest.approx(rows / (t - start))
     assert replayed.snapshot_at(replayed.duration_s).throughput_tail is None       # over: none
+
+
+def test_a_step_under_way_shows_the_phases_its_operations_had_reported_as_live(tmp_path):
+    """A read's phase bars move during a replayed step (the live estimate: each phase's mean over the
+    step's measured operations ended by then), not only once it has ended."""
+    from workloads.datasets.schema import Scale
+    from workloads.targets.base import PHASES
+    store = ResultsStore(tmp_path / "results")
+    try:
+        result = Runner(Scenario(scale=Scale(days=2, rows_per_day=50_000, symbols=20), target="duckdb",
+                                 target_config={"path": str(tmp_path / "d.duckdb")}, workload="read-day", users=(1,),
+                                 operations=0, duration_s=2.0, probe_ops=0), store).run()
+        assert result.status == "completed", result.message
+        replay = RunReplay(store, result.run_id)
+        release = float(store.query("SELECT min(release_clock) FROM steps WHERE run_id = ?", [result.run_id])[0][0])
+        t = release + 1.0                                      # halfway through its 2 s
+        assert t < step_end(store, result.run_id, 0)
+        columns = ", ".join(f"o.{p}_s" for p in PHASES)
+        rows = store.query(f"SELECT {columns} FROM ops o JOIN steps s USING (run_id, step) WHERE o.run_id = ? AND "
+                           "o.kind = 'measured' AND o.ok AND s.release_clock + o.t_start + o.total_s <= ?",
+                           [result.run_id, t])
+        expected = {p: float(np.mean([r[i] for r in rows if r[i] is not None]))
+                    for i, p in enumerate(PHASES) if any(r[i] is not None for r in rows)}
+        halfway = replay.snapshot_at(t)
+        assert expected and not halfway.phase_exact and halfway.phase_step == "1 user"
+        assert halfway.phase_means == pytest.approx(expected, rel=1e-9)
+        assert replay.snapshot_at(replay.duration_s).phase_exact              # the stored figures at its end
+    finally:
+        store.close()

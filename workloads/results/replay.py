@@ -4,7 +4,9 @@
 end of every measured operation and step on the run clock) and answers ``snapshot_at(t)`` from
 memory, so a player can ask many times a second. At run-clock ``t`` a replay shows only what had
 happened by then: series points, operations and resource samples of time <= t, and a step's
-figures (its sweep point, phases, queries, footprint) once that step had ended. Every snapshot
+figures (its sweep point, phases, queries, footprint) once that step had ended; while a step is
+under way its phases are the live estimate the run showed (the mean of each phase over its
+measured operations ended by then). Every snapshot
 says it is a replay (``replayed_from``), so no screen can pass it off as a live run.
 """
 from __future__ import annotations
@@ -23,10 +25,11 @@ from workloads.results.store import ResultsStore
 from workloads.results.suite_figures import query_figures
 from workloads.run.metrics import MIN_TAIL_S
 from workloads.run.snapshot import LiveSnapshot, ThroughputPoint
+from workloads.targets.base import PHASES
 
 RUNNING = "running"
 
-_MEASURED_SQL = ("SELECT step, t_start, total_s, ok, rows, bytes FROM ops "
+_MEASURED_SQL = (f"SELECT step, t_start, total_s, ok, rows, bytes, {', '.join(f'{p}_s' for p in PHASES)} FROM ops "
                  "WHERE run_id = ? AND kind = 'measured'")
 
 
@@ -56,6 +59,8 @@ class RunReplay:
         # running totals by end time: what ended in any stretch of the run clock, at once
         self._rows_by_end = np.concatenate([[0.0], np.cumsum(ops["rows"].to_numpy(dtype=float)[ok][order])])
         self._bytes_by_end = np.concatenate([[0.0], np.cumsum(ops["bytes"].to_numpy(dtype=float)[ok][order])])
+        self._step_by_end = ops["step"].to_numpy()[ok][order]
+        self._phases_by_end = {p: ops[f"{p}_s"].to_numpy(dtype=float)[ok][order] for p in PHASES}
 
         workers = store.workers(self.run_id)
         self._workers_of_step = {int(step): sorted(int(w) for w in group["worker"])
@@ -84,6 +89,10 @@ class RunReplay:
         phase_row = _last_with_phases(ended)
         means, percentiles, phase_ops, source = phase_summary(phase_row) if phase_row is not None \
             else ({}, {}, 0, "")
+        under_way = self._phases_under_way(t, index) if current is not None and not over else None
+        if under_way is not None:                 # as live: the current step's estimate once it has one
+            means, phase_ops = under_way
+            percentiles, source = {}, "measured"
         figures_row = phase_row if phase_row is not None else \
             (ended.iloc[-1].to_dict() if len(ended) else None)
         ended_steps = {int(s) for s in ended["step"]}
@@ -106,8 +115,9 @@ class RunReplay:
             resources=[r for r in final.resources if r.t <= t],
             sweep=sweep_points(ended),
             phase_means=means, phase_percentiles=percentiles, phase_ops=phase_ops, phase_source=source,
-            phase_step=str(phase_row["label"]) if phase_row is not None else "",
-            phase_exact=phase_row is not None,
+            phase_step=str(current["label"]) if under_way is not None else
+            str(phase_row["label"]) if phase_row is not None else "",
+            phase_exact=phase_row is not None and under_way is None,
             first_op_s=_optional(figures_row, "first_op_s"),
             steady_p50_s=_optional(figures_row, "p50_s"),
             mean_total_s=_optional(figures_row, "mean_s"),
@@ -139,6 +149,22 @@ class RunReplay:
         return ThroughputPoint(t, (self._rows_by_end[last] - self._rows_by_end[first]) / span,
                                (self._bytes_by_end[last] - self._bytes_by_end[first]) / span,
                                (last - first) / span, span, True)
+
+    def _phases_under_way(self, t: float, index: int) -> tuple[dict[str, float], int] | None:
+        """Each phase's mean over the step's measured operations ended by ``t``, while it is under
+        way (None once it has ended, or before any of its operations reported a phase)."""
+        if not len(self._step_ends) or t >= self._step_ends[index]:
+            return None
+        done = np.searchsorted(self._ok_ends, t, side="right")
+        in_step = self._step_by_end[:done] == self._figures["step"].iloc[index]
+        means, count = {}, 0
+        for phase, values in self._phases_by_end.items():
+            seen = values[:done][in_step]
+            seen = seen[~np.isnan(seen)]
+            if seen.size:
+                means[phase] = float(seen.mean())
+                count = max(count, int(seen.size))
+        return (means, count) if means else None
 
     def _current_step(self, t: float) -> int:
         """Row of the step under way at t: the last one released by then (the first before that)."""

@@ -3,7 +3,7 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/render_screenshots.py --out docs/screenshots
         --set main|reports|engines|dialogs|all
 
-``main``: read-day sweeps (running, after, history, compare, demo mode); ``reports``: reports 001
+``main``: read-day sweeps (running, after, history, compare: verdicts and overlaid, demo mode); ``reports``: reports 001
 and 004's experiments (a query suite on DuckDB and Parquet side by side, with one query whose
 Parquet answer differs on purpose, its answers dialog, footprints, an import); ``engines``: the
 targets panel with every engine and a saved ClickHouse server, and report 001's suite on the
@@ -199,11 +199,13 @@ def main() -> int:
         save("suite_after_run")
         window.compare_runs(ids[1:3])
         settle()
+        window.compare.tabs.setCurrentWidget(window.compare.query_chart)
         save("compare_suites")
         window.compare.tabs.setCurrentWidget(window.compare.footprint_chart)
         save("compare_footprints")
         window.compare_runs(ids[3:5])
         settle()
+        window.compare.tabs.setCurrentWidget(window.compare.query_chart)
         save("compare_differs")
         window.compare.show_answers("spread_wrong")
         loop = QEventLoop()
@@ -255,6 +257,8 @@ def main() -> int:
         ids = list(store.runs()["run_id"])
         window.compare_runs(ids)
         settle()
+        save("compare_verdicts")                     # it opens on the verdicts
+        window.compare.tabs.setCurrentWidget(window.compare.throughput_page)
         save("compare")
         window.tabs.setCurrentWidget(window.dashboard)
         open_run(len(ran) - 1)

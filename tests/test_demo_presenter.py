@@ -136,7 +136,7 @@ def test_a_replay_of_the_recorded_runs_shows_the_same_cards_and_says_it_is_a_rep
     qtbot.waitUntil(lambda: replayed.state == RESULT and "published" in replayed.card.text(), timeout=RUNS_MS)
     strip = lambda text: [line for line in text.splitlines() if "REPLAY" not in line]   # noqa: E731
     here = f"Measured on {socket.gethostname()}, "               # made earlier: where, not "this machine"
-    assert here in replayed.card.text() and "this machine" not in replayed.card.text()
+    assert here in replayed.card.text() and "Measured here" not in replayed.card.text()
     assert strip(replayed.card.text().replace(here, "Measured here: this machine, ")) == strip(live_result)
     assert "REPLAY" in replayed.card.text()
     qtbot.waitUntil(lambda: replayed.state == SUMMARY, timeout=10_000)

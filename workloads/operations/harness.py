@@ -44,18 +44,21 @@ class NoOp(Workload):
         every, length = ctx.params["stall_every_s"], ctx.params["stall_s"]
         if every > 0 and length > 0:
             ctx.state["stalls"] = (every, length, None)
-
-    def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
-        stalls = ctx.state.get("stalls")
         hold, rows = ctx.params["hold_s"], ctx.params["rows"]
-        if hold > 0 or rows > 0:
+        if hold > 0 or rows > 0:           # made once: the plain no-op's next_op stays two lookups
             answer = OpResult(rows=rows, nbytes=rows * 8)
 
             def held() -> OpResult:
                 if hold > 0:
                     time.sleep(hold)
                 return answer
+            ctx.state["held"] = held
+
+    def next_op(self, ctx: WorkerContext, seq: int) -> Operation:
+        held = ctx.state.get("held")
+        if held is not None:
             return held
+        stalls = ctx.state.get("stalls")
         if stalls is None:
             return _noop            # one function for every operation: the harness's cost, not a closure's
         every, length, origin = stalls

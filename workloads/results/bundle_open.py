@@ -446,7 +446,7 @@ def _remove_if_empty(folder: Path) -> None:
     try:
         folder.rmdir()
     except OSError:
-        pass
+        pass                          # not empty (another opener's), or gone already: it stays as it is
 
 
 def _remove_stale_incoming(runs_dir: Path) -> None:

@@ -267,6 +267,43 @@ def test_a_flood_of_good_and_bad_requests_runs_one_drop_at_a_time_and_answers_ea
             running.proc.kill()
 
 
+def test_users_clears_that_meet_at_a_busy_agent_each_get_a_drop_of_their_own(tmp_path):
+    """Each worker's warm-up clears at once: the agent runs one drop at a time and answers the
+    others busy; a worker asks again until it has a drop that began after it asked."""
+    from workloads.targets.common.host_agents import drop_host_caches
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(1000):          # a drop of ~0.1 s, so the users' clears meet one running
+        (folder / f"part{i}").write_bytes(b"t" * 8192)
+    running = start_agent(tmp_path, "--files", str(folder))
+    try:
+        gate = threading.Barrier(4)
+        methods: list[list[str]] = []
+
+        def clear():
+            gate.wait()
+            asked = time.time()
+            methods.append([*drop_host_caches([running.address], TOKEN), asked])
+
+        threads = [threading.Thread(target=clear) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        lines = running.lines()
+        running.stop()
+    finally:
+        if running.proc.poll() is None:
+            running.proc.kill()
+    assert any(line["outcome"] == "busy" for line in lines), "the clears never met: the test proves nothing"
+    drops = {line["request_id"]: line for line in lines if line["outcome"] == "dropped"}
+    assert len(methods) == 4 and len(drops) == 4
+    for method, asked in methods:
+        named = method.split("[")[-1].rstrip("]")
+        assert "dropped by its agent" in method and named in drops, method
+        assert drops[named]["started"] >= asked - 0.5       # its own drop, not one under way before
+
+
 def test_clients_that_drip_bytes_or_stay_silent_cannot_hold_the_agent(agent, cached_file):
     stop = threading.Event()
     cut_off: list[float] = []

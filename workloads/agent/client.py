@@ -20,6 +20,10 @@ class AgentError(RuntimeError):
     """The agent did not drop: one line naming its address and why."""
 
 
+class AgentBusy(AgentError):
+    """The agent was running another drop (HTTP 429): asking again once it is over may succeed."""
+
+
 @dataclass(frozen=True)
 class AgentReply:
     agent: str          # "host:port" as given
@@ -95,7 +99,7 @@ def _reply(address: str, status: int, body: bytes) -> dict:
     if status == 401:
         raise AgentError(f"agent {address}: wrong token (or its clock is more than 30 s from this machine's)")
     if status == 429:
-        raise AgentError(f"agent {address}: busy (another drop is running there)")
+        raise AgentBusy(f"agent {address}: busy (another drop is running there)")
     try:
         data = json.loads(body)
     except ValueError:

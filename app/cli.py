@@ -25,6 +25,7 @@ from app.cli_targets import add_targets_parser, cmd_targets
 from app.ddb_options import add_dolphindb_arguments
 from workloads.paths import default_datasets_dir
 from workloads.results.figures import MIN_OPS
+from workloads.run.processes import PROCESSES, START_METHODS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
                                         "spread-by-minute | mapreduce-minute-bars | ols-spread | noop")
     run.add_argument("--users", help="one number or a sweep, e.g. 1,2,4,8")
     run.add_argument("--cache", help="warm | cold")
+    run.add_argument("--start", choices=START_METHODS,
+                     help="how each step's users start: forked from a server that preloaded the engine's "
+                          "modules (forkserver, default), or each a fresh interpreter (spawn: a fully cold first "
+                          "operation, ~60 MiB and a second or more per user)")
+    run.add_argument("--process", choices=PROCESSES,
+                     help="settled (default): a long-lived client's allocator and pandas 3 strings; plain: "
+                          "glibc's and the installed pandas' own defaults, as a fresh script runs (recorded)")
     run.add_argument("--operations", type=int, help="operations per user per step")
     run.add_argument("--duration", type=float, help="seconds per step instead of an operation count; a "
                      f"step also runs on until its users have made {MIN_OPS} operations together")

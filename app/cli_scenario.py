@@ -29,7 +29,8 @@ def scenario_from_args(args) -> "Scenario":
         scale = Scale(**{**scale.__dict__, **scale_changes})
     changes = {"scale": scale}
     for field, value in (("name", args.name), ("target", args.target), ("dataset", args.dataset),
-                         ("strings", args.strings), ("workload", args.workload), ("cache", args.cache)):
+                         ("strings", args.strings), ("workload", args.workload), ("cache", args.cache),
+                         ("start", args.start), ("process", args.process)):
         if value is not None:
             changes[field] = value
     if args.users is not None:

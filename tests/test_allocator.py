@@ -70,7 +70,7 @@ def test_a_worker_settles_its_allocator_before_it_says_ready():
     try:
         assert handle.conn.poll(120), "the worker never said ready"
         ready = handle.conn.recv()
-        assert isinstance(ready, Ready) and ready.allocator == describe_allocator()
+        assert isinstance(ready, Ready) and ready.conditions["allocator"] == describe_allocator()
     finally:
         launch.stop.set()
         handle.process.join(30)

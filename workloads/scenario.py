@@ -19,6 +19,7 @@ import tomli_w
 
 from workloads.datasets.schema import Scale, StringMode
 from workloads.distributed.placement import check_placement
+from workloads.run.processes import PROCESSES, START_METHODS
 from workloads.run.schedule import check_rates
 
 CACHE_STATES = ("warm", "cold")
@@ -47,6 +48,8 @@ class Scenario:
     rate: tuple[float, ...] = ()   # open loop (workloads.run.schedule): operations per second, a step each; () = closed loop
     rate_per: str = "total"        # the rate is the step's in total, or each user's
     schedule: str = "constant"     # constant | poisson
+    start: str = "forkserver"      # users forked from a preloaded server, or spawned (workloads.run.processes)
+    process: str = "settled"       # settled (a long-lived client's allocator, pandas 3 strings) | plain
 
     def __post_init__(self) -> None:
         StringMode.parse(self.strings)
@@ -64,6 +67,10 @@ class Scenario:
         if not isinstance(self.rate, tuple):
             object.__setattr__(self, "rate", rates(self.rate))
         check_rates(self.rate, self.schedule, self.rate_per)
+        if self.start not in START_METHODS:
+            raise ValueError(f"start must be one of {', '.join(START_METHODS)}, not {self.start!r}")
+        if self.process not in PROCESSES:
+            raise ValueError(f"process must be one of {', '.join(PROCESSES)}, not {self.process!r}")
 
     def __repr__(self) -> str:           # what logs and tracebacks show: never a password
         fields = ", ".join(f"{k}={redacted(v)!r}" for k, v in self.__dict__.items())
@@ -135,7 +142,8 @@ FIELD_TYPES = {"name": "str", "dataset": "str", "scale": "table", "strings": "st
                "target_config": "table", "workload": "str", "params": "table", "users": "users",
                "cache": "str", "operations": "int", "duration_s": "number", "warmup_ops": "int",
                "probe_ops": "int", "experiment": "str", "scheduler": "str", "placement": "str", "pins": "table",
-               "rate": "rates", "rate_per": "str", "schedule": "str"}
+               "rate": "rates", "rate_per": "str", "schedule": "str",
+               "start": "str", "process": "str"}
 SCALE_TYPES = {"days": "int", "rows_per_day": "int", "symbols": "int", "seed": "int", "start": "str"}
 _EXPECTED = {"str": "text", "int": "a whole number", "number": "a number", "table": "a table",
              "users": "a list of whole numbers (or one number)",

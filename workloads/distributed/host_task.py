@@ -61,6 +61,16 @@ def _may_start_processes():
         config["daemon"] = was
 
 
+def _users_context(specs: list[WorkerSpec]):
+    """The host's users start as a local run's do (``workloads.run.processes``): forked from a
+    forkserver on this host that preloaded the run's target client, or spawned."""
+    from workloads.run.processes import available_start, preload_for, user_context
+    if not specs:
+        return mp.get_context("spawn")
+    start = available_start(str(specs[0].scenario.get("start", "spawn")))
+    return user_context(start, preload_for(specs[0].target_kind) if start == "forkserver" else ())
+
+
 def _has_client(client_id: str, dask_scheduler=None) -> bool:
     """On the scheduler: is the client ``client_id`` still connected?"""
     return client_id in dask_scheduler.clients
@@ -78,7 +88,7 @@ def run_host(specs: list[WorkerSpec], key: str, offset_s: float, run_client: str
     client = get_client()
     names = step_names(key)
     queue = Queue(names["records"], client=client)
-    context = mp.get_context("spawn")
+    context = _users_context(specs)
     events = StepEvents.make(context)
     step_t0 = context.RawValue("d", 0.0)   # no lock: see StopFlag
     users: dict[Any, tuple[int, Any]] = {}

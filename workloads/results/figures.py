@@ -16,7 +16,11 @@ Definitions (``STEP_FIGURES_DOC`` says the same in words for the UI and the repo
 - Phases: mean and percentiles of each phase over the operations that report it, with their
   count: the measured operations, or, where the target splits phases only in probes, the probes.
 - First operation in a fresh process: the median over the step's workers of their first (warm-up)
-  operation, beside the steady state; never part of the figures above.
+  operation, beside the steady state; never part of the figures above. A fresh process has run
+  nothing of the benchmark yet: by default it is forked from a server that had imported the
+  engine's client, pandas and pyarrow (its imports are done, its caches and connections are not);
+  with ``start="spawn"`` it is a new interpreter that imports them itself
+  (``workloads.run.processes``; the run records which).
 - Open loop (a step offered a rate, ``workloads.run.schedule``): ``rate`` is the offered operations per
   second; ``latency_p*_s`` count from each operation's intended start (what a client on that
   schedule waits), ``p*_s`` stay its service time; ``late_ops`` began over ``LATE_S`` after their

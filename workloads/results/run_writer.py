@@ -77,6 +77,13 @@ class RunWriter(RunFolder):
                 row.update(fields)
         write_json(self.folder / STEPS_FILE, self._steps)
 
+    def add_step_facts(self, step: int, facts: dict[str, Any]) -> None:
+        """``facts`` added to the step's (a later one of the same name wins)."""
+        for row in self._steps:
+            if row["step"] == step:
+                row["facts"] = json.dumps({**json.loads(row.get("facts") or "{}"), **facts}, default=str)
+        write_json(self.folder / STEPS_FILE, self._steps)
+
     def set_worker(self, row: dict[str, Any]) -> None:
         self._workers = [w for w in self._workers
                          if (w["step"], w["worker"]) != (row["step"], row["worker"])] + [row]

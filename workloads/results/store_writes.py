@@ -107,7 +107,8 @@ class StoreWrites:
         self._write(run_id, write)
 
     def set_step_facts(self, run_id: str, step: int, facts: dict[str, Any]) -> None:
-        self._write(run_id, lambda w: w.update_step(step, facts=json.dumps(facts, default=str)))
+        """Facts of a step (its footprint, how long its users took to start): added to those it has."""
+        self._write(run_id, lambda w: w.add_step_facts(step, facts))
 
     def set_worker(self, run_id: str, step: int, worker: int, pid: int | None, node: str,
                    state: str, error: str = "", exitcode: int | None = None, traceback: str = "",

@@ -81,6 +81,7 @@ class Collector:
         self.cache_methods: list[str] = []
         self.failures: list[str] = []
         self.ops = self.rows = 0
+        self.conditions: dict[str, Any] = {}   # the first ready user's process conditions
         self._last_flush = self._last_sample = time.monotonic()
         self._spans: list[tuple[np.ndarray, np.ndarray]] = []     # (starts, ends) of measured operations
 
@@ -189,6 +190,7 @@ class Collector:
             return
         if isinstance(message, Ready):
             w.pid, w.node = message.pid, message.node
+            self.conditions = self.conditions or dict(message.conditions)
             self.set_state(w, "ready")
             self.run.store.set_worker(self.run.run_id, self.step.index, w.index, w.pid, w.node, "ready",
                                       host=w.host)

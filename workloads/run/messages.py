@@ -17,7 +17,7 @@ class Ready:
     worker: int
     pid: int
     node: str = ""
-    allocator: str = ""        # what the worker did to its malloc (workloads.run.allocator)
+    conditions: dict = field(default_factory=dict)   # how it was started and run (workloads.run.processes)
 
 
 @dataclass(frozen=True)

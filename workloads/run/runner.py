@@ -34,7 +34,8 @@ from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import existing_csv_bytes
 from workloads.targets.base import IMPORT_TABLE, Layout, TargetError
 from workloads.targets.common.sizes import rows_bytes
-from workloads.run.launch import Launcher, LocalLauncher, StepLaunch
+from workloads.run.launch import Launcher, LocalLauncher, StartersLost, StepLaunch, UsersNotStarted
+from workloads.run.processes import planned_conditions, preload_for
 from workloads.run.worker import WorkerSpec, describe_error
 
 READY_TIMEOUT_S = 300.0     # spawned workers import pandas/pyarrow: slow with many on 2 cores
@@ -89,11 +90,12 @@ class Runner:
         self._metrics = LiveAggregates(self.run_id, scenario.target, scenario.workload, len(self.steps),
                                        run_name(scenario), scenario.cache)
         self._metrics.plan_ops(self.workload.planned_ops(self.params))
-        self._launcher: Launcher = LocalLauncher()
+        self._launcher: Launcher = LocalLauncher(scenario.start, preload_for(scenario.target))
         self._sampler: ResourceSampler | None = None
         self._failures: list[str] = []
         self.load_generators = None       # the Dask cluster's description, once connected
         self._planned_ops: dict[int, int | None] = {}
+        self._conditions_recorded = False
 
     # --- control -------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -114,6 +116,7 @@ class Runner:
         scenario, target = self.scenario, self.target
         environment = capture_environment(self._data_paths())
         environment["string_mode"] = scenario.strings
+        environment["process"] = planned_conditions(scenario.start, scenario.process, scenario.target)
         self.store.create_run(self.run_id, _public_scenario(scenario), environment, host_process())
         self._sampler = ResourceSampler()
         status, message = "completed", ""
@@ -131,6 +134,8 @@ class Runner:
                 self._run_step(replace(step, params={**step.params, **run_params}), layout)
                 self.workload.finish_step(run_params)
             status, message = self._end_state()
+        except StartersLost as exc:
+            status, message = "failed", f"{exc}; the run stopped (what earlier steps measured is kept)"
         except (TargetError, ValueError, OSError) as exc:
             status, message = "failed", describe_error(exc) if not isinstance(exc, TargetError) else str(exc)
         except Exception as exc:  # keep the record: a run never vanishes
@@ -243,9 +248,17 @@ class Runner:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
         hosts = self._launcher.host_for(step.users)
         self._metrics.set_hosts(hosts)
-        workers = launch.start([self._spec(step, layout, i, host) for i, host in enumerate(hosts)])
+        starting = time.monotonic()
+        try:
+            workers = launch.start([self._spec(step, layout, i, host) for i, host in enumerate(hosts)])
+        except UsersNotStarted as exc:
+            self._step_not_started(step, str(exc))
+            return
         collector = Collector(self._context(), step, workers, on_lost=launch.abort)
         collector.wait_ready(self.ready_timeout_s)
+        # users started, set up and warmed up: the step's start-up, beside the figures of its run
+        self.store.set_step_facts(self.run_id, step.index, {"users_ready_s": round(time.monotonic() - starting, 4)})
+        self._record_conditions(collector.conditions)
         if clear and self.scenario.warmup_ops:
             self.target.clear_table(layout, self.workload.scratch_table(self.params))
         t0 = time.monotonic()
@@ -268,6 +281,10 @@ class Runner:
             launch.release_probes()
         collector.collect(offset, launch.stop, until=("running", "measured"))
         collector.finish()
+        lost = launch.trouble()
+        if lost:                 # the users ended because their server did: nothing of the step holds
+            self.store.finish_step(self.run_id, step.index, window, "failed", collector.cache_methods)
+            raise StartersLost(f"step {step.index + 1} ({step.label}): {lost}")
         self._failures += collector.failures
         step_status = "cancelled" if self.cancelled else "completed"
         self.store.finish_step(self.run_id, step.index, window, step_status,
@@ -276,6 +293,24 @@ class Runner:
             self.store.set_step_facts(self.run_id, step.index,
                                       {"footprint": self._footprint(layout, IMPORT_TABLE)})
         self._metrics.end_step(figures_of_step(self.store, self.run_id, step.index))
+
+    def _step_not_started(self, step: StepPlan, why: str) -> None:
+        """A step whose users could not all start: failed with the reason; the steps before it keep
+        what they measured, and the run goes on to the next."""
+        message = f"step {step.index + 1} ({step.label}): {why}"
+        self._failures.append(message)
+        self._metrics.set_status("running", message)
+        self.store.finish_step(self.run_id, step.index, 0.0, "failed", [])
+        self.store.set_step_facts(self.run_id, step.index, {"error": message})
+        self._metrics.end_step(figures_of_step(self.store, self.run_id, step.index))
+
+    def _record_conditions(self, reported: dict[str, Any]) -> None:
+        """The process conditions as the step's first ready user reported them (what it found
+        preloaded, its allocator and strings), over the run's plan."""
+        if reported and not self._conditions_recorded:
+            planned = planned_conditions(self.scenario.start, self.scenario.process, self.scenario.target)
+            self.store.set_environment_entry(self.run_id, "process", {**planned, **reported})
+            self._conditions_recorded = True
 
     def _cold_rounds(self) -> bool:
         """A cold step whose operations run in rounds with clears between them (``workloads.run.cold``)."""

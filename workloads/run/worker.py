@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from workloads.run.allocator import settle_allocator
+from workloads.run.processes import enter_user, preload_for
 from workloads.targets.common.cache import resident_bytes_of
 from workloads.targets.common.host_agents import agent_token, agents_of, drop_host_caches
 from workloads.run.cold import (ColdRounds, RoundsBroken, RoundStart, one_user_start, watch_parent,
@@ -112,7 +112,11 @@ def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
                 rounds: ColdRounds | None = None) -> None:
     # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    allocator = settle_allocator()["allocator"]   # a long-lived client's malloc, before anything is allocated
+    global _PARENT
+    _PARENT = os.getppid()        # the run's process, or the forkserver it forked this user from
+    # threads, random state and allocator (or a plain process's defaults), before anything is allocated
+    conditions = enter_user(spec.scenario.get("process", "settled"), _seed_of(spec),
+                            preload_for(spec.target_kind))
     if rounds is not None:
         watch_parent(parent_gone)
     ops = None
@@ -120,7 +124,7 @@ def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
         ctx, workload = _build_context(spec)
         ops = _Operations(spec, ctx, workload, conn, rounds)
         ops.warm_up()
-        conn.send(Ready(spec.worker, os.getpid(), str(getattr(ctx.target, "node", "") or ""), allocator))
+        conn.send(Ready(spec.worker, os.getpid(), str(getattr(ctx.target, "node", "") or ""), conditions))
     except BaseException as exc:  # report anything that stops a worker from starting
         conn.send(Failed(spec.worker, describe_error(exc), traceback.format_exc()))
         _close(ops, conn)
@@ -145,7 +149,14 @@ def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
         _close(ops, conn)
 
 
-_PARENT = os.getppid()       # the run's process; when it dies (kill -9) the worker must not linger
+# the process that started this user: the run's, or the forkserver (which ends with the run's);
+# when it dies (kill -9) the worker must not linger
+_PARENT = os.getppid()
+
+
+def _seed_of(spec: WorkerSpec) -> list[int]:
+    scale = spec.scenario.get("scale") or {}
+    return [int(scale.get("seed", 0)), int(spec.step.get("index", 0)), spec.worker]
 
 
 def parent_gone() -> bool:

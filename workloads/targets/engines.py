@@ -22,23 +22,32 @@ class Engine:
     modules: tuple[str, ...] = ()    # client modules it imports (checked, not imported)
     extra: str = ""                  # pip extra that installs them
     local: bool = True               # runs on this computer without a server
+    # what the users' forkserver imports for it (``workloads.run.processes``): its target module and
+    # the client modules that start no thread and open nothing when imported; () : each user imports it
+    preload: tuple[str, ...] = ()
 
 
 ENGINES: tuple[Engine, ...] = (
-    Engine("duckdb", "DuckDB (embedded)", "one database file", ("duckdb",)),
+    Engine("duckdb", "DuckDB (embedded)", "one database file", ("duckdb",), preload=("duckdb",)),
     Engine("pickle", "Pickle files", "one file per day"),
     Engine("parquet", "Parquet files", "one file per day", ("pyarrow",)),
     Engine("feather", "Feather files", "one file per day", ("pyarrow",)),
     Engine("clickhouse", "ClickHouse (chDB, embedded)", "a MergeTree table per dataset, partitioned by day",
-           ("chdb",), "clickhouse"),
-    Engine("arcticdb", "ArcticDB (LMDB)", "a library per dataset, a symbol per day", ("arcticdb",), "arcticdb"),
-    Engine("hdf5", "HDF5 (PyTables)", "a file per day, one table node each", ("tables",), "hdf5"),
-    Engine(DDB, "DolphinDB", "a DFS database per dataset", ("dolphindb",), local=False),
+           ("chdb",), "clickhouse"),      # chDB starts a dozen threads when imported: never preloaded
+    Engine("arcticdb", "ArcticDB (LMDB)", "a library per dataset, a symbol per day", ("arcticdb",), "arcticdb",
+           preload=("arcticdb", "workloads.targets.arcticdb")),
+    Engine("hdf5", "HDF5 (PyTables)", "a file per day, one table node each", ("tables",), "hdf5",
+           preload=("tables", "workloads.targets.hdf5")),
+    Engine(DDB, "DolphinDB", "a DFS database per dataset", ("dolphindb",), local=False,
+           preload=("dolphindb", "workloads.targets.dolphindb")),
     Engine("questdb", "QuestDB", "a table per dataset, partitioned by day", ("questdb", "psycopg"), "questdb",
-           local=False),
-    Engine("postgres", "PostgreSQL", "a table per dataset, partitioned by date", ("psycopg",), "postgres", local=False),
-    Engine("druid", "Apache Druid", "a datasource per dataset, day segments", (), "druid", local=False),
-    Engine("mongodb", "MongoDB", "a collection per dataset", ("pymongo", "pymongoarrow"), "mongodb", local=False),
+           local=False, preload=("questdb.ingress", "psycopg", "workloads.targets.questdb")),
+    Engine("postgres", "PostgreSQL", "a table per dataset, partitioned by date", ("psycopg",), "postgres", local=False,
+           preload=("psycopg", "workloads.targets.postgres")),
+    Engine("druid", "Apache Druid", "a datasource per dataset, day segments", (), "druid", local=False,
+           preload=("workloads.targets.druid",)),
+    Engine("mongodb", "MongoDB", "a collection per dataset", ("pymongo", "pymongoarrow"), "mongodb", local=False,
+           preload=("pymongo", "pymongoarrow.api", "workloads.targets.mongodb")),
 )
 
 

@@ -19,7 +19,13 @@ prints best and median of each and the gaps. Aim: medians within 3 % on a quiet 
 
     .venv/bin/python benchmarks/bench_fidelity.py [--rows 2000000] [--repeat 9] [--rounds 2]
         [--targets pickle,parquet,feather,duckdb,clickhouse,arcticdb,hdf5] [--strings str] [--root DIR]
-        [--servers questdb,postgres,druid] [--mongo]
+        [--servers questdb,postgres,druid] [--mongo] [--start spawn] [--conditions settled,plain]
+
+``--conditions`` (default both): each side runs under the same process conditions
+(``workloads.run.processes``): ``settled``, Tickbench's default (a long-lived client's allocator,
+pandas 3 string semantics), and ``plain`` (``--process plain``: glibc's and the installed pandas'
+defaults, as a notebook's fresh kernel). The gap under each, and how much slower the plain direct
+call is than the settled one (what a user who times the call in a fresh notebook sees).
 """
 from __future__ import annotations
 
@@ -91,21 +97,24 @@ def direct_call(kind: str, target, layout, strings: StringMode):
     return lambda: to_pandas(pa.ipc.open_file(path).read_all(), strings)
 
 
-def _direct_process(kind: str, config: dict, rows: int, strings: str, repeat: int, out) -> None:
-    from workloads.run.allocator import settle_allocator
-    settle_allocator()           # as every Tickbench worker does first (workloads.run.allocator)
+def _direct_process(kind: str, config: dict, rows: int, strings: str, repeat: int, process: str, out) -> None:
+    from workloads.run.processes import enter_user
+    # the conditions a Tickbench user of that --process runs under (workloads.run.processes):
+    # settled, a long-lived client's allocator and pandas 3 strings; plain, both left at their defaults
+    enter_user(process, [0, 0, 0])
     target = make_target(kind, config)
     layout = target.prepare("taq", Scale(days=1, rows_per_day=rows), StringMode.parse(strings))
     out.put(time_direct(direct_call(kind, target, layout, StringMode.parse(strings)), repeat))
 
 
-def time_direct_fresh(kind: str, config: dict, rows: int, strings: StringMode, repeat: int) -> list[float]:
+def time_direct_fresh(kind: str, config: dict, rows: int, strings: StringMode, repeat: int,
+                      process: str = "settled") -> list[float]:
     """``time_direct`` in a spawned process of its own (the layout exists already: it is reused)."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    proc = ctx.Process(target=_direct_process, args=(kind, config, rows, strings.value, repeat, out))
+    proc = ctx.Process(target=_direct_process, args=(kind, config, rows, strings.value, repeat, process, out))
     proc.start()
     times = out.get(timeout=600)
     proc.join()
@@ -126,13 +135,14 @@ def time_direct(call, repeat: int) -> list[float]:
     return times
 
 
-def time_engine(kind: str, config: dict, rows: int, strings: StringMode, repeat: int) -> tuple[list[float], dict]:
+def time_engine(kind: str, config: dict, rows: int, strings: StringMode, repeat: int, process: str = "settled",
+                start: str = "forkserver") -> tuple[list[float], dict]:
     """A Tickbench run of read-day on the same day: one worker, the stored measured operations."""
     with tempfile.TemporaryDirectory() as tmp:
         store = ResultsStore(Path(tmp) / "results")
         scenario = Scenario(dataset="taq", scale=Scale(days=1, rows_per_day=rows), strings=strings.value,
                             target=kind, target_config=config, workload="read-day", users=(1,),
-                            operations=repeat, warmup_ops=1, probe_ops=0)
+                            operations=repeat, warmup_ops=1, probe_ops=0, process=process, start=start)
         result = Runner(scenario, store).run()
         if result.status != "completed":
             raise RuntimeError(f"{kind}: engine run {result.status}: {result.message}")
@@ -152,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default="", help="folder for the layouts (default: a temp folder)")
     parser.add_argument("--servers", default="", help="local server engines to start and measure too: "
                                                       "questdb,postgres,druid")
+    parser.add_argument("--start", choices=("forkserver", "spawn"), default="forkserver",
+                        help="how Tickbench's user starts: forked from the preloaded server (default) or spawned")
+    parser.add_argument("--conditions", default="settled,plain",
+                        help="the process conditions to measure under, each for both sides: settled (Tickbench's "
+                             "default) and plain (--process plain: glibc's and pandas' defaults)")
     parser.add_argument("--mongo", action="store_true", help="also the MongoDB wire-protocol stand-in "
                         "(mongo-java-server: its times are NOT MongoDB's; this measures Tickbench's overhead)")
     args = parser.parse_args(argv)
@@ -193,30 +208,37 @@ def stop_servers(root: Path, engines: list) -> None:
 
 
 def measure(args, root: Path, strings: StringMode, kinds: list[str], configs: dict) -> int:
+    conditions = [c for c in args.conditions.split(",") if c]
     print(f"TAQ day of {args.rows:,} rows, strings={strings.value}, {args.repeat} timed reads each "
-          f"after one warm-up; data in {root}")
-    print(f"{'target':8} {'method':34} {'best s':>8} {'median s':>9} {'best vs direct':>15} "
+          f"after one warm-up; Tickbench's user {args.start}; data in {root}")
+    print(f"{'target':8} {'process':8} {'method':34} {'best s':>8} {'median s':>9} {'best vs direct':>15} "
           f"{'median vs direct':>17}")
     verdicts = []
     for kind in kinds:
         config = configs[kind]
         make_target(kind, config).prepare("taq", Scale(days=1, rows_per_day=args.rows), strings)
-        direct, engine, first_ops = [], [], []
-        for _ in range(args.rounds):
-            direct += time_direct_fresh(kind, config, args.rows, strings, args.repeat)
-            times, figures = time_engine(kind, config, args.rows, strings, args.repeat)
-            engine += times
-            first_ops.append(figures["first_op_s"])
-        base_best, base_median = min(direct), statistics.median(direct)
-        direct_name = "direct, fresh process" if kind in USER_CALLS else "target's read_day, fresh process"
-        for name, values in ((direct_name, direct), ("Tickbench (stored ops)", engine)):
-            best, median = min(values), statistics.median(values)
-            print(f"{kind:8} {name:34} {best:8.4f} {median:9.4f} {100 * (best / base_best - 1):+14.1f}% "
-                  f"{100 * (median / base_median - 1):+16.1f}%")
-        print(f"{kind:8} {'first operation of a fresh worker':34} "
-              f"{statistics.median(first_ops):8.4f} (median of {len(first_ops)} runs: a warm-up, not in the figures)")
-        gap = 100 * (statistics.median(engine) / base_median - 1)
-        verdicts.append(f"{kind}: median gap {gap:+.1f}% -> {'within' if abs(gap) <= 3 else 'OUTSIDE'} 3%")
+        directs: dict[str, list[float]] = {}
+        for process in conditions:
+            direct, engine, first_ops = [], [], []
+            for _ in range(args.rounds):
+                direct += time_direct_fresh(kind, config, args.rows, strings, args.repeat, process)
+                times, figures = time_engine(kind, config, args.rows, strings, args.repeat, process, args.start)
+                engine += times
+                first_ops.append(figures["first_op_s"])
+            directs[process] = direct
+            base_best, base_median = min(direct), statistics.median(direct)
+            direct_name = "direct, fresh process" if kind in USER_CALLS else "target's read_day, fresh process"
+            for name, values in ((direct_name, direct), ("Tickbench (stored ops)", engine)):
+                best, median = min(values), statistics.median(values)
+                print(f"{kind:8} {process:8} {name:34} {best:8.4f} {median:9.4f} {100 * (best / base_best - 1):+14.1f}% "
+                      f"{100 * (median / base_median - 1):+16.1f}%")
+            print(f"{kind:8} {process:8} {'first operation of a fresh worker':34} "
+                  f"{statistics.median(first_ops):8.4f} (median of {len(first_ops)} runs: a warm-up, not in the figures)")
+            gap = 100 * (statistics.median(engine) / base_median - 1)
+            verdicts.append(f"{kind} ({process}): median gap {gap:+.1f}% -> {'within' if abs(gap) <= 3 else 'OUTSIDE'} 3%")
+        if "settled" in directs and "plain" in directs:
+            notebook = statistics.median(directs["plain"]) / statistics.median(directs["settled"])
+            verdicts.append(f"{kind}: the direct call in a plain process takes {notebook:.2f}x the settled one's")
     print("\n".join(verdicts))
     return 0
 

@@ -7,7 +7,7 @@ same days and symbols. Prints each path, the two medians and their ratio, and la
 
     .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
         [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
-        [--rounds 7] [--ops 3] [--slice-ops 9] [--precision 0.05] [--max-rounds 21]
+        [--rounds 7] [--ops 3] [--slice-ops 9] [--precision 0.05] [--max-rounds 21] [--start spawn]
 
 Each round runs one Tickbench run of ``--ops`` measured operations per operation kind
 (``--slice-ops`` for slices, whose few milliseconds are the noisiest figure; one user, warm,
@@ -58,6 +58,8 @@ def main() -> int:
                              "wider than +- this fraction of it, up to --max-rounds (0: no more)")
     parser.add_argument("--max-rounds", type=int, help="at most this many rounds a kind (default: 3 x --rounds)")
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
+    parser.add_argument("--start", choices=("forkserver", "spawn"), default="forkserver",
+                        help="how Tickbench's users start (workloads.run.processes): forked (default) or spawned")
     parser.add_argument("--save", action="store_true",
                         help="merge the figures into resources/practitioner/measured.json, which every run's "
                              "environment (and report) quotes for its target")
@@ -106,7 +108,7 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
     print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
           f"{args.rounds} rounds x {args.ops} operations per kind ({args.slice_ops} slices), warm, one user, "
           "interleaved")
-    print(f"# {machine()}")
+    print(f"# {machine()}; Tickbench's users: {args.start}")
     print(f"# load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(f"# home {home}\n", flush=True)
 
@@ -168,7 +170,7 @@ def measure_engine(args, store, kind, config, scale, layout, operations, practit
                 rounds += 1
                 scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
                                     target_config=config, workload=workload, users=(1,),
-                                    operations=ops, warmup_ops=1, probe_ops=0, params=params)
+                                    operations=ops, warmup_ops=1, probe_ops=0, params=params, start=args.start)
                 run_id = run(store, scenario)
                 stored = store.ops(run_id, (MEASURED,))
                 round_ours = [float(s) for s in stored["total_s"]]

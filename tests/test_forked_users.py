@@ -228,3 +228,41 @@ def test_a_run_killed_outright_takes_its_forkserver_and_users_with_it(tmp_path):
     finally:
         if run.poll() is None:
             run.kill()
+
+
+HOLDER = '''
+import sys
+from workloads.operations.base import StepPlan
+from workloads.run.launch import LocalLauncher
+from workloads.run.messages import Ready
+from workloads.run.processes import preload_for
+from workloads.run.worker import WorkerSpec
+from workloads.scenario import Scenario
+
+if __name__ == "__main__":
+    step = LocalLauncher("forkserver", preload_for("duckdb")).begin_step("held")
+    spec = Scenario(workload="noop", operations=1).to_dict()
+    users = step.start([WorkerSpec(spec, StepPlan(0, 2, "2 users").__dict__, i, None, "duckdb", {}) for i in (0, 1)])
+    pids = [u.conn.recv().pid for u in users if u.conn.poll(120)]
+    print(" ".join(map(str, pids)), flush=True)
+    sys.stdin.read()                 # never releases them: the users wait at the barrier
+'''
+
+
+def test_a_run_killed_while_its_users_wait_for_the_release_leaves_none_of_them(tmp_path):
+    """Users at the barrier write nothing a dead run could refuse: they go because their server does."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in holder.stdout.readline().split()]
+        assert len(pids) == 2, pids
+        users = [psutil.Process(p) for p in pids]
+        server = users[0].parent()
+        assert server is not None and server.ppid() == holder.pid
+        holder.kill()
+        holder.wait(10)
+        gone, alive = psutil.wait_procs([*users, server], timeout=15)
+        assert not alive, [" ".join(p.cmdline())[:80] for p in alive]
+    finally:
+        if holder.poll() is None:
+            holder.kill()

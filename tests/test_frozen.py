@@ -92,6 +92,25 @@ def test_frozen_app_runs_a_scenario_the_way_the_window_starts_it(frozen_app, tmp
     assert live.status == "completed" and live.ops_done == 50
 
 
+def test_frozen_app_runs_a_32_user_step_forked_from_its_preloaded_server(frozen_app, tmp_path):
+    """The binary's users come from a forkserver that is the binary too (PyInstaller's multiprocessing
+    support), with the engine's modules preloaded there."""
+    from workloads.results.store import ResultsStore
+
+    env = {**os.environ, "TICKBENCH_HOME": str(tmp_path)}
+    done = subprocess.run([str(frozen_app), "--results", str(tmp_path / "results"), "run", "--target", "duckdb",
+                           "--workload", "noop", "--users", "32", "--operations", "20", "--probes", "0",
+                           "--run-id", "frozen-32"], env=env, text=True, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    store = ResultsStore(tmp_path / "results")
+    run = store.run("frozen-32")
+    process = run["environment"]["process"]
+    assert run["status"] == "completed" and process["start"] == "forkserver", (run["message"], process)
+    assert {"duckdb", "pandas", "pyarrow", "workloads.run.worker"} <= set(process["preloaded"]), process
+    assert len(store.ops("frozen-32", kinds=("measured",))) == 32 * 20
+    assert store.workers("frozen-32")["pid"].nunique() == 32
+
+
 def test_frozen_app_says_which_engines_it_bundles(frozen_app, tmp_path):
     env = {**os.environ, "TICKBENCH_HOME": str(tmp_path), "COLUMNS": "200"}
     done = subprocess.run([str(frozen_app), "targets"], env=env, text=True, capture_output=True, timeout=120)

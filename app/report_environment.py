@@ -10,6 +10,7 @@ import pandas as pd
 from app.report_html import fmt_bytes, fmt_int
 from workloads.operations import get_workload
 from workloads.run.environment import busy_note
+from workloads.run.processes import describe_conditions
 
 
 STRING_MODES = {"object": "Python objects (object)", "str": "Arrow-backed strings (str)",
@@ -29,6 +30,8 @@ def _environment_rows(run: dict[str, Any], steps: pd.DataFrame) -> list[list[str
             ["Libraries", ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items())]]
     if env.get("allocator"):          # what every worker did to malloc first (workloads.run.allocator)
         rows.append(["Allocator", env["allocator"]])
+    # how the users were started and run; a run recorded before this says what it then was
+    rows.append(["Process", describe_conditions(env.get("process"))])
     if env.get("load_average"):
         load = ", ".join(f"{v:.2f}" for v in env["load_average"])
         note = busy_note(env)

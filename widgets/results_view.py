@@ -1,6 +1,7 @@
 """RunResultsView: a finished run's answer, the first thing on screen when it ends.
 
-A headline ("how fast was it": rows/s, MB/s, ops/s and latency of the step that answers), a table
+A headline ("how fast was it": rows/s, MB/s, ops/s and latency of the step that answers), the
+process conditions it was measured under (forked or spawned users, settled or plain), a table
 of every step with its phase split, for a sweep the sweep chart with where it stops scaling, and
 the seed reports' published figures beside. It shows a ``workloads.results.run_summary.RunAnswer``: plain
 data, computed off the GUI thread by the window.
@@ -10,8 +11,8 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QHeaderView, QLabel, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
 
 from widgets.breakdown_chart import format_seconds
 from widgets.load_latency_chart import LoadLatencyChart
@@ -60,6 +61,32 @@ def headline_text(answer: RunAnswer) -> str:
     return " · ".join(parts) + f"&nbsp;&nbsp;<span style='font-size:small'>({where}, {plural(step.ops, 'operation')})</span>"
 
 
+class OneLineLabel(QLabel):
+    """A label kept to one line, elided at its right end to its width and whole in its tooltip: a
+    long line (the process conditions, three lines wrapped) would take the sweep chart's height at
+    1366x768."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)   # its width from the layout
+
+    def set_full_text(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, max(self.width(), 1)))
+
+
 class RunResultsView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -72,6 +99,8 @@ class RunResultsView(QWidget):
         font.setPointSizeF(font.pointSizeF() * 1.35)
         self.headline_label.setFont(font)
         self.knee_label = QLabel(objectName="results_knee", wordWrap=True)
+        self.process_label = OneLineLabel(objectName="results_process")
+        self.process_label.setProperty("role", "muted")
         self.published_label = QLabel(objectName="results_published", wordWrap=True)
         self.published_label.setProperty("role", "muted")
         self.published_label.setTextFormat(Qt.TextFormat.RichText)
@@ -93,7 +122,7 @@ class RunResultsView(QWidget):
         self.splitter.setStretchFactor(1, 1)               # a taller window: a taller chart
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        for label in (self.title_label, self.headline_label, self.knee_label):
+        for label in (self.title_label, self.headline_label, self.process_label, self.knee_label):
             layout.addWidget(label)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.published_label)
@@ -104,6 +133,7 @@ class RunResultsView(QWidget):
         self.title_label.setText("<b>No finished run yet</b>: its answer appears here when it ends.")
         self.headline_label.setText("")
         self.knee_label.setText("")
+        self.process_label.set_full_text("")
         self.published_label.setText("")
         self.table.setRowCount(0)
         self.sweep_chart.clear()
@@ -124,6 +154,9 @@ class RunResultsView(QWidget):
                  *(f"{html.escape(n[0].upper() + n[1:])}." for n in answer.target_notes)]
         self.knee_label.setText(" ".join(n for n in notes if n))
         self.knee_label.setVisible(any(notes))
+        # every figure depends on how the users were started and run: said beside them, never only in the report
+        self.process_label.set_full_text(f"Process: {answer.conditions}" if answer.conditions else "")
+        self.process_label.setVisible(bool(answer.conditions))
         self._fill_table(answer.steps, cold=answer.cache == "cold", open_loop=answer.is_open_loop)
         self._fill_sweep(answer)
         self._fill_load(answer)
@@ -176,8 +209,10 @@ class RunResultsView(QWidget):
                     item.setToolTip(text)
                 if 0 < col < len(COLUMNS) - 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if col == 0 and step.short:
-                    item.setToolTip(step.short)
+                if col == 0:
+                    ready = (f"users ready in {format_seconds(step.users_ready_s)} (started, set up and warmed up)"
+                             if step.users_ready_s is not None else "")
+                    item.setToolTip("\n".join(t for t in (step.short, ready) if t))
                 if col == 1 and cold:
                     item.setToolTip(f"{step.cold_line()}: held cold when the clear before its round applied "
                                     "something, the kernel held none of the layout's files after it, and no "

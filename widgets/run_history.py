@@ -35,11 +35,14 @@ COLUMNS: tuple[tuple[str, str], ...] = (     # what ran and how fast first: they
     ("headline_label", "Figures of step"),
     ("dataset", "Dataset"),
     ("cache", "Cache"),
+    ("process", "Process"),      # forked or spawned users, " · plain" for a plain process
 )
 _NUMERIC = {"users", "rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}
 _STEP_FIGURES = {"rows_per_s", "mb_per_s", "p50_ms", "p99_ms"}   # figures of the headline step
 _BAD_STATUS = {"failed", "aborted", "cancelled"}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+PROCESS_TIP = ("How the run's users started: forked from a preloaded server, or spawned (a fresh interpreter "
+               "each).\n\"plain\": glibc's and pandas' own defaults, not a long-lived client's settled ones.")
 def _column(key: str) -> int:
     return [k for k, _ in COLUMNS].index(key)
 
@@ -142,6 +145,8 @@ class RunHistoryModel(QAbstractTableModel):
             return f"{row.get('name') or ''}\nrun {row['run_id']}"
         if role == Qt.ItemDataRole.ToolTipRole and key == "dataset" and row.get("size"):
             return f"{row.get('dataset') or ''}: {row['size']} (as laid out for this run)"
+        if role == Qt.ItemDataRole.ToolTipRole and key == "process" and value:
+            return PROCESS_TIP
         if role == Qt.ItemDataRole.ToolTipRole and key == "status" and row.get("message"):
             return str(row["message"])
         if role == Qt.ItemDataRole.ToolTipRole and (key in _STEP_FIGURES or key == "headline_label") \

@@ -1,4 +1,5 @@
-"""ScenarioBuilder: dataset and scale, target, workload and its parameters, users, cache, length.
+"""ScenarioBuilder: dataset and scale, target, workload and its parameters, users, cache, how the
+users start and run, length.
 
 It turns the form into a `Scenario` (the engine validates it) and back. It knows nothing of how
 runs are started: it emits `run_requested(Scenario)` and `stop_requested()`. The form scrolls;
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDoubleSpinBox, QFormLay
 
 from widgets.dataset_schema import DatasetSchemaLine
 from widgets.param_form import ParamForm
+from widgets.process_options import ProcessOptions
 from widgets.rate_field import RateField
 from widgets.theme import current_theme
 from widgets.wheel_guard import guard_wheel
@@ -141,6 +143,7 @@ class ScenarioBuilder(QWidget):
         self.cache_combo = QComboBox(objectName="cache")
         for state in CACHE_STATES:
             self.cache_combo.addItem(state, state)
+        self.process_options = ProcessOptions(self)      # forked or spawned users; settled or plain
         # a step's length: a number of operations per user OR a duration, chosen explicitly
         self.by_ops_radio = QRadioButton("Operations", objectName="by_operations")
         self.by_duration_radio = QRadioButton("Duration", objectName="by_duration")
@@ -171,6 +174,8 @@ class ScenarioBuilder(QWidget):
         run_form.addRow("Users:", self.users_edit)
         run_form.addRow("Rate:", self.rate_field)
         run_form.addRow("Cache:", self.cache_combo)
+        for label, field in self.process_options.rows():
+            run_form.addRow(label, field)
         run_form.addRow(self.by_ops_radio, self.ops_spin)
         run_form.addRow(self.by_duration_radio, self.duration_spin)
         run_form.addRow(self.length_note)
@@ -230,7 +235,7 @@ class ScenarioBuilder(QWidget):
                        self.ops_spin.valueChanged, self.duration_spin.valueChanged,
                        self.warmup_spin.valueChanged, self.probe_spin.valueChanged,
                        self.param_form.changed, self.workload_combo.currentIndexChanged,
-                       self.by_ops_radio.toggled, self.rate_field.changed):
+                       self.by_ops_radio.toggled, self.rate_field.changed, self.process_options.changed):
             signal.connect(self._on_setting_changed)
         self.name_edit.textChanged.connect(self.changed)
 
@@ -331,7 +336,7 @@ class ScenarioBuilder(QWidget):
             workload=self.workload_combo.currentData(), params=params, users=users,
             cache=self.cache_combo.currentData(), operations=self.ops_spin.value() if by_ops else 0,
             duration_s=0.0 if by_ops else self.duration_spin.value(), warmup_ops=self.warmup_spin.value(),
-            probe_ops=self.probe_spin.value(), **self.rate_field.values(),
+            probe_ops=self.probe_spin.value(), **self.rate_field.values(), **self.process_options.values(),
         )
         return scenario if scenario.name else scenario.with_changes(name=describe(scenario))
 
@@ -361,6 +366,7 @@ class ScenarioBuilder(QWidget):
         self.users_edit.setText(",".join(str(u) for u in scenario.users))
         self.rate_field.set_values(scenario.rate, scenario.rate_per, scenario.schedule)
         self._select(self.cache_combo, scenario.cache)
+        self.process_options.set_values(scenario.start, scenario.process)
         by_ops = scenario.operations > 0 or not scenario.duration_s
         if scenario.operations:
             self.ops_spin.setValue(scenario.operations)

@@ -45,10 +45,12 @@ _OPS_SQL = ("SELECT step, t_start, total_s, rows, bytes, ok FROM ops "
             "WHERE run_id = ? AND kind = 'measured' ORDER BY step, t_start")
 
 # The keys of history_rows(): what widgets/run_history.py's RunHistoryView shows (first eleven),
-# the status tooltip, and which step gave the headline figures (and whether it was too short).
+# the status tooltip, which step gave the headline figures (and whether it was too short), and how
+# the run's users were started and run (``started_as``).
 HISTORY_KEYS = ("run_id", "started_at", "workload", "dataset", "target", "users", "status",
                 "rows_per_s", "mb_per_s", "p50_ms", "p99_ms",
-                "message", "name", "cache", "headline_step", "headline_label", "headline_short", "size")
+                "message", "name", "cache", "headline_step", "headline_label", "headline_short", "size",
+                "process")
 
 
 # --- one run as a snapshot -------------------------------------------------------------------
@@ -291,18 +293,31 @@ def newest_run_id(store: ResultsStore) -> str | None:
     return max(created, key=lambda r: (created[r], r)) if created else None
 
 
-def opened_from(environment) -> str:
-    """"(from HOST)" for a run opened from a bundle made elsewhere (``workloads.results.bundle_open``
-    records its origin), "" for a run made in this catalog."""
+def _environment(environment) -> dict:
+    """A run's environment record as a dict, whether the store gave it as JSON text or parsed."""
     if isinstance(environment, str):
         try:
             environment = json.loads(environment) if environment else {}
         except ValueError:
-            return ""
-    origin = (environment or {}).get("origin") if isinstance(environment, dict) else None
+            return {}
+    return environment if isinstance(environment, dict) else {}
+
+
+def opened_from(environment) -> str:
+    """"(from HOST)" for a run opened from a bundle made elsewhere (``workloads.results.bundle_open``
+    records its origin), "" for a run made in this catalog."""
+    origin = _environment(environment).get("origin")
     if not isinstance(origin, dict) or not origin.get("bundle"):
         return ""
     return f"(from {origin.get('host') or 'another host'})"
+
+
+def started_as(environment) -> str:
+    """How a run's users were started, short: "forked" or "spawned", with " · plain" for a plain
+    process (``workloads.run.processes``). A run recorded before that record was spawned: the only way."""
+    conditions = _environment(environment).get("process") or {}
+    started = "forked" if conditions.get("start") == "forkserver" else "spawned"
+    return started + (" · plain" if conditions.get("process") == "plain" else "")
 
 
 def run_labels(store: ResultsStore, run_ids: list[str]) -> dict[str, str]:
@@ -371,6 +386,7 @@ def history_rows(store: ResultsStore) -> list[dict[str, Any]]:
     for record in frame.to_dict("records"):
         row = {key: _plain(record.get(key)) for key in HISTORY_KEYS}
         row["size"] = run_size_text(record)      # as laid out, recorded with the run
+        row["process"] = started_as(record.get("environment"))
         row["users"] = _users(record.get("users"))
         row["message"] = row["message"] or ""
         came_from = opened_from(record.get("environment"))

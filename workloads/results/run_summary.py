@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workloads.run.environment import busy_note
+from workloads.run.processes import describe_conditions
 from workloads.results.figures import cleared_by_step, phase_summary, step_figures
 from workloads.results.references import DISK, published_findings, published_sweeps
 from workloads.run.schedule import LATE_S
@@ -43,6 +44,7 @@ class StepAnswer:
     latency_p99_s: float | None = None
     late_ops: int = 0
     missed_ops: int = 0
+    users_ready_s: float | None = None                         # from the step's start until every user was warmed up
 
     def cold_line(self) -> str:
         """``cold: N of M operations (cleared: engine caches, host page cache)`` (a cold step's own
@@ -81,6 +83,7 @@ class RunAnswer:
     load_knee_rate: float | None = None     # open loop: the offered rate where latency departs from service time
     load_note: str = ""
     target_notes: list[str] = field(default_factory=list)   # how the target measured (target_notes())
+    conditions: str = ""                    # how its users were started and run (describe_conditions)
 
     @property
     def is_open_loop(self) -> bool:
@@ -119,6 +122,7 @@ def run_answer(store, run_id: str) -> RunAnswer:
     run = store.run(run_id)
     figures = step_figures(store, run["run_id"])
     cleared = cleared_by_step(store, run["run_id"]) if run.get("cache") == "cold" else {}
+    facts = store.step_facts(run["run_id"])
     steps = []
     for row in figures.itertuples():
         means, _pct, count, source = phase_summary(row)
@@ -134,7 +138,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
             host_cold_ops=int(row.host_cold_ops), host_cold_p50_s=_num(row.host_cold_p50_s),
             cleared=tuple(cleared.get(int(row.step), ())),
             rate=_num(row.rate), latency_p50_s=_num(row.latency_p50_s), latency_p99_s=_num(row.latency_p99_s),
-            late_ops=int(_num(row.late_ops) or 0), missed_ops=int(_num(row.missed_ops) or 0)))
+            late_ops=int(_num(row.late_ops) or 0), missed_ops=int(_num(row.missed_ops) or 0),
+            users_ready_s=_num(facts.get(int(row.step), {}).get("users_ready_s"))))
     knee, note = None, ""
     load_rate, load_note = None, ""
     open_steps = [s for s in steps if s.rate]
@@ -159,7 +164,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
                      dataset=dataset, cache=str(run["cache"]), steps=steps, knee_users=knee, knee_note=note,
                      published=list(published), published_sweeps=list(published_sweeps(workload, dataset)),
                      busy=busy_note(run.get("environment") or {}), load_knee_rate=load_rate,
-                     load_note=load_note, target_notes=target_notes(run))
+                     load_note=load_note, target_notes=target_notes(run),
+                     conditions=describe_conditions((run.get("environment") or {}).get("process")))
 
 
 def target_notes(run: dict) -> list[str]:

@@ -50,6 +50,13 @@ def _print_figures(store, run_id: str) -> None:
                   "first op: the first operation of a fresh worker process (a warm-up, not in the "
                   "figures), median over the step's workers.", highlight=False, soft_wrap=True)
     print_open_loop(console, figures)
+    # the conditions every figure above was measured under (workloads.run.processes)
+    from workloads.run.processes import describe_conditions
+    ready = {step: facts["users_ready_s"] for step, facts in store.step_facts(run["run_id"]).items()
+             if facts.get("users_ready_s") is not None}
+    console.print(f"Users: {describe_conditions((run.get('environment') or {}).get('process'))}"
+                  + (f"; ready in {', '.join(f'{s:.2f}' for s in ready.values())} s (each step: started, set up "
+                     "and warmed up)" if ready else ""), highlight=False, soft_wrap=True, markup=False)
     notes = (run.get("layout") or {}).get("notes")
     if notes:                                   # what the layout did to the data (a rounding of timestamps)
         console.print(f"Layout: {notes}", highlight=False, soft_wrap=True, markup=False)

@@ -109,9 +109,16 @@ def test_the_engine_checks_sizes_for_the_window_too_and_force_goes_past_them():
             Scenario(workload="noop", duration_s=duration)
     with pytest.raises(ValueError, match="finite"):
         Param("x", "Rows", "float", 1.0, minimum=0).coerce("nan")
-    big = Scenario(users=(64,), scale=Scale(days=5, rows_per_day=20_000_000), target_config={"root": "/"})
+    big = Scenario(users=(64,), scale=Scale(days=5, rows_per_day=20_000_000), target_config={"root": "/"},
+                   start="spawn")
     problems = machine_problems(big, memory=2 * 2**30, disk=2**30)
-    assert any("users: 64" in p and "enough for 32" in p for p in problems), problems
+    assert any("users: 64" in p and "spawned" in p and "enough for 32" in p for p in problems), problems
+    # forked users hold their own pages only: 120 fit in 2 GiB beside their server, 200 do not
+    assert not any("users" in p for p in machine_problems(big.with_changes(users=(120,), start="forkserver"),
+                                                          memory=2 * 2**30, disk=2**30))
+    forked = machine_problems(big.with_changes(users=(200,), start="forkserver"), memory=2 * 2**30, disk=2**30)
+    assert any("users: 200" in p and "forked from a preloaded server" in p and "enough for 124" in p
+               for p in forked), forked
     assert any("of disk" in p for p in problems) and any("in memory" in p for p in problems), problems
     assert machine_problems(Scenario(users=(2,), scale=Scale(days=1, rows_per_day=10_000)),
                             memory=2 * 2**30, disk=2**30) == []
@@ -319,13 +326,17 @@ def test_a_workload_the_target_cannot_run_ends_not_supported(tmp_path):
 # --- (11) remote users stop within 2 s of losing their run ---------------------------------------
 
 def _remote_users(cluster) -> set[int]:
-    """The user processes the Dask workers started (spawned children of the worker processes)."""
+    """The user processes the Dask workers started: spawned children of the worker processes, or
+    forked from the forkserver a worker started (the users are its children)."""
     import psutil
     found = set()
     for pid in cluster.worker_pids.values():
         try:
             for child in psutil.Process(pid).children(recursive=True):
-                if "spawn_main" in " ".join(child.cmdline()) and "resource_tracker" not in " ".join(child.cmdline()):
+                line = " ".join(child.cmdline())
+                parent = child.parent()
+                forked = parent is not None and "forkserver import main" in " ".join(parent.cmdline())
+                if ("spawn_main" in line or forked) and "resource_tracker" not in line:
                     found.add(child.pid)
         except psutil.Error:
             continue

@@ -266,3 +266,44 @@ def test_a_run_killed_while_its_users_wait_for_the_release_leaves_none_of_them(t
     finally:
         if holder.poll() is None:
             holder.kill()
+
+
+@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+def test_the_size_checks_memory_per_user_is_what_a_user_holds_with_a_margin(tmp_path, start):
+    """``workloads.run.limits`` refuses users past free memory by its estimate per user: never below
+    what a user holds of its own (USS) while it runs, nor so far above it that users that fit are refused."""
+    from workloads.run.limits import WORKER_BYTES
+    store = ResultsStore(tmp_path / "results")
+    runner = Runner(_noop(tmp_path, users=(4,), operations=0, duration_s=4.0, params={"hold_s": 0.01}, start=start),
+                    store)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 120
+        while list(runner.snapshot().workers.values()).count("running") < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        pids = store.workers(runner.run_id)["pid"].dropna().astype(int)
+        held = [psutil.Process(pid).memory_full_info().uss for pid in pids]
+    finally:
+        thread.join(60)
+    assert len(held) == 4, held
+    assert max(held) <= WORKER_BYTES[start] <= 2.5 * max(held), (start, [h / 2**20 for h in held])
+
+
+def test_a_forked_user_runs_in_the_runs_environment_as_it_is_not_as_its_server_found_it(tmp_path, monkeypatch):
+    """A user suite in this run's home (TICKBENCH_HOME, set after the server started) is found."""
+    from workloads.queries.suites import user_suites_dir
+    processes.user_context("forkserver", processes.preload_for("duckdb"))       # started with the old home
+    monkeypatch.setenv("TICKBENCH_HOME", str(tmp_path / "home"))
+    suites = user_suites_dir()
+    suites.mkdir(parents=True, exist_ok=True)
+    (suites / "mine.toml").write_text(
+        'dataset = "taq"\n[[query]]\nid = "spread"\ncategory = "group by symbol"\ndescription = "spread sums"\n'
+        'params = { day = "day:-1" }\ncolumns = ["symbol", "spread"]\ndays = "day"\n'
+        'duckdb = "SELECT symbol, sum(ofr - bid) AS spread FROM {quotes} WHERE date = $day GROUP BY symbol"\n'
+        'pandas = "taq_spread_sum"\n')
+    store, result = _run(tmp_path, workload="query-suite", params={"suite": "mine", "repetitions": 2}, users=(1,),
+                         operations=0)
+    assert result.status == "completed", result.message
+    assert store.run(result.run_id)["environment"]["process"]["start"] == "forkserver"

@@ -43,3 +43,29 @@ def test_children_are_counted_within_possible_cpu_figures():
     finally:
         for child in children:
             child.join(10)
+
+
+def test_forked_users_memory_counts_the_pages_they_share_with_their_server_once():
+    """PSS, not RSS: 12 users forked from a server that imported pandas and pyarrow hold far less
+    than 12 times what each maps (the sum of RSS counts every shared page once per user)."""
+    from workloads.run import processes
+    from workloads.run.sampler import ResourceSampler
+
+    context = processes.user_context("forkserver", processes.preload_for("duckdb"))
+    users = [context.Process(target=time.sleep, args=(30,)) for _ in range(12)]
+    for user in users:
+        user.start()
+    try:
+        time.sleep(1.0)
+        sampler = ResourceSampler()
+        assert sampler.memory_kind == "PSS"
+        held = sampler.sample(0.0).rss_bytes
+        family = [psutil.Process(u.pid) for u in users] + [psutil.Process(processes.forkserver_pid())]
+        rss = sum(p.memory_info().rss for p in family) + psutil.Process().memory_info().rss
+        pss = sum(p.memory_full_info().pss for p in family) + psutil.Process().memory_full_info().pss
+        assert held == pytest.approx(pss, rel=0.1), (held, pss)
+        assert held < rss / 3, (held, rss)          # each user maps ~100 MB of its server's pages
+    finally:
+        for user in users:
+            user.kill()
+            user.join(10)

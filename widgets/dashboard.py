@@ -82,7 +82,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         self.breakdown_chart = BreakdownChart("Phases per operation (mean)")
         self.cpu_chart = TimeSeriesChart("Client CPU", y_label="CPU", y_unit="%", y_si_prefix=False,
                                          show_legend=False)
-        self.memory_chart = TimeSeriesChart("Client memory (RSS)", y_label="memory", y_unit="B",
+        self.memory_chart = TimeSeriesChart("Client memory (PSS)", y_label="memory", y_unit="B",
                                             show_legend=False)
         self.sweep_chart = SweepChart()
         self.query_chart = QueryChart()

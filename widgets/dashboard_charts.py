@@ -80,7 +80,7 @@ class DashboardCharts:
         res = snap.resources
         ts = [p.t for p in res]
         self._feed(self.cpu_chart, "CPU %", ts, [p.cpu_percent for p in res])
-        self._feed(self.memory_chart, "RSS", ts, [p.rss_bytes for p in res])
+        self._feed(self.memory_chart, "PSS", ts, [p.rss_bytes for p in res])
         if snap.phase_means:
             published = {k: v for k, v in self._breakdown_refs.items() if k == snap.target}
             self.breakdown_chart.set_data({snap.target: breakdown(snap.phase_means, snap.mean_total_s)},

@@ -9,6 +9,7 @@ moved onto this host's clock by the offset the run measured (``workloads.distrib
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import pickle
 import struct
 import threading
@@ -95,8 +96,9 @@ def run_host(specs: list[WorkerSpec], key: str, offset_s: float, run_client: str
     with _may_start_processes():
         for spec in specs:
             parent, child = context.Pipe(duplex=False)
+            environ = dict(os.environ) if context.get_start_method() == "forkserver" else None
             process = context.Process(target=worker_main, name=f"tickbench-worker-{spec.worker}",
-                                      args=(spec, child, events, step_t0), daemon=True)
+                                      args=(spec, child, events, step_t0, None, environ), daemon=True)
             process.start()
             child.close()
             users[parent] = (spec.worker, process)

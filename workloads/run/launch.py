@@ -4,6 +4,8 @@ cluster's hosts (``workloads.distributed.launcher``). The runner sees only this 
 collector sees only ``WorkerHandle``s (a pipe and something process-like)."""
 from __future__ import annotations
 
+import os
+import time
 from typing import Protocol
 
 from workloads.run import processes
@@ -27,6 +29,13 @@ class StepLaunch(Protocol):
     def release(self, t0: float) -> None: ...      # t0: the run host's time.monotonic() of the release
     def release_probes(self) -> None: ...
     def abort(self) -> None: ...                   # a user stopped for good: no other may wait for it
+    def _server_end(self, wait_s: float = 2.0) -> str:
+        """How the forkserver ended, once it has (a failed fork's reply comes as its exit begins)."""
+        deadline = time.monotonic() + wait_s
+        while not self.trouble() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.trouble()
+
     def trouble(self) -> str: ...                  # "" or why the step's users cannot be trusted to run
     def close(self) -> None: ...
 
@@ -61,14 +70,17 @@ class LocalStep:
                 for handle in started:
                     handle.process.kill()
                     handle.process.join(2.0)
-                why = self.trouble() or f"{type(exc).__name__}: {exc}"
+                why = self._server_end() or f"{type(exc).__name__}: {exc}"
                 raise UsersNotStarted(f"{len(started)} of {len(specs)} users started, then: {why}") from None
         return started
 
     def _spawn(self, spec: WorkerSpec) -> WorkerHandle:
         parent_conn, child_conn = self._context.Pipe(duplex=False)
+        # a forked user takes the run's environment as it is now, not as its server found it
+        environ = dict(os.environ) if self._server_pid is not None else None
         process = self._context.Process(target=worker_main, name=f"tickbench-worker-{spec.worker}",
-                                        args=(spec, child_conn, self.events, self._t0, self._rounds), daemon=True)
+                                        args=(spec, child_conn, self.events, self._t0, self._rounds, environ),
+                                        daemon=True)
         process.start()
         child_conn.close()
         return WorkerHandle(index=spec.worker, process=process, conn=parent_conn)
@@ -83,6 +95,13 @@ class LocalStep:
     def abort(self) -> None:
         if self._rounds is not None:
             self._rounds.abort()
+
+    def _server_end(self, wait_s: float = 2.0) -> str:
+        """How the forkserver ended, once it has (a failed fork's reply comes as its exit begins)."""
+        deadline = time.monotonic() + wait_s
+        while not self.trouble() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.trouble()
 
     def trouble(self) -> str:
         if self._server_pid is None:

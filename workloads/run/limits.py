@@ -13,9 +13,15 @@ import shutil
 from pathlib import Path
 
 from workloads.datasets import DATASETS
+from workloads.run.processes import available_start
 from workloads.scenario import Scenario
 
-WORKER_BYTES = 64 * 2**20       # a spawned user: Python with pandas and pyarrow imported (measured: ~61 MB USS)
+# What a user process holds of its own (USS) before its data, by how it starts (workloads.run.processes),
+# as benchmarks/bench_users.py measured it (2026-11-28, a no-op step of 8-128 users): spawned, 59.8 MiB
+# (it imports pandas, pyarrow and the client itself); forked from the preloaded server, 9.0-9.1 MiB (the
+# rest it shares with the server, whose 43-51 MiB are held once). Each with a margin.
+WORKER_BYTES = {"spawn": 64 * 2**20, "forkserver": 16 * 2**20}
+SERVER_BYTES = 64 * 2**20       # the forkserver itself, once
 DISK_FACTOR = 3                 # the target's files, the generated CSV cache and headroom, per logical byte
 MEMORY_FACTOR = 4               # a day generated in memory: numpy, pandas and Arrow copies
 MAX_REMOTE_USERS = 4096         # users spread over Dask hosts: this machine only collects their records
@@ -59,11 +65,15 @@ def machine_problems(scenario: Scenario, data_root: Path | None = None,
             problems.append(f"users: {users:,} is more than the {MAX_REMOTE_USERS:,} this machine can "
                             "collect records from")
     else:
-        fits = max(1, memory // WORKER_BYTES)
+        start = available_start(scenario.start)
+        each = WORKER_BYTES[start]
+        once = SERVER_BYTES if start == "forkserver" else 0
+        fits = max(1, (memory - once) // each)
         if users > fits:
-            problems.append(f"users: {users:,} worker processes need about {human_bytes(users * WORKER_BYTES)} "
-                            f"of memory ({human_bytes(WORKER_BYTES)} each); {human_bytes(memory)} is free, "
-                            f"enough for {fits:,}")
+            how = "forked from a preloaded server" if start == "forkserver" else "spawned"
+            problems.append(f"users: {users:,} worker processes {how} need about "
+                            f"{human_bytes(users * each + once)} of memory ({human_bytes(each)} each); "
+                            f"{human_bytes(memory)} is free, enough for {fits:,}")
     schema = DATASETS[scenario.dataset].info.schema if scenario.dataset in DATASETS else None
     if schema is None:                # an imported CSV: its size is the file's, already on disk
         return problems

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import multiprocessing as mp
 import os
+import signal
 import sys
 import threading
 from typing import Any
@@ -140,8 +141,11 @@ def server_end(pid: int) -> str:
             return (f"{FORK_FAILED_WORDS}: [Errno {errno}] {os.strerror(errno)} (this machine is out of memory "
                     "or of processes for this user: see free -m and ulimit -u)")
         return f"the forkserver that starts the users (pid {pid}) exited with code {code}"
-    from workloads.run.collector import exit_description
-    return f"the forkserver that starts the users (pid {pid}) was {exit_description(-info.si_status)}"
+    try:
+        how = f"killed by {signal.Signals(info.si_status).name}"
+    except ValueError:
+        how = f"killed by signal {info.si_status}"
+    return f"the forkserver that starts the users (pid {pid}) was {how}"
 
 
 def stop_forkserver() -> None:
@@ -154,14 +158,16 @@ def stop_forkserver() -> None:
 
 
 # --- in the user -------------------------------------------------------------------------------
-def enter_user(process: str, seed: list[int], preload: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A user's first step, before it builds anything: the libraries' threads given back (a forked
-    user's), its random state seeded, its process conditions set; what it is run under."""
+def enter_user(process: str, seed: list[int], preload: tuple[str, ...] = (),
+               environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """A user's first step, before it builds anything: a forked user's environment made the run's
+    (``environ``: the server's is as it was when it started) and the libraries' threads given back,
+    its random state seeded, its process conditions set; what it is run under."""
     from workloads.run import allocator
     forked = _forked()
     if forked:
         _leave_server()
-        _give_threads_back()
+        _give_threads_back(environ)
     _seed(seed)
     if process == "plain":
         _plain_pandas()
@@ -200,10 +206,13 @@ def _leave_server() -> None:
         forkserver._forkserver._forkserver_alive_fd = None
 
 
-def _give_threads_back() -> None:
+def _give_threads_back(environ: dict[str, str] | None) -> None:
     held = [k for k in os.environ.get(HELD_VARIABLE, "").split(",") if k]
     for key in (*held, HELD_VARIABLE):
         os.environ.pop(key, None)
+    if environ is not None:            # the run's own, as a spawned user inherits it
+        os.environ.clear()
+        os.environ.update(environ)
     if "NUMEXPR_NUM_THREADS" in held and "numexpr" in sys.modules:
         try:
             from numexpr.utils import _init_num_threads

@@ -48,7 +48,9 @@ class SweepPoint:
 class ResourcePoint:
     t: float
     cpu_percent: float  # client machine, all cores = 100 * cores
-    rss_bytes: int      # parent + worker processes
+    # the run's process and its workers (and their forkserver): PSS where the OS gives it, each shared
+    # page counted once (workloads.run.sampler); RSS elsewhere, and in runs recorded before 2026-11-28
+    rss_bytes: int
     read_bytes_per_s: float = 0.0
     write_bytes_per_s: float = 0.0
 

@@ -109,14 +109,14 @@ def describe_error(exc: BaseException) -> str:
 
 
 def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
-                rounds: ColdRounds | None = None) -> None:
+                rounds: ColdRounds | None = None, environ: dict[str, str] | None = None) -> None:
     # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     global _PARENT
     _PARENT = os.getppid()        # the run's process, or the forkserver it forked this user from
     # threads, random state and allocator (or a plain process's defaults), before anything is allocated
     conditions = enter_user(spec.scenario.get("process", "settled"), _seed_of(spec),
-                            preload_for(spec.target_kind))
+                            preload_for(spec.target_kind), environ)
     if rounds is not None:
         watch_parent(parent_gone)
     ops = None

@@ -19,6 +19,10 @@ that starts threads when imported (chDB) is not preloaded (``Engine.preload``).
 Jupyter kernel that has read a few days does. ``plain``: glibc's and the installed pandas' own
 defaults, as a fresh script would run; a user timing the call in a notebook sees figures between the
 two. Both are recorded with every run (``conditions``) and shown beside its figures.
+
+multiprocessing has no public call for three things done here, so they reach into its
+``forkserver._forkserver`` (the same in CPython 3.11-3.14): the server's pid (to see it die), a stop
+of a server that lacks a run's preload, and a forked user's end of the server's "alive" pipe.
 """
 from __future__ import annotations
 

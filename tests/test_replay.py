@@ -2,7 +2,7 @@
 by t, at its end exactly the stored run, and it always says it is a replay (the header, in words).
 
 The run is real (worker processes, the runner, a results folder): a noop sweep of 1 and 2 users,
-each step offered 50 operations per second for a second, so its operations are spread over the run
+each step offered 50 operations per second for two seconds, so its operations are spread over the run
 clock. Expected figures come from the store's own SQL, never from the replay.
 """
 from __future__ import annotations
@@ -33,7 +33,9 @@ def paced_run(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TICKBENCH_HOME", str(folder / "home"))
         store = ResultsStore(folder / "results")
-        result = Runner(Scenario(workload="noop", users=(1, 2), operations=0, rate=(50.0,), duration_s=1.0),
+        # 2 s steps: halfway is past the first whole second of the first step however fast its user
+        # started (forked users are ready in a fraction of a second: half a run of 1 s steps was not)
+        result = Runner(Scenario(workload="noop", users=(1, 2), operations=0, rate=(50.0,), duration_s=2.0),
                         store).run()
     assert result.status == "completed", result.message
     yield store, result.run_id

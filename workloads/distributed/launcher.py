@@ -133,6 +133,10 @@ class DaskStep:
     def abort(self) -> None:
         """Users on other hosts run a cold step without rounds (``workloads.run.cold``): none waits."""
 
+    def trouble(self) -> str:
+        """Nothing here: a host whose users cannot run reports them failed, each (``host_task``)."""
+        return ""
+
     def close(self) -> None:
         self.stop.set()
         deadline = time.monotonic() + 5.0

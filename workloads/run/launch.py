@@ -29,13 +29,6 @@ class StepLaunch(Protocol):
     def release(self, t0: float) -> None: ...      # t0: the run host's time.monotonic() of the release
     def release_probes(self) -> None: ...
     def abort(self) -> None: ...                   # a user stopped for good: no other may wait for it
-    def _server_end(self, wait_s: float = 2.0) -> str:
-        """How the forkserver ended, once it has (a failed fork's reply comes as its exit begins)."""
-        deadline = time.monotonic() + wait_s
-        while not self.trouble() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return self.trouble()
-
     def trouble(self) -> str: ...                  # "" or why the step's users cannot be trusted to run
     def close(self) -> None: ...
 

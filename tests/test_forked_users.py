@@ -154,7 +154,7 @@ def _release_cgroup(group: Path) -> None:
         for pid in (group / "cgroup.procs").read_text().split():
             try:
                 (PIDS_CGROUP / "cgroup.procs").write_text(pid)
-            except OSError:
+            except OSError:             # it ended meanwhile: nothing to move
                 pass
         try:
             group.rmdir()

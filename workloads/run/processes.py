@@ -169,9 +169,10 @@ def enter_user(process: str, seed: list[int], preload: tuple[str, ...] = (),
     its random state seeded, its process conditions set; what it is run under."""
     from workloads.run import allocator
     forked = _forked()
+    threads_left: list[str] = []
     if forked:
         _leave_server()
-        _give_threads_back(environ)
+        threads_left = _give_threads_back(environ)
     _seed(seed)
     if process == "plain":
         _plain_pandas()
@@ -180,7 +181,8 @@ def enter_user(process: str, seed: list[int], preload: tuple[str, ...] = (),
     else:
         malloc = allocator.settle_allocator()["allocator"]
     return {"start": "forkserver" if forked else "spawn", "process": process, "allocator": malloc,
-            "strings": string_semantics(), "preloaded": preloaded_modules(preload) if forked else []}
+            "strings": string_semantics(), "preloaded": preloaded_modules(preload) if forked else [],
+            **({"note": "; ".join(threads_left)} if threads_left else {})}
 
 
 def _forked() -> bool:
@@ -205,30 +207,34 @@ def _leave_server() -> None:
     if fd is not None:
         try:
             os.close(fd)
-        except OSError:
+        except OSError:         # closed already: this user holds nothing of the pipe either way
             pass
         forkserver._forkserver._forkserver_alive_fd = None
 
 
-def _give_threads_back(environ: dict[str, str] | None) -> None:
+def _give_threads_back(environ: dict[str, str] | None) -> list[str]:
+    """The libraries' thread pools as a spawned user's would be; what could not be given back, in
+    words (recorded with the user's conditions: a pool left at one thread changes what it measures)."""
     held = [k for k in os.environ.get(HELD_VARIABLE, "").split(",") if k]
     for key in (*held, HELD_VARIABLE):
         os.environ.pop(key, None)
     if environ is not None:            # the run's own, as a spawned user inherits it
         os.environ.clear()
         os.environ.update(environ)
+    left: list[str] = []
     if "NUMEXPR_NUM_THREADS" in held and "numexpr" in sys.modules:
         try:
             from numexpr.utils import _init_num_threads
             _init_num_threads()               # as numexpr sets itself up on import, from the environment
-        except Exception:  # numexpr's private helper moved: its pool stays at one thread
-            pass
+        except Exception as exc:  # numexpr's private helper moved
+            left.append(f"numexpr kept one thread ({type(exc).__name__})")
     if "OPENBLAS_NUM_THREADS" in held:
         try:
             from threadpoolctl import threadpool_limits
             threadpool_limits(limits=os.cpu_count() or 1, user_api="blas")   # OpenBLAS's own default
-        except Exception:  # no threadpoolctl: BLAS keeps one thread (no workload here multiplies matrices)
-            pass
+        except Exception as exc:  # no threadpoolctl
+            left.append(f"BLAS kept one thread ({type(exc).__name__})")
+    return left
 
 
 def _seed(seed: list[int]) -> None:

@@ -3,9 +3,12 @@
 For each file target and DuckDB, one TAQ day is read:
 - directly, by the call a user makes (``pickle.load``, ``pq.read_table(path).to_pandas()``,
   ``pa.ipc.open_file(path).read_all().to_pandas()``, DuckDB ``con.sql(q).to_arrow_table().to_pandas()``),
-  written here without Tickbench's code, in a fresh process of its own: one warm-up call, then
-  ``--repeat`` timed calls, each result freed before the next call;
-- by a Tickbench run: one worker process, one warm-up operation (recorded apart), ``--repeat``
+  written here without Tickbench's code, in a fresh process of its own, started as the run's user is
+  (``--start``: forked from the same preloaded server, or spawned): warm-up calls until the
+  process is steady, by the rule a worker follows (``workloads.run.warmup.more_warmup``: at least
+  one, then until three agree within 15 %), then ``--repeat`` timed calls, each result freed before
+  the next call;
+- by a Tickbench run: one worker process, its warm-up (the same rule, recorded apart), ``--repeat``
   measured operations; the figures are the stored ones (``workloads.results.figures``).
 For the other engines (chDB, ArcticDB, HDF5, and with ``--servers`` a local QuestDB, PostgreSQL or
 Druid, or ``--mongo`` the MongoDB wire-protocol stand-in) "direct" is the target's own ``read_day`` in
@@ -15,7 +18,10 @@ business (documented there), not fidelity's.
 Both start from a fresh process because the first tens of reads of a process are not alike (the
 allocators settle: a 2M-row DuckDB read went from ~70 to ~47 ms over thirty reads here).
 ``--rounds`` alternates the two so machine noise hits both alike, and pools the samples. It
-prints best and median of each and the gaps. Aim: medians within 3 % on a quiet machine.
+prints best and median of each and the gaps, and the paired ratio (``workloads.practitioner.paired``:
+each round's k-th stored operation over the direct loop's k-th call, the median of those ratios with
+a 95 % interval resampling whole rounds), which takes out the drift between rounds that the pooled
+medians keep (two runs' pooled medians moved 4-6 % apart here). Aim: the paired ratio within 3 %.
 
     .venv/bin/python benchmarks/bench_fidelity.py [--rows 2000000] [--repeat 9] [--rounds 2]
         [--targets pickle,parquet,feather,duckdb,clickhouse,arcticdb,hdf5] [--strings str] [--root DIR]
@@ -47,6 +53,8 @@ import pyarrow.parquet as pq  # noqa: E402
 from workloads.datasets.schema import Scale, StringMode  # noqa: E402
 from workloads.results.figures import step_figures  # noqa: E402
 from workloads.run.runner import Runner  # noqa: E402
+from workloads.run.warmup import more_warmup  # noqa: E402
+from workloads.practitioner.paired import paired_ratio  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
 from workloads.results.store import ResultsStore  # noqa: E402
 from workloads.targets.engines import default_config
@@ -97,24 +105,31 @@ def direct_call(kind: str, target, layout, strings: StringMode):
     return lambda: to_pandas(pa.ipc.open_file(path).read_all(), strings)
 
 
-def _direct_process(kind: str, config: dict, rows: int, strings: str, repeat: int, process: str, out) -> None:
-    from workloads.run.processes import enter_user
-    # the conditions a Tickbench user of that --process runs under (workloads.run.processes):
-    # settled, a long-lived client's allocator and pandas 3 strings; plain, both left at their defaults
-    enter_user(process, [0, 0, 0])
+def _direct_process(kind: str, config: dict, rows: int, strings: str, repeat: int, process: str, out,
+                    environ: dict | None = None) -> None:
+    from workloads.run.processes import enter_user, preload_for
+    # the conditions a Tickbench user of that --process and start runs under (workloads.run.processes):
+    # settled, a long-lived client's allocator and pandas 3 strings; plain, both left at their defaults;
+    # forked from the same preloaded server, or spawned
+    enter_user(process, [0, 0, 0], preload_for(kind), environ)
     target = make_target(kind, config)
     layout = target.prepare("taq", Scale(days=1, rows_per_day=rows), StringMode.parse(strings))
     out.put(time_direct(direct_call(kind, target, layout, StringMode.parse(strings)), repeat))
 
 
 def time_direct_fresh(kind: str, config: dict, rows: int, strings: StringMode, repeat: int,
-                      process: str = "settled") -> list[float]:
-    """``time_direct`` in a spawned process of its own (the layout exists already: it is reused)."""
-    import multiprocessing as mp
+                      process: str = "settled", start: str = "forkserver") -> list[float]:
+    """``time_direct`` in a fresh process of its own, started as Tickbench's user of the same
+    ``start`` is (forked from the server preloaded for ``kind``, or spawned), so that both sides run
+    in alike processes (the layout exists already: it is reused)."""
+    import os
 
-    ctx = mp.get_context("spawn")
+    from workloads.run.processes import preload_for, user_context
+
+    ctx = user_context(start, preload_for(kind))
     out = ctx.Queue()
-    proc = ctx.Process(target=_direct_process, args=(kind, config, rows, strings.value, repeat, process, out))
+    proc = ctx.Process(target=_direct_process, args=(kind, config, rows, strings.value, repeat, process, out,
+                                                     dict(os.environ)))
     proc.start()
     times = out.get(timeout=600)
     proc.join()
@@ -124,8 +139,12 @@ def time_direct_fresh(kind: str, config: dict, rows: int, strings: StringMode, r
 def time_direct(call, repeat: int) -> list[float]:
     """The call in a plain loop that frees each result before the next call (a job handling one
     day at a time; Tickbench's workers do the same)."""
-    frame = call()                       # warm-up: as the engine's worker, not counted
-    del frame
+    warmup: list[float] = []
+    while more_warmup(warmup, 1):        # warm-up, not counted: by the rule Tickbench's worker follows
+        start = time.perf_counter()
+        frame = call()
+        warmup.append(time.perf_counter() - start)
+        del frame
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -210,7 +229,7 @@ def stop_servers(root: Path, engines: list) -> None:
 def measure(args, root: Path, strings: StringMode, kinds: list[str], configs: dict) -> int:
     conditions = [c for c in args.conditions.split(",") if c]
     print(f"TAQ day of {args.rows:,} rows, strings={strings.value}, {args.repeat} timed reads each "
-          f"after one warm-up; Tickbench's user {args.start}; data in {root}")
+          f"after warming up until steady; Tickbench's user {args.start}; data in {root}")
     print(f"{'target':8} {'process':8} {'method':34} {'best s':>8} {'median s':>9} {'best vs direct':>15} "
           f"{'median vs direct':>17}")
     verdicts = []
@@ -219,11 +238,13 @@ def measure(args, root: Path, strings: StringMode, kinds: list[str], configs: di
         make_target(kind, config).prepare("taq", Scale(days=1, rows_per_day=args.rows), strings)
         directs: dict[str, list[float]] = {}
         for process in conditions:
-            direct, engine, first_ops = [], [], []
+            direct, engine, first_ops, pairs = [], [], [], []
             for _ in range(args.rounds):
-                direct += time_direct_fresh(kind, config, args.rows, strings, args.repeat, process)
+                round_direct = time_direct_fresh(kind, config, args.rows, strings, args.repeat, process, args.start)
                 times, figures = time_engine(kind, config, args.rows, strings, args.repeat, process, args.start)
+                direct += round_direct
                 engine += times
+                pairs.append((times, round_direct))
                 first_ops.append(figures["first_op_s"])
             directs[process] = direct
             base_best, base_median = min(direct), statistics.median(direct)
@@ -235,7 +256,9 @@ def measure(args, root: Path, strings: StringMode, kinds: list[str], configs: di
             print(f"{kind:8} {process:8} {'first operation of a fresh worker':34} "
                   f"{statistics.median(first_ops):8.4f} (median of {len(first_ops)} runs: a warm-up, not in the figures)")
             gap = 100 * (statistics.median(engine) / base_median - 1)
-            verdicts.append(f"{kind} ({process}): median gap {gap:+.1f}% -> {'within' if abs(gap) <= 3 else 'OUTSIDE'} 3%")
+            paired = paired_ratio(pairs)
+            verdicts.append(f"{kind} ({process}): median gap {gap:+.1f}%; paired {paired} -> "
+                            f"{'within' if abs(paired.ratio - 1) <= 0.03 else 'OUTSIDE'} 3%")
         if "settled" in directs and "plain" in directs:
             notebook = statistics.median(directs["plain"]) / statistics.median(directs["settled"])
             verdicts.append(f"{kind}: the direct call in a plain process takes {notebook:.2f}x the settled one's")

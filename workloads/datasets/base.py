@@ -11,13 +11,16 @@ from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 
 
 def side_tables(dataset: "Dataset") -> dict[str, Schema]:
-    """A dataset's tables beside its main one (devices: ``info``), by name: each laid out by the
-    targets as a table of its own, with rows from ``dataset.<name>_frame(scale)``."""
-    name = dataset.info.extra.get("info_table")
-    schema = getattr(dataset, f"{name}_schema", None) if name else None
-    if name and isinstance(schema, Schema) and callable(getattr(dataset, f"{name}_frame", None)):
-        return {name: schema}
-    return {}
+    """A dataset's tables beside its main one (devices: ``info``; TAQ: ``trades``), by name: each
+    laid out by the targets as a table of its own, with rows from ``dataset.<name>_frame(scale)``."""
+    extra = dataset.info.extra
+    names = list(extra.get("side_tables") or ([extra["info_table"]] if extra.get("info_table") else []))
+    found = {}
+    for name in names:
+        schema = getattr(dataset, f"{name}_schema", None)
+        if isinstance(schema, Schema) and callable(getattr(dataset, f"{name}_frame", None)):
+            found[name] = schema
+    return found
 
 
 class Dataset(ABC):

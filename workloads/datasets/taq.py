@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 
 from workloads.datasets._chunks import ChunkedDataset, ChunkRandom, dataset_tag, seeded
 from workloads.datasets._shapes import (KeyActivity, PricePaths, SessionClock, categorical,
                                         daily_levels, geometric, grid_step)
 from workloads.datasets._names import tickers
 from workloads.datasets._strings import Vocabulary, vocabulary
-from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema
+from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema, StringMode
+from workloads.datasets.taq_trades import TRADES_SCHEMA, trades_frame
 
 SCHEMA = Schema((
     Column("symbol", "SYMBOL"), Column("date", "DATE"), Column("time", "SECOND"),
@@ -43,9 +45,10 @@ INFO = DatasetInfo(
     name="taq", title="US TAQ level-1 quotes", schema=SCHEMA,
     date_column="date", key_column="symbol", time_column="time", price_columns=("bid", "ofr"),
     notes="NYSE TAQ quotes as in reports 000/001/003/004: one row per quote update, "
-          "09:30:00-16:00:00, sizes in round lots. The seed day 2007.08.23 had ~230 million rows.",
+          "09:30:00-16:00:00, sizes in round lots. The seed day 2007.08.23 had ~230 million rows. "
+          "Its trades are a table beside the quotes (workloads/datasets/taq_trades.py).",
     extra={"default_start": "2007-08-23", "sessions": [["09:30:00", "16:00:00"]],
-           "seed_rows_per_day": 230_000_000, "seed_symbols": 8000},
+           "seed_rows_per_day": 230_000_000, "seed_symbols": 8000, "side_tables": ["trades"]},
 )
 
 
@@ -71,6 +74,11 @@ class _Day:
 class TaqDataset(ChunkedDataset):
     info = INFO
     default_start = "2007-08-23"
+    trades_schema = TRADES_SCHEMA
+
+    def trades_frame(self, scale: Scale, strings: StringMode = StringMode.ARROW) -> pd.DataFrame:
+        """The ``trades`` table: every day's trades, printed at its quotes (``taq_trades``)."""
+        return trades_frame(self, scale, strings)
 
     def keys(self, scale: Scale) -> list[str]:
         return list(self._keys(scale.seed, scale.symbols).names)

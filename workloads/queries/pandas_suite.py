@@ -278,11 +278,16 @@ def devices_value_fill(readings, device, start, end):
     return s.assign(level=s["level"].fillna(-1))
 
 
-def run(name: str, tables: dict[str, pd.DataFrame], values: dict) -> pd.DataFrame:
+def arguments(name: str) -> tuple[str, ...]:
+    """What the query's function takes: the tables it reads and its parameters."""
     try:
         function = FUNCTIONS[name]
     except KeyError:
         raise ValueError(f"no pandas query named {name!r}") from None
-    wanted = function.__code__.co_varnames[:function.__code__.co_argcount]
-    return function(**{k: v for k, v in {**tables, **values}.items() if k in wanted})
+    return function.__code__.co_varnames[:function.__code__.co_argcount]
+
+
+def run(name: str, tables: dict[str, pd.DataFrame], values: dict) -> pd.DataFrame:
+    wanted = arguments(name)
+    return FUNCTIONS[name](**{k: v for k, v in {**tables, **values}.items() if k in wanted})
 

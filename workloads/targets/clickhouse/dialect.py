@@ -37,7 +37,7 @@ TIME_PRECISION = "ns"          # the finest it keeps: DateTime64(9) holds an imp
 _INT_PARAM = {"CHAR": "Int8", "SHORT": "Int16", "INT": "Int32", "LONG": "Int64"}
 
 # Suite texts name tables as {quotes}/{readings}/{info}; ClickHouse's {name:Type} are parameters
-_TABLE_PLACEHOLDER = re.compile(r"\{(quotes|readings|info)\}")
+_TABLE_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")   # a table the layout has (text_tables), else left as written
 _PARAMETER = re.compile(r"\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:")
 _SETTINGS = re.compile(r"\bSETTINGS\b", re.IGNORECASE)
 

@@ -39,6 +39,7 @@ from workloads.targets.common.bars import VOLUME, price_columns, volume_dtype
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.row_order import key_column, order_columns
 from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
+from workloads.targets.common.text_tables import text_tables
                                              ols_from_sums, quote_columns)
 
 
@@ -160,8 +161,8 @@ class ClickHouseReads:
         if text is None:
             raise NotSupported(f"query {query.id} has no ClickHouse text")
         table = self.table(layout)
-        tables = {"quotes": self.fq(table), "readings": self.fq(table), "info": self.fq(f"{table}_info")}
-        sql = _TABLE_PLACEHOLDER.sub(lambda m: tables[m.group(1)], text)
+        tables = {name: self.fq(where) for name, where in text_tables(layout.dataset, table).items()}
+        sql = _TABLE_PLACEHOLDER.sub(lambda m: tables.get(m.group(1), m.group(0)), text)
         used = set(_PARAMETER.findall(sql))
         return self._select(layout, sql, {k: v for k, v in values.items() if k in used}, StringMode.ARROW)
 

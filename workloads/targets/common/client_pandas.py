@@ -60,10 +60,13 @@ class ClientPandas:
             frames.append(frame)
         tables = {query.table: frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)}
         from workloads.datasets import get_dataset  # the generators' registry, imported on use
+        frames_sql = getattr(query, "frames_sql", False)
+        wanted = None if frames_sql else pandas_suite.arguments(name)
         for side in side_tables(get_dataset(layout.dataset)):
-            tables[side] = self._side_frame(layout, side)
+            if wanted is None or side in wanted:        # a side table is read by the queries that name it
+                tables[side] = self._side_frame(layout, side)
         t0 = _now()
-        if getattr(query, "frames_sql", False):     # a user's SQL (workloads.queries.user_suites), run by DuckDB
+        if frames_sql:                              # a user's SQL (workloads.queries.user_suites), run by DuckDB
             result = user_suites.frames_sql(name, tables, values)
         else:
             result = pandas_suite.run(name, tables, values)

@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from workloads.datasets import get_dataset
+from workloads.datasets.base import side_tables as common_side_tables
 from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
@@ -164,13 +165,9 @@ class DolphinDBLayout:
 
     @staticmethod
     def side_tables(ds) -> dict[str, Any]:
-        """The dataset's tables beside the seed table (devices: ``info``), name -> schema; each
-        has its rows from ``dataset.<name>_frame(scale)``."""
-        name = ds.info.extra.get("info_table")
-        schema = getattr(ds, f"{name}_schema", None) if name else None
-        if name and schema is not None and callable(getattr(ds, f"{name}_frame", None)):
-            return {q.identifier(name, "table name"): schema}
-        return {}
+        """The dataset's tables beside the seed table (``workloads.datasets.base.side_tables``),
+        name -> schema, each name checked as a DolphinDB identifier."""
+        return {q.identifier(name, "table name"): schema for name, schema in common_side_tables(ds).items()}
 
     def _load_side_tables(self, session, node, ds, names, scale) -> int:
         """Each side table as a dimension table, loaded once: a complete one is kept, an

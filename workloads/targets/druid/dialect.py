@@ -25,7 +25,6 @@ DAY_MS = 86_400_000
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_TABLES = ("quotes", "readings", "info")
 
 
 def quote(name: str) -> str:

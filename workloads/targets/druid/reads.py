@@ -39,9 +39,10 @@ from workloads.targets.common.arrow_frames import frame_from_arrow, key_value
 from workloads.targets.common.bars import VOLUME, price_columns, volume_dtype
 from workloads.targets.common.columns import column_schema
 from workloads.targets.druid.connection import _now
-from workloads.targets.druid.dialect import _PLACEHOLDER, _TABLES, SEQ, _param, _ts_ms, quote
+from workloads.targets.druid.dialect import _PLACEHOLDER, SEQ, _param, _ts_ms, quote
 from workloads.targets.druid.replies import _csv_table, _typed_reply
 from workloads.targets.druid.shape import _Shape
+from workloads.targets.common.text_tables import text_tables
 
 
 # issue 21: measured beside the hand-written path (workloads/practitioner/druid_paths.py)
@@ -137,12 +138,12 @@ class DruidReads:
         if text is None:
             raise NotSupported(f"query {query.id} has no Druid text")
         table = self.table(layout)
-        tables = {"quotes": table, "readings": table, "info": f"{table}_info"}
+        tables = text_tables(layout.dataset, table)
         parameters: list[dict[str, Any]] = []
 
         def bind(match: re.Match) -> str:
             name = match.group(1)
-            if name in _TABLES:
+            if name in tables:
                 return quote(tables[name])
             if name not in values:
                 raise TargetError(f"query {query.id}: no value for parameter {name!r}")

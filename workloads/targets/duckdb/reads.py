@@ -21,6 +21,7 @@ from workloads.targets.common.row_order import key_column
 from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
 from workloads.targets.duckdb.dialect import quote
+from workloads.targets.common.text_tables import text_tables
 
 
 _VOLUME_SQL = {"int64": "BIGINT", "float64": "DOUBLE"}
@@ -105,7 +106,7 @@ class DuckDBReads:
         if text is None:
             raise NotSupported(f"query {query.id} has no DuckDB text")
         table = self.table(layout)
-        sql = text.format(quotes=quote(table), readings=quote(table), info=quote(f"{table}_info"))
+        sql = text.format(**{name: quote(where) for name, where in text_tables(layout.dataset, table).items()})
         # DuckDB refuses a parameter the text does not use: bind only those it names
         used = {name: value for name, value in values.items() if re.search(rf"\${name}\b", sql)}
         return self._run(layout, sql, used, StringMode.ARROW)

@@ -40,6 +40,7 @@ from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, S
                                              ols_from_sums, quote_columns)
 from workloads.targets.mongodb.connection import _arrow_api, _now
 from workloads.targets.mongodb.dialect import SEQ, bson_arrow_schema, bson_value
+from workloads.targets.common.text_tables import text_tables
 
 
 def _result_frame(table: pa.Table, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -203,7 +204,7 @@ class MongoDBReads:
         if build is None:
             raise TargetError(f"query {query.id}: no pipeline function {text.strip()!r} in mongo_suite")
         table = self.table(layout)
-        names = {"quotes": table, "readings": table, "info": f"{table}_info"}
+        names = text_tables(layout.dataset, table)
         source, pipeline = build({k: bson_value(v) for k, v in values.items()}, names)
         return self._aggregate(names[source], pipeline, tuple(query.columns))
 

@@ -29,7 +29,7 @@ _PG_TYPES = {
 }
 _TEMPORAL = frozenset({"DATE", "SECOND", "TIME", "TIMESTAMP", "NANOTIMESTAMP"})
 TIME_PRECISION = "us"         # PostgreSQL's timestamp: microseconds
-_TABLE_PLACEHOLDER = re.compile(r"\{(quotes|readings|info)\}")
+_TABLE_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")   # a table the layout has (text_tables), else left as written
 _PARAMETER = re.compile(r"%\(([A-Za-z_][A-Za-z0-9_]*)\)s")
 
 

@@ -52,6 +52,7 @@ from workloads.targets.common.columns import column_schema
 from workloads.targets.postgres.dialect import SEQ, _TABLE_PLACEHOLDER, _PARAMETER, quote
 from workloads.targets.postgres.copy_formats import _arrow_read_type, copy_binary_bytes, read_types
 from workloads.targets.postgres.server import _now
+from workloads.targets.common.text_tables import text_tables
 
 
 class PostgresReads:
@@ -148,8 +149,8 @@ class PostgresReads:
         if text is None:
             raise NotSupported(f"query {query.id} has no PostgreSQL text")
         table = self.table(layout)
-        tables = {"quotes": quote(table), "readings": quote(table), "info": quote(f"{table}_info")}
-        sql = _TABLE_PLACEHOLDER.sub(lambda m: tables[m.group(1)], text)
+        tables = {name: quote(where) for name, where in text_tables(layout.dataset, table).items()}
+        sql = _TABLE_PLACEHOLDER.sub(lambda m: tables.get(m.group(1), m.group(0)), text)
         used = set(_PARAMETER.findall(sql))
         params = {k: v for k, v in values.items() if k in used}
 

@@ -41,6 +41,7 @@ from workloads.targets.base import Layout, NotSupported, OpResult
 from workloads.targets.questdb.dialect import quote, literal, sql_value, designated
 from workloads.targets.questdb.frames import naive_times
 from workloads.targets.questdb.server import _now
+from workloads.targets.common.text_tables import text_tables
 
 
 class QuestDBReads:
@@ -124,7 +125,7 @@ class QuestDBReads:
         if text is None:
             raise NotSupported(f"query {query.id} has no QuestDB text")
         table = self.table(layout)
-        names = {"quotes": quote(table), "readings": quote(table), "info": quote(f"{table}_info")}
+        names = {name: quote(where) for name, where in text_tables(layout.dataset, table).items()}
         sql = text
         for name, value in names.items():
             sql = sql.replace("{" + name + "}", value)

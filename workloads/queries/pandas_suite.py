@@ -278,6 +278,57 @@ def devices_value_fill(readings, device, start, end):
     return s.assign(level=s["level"].fillna(-1))
 
 
+# --- the tick pack (resources/queries/tick.toml): quotes and trades ----------------------------------
+@query
+def tick_asof_join(quotes, trades, day):
+    q = _on_day(quotes, day)[["symbol", "time", "bid", "ofr"]]
+    t = _on_day(trades, day)[["symbol", "time", "price", "size"]]
+    q = q.assign(symbol=q["symbol"].astype(object)).sort_values("time", kind="stable")
+    t = t.assign(symbol=t["symbol"].astype(object)).sort_values("time", kind="stable")
+    out = pd.merge_asof(t, q, on="time", by="symbol", direction="backward")
+    return out[["symbol", "time", "price", "size", "bid", "ofr"]]
+
+
+@query
+def tick_vwap(trades, day, minutes):
+    t = _on_day(trades, day)
+    t = t[t["corr"] == 0]
+    width = minutes * 60
+    bucket = (_seconds(t["time"]) // width * width).astype("int64").rename("bucket")
+    size = t["size"].astype("int64")
+    grouped = pd.DataFrame({"symbol": t["symbol"], "bucket": bucket, "size": size,
+                            "value": t["price"] * size}).groupby(["symbol", "bucket"], observed=True)
+    out = grouped.agg(trades=("size", "size"), volume=("size", "sum"), value=("value", "sum")).reset_index()
+    out["vwap"] = out["value"] / out["volume"]
+    return out[["symbol", "bucket", "trades", "volume", "vwap"]]
+
+
+@query
+def tick_snapshot(quotes, day, at):
+    q = _on_day(quotes, day)
+    q = q[_seconds(q["time"]) <= _tod(at)]
+    # the store keeps a day's rows by (symbol, time, arrival): each symbol's last row is its last quote
+    return q.groupby("symbol", observed=True, sort=False).tail(1)[["symbol", "time", "bid", "ofr", "bidsiz", "ofrsiz"]]
+
+
+@query
+def tick_year_high_bid(quotes):
+    return quotes.groupby("symbol", observed=True)["bid"].max().rename("high").reset_index()[["symbol", "high"]]
+
+
+@query
+def tick_rolling_mid(quotes, day, symbols, seconds):
+    q = _on_day(quotes, day)
+    q = q[q["symbol"].isin(symbols)]
+    per_second = (pd.DataFrame({"symbol": q["symbol"].astype(object), "time": q["time"],
+                                "mids": (q["bid"] + q["ofr"]) / 2})
+                  .groupby(["symbol", "time"]).agg(mids=("mids", "sum"), quotes=("mids", "size"))
+                  .reset_index().sort_values(["symbol", "time"], ignore_index=True))
+    # the window (t - seconds, t] of each symbol's seconds; groups come back in the frame's order
+    rolled = per_second.groupby("symbol", sort=False).rolling(f"{seconds}s", on="time")[["mids", "quotes"]].sum()
+    return per_second[["symbol", "time"]].assign(mid_avg=rolled["mids"].to_numpy() / rolled["quotes"].to_numpy())
+
+
 def arguments(name: str) -> tuple[str, ...]:
     """What the query's function takes: the tables it reads and its parameters."""
     try:

@@ -52,6 +52,7 @@ class Query:
     days: str                          # "day": only the parameters' first day; "all": every day
     texts: dict[str, str] = field(default_factory=dict)    # dialect -> text (or pandas function)
     dataset: str = ""                  # of its suite
+    refusals: dict[str, str] = field(default_factory=dict)  # dialect -> why that engine cannot answer it
 
     @property
     def table(self) -> str:
@@ -60,6 +61,13 @@ class Query:
 
     def text(self, dialect: str) -> str | None:
         return self.texts.get(dialect)
+
+    def missing(self, dialect: str, engine: str) -> str:
+        """Why ``engine`` (its ``dialect``) has no text for this query: the suite's stated reason
+        (a text ``not supported: REASON``), else that none was written."""
+        reason = self.refusals.get(dialect)
+        return f"query {self.id}: not supported by {engine}: {reason}" if reason else \
+            f"query {self.id} has no {engine} text"
 
 
 @dataclass(frozen=True)
@@ -141,8 +149,10 @@ def _load(path: Path, mtime_ns: int, overlays: tuple[tuple[Path, int], ...] = ()
         queries.append(Query(
             id=item["id"], category=item["category"], description=item["description"],
             params=dict(item.get("params") or {}), columns=tuple(item["columns"]),
-            days=item.get("days", "all"), texts={d: item[d].strip() for d in DIALECTS if d in item},
-            dataset=data["dataset"]))
+            days=item.get("days", "all"), dataset=data["dataset"]))
+        for dialect in DIALECTS:
+            if dialect in item:
+                _add_text(queries[-1], dialect, item[dialect])
     ids = [q.id for q in queries]
     if len(set(ids)) != len(ids) or not ids:
         raise SuiteError(f"{path.name}: query ids must be unique and there must be at least one")
@@ -187,9 +197,21 @@ def _merge_overlay(path: Path, queries: list[Query]) -> None:
         query = by_id.get(query_id)
         if query is None:
             raise SuiteError(f"{path.name}: no query {query_id!r} in the suite")
-        if dialect in query.texts:
+        if dialect in query.texts or dialect in query.refusals:
             raise SuiteError(f"{path.name}: query {query_id} has a {dialect} text in the suite already")
-        query.texts[dialect] = str(text).strip()
+        _add_text(query, dialect, text)
+
+
+REFUSAL = re.compile(r"\s*not supported:\s*(.+)", re.IGNORECASE | re.DOTALL)
+
+
+def _add_text(query: Query, dialect: str, text: str) -> None:
+    """A dialect's text, or its ``not supported: REASON`` (an engine that cannot express the query)."""
+    refused = REFUSAL.fullmatch(text)
+    if refused:
+        query.refusals[dialect] = " ".join(refused.group(1).split())
+    else:
+        query.texts[dialect] = text.strip()
 
 
 _SPEC = re.compile(r"(day|key):(-?\d+)|keys:(\d+)|at:(-?\d+) (\d\d):(\d\d):(\d\d)|tod:(\d\d):(\d\d):(\d\d)")

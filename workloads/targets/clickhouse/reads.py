@@ -39,8 +39,8 @@ from workloads.targets.common.bars import VOLUME, price_columns, volume_dtype
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.row_order import key_column, order_columns
 from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
-from workloads.targets.common.text_tables import text_tables
                                              ols_from_sums, quote_columns)
+from workloads.targets.common.text_tables import text_tables
 
 
 _VOLUME_CAST = {"int64": "toInt64", "float64": "toFloat64"}   # the bars' volume type (common/bars.py)
@@ -159,7 +159,7 @@ class ClickHouseReads:
         tables and its ``{name:Type}`` parameters bound by the engine."""
         text = query.text(self.query_dialect)
         if text is None:
-            raise NotSupported(f"query {query.id} has no ClickHouse text")
+            raise NotSupported(query.missing(self.query_dialect, "ClickHouse"))
         table = self.table(layout)
         tables = {name: self.fq(where) for name, where in text_tables(layout.dataset, table).items()}
         sql = _TABLE_PLACEHOLDER.sub(lambda m: tables.get(m.group(1), m.group(0)), text)

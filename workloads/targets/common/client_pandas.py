@@ -51,7 +51,7 @@ class ClientPandas:
         own work (``query``)."""
         name = query.text(self.query_dialect)
         if name is None:
-            raise NotSupported(f"query {query.id} has no pandas version")
+            raise NotSupported(query.missing(self.query_dialect, "pandas"))
         phases: dict[str, float] = {}
         frames = []
         for day in query_days(query, values, layout.days):

@@ -197,7 +197,7 @@ class DolphinDBReads:
         """The script ``run_query`` sends: the query's ``dolphindb`` text, placeholders filled."""
         text = query.text(self.query_dialect)
         if text is None:
-            raise NotSupported(f"query {query.id} has no DolphinDB text")
+            raise NotSupported(query.missing(self.query_dialect, "DolphinDB"))
         try:
             return scripts.suite_query(text, self.names(layout.dataset, layout.scale),
                                        self.query_tables(layout), values)

@@ -136,7 +136,7 @@ class DruidReads:
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
         text = query.text(self.query_dialect)
         if text is None:
-            raise NotSupported(f"query {query.id} has no Druid text")
+            raise NotSupported(query.missing(self.query_dialect, "Druid"))
         table = self.table(layout)
         tables = text_tables(layout.dataset, table)
         parameters: list[dict[str, Any]] = []

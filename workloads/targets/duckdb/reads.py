@@ -104,7 +104,7 @@ class DuckDBReads:
         ``$name`` parameters bound: ``con.sql(sql, params).to_arrow_table()``, then to_pandas."""
         text = query.text(self.query_dialect)
         if text is None:
-            raise NotSupported(f"query {query.id} has no DuckDB text")
+            raise NotSupported(query.missing(self.query_dialect, "DuckDB"))
         table = self.table(layout)
         sql = text.format(**{name: quote(where) for name, where in text_tables(layout.dataset, table).items()})
         # DuckDB refuses a parameter the text does not use: bind only those it names

@@ -196,7 +196,7 @@ class MongoDBReads:
         from workloads.queries import mongo_suite
         text = query.text(self.query_dialect)
         if text is None:
-            raise NotSupported(f"query {query.id} has no MongoDB pipeline")
+            raise NotSupported(query.missing(self.query_dialect, "MongoDB"))
         if text.lstrip().startswith("["):      # a user suite's own pipeline, placeholders filled
             from workloads.queries.user_suites import pipeline
             return self._aggregate(self.table(layout), pipeline(text), tuple(query.columns))

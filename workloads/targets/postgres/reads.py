@@ -147,7 +147,7 @@ class PostgresReads:
         result fetched by a cursor (``decode``: rows -> DataFrame)."""
         text = query.text(self.query_dialect)
         if text is None:
-            raise NotSupported(f"query {query.id} has no PostgreSQL text")
+            raise NotSupported(query.missing(self.query_dialect, "PostgreSQL"))
         table = self.table(layout)
         tables = {name: quote(where) for name, where in text_tables(layout.dataset, table).items()}
         sql = _TABLE_PLACEHOLDER.sub(lambda m: tables.get(m.group(1), m.group(0)), text)

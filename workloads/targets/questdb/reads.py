@@ -123,7 +123,7 @@ class QuestDBReads:
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
         text = query.text(self.query_dialect)
         if text is None:
-            raise NotSupported(f"query {query.id} has no QuestDB text")
+            raise NotSupported(query.missing(self.query_dialect, "QuestDB"))
         table = self.table(layout)
         names = {name: quote(where) for name, where in text_tables(layout.dataset, table).items()}
         sql = text

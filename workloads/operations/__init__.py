@@ -7,11 +7,13 @@ from workloads.operations.reads import MinuteBars, ReadDay, SliceDownload
 from workloads.operations.writes import ConcurrentAppend, UploadSweep
 from workloads.operations.harness import NoOp
 from workloads.operations.queries import QuerySuite
+from workloads.operations.tick import TICK_WORKLOADS
 from workloads.operations.transfers import ExportCsv, ImportCsv
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     ReadDay(), SliceDownload(), UploadSweep(), ConcurrentAppend(), MinuteBars(), NoOp(),
     SpreadByMinute(), MapReduceMinuteBars(), OlsSpread(), ImportCsv(), ExportCsv(), QuerySuite(),
+    *TICK_WORKLOADS,
 )}
 
 

@@ -26,10 +26,10 @@ def add_reproduce_parser(sub) -> None:
     from app.ddb_options import add_dolphindb_arguments
 
     rep = sub.add_parser("reproduce", help="run a published report's experiments; published beside measured")
-    rep.add_argument("report", nargs="?", help="000 | 001 | 002 | 003 | 004")
+    rep.add_argument("report", nargs="?", help="000 | 001 | 002 | 003 | 004, or tick (the tick pack: no published figures)")
     rep.add_argument("--list", action="store_true", help="list the reports and their experiments")
     rep.add_argument("--scale", default="tiny", choices=("tiny", "medium", "report"),
-                     help="tiny (a quick look), medium (a larger share) or the report's own scale; the estimate says how long")
+                     help="tiny (a quick look), medium (a larger share) or the report's own scale (the tick pack: tiny or medium); the estimate says how long")
     rep.add_argument("--target", default="duckdb",
                      help="the database under test (the report's DolphinDB): a target kind or a saved server's "
                           "key (default: the embedded DuckDB)")
@@ -42,22 +42,23 @@ def add_reproduce_parser(sub) -> None:
 
 
 def print_list(console: Console) -> None:
-    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.catalog import GALLERY
     from workloads.reproduce.estimate import estimate
 
-    for card in REPORTS.values():
+    for card in GALLERY.values():
         console.print(f"[bold]{card.report}[/bold] {escape(card.title)}", highlight=False)
         console.print(f"  asked: {escape(card.asked)}", highlight=False)
         for exp in card.experiments:
             needs = f" — needs {exp.needs}" if exp.needs else ""
             console.print(f"  · {exp.key}: {escape(exp.title)}{escape(needs)}", highlight=False)
-            console.print(f"      tiny: {estimate(exp, 'tiny').text}; medium: {estimate(exp, 'medium').text}",
+            console.print("      " + "; ".join(f"{size}: {estimate(exp, size).text}"
+                                                    for size in ("tiny", "medium") if size in exp.sizes),
                           highlight=False)
 
 
 def print_reproduction(console: Console, repro) -> None:
     card = repro.card
-    console.print(f"\n[bold]Report {card.report}: {escape(card.title)}[/bold]"
+    console.print(f"\n[bold]{escape(card.heading)}: {escape(card.title)}[/bold]"
                   + (f" — {repro.size} scale" if repro.size else " — no runs yet"), highlight=False)
     if repro.pairs:
         table = Table(title="Published (their hardware) beside measured (this machine)")
@@ -66,6 +67,9 @@ def print_reproduction(console: Console, repro) -> None:
         for pair in repro.pairs:
             table.add_row(pair.experiment, pair.figure, pair.published, pair.measured, pair.run_id or "—")
         console.print(table)
+    if not card.published:
+        console.print("No published figures: this pack is not from a report; its findings compare your engines.",
+                      highlight=False)
     table = Table(title="Findings as ratios")
     for column in ("finding", "published", "yours", "verdict", "runs"):
         table.add_column(column, justify="right" if column in ("published", "yours") else "left")
@@ -78,16 +82,16 @@ def print_reproduction(console: Console, repro) -> None:
 
 def cmd_reproduce(args, store, console: Console, err_console: Console, cli_error, kind_and_config,
                   data_dir: Path) -> int:
-    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.catalog import GALLERY
     from workloads.reproduce.reproduction import reproduction
     from workloads.reproduce.run_report import planned_runs, run_planned
 
     if args.list:
         print_list(console)
         return 0
-    if args.report not in REPORTS:
-        raise cli_error(f"give a report: {', '.join(REPORTS)} (or --list)")
-    card = REPORTS[args.report]
+    if args.report not in GALLERY:
+        raise cli_error(f"give a report: {', '.join(GALLERY)} (or --list)")
+    card = GALLERY[args.report]
     if args.show:
         print_reproduction(console, reproduction(store, args.report, args.scale))
         return 0
@@ -103,7 +107,7 @@ def cmd_reproduce(args, store, console: Console, err_console: Console, cli_error
     for exp in skipped:
         err_console.print(f"{exp.key}: the {exp.comparator} side is left out (give --versus: {exp.needs})",
                           highlight=False)
-    err_console.print(f"report {card.report}: {plural(len(planned), 'run')} at {args.scale} scale on {subject}",
+    err_console.print(f"{card.heading}: {plural(len(planned), 'run')} at {args.scale} scale on {subject}",
                       highlight=False)
 
     def started(index, total, exp, arm, runner) -> None:

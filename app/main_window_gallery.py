@@ -3,7 +3,7 @@ reproduction and the calibrated estimates read off the GUI thread, refreshed aft
 from __future__ import annotations
 
 from workloads.reproduce.calibration import calibration
-from workloads.reproduce.catalog import REPORTS
+from workloads.reproduce.catalog import GALLERY
 from workloads.reproduce.reproduction import reproduction
 from workloads.scenario import Scenario, parse_slot
 from workloads.run.worker import describe_error
@@ -33,7 +33,7 @@ class MainWindowGallery:
         """Each report's published-vs-measured figures and findings, and the estimates calibrated
         on this machine's runs, read off the GUI thread."""
         self._recalibrate()
-        for report in reports or list(REPORTS):
+        for report in reports or list(GALLERY):
             self.background.run(f"gallery/{report}", lambda r=report: reproduction(self.store, r),
                                 lambda found, r=report: self.gallery.set_reproduction(r, found),
                                 lambda exc: self.statusBar().showMessage(
@@ -51,7 +51,7 @@ class MainWindowGallery:
 
         def read():
             slot = parse_slot(self.store.run(run_id)["scenario"].get("experiment", ""))
-            return (slot[0], reproduction(self.store, slot[0])) if slot and slot[0] in REPORTS else None
+            return (slot[0], reproduction(self.store, slot[0])) if slot and slot[0] in GALLERY else None
 
         def show(found) -> None:
             if found is not None:

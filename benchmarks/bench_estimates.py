@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workloads.reproduce.calibration import calibration  # noqa: E402
-from workloads.reproduce.catalog import REPORTS  # noqa: E402
+from workloads.reproduce.catalog import GALLERY as REPORTS  # noqa: E402
 from workloads.reproduce.estimate import duration_text, estimate  # noqa: E402
 from workloads.reproduce.run_report import planned_runs, run_planned  # noqa: E402
 from workloads.results.store import ResultsStore  # noqa: E402

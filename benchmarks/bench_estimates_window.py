@@ -43,7 +43,7 @@ def main() -> int:
     from app.main_window import MainWindow
     from widgets.theme import apply_theme
     from workloads.passwords import KeyringPasswords
-    from workloads.reproduce.catalog import REPORTS
+    from workloads.reproduce.catalog import GALLERY as REPORTS
     from workloads.reproduce.estimate import duration_text
     from workloads.results.store import ResultsStore
 

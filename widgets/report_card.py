@@ -54,9 +54,10 @@ class ReportCardView(QFrame):
         self.reproduction: Reproduction | None = None
         self.setObjectName("report_card")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.title_label = HeadingLabel(f"Report {card.report} · {card.title}", 1.3, name="report_title")
-        self.run_all_button = QPushButton("Run the whole report", objectName="run_report")
-        self.run_all_button.setToolTip("Every experiment of this report, each at the size and on the targets "
+        self.title_label = HeadingLabel(f"{card.heading} · {card.title}", 1.3, name="report_title")
+        whole = "report" if card.published else "pack"
+        self.run_all_button = QPushButton(f"Run the whole {whole}", objectName="run_report")
+        self.run_all_button.setToolTip(f"Every experiment of this {whole}, each at the size and on the targets "
                                        "chosen on its row, one after another")
         self.asked_label = _label(f"<b>Asked:</b> {html.escape(card.asked)}", name="asked", rich=True)
         self.found_label = _label("<b>Found:</b>" + "".join(f"<br>&nbsp;• {html.escape(line)}" for line in card.found),
@@ -127,9 +128,15 @@ class ReportCardView(QFrame):
         if not reproduction.runs:
             self.results.hide()
             return
+        beside = "beside the report's published figures:" if self.card.published else \
+            "no published figures stand beside them (this pack is not from a report):"
         self.results_heading.setText(
             f"<b>Yours</b>, from {plural(len(reproduction.run_ids), 'run')} at {html.escape(reproduction.size)} "
-            "size on this machine, beside the report's published figures:")
+            f"size on this machine, {beside}")
+        for widget in (self.pairs_grid_host, self.pairs_caption):
+            widget.setVisible(self.card.published)
+        self.findings_heading.setText("<b>Findings, as ratios</b>" if self.card.published else
+                                      "<b>Findings, as ratios between your engines</b>")
         self._show_pairs()
         self._show_findings()
         self.results.show()
@@ -171,7 +178,7 @@ class ReportCardView(QFrame):
         if not shown:
             self.pairs_grid.addWidget(_label("No published figure stands beside what ran yet.", muted=True),
                                       1, 0, 1, len(PAIR_COLUMNS))
-        self.more_pairs_button.setVisible(bool(rest))
+        self.more_pairs_button.setVisible(bool(rest) and self.card.published)
         self.more_pairs_button.setText(
             "▾ Hide the figures of experiments not run yet" if self.more_pairs_button.isChecked()
             else f"▸ Show the {plural(len(rest), 'published figure')} of experiments not run yet")
@@ -190,7 +197,8 @@ class ReportCardView(QFrame):
         colour = verdict_colour(finding.verdict, theme)
         why = f", {html.escape(finding.why)}" if finding.why else ""
         measured = finding.measured if finding.measured_value is not None else "none yet"
-        text = (f"<b>{html.escape(finding.statement)}</b><br>published: {html.escape(finding.published)}, "
+        published = f"published: {html.escape(finding.published)}, " if self.card.published else ""
+        text = (f"<b>{html.escape(finding.statement)}</b><br>{published}"
                 f"yours: {html.escape(measured)} — "
                 f"<span style='color:{colour}; font-weight:bold'>{html.escape(finding.verdict)}</span>{why}")
         line = _label(text, name="finding_line", rich=True)

@@ -135,6 +135,12 @@ class ReportCard:
     asked: str
     found: tuple[str, ...]
     experiments: tuple[Experiment, ...]
+    published: bool = True         # False: a pack of Tickbench's own, with no published figures
+    name: str = ""                 # how the card is called ("Tick pack"); a report's is "Report 000"
+
+    @property
+    def heading(self) -> str:
+        return self.name or f"Report {self.report}"
 
     def experiment(self, key: str) -> Experiment:
         for exp in self.experiments:
@@ -360,12 +366,38 @@ REPORT_004 = ReportCard(
 
 REPORTS: dict[str, ReportCard] = {r.report: r for r in (REPORT_000, REPORT_001, REPORT_002, REPORT_003, REPORT_004)}
 
+# --- the tick pack: Tickbench's own card, no published figures ---------------------------------------
+_TICK = {"tiny": Size(Scale(days=2, rows_per_day=100_000, symbols=100), duration_s=1.2, users=TINY_USERS),
+         "medium": Size(Scale(days=5, rows_per_day=2_000_000), duration_s=6.0, users=(1, 2, 4, 8))}
+_TICK_QUESTIONS = (
+    ("asof-join", "as-of join", "Each trade of a day with the quote prevailing at its time."),
+    ("vwap", "VWAP over 5-minute buckets", "VWAP, volume and trades per symbol in each 5-minute bucket of a day."),
+    ("snapshot", "market snapshot", "The last quote of every symbol at 12:00 of a day."),
+    ("year-high-bid", "year-high bid", "The highest bid of each symbol over all the days."),
+    ("rolling-mid", "rolling mid", "The 1-minute moving average of the mid of the 5 most active symbols."),
+)
+BASELINE = "parquet"               # what a desk keeps ticks in before a database: Parquet files, read with pandas
+TICK_PACK = ReportCard(
+    "tick", "quotes and trades, the questions a desk asks every day",
+    "How fast does your database answer an as-of join, VWAP buckets, a market snapshot, a year-high bid and a "
+    "rolling mid, beside Parquet files read with pandas, from 1 to N users?",
+    ("No published figures: the pack is Tickbench's own (STAC-M3 asks such questions, for its members only).",
+     "Its findings are measured here: Parquet's time over the database's for each question, with a 95 % "
+     "interval; `tickbench verify --dataset taq --suite tick` checks that both give the same answers."),
+    tuple(Experiment(key, "tick", title, question, "taq",
+                     (Arm("db", f"database, {title}", SUBJECT, key, users=TINY_USERS, strings="str"),
+                      Arm("files", f"Parquet files, {title}", BASELINE, key, users=TINY_USERS, strings="str")),
+                     _TICK, warmup_ops=1, probe_ops=0)
+          for key, title, question in _TICK_QUESTIONS),
+    published=False, name="Tick pack")
+GALLERY: dict[str, ReportCard] = {**REPORTS, TICK_PACK.report: TICK_PACK}
+
 
 def report_card(report: str) -> ReportCard:
     try:
-        return REPORTS[report]
+        return GALLERY[report]
     except KeyError:
-        raise ValueError(f"no report {report!r}: choose one of {', '.join(REPORTS)}") from None
+        raise ValueError(f"no report {report!r}: choose one of {', '.join(GALLERY)}") from None
 
 
 def gallery_scenarios(reports: list[str] | None = None, size: str = "tiny",

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workloads.datasets import get_dataset
+from workloads.datasets.base import side_tables
+from workloads.datasets.taq_trades import QUOTES_PER_TRADE
 from workloads.reproduce.catalog import Experiment
 from workloads.scenario import Scenario
 from workloads.text import plural
@@ -105,9 +107,13 @@ def steps_seconds(scenario: Scenario, cores: int) -> float:
 
 
 def data_seconds(scenario: Scenario, generate: bool = True) -> float:
-    """The model's seconds to generate a run's data (``generate``) and lay it out on its target."""
+    """The model's seconds to generate a run's data (``generate``) and lay it out on its target,
+    with TAQ's trades: drawn from the quotes generated again on each target, a row per eight."""
     rows = scenario.scale.days * scenario.scale.rows_per_day
-    return (rows / GENERATE_ROWS_PER_S if generate else 0.0) + rows / LOAD_ROWS_PER_S
+    seconds = (rows / GENERATE_ROWS_PER_S if generate else 0.0) + rows / LOAD_ROWS_PER_S
+    if "trades" in side_tables(get_dataset(scenario.dataset)):
+        seconds += rows / GENERATE_ROWS_PER_S + rows / QUOTES_PER_TRADE / LOAD_ROWS_PER_S
+    return seconds
 
 
 def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_dir: str | Path | None = None,

@@ -1,11 +1,13 @@
 """A report's reproduction as plain data: its card, the size shown, the published-vs-measured
-pairs and the findings, all from the stored runs. The window's gallery, the HTML/PDF report and
+pairs and the findings (a pack of Tickbench's own: its comparisons between engines), all from the
+stored runs. The window's gallery, the HTML/PDF report and
 ``tickbench reproduce`` show the same object."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from workloads.reproduce.catalog import ReportCard, report_card
+from workloads.reproduce.comparisons import comparisons
 from workloads.reproduce.findings import Finding, findings
 from workloads.reproduce.measured import ArmRun, gallery_runs
 from workloads.reproduce.published import Pair, pairs
@@ -31,4 +33,5 @@ def reproduction(store, report: str, size: str | None = None) -> Reproduction:
     size = size or found.newest_size()
     runs = found.at(size) if size else {}
     by_nodes = {exp: nodes for (exp, arm), nodes in found.nodes_at(size).items() if arm == "subject"} if size else {}
-    return Reproduction(card, size, pairs(card, runs), findings(report, runs, store, by_nodes), runs)
+    found = findings(report, runs, store, by_nodes) + comparisons(report, runs, store)
+    return Reproduction(card, size, pairs(card, runs), found, runs)

@@ -1,0 +1,80 @@
+"""Findings between engines, for a card with no published figures (the tick pack).
+
+Nothing published stands beside them, so a finding is the measured ratio alone: the baseline's
+median time over the database's for the same question at one user, with its 95 % interval
+(``workloads.reproduce.confidence``, as the reports' findings), and a verdict only the whole
+interval gives: which is faster, "no difference" (the interval within ``NO_EFFECT``), or
+"inconclusive: noisy" with the operations and the interval.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workloads.reproduce.catalog import BASELINE, TICK_PACK
+from workloads.reproduce.findings import INCONCLUSIVE, NOT_MEASURED, Finding, Runs, _Median, _quotient
+from workloads.targets.engines import engine
+
+NOT_PUBLISHED = "none (not from a report)"
+NO_EFFECT = 1.1           # a ratio within 1/1.1 .. 1.1 is no difference worth a verdict
+NO_DIFFERENCE = "no difference"
+
+
+def faster(who: str) -> str:
+    return f"{who} faster"
+
+
+@dataclass(frozen=True)
+class EngineRatio:
+    """``top``'s median time over ``bottom``'s in one experiment, at ``users`` users."""
+
+    experiment: str
+    title: str
+    top: str = "files"
+    bottom: str = "db"
+    users: int = 1
+
+    def evaluate(self, report: str, runs: Runs, store) -> Finding:
+        statement = f"{self.title}: Parquet files' time / the database's, {self.users} user" + \
+            ("s" if self.users > 1 else "")
+        measure = _quotient(_Median(0, self.users), _Median(1, self.users), (self.experiment, self.top),
+                            (self.experiment, self.bottom), what="both times")
+        value, run_ids, missing, spread = measure(runs, store)
+        if value is None:
+            return Finding(report, statement, NOT_PUBLISHED, "—", NOT_MEASURED, missing, run_ids)
+        database = _database(runs.get((self.experiment, self.bottom)))
+        measured = f"{_x(value)}"
+        if spread is None:
+            return Finding(report, statement, NOT_PUBLISHED, measured, INCONCLUSIVE,
+                           "no operation times to give an interval", run_ids, None, value)
+        measured += f" (95 % {_x(spread.low)}–{_x(spread.high)})"
+        ops = " and ".join(f"{n:,}" for n in spread.ops)
+        if spread.low > NO_EFFECT:
+            verdict, why = faster(database), f"{ops} operations"
+        elif spread.high < 1 / NO_EFFECT:
+            verdict, why = faster("Parquet with pandas"), f"{ops} operations"
+        elif 1 / NO_EFFECT <= spread.low and spread.high <= NO_EFFECT:
+            verdict, why = NO_DIFFERENCE, f"within ±10 % ({ops} operations)"
+        else:
+            verdict, why = INCONCLUSIVE, f"noisy: {ops} operations; a larger size would settle it"
+        return Finding(report, statement, NOT_PUBLISHED, measured, verdict, why, run_ids, None, value)
+
+
+def _database(arm) -> str:
+    kind = (arm.scenario.get("target") if arm is not None else "") or ""
+    try:
+        return engine(kind).label
+    except (KeyError, ValueError):
+        return kind or "the database"
+
+
+def _x(value: float) -> str:
+    return f"{value:.2f}×" if value < 10 else f"{value:.0f}×"
+
+
+COMPARISONS = {TICK_PACK.report: tuple(EngineRatio(e.key, e.title) for e in TICK_PACK.experiments)}
+assert all(arm.target == BASELINE for e in TICK_PACK.experiments for arm in e.arms if arm.key == "files")
+
+
+def comparisons(report: str, runs: Runs, store) -> list[Finding]:
+    """The card's findings between engines, from its runs at one size."""
+    return [spec.evaluate(report, runs, store) for spec in COMPARISONS.get(report, ())]

@@ -3,6 +3,7 @@ launcher as ``tickbench engines start postgres``), checked against the generator
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import replace
 
 import pandas as pd
@@ -153,7 +154,10 @@ def test_import_and_export_round_trip(opened, layout, tmp_path):
 def test_footprint_per_column(opened, layout):
     footprint = opened.footprint_detail(layout)
     assert set(footprint.columns) == set(get_dataset("taq").info.schema.names) | {SEQ} and footprint.replicas == 1
-    assert 0 < sum(footprint.columns.values()) <= footprint.bytes == opened.footprint(layout)
+    # the quotes' own bytes; the layout's footprint adds the trades beside them
+    trades = opened.sql_rows("SELECT pg_total_relation_size(%s::regclass) AS b",
+                             (f'"{table_name("taq", SCALE)}_trades"',))[0]["b"]
+    assert 0 < sum(footprint.columns.values()) <= footprint.bytes == opened.footprint(layout) - trades
     assert footprint.columns["bid"] > footprint.columns["ex"]
 
 
@@ -233,6 +237,79 @@ def test_every_suite_query_answers_as_duckdb(dataset, scale, tmp_path, config):
     ])
     assert verdicts.queries and {v for row in verdicts.verdicts.values() for v in row.values()} == {SAME}, \
         verdicts.verdicts
+
+
+# --- the tick pack: trades beside the quotes, the as-of join and the snapshot, against the generator -------
+# (the helpers serve tests/test_targets_questdb.py too: one reference for both engines)
+TICK_COLUMNS = ["symbol", "time", "bid", "ofr", "bidsiz", "ofrsiz"]
+
+
+def tick_query(query_id: str):
+    from workloads.queries import load_suite
+    return load_suite("tick").query(query_id)
+
+
+@functools.lru_cache(maxsize=2)
+def generated_trades(scale: Scale) -> pd.DataFrame:
+    """The generator's trades at ``scale`` (drawn from every day's quotes: drawn once here)."""
+    return get_dataset("taq").trades_frame(scale)
+
+
+def generated_day_trades(index: int, scale: Scale) -> pd.DataFrame:
+    trades = generated_trades(scale)
+    return trades[trades["date"] == pd.Timestamp(get_dataset("taq").trading_days(scale)[index])]
+
+
+def assert_each_trade_has_its_prevailing_quote(answer: pd.DataFrame, trades: pd.DataFrame,
+                                               quotes: pd.DataFrame) -> None:
+    """``answer``, the as-of join of one day: one row per trade of that day (``trades``), its bid and
+    offer those of its symbol's one quote of its second (``quotes``, the day; each trade prints at
+    such a quote: workloads/datasets/taq_trades.py), its price between them."""
+    columns = ("symbol", "time", "price", "size", "bid", "ofr")
+    lone = quotes.drop_duplicates(["symbol", "time"], keep=False)
+    want = trades[["symbol", "time", "price", "size"]].merge(
+        lone[["symbol", "time", "bid", "ofr"]].astype({"symbol": object}), on=["symbol", "time"], how="inner")
+    assert len(answer) == len(want) == len(trades) > 100
+    assert ((answer["bid"] <= answer["price"]) & (answer["price"] <= answer["ofr"])).all()
+    assert normalise(answer, columns).equals(normalise(want[list(columns)], columns))
+
+
+def tied_last_seconds(quotes: pd.DataFrame, count: int = 3) -> list[dt.time]:
+    """Times of day at which a symbol quoted more than once, its last quote of that second (by
+    arrival) unlike its first: a snapshot at that time tells the last by arrival from any other."""
+    tied = quotes[quotes.duplicated(["symbol", "time"], keep=False)]
+    ends = tied.groupby(["symbol", "time"], observed=True)[TICK_COLUMNS[2:]].agg(["first", "last"])
+    differ = ends[[(c, "first") for c in TICK_COLUMNS[2:]]].to_numpy() != \
+        ends[[(c, "last") for c in TICK_COLUMNS[2:]]].to_numpy()
+    times = sorted({t for (_, t) in ends.index[differ.any(axis=1)]})
+    assert len(times) >= count
+    return [times[i * (len(times) - 1) // (count - 1)].time() for i in range(count)]
+
+
+def last_quotes_by_arrival(quotes: pd.DataFrame, at: dt.time) -> pd.DataFrame:
+    """Each symbol's last quote at or before ``at`` in the day's arrival order (the generator's)."""
+    upto = quotes[quotes["time"] <= pd.Timestamp.combine(dt.date(1970, 1, 1), at)]
+    return upto.groupby("symbol", observed=True).tail(1)[TICK_COLUMNS]
+
+
+def test_trades_lie_beside_the_quotes_indexed_by_day_symbol_and_time(opened, layout):
+    side = f"{table_name('taq', SCALE)}_trades"
+    index = opened.sql_rows("SELECT indexdef FROM pg_indexes WHERE tablename = %s", (side,))
+    assert [r["indexdef"].split("USING btree ")[1] for r in index] == ['(date, symbol, "time")']
+    assert opened.row_count(layout, side) == len(generated_trades(SCALE))
+
+
+def test_the_as_of_join_gives_each_trade_of_the_day_its_prevailing_quote(opened, layout, day_frames):
+    for index in range(SCALE.days):     # the second day too: the lookup pruned to its partition at run time
+        answer = opened.run_query(layout, tick_query("asof-join"), {"day": layout.days[index]}).frame
+        assert_each_trade_has_its_prevailing_quote(answer, generated_day_trades(index, SCALE), day_frames[index])
+
+
+def test_the_snapshot_is_each_symbols_last_quote_by_arrival(opened, layout, day_frames):
+    for at in tied_last_seconds(day_frames[1]):
+        answer = opened.run_query(layout, tick_query("snapshot"), {"day": layout.days[1], "at": at}).frame
+        want = last_quotes_by_arrival(day_frames[1], at)
+        assert normalise(answer, TICK_COLUMNS).equals(normalise(want, TICK_COLUMNS)), at
 
 
 # --- issue 21: stored order, the ADBC read path, the server's settings, the practitioner's paths ------

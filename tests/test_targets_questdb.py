@@ -17,6 +17,8 @@ import questdb
 
 from tests.test_targets_files import (stored_order, as_plain, assert_phases, assert_same_rows, assert_string_dtypes,
                                       busiest_key, reference_bars, timed)
+from tests.test_targets_postgres import (TICK_COLUMNS, assert_each_trade_has_its_prevailing_quote, last_quotes_by_arrival,
+                                         tick_query, tied_last_seconds, generated_trades, generated_day_trades)
 from workloads.datasets import get_dataset
 from workloads.datasets.csv_files import csv_files
 from workloads.datasets.csvread import read_csv
@@ -274,7 +276,9 @@ def test_export_writes_the_day_that_reads_back_equal(target, layout, tmp_path):
 
 def test_footprint_detail_is_the_engines_partition_size(target, layout):
     footprint = target.footprint_detail(layout)
-    assert footprint.bytes == target.footprint(layout) > 0 and footprint.columns == {}
+    # the quotes' own partitions; the layout's footprint adds the trades beside them
+    trades = target.sql_rows(f"SELECT sum(diskSize) AS b FROM table_partitions('{table_name('taq', SCALE)}_trades')")
+    assert 0 < footprint.bytes == target.footprint(layout) - trades[0]["b"] and footprint.columns == {}
     assert "table_partitions" in footprint.method
 
 
@@ -289,6 +293,33 @@ def test_report_003_computations_equal_duckdbs(target, layout, duck):
     bars = target.mapreduce_minute_bars(layout, layout.days[:1])
     want = duck_target.mapreduce_minute_bars(duck_layout, layout.days[:1]).frame["bars"].iloc[0]
     assert bars.frame["bars"].iloc[0] == want == target.row_count(layout, target.minute_table(layout)) > 0
+
+
+# --- the tick pack: trades beside the quotes, the as-of join and the snapshot, against the generator -------
+def test_trades_lie_beside_the_quotes_with_their_designated_timestamp_and_day_partitions(target, layout):
+    side = f"{table_name('taq', SCALE)}_trades"
+    found = target.sql_rows(f"SELECT walEnabled, designatedTimestamp, partitionBy FROM tables() WHERE table_name = '{side}'")
+    assert found == [{"walEnabled": True, "designatedTimestamp": TS, "partitionBy": "DAY"}]    # so ASOF JOIN pairs them
+    parts = target.sql_rows(f"SELECT numRows FROM table_partitions('{side}')")
+    trades = generated_trades(SCALE)
+    assert [p["numRows"] for p in parts] == [len(generated_day_trades(i, SCALE)) for i in range(SCALE.days)]
+    assert target.row_count(layout, side) == len(trades)
+
+
+def test_the_as_of_join_gives_each_trade_of_the_day_its_prevailing_quote(target, layout, day_frames, sent):
+    for index in range(SCALE.days):
+        answer = target.run_query(layout, tick_query("asof-join"), {"day": layout.days[index]}).frame
+        assert_each_trade_has_its_prevailing_quote(answer, generated_day_trades(index, SCALE), day_frames[index])
+    plan = [next(iter(row.values())).strip() for row in target.sql_rows(f"EXPLAIN {sent[-1]}")]
+    assert "AsOf Join Fast" in plan, plan                   # the time-ordered merge of the two days' scans
+    assert sum(line.startswith("Interval forward scan") for line in plan) == 2, plan
+
+
+def test_the_snapshot_is_each_symbols_last_quote_by_arrival(target, layout, day_frames):
+    for at in tied_last_seconds(day_frames[1]):
+        answer = target.run_query(layout, tick_query("snapshot"), {"day": layout.days[1], "at": at}).frame
+        want = last_quotes_by_arrival(day_frames[1], at)
+        assert normalise(answer, TICK_COLUMNS).equals(normalise(want, TICK_COLUMNS)), at
 
 
 # --- every suite query answers as DuckDB's ---------------------------------------------------------

@@ -15,8 +15,9 @@ index's correlation with the heap is 1), then ``ATTACH``ed as the day's partitio
 index adopts the partition's) and ``ANALYZE``d; a day whose partition is missing or short (an
 interrupted load) is dropped and loaded again. ``LAYOUT_FORMAT`` 2 marks clustered layouts: one of
 format 1 (days in time order) is dropped and loaded again, never read as if sorted. Beside it:
-``_append``, ``_import``, ``_minute`` (report 003's map-reduce), ``_info`` (devices), and the
-manifest table ``_tickbench_layouts``.
+``_append``, ``_import``, ``_minute`` (report 003's map-reduce), the dataset's side tables
+(``_ensure_side_tables``: TAQ's ``_trades``, indexed on (date, symbol, time) as a desk indexes the
+trades it joins to quotes; devices' ``_info``), and the manifest table ``_tickbench_layouts``.
 
 Footprint: ``pg_total_relation_size`` of every partition (heap + TOAST + indexes); per column
 ``sum(pg_column_size(col))`` (the stored datums, without tuple headers or indexes).
@@ -73,11 +74,12 @@ class PostgresLayout:
         db.execute(f"CREATE INDEX IF NOT EXISTS {quote(table + '_key_time')} ON {main} ({self._index_columns(info)})")
         for scratch in (table + "_append", table + "_import"):
             self._ensure_table(info, scratch)
-        self._ensure_side_tables(ds, scale, table)
         keys = keys_sample(ds, scale)
         if compatible and row["complete"] and complete_days(entries, days) and \
-                all(self._partition_rows(table, d) == entries[d.isoformat()]["rows"] for d in days):
+                all(self._partition_rows(table, d) == entries[d.isoformat()]["rows"] for d in days) and \
+                self._side_tables_laid_out(ds, table):
             return self._layout(dataset, scale, strings, entries, json.loads(row["keys_sample"]), table, True)
+        self._ensure_side_tables(ds, scale, table)
         manifest = manifest_fields(dataset, scale_text, keys, info)
         entries = load_days(
             days, dict(zip(days, ds.day_rows(scale))), entries, lambda day: self._partition_rows(table, day),
@@ -131,15 +133,46 @@ class PostgresLayout:
         keys = ", ".join(quote(c) for c in dict.fromkeys((info.key_column, info.time_column)) if c)
         self.db.execute(f"CREATE INDEX IF NOT EXISTS {quote(name + '_key_time')} ON {quote(name)} ({keys})")
 
+    @staticmethod
+    def _side_index(info: DatasetInfo, schema) -> str | None:
+        """A side table's index: (date, key, time) when it is a time series of the dataset's keys
+        and days (TAQ's trades: a day's trades chosen by its date, a symbol's in time order for the
+        join to quotes), else None (devices' info: a few rows)."""
+        wanted = (info.date_column, info.key_column, info.time_column)
+        if len(set(wanted)) == 3 and set(wanted) <= set(schema.names):
+            return ", ".join(quote(c) for c in wanted)
+        return None
+
+    def _side_tables_laid_out(self, ds, table: str) -> bool:
+        """Every side table there with rows and its index: a reused layout's are not drawn again (a
+        complete layout loaded them before its days; one from before they existed loads them now)."""
+        for name, schema in side_tables(ds).items():
+            side = f"{table}_{name}"
+            if not self.db.rows("SELECT 1 FROM pg_class WHERE relname = %s AND relnamespace = "
+                                "current_schema()::regnamespace", (side,)):
+                return False
+            if not self.db.rows(f"SELECT 1 FROM {quote(side)} LIMIT 1"):
+                return False
+            if self._side_index(ds.info, schema) and not self.db.rows(
+                    "SELECT 1 FROM pg_indexes WHERE tablename = %s AND indexname = %s AND schemaname = current_schema()",
+                    (side, side + "_day_key_time")):
+                return False
+        return True
+
     def _ensure_side_tables(self, ds, scale: Scale, table: str) -> None:
         for name, schema in side_tables(ds).items():
             side = quote(f"{table}_{name}")
             frame = getattr(ds, f"{name}_frame")(scale)
             self.db.execute(f"CREATE TABLE IF NOT EXISTS {side} ({_columns_ddl(schema)})")
+            index = self._side_index(ds.info, schema)
+            if index:
+                self.db.execute(f"CREATE INDEX IF NOT EXISTS {quote(f'{table}_{name}_day_key_time')} "
+                                f"ON {side} ({index})")
             if int(self.db.rows(f"SELECT count(*) AS n FROM {side}")[0]["n"]) == len(frame):
                 continue
             self.db.execute(f"TRUNCATE {side}")
             self.db.copy_in(f"COPY {side} FROM STDIN (FORMAT csv)", copy_csv(frame, schema))
+            self.db.execute(f"ANALYZE {side}")
 
     def _write_manifest(self, table: str, manifest: dict[str, Any], entries: dict[str, dict], complete: bool) -> None:
         days = days_json(entries)

@@ -80,6 +80,14 @@ def designated(info: DatasetInfo) -> str:
     return TS
 
 
+def side_timestamp(info: DatasetInfo, schema: Schema) -> str:
+    """A side table's designated timestamp: the main table's ``_ts`` when it is a time series of
+    the dataset's own days (its date and time columns: TAQ's trades), else "" (devices' info: none)."""
+    if designated(info) == TS and {info.date_column, info.time_column} <= set(schema.names):
+        return TS
+    return ""
+
+
 def _columns_ddl(schema: Schema, ts: str, seq: bool) -> str:
     parts = [f"{quote(c.name)} {_QDB_TYPES[c.ddb_type]}" for c in schema.columns]
     if seq:

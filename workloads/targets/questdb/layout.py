@@ -8,8 +8,10 @@ one whose day and time of day are apart (TAQ: ``date`` DATE, ``time`` SECOND on 
 kept for checks: QuestDB stores a partition in designated-timestamp order, rows of one timestamp
 in arrival order (each day is loaded in time order), so that stored order already puts the
 first/last quote of a minute where DuckDB's does. Types: ``dialect``. Beside it: ``_append``
-(appends), ``_import`` (CSV imports, no ``_seq``), ``_minute`` (report 003's map-reduce),
-``_info`` (devices' side table) and the manifest ``_tickbench_layouts``.
+(appends), ``_import`` (CSV imports, no ``_seq``), ``_minute`` (report 003's map-reduce), the
+dataset's side tables (``_ensure_side_tables``: TAQ's ``_trades`` a WAL table with the same designated
+``_ts`` and day partitions, as a desk keeps trades beside quotes so that ``ASOF JOIN`` pairs them;
+devices' ``_info`` a plain table) and the manifest ``_tickbench_layouts``.
 
 Footprint: ``table_partitions()`` ``diskSize`` (the engine's allocated bytes: column files are
 sized in pages, so a small table looks big); QuestDB reports no per-column size (``columns`` is
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from typing import Any
 
 from workloads.datasets.base import side_tables
@@ -29,7 +32,7 @@ from workloads.targets.common.day_loads import (complete_days, days_json, keys_s
                                                 manifest_fields, ordered_days, scale_json, time_ordered)
 from workloads.targets.common.lazy import get_dataset as _get_dataset
 from workloads.targets.questdb.dialect import (SEQ, TIME_PRECISION, _QDB_TYPES, quote, literal, table_name, sql_value,
-                                               designated, _columns_ddl)
+                                               designated, side_timestamp, _columns_ddl)
 from workloads.targets.questdb.frames import ilp_frame
 
 
@@ -64,10 +67,10 @@ class QuestDBLayout:
         self._ensure_table(info, table, seq=True)
         for scratch in (table + "_append", table + "_import"):
             self._ensure_table(info, scratch)
-        self._ensure_side_tables(ds, scale, table)
         keys = keys_sample(ds, scale)
-        if compatible and row["complete"] and complete_days(entries, days):
+        if compatible and row["complete"] and complete_days(entries, days) and self._side_tables_laid_out(ds, table):
             return self._layout(dataset, scale, strings, entries, json.loads(row["keys_sample"]), table, reused=True)
+        self._ensure_side_tables(ds, scale, table)
         manifest = manifest_fields(dataset, scale_text, keys, info)
         server.wait_applied(table, self.wal_timeout)
         counts = {str(r["day"])[:10]: int(r["n"]) for r in server.rows(
@@ -110,19 +113,51 @@ class QuestDBLayout:
         self._server.execute(f"CREATE TABLE IF NOT EXISTS {quote(name)} ({_columns_ddl(info.schema, ts, seq)}) "
                              f"TIMESTAMP({quote(ts)}) PARTITION BY DAY WAL")
 
+    def _designated_of(self, table: str) -> str | None:
+        """``table``'s designated timestamp ("" when it has none); None when there is no such table."""
+        found = self._server.rows(f"SELECT designatedTimestamp FROM tables() WHERE table_name = {literal(table)}")
+        return (found[0]["designatedTimestamp"] or "") if found else None
+
+    def _side_tables_laid_out(self, ds, table: str) -> bool:
+        """Every side table there, in its layout, with rows: a reused layout's are not drawn again
+        (a complete layout loaded them before its days; a layout from before a side table existed,
+        or from before trades had a designated timestamp, has them laid out again)."""
+        for name, schema in side_tables(ds).items():
+            side = f"{table}_{name}"
+            if self._designated_of(side) != side_timestamp(ds.info, schema):
+                return False
+            self._server.wait_applied(side, self.wal_timeout)
+            if not int(self._server.rows(f"SELECT count() AS n FROM {quote(side)}")[0]["n"]):
+                return False
+        return True
+
     def _ensure_side_tables(self, ds, scale: Scale, table: str) -> None:
-        """A dataset's side tables (devices: ``info``) as ``<table>_<name>``: plain tables (no
-        designated timestamp, not partitioned), loaded once by ILP."""
+        """A dataset's side tables as ``<table>_<name>``, each loaded once (module doc: Layout): a
+        time series (TAQ's trades) as a WAL table with the main table's designated ``_ts``, by ILP
+        in (date, time) order; a plain table (devices' ``info``) by one INSERT."""
         server = self._server
         for name, schema in side_tables(ds).items():
             side = f"{table}_{name}"
             frame = getattr(ds, f"{name}_frame")(scale)
-            server.execute(f"CREATE TABLE IF NOT EXISTS {quote(side)} "
-                           f"({', '.join(f'{quote(c.name)} {_QDB_TYPES[c.ddb_type]}' for c in schema.columns)})")
+            ts = side_timestamp(ds.info, schema)
+            if self._designated_of(side) not in (None, ts):
+                server.execute(f"DROP TABLE {quote(side)}")     # laid out before it had its timestamp
+            columns = ", ".join(f"{quote(c.name)} {_QDB_TYPES[c.ddb_type]}" for c in schema.columns)
+            if ts:
+                server.execute(f"CREATE TABLE IF NOT EXISTS {quote(side)} ({columns}, {quote(ts)} TIMESTAMP) "
+                               f"TIMESTAMP({quote(ts)}) PARTITION BY DAY WAL")
+                server.wait_applied(side, self.wal_timeout)
+            else:
+                server.execute(f"CREATE TABLE IF NOT EXISTS {quote(side)} ({columns})")
             have = int(server.rows(f"SELECT count() AS n FROM {quote(side)}")[0]["n"])
             if have == len(frame):
                 continue
             server.execute(f"TRUNCATE TABLE {quote(side)}")
+            if ts:
+                info = replace(ds.info, schema=schema)
+                server.ingest(side, ilp_frame(frame, info, ts), ts, self._symbols(schema))
+                server.wait_applied(side, self.wal_timeout)
+                continue
             values = ", ".join("(" + ", ".join(sql_value(v) for v in row) + ")"
                                for row in frame[schema.names].itertuples(index=False))
             server.execute(f"INSERT INTO {quote(side)} VALUES {values}")

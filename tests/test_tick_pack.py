@@ -180,3 +180,22 @@ def test_a_tick_workload_on_another_dataset_is_refused_in_one_line(tmp_path):
     with pytest.raises(ValueError, match="Bucket: 0 is below the minimum 1 min"):
         _run(store, tmp_path, "vwap", {"minutes": 0})
     store.close()
+
+
+def test_a_file_engine_reads_the_trades_only_for_the_queries_that_ask_them(tmp_path):
+    """The side table is read by the queries whose function takes it: report 001's queries on Parquet
+    time what they did before the trades existed."""
+    target = make_target("parquet", {"root": str(tmp_path / "pq")})
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.open(layout)
+    read, real = [], target._side_frame
+
+    def side_frame(layout, name):
+        read.append(name)
+        return real(layout, name)
+    target._side_frame = side_frame
+    for suite, query_id in (("taq001", "t01"), ("tick", "snapshot"), ("tick", "asof-join")):
+        query = load_suite(suite).query(query_id)
+        target.run_query(layout, query, draw_values(query, layout.days, layout.keys_sample))
+    assert read == ["trades"]                     # the as-of join's only
+    target.close()

@@ -47,16 +47,20 @@ class EngineRatio:
             return Finding(report, statement, NOT_PUBLISHED, measured, INCONCLUSIVE,
                            "no operation times to give an interval", run_ids, None, value)
         measured += f" (95 % {_x(spread.low)}–{_x(spread.high)})"
-        ops = " and ".join(f"{n:,}" for n in spread.ops)
-        if spread.low > NO_EFFECT:
-            verdict, why = faster(database), f"{ops} operations"
-        elif spread.high < 1 / NO_EFFECT:
-            verdict, why = faster("Parquet with pandas"), f"{ops} operations"
-        elif 1 / NO_EFFECT <= spread.low and spread.high <= NO_EFFECT:
-            verdict, why = NO_DIFFERENCE, f"within ±10 % ({ops} operations)"
-        else:
-            verdict, why = INCONCLUSIVE, f"noisy: {ops} operations; a larger size would settle it"
+        verdict, why = between(spread.low, spread.high, database, spread.ops)
         return Finding(report, statement, NOT_PUBLISHED, measured, verdict, why, run_ids, None, value)
+
+
+def between(low: float, high: float, database: str, ops: tuple[int, int]) -> tuple[str, str]:
+    """The verdict of a Parquet-over-database ratio whose 95 % interval is ``low``..``high``."""
+    counted = " and ".join(f"{n:,}" for n in ops) + " operations"
+    if low > NO_EFFECT:
+        return faster(database), counted
+    if high < 1 / NO_EFFECT:
+        return faster("Parquet with pandas"), counted
+    if 1 / NO_EFFECT <= low and high <= NO_EFFECT:
+        return NO_DIFFERENCE, f"within ±10 % ({counted})"
+    return INCONCLUSIVE, f"noisy: {counted}; a larger size would settle it"
 
 
 def _database(arm) -> str:

@@ -16,6 +16,7 @@ import pytest
 
 from tests.ddbserver.fixture import ddb_server, ddb_server_factory  # noqa: F401
 from workloads.datasets import get_dataset
+from workloads.datasets.base import side_tables
 from workloads.datasets.csv_files import csv_files
 from workloads.datasets.schema import Scale, StringMode
 from workloads.queries import draw_values, load_suite
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.timeout(120)
 TAQ = Scale(days=2, rows_per_day=4000, symbols=20)
 DEVICES = Scale(days=2, rows_per_day=2000, symbols=20)
 SCALES = {"taq": TAQ, "devices": DEVICES}
-SUITES = ("taq001", "taq004", "devices004")
+SUITES = ("taq001", "taq004", "tick", "devices004")
 CASES = [(name, query.id) for name in SUITES for query in load_suite(name).queries]
 DUCK_TYPES = {"DATE": "DATE", "SECOND": "TIMESTAMP", "TIME": "TIMESTAMP", "TIMESTAMP": "TIMESTAMP",
               "CHAR": "TINYINT", "SHORT": "SMALLINT", "INT": "INTEGER", "LONG": "BIGINT",
@@ -71,6 +72,7 @@ def generated():
     taq, devices = get_dataset("taq"), get_dataset("devices")
     return {
         "quotes": pd.concat([taq.day_frame(i, TAQ) for i in range(TAQ.days)], ignore_index=True),
+        "trades": taq.trades_frame(TAQ),
         "readings": pd.concat([devices.day_frame(i, DEVICES) for i in range(DEVICES.days)], ignore_index=True),
         "info": devices.info_frame(DEVICES),
     }
@@ -81,7 +83,7 @@ def duck(generated):
     """The same tables in DuckDB with the DuckDB target's column types (DATE, TIMESTAMP, TINYINT...)."""
     con = duckdb.connect()
     schemas = {"quotes": get_dataset("taq").info.schema, "readings": get_dataset("devices").info.schema,
-               "info": get_dataset("devices").info_schema}
+               "info": get_dataset("devices").info_schema, "trades": side_tables(get_dataset("taq"))["trades"]}
     for name, frame in generated.items():
         con.register(f"{name}_frame", frame)
         cols = ", ".join(f'CAST("{c.name}" AS {DUCK_TYPES[c.ddb_type]}) AS "{c.name}"' for c in schemas[name].columns)
@@ -91,7 +93,8 @@ def duck(generated):
 
 
 def duckdb_answer(con, query: Query, values: dict) -> pd.DataFrame:
-    sql = query.text("duckdb").format(quotes="quotes", readings="readings", info="info")
+    sql = query.text("duckdb").replace("{quotes}", "quotes").replace("{trades}", "trades") \
+        .replace("{readings}", "readings").replace("{info}", "info")
     params = {k: v for k, v in values.items() if re.search(rf"\${k}\b", sql)}
     return con.execute(sql, params).df()
 
@@ -118,7 +121,7 @@ def test_query_answers_as_the_duckdb_text(suite, query_id, laid_out, duck):
 @pytest.mark.parametrize("suite,query_id", CASES)
 def test_query_answers_as_the_pandas_version(suite, query_id, laid_out, generated):
     query, target, layout, values = case(suite, query_id, laid_out)
-    tables = {k: v for k, v in generated.items() if k in ("quotes",)} if layout.dataset == "taq" else \
+    tables = {k: v for k, v in generated.items() if k in ("quotes", "trades")} if layout.dataset == "taq" else \
         {k: v for k, v in generated.items() if k in ("readings", "info")}
     expected = normalise(pandas_suite.run(query.text("pandas"), tables, values), query.columns)
     result = target.run_query(layout, query, values)
@@ -203,6 +206,131 @@ def test_parameters_cannot_break_out_of_their_literals(ddb_server, laid_out):  #
     alone = target.run_query(layout, count, {"day": day, "symbols": [symbol]}).frame["n"].iloc[0]
     values = {"day": day, "symbols": [symbol, 'x"], "y']}
     assert alone > 0 and target.run_query(layout, count, values).frame["n"].iloc[0] == alone
+
+
+# --- the tick pack's DolphinDB: aj, tmsum, bar, as the manual says (tests/ddbserver/timeseries.py) -----
+def tick_session(ddb_server, laid_out):  # noqa: F811
+    """An admin session with ``trades`` and ``quotes`` of day 0 in variables (in their row order)."""
+    _, layout = laid_out["taq"]
+    db, day = TARGET_DB(laid_out), q.date(layout.days[0])
+    s = admin(ddb_server)
+    s.run(f'trades0 = select symbol, time, price from loadTable("{db}", "trades") where date = {day}\n'
+          f'quotes0 = select symbol, time, bid from loadTable("{db}", "quotes") where date = {day}')
+    return s, db, day
+
+
+def TARGET_DB(laid_out) -> str:  # noqa: N802
+    target, _ = laid_out["taq"]
+    return target.names("taq", TAQ).db
+
+
+def test_aj_names_the_right_tables_time_by_its_variable(ddb_server, laid_out):  # noqa: F811
+    """The manual's result columns: the left's, the right's last matching column as
+    <right>_<column>, then its other columns (the other matching columns not repeated)."""
+    s, _, _ = tick_session(ddb_server, laid_out)
+    try:
+        joined = s.run("select * from aj(trades0, quotes0, `symbol`time)")
+        assert list(joined.columns) == ["symbol", "time", "price", "quotes0_time", "bid"]
+        assert len(joined) > 100 and (joined["quotes0_time"] == joined["time"]).all()   # each at its quote
+    finally:
+        s.close()
+
+
+def test_aj_takes_the_last_of_the_right_rows_at_one_time(ddb_server, laid_out, generated):  # noqa: F811
+    """The manual: of several right rows at the matched time, the last. Quotes by 10-minute bar
+    joined to themselves: each row gets its symbol's last bid of its bar."""
+    s, _, _ = tick_session(ddb_server, laid_out)
+    _, layout = laid_out["taq"]
+    try:
+        got = s.run("bars0 = select symbol, bar(time, 600) as time, bid from quotes0\n"
+                    "select symbol, time, bid, bars0_bid from aj(bars0, bars0, `symbol`time)")
+    finally:
+        s.close()
+    quotes = generated["quotes"]
+    quotes = quotes[quotes["date"] == pd.Timestamp(layout.days[0])]
+    bar = quotes["time"].dt.floor("600s")
+    last = quotes.groupby([quotes["symbol"], bar], observed=True)["bid"].transform("last")
+    want = pd.DataFrame({"symbol": quotes["symbol"], "time": bar, "bid": quotes["bid"], "last": last})
+    assert (want["bid"] != want["last"]).mean() > 0.5                   # the first would differ
+    columns = ("symbol", "time", "bid", "last")
+    pd.testing.assert_frame_equal(normalise(got, columns), normalise(want, columns))
+
+
+@pytest.mark.parametrize("script, refusal", [
+    ("select * from aj(trades0, (select * from quotes0 order by time desc), `symbol`time)", "not sorted by time"),
+    ('select * from aj(trades0, loadTable("{db}", "quotes"), `symbol`time)', "cannot be a DFS table"),
+    ('select * from aj(loadTable("{db}", "trades"), loadTable("{db}", "quotes"), `symbol`time)',
+     "partitioning column"),
+    ("select symbol, tmsum(time, price, 60s) as s from (select * from trades0 order by time desc) "
+     "context by symbol", "non-strictly increasing"),
+])
+def test_what_the_manual_requires_is_refused(ddb_server, laid_out, script, refusal):  # noqa: F811
+    """An unsorted right table (DolphinDB: "unexpected results"), a DFS right table with an
+    in-memory left, a partitioned table whose partitioning columns are not all matched before
+    the last, a T that goes back in a group: refused, never answered leniently."""
+    s, db, _ = tick_session(ddb_server, laid_out)
+    try:
+        with pytest.raises(RuntimeError, match=refusal):
+            s.run(script.format(db=db))
+    finally:
+        s.close()
+
+
+def test_aj_of_the_partitioned_tables_matched_by_every_partitioning_column(ddb_server, laid_out):  # noqa: F811
+    """Both DFS tables, matched by date and symbol then time: the suite text's answer."""
+    s, db, day = tick_session(ddb_server, laid_out)
+    target, layout = laid_out["taq"]
+    try:
+        direct = s.run(f'select symbol, time, price, size, bid, ofr from aj(loadTable("{db}", "trades"), '
+                       f'loadTable("{db}", "quotes"), `date`symbol`time) where date = {day}')
+    finally:
+        s.close()
+    query = load_suite("tick").query("asof-join")
+    text = target.run_query(layout, query, {"day": layout.days[0]}).frame
+    pd.testing.assert_frame_equal(normalise(direct, query.columns), normalise(text, query.columns))
+
+
+def test_tmsum_sums_the_rows_up_to_each_one_in_its_window(ddb_server, laid_out, generated):  # noqa: F811
+    """Ties in T: each row's window ends at the row itself (the manual's example: tmsum(1 1 3,
+    5 2 4, 3) is 5 7 11). With T the 10-minute bar and a window of 1 (second), the running sum
+    within each symbol's bar, in time (then arrival) order."""
+    s, db, day = tick_session(ddb_server, laid_out)
+    _, layout = laid_out["taq"]
+    try:
+        got = s.run(f'select symbol, time, tmsum(bar(time, 600), bidsiz, 1) as s from loadTable("{db}", "quotes") '
+                    f'where date = {day} context by symbol csort time')
+    finally:
+        s.close()
+    quotes = generated["quotes"]
+    quotes = quotes[quotes["date"] == pd.Timestamp(layout.days[0])]
+    bar = quotes["time"].dt.floor("600s")
+    want = quotes.assign(s=quotes.groupby([quotes["symbol"], bar], observed=True)["bidsiz"].cumsum())
+    assert (want["s"] != want["bidsiz"]).mean() > 0.5               # most rows share their bar
+    columns = ("symbol", "time", "s")
+    pd.testing.assert_frame_equal(normalise(got, columns), normalise(want[list(columns)], columns))
+
+
+def test_bar_keeps_the_type_of_its_column(ddb_server, laid_out):  # noqa: F811
+    s, _, _ = tick_session(ddb_server, laid_out)
+    try:
+        bars = s.run("select bar(time, 300) as b, int(bar(time, 5m)) as n from trades0")
+    finally:
+        s.close()
+    assert str(bars["b"].dtype).startswith("datetime64")          # a SECOND, as the client gives it
+    seconds = (bars["b"] - bars["b"].dt.normalize()).dt.total_seconds()
+    assert (seconds == bars["n"]).all() and (bars["n"] % 300 == 0).all()
+
+
+def test_trades_are_partitioned_as_the_quotes(ddb_server, laid_out):  # noqa: F811
+    target, layout = laid_out["taq"]
+    names = target.names("taq", TAQ)
+    s = admin(ddb_server)
+    try:
+        chunks = {t: int(s.run(scripts.footprint_detail(names, t))["chunks"].iloc[0]) for t in ("quotes", "trades")}
+        assert s.run(scripts.count_rows(names, "trades")) == len(get_dataset("taq").trades_frame(TAQ))
+    finally:
+        s.close()
+    assert chunks["trades"] > TAQ.days and chunks["trades"] <= chunks["quotes"]      # (day, symbol range) pairs
 
 
 # --- side table --------------------------------------------------------------------------------------

@@ -1,16 +1,18 @@
 """A parser for the subset of DolphinDB SQL the suite queries use (reports 001 and 004).
 
 Written from DolphinDB's documentation, independently of the target's texts: ``select``/``exec``
-with ``top``, a select list with ``as`` aliases, ``from`` a ``loadTable(...)``, an ``ej(...)`` of two
-of them or a variable, ``where`` conditions separated by commas, ``group by`` (with ``having``) or
-``pivot by`` keys (with aliases), ``order by`` (``asc``/``desc``) and ``limit``; expressions with arithmetic,
+with ``top``, a select list with ``as`` aliases, ``from`` a ``loadTable(...)``, a variable, a
+``(select ...)`` in parentheses, or an ``ej(...)``/``aj(...)`` of two of those, ``where``
+conditions separated by commas, ``group by`` (with ``having``), ``pivot by`` or ``context by``
+(with ``csort``) keys (with aliases), ``order by`` (``asc``/``desc``) and ``limit``; expressions with arithmetic,
 comparisons, ``between a : b``, ``in [...]``, ``like``, ``and``/``or``, function calls and DolphinDB
-literals (``2007.08.23``, ``10:00:00``, ``2016.11.15T12:00:00.000``, ``"text"``, numbers). Anything
+literals (``2007.08.23``, ``10:00:00``, ``2016.11.15T12:00:00.000``, ``"text"``, ```a`b`` string
+vectors, ``60s`` durations, numbers). Anything
 else is a syntax error, as a real server would answer a script it cannot parse.
 
 Nodes are tuples: ``("col", name)``, ``("lit", kind, value)`` (kind: int, float, str, date, second,
-time, timestamp), ``("vec", items)``, ``("star",)``, ``("neg", x)``, ``("bin", op, a, b)``,
-``("between", x, lo, hi)``, ``("in", x, vec)``, ``("like", x, pattern, negated)``,
+time, timestamp; duration with value (count, unit)), ``("vec", items)``, ``("star",)``,
+``("neg", x)``, ``("bin", op, a, b)``, ``("between", x, lo, hi)``, ``("in", x, vec)``, ``("like", x, pattern, negated)``,
 ``("call", name, args)``.
 """
 from __future__ import annotations
@@ -22,13 +24,16 @@ from tests.ddbserver import codec
 from tests.ddbserver.syntax import ScriptError, parse_date, parse_time_ms, temporal_literal, unquote
 
 KEYWORDS = {"select", "exec", "from", "where", "group", "by", "having", "pivot", "order", "limit", "top", "as",
-            "asc", "desc", "between", "in", "like", "and", "or", "not"}
+            "asc", "desc", "between", "in", "like", "and", "or", "not", "context", "csort"}
+DURATION_UNITS = ("ns", "us", "ms", "s", "m", "H", "d", "w", "M", "y")
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
   | (?P<ts>\d{4}\.\d{2}\.\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{9}|\.\d{3})?)
   | (?P<date>\d{4}\.\d{2}\.\d{2})
   | (?P<time>\d{2}:\d{2}:\d{2}(?:\.\d{3})?)
+  | (?P<dur>\d+(?:ns|us|ms|s|m|H|d|w|M|y)(?![A-Za-z0-9_]))
+  | (?P<sym>(?:`[A-Za-z_][A-Za-z0-9_]*)+)
   | (?P<num>\d+\.\d*|\d+)
   | (?P<str>"(?:[^"\\]|\\.)*")
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*!?)
@@ -63,11 +68,14 @@ def tokenize(text: str) -> list[Token]:
 class Select:
     exec: bool
     items: list                                   # [(expr, alias or None)]
-    source: tuple                                  # ("load", db, table) | ("ej", left, right, cols) | ("var", name)
+    source: tuple                                  # ("load", db, table) | ("ej"|"aj", left, right, cols) |
+                                                   # ("var", name) | ("select", Select)
     where: list = field(default_factory=list)
     group: list = field(default_factory=list)     # [(expr, alias or None)]
     having: list = field(default_factory=list)    # aggregate conditions on the groups
     pivot: list = field(default_factory=list)     # [(expr, alias or None)]
+    context: list = field(default_factory=list)   # context by keys [(expr, alias or None)]
+    csort: list = field(default_factory=list)     # [(expr, descending)]: the order within a context
     order: list = field(default_factory=list)     # [(expr, descending)]
     limit: int | None = None
 
@@ -124,7 +132,13 @@ class Parser:
         query = Select(is_exec, items, source, limit=limit)
         if self.accept("kw", "where"):
             query.where = self.expr_list()
-        if self.at("kw", "group") or self.at("kw", "pivot"):
+        if self.at("kw", "context"):
+            self.take("kw", "context")
+            self.take("kw", "by")
+            query.context = self.aliased_list()
+            if self.accept("kw", "csort"):
+                query.csort = self.ordering()
+        elif self.at("kw", "group") or self.at("kw", "pivot"):
             kind = self.take("kw").text
             self.take("kw", "by")
             keys = self.aliased_list()
@@ -136,17 +150,22 @@ class Parser:
                 query.pivot = keys
         if self.accept("kw", "order"):
             self.take("kw", "by")
-            while True:
-                expr = self.expr()
-                desc = self.accept("kw", "desc")
-                if not desc:
-                    self.accept("kw", "asc")
-                query.order.append((expr, desc))
-                if not self.accept("op", ","):
-                    break
+            query.order = self.ordering()
         if self.accept("kw", "limit"):
             query.limit = int(self.take("num").text)
         return query
+
+    def ordering(self) -> list:
+        """``expr [asc|desc], ...`` (order by, csort)."""
+        out = []
+        while True:
+            expr = self.expr()
+            desc = self.accept("kw", "desc")
+            if not desc:
+                self.accept("kw", "asc")
+            out.append((expr, desc))
+            if not self.accept("op", ","):
+                return out
 
     def aliased_list(self) -> list:
         out = []
@@ -164,6 +183,11 @@ class Parser:
         return out
 
     def source(self) -> tuple:
+        if self.at("op", "(") and (self.at("kw", "select", 1) or self.at("kw", "exec", 1)):
+            self.take("op", "(")
+            query = self.select()
+            self.take("op", ")")
+            return ("select", query)
         if self.at("ident") and self.at("op", "(", 1):
             name = self.take("ident").text
             self.take("op", "(")
@@ -173,7 +197,7 @@ class Parser:
                 table = self.string()
                 self.take("op", ")")
                 return ("load", db, table)
-            if name == "ej":
+            if name in ("ej", "aj"):
                 left = self.source()
                 self.take("op", ",")
                 right = self.source()
@@ -185,8 +209,8 @@ class Parser:
                 elif cols[0] == "vec" and all(c[0] == "lit" and c[1] == "str" for c in cols[1]):
                     names = [c[2] for c in cols[1]]
                 else:
-                    raise ScriptError("ej: matchingCols must be a string scalar or vector")
-                return ("ej", left, right, names)
+                    raise ScriptError(f"{name}: matchingCols must be a string scalar or vector")
+                return (name, left, right, names)
             raise ScriptError(f"The test server does not read tables from {name}()")
         return ("var", self.take("ident").text)
 
@@ -265,6 +289,14 @@ class Parser:
             # DolphinDB: 10:00:00 is a SECOND, 10:00:00.000 a TIME
             return ("lit", "time", parse_time_ms(tok.text)) if "." in tok.text else \
                 ("lit", "second", parse_time_ms(tok.text) // 1000)
+        if tok.kind == "dur":
+            self.pos += 1
+            unit = tok.text.lstrip("0123456789")
+            return ("lit", "duration", (int(tok.text[:-len(unit)]), unit))
+        if tok.kind == "sym":
+            self.pos += 1
+            names = tok.text.split("`")[1:]
+            return ("lit", "str", names[0]) if len(names) == 1 else ("vec", [("lit", "str", n) for n in names])
         if tok.kind == "ts":
             self.pos += 1
             ddb_type, value = temporal_literal(tok.text)   # DATETIME, TIMESTAMP or NANOTIMESTAMP by its digits

@@ -1,12 +1,17 @@
-"""The suite queries (reports 001 and 004), answered in DuckDB over the stored raw encodings.
+"""The suite queries (reports 001 and 004, the tick pack), answered in DuckDB over the stored raw
+encodings.
 
 A script of queries, one statement per line (``[name =] select ...`` / ``exec ...``), is parsed by
 ``dsql`` and each statement translated to DuckDB SQL with DolphinDB's meaning, as its manual
 documents it: ``group by`` keys come first in the result, ``pivot by a, b`` makes one column per
-value of ``b`` (string values only here) in ascending order, ``bar(x, n)`` is ``x - x % n`` in x's
-own unit, ``hour``/``minute`` of a time, ``std`` the sample deviation, ``iif`` with both branches of
-one type, ``int()``/``double()`` typed NULLs, ``ffill``/``bfill``/``lfill``/``nullFill`` over the
-table's row order (``lfill`` fills only between two values, by position), ``ej`` an equi join,
+value of ``b`` (string values only here) in ascending order, ``bar(x, n)`` is ``x - x % n`` of x's
+own type (n a constant in x's unit, or a DURATION), ``int()``/``long()`` of a temporal value its
+count of units, ``wavg`` the weighted mean, ``last`` of a group its last row in the table's order,
+``context by`` (``csort``) with the tm-functions, ``aj`` the as-of join (both: ``timeseries``), a
+``(select ...)`` in ``from`` its result, ``hour``/``minute`` of a time, ``std`` the sample
+deviation, ``iif`` with both branches of one type, ``int()``/``double()`` typed NULLs,
+``ffill``/``bfill``/``lfill``/``nullFill`` over the table's row order (``lfill`` fills only between
+two values, by position), ``ej`` an equi join,
 ``top``/``limit`` after ``order by``, ``exec`` of one aggregate a scalar. An assignment keeps the
 result as a session variable (an in-memory table) for the next statement. Comparisons must be
 between values of one kind (a SECOND column with a SECOND literal...), integer ``/`` and pivots by
@@ -14,7 +19,7 @@ numbers are refused rather than guessed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -22,20 +27,20 @@ from tests.ddbserver import codec as c
 from tests.ddbserver.dsql import Select, parse_statement, split_statements
 from tests.ddbserver.queries import date_expr, minute_expr
 from tests.ddbserver.store import Store, TableMeta, from_arrow
+from tests.ddbserver.sqlparts import (BOOL_TYPE, INTEGRAL, TEMPORAL, Expr, comparable, constant, dedupe,
+                                      default_name, exec_value, numeric, q, sql_string)
 from tests.ddbserver.syntax import ScriptError
+from tests.ddbserver import timeseries as ts
 
-NUMERIC = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG, c.FLOAT, c.DOUBLE)
-INTEGRAL = (c.BOOL, c.CHAR, c.SHORT, c.INT, c.LONG)
-TEMPORAL = (c.DATE, c.MONTH, c.TIME, c.MINUTE, c.SECOND, c.DATETIME, c.TIMESTAMP, c.NANOTIMESTAMP)
 LITERAL_TYPES = {"int": c.INT, "float": c.DOUBLE, "str": c.STRING, "date": c.DATE, "second": c.SECOND,
                  "time": c.TIME, "datetime": c.DATETIME, "timestamp": c.TIMESTAMP,
                  "nanotimestamp": c.NANOTIMESTAMP}
 AGGREGATES = {"count", "avg", "sum", "max", "min", "std"}
+TM_FUNCTIONS = {"tmsum"}
 CASTS = {"int": (c.INT, "INTEGER"), "long": (c.LONG, "BIGINT"), "short": (c.SHORT, "SMALLINT"),
          "double": (c.DOUBLE, "DOUBLE"), "float": (c.FLOAT, "FLOAT")}
 HOUR_OF = {c.SECOND: "({x} // 3600)", c.TIME: "({x} // 3600000)", c.MINUTE: "({x} // 60)",
            c.TIMESTAMP: "(({x} % 86400000) // 3600000)", c.DATETIME: "(({x} % 86400) // 3600)"}
-BOOL_TYPE = -1                      # a condition's type (not a column type)
 
 
 @dataclass(frozen=True)
@@ -46,27 +51,16 @@ class DfsHandle:
 
 
 @dataclass
-class Expr:
-    sql: str
-    type: int
-    agg: bool = False
-    window: bool = False
-
-
-@dataclass
 class Relation:
     sql: str                       # the FROM clause
     types: dict[str, int]
     order_key: str | None          # keeps the source's row order
     temps: list[TableMeta]
-
-
-def q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    dfs: bool = False              # a DFS table (loadTable), not an in-memory one
+    partitions: tuple = ()         # its partitioning columns
+    name: str | None = None        # the variable holding it (aj names the right's columns by it)
+    window: tuple | None = None    # context by: (PARTITION BY keys, ORDER BY position) SQL
+    checks: list = field(default_factory=list)   # tm-functions' T to check: (T sql, what)
 
 
 class SuiteQueries:
@@ -96,6 +90,8 @@ class SuiteQueries:
         try:
             if query.pivot:
                 return self._pivot(rel, query)
+            if query.context:
+                return self._context(rel, query)
             return self._select(rel, query)
         finally:
             for meta in rel.temps:
@@ -105,7 +101,8 @@ class SuiteQueries:
         kind = source[0]
         if kind == "load":
             meta = self.store.dfs_table(source[1], source[2])
-            return Relation(f"{meta.duck} AS src", dict(meta.columns), "src.rowid", [])
+            return Relation(f"{meta.duck} AS src", dict(meta.columns), "src.rowid", [], dfs=True,
+                            partitions=tuple(meta.partition_columns))
         if kind == "var":
             value = variables.get(source[1])
             if isinstance(value, DfsHandle):
@@ -113,8 +110,20 @@ class SuiteQueries:
             if not isinstance(value, c.Table):
                 raise ScriptError(f"Syntax Error: [line #1] Cannot recognize the token {source[1]}")
             meta = self.store.temp_table(value)
-            return Relation(f"{meta.duck} AS src", dict(meta.columns), "src.rowid", [meta])
+            return Relation(f"{meta.duck} AS src", dict(meta.columns), "src.rowid", [meta], name=source[1])
+        if kind == "select":                         # a subquery: its result, an in-memory table
+            value = self.evaluate(variables, source[1])
+            if not isinstance(value, c.Table):
+                raise ScriptError("A subquery in from must give a table (select, not exec)")
+            return self._in_memory(value)
         left, right = (self.relation(variables, s) for s in source[1:3])
+        if kind == "aj":
+            try:
+                sql, columns = ts.asof_join(self.store, left, right, source[3], right.name)
+                return self._in_memory(self.store.query(sql, [t for _, t in columns]))
+            finally:
+                for meta in left.temps + right.temps:
+                    self.store.drop(meta)
         if left.temps or right.temps or not left.sql.endswith(" AS src") or not right.sql.endswith(" AS src"):
             raise ScriptError("The test server joins two DFS tables only")
         for col in source[3]:
@@ -126,6 +135,10 @@ class SuiteQueries:
                f"USING ({using})")
         return Relation(sql, types, None, [])
 
+    def _in_memory(self, table: c.Table) -> Relation:
+        meta = self.store.temp_table(table)
+        return Relation(f"{meta.duck} AS src", dict(meta.columns), "src.rowid", [meta])
+
     def _select(self, rel: Relation, query: Select):
         if [e for e, _ in query.items] == [("star",)]:            # select *: every column, in order
             query.items = [(("col", name), None) for name in rel.types]
@@ -136,6 +149,8 @@ class SuiteQueries:
             raise ScriptError("The test server does not mix order-sensitive and aggregate functions")
         if aggregated and any(not x.agg for x, _ in items):
             raise ScriptError("Every select item of a grouped query must be an aggregate")
+        for t_sql, what in rel.checks:                # tm-functions over the whole table
+            ts.check_increasing(self.store, rel.sql, self._where(rel, query), t_sql, "", rel.order_key, what)
         outputs = keys + items
         names = dedupe([n for _, n in outputs])
         select = ", ".join(f"{x.sql} AS {q(n)}" for (x, _), n in zip(outputs, names))
@@ -156,6 +171,33 @@ class SuiteQueries:
         if query.exec:
             return exec_value(table, aggregated and not keys)
         return table
+
+    def _context(self, rel: Relation, query: Select) -> c.Table:
+        """``context by`` keys [``csort`` ...]: every row kept, tm-functions over each group in
+        the csort order (then the source's); groups one after another, in key order."""
+        if query.group or query.having or query.exec or query.limit is not None or rel.order_key is None:
+            raise ScriptError("The test server takes select ... [where] context by [csort] [order by] only, "
+                              "over an ordered table")
+        keys = [self.compile(rel, e) for e, _ in query.context]
+        if any(k.agg or k.window for k in keys):
+            raise ScriptError("context by takes columns of the table")
+        partition = ", ".join(k.sql for k in keys)
+        sort = [self.compile(rel, e).sql + (" DESC" if desc else "") for e, desc in query.csort]
+        position = ", ".join(sort + [rel.order_key])
+        rel.window = (partition, position)
+        if [e for e, _ in query.items] == [("star",)]:
+            query.items = [(("col", name), None) for name in rel.types]
+        items = [(self.compile(rel, e), a or default_name(e, i)) for i, (e, a) in enumerate(query.items)]
+        if any(x.agg for x, _ in items):
+            raise ScriptError("The test server's context by takes columns and tm-functions (no aggregates)")
+        where = self._where(rel, query)
+        for t_sql, what in rel.checks:
+            ts.check_increasing(self.store, rel.sql, where, t_sql, partition, position, what)
+        names = dedupe([n for _, n in items])
+        select = ", ".join(f"{x.sql} AS {q(n)}" for (x, _), n in zip(items, names))
+        order = self._order(rel, query, names, False) or f"{partition}, {position}"
+        sql = f"SELECT {select} FROM {rel.sql}{where} ORDER BY {order}"
+        return self.store.query(sql, [x.type for x, _ in items])
 
     def _where(self, rel: Relation, query: Select) -> str:
         if not query.where:
@@ -298,14 +340,28 @@ class SuiteQueries:
             return Expr(f"CAST(NULL AS {duck})", ddb_type)
         if name == "like" and len(args) == 2:
             return self._like(self.compile(rel, args[0]), args[1], False)
+        if name in TM_FUNCTIONS or name == "bar":
+            return self._timed(rel, name, args)
         values = [self.compile(rel, a) for a in args]
         agg = any(v.agg for v in values)
         window = any(v.window for v in values)
         if name in AGGREGATES:
             return self._aggregate(name, values)
+        if name == "wavg" and len(values) == 2 and not agg:
+            x, w = values
+            numeric(x, name)
+            numeric(w, name)
+            weight = f"CASE WHEN {x.sql} IS NOT NULL THEN CAST({w.sql} AS DOUBLE) END"
+            return Expr(f"(sum(CAST({x.sql} AS DOUBLE) * {w.sql}) / sum({weight}))", c.DOUBLE, agg=True)
+        if name == "last" and len(values) == 1 and not agg:
+            if rel.order_key is None:
+                raise ScriptError("last needs an ordered table")
+            return Expr(f"last({values[0].sql} ORDER BY {rel.order_key})", values[0].type, agg=True)
         if name in CASTS and len(values) == 1:
             ddb_type, duck = CASTS[name]
-            numeric(values[0], name)
+            if not (values[0].type in TEMPORAL and name in ("int", "long")
+                    and (name == "long" or values[0].type not in (c.TIMESTAMP, c.NANOTIMESTAMP))):
+                numeric(values[0], name)           # a temporal's int()/long(): its count of units
             return Expr(f"CAST({values[0].sql} AS {duck})", ddb_type, agg, window)
         if name == "iif" and len(values) == 3:
             cond, yes, no = values
@@ -318,11 +374,6 @@ class SuiteQueries:
             return Expr(minute_expr("__x", values[0].type).replace('"__x"', values[0].sql), c.MINUTE, agg, window)
         if name == "date" and len(values) == 1 and values[0].type in (c.DATE, c.TIMESTAMP):
             return Expr(date_expr("__x", values[0].type).replace('"__x"', values[0].sql), c.DATE, agg, window)
-        if name == "bar" and len(args) == 2 and args[1][:2] == ("lit", "int") and args[1][2] > 0:
-            x = values[0]
-            if x.type not in TEMPORAL + INTEGRAL:
-                raise ScriptError("bar takes a temporal or integral column")
-            return Expr(f"({x.sql} - {x.sql} % {args[1][2]})", x.type, agg, window)
         if name == "string" and len(values) == 1 and values[0].type in INTEGRAL + c.STRINGISH:
             return Expr(f"CAST({values[0].sql} AS VARCHAR)", c.STRING, agg, window)
         if name == "lpad" and len(values) == 3 and values[0].type in c.STRINGISH:
@@ -333,6 +384,30 @@ class SuiteQueries:
         if name in ("ffill", "bfill", "lfill") and len(values) == 1:
             return self._fill(rel, name, values[0])
         raise ScriptError(f"The test server does not evaluate {name}() with these arguments")
+
+    def _timed(self, rel: Relation, name: str, args: list) -> Expr:
+        """``bar(X, interval)``: X - X % interval, of X's own type (a SECOND stays a SECOND);
+        ``tmsum(T, X, window)`` (module ``timeseries``). Intervals and windows: a constant integer
+        in X's (T's) unit, or a DURATION."""
+        if len(args) != (2 if name == "bar" else 3) or not constant(args[-1]):
+            raise ScriptError(f"{name} takes {'X, interval' if name == 'bar' else 'T, X, window'} "
+                              f"with a constant {'interval' if name == 'bar' else 'window'}")
+        values = [self.compile(rel, a) for a in args[:-1]]
+        x = values[0]
+        if x.type not in TEMPORAL + INTEGRAL:
+            raise ScriptError(f"{name} takes a temporal or integral {'X' if name == 'bar' else 'T'}")
+        size = args[-1]
+        size_sql = None if size[:2] == ("lit", "duration") else self.compile(rel, size).sql
+        steps = ts.steps(size, x.type, self.store, size_sql)
+        if name == "bar":
+            return Expr(f"({x.sql} - {x.sql} % {steps})", x.type, x.agg, x.window)
+        numeric(values[1], name)
+        partition, position = rel.window or ("", rel.order_key)
+        if position is None or x.agg or values[1].agg:
+            raise ScriptError(f"{name} needs an ordered table and columns of it")
+        rel.checks.append((x.sql, name))
+        sql, result = ts.tm_sum(x.sql, values[1].sql, values[1].type, steps, partition, position)
+        return Expr(sql, result, window=True)
 
     @staticmethod
     def _aggregate(name: str, values: list[Expr]) -> Expr:
@@ -373,56 +448,3 @@ class SuiteQueries:
             line = f"CAST(round({line}) AS BIGINT)"
         sql = f"(CASE WHEN {x.sql} IS NOT NULL THEN {x.sql} ELSE {line} END)"
         return Expr(sql, x.type, window=True)
-
-
-# --- helpers ----------------------------------------------------------------------------------------
-def numeric(x: Expr, where: str) -> None:
-    if x.type not in NUMERIC:
-        raise ScriptError(f"{where} takes numbers, not {c.TYPE_NAMES.get(x.type, 'conditions')}")
-
-
-def comparable(a: Expr, b: Expr) -> None:
-    if a.type in NUMERIC and b.type in NUMERIC:
-        return
-    if a.type in c.STRINGISH and b.type in c.STRINGISH:
-        return
-    if a.type == b.type and a.type in TEMPORAL:
-        return
-    raise ScriptError(f"The test server does not compare {c.TYPE_NAMES.get(a.type, a.type)} with "
-                      f"{c.TYPE_NAMES.get(b.type, b.type)}")
-
-
-def default_name(node, index: int) -> str:
-    """DolphinDB's name for an unnamed column: the column, ``func_column``, or ``count``."""
-    if node[0] == "col":
-        return node[1]
-    if node[0] == "call":
-        if node[2] == [("star",)]:
-            return node[1]
-        inner = [a for a in node[2] if a[0] == "col"]
-        return f"{node[1]}_{inner[0][1]}" if inner else node[1]
-    return f"col{index}"
-
-
-def dedupe(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        count = seen.get(name, 0)
-        seen[name] = count + 1
-        out.append(name if not count else f"{name}_{count}")
-    return out
-
-
-def exec_value(table: c.Table, scalar: bool):
-    """``exec``: one column as a vector, or one aggregate as a scalar."""
-    if len(table.columns) != 1:
-        raise ScriptError("The test server execs one column only")
-    vector = next(iter(table.columns.values()))
-    if scalar:
-        value = vector.values[0] if len(vector) else None
-        if vector.type in c.NUMPY_OF and value is not None:
-            value = value.item() if hasattr(value, "item") else value
-        return c.Scalar(vector.type, value)
-    return vector
-

@@ -13,16 +13,24 @@ they can say it: time buckets by ``$subtract`` of the milliseconds ``$mod`` the 
 (``$stdDevSamp`` exists in MongoDB but not in the stand-in); pivots as ``$avg`` of ``$cond`` (a
 missing value is ignored by ``$avg``).
 
+The tick pack (suite ``tick``): the as-of join as a ``$lookup`` with a pipeline (per trade, its
+symbol's quotes of the day at or before its time, the latest by time and arrival ordinal ``_seq``,
+one), VWAP by ``$group``, the snapshot by ``$sort`` then ``$group`` with ``$last``, the year-high
+by ``$group`` with ``$max``. The rolling mid is a range window of ``$setWindowFields`` (5.0+), as
+a MongoDB user writes it: no 4.x stage has a window by time.
+
 The fills d14-d16 have no 4.x form: they use ``$setWindowFields`` (5.0+) with ``$locf`` (5.2+) and
 ``$linearFill`` (5.3+), as a MongoDB user writes them. A server without them refuses the stage or
 the window function; the target turns that refusal into the query's verdict, "this server does not
 support $setWindowFields" (``NotSupported``: the server's limit, named from its own error). The
 stand-in refuses ``$setWindowFields``; the pipelines' meaning is checked in the tests by evaluating
-their window stages as MongoDB documents them against the pandas suite's fills.
+their window stages as MongoDB documents them against the pandas suite's fills and rolling mid.
 """
 from __future__ import annotations
 
 from typing import Any
+
+from workloads.targets.mongodb.dialect import SEQ      # the quotes' arrival ordinal
 
 MS_MINUTE = 60_000
 MS_HOUR = 3_600_000
@@ -314,3 +322,69 @@ def devices_linear_fill(v, names):
         {"$setWindowFields": {"sortBy": {"time": 1}, "output": {"row": {"$documentNumber": {}}}}},
         {"$setWindowFields": {"sortBy": {"row": 1}, "output": {"level": {"$linearFill": "$level"}}}},
         _project("time", "level", level={"$toDouble": "$level"})]
+
+
+# --- the tick pack: quotes and trades -------------------------------------------------------------
+def tick_asof_join(v, names):
+    """Each trade of the day with its symbol's last quote at or before its time (the latest by
+    time, then by arrival): one ``$lookup`` sub-pipeline per trade, the day an equality and the
+    trade's symbol and time through ``let``, which the quotes' (date, symbol, time, _seq) index
+    serves on MongoDB 5.0+. A trade without a prior quote keeps null bid and offer."""
+    return "trades", [
+        {"$match": {"date": v["day"]}},
+        {"$lookup": {"from": names["quotes"], "let": {"symbol": "$symbol", "time": "$time"},
+                     "pipeline": [
+                         {"$match": {"date": v["day"], "$expr": {"$and": [{"$eq": ["$symbol", "$$symbol"]},
+                                                                          {"$lte": ["$time", "$$time"]}]}}},
+                         {"$sort": {"time": -1, SEQ: -1}}, {"$limit": 1},
+                         {"$project": {"_id": 0, "bid": 1, "ofr": 1}}],
+                     "as": "quote"}},
+        {"$unwind": {"path": "$quote", "preserveNullAndEmptyArrays": True}},
+        _project("symbol", "time", "price", "size", "bid", "ofr", bid="$quote.bid", ofr="$quote.ofr")]
+
+
+def tick_vwap(v, names):
+    """Per symbol and bucket of ``minutes`` (its start in seconds of the day), the uncorrected
+    trades' count, volume and volume-weighted price."""
+    width = int(v["minutes"]) * MS_MINUTE
+    ms = {"$toLong": "$time"}
+    bucket = {"$divide": [{"$subtract": [ms, {"$mod": [ms, width]}]}, 1000]}
+    return "trades", [
+        {"$match": {"date": v["day"], "corr": 0}},
+        {"$group": {"_id": {"symbol": "$symbol", "bucket": bucket}, "trades": {"$sum": 1},
+                    "volume": {"$sum": "$size"}, "value": {"$sum": {"$multiply": ["$price", "$size"]}}}},
+        _project("symbol", "bucket", "trades", "volume", "vwap", symbol="$_id.symbol", bucket="$_id.bucket",
+                 vwap={"$divide": ["$value", "$volume"]})]
+
+
+def tick_snapshot(v, names):
+    """Each symbol's last quote at or before ``at`` (by time, then arrival): sorted along the
+    (date, symbol, time, _seq) index, then ``$last`` of each field per symbol."""
+    fields = ("time", "bid", "ofr", "bidsiz", "ofrsiz")
+    return "quotes", [
+        {"$match": {"date": v["day"], "time": {"$lte": v["at"]}}},
+        {"$sort": {"symbol": 1, "time": 1, SEQ: 1}},
+        {"$group": {"_id": "$symbol", **{f: {"$last": f"${f}"} for f in fields}}},
+        _project("symbol", *fields, symbol="$_id")]
+
+
+def tick_year_high_bid(v, names):
+    return "quotes", [
+        {"$group": {"_id": "$symbol", "high": {"$max": "$bid"}}},
+        _project("symbol", "high", symbol="$_id")]
+
+
+def tick_rolling_mid(v, names):
+    """The mid's moving average over the last ``seconds`` at each second a symbol quoted: sums of
+    mids and counts per second, then a range window of ``[-(seconds - 1), 0]`` seconds on the time
+    (``$setWindowFields``, MongoDB 5.0+; times are whole seconds, so this is the other dialects'
+    (t - seconds, t])."""
+    window = {"range": [-(int(v["seconds"]) - 1), 0], "unit": "second"}
+    return "quotes", [
+        {"$match": {"date": v["day"], "symbol": {"$in": list(v["symbols"])}}},
+        {"$group": {"_id": {"symbol": "$symbol", "time": "$time"}, "mids": {"$sum": _mid()}, "quotes": {"$sum": 1}}},
+        {"$setWindowFields": {"partitionBy": "$_id.symbol", "sortBy": {"_id.time": 1}, "output": {
+            "window_mids": {"$sum": "$mids", "window": window},
+            "window_quotes": {"$sum": "$quotes", "window": window}}}},
+        _project("symbol", "time", "mid_avg", symbol="$_id.symbol", time="$_id.time",
+                 mid_avg={"$divide": ["$window_mids", "$window_quotes"]})]

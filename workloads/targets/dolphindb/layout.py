@@ -10,9 +10,10 @@ database uses ``atomic="CHUNK"`` so concurrent appends may share partitions (rep
 the seed table (``quotes``, ``tick``, ``readings``, ``orders``), ``<table>_append`` for concurrent
 appends, ``<table>_minute`` for report 003's map-reduce output, ``<table>_import`` for CSV imports. Data is generated locally and
 loaded through the client in batches (``tableInsert``); days whose row count on the server is
-complete are skipped, incomplete days are deleted and loaded again. A dataset with a side table
-(devices: ``info``) gets it as a dimension table (``createTable``) in the same database, loaded
-once.
+complete are skipped, incomplete days are deleted and loaded again. A dataset's side tables are
+loaded once into the same database: one with the seed table's partitioning columns (TAQ's
+``trades``: date, symbol) partitioned as the seed table is, any other (devices' ``info``) as a
+dimension table (``createTable``).
 
 PROTOCOL_ARROW is checked at ``prepare`` on every node the run may use (the first data node under
 the node policy ``one``, else all): a server without the formatArrow plugin answers in the DDB
@@ -115,7 +116,7 @@ class DolphinDBLayout:
             if self._has_minute_table(cols) and not run(scripts.exists_table(names, names.minute)):
                 run(scripts.create_table(names, names.minute, scripts.minute_table_columns(cols), partition))
             loaded = self._load(session, node, ds, names, cols, scale, days, progress)
-            loaded += self._load_side_tables(session, node, ds, names, scale)
+            loaded += self._load_side_tables(session, node, ds, names, cols, scale)
             counts = self._rows_per_day(session, node, names, cols)
             rows = sum(counts.get(d, 0) for d in days)
             footprint = self._footprint(session, node, names)
@@ -169,9 +170,12 @@ class DolphinDBLayout:
         name -> schema, each name checked as a DolphinDB identifier."""
         return {q.identifier(name, "table name"): schema for name, schema in common_side_tables(ds).items()}
 
-    def _load_side_tables(self, session, node, ds, names, scale) -> int:
-        """Each side table as a dimension table, loaded once: a complete one is kept, an
-        incomplete one dropped and loaded again. Returns the rows loaded now."""
+    def _load_side_tables(self, session, node, ds, names, cols, scale) -> int:
+        """Each side table loaded once: a complete one is kept, an incomplete one dropped and
+        loaded again. One with the seed table's partitioning columns (TAQ's trades: date and
+        symbol) is partitioned as the seed table is, in the same database (what a DolphinDB user
+        does with trades beside quotes); any other (devices' info) is a dimension table. Returns
+        the rows loaded now."""
         loaded = 0
         for table, schema in self.side_tables(ds).items():
             frame = getattr(ds, f"{table}_frame")(scale)
@@ -181,9 +185,13 @@ class DolphinDBLayout:
                     continue
                 self._run(session, node, scripts.drop_table(names, table))
             columns = [(c.name, c.ddb_type) for c in schema.columns]
-            self._run(session, node, scripts.create_dimension_table(names, table, columns))
-            self._run(session, node, scripts.insert_function(names, table),
-                      typed_frame(frame, upload_hints(schema)))
+            if set(cols.partition) <= set(schema.names):
+                self._run(session, node, scripts.create_table(names, table, columns, cols.partition))
+            else:
+                self._run(session, node, scripts.create_dimension_table(names, table, columns))
+            insert, hints = scripts.insert_function(names, table), upload_hints(schema)
+            for start in range(0, len(frame), self.chunk_rows):
+                self._run(session, node, insert, typed_frame(frame.iloc[start:start + self.chunk_rows], hints))
             loaded += len(frame)
         return loaded
 

@@ -19,9 +19,10 @@ Each measured read under ARROW that came back DDB says so (``extra["reply_format
 back as the client makes them (pandas' default string type); the string mode of a scenario does
 not apply to DolphinDB.
 
-Suite queries (reports 001 and 004) run their ``dolphindb`` text (``resources/queries/*.toml``)
-with ``{quotes}``/``{readings}``/``{info}`` as ``loadTable`` calls and every parameter a literal
-made by ``ddb_quote.literal``; the timed call is ``session.run``.
+Suite queries (reports 001 and 004, the tick pack) run their ``dolphindb`` text
+(``resources/queries/*.toml``) with ``{quotes}``/``{readings}`` and the side tables
+``{trades}``/``{info}`` as ``loadTable`` calls and every parameter a literal made by
+``ddb_quote.literal``; the timed call is ``session.run``.
 """
 from __future__ import annotations
 
@@ -187,7 +188,7 @@ class DolphinDBReads:
     # --- reports 001 and 004: suite queries -------------------------------------------------------
     def query_tables(self, layout: Layout) -> dict[str, str]:
         """Placeholder -> table of a suite text: the seed table (``{quotes}``, ``{readings}``)
-        and the dataset's side tables (``{info}``)."""
+        and the dataset's side tables (``{trades}``, ``{info}``)."""
         names = self.names(layout.dataset, layout.scale)
         tables = {names.table: names.table}
         tables.update({t: t for t in self.side_tables(get_dataset(layout.dataset))})

@@ -15,9 +15,10 @@ the server has time-series collections is asked, never assumed: a server that re
 with ``timeseries`` (its error), or accepts it but lists the collection as a plain one (the
 stand-in), gets ``NotSupported("this server does not support time-series collections (...)")``
 from ``prepare``; no fallback. Beside it: ``_append``, ``_import`` (CSV imports), ``_minute``
-(report 003's map-reduce), ``_info`` (devices' side collection) and the manifest collection
-``_tickbench_layouts`` (one document per layout: format, scale with the dataset's content id,
-days with their rows, keys sample, schema, versions). A day is loaded with ``insert_many`` in
+(report 003's map-reduce), the side collections ``_info`` (devices) and ``_trades`` (TAQ; indexed
+(date, symbol, time)), and the manifest collection ``_tickbench_layouts`` (one document per
+layout: format, scale with the dataset's content id, days with their rows, keys sample, schema,
+versions, the side collections' rows). A day is loaded with ``insert_many`` in
 batches; a day whose count is short (an interrupted load) is deleted and loaded again; the index
 is built after the load.
 
@@ -122,13 +123,15 @@ class MongoDBLayout:
                 self._call(main.drop)
                 self._ensure_timeseries(table, info)
                 entries = {}
-        self._side_collections(ds, scale, table)
+        side_rows = self._side_collections(ds, scale, table, (row.get("side_rows") or {}) if compatible else {})
         keys = [str(k) for k in ds.keys(scale)[:KEYS_SAMPLE]]
         if compatible and row.get("complete") and sorted(entries) == [d.isoformat() for d in days]:
+            if row.get("side_rows") != side_rows:
+                self._call(manifests.update_one, {"_id": table}, {"$set": {"side_rows": side_rows}})
             return self._layout(dataset, scale, strings, entries, row["keys_sample"], table, reused=True)
         manifest = {"format": LAYOUT_FORMAT, "dataset": dataset, "scale": scale_json, "keys_sample": keys,
                     "variant": self.variant, "schema": [[c.name, c.ddb_type] for c in info.schema.columns],
-                    "versions": self._versions()}
+                    "versions": self._versions(), "side_rows": side_rows}
         expected = dict(zip(days, ds.day_rows(scale)))
         total = sum(expected.values())
         rows_done = 0
@@ -212,16 +215,37 @@ class MongoDBLayout:
                 progress(min(rows_done + rows, total), total, f"loading day {index + 1} into {main.name}")
         return rows
 
-    def _side_collections(self, ds, scale: Scale, table: str) -> None:
+    def _side_collections(self, ds, scale: Scale, table: str, known: dict[str, int]) -> dict[str, int]:
+        """Each side collection loaded once; returns its rows by name. One whose count is what the
+        manifest recorded (``known``) is kept without generating its rows (TAQ's trades are drawn
+        from every day's quotes); else its rows are generated and it is kept when complete, loaded
+        again when not."""
         db = self.db()
+        rows: dict[str, int] = {}
         for name, schema in side_tables(ds).items():
             side = db[f"{table}_{name}"]
+            have = self._call(side.count_documents, {})
+            if known.get(name) == have:
+                rows[name] = have
+                continue
             frame = getattr(ds, f"{name}_frame")(scale)
-            if self._call(side.count_documents, {}) == len(frame):
+            rows[name] = len(frame)
+            if have == len(frame):
                 continue
             self._call(side.delete_many, {})
             self._call(side.insert_many, documents(frame, schema))
-            self._call(side.create_index, [(schema.columns[0].name, 1)])
+            self._call(side.create_index, self._side_index(ds.info, schema))
+        return rows
+
+    @staticmethod
+    def _side_index(info: DatasetInfo, schema) -> list[tuple[str, int]]:
+        """A side table with the dataset's day, key and time (TAQ's trades) is read as the quotes
+        are, a day at a time: indexed (date, key, time); any other by its first column (devices'
+        info: the device)."""
+        columns = (info.date_column, info.key_column, info.time_column)
+        if all(columns) and len(set(columns)) == 3 and set(columns) <= set(schema.names):
+            return [(name, 1) for name in columns]
+        return [(schema.columns[0].name, 1)]
 
     def _write_manifest(self, table: str, manifest: dict[str, Any], entries: dict[str, dict], complete: bool) -> None:
         doc = {**manifest, "days": sorted(entries.values(), key=lambda e: e["date"]), "complete": complete,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from tests.generated_days import record_laid_out_days
 from arcticdb import Arctic
 from arcticdb.version_store.library import Library
 
@@ -95,6 +97,8 @@ def test_prepare_records_the_layout_in_the_manifest(prepared, store, taq):
         assert [e["rows"] for e in manifest["entries"]] == [SCALE.rows_per_day] * SCALE.days
         assert manifest["schema"][0] == ["symbol", "SYMBOL"] and manifest["versions"]["arcticdb"]
         symbols = symbols_after_prepare[per] - {MANIFEST_SYMBOL}
+        assert "_side_trades" in symbols                  # TAQ's trades, a symbol beside the days
+        symbols -= {"_side_trades"}
         assert symbols == ({"d20070823", "d20070824"} if per == "day" else set(manifest["symbols"]))
 
 
@@ -130,15 +134,11 @@ def test_interrupted_prepare_resumes_at_the_missing_day(symbol_per, tmp_path, ta
         make_target("arcticdb", config(tmp_path, symbol_per, chunk_rows=2_000)).prepare("taq", SMALL, StringMode.ARROW)
     monkeypatch.undo()
 
-    generated = []
-
-    def record(self, day_index, *args, **kwargs):
-        generated.append(day_index)
-        yield from real_generate(self, day_index, *args, **kwargs)
-    monkeypatch.setattr(type(taq), "generate_day", record)
+    generated, trades = record_laid_out_days(monkeypatch, taq)
     target = make_target("arcticdb", config(tmp_path, symbol_per))
     layout = target.prepare("taq", SMALL, StringMode.OBJECT)
     assert set(generated) == {1} and layout.rows == SMALL.days * SMALL.rows_per_day
+    assert len(trades) == 1                  # the trades, drawn once the days are complete
     target.open(layout)
     want = expected_day(taq.day_frame(1, SMALL, StringMode.OBJECT), taq.info, symbol_per)
     assert_same_rows(target.read_day(layout, layout.days[1]).frame, want, taq.info)

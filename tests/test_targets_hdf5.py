@@ -9,6 +9,8 @@ import h5py
 import numpy as np
 import pandas as pd
 import pytest
+
+from tests.generated_days import record_laid_out_days
 import tables
 
 from tests.test_targets_files import (assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
@@ -73,7 +75,8 @@ def test_prepare_writes_one_file_per_day_with_one_node_and_a_manifest(prepared, 
     assert layout.rows == SCALE.days * SCALE.rows_per_day and not layout.reused
     assert layout.keys_sample == tuple(str(k) for k in taq.keys(SCALE)[:100])
     # files only: other tests of the module may have added their append/minute/import folders first
-    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == [f"{d}.h5" for d in layout.days] + [MANIFEST]
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == \
+        [f"{d}.h5" for d in layout.days] + [MANIFEST, "trades.h5"]               # TAQ's trades beside the days
     with tables.open_file(str(target.day_path(layout, layout.days[0]))) as f:
         table = f.get_node(f"/{day_node(layout.days[0])}/table")
         assert table.nrows == SCALE.rows_per_day
@@ -116,14 +119,11 @@ def test_interrupted_prepare_leaves_no_half_file_and_resumes(tmp_path, taq, monk
     folder = target.layout_dir("taq", SCALE)
     assert sorted(p.name for p in folder.iterdir()) == [f"{taq.trading_days(SCALE)[0]}.h5", MANIFEST]
 
-    generated = []
-
-    def record(self, day_index, *args, **kwargs):
-        generated.append(day_index)
-        yield from real(self, day_index, *args, **kwargs)
-    monkeypatch.setattr(type(taq), "generate_day", record)
+    monkeypatch.undo()
+    generated, trades = record_laid_out_days(monkeypatch, taq)
     layout = make_target("hdf5", config(tmp_path)).prepare("taq", SCALE, StringMode.ARROW)
     assert set(generated) == {1} and layout.rows == SCALE.days * SCALE.rows_per_day and not layout.reused
+    assert len(trades) == 1                  # the trades, drawn once the days are complete
 
 
 def test_bad_config_and_a_missing_layout_are_clear_errors(tmp_path, prepared):
@@ -313,7 +313,7 @@ def test_suites_agree_with_duckdb_and_parquet(tmp_path, dataset, scale):
                ("hdf5", "hdf5", {"root": str(tmp_path / "files")})]
     verdicts = verify(dataset, scale, targets)
     suites = {suite for suite, _ in verdicts.queries}
-    assert suites == ({"taq001", "taq004"} if dataset == "taq" else {"devices004"})
+    assert suites == ({"taq001", "taq004", "tick"} if dataset == "taq" else {"devices004"})
     assert verdicts.agree, {k: v for k, v in verdicts.verdicts.items() if v["hdf5"] != SAME}
     assert all(row["hdf5"] in (SAME, NOT_SUPPORTED) for row in verdicts.verdicts.values())
     assert sum(row["hdf5"] == SAME for row in verdicts.verdicts.values()) == len(verdicts.queries)

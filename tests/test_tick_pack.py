@@ -190,12 +190,16 @@ def test_a_file_engine_reads_the_trades_only_for_the_queries_that_ask_them(tmp_p
     target.open(layout)
     read, real = [], target._side_frame
 
-    def side_frame(layout, name):
-        read.append(name)
-        return real(layout, name)
+    def side_frame(layout, name, day=None):
+        frame = real(layout, name, day)
+        read.append((name, day, len(frame), set(frame["date"])))
+        return frame
     target._side_frame = side_frame
     for suite, query_id in (("taq001", "t01"), ("tick", "snapshot"), ("tick", "asof-join")):
         query = load_suite(suite).query(query_id)
         target.run_query(layout, query, draw_values(query, layout.days, layout.keys_sample))
-    assert read == ["trades"]                     # the as-of join's only
+    # the as-of join's only, and of its day only (Parquet's filters): no other day's trades read
+    day = layout.days[0]
+    assert [(name, when, dates) for name, when, _, dates in read] == [("trades", day, {pd.Timestamp(day)})]
+    assert 0 < read[0][2] < len(get_dataset("taq").trades_frame(SCALE))
     target.close()

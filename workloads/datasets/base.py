@@ -23,6 +23,19 @@ def side_tables(dataset: "Dataset") -> dict[str, Schema]:
     return found
 
 
+def seed_side_tables(dataset: "Dataset") -> dict[str, Schema]:
+    """The side tables that are part of the seed data a report loaded (devices' ``info``), which a
+    table's footprint counts with it; TAQ's trades are Tickbench's own, a table of their own."""
+    name = dataset.info.extra.get("info_table")
+    return {n: s for n, s in side_tables(dataset).items() if n == name}
+
+
+def is_day_series(info, schema: Schema) -> bool:
+    """Whether a side table is a time series of the dataset's own days (TAQ's trades: the main
+    table's date and time columns), which engines lay out and read by day; devices' info is not."""
+    return bool(info.date_column) and {info.date_column, info.time_column} <= set(schema.names)
+
+
 class Dataset(ABC):
     """A deterministic, chunked generator of one seed schema.
 

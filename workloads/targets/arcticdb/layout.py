@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 from arcticdb import WritePayload
 
-from workloads.datasets.base import side_tables
+from workloads.datasets.base import seed_side_tables, side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.common.arrow_frames import library_versions
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
@@ -193,7 +193,8 @@ class ArcticDBLayout:
         if table == IMPORT_TABLE:
             wanted = [s for s in sizes if s in live and s.startswith("_import_")]
         else:
-            wanted = [s for s in sizes if s in live and (not s.startswith("_") or s.startswith("_side_"))]
+            seed = {f"_side_{name}" for name in seed_side_tables(_get_dataset(layout.dataset))}
+            wanted = [s for s in sizes if s in live and (not s.startswith("_") or s in seed)]
         total = sum(size.bytes_compressed for s in wanted for size in sizes[s].values())
         return Footprint(bytes=total, replicas=1 if lmdb_folder(self.uri) is not None else None,
                          method=f"arcticdb get_sizes_by_symbol ({len(wanted)} symbols, compressed keys)")

@@ -201,9 +201,16 @@ class ArcticDBReads:
         frame, phases = self._read_day(layout, day, layout.strings)
         return frame, phases, None
 
-    def _side_frame(self, layout: Layout, name: str) -> pd.DataFrame:
-        schema = side_tables(_get_dataset(layout.dataset))[name]
+    def _side_frame(self, layout: Layout, name: str, day: dt.date | None = None) -> pd.DataFrame:
+        """The side table's symbol; with ``day``, its rows of that day, filtered by ArcticDB's
+        ``QueryBuilder`` as it reads."""
+        dataset = _get_dataset(layout.dataset)
+        schema = side_tables(dataset)[name]
+        query = None
+        if day is not None:
+            query = QueryBuilder()
+            query = query[query[dataset.info.date_column] == pd.Timestamp(day)]
         with self._string_output(layout.strings):
-            frame = self._lib(layout).read(f"_side_{name}").data.reset_index(drop=True)
+            frame = self._lib(layout).read(f"_side_{name}", query_builder=query).data.reset_index(drop=True)
         frame.columns = pd.Index(list(frame.columns))
         return self._conform(frame, schema, layout.strings, {})

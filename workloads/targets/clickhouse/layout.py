@@ -26,7 +26,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from workloads.datasets.base import side_tables
+from workloads.datasets.base import seed_side_tables, side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
 from workloads.targets.clickhouse.dialect import SEQ, _columns_ddl, _engine_ddl, insert_arrow, literal, quote, table_name
@@ -143,7 +143,8 @@ class ClickHouseLayout:
 
     @staticmethod
     def _side_names(dataset: str, table: str) -> list[str]:
-        return [f"{table}_{name}" for name in side_tables(_get_dataset(dataset))]
+        """The side tables a footprint counts with the table (``seed_side_tables``)."""
+        return [f"{table}_{name}" for name in seed_side_tables(_get_dataset(dataset))]
 
     def _parts_bytes(self, con, tables: list[str]) -> int:
         found = con.rows("SELECT sum(bytes_on_disk) AS b FROM system.parts WHERE active AND database = {db:String} "

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from workloads.datasets.base import side_tables
+from workloads.datasets.base import is_day_series, side_tables
 from workloads.queries import pandas_suite, query_days, user_suites
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.quotes import (Moments, QuoteColumns, day_span, ols_moments, ols_table, quote_columns,
@@ -42,8 +42,9 @@ class ClientPandas:
         """One whole day as a user of this store reads it: (frame, phases, bytes read or None)."""
         raise NotImplementedError
 
-    def _side_frame(self, layout: Layout, name: str) -> pd.DataFrame:
-        """A dataset's side table (devices: ``info``) as stored beside the days."""
+    def _side_frame(self, layout: Layout, name: str, day: dt.date | None = None) -> pd.DataFrame:
+        """A dataset's side table (devices: ``info``) as stored beside the days; with ``day``, a day
+        series' rows of that day (TAQ's trades), filtered as the store's reader can."""
         raise NotImplementedError
 
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
@@ -54,7 +55,8 @@ class ClientPandas:
             raise NotSupported(query.missing(self.query_dialect, "pandas"))
         phases: dict[str, float] = {}
         frames = []
-        for day in query_days(query, values, layout.days):
+        days = query_days(query, values, layout.days)
+        for day in days:
             frame, read_phases, _ = self._day_frame(layout, day)
             _add(phases, read_phases)
             frames.append(frame)
@@ -62,9 +64,12 @@ class ClientPandas:
         from workloads.datasets import get_dataset  # the generators' registry, imported on use
         frames_sql = getattr(query, "frames_sql", False)
         wanted = None if frames_sql else pandas_suite.arguments(name)
-        for side in side_tables(get_dataset(layout.dataset)):
+        dataset = get_dataset(layout.dataset)
+        for side, schema in side_tables(dataset).items():
             if wanted is None or side in wanted:        # a side table is read by the queries that name it
-                tables[side] = self._side_frame(layout, side)
+                # a day's query reads a day series (TAQ's trades) of that day only
+                one_day = days[0] if len(days) == 1 and is_day_series(dataset.info, schema) else None
+                tables[side] = self._side_frame(layout, side, one_day)
         t0 = _now()
         if frames_sql:                              # a user's SQL (workloads.queries.user_suites), run by DuckDB
             result = user_suites.frames_sql(name, tables, values)

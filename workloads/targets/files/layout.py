@@ -19,7 +19,7 @@ from typing import Any
 
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.common.arrow_frames import library_versions
-from workloads.datasets.base import side_tables
+from workloads.datasets.base import seed_side_tables, side_tables
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
 from workloads.targets.common.cache import drop_file_cache, system_wide_drop
 from workloads.targets.common.day_files import lay_out_days, root_folder
@@ -85,7 +85,7 @@ class FileLayout:
     def _table_files(self, layout: Layout, table: str) -> list[Path]:
         if table == IMPORT_TABLE:
             return sorted(self.import_dir(layout).glob(f"*.{self.ext}"))
-        sides = [self.side_path(layout, n) for n in side_tables(_get_dataset(layout.dataset))]
+        sides = [self.side_path(layout, n) for n in seed_side_tables(_get_dataset(layout.dataset))]
         return [p for p in self.day_files(layout) + sides if p.is_file()]
 
     def footprint_detail(self, layout: Layout, table: str = "") -> Footprint:

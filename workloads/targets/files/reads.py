@@ -91,6 +91,14 @@ class FileReads:
         frame, phases = self._read(path, layout, None)
         return frame, phases, path.stat().st_size
 
-    def _side_frame(self, layout: Layout, name: str) -> pd.DataFrame:
-        frame, _ = self._read(self.side_path(layout, name), layout, None)
+    def _side_frame(self, layout: Layout, name: str, day: dt.date | None = None) -> pd.DataFrame:
+        """The side table's file; with ``day``, its rows of that day, filtered by the format's reader
+        where it can (Parquet's filters, Feather in Arrow), else in pandas (a pickle is read whole)."""
+        if day is None:
+            return self._read(self.side_path(layout, name), layout, None)[0]
+        date = self._dataset_info(layout).date_column
+        value = pd.Timestamp(day)
+        frame, _ = self._read(self.side_path(layout, name), layout, (date, value))
+        if not self.filters_in_arrow:
+            frame = frame[frame[date] == value].reset_index(drop=True)
         return frame

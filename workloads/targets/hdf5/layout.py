@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 import tables
 
-from workloads.datasets.base import side_tables
+from workloads.datasets.base import seed_side_tables, side_tables
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.common.arrow_frames import library_versions
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
@@ -176,7 +176,7 @@ class HDF5Layout:
         if table == IMPORT_TABLE:
             files = sorted(self.import_dir(layout).glob(f"*.{EXT}"))
         else:
-            sides = [self.side_path(layout, n) for n in side_tables(_get_dataset(layout.dataset))]
+            sides = [self.side_path(layout, n) for n in seed_side_tables(_get_dataset(layout.dataset))]
             files = [p for p in self.day_files(layout) + sides if p.is_file()]
         return Footprint(bytes=sum(p.stat().st_size for p in files), replicas=1,
                          method="file sizes (HDF5 stores rows, not columns: no per-column size)")

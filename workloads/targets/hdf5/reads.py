@@ -199,7 +199,11 @@ class HDF5Reads:
         frame, phases, path = self._read_day(layout, day)
         return frame, phases, path.stat().st_size
 
-    def _side_frame(self, layout: Layout, name: str) -> pd.DataFrame:
-        schema = getattr(_get_dataset(layout.dataset), f"{name}_schema")
-        frame, _ = self._read(layout, self.side_path(layout, name), name, schema)
+    def _side_frame(self, layout: Layout, name: str, day: dt.date | None = None) -> pd.DataFrame:
+        """The side table's node, read whole; with ``day``, its rows of that day kept in pandas."""
+        dataset = _get_dataset(layout.dataset)
+        frame, _ = self._read(layout, self.side_path(layout, name), name, getattr(dataset, f"{name}_schema"))
+        if day is not None:
+            date = dataset.info.date_column
+            frame = frame[frame[date] == pd.Timestamp(day)].reset_index(drop=True)
         return frame

@@ -28,7 +28,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from workloads.datasets.base import side_tables
+from workloads.datasets.base import is_day_series, seed_side_tables, side_tables
 from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import DatasetInfo, Scale, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback
@@ -139,7 +139,7 @@ class PostgresLayout:
         and days (TAQ's trades: a day's trades chosen by its date, a symbol's in time order for the
         join to quotes), else None (devices' info: a few rows)."""
         wanted = (info.date_column, info.key_column, info.time_column)
-        if len(set(wanted)) == 3 and set(wanted) <= set(schema.names):
+        if is_day_series(info, schema) and len(set(wanted)) == 3 and info.key_column in schema.names:
             return ", ".join(quote(c) for c in wanted)
         return None
 
@@ -194,7 +194,8 @@ class PostgresLayout:
 
     @staticmethod
     def _side_names(dataset: str, table: str) -> list[str]:
-        return [f"{table}_{name}" for name in side_tables(_get_dataset(dataset))]
+        """The side tables a footprint counts with the table (``seed_side_tables``)."""
+        return [f"{table}_{name}" for name in seed_side_tables(_get_dataset(dataset))]
 
     def _relations(self, table: str) -> list[str]:
         """The table and its partitions (a plain table: itself), those that exist."""

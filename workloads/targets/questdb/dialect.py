@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workloads.datasets.base import is_day_series
 from workloads.datasets.schema import DatasetInfo, Scale, Schema
 
 
@@ -83,7 +84,7 @@ def designated(info: DatasetInfo) -> str:
 def side_timestamp(info: DatasetInfo, schema: Schema) -> str:
     """A side table's designated timestamp: the main table's ``_ts`` when it is a time series of
     the dataset's own days (its date and time columns: TAQ's trades), else "" (devices' info: none)."""
-    if designated(info) == TS and {info.date_column, info.time_column} <= set(schema.names):
+    if designated(info) == TS and is_day_series(info, schema):
         return TS
     return ""
 

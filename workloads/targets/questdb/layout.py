@@ -24,7 +24,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from workloads.datasets.base import side_tables
+from workloads.datasets.base import seed_side_tables, side_tables
 from workloads.datasets.roles import rounding_note
 from workloads.datasets.schema import DatasetInfo, Scale, Schema, StringMode
 from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCallback, TargetError
@@ -180,7 +180,8 @@ class QuestDBLayout:
 
     @staticmethod
     def _side_names(dataset: str, table: str) -> list[str]:
-        return [f"{table}_{name}" for name in side_tables(_get_dataset(dataset))]
+        """The side tables a footprint counts with the table (``seed_side_tables``)."""
+        return [f"{table}_{name}" for name in seed_side_tables(_get_dataset(dataset))]
 
     def _disk_bytes(self, tables: list[str]) -> int:
         total = 0

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from workloads.datasets.schema import Scale, StringMode
+from tests.tick_paths import assert_tick_paths_answer_as_tickbench
 from workloads.practitioner import OPERATIONS, paths_for
 from workloads.targets.engines import default_config
 from workloads.targets import make_target
@@ -59,6 +60,13 @@ def test_each_hand_written_path_answers_what_tickbench_answers(kind, data_dir):
         by_path = {op: path.call(day, key) for op, path in paths.paths().items()}
     finally:
         paths.close()
+    target.open(layout)
+    paths.open()
+    try:                        # the tick pack's as-of join and snapshot: the suite's answers
+        assert_tick_paths_answer_as_tickbench(target, layout, paths.paths(), day)
+    finally:
+        paths.close()
+        target.close()
     assert set(by_path) == set(OPERATIONS)
     assert len(ours["read_day"]) == SCALE.rows_per_day and 0 < len(ours["read_slice"]) < SCALE.rows_per_day
     for op in ("read_day", "read_slice"):

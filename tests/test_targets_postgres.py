@@ -9,6 +9,8 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
+from tests.tick_paths import assert_tick_paths_answer_as_tickbench
+
 from tests.test_targets_files import (stored_order, assert_phases, assert_same_rows, assert_string_dtypes, busiest_key,
                                       reference_bars, timed)
 from workloads.datasets import get_dataset
@@ -479,6 +481,7 @@ def test_the_practitioners_paths_give_the_targets_rows(opened, layout, day_frame
             else:                                    # order-free
                 columns = tuple(mine.columns)
                 assert normalise(mine, columns).equals(normalise(theirs, columns)), op
+        assert_tick_paths_answer_as_tickbench(opened, layout, table, day)
     finally:
         paths.close()
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.tick_paths import assert_tick_paths_answer_as_tickbench
+
 import psycopg
 import questdb
 
@@ -191,6 +193,7 @@ def test_practitioner_paths_give_the_targets_rows(target, layout, day_frames):
         bars = ways["minute_bars"].call(day, key)
         pd.testing.assert_frame_equal(bars.astype({"minute": "datetime64[ns]"}),
                                       target.minute_bars(lay, day, key).frame)
+        assert_tick_paths_answer_as_tickbench(target, lay, ways, day)
     finally:
         paths.close()
 

@@ -1,5 +1,5 @@
-"""Each engine's fastest documented client path for the three read operations, to time beside
-Tickbench's own figure (``benchmarks/bench_practitioner.py``).
+"""Each engine's fastest documented client path for the three read operations and the tick pack's
+as-of join and snapshot, to time beside Tickbench's own figure (``benchmarks/bench_practitioner.py``).
 
 A path is what that engine's practitioners write by hand: its own client, its natural layout, no
 Tickbench code inside the timed call. It may use the target only for names (the table, the file,
@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-OPERATIONS = ("read_day", "read_slice", "minute_bars")
+OPERATIONS = ("read_day", "read_slice", "minute_bars", "asof_join", "snapshot")
+SNAPSHOT_AT = "12:00:00"        # the snapshot workload's default time of day
 
 # target kind -> module of its paths (imported only when that engine is measured)
 MODULES = {
@@ -58,7 +59,8 @@ class Paths(ABC):
         """Release what ``open`` made."""
 
     @abstractmethod
-    def paths(self) -> dict[str, Path]: ...
+    def paths(self) -> dict[str, Path]:
+        """A ``Path`` per operation of ``OPERATIONS`` the engine can do (the tick pack's where it asks them)."""
 
 
 def paths_for(kind: str, target: Any, layout: Any) -> Paths:

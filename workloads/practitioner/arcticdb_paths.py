@@ -3,10 +3,12 @@ a ``QueryBuilder`` filter, minute bars by the QueryBuilder's ``resample('1min')`
 documented processing pipeline) on the key-day."""
 from __future__ import annotations
 
+import pandas as pd
 from arcticdb import Arctic, QueryBuilder
 
 from workloads.datasets import get_dataset
 from workloads.practitioner import Path, Paths
+from workloads.practitioner.files_paths import pandas_asof, pandas_snapshot
 from workloads.targets.common.bars import price_columns
 
 
@@ -25,6 +27,10 @@ class ArcticDBPaths(Paths):
         q = QueryBuilder()
         return q[q[self.key] == key]
 
+    def _trades(self, day):
+        q = QueryBuilder()
+        return self.lib.read("_side_trades", query_builder=q[q["date"] == pd.Timestamp(day)]).data
+
     def _bars(self, day, key):
         q = self._filtered(key)
         q = q.apply("mid", (q[self.bid] + q[self.ask]) / 2)
@@ -38,6 +44,11 @@ class ArcticDBPaths(Paths):
             "read_slice": Path("lib.read(day symbol, query_builder=q[q.symbol == s]).data",
                                lambda day, key: self.lib.read(f"d{day:%Y%m%d}", query_builder=self._filtered(key)).data),
             "minute_bars": Path("QueryBuilder filter, apply mid, resample('1min') first/max/min/last", self._bars),
+            "asof_join": Path("lib.read(day symbol).data and the trades symbol through q[q.date == d], "
+                              "pd.merge_asof(on=time, by=symbol)",
+                              lambda day, key: pandas_asof(self.lib.read(f"d{day:%Y%m%d}").data, self._trades(day))),
+            "snapshot": Path("lib.read(day symbol).data, time <= noon, groupby(symbol).tail(1)",
+                             lambda day, key: pandas_snapshot(self.lib.read(f"d{day:%Y%m%d}").data)),
         }
 
 

@@ -7,7 +7,7 @@ mid over the arrival ordinal, ordered by minute."""
 from __future__ import annotations
 
 from workloads.datasets import get_dataset
-from workloads.practitioner import Path, Paths
+from workloads.practitioner import SNAPSHOT_AT, Path, Paths
 from workloads.targets.common.bars import price_columns
 from workloads.targets.clickhouse.dialect import SEQ
 from workloads.targets.clickhouse.embedded import arrow_of
@@ -50,6 +50,17 @@ class ClickHousePaths(Paths):
                                     f"(SELECT {self.time}, {SEQ}, ({self.bid} + {self.ask}) / 2 AS mid FROM {self.table} "
                                     f"WHERE {self.date} = '{day}' AND {self.key} = '{key}') "
                                     "GROUP BY minute ORDER BY minute")),
+            "asof_join": Path("ASOF JOIN of the day's trades and quotes ON symbol AND time >=",
+                              lambda day, key: self._pandas(
+                                  f"SELECT t.symbol, t.time, t.price, t.size, q.bid, q.ofr FROM (SELECT symbol, time, "
+                                  f"price, size FROM {self.table}_trades WHERE date = '{day}') AS t ASOF JOIN "
+                                  f"(SELECT symbol, time, bid, ofr FROM {self.table} WHERE date = '{day}') AS q "
+                                  "ON t.symbol = q.symbol AND t.time >= q.time")),
+            "snapshot": Path("ORDER BY symbol, time DESC, _seq DESC LIMIT 1 BY symbol",
+                             lambda day, key: self._pandas(
+                                 f"SELECT symbol, time, bid, ofr, bidsiz, ofrsiz FROM {self.table} WHERE date = '{day}' "
+                                 f"AND time <= toDateTime64('1970-01-01 {SNAPSHOT_AT}', 0, 'UTC') "
+                                 f"ORDER BY symbol, time DESC, {SEQ} DESC LIMIT 1 BY symbol")),
         }
 
 

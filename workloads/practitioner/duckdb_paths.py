@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from workloads.practitioner import Path, Paths
+from workloads.practitioner import SNAPSHOT_AT, Path, Paths
 from workloads.datasets import get_dataset
 
 
@@ -39,6 +39,17 @@ class DuckDBPaths(Paths):
                                     f"(SELECT rowid, {self.time}, ({self.bid} + {self.ask}) / 2 AS mid FROM {t} "
                                     f"WHERE {self.date} = DATE '{day}' AND {self.key} = '{key}') "
                                     "GROUP BY minute ORDER BY minute")),
+            "asof_join": Path("ASOF JOIN of the day's trades and quotes ON symbol AND time >=",
+                              lambda day, key: self._pandas(
+                                  f"SELECT t.symbol, t.time, t.price, t.size, q.bid, q.ofr FROM (SELECT symbol, time, "
+                                  f"price, size FROM \"{self.table}_trades\" WHERE date = DATE '{day}') t ASOF JOIN "
+                                  f"(SELECT symbol, time, bid, ofr FROM {t} WHERE date = DATE '{day}') q "
+                                  "ON t.symbol = q.symbol AND t.time >= q.time")),
+            "snapshot": Path("QUALIFY row_number() OVER (PARTITION BY symbol ORDER BY time DESC, rowid DESC) = 1",
+                             lambda day, key: self._pandas(
+                                 f"SELECT symbol, time, bid, ofr, bidsiz, ofrsiz FROM {t} WHERE date = DATE '{day}' "
+                                 f"AND CAST(time AS TIME) <= TIME '{SNAPSHOT_AT}' QUALIFY row_number() OVER "
+                                 "(PARTITION BY symbol ORDER BY time DESC, rowid DESC) = 1")),
         }
 
 

@@ -6,12 +6,14 @@ records into pandas with the fixed-width bytes decoded by Arrow (``pa.array(.., 
 datetimes; bars by a pandas groupby of the minute. Table format only (fixed has no ``where``)."""
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow as pa
 import tables
 
 from workloads.datasets import get_dataset
+from workloads.datasets.base import side_tables
 from workloads.practitioner import Path, Paths
-from workloads.practitioner.files_paths import pandas_bars
+from workloads.practitioner.files_paths import pandas_asof, pandas_bars, pandas_snapshot
 from workloads.targets.common.bars import price_columns
 from workloads.targets.hdf5.layout import day_node
 
@@ -25,8 +27,11 @@ class HDF5Paths(Paths):
         info = get_dataset(self.layout.dataset).info
         self.key, self.time = info.key_column, info.time_column
         self.bid, self.ask = price_columns(info)
-        self.strings = {c.name for c in info.schema.columns if c.is_string}
-        self.times = {c.name for c in info.schema.columns if c.ddb_type in TEMPORAL}
+        dataset = get_dataset(self.layout.dataset)
+        columns = [*info.schema.columns, *(c for schema in side_tables(dataset).values() for c in schema.columns)]
+        self.strings = {c.name for c in columns if c.is_string}
+        self.times = {c.name for c in columns if c.ddb_type in TEMPORAL}
+        self.trades = str(self.target.side_path(self.layout, "trades"))
         self.files = {day: str(self.target.day_path(self.layout, day)) for day in self.layout.days}
 
     def _frame(self, records):
@@ -57,12 +62,22 @@ class HDF5Paths(Paths):
             return self._frame(table.read_where("column == value", condvars={
                 "column": table.colinstances[self.key], "value": key.encode()}))
 
+    def _trades(self, day):
+        """The trades node read whole (its date is no indexed column), the day's rows kept in pandas."""
+        with tables.open_file(self.trades, mode="r") as f:
+            frame = self._frame(f.get_node("/trades/table").read())
+        return frame[frame["date"] == pd.Timestamp(day)]
+
     def paths(self) -> dict[str, Path]:
         return {
             "read_day": Path("Table.read() (h5py [()] for zlib) -> Arrow -> DataFrame", self._day),
             "read_slice": Path("Table.read_where('symbol == s') on the key's index -> Arrow -> DataFrame", self._slice),
             "minute_bars": Path("read_where, then mid.groupby(time.dt.floor('min')).agg(first, max, min, last)",
                                 lambda day, key: pandas_bars(self._slice(day, key), self.time, self.bid, self.ask)),
+            "asof_join": Path("Table.read() of the day and of the trades node (the day's kept), pd.merge_asof",
+                              lambda day, key: pandas_asof(self._day(day, key), self._trades(day))),
+            "snapshot": Path("Table.read() of the day, time <= noon, groupby(symbol).tail(1)",
+                             lambda day, key: pandas_snapshot(self._day(day, key))),
         }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from urllib.parse import quote as escape
 
-from workloads.practitioner import Path, Paths
+from workloads.practitioner import SNAPSHOT_AT, Path, Paths
 from workloads.datasets import get_dataset
 
 
@@ -34,6 +34,7 @@ class PostgresPaths(Paths):
         self.con = dbapi.connect(uri, autocommit=True)
         info = get_dataset(self.layout.dataset).info
         self.table = f'"{self.target.table(self.layout)}"'
+        self.trades = f'"{self.target.table(self.layout)}_trades"'
         self.columns = ", ".join(f'"{n}"' for n in info.schema.names)
         self.date, self.time, self.key = (f'"{c}"' for c in (info.date_column, info.time_column, info.key_column))
         from workloads.targets.common.bars import price_columns
@@ -68,6 +69,17 @@ class PostgresPaths(Paths):
                                     f"min({mid}) AS low, (array_agg({mid} ORDER BY _seq DESC))[1] AS close "
                                     f"FROM {self.table} WHERE {self._day(day)} AND {self.key} = {_literal(key)} "
                                     "GROUP BY 1 ORDER BY 1")),
+            "asof_join": Path("JOIN LATERAL (... ORDER BY time DESC, _seq DESC LIMIT 1) per trade of the day, through ADBC",
+                              lambda day, key: self._pandas(
+                                  f"SELECT t.symbol, t.time, t.price, t.size, q.bid, q.ofr FROM {self.trades} t "
+                                  f"JOIN LATERAL (SELECT bid, ofr FROM {self.table} q WHERE q.symbol = t.symbol AND "
+                                  "q.date = t.date AND q.time <= t.time ORDER BY q.time DESC, q._seq DESC LIMIT 1) q "
+                                  f"ON true WHERE t.date = DATE '{day}'")),
+            "snapshot": Path("DISTINCT ON (symbol) ... ORDER BY symbol, time DESC, _seq DESC, through ADBC",
+                             lambda day, key: self._pandas(
+                                 f"SELECT DISTINCT ON (symbol) symbol, time, bid, ofr, bidsiz, ofrsiz FROM {self.table} "
+                                 f"WHERE {self._day(day)} AND time::time <= TIME '{SNAPSHOT_AT}' "
+                                 "ORDER BY symbol, time DESC, _seq DESC")),
         }
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workloads.practitioner import Path, Paths
+from workloads.practitioner import SNAPSHOT_AT, Path, Paths
 from workloads.datasets import get_dataset
 from workloads.targets.common.kept_http import KeptConnection
 
@@ -72,6 +72,15 @@ class QuestDBPaths(Paths):
             "minute_bars": Path("SAMPLE BY 1m with first/max/min/last on the designated timestamp, "
                                 "/exp?fmt=parquet, labels as times of day in pandas",
                                 self._bars),
+            "asof_join": Path("ASOF JOIN ON (symbol) of the day's trades and quotes (_ts IN 'd'), /exp?fmt=parquet",
+                              lambda day, key: self._pandas(
+                                  f"SELECT t.symbol, t.time, t.price, t.size, q.bid, q.ofr FROM (SELECT symbol, time, "
+                                  f"price, size, _ts FROM {self.table}_trades WHERE _ts IN '{day}') t ASOF JOIN "
+                                  f"(SELECT symbol, bid, ofr, _ts FROM {self.table} WHERE _ts IN '{day}') q ON (symbol)")),
+            "snapshot": Path("LATEST ON _ts PARTITION BY symbol of the day's quotes up to noon, /exp?fmt=parquet",
+                             lambda day, key: self._pandas(
+                                 f"SELECT symbol, time, bid, ofr, bidsiz, ofrsiz FROM {self.table} WHERE _ts IN '{day}' "
+                                 f"AND time <= '1970-01-01T{SNAPSHOT_AT}.000000Z' LATEST ON _ts PARTITION BY symbol")),
         }
 
 

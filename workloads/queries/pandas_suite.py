@@ -281,10 +281,8 @@ def devices_value_fill(readings, device, start, end):
 # --- the tick pack (resources/queries/tick.toml): quotes and trades ----------------------------------
 @query
 def tick_asof_join(quotes, trades, day):
-    q = _on_day(quotes, day)[["symbol", "time", "bid", "ofr"]]
-    t = _on_day(trades, day)[["symbol", "time", "price", "size"]]
-    q = q.assign(symbol=q["symbol"].astype(object)).sort_values("time", kind="stable")
-    t = t.assign(symbol=t["symbol"].astype(object)).sort_values("time", kind="stable")
+    q = _on_day(quotes, day)[["symbol", "time", "bid", "ofr"]].sort_values("time", kind="stable")
+    t = _on_day(trades, day)[["symbol", "time", "price", "size"]].sort_values("time", kind="stable")
     out = pd.merge_asof(t, q, on="time", by="symbol", direction="backward")
     return out[["symbol", "time", "price", "size", "bid", "ofr"]]
 

@@ -18,6 +18,7 @@ from workloads.datasets.schema import Scale, StringMode
 from workloads.local_engines.base import free_port
 from workloads.queries.answers import normalise
 from tests.druid_fixture import laid_out
+from tests.tick_paths import assert_tick_paths_answer_as_tickbench
 from workloads.targets import make_target
 from workloads.targets.base import IMPORT_TABLE, NotSupported, TargetError
 
@@ -40,6 +41,12 @@ def test_prepare_lays_out_day_segments_and_a_second_prepare_reuses(laid, config,
     segments = target.http.rows("SELECT \"start\", num_rows FROM sys.segments WHERE datasource = ? AND is_active = 1",
                                 [{"type": "VARCHAR", "value": target.table(layout)}])
     assert sorted(s["start"][:10] for s in segments) == [d.isoformat() for d in layout.days]    # DAY segments
+    trades = target.table(layout) + "_trades"             # TAQ's trades laid out as the quotes, _seq by day
+    per_day = target.http.rows(f"SELECT TIME_FLOOR(__time, 'P1D') AS d, COUNT(*) AS n, MIN(\"_seq\") AS lo, "
+                               f"MAX(\"_seq\") AS hi FROM \"{trades}\" GROUP BY 1")
+    frame = get_dataset("taq").trades_frame(SCALE)
+    assert sorted((r["d"][:10], int(r["n"]), int(r["lo"]), int(r["hi"])) for r in per_day) == \
+        [(d.isoformat(), n, 0, n - 1) for d, n in frame.groupby(frame["date"].dt.date).size().items()]
     monkeypatch.setattr(type(get_dataset("taq")), "generate_day",
                         lambda *a, **k: (_ for _ in ()).throw(AssertionError("reuse must not generate")))
     again = make_target("druid", config).prepare("taq", SCALE, StringMode.OBJECT)
@@ -119,6 +126,7 @@ def test_practitioner_paths_give_the_targets_rows(laid):
                                           check_dtype=False)
         bars = ways["minute_bars"].call(day, key)
         pd.testing.assert_frame_equal(bars.astype({"minute": "datetime64[ns]"}), target.minute_bars(layout, day, key).frame)
+        assert_tick_paths_answer_as_tickbench(target, layout, ways, day)
     finally:
         paths.close()
 
@@ -234,7 +242,7 @@ def test_import_export_round_trip_and_footprint(laid, tmp_path):
     assert exported.rows == SCALE.rows_per_day and exported.wire_bytes == path.stat().st_size
     assert normalise(read_csv(path, "taq"), columns).equals(normalise(get_dataset("taq").day_frame(1, SCALE), columns))
     footprint = target.footprint_detail(layout)
-    assert footprint.bytes == target.footprint(layout) > 0 and footprint.runtime_bytes > 0
+    assert footprint.bytes == target.footprint(layout) > 0 and footprint.runtime_bytes > 0    # the trades not counted
     assert set(columns) - {"date", "time"} | {"__time", "_seq"} == set(footprint.columns)
 
 
@@ -307,7 +315,8 @@ def test_runner_with_two_workers_probes_the_server(tmp_path, laid, config):
 
 
 # --- reports 001 and 004: the suites' Druid texts (resources/queries/*.druid.toml) ------------------
-# Every query of taq001, taq004 and devices004 has a Druid text; none is left "not supported".
+# Every query of taq001, taq004, tick and devices004 has a Druid text; none is left "not supported"
+# (tick's as-of join and rolling mid are joins on the symbol with a condition on time: tick.druid.toml).
 DRUID_NOT_SUPPORTED: set[tuple[str, str]] = set()
 
 
@@ -324,7 +333,7 @@ def _verify_against_duckdb(dataset, scale, names, config, tmp_path):
 
 
 def test_taq_suites_answer_as_duckdb(laid, config, tmp_path):
-    _verify_against_duckdb("taq", SCALE, ("taq001", "taq004"), config, tmp_path)     # SCALE: laid out already
+    _verify_against_duckdb("taq", SCALE, ("taq001", "taq004", "tick"), config, tmp_path)  # SCALE: laid out already
 
 
 def test_devices_suite_answers_as_duckdb(config, tmp_path):

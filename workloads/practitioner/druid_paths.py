@@ -7,7 +7,10 @@ for a 1 M-row day: csv 6.05 s, ``objectLines`` + ``pyarrow.json`` 8.55 s, ``arra
 ``TIME_FLOOR(__time, 'PT1M')`` with ``EARLIEST_BY``/``LATEST_BY`` on the layout's arrival ordinal
 (``_seq``: quotes are stamped to the second, so plain ``EARLIEST``/``LATEST`` on ``__time`` would pick
 among a second's quotes arbitrarily), the labels made times of day in pandas (the TAQ dataset's
-convention). Plain ``urllib``; query cache off, as Tickbench's target runs it."""
+convention). The tick pack's as-of join: the quotes joined to the day's trades on the symbol with
+the quote's time at or before the trade's, each trade's LATEST_BY quote by arrival (Druid SQL has no
+ASOF JOIN); the snapshot: each symbol's LATEST_BY quote by arrival up to 12:00. Plain ``urllib``;
+query cache off, as Tickbench's target runs it."""
 from __future__ import annotations
 
 import io
@@ -18,8 +21,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from workloads.practitioner import Path, Paths
+from workloads.practitioner import SNAPSHOT_AT, Path, Paths
 from workloads.datasets import get_dataset
+from workloads.targets.common.text_tables import text_tables
 
 CONTEXT = {"useCache": False, "populateCache": False}
 DAY_MS = 86_400_000
@@ -33,6 +37,7 @@ class DruidPaths(Paths):
         info = get_dataset(self.layout.dataset).info
         from workloads.targets.common.bars import price_columns
         self.table = self.target.table(self.layout)
+        self.trades = text_tables(self.layout.dataset, self.table).get("trades", "")
         self.key = info.key_column
         # the columns Druid stores beside __time (TAQ's date and time are __time)
         parts = {info.date_column, info.time_column}
@@ -40,16 +45,17 @@ class DruidPaths(Paths):
         self.bid, self.ask = price_columns(info)
         self.of_day = info.date_column != info.time_column
 
-    def _csv(self, sql: str, names: list[str]) -> pa.Table:
+    def _csv(self, sql: str, names: list[str], at: int = 0) -> pa.Table:
+        """The reply, its column ``at`` (milliseconds) made a timestamp."""
         body = json.dumps({"query": sql, "resultFormat": "csv", "context": CONTEXT}).encode()
         with urllib.request.urlopen(urllib.request.Request(self.url, data=body, headers=self.headers)) as reply:
             data = reply.read()
         table = pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(column_names=names))
-        return table.set_column(0, names[0], table.column(0).cast(pa.timestamp("ms")))
+        return table.set_column(at, names[at], table.column(at).cast(pa.timestamp("ms")))
 
-    def _where(self, day) -> str:
+    def _where(self, day, time: str = "__time") -> str:
         end = (pd.Timestamp(day) + pd.Timedelta(days=1)).date()
-        return f"__time >= TIMESTAMP '{day} 00:00:00' AND __time < TIMESTAMP '{end} 00:00:00'"
+        return f"{time} >= TIMESTAMP '{day} 00:00:00' AND {time} < TIMESTAMP '{end} 00:00:00'"
 
     def _rows(self, day, key=None) -> pd.DataFrame:
         cols = ", ".join(f'"{c}"' for c in self.columns)
@@ -69,8 +75,25 @@ class DruidPaths(Paths):
             frame["minute"] = (frame["minute"] - pd.Timestamp(day)) + pd.Timestamp(0)
         return frame
 
+    def _asof_join(self, day, key) -> pd.DataFrame:
+        seq = 'MILLIS_TO_TIMESTAMP(q."_seq")'
+        return self._csv(
+            f"SELECT t.symbol, MOD(TIMESTAMP_TO_MILLIS(t.__time), {DAY_MS}), t.price, t.size, LATEST_BY(q.bid, {seq}), "
+            f'LATEST_BY(q.ofr, {seq}) FROM "{self.table}" q JOIN (SELECT __time, symbol, price, size, "_seq" '
+            f'FROM "{self.trades}" WHERE {self._where(day)}) t ON q.symbol = t.symbol AND q.__time <= t.__time '
+            f'WHERE {self._where(day, "q.__time")} GROUP BY t.symbol, t.__time, t.price, t.size, t."_seq"',
+            ["symbol", "time", "price", "size", "bid", "ofr"], at=1).to_pandas()
+
+    def _snapshot(self, day, key) -> pd.DataFrame:
+        at = pd.Timedelta(SNAPSHOT_AT) // pd.Timedelta(milliseconds=1)
+        tod, seq = f"MOD(TIMESTAMP_TO_MILLIS(__time), {DAY_MS})", 'MILLIS_TO_TIMESTAMP("_seq")'
+        return self._csv(
+            f"SELECT symbol, MAX({tod}), LATEST_BY(bid, {seq}), LATEST_BY(ofr, {seq}), LATEST_BY(bidsiz, {seq}), "
+            f'LATEST_BY(ofrsiz, {seq}) FROM "{self.table}" WHERE {self._where(day)} AND {tod} <= {at} GROUP BY symbol',
+            ["symbol", "time", "bid", "ofr", "bidsiz", "ofrsiz"], at=1).to_pandas()
+
     def paths(self) -> dict[str, Path]:
-        return {
+        ways = {
             "read_day": Path("POST /druid/v2/sql resultFormat=csv, SELECT TIMESTAMP_TO_MILLIS(__time), <columns> "
                              "WHERE __time in the day (Druid's order), pyarrow.csv.read_csv().to_pandas()",
                              lambda day, key: self._rows(day)),
@@ -78,6 +101,11 @@ class DruidPaths(Paths):
             "minute_bars": Path("TIME_FLOOR(__time, 'PT1M') with EARLIEST_BY/MAX/MIN/LATEST_BY (by arrival), "
                                 "ORDER BY minute, csv", self._bars),
         }
-
+        if self.trades:                  # TAQ: the tick pack's
+            ways["asof_join"] = Path("quotes JOIN the day's trades ON symbol AND quote time <= trade time, "
+                                     "LATEST_BY(bid/ofr, _seq) GROUP BY trade (no ASOF JOIN in Druid SQL), csv",
+                                     self._asof_join)
+            ways["snapshot"] = Path("LATEST_BY(<column>, _seq) GROUP BY symbol up to 12:00, csv", self._snapshot)
+        return ways
 
 PATHS = DruidPaths

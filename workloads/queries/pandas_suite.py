@@ -21,11 +21,21 @@ def query(function: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
 
 
 def _on_day(q: pd.DataFrame, day: dt.date) -> pd.DataFrame:
-    return q[q["date"] == pd.Timestamp(day)]
+    """The rows of ``day``: the day's own file as it is (a mask would copy every column for nothing)."""
+    stamp = pd.Timestamp(day)
+    dates = q["date"]
+    if len(dates) and dates.min() == stamp == dates.max():
+        return q
+    return q[dates == stamp]
 
 
 def _seconds(times: pd.Series) -> pd.Series:
     return (times - times.dt.normalize()).dt.total_seconds()
+
+
+def _on_1970(value: dt.time) -> pd.Timestamp:
+    """A time of day as the datasets hold one: a time on 1970-01-01."""
+    return pd.Timestamp(dt.datetime.combine(dt.date(1970, 1, 1), value))
 
 
 def _tod(value: dt.time) -> float:
@@ -304,7 +314,7 @@ def tick_vwap(trades, day, minutes):
 @query
 def tick_snapshot(quotes, day, at):
     q = _on_day(quotes, day)
-    q = q[_seconds(q["time"]) <= _tod(at)]
+    q = q[q["time"] <= _on_1970(at)]
     # the store keeps a day's rows by (symbol, time, arrival): each symbol's last row is its last quote
     return q.groupby("symbol", observed=True, sort=False).tail(1)[["symbol", "time", "bid", "ofr", "bidsiz", "ofrsiz"]]
 

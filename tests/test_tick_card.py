@@ -82,3 +82,11 @@ def test_the_card_shows_no_published_column(ran, make_widget, tmp_path):
     lines = [w.text() for w in view.findings_host.findChildren(type(view.results_heading)) if w.objectName() == "finding_line"]
     assert len(lines) == len(TICK_PACK.experiments) and not any("published:" in line for line in lines)
     assert "between your engines" in view.findings_heading.text()
+
+
+def test_the_pack_follows_no_reports_method():
+    """No report drove these questions: no DolphinDB job scheduling or other method is applied or shown."""
+    for experiment in TICK_PACK.experiments:
+        assert experiment.methods() == [] and all(experiment.method_of(arm) == () for arm in experiment.arms)
+        for _, scenario in experiment.scenarios("tiny", subject="dolphindb", subject_config={"nodes": []}):
+            assert "parallelism" not in scenario.target_config and "priority" not in scenario.target_config

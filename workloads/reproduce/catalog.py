@@ -71,10 +71,13 @@ class Experiment:
     warmup_ops: int = 1
     probe_ops: int = 2
     method: tuple[Setting, ...] = ()    # how the report drove DolphinDB (see the module doc)
+    from_report: bool = True            # False: a pack of Tickbench's own, with no report's method to follow
 
     def method_of(self, arm: Arm) -> tuple[Setting, ...]:
         """The experiment's method with the arm's own settings over it (by key), and the reports'
-        job scheduling where neither says otherwise."""
+        job scheduling where neither says otherwise (none for a pack of Tickbench's own)."""
+        if not self.from_report:
+            return arm.method
         own = {s.key for s in arm.method}
         method = tuple(s for s in self.method if s.key not in own) + arm.method
         said = {s.key for s in method}
@@ -116,7 +119,7 @@ class Experiment:
             if arm.target == SUBJECT and target == METHOD_KIND and use_method:
                 config = apply(self.method_of(arm), config)
             out.append((arm, Scenario(
-                name=f"Report {self.report} · {self.title} · {arm.label} · {size}",
+                name=f"{report_card(self.report).heading} · {self.title} · {arm.label} · {size}",
                 dataset=self.dataset, scale=spec.scale, strings=arm.strings, target=target,
                 target_config=dict(config or {}), workload=arm.workload,
                 params={**arm.params, **spec.params}, users=spec.users or arm.users, cache=arm.cache,
@@ -383,11 +386,11 @@ TICK_PACK = ReportCard(
     "rolling mid, beside Parquet files read with pandas, from 1 to N users?",
     ("No published figures: the pack is Tickbench's own (STAC-M3 asks such questions, for its members only).",
      "Its findings are measured here: Parquet's time over the database's for each question, with a 95 % "
-     "interval; `tickbench verify --dataset taq --suite tick` checks that both give the same answers."),
+     "interval; tickbench verify --dataset taq --suite tick checks that both give the same answers."),
     tuple(Experiment(key, "tick", title, question, "taq",
                      (Arm("db", f"database, {title}", SUBJECT, key, users=TINY_USERS, strings="str"),
                       Arm("files", f"Parquet files, {title}", BASELINE, key, users=TINY_USERS, strings="str")),
-                     _TICK, warmup_ops=1, probe_ops=0)
+                     _TICK, warmup_ops=1, probe_ops=0, from_report=False)
           for key, title, question in _TICK_QUESTIONS),
     published=False, name="Tick pack")
 GALLERY: dict[str, ReportCard] = {**REPORTS, TICK_PACK.report: TICK_PACK}

@@ -15,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.generated_days import record_laid_out_days
+
 import chdb  # noqa: F401,E402 - the test extra installs both: a missing one fails here, never skips
 import clickhouse_connect  # noqa: F401,E402
 
@@ -129,23 +131,28 @@ def test_second_prepare_is_reused_without_generating(mode, layouts, monkeypatch)
 
 def test_interrupted_prepare_resumes_at_the_missing_day(tmp_path, monkeypatch):
     taq = get_dataset("taq")
-    real = type(taq).generate_day
+    real, real_trades = type(taq).generate_day, type(taq).trades_frame
+    drawing = []                 # the trades (laid out first) draw every day's quotes: no crash there
+
+    def trades(self, *args, **kwargs):
+        drawing.append(True)
+        try:
+            return real_trades(self, *args, **kwargs)
+        finally:
+            drawing.pop()
 
     def crash_in_second_day(self, day_index, scale, strings=StringMode.ARROW, chunk_rows=1_000_000):
         for n, chunk in enumerate(real(self, day_index, scale, strings, chunk_rows)):
-            if day_index == 1 and n == 1:
+            if day_index == 1 and n == 1 and not drawing:
                 raise RuntimeError("simulated crash")
             yield chunk
     monkeypatch.setattr(type(taq), "generate_day", crash_in_second_day)
+    monkeypatch.setattr(type(taq), "trades_frame", trades)
     config = config_for("embedded", tmp_path / "crash", None)
     with pytest.raises(RuntimeError, match="simulated crash"):
         make_target("clickhouse", config).prepare("taq", SCALE, StringMode.ARROW)
-    generated = []
-
-    def record(self, day_index, *args, **kwargs):
-        generated.append(day_index)
-        yield from real(self, day_index, *args, **kwargs)
-    monkeypatch.setattr(type(taq), "generate_day", record)
+    monkeypatch.undo()
+    generated, _ = record_laid_out_days(monkeypatch, taq)
     target = make_target("clickhouse", config)
     layout = target.prepare("taq", SCALE, StringMode.ARROW)
     assert set(generated) == {1}                        # the first day was kept, the half day reloaded

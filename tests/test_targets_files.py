@@ -169,7 +169,7 @@ def test_prepare_lays_out_one_file_per_day_with_manifest(kind, prepared, root, t
     days = taq.trading_days(SCALE)
     assert layout.days == tuple(days)
     assert sorted(p.name for p in folder.iterdir() if p.is_file()) == sorted(
-        [f"{d.isoformat()}.{EXT[kind]}" for d in days] + ["manifest.json"])
+        [f"{d.isoformat()}.{EXT[kind]}" for d in days] + ["manifest.json", f"trades.{EXT[kind]}"])   # TAQ's trades beside
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["complete"] is True
     assert [e["rows"] for e in manifest["entries"]] == [SCALE.rows_per_day] * SCALE.days

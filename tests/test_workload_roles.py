@@ -29,7 +29,8 @@ ALL_DAYS = Scale(days=2)
 NEEDS = {"read-day": {"time"}, "slice-download": {"time", "key"}, "minute-bars": {"time", "key", "price"},
          "upload-sweep": set(), "concurrent-append": set(), "noop": set(), "import": {"time"},
          "export": {"time"}, "query-suite": {"time"}, "spread-by-minute": {"time", "key", "price"},
-         "mapreduce-minute-bars": {"time", "key", "price"}, "ols-spread": {"time", "key", "price"}}
+         "mapreduce-minute-bars": {"time", "key", "price"}, "ols-spread": {"time", "key", "price"},
+         **{name: {"time", "key", "price"} for name in ("asof-join", "vwap", "snapshot", "year-high-bid", "rolling-mid")}}
 
 
 def _import(folder: Path, name: str, roles: Roles) -> str:

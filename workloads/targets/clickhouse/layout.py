@@ -70,9 +70,10 @@ class ClickHouseLayout:
                     f"{_engine_ddl(info, seq=True)}")
         for scratch in (table + "_append", table + "_import"):
             self._ensure_table(con, info, scratch)
-        self._ensure_side_tables(con, ds, scale, table)
+        reusable = bool(compatible and row["complete"] and complete_days(entries, days))
+        self._ensure_side_tables(con, ds, scale, table, reusable)
         keys = keys_sample(ds, scale)
-        if compatible and row["complete"] and complete_days(entries, days):
+        if reusable:
             return self._layout(con, dataset, scale, strings, entries, json.loads(row["keys_sample"]), table,
                                 reused=True)
         manifest = manifest_fields(dataset, scale_text, keys, info)
@@ -109,14 +110,18 @@ class ClickHouseLayout:
         """A scratch table with the dataset's columns (appends, imports), laid out as the main one."""
         con.execute(f"CREATE TABLE IF NOT EXISTS {self.fq(name)} ({_columns_ddl(info.schema)}) {_engine_ddl(info)}")
 
-    def _ensure_side_tables(self, con, ds, scale: Scale, table: str) -> None:
-        """A dataset's side tables (devices: ``info``) as ``<table>_<name>``, loaded once."""
+    def _ensure_side_tables(self, con, ds, scale: Scale, table: str, reused: bool) -> None:
+        """A dataset's side tables (devices: ``info``, TAQ's trades) as ``<table>_<name>``, loaded
+        once. A complete layout loaded them before its days, so when it is reused one holding rows is
+        kept without drawing it again (TAQ's trades are drawn from every day's quotes)."""
         for name, schema in side_tables(ds).items():
             side = self.fq(f"{table}_{name}")
-            frame = getattr(ds, f"{name}_frame")(scale)
             con.execute(f"CREATE TABLE IF NOT EXISTS {side} ({_columns_ddl(schema)}) "
                         f"ENGINE = MergeTree ORDER BY {quote(schema.columns[0].name)}")
             have = int(con.rows(f"SELECT count() AS n FROM {side}")[0]["n"])
+            if have and reused:
+                continue
+            frame = getattr(ds, f"{name}_frame")(scale)
             if have == len(frame):
                 continue
             con.execute(f"TRUNCATE TABLE {side}")

@@ -15,8 +15,8 @@ from typing import Any
 
 from workloads.operations.base import Operation, WorkerContext, Workload, checked, named
 from workloads.operations.params import Param
+from workloads.operations.queries import answer_facts
 from workloads.queries import load_suite
-from workloads.queries.answers import fingerprint, normalise, preview
 from workloads.queries.suites import Query, draw_values
 from workloads.run.cold import reading
 from workloads.scenario import Scenario
@@ -69,15 +69,8 @@ class TickQuery(Workload):
         reads = (values["day"],) if "day" in values else tuple(days)
         op = named(query.id, lambda: ctx.target.run_query(layout, query, values))
         if seq == 0:                             # the first answer's fingerprint, worked out after the timed span
-            op = checked(_answer_facts(query), op)
+            op = checked(answer_facts(query), op)
         return reading(reads, op)
-
-
-def _answer_facts(query: Query):
-    def facts(result) -> dict:
-        answer = normalise(result.frame, query.columns)
-        return {"fingerprint": fingerprint(answer), "answer": preview(answer)}
-    return facts
 
 
 class AsofJoin(TickQuery):

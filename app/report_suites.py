@@ -162,6 +162,7 @@ class ReproductionView:
     size: str
     anchor: str
     title: str
+    heading: str                 # "Report 000", or a pack's own name ("Tick pack")
     asked: str
     found: list[str]
     runs_note: str
@@ -228,13 +229,17 @@ def reproduction_view(repro: Reproduction, in_report: list[str], with_charts: bo
     inside = sorted(ids & set(in_report))
     return ReproductionView(
         report=card.report, size=size, anchor=f"reproduction-{card.report}-{size}", title=card.title,
+        heading=card.heading,
         asked=card.asked, found=list(card.found),
         runs_note=(f"Measured from {len(repro.run_ids)} stored gallery run{'' if len(repro.run_ids) == 1 else 's'} "
-                   f"of report {card.report} at {size} size, {len(inside)} of them in this report."),
+                   f"of {card.heading[0].lower() + card.heading[1:] if card.published else card.heading} at {size} "
+                   f"size, {len(inside)} of them in this report."),
         experiments=experiments, not_run=not_run, hardware=[{"mark": marks[h], "text": h} for h in hardware],
         machine=_machine(repro), findings=_findings_table(repro, in_report),
-        no_pairs=(f"Report {card.report} published its findings as ratios only: they are compared below."
-                  if not repro.pairs else ""),
+        no_pairs=("" if repro.pairs else
+                  f"Report {card.report} published its findings as ratios only: they are compared below."
+                  if card.published else
+                  f"The {card.heading.lower()} has no published figures: its findings compare your engines below."),
         linked=bool(inside), outside=bool(ids - set(in_report)))
 
 

@@ -90,3 +90,12 @@ def test_the_pack_follows_no_reports_method():
         assert experiment.methods() == [] and all(experiment.method_of(arm) == () for arm in experiment.arms)
         for _, scenario in experiment.scenarios("tiny", subject="dolphindb", subject_config={"nodes": []}):
             assert "parallelism" not in scenario.target_config and "priority" not in scenario.target_config
+
+
+def test_the_html_report_names_the_pack_and_says_it_has_no_published_figures(ran):
+    from app.report_suites import reproduction_view
+    store, results = ran
+    view = reproduction_view(reproduction(store, "tick", "tiny"), [r.run_id for r in results], with_charts=False)
+    assert view.heading == "Tick pack" and "of Tick pack at tiny size" in view.runs_note
+    assert view.no_pairs == "The tick pack has no published figures: its findings compare your engines below."
+    assert not any("Report tick" in text for text in (view.runs_note, view.no_pairs))

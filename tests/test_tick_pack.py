@@ -137,6 +137,12 @@ def _expected(tmp_path, query_id: str, day_index: int, **values) -> str:
         target.close()
 
 
+def _fingerprinted(ops: pd.DataFrame) -> pd.DataFrame:
+    """The records that carry an answer's fingerprint, by step and user."""
+    marked = ops[ops["extra"].fillna("").str.contains('"fingerprint"')]
+    return marked.sort_values(["step", "worker"])
+
+
 @pytest.mark.parametrize("workload", QUERIES)
 def test_each_workload_times_the_answer_verify_checks_each_user_on_its_own_day(workload, tmp_path):
     store = ResultsStore(tmp_path / "results")
@@ -146,8 +152,10 @@ def test_each_workload_times_the_answer_verify_checks_each_user_on_its_own_day(w
     assert ops["ok"].all() and (ops["op"] == workload).all() and (ops["rows"] > 0).all()
     measured = store.ops(result.run_id, kinds=(MEASURED,))
     assert len(measured) == 3 + 6
-    first = measured[(measured["seq"] == 0) & (measured["step"] == 1)].sort_values("worker")
-    prints = [json.loads(extra)["fingerprint"] for extra in first["extra"]]
+    first = _fingerprinted(ops)
+    assert (first["kind"] == WARMUP).all() and (first["seq"] == 0).all()    # no measured operation follows one
+    assert list(first.groupby("step")["worker"].apply(list)) == [[0], [0, 1]]  # each user's first answer, once
+    prints = [json.loads(extra)["fingerprint"] for extra in first[first["step"] == 1]["extra"]]
     days_differ = workload != "year-high-bid"
     assert prints == [_expected(tmp_path, workload, worker if days_differ else 0) for worker in (0, 1)]
     assert (prints[0] != prints[1]) == days_differ               # user 1 asked about day 1
@@ -166,8 +174,8 @@ def test_workload_parameters_change_the_question(tmp_path):
     assert rows("rolling-mid", {"symbols": 2}) < rows("rolling-mid", {"symbols": 10})
     early = _expected(tmp_path, "snapshot", 0, at=pd.Timestamp("10:00:00").time())
     result = _run(store, tmp_path, "snapshot", {"at": "10:00:00"}, users=(1,))
-    first = store.ops(result.run_id, kinds=(MEASURED,))
-    assert json.loads(first[first["seq"] == 0]["extra"].iloc[0])["fingerprint"] == early
+    first = _fingerprinted(store.ops(result.run_id, kinds=(WARMUP, MEASURED)))
+    assert json.loads(first["extra"].iloc[0])["fingerprint"] == early
     assert early != _expected(tmp_path, "snapshot", 0)                           # 12:00 is another snapshot
     store.close()
 

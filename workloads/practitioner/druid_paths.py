@@ -7,10 +7,9 @@ for a 1 M-row day: csv 6.05 s, ``objectLines`` + ``pyarrow.json`` 8.55 s, ``arra
 ``TIME_FLOOR(__time, 'PT1M')`` with ``EARLIEST_BY``/``LATEST_BY`` on the layout's arrival ordinal
 (``_seq``: quotes are stamped to the second, so plain ``EARLIEST``/``LATEST`` on ``__time`` would pick
 among a second's quotes arbitrarily), the labels made times of day in pandas (the TAQ dataset's
-convention). The tick pack's as-of join: the quotes joined to the day's trades on the symbol with
-the quote's time at or before the trade's, each trade's LATEST_BY quote by arrival (Druid SQL has no
-ASOF JOIN); the snapshot: each symbol's LATEST_BY quote by arrival up to 12:00. Plain ``urllib``;
-query cache off, as Tickbench's target runs it."""
+convention). The tick pack's snapshot: each symbol's LATEST_BY quote by arrival up to 12:00 (its
+as-of join is refused: ``resources/queries/tick.druid.toml``). Plain ``urllib``; query cache off, as
+Tickbench's target runs it."""
 from __future__ import annotations
 
 import io
@@ -75,15 +74,6 @@ class DruidPaths(Paths):
             frame["minute"] = (frame["minute"] - pd.Timestamp(day)) + pd.Timestamp(0)
         return frame
 
-    def _asof_join(self, day, key) -> pd.DataFrame:
-        seq = 'MILLIS_TO_TIMESTAMP(q."_seq")'
-        return self._csv(
-            f"SELECT t.symbol, MOD(TIMESTAMP_TO_MILLIS(t.__time), {DAY_MS}), t.price, t.size, LATEST_BY(q.bid, {seq}), "
-            f'LATEST_BY(q.ofr, {seq}) FROM "{self.table}" q JOIN (SELECT __time, symbol, price, size, "_seq" '
-            f'FROM "{self.trades}" WHERE {self._where(day)}) t ON q.symbol = t.symbol AND q.__time <= t.__time '
-            f'WHERE {self._where(day, "q.__time")} GROUP BY t.symbol, t.__time, t.price, t.size, t."_seq"',
-            ["symbol", "time", "price", "size", "bid", "ofr"], at=1).to_pandas()
-
     def _snapshot(self, day, key) -> pd.DataFrame:
         at = pd.Timedelta(SNAPSHOT_AT) // pd.Timedelta(milliseconds=1)
         tod, seq = f"MOD(TIMESTAMP_TO_MILLIS(__time), {DAY_MS})", 'MILLIS_TO_TIMESTAMP("_seq")'
@@ -101,10 +91,7 @@ class DruidPaths(Paths):
             "minute_bars": Path("TIME_FLOOR(__time, 'PT1M') with EARLIEST_BY/MAX/MIN/LATEST_BY (by arrival), "
                                 "ORDER BY minute, csv", self._bars),
         }
-        if self.trades:                  # TAQ: the tick pack's
-            ways["asof_join"] = Path("quotes JOIN the day's trades ON symbol AND quote time <= trade time, "
-                                     "LATEST_BY(bid/ofr, _seq) GROUP BY trade (no ASOF JOIN in Druid SQL), csv",
-                                     self._asof_join)
+        if self.trades:                  # TAQ: the tick pack's snapshot (its as-of join Druid refuses)
             ways["snapshot"] = Path("LATEST_BY(<column>, _seq) GROUP BY symbol up to 12:00, csv", self._snapshot)
         return ways
 

@@ -15,11 +15,13 @@ import pytest
 
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
 from workloads.datasets import get_dataset
+from workloads.datasets.base import side_tables
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.dolphindb import scripts
 from workloads.targets.common.bars import minute_bars as pandas_bars
 from workloads.targets.base import TargetError
 from workloads.targets.dolphindb import DolphinDBTarget
+from workloads.targets.dolphindb.frames import typed_frame, upload_hints
 from workloads.targets.dolphindb.layout import key_bounds
 
 pytestmark = pytest.mark.timeout(90)
@@ -81,6 +83,27 @@ def test_an_incomplete_day_is_loaded_again(taq, ddb_server):  # noqa: F811
     assert server_rows(ddb_server, names.db, names.table) == 40_123
     relaid = make_target(ddb_server).prepare("taq", TAQ, StringMode.ARROW)
     assert not relaid.reused and relaid.rows == 40_000
+
+
+def test_a_reused_layout_counts_its_trades_without_drawing_them_and_an_incomplete_one_is_loaded_again(
+        taq, ddb_server, monkeypatch):  # noqa: F811
+    target, layout = taq
+    names = target.names("taq", TAQ)
+    dataset = type(get_dataset("taq"))
+    real, drawn = dataset.trades_frame, []
+    monkeypatch.setattr(dataset, "trades_frame", lambda self, *a, **k: drawn.append(1) or real(self, *a, **k))
+    assert make_target(ddb_server).prepare("taq", TAQ, StringMode.ARROW).reused and not drawn
+    whole = len(real(get_dataset("taq"), TAQ))
+    extra = typed_frame(real(get_dataset("taq"), TAQ).head(5), upload_hints(side_tables(get_dataset("taq"))["trades"]))
+    session = ddb.session()
+    session.connect(ddb_server.host, ddb_server.port, "admin", "123456")
+    try:
+        session.run(scripts.insert_function(names, "trades"), extra)    # no longer the rows recorded
+    finally:
+        session.close()
+    relaid = make_target(ddb_server).prepare("taq", TAQ, StringMode.ARROW)
+    assert drawn == [1] and not relaid.reused
+    assert server_rows(ddb_server, names.db, "trades") == whole
 
 
 def test_key_bounds_cover_every_key():

@@ -13,7 +13,9 @@ loaded through the client in batches (``tableInsert``); days whose row count on 
 complete are skipped, incomplete days are deleted and loaded again. A dataset's side tables are
 loaded once into the same database: one with the seed table's partitioning columns (TAQ's
 ``trades``: date, symbol) partitioned as the seed table is, any other (devices' ``info``) as a
-dimension table (``createTable``).
+dimension table (``createTable``). Each side table's rows are recorded in the dimension table
+``side_rows`` once it is loaded whole, so a reused layout's are counted, not drawn again (TAQ's
+trades are drawn from every day's quotes).
 
 PROTOCOL_ARROW is checked at ``prepare`` on every node the run may use (the first data node under
 the node policy ``one``, else all): a server without the formatArrow plugin answers in the DDB
@@ -38,6 +40,8 @@ from workloads.targets.common.arrow_frames import key_value
 from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.frames import _count, _is_arrow_table, typed_frame, upload_hints
+
+SIDE_ROWS = "side_rows"      # each side table's rows, recorded once it is loaded whole
 
 TABLE_NAMES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
 KEY_BUCKETS = {"devices": 10}          # report 004; every other dataset: report 001's 128
@@ -171,29 +175,51 @@ class DolphinDBLayout:
         return {q.identifier(name, "table name"): schema for name, schema in common_side_tables(ds).items()}
 
     def _load_side_tables(self, session, node, ds, names, cols, scale) -> int:
-        """Each side table loaded once: a complete one is kept, an incomplete one dropped and
-        loaded again. One with the seed table's partitioning columns (TAQ's trades: date and
-        symbol) is partitioned as the seed table is, in the same database (what a DolphinDB user
-        does with trades beside quotes); any other (devices' info) is a dimension table. Returns
-        the rows loaded now."""
+        """Each side table loaded once: one holding the rows ``side_rows`` recorded is kept without
+        generating it, an incomplete one is dropped and loaded again. One with the seed table's
+        partitioning columns (TAQ's trades: date and symbol) is partitioned as the seed table is, in
+        the same database (what a DolphinDB user does with trades beside quotes); any other
+        (devices' info) is a dimension table. Returns the rows loaded now."""
+        run = lambda script, *a: self._run(session, node, script, *a)  # noqa: E731
+        recorded = self._recorded_side_rows(session, node, names)
         loaded = 0
         for table, schema in self.side_tables(ds).items():
+            have = int(run(scripts.count_rows(names, table))) if run(scripts.exists_table(names, table)) else None
+            if have and recorded.get(table) == have:
+                continue
             frame = getattr(ds, f"{table}_frame")(scale)
-            if self._run(session, node, scripts.exists_table(names, table)):
-                have = int(self._run(session, node, scripts.count_rows(names, table)))
-                if have == len(frame):
-                    continue
-                self._run(session, node, scripts.drop_table(names, table))
-            columns = [(c.name, c.ddb_type) for c in schema.columns]
-            if set(cols.partition) <= set(schema.names):
-                self._run(session, node, scripts.create_table(names, table, columns, cols.partition))
-            else:
-                self._run(session, node, scripts.create_dimension_table(names, table, columns))
-            insert, hints = scripts.insert_function(names, table), upload_hints(schema)
-            for start in range(0, len(frame), self.chunk_rows):
-                self._run(session, node, insert, typed_frame(frame.iloc[start:start + self.chunk_rows], hints))
-            loaded += len(frame)
+            if have != len(frame):          # a layout from before the record was kept may be whole
+                if have is not None:
+                    run(scripts.drop_table(names, table))
+                self._load_side_table(session, node, names, cols, table, schema, frame)
+                loaded += len(frame)
+            recorded[table] = len(frame)
+            self._record_side_rows(session, node, names, recorded)
         return loaded
+
+    def _load_side_table(self, session, node, names, cols, table: str, schema, frame: pd.DataFrame) -> None:
+        columns = [(c.name, c.ddb_type) for c in schema.columns]
+        if set(cols.partition) <= set(schema.names):
+            self._run(session, node, scripts.create_table(names, table, columns, cols.partition))
+        else:
+            self._run(session, node, scripts.create_dimension_table(names, table, columns))
+        insert, hints = scripts.insert_function(names, table), upload_hints(schema)
+        for start in range(0, len(frame), self.chunk_rows):
+            self._run(session, node, insert, typed_frame(frame.iloc[start:start + self.chunk_rows], hints))
+
+    def _recorded_side_rows(self, session, node, names) -> dict[str, int]:
+        if not self._run(session, node, scripts.exists_table(names, SIDE_ROWS)):
+            return {}
+        frame = self._run(session, node, scripts.select_all(names, SIDE_ROWS))
+        return {str(name): int(n) for name, n in zip(frame["name"], frame["n"])}
+
+    def _record_side_rows(self, session, node, names, recorded: dict[str, int]) -> None:
+        """The record replaced whole (a few rows; a dimension table is rewritten, not updated in place)."""
+        if self._run(session, node, scripts.exists_table(names, SIDE_ROWS)):
+            self._run(session, node, scripts.drop_table(names, SIDE_ROWS))
+        self._run(session, node, scripts.create_dimension_table(names, SIDE_ROWS, [("name", "STRING"), ("n", "LONG")]))
+        self._run(session, node, scripts.insert_function(names, SIDE_ROWS),
+                  pd.DataFrame({"name": list(recorded), "n": pd.array(list(recorded.values()), dtype="int64")}))
 
     def _footprint(self, session, node, names) -> int:
         value = self._run(session, node, scripts.footprint(names))

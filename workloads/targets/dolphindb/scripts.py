@@ -418,6 +418,10 @@ def drop_table(names: Names, table: str) -> str:
     return f"dropTable(database({q.string(names.db)}), {q.string(q.identifier(table, 'table name'))})"
 
 
+def select_all(names: Names, table: str) -> str:
+    return f"select * from {load(names, table)}"
+
+
 def count_rows(names: Names, table: str, where: str = "") -> str:
     """``exec count(*)``: a scalar; ``where`` is a condition made by ``day_filter``."""
     return f"exec count(*) from {load(names, table)}" + (f" where {where}" if where else "")

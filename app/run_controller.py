@@ -245,7 +245,10 @@ class RunController(QObject):
             self._reap_timer.stop()
 
     def _start_next(self) -> None:
-        if self._queue and not self.busy and not self._holds:
+        # a scenario that cannot start (an engine refuses its question) is said and passed over:
+        # the playlist goes on with the next
+        while self._queue and not self.busy and not self._holds:
             scenario = self._queue.popleft()
             self.queue_changed.emit(len(self._queue))
-            self.start(scenario)
+            if self.start(scenario):
+                return

@@ -168,3 +168,15 @@ def test_a_process_that_outlives_its_runs_record_is_reaped_when_it_exits(qtbot, 
     pid = lingering.pid
     del lingering                                                         # only the controller holds it
     qtbot.waitUntil(lambda: not Path(f"/proc/{pid}").exists(), timeout=10_000)   # exited and reaped
+
+
+def test_a_playlist_says_why_a_scenario_cannot_start_starts_no_process_for_it_and_goes_on(qtbot, controller):
+    started, failed, finished = [], [], []
+    controller.run_started.connect(lambda run_id, scenario: started.append(scenario.name))
+    controller.run_failed_to_start.connect(failed.append)
+    controller.run_finished.connect(finished.append)
+    refused = Scenario(name="as-of join on devices", dataset="devices", workload="asof-join", users=(1,), operations=1)
+    controller.start_playlist([refused, _noop("after it", 0.5)])
+    qtbot.waitUntil(lambda: len(finished) == 1, timeout=RUN_TIMEOUT_MS)
+    assert failed == ["asof-join asks TAQ quotes and trades: it runs on the taq dataset, not devices"]
+    assert started == ["after it"] and finished[0].status == "completed"     # no process for the refused one

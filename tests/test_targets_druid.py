@@ -351,6 +351,19 @@ def test_the_tick_questions_druid_refuses_are_refused_before_a_run_with_the_reas
     store.close()
 
 
+def test_the_tick_card_on_druid_says_why_it_cannot_ask_the_as_of_join_and_runs_the_parquet_side(tmp_path, config):
+    from workloads.reproduce.run_report import REFUSED, planned_runs, run_planned
+    from workloads.results.store import ResultsStore
+    store = ResultsStore(tmp_path / "results")
+    planned = planned_runs("tick", "tiny", "druid", config, tmp_path / "data", experiments=["asof-join"])
+    results = run_planned(store, planned)
+    assert [r.status for r in results] == [REFUSED, "completed"], [r.message for r in results]
+    assert results[0].message.startswith("asof-join · database, as-of join: query asof-join: not supported by "
+                                         "Apache Druid: Druid SQL has no ASOF JOIN") and "\n" not in results[0].message
+    assert store.run_ids() == [results[1].run_id]                # the Parquet side ran; nothing stored for Druid
+    store.close()
+
+
 def test_devices_suite_answers_as_duckdb(config, tmp_path):
     _verify_against_duckdb("devices", Scale(days=2, rows_per_day=40_000, symbols=400), ("devices004",), config,
                            tmp_path)

@@ -118,6 +118,10 @@ class Workload(ABC):
             hint = f" (add the table again with {named})"
         return f"{self.name} needs {needs}: dataset {info.name} has {none}{hint}"
 
+    def check(self, scenario: Scenario) -> None:
+        """A ValueError naming why this workload cannot run ``scenario`` (its dataset, days, or an
+        engine that cannot ask its question), before anything starts; no I/O. Nothing by default."""
+
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, every value coerced; unknown keys are an error."""
         known = {p.name: p for p in self.params}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from workloads.reproduce.catalog import Arm, Experiment, report_card
 from workloads.run.runner import RunResult, Runner
+
+REFUSED = "not run"      # a result's status when the run was refused before it started
 from workloads.scenario import Scenario
 
 
@@ -27,10 +29,19 @@ def planned_runs(report: str, size: str, subject: str, subject_config: dict | No
 def run_planned(store, planned: list[tuple[Experiment, Arm, Scenario]],
                 on_start: Callable[[int, int, Experiment, Arm, Runner], None] | None = None,
                 on_end: Callable[[RunResult], None] | None = None) -> list[RunResult]:
-    """Run them in order; a failed run is kept and the next one starts."""
+    """Run them in order; a failed run is kept and the next one starts, and a run refused before it
+    starts (an engine that cannot ask the question) is one result saying why, stored nowhere."""
     results = []
     for index, (exp, arm, scenario) in enumerate(planned):
-        runner = Runner(scenario, store)
+        try:
+            runner = Runner(scenario, store)
+        except (ValueError, KeyError) as exc:
+            reason = str(exc).strip("'\"")       # a KeyError's text comes quoted
+            refused = RunResult("", REFUSED, f"{exp.key} · {arm.label}: {reason}")
+            results.append(refused)
+            if on_end:
+                on_end(refused)
+            continue
         if on_start:
             on_start(index, len(planned), exp, arm, runner)
         result = runner.run()

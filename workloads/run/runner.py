@@ -62,6 +62,7 @@ def check_scenario(scenario: Scenario) -> dict[str, Any]:
     if refusal:
         raise ValueError(refusal)
     params = workload.validate(scenario.params)
+    workload.check(scenario)        # a tick question the engine cannot ask: refused here, in one line
     if workload.bounded_by_operations and not scenario.operations and not scenario.duration_s:
         raise ValueError(f"{scenario.workload} needs a number of operations per user or a duration")
     if scenario.rate and any(step.rate <= 0 for step in workload.steps(scenario)):

@@ -141,6 +141,16 @@ def test_a_first_operation_of_one_fresh_process_each_is_too_few_to_judge(catalog
         store.close()
 
 
+def test_runs_whose_users_ran_under_other_process_conditions_say_so(catalog):
+    store, _folder, same, _slower, _other = catalog
+    plain = Runner(held(process="plain"), store).run()
+    assert plain.status == "completed", plain.message
+    differences = {what: (b, n) for what, b, n in compare_runs(store, same[0], plain.run_id).environment}
+    assert differences["users' process"] == ("forked, settled", "forked, plain")
+    assert "users' process" not in {what for what, _, _ in compare_runs(store, same[0], same[1]).environment}
+    store.delete_run(plain.run_id)          # the catalog's runs stay as the other tests expect them
+
+
 def test_runs_carried_in_bundles_compare_to_the_same_figures_and_a_bundle_is_a_baseline(catalog, tmp_path):
     from workloads.results.bundle import write_bundle
     from workloads.results.bundle_open import open_bundle

@@ -166,6 +166,9 @@ def environment_differences(store, base: dict, new: dict) -> list[tuple[str, str
         b, n = b_env.get(key), n_env.get(key)
         if b != n:
             out.append((name, _text(key, b), _text(key, n)))
+    b_users, n_users = users_process(b_env.get("process")), users_process(n_env.get("process"))
+    if b_users != n_users:          # a plain process or a spawned user changes what a call costs
+        out.append(("users' process", b_users, n_users))
     if base["target"] != new["target"]:
         out.append(("target", str(base["target"]), str(new["target"])))
     b_from, n_from = opened_from(b_env), opened_from(n_env)
@@ -177,6 +180,14 @@ def environment_differences(store, base: dict, new: dict) -> list[tuple[str, str
             out.append((f"{lib} version", str(b_lib.get(lib, "—")), str(n_lib.get(lib, "—"))))
     out.append(("load during the run", _load(store, base), _load(store, new)))
     return out
+
+
+def users_process(conditions: dict | None) -> str:
+    """How a run's users were started and run, in two words ("forked, settled"); a run recorded
+    before its conditions were had spawned, settled users."""
+    conditions = conditions or {}
+    started = "forked" if conditions.get("start") == "forkserver" else "spawned"
+    return f"{started}, {conditions.get('process', 'settled')}"
 
 
 def _text(key: str, value) -> str:

@@ -55,8 +55,9 @@ class RunResult:
 
 def check_scenario(scenario: Scenario) -> dict[str, Any]:
     """The scenario's workload parameters, validated; ValueError or KeyError (unknown workload or
-    target, bad parameters, a dataset without a role the workload needs) before anything starts.
-    No I/O beyond an imported dataset's manifest."""
+    target, bad parameters, a dataset without a role the workload needs, a question the engine
+    cannot ask) before anything starts. No I/O beyond an imported dataset's manifest and a query
+    suite's file."""
     workload = get_workload(scenario.workload)
     refusal = workload.refusal(get_dataset(scenario.dataset).info)
     if refusal:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from workloads.results.compare_stats import Sample, quantile_interval, ratio_of_sums_interval
 from workloads.results.figures import cache_words, step_figures
-from workloads.results.history import opened_from
+from workloads.results.history import opened_from, users_started
 from workloads.results.repeat_noise import DEFAULT_NOISE, Bands, machine_bands
 from workloads.results.suite_figures import geometric_mean, run_footprints
 from workloads.targets.base import PHASES
@@ -186,8 +186,7 @@ def users_process(conditions: dict | None) -> str:
     """How a run's users were started and run, in two words ("forked, settled"); a run recorded
     before its conditions were had spawned, settled users."""
     conditions = conditions or {}
-    started = "forked" if conditions.get("start") == "forkserver" else "spawned"
-    return f"{started}, {conditions.get('process', 'settled')}"
+    return f"{users_started(conditions)}, {conditions.get('process', 'settled')}"
 
 
 def _text(key: str, value) -> str:

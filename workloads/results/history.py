@@ -316,8 +316,12 @@ def started_as(environment) -> str:
     """How a run's users were started, short: "forked" or "spawned", with " · plain" for a plain
     process (``workloads.run.processes``). A run recorded before that record was spawned: the only way."""
     conditions = _environment(environment).get("process") or {}
-    started = "forked" if conditions.get("start") == "forkserver" else "spawned"
-    return started + (" · plain" if conditions.get("process") == "plain" else "")
+    return users_started(conditions) + (" · plain" if conditions.get("process") == "plain" else "")
+
+
+def users_started(conditions: dict) -> str:
+    """"forked" (from a preloaded server) or "spawned", from a run's recorded process conditions."""
+    return "forked" if conditions.get("start") == "forkserver" else "spawned"
 
 
 def run_labels(store: ResultsStore, run_ids: list[str]) -> dict[str, str]:

@@ -20,6 +20,13 @@ from workloads.targets.base import Layout, OpResult, Target
 
 Operation = Callable[[], OpResult]
 
+# A knob of the harness every workload takes: a CPU busy loop of this many seconds inside each
+# operation's timed span, after the operation (``workloads.run.worker``): a known slowdown to
+# calibrate a comparison against. Recorded in the scenario's params like any other.
+ADDED_WORK = Param("added_work_s", "Added work per operation", "float", 0.0, 0.0, 60.0, "s",
+                   help="0: none. Otherwise each measured operation also spends this long in a CPU busy "
+                        "loop inside its timed span (a known slowdown).")
+
 
 def counted_as(rows: int, nbytes: int, operation: Operation) -> Operation:
     """Make ``operation`` count ``rows`` and ``nbytes`` (e.g. the input a computation scans)
@@ -123,13 +130,17 @@ class Workload(ABC):
         engine that cannot ask its question), before anything starts; no I/O. Nothing by default."""
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """Defaults filled in, every value coerced; unknown keys are an error."""
+        """Defaults filled in, every value coerced; unknown keys are an error. The harness's own
+        ``added_work_s`` (``ADDED_WORK``) is taken by every workload, and kept only when given."""
         known = {p.name: p for p in self.params}
-        unknown = set(raw) - set(known)
+        unknown = set(raw) - set(known) - {ADDED_WORK.name}
         if unknown:
             raise ValueError(f"{self.name} has no parameter(s) {', '.join(sorted(unknown))}; "
                              f"it takes {', '.join(known) or 'none'}")
-        return {name: p.coerce(raw.get(name, p.default)) for name, p in known.items()}
+        values = {name: p.coerce(raw.get(name, p.default)) for name, p in known.items()}
+        if ADDED_WORK.name in raw:
+            values[ADDED_WORK.name] = ADDED_WORK.coerce(raw[ADDED_WORK.name])
+        return values
 
     def steps(self, scenario: Scenario) -> list[StepPlan]:
         """One step per users value (a users sweep), and with open-loop rates one per users value

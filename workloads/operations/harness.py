@@ -2,7 +2,8 @@
 stalling like a server that stops answering now and then (a known delay, to show what a closed
 loop hides and an open one counts: ``workloads.run.schedule``), or answering every operation in a
 known time with a known number of rows (a target whose truth is known: what ``tickbench compare``
-must call slower when the time grows 20 %, and the same when it does not)."""
+must call slower when the time grows 20 %, and the same when it does not), or spending a known CPU
+time on each (``work_s``: a busy loop, as a server whose answer costs known CPU)."""
 from __future__ import annotations
 
 import time
@@ -18,6 +19,13 @@ def _noop() -> OpResult:
     return _EMPTY
 
 
+def busy_for(seconds: float) -> None:
+    """Spend ``seconds`` of CPU in a busy loop (never a sleep): a known cost of work."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
 class NoOp(Workload):
     name = "noop"
     title = "Harness overhead (no-op)"
@@ -27,7 +35,7 @@ class NoOp(Workload):
     op_name = "noop"
     roles = frozenset()
     uses_target = False
-    system_params = frozenset({"stall_every_s", "stall_s", "hold_s", "rows"})    # the simulated server
+    system_params = frozenset({"stall_every_s", "stall_s", "hold_s", "work_s", "rows"})    # the simulated server
     params = (
         Param("stall_every_s", "Stall every", "float", 0.0, 0.0, 3600.0, "s",
               help="0: never. Otherwise a stall window opens this often, from the worker's first operation."),
@@ -36,6 +44,9 @@ class NoOp(Workload):
         Param("hold_s", "Answer time", "float", 0.0, 0.0, 60.0, "s",
               help="0: none. Otherwise every operation takes this long (a sleep), as a server whose answer "
                    "takes a known time."),
+        Param("work_s", "CPU work per operation", "float", 0.0, 0.0, 60.0, "s",
+              help="0: none. Otherwise every operation spends this long in a busy loop (after any answer "
+                   "time), as a server whose answer costs known CPU."),
         Param("rows", "Rows per operation", "int", 0, 0, 1_000_000_000, "rows",
               help="The rows each operation says it returned (for a rows/s figure of known truth)."),
     )
@@ -44,13 +55,15 @@ class NoOp(Workload):
         every, length = ctx.params["stall_every_s"], ctx.params["stall_s"]
         if every > 0 and length > 0:
             ctx.state["stalls"] = (every, length, None)
-        hold, rows = ctx.params["hold_s"], ctx.params["rows"]
-        if hold > 0 or rows > 0:           # made once: the plain no-op's next_op stays two lookups
+        hold, rows, work = ctx.params["hold_s"], ctx.params["rows"], ctx.params["work_s"]
+        if hold > 0 or rows > 0 or work > 0:    # made once: the plain no-op's next_op stays two lookups
             answer = OpResult(rows=rows, nbytes=rows * 8)
 
             def held() -> OpResult:
                 if hold > 0:
                     time.sleep(hold)
+                if work > 0:
+                    busy_for(work)
                 return answer
             ctx.state["held"] = held
 

@@ -201,6 +201,28 @@ def _build_context(spec: WorkerSpec):
     return ctx, workload
 
 
+def with_added_work(next_op, seconds: float):
+    """``next_op`` itself when ``seconds`` is 0; else one whose operations each end with a CPU busy
+    loop of ``seconds`` inside their timed span (after the operation, never after a failed one),
+    keeping the operation's marks (``named``, ``counted_as``, ``checked``, the days it reads)."""
+    if not seconds > 0:
+        return next_op
+    from workloads.operations.harness import busy_for
+
+    def next_with_work(ctx, seq: int):
+        op = next_op(ctx, seq)
+        if op is None:
+            return None
+
+        def worked():
+            result = op()
+            busy_for(seconds)
+            return result
+        worked.__dict__.update(getattr(op, "__dict__", None) or {})
+        return worked
+    return next_with_work
+
+
 class _Operations:
     """Runs one worker's operations of each kind and streams their records to the parent."""
 
@@ -215,6 +237,9 @@ class _Operations:
         self.probes_wanted = (workload.uses_target and scenario.probe_ops > 0
                               and workload.op_name in ctx.target.probed_ops)
         step = int(spec.step["index"])
+        # the workload's next_op, or with added work (``added_work_s``) one that wraps each
+        # operation: 0 leaves the workload's own, so the fast path pays nothing
+        self.next_op = with_added_work(workload.next_op, float(ctx.params.get("added_work_s") or 0.0))
         self._warmups = RecordBuffer(step, spec.worker, spec.host)
         self._buffer = RecordBuffer(step, spec.worker, spec.host)
         self._last_flush = time.perf_counter()
@@ -229,7 +254,7 @@ class _Operations:
         failed = False           # a failed warm-up still counts to the minimum, but ends the rest
         seq = 0
         while seq < minimum or (until_steady and not failed and more_warmup(seconds, minimum)):
-            op = self.workload.next_op(self.ctx, seq)
+            op = self.next_op(self.ctx, seq)
             if op is None:
                 break
             started, total, result, error = self._timed(op, clear_first=self.cold)
@@ -277,7 +302,7 @@ class _Operations:
         # the loop's names bound once: a lookup per operation is the harness's own cost
         add_start, add_total, add_rows, add_bytes = buffer.appenders()
         add_intended = buffer.intended_appender()
-        next_op, clock = self.workload.next_op, time.perf_counter
+        next_op, clock = self.next_op, time.perf_counter
         probe_mode = None if measured else ctx.target.probe_mode
         cold = self.cold
         ctx.rows_done = 0

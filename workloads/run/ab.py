@@ -1,0 +1,484 @@
+"""An A/B session: scenarios A and B run as interleaved repetitions, each a normal run (a fresh set
+of user processes, stored in the catalog like any run), and verdicts from the paired repetitions.
+
+Pairs run one after the other; within each pair A or B goes first at random (seeded, recorded), so
+the sequence reads A B B A A B ... (Google Benchmark's random interleaving): a drift of the machine
+is shared by a pair and cancels in its ratio, and no side always runs second. Each figure's verdict
+is ``workloads.results.evidence.paired`` over the kept pairs (the median of the ratios B / A with a
+sign-test 95 % interval) and ``verdict_of``.
+
+The session stops early, from ``MIN_PAIRS`` pairs on, when the primary figure (p50 by default) is
+settled at every step: its 99 % interval (stricter: the session looks after every pair) wholly beyond
+the noise floor, or its 95 % interval wholly within ±``smallest``. Otherwise it runs on to
+``max_pairs`` or ``budget_s`` and says how many pairs would settle it.
+
+A repetition that fails is dropped with its reason, and so is its pair. ``should_stop()`` (Ctrl-C)
+cancels the current run; every completed run stays in the catalog. The session's record is one
+JSON file in the catalog's ``ab/`` folder (``load_ab``).
+
+``run_ab`` is synchronous, as ``Runner.run()`` is: the command line and tests call it directly.
+"""
+from __future__ import annotations
+
+import math
+import random
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from workloads.results.atomic_files import read_json, write_json
+from workloads.results.evidence import (CANNOT_TELL, LEVEL, MIN_PAIRS, NOISE_FLOOR, Evidence, finite_positive,
+                                        paired, pairs_to_settle, verdict_of)
+from workloads.results.figures import step_figures
+from workloads.run.runner import Runner, check_scenario
+from workloads.scenario import Scenario, is_secret, run_name
+
+AB_DIR = "ab"
+STRICT_LEVEL = 0.99             # the early stop's interval: looked at after every pair
+FAIL_STREAK = 3                 # repetitions failing in a row end the session: the next would too
+# (name shown, step_figures column, higher is better)
+FIGURES = (("rows/s", "rows_per_s", True), ("MB/s", "mb_per_s", True), ("ops/s", "ops_per_s", True),
+           ("p50", "p50_s", False), ("p95", "p95_s", False), ("p99", "p99_s", False))
+FIGURE_NAMES = tuple(name for name, _column, _better in FIGURES)
+_HIGHER = {name: better for name, _column, better in FIGURES}
+
+StepKey = tuple  # (users, rate or None)
+
+
+@dataclass
+class Repetition:
+    pair: int
+    side: str                   # "A" | "B"
+    run_id: str = ""
+    status: str = ""            # completed | cancelled | failed | ... (the run's own)
+    message: str = ""
+    figures: dict[StepKey, dict[str, float]] = field(default_factory=dict)
+    labels: dict[StepKey, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+
+@dataclass
+class Pair:
+    index: int
+    order: str                  # "AB" or "BA": which side ran first
+    a: Repetition | None = None
+    b: Repetition | None = None
+
+    @property
+    def kept(self) -> bool:
+        return self.a is not None and self.b is not None and self.a.ok and self.b.ok
+
+
+@dataclass
+class FigureVerdict:
+    step: str
+    figure: str
+    higher_is_better: bool
+    a: float                    # the median of side A's values over the kept pairs
+    b: float
+    evidence: Evidence | None
+    verdict: str
+
+    def to_dict(self) -> dict[str, Any]:
+        e = self.evidence
+        return {"step": self.step, "figure": self.figure, "higher_is_better": self.higher_is_better,
+                "a": self.a, "b": self.b, "verdict": self.verdict,
+                "ratio": e.ratio if e else None, "low": e.low if e else None, "high": e.high if e else None,
+                "could_see": e.could_see if e else None, "basis": e.basis if e else ""}
+
+
+@dataclass
+class AbProgress:
+    """What the session is doing now, for a progress bar: ``runner`` is the run under way (None
+    between runs) and ``text`` says it in words."""
+    pair: int                   # 1-based
+    max_pairs: int
+    side: str
+    text: str
+    runner: Runner | None = None
+
+
+@dataclass
+class AbResult:
+    ab_id: str
+    status: str                 # running | completed | cancelled | failed
+    scenario_a: dict[str, Any]
+    scenario_b: dict[str, Any]
+    seed: int
+    primary: str
+    smallest: float
+    max_pairs: int
+    pairs: list[Pair] = field(default_factory=list)
+    verdicts: list[FigureVerdict] = field(default_factory=list)
+    outcome: str = ""           # clear | inconclusive | too few | cancelled | failed
+    stop: str = ""              # "clear after 7 pairs", "inconclusive after 20 pairs: needs about 34 to see ±5 %"
+    needs_pairs: int | None = None
+    message: str = ""
+    elapsed_s: float = 0.0
+    started_at: str = ""
+
+    @property
+    def kept(self) -> int:
+        return sum(p.kept for p in self.pairs)
+
+    @property
+    def order(self) -> str:
+        return " ".join(" ".join(p.order) for p in self.pairs)
+
+    def dropped(self) -> list[dict[str, Any]]:
+        """Every repetition not used, with why: its own failure, or its partner's."""
+        out = []
+        for p in self.pairs:
+            if p.kept:
+                continue
+            for rep in (p.a, p.b):
+                if rep is None:
+                    continue
+                partner = p.b if rep is p.a else p.a
+                reason = _reason(rep) if not rep.ok else \
+                    f"its pair's {partner.side} {_reason(partner)}" if partner is not None else "its pair was not finished"
+                out.append({"pair": p.index + 1, "side": rep.side, "run_id": rep.run_id, "reason": reason})
+        return out
+
+    def primary_verdicts(self) -> list[FigureVerdict]:
+        return [v for v in self.verdicts if v.figure == self.primary]
+
+    def answered(self) -> bool:
+        """An answer (a difference, or none this machine can see) at every step's primary figure."""
+        found = self.primary_verdicts()
+        return bool(found) and all(v.verdict != CANNOT_TELL for v in found)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, strict JSON (no NaN or infinity: None instead)."""
+        return _strict({
+            "ab_id": self.ab_id, "status": self.status, "outcome": self.outcome, "stop": self.stop,
+            "message": self.message, "started_at": self.started_at, "elapsed_s": round(self.elapsed_s, 3),
+            "scenario_a": self.scenario_a, "scenario_b": self.scenario_b,
+            "seed": self.seed, "primary": self.primary, "smallest": self.smallest, "max_pairs": self.max_pairs,
+            "order": self.order, "kept_pairs": self.kept, "pairs_run": len(self.pairs),
+            "needs_pairs": self.needs_pairs,
+            "pairs": [{"pair": p.index + 1, "order": p.order, "kept": p.kept,
+                       "a": p.a.run_id if p.a else None, "b": p.b.run_id if p.b else None} for p in self.pairs],
+            "dropped": self.dropped(),
+            "verdicts": [v.to_dict() for v in self.verdicts],
+        })
+
+
+def _reason(rep: Repetition) -> str:
+    return f"{rep.status}" + (f": {rep.message}" if rep.message else "")
+
+
+def _strict(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    return value
+
+
+# ---- figures and verdicts --------------------------------------------------------------------
+def step_key(row: dict) -> StepKey:
+    """Steps match by users and offered rate (as ``workloads.results.compare`` matches them)."""
+    rate = row.get("rate")
+    return int(row["users"]), None if rate is None or pd.isna(rate) else float(rate)
+
+
+def figures_of(frame: pd.DataFrame) -> tuple[dict[StepKey, dict[str, float]], dict[StepKey, str]]:
+    """A run's figures per step (``step_figures``' rows): {step key: {figure name: value}}, and the
+    steps' labels. Latencies in seconds, as stored."""
+    figures, labels = {}, {}
+    for row in frame.to_dict("records"):
+        key = step_key(row)
+        figures[key] = {name: _number(row.get(column)) for name, column, _better in FIGURES}
+        labels[key] = str(row.get("label") or key[0])
+    return figures, labels
+
+
+def _number(value) -> float:
+    try:
+        return float(value) if value is not None and not pd.isna(value) else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def paired_values(pairs: list[Pair], step: StepKey, figure: str) -> tuple[list[float], list[float]]:
+    """(A's values, B's values) of ``figure`` at ``step``, pair by pair over the kept pairs."""
+    kept = [p for p in pairs if p.kept and step in p.a.figures and step in p.b.figures]
+    a = [p.a.figures[step].get(figure, math.nan) for p in kept]
+    b = [p.b.figures[step].get(figure, math.nan) for p in kept]
+    return a, b
+
+
+def steps_of(pairs: list[Pair]) -> list[tuple[StepKey, str]]:
+    """The steps both sides ran in the kept pairs, in order, with their labels."""
+    seen: dict[StepKey, str] = {}
+    for p in pairs:
+        if p.kept:
+            for key in p.a.figures:
+                if key in p.b.figures and key not in seen:
+                    seen[key] = p.b.labels.get(key) or p.a.labels.get(key) or str(key[0])
+    return list(seen.items())
+
+
+def verdicts_of(pairs: list[Pair]) -> list[FigureVerdict]:
+    """Every (step, figure) with a value on both sides of some kept pair: the paired evidence and
+    its verdict. A figure 0 or missing on a side (a no-op's rows) is left out."""
+    out = []
+    for key, label in steps_of(pairs):
+        for name in FIGURE_NAMES:
+            a, b = paired_values(pairs, key, name)
+            usable = [(x, y) for x, y in zip(a, b) if finite_positive(x) and finite_positive(y)]
+            if not usable:
+                continue
+            evidence = paired(a, b)
+            out.append(FigureVerdict(label, name, _HIGHER[name], _median([x for x, _ in usable]),
+                                     _median([y for _, y in usable]), evidence, verdict_of(evidence, _HIGHER[name])))
+    return out
+
+
+def _median(values: list[float]) -> float:
+    return float(pd.Series(values, dtype=float).median()) if values else math.nan
+
+
+def settled(pairs: list[Pair], primary: str, smallest: float) -> bool:
+    """True when the primary figure is clear at every step: its 99 % interval wholly beyond the
+    noise floor (a difference), or its 95 % interval wholly within ±``smallest`` (no such change)."""
+    steps = steps_of(pairs)
+    if not steps:
+        return False
+    for key, _label in steps:
+        a, b = paired_values(pairs, key, primary)
+        strict = paired(a, b, level=STRICT_LEVEL)
+        if strict is not None and (strict.low > 1 + NOISE_FLOOR or strict.high < 1 / (1 + NOISE_FLOOR)):
+            continue
+        usual = paired(a, b, level=LEVEL)
+        if usual is not None and usual.low >= 1 / (1 + smallest) and usual.high <= 1 + smallest:
+            continue
+        return False
+    return True
+
+
+def needed_pairs(pairs: list[Pair], primary: str, smallest: float) -> int | None:
+    """About how many kept pairs in all would narrow every step's primary interval to ±``smallest``."""
+    kept = sum(p.kept for p in pairs)
+    wanted = []
+    for key, _label in steps_of(pairs):
+        evidence = paired(*paired_values(pairs, key, primary))
+        if evidence is None:
+            return None
+        wanted.append(pairs_to_settle(evidence, kept, smallest))
+    return max(wanted) if wanted else None
+
+
+def orders(count: int, seed: int) -> list[str]:
+    """Which side runs first in each of ``count`` pairs: "AB" or "BA", at random from ``seed``."""
+    rng = random.Random(seed)
+    return [rng.choice(("AB", "BA")) for _ in range(count)]
+
+
+# ---- the session -----------------------------------------------------------------------------
+def new_ab_id() -> str:
+    return f"ab-{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def _public(scenario: Scenario) -> dict[str, Any]:
+    data = scenario.to_dict()
+    data["name"] = run_name(scenario)
+    data["target_config"] = {k: v for k, v in data["target_config"].items() if not is_secret(k)}
+    return data
+
+
+def ab_path(store, ab_id: str) -> Path:
+    return Path(store.path) / AB_DIR / f"{ab_id}.json"
+
+
+def load_ab(store, ab_id: str) -> dict[str, Any] | None:
+    """An A/B session's record as ``AbResult.to_dict()`` wrote it; None when there is none."""
+    return read_json(ab_path(store, ab_id), None)
+
+
+def save_ab(store, result: AbResult) -> None:
+    path = ab_path(store, result.ab_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, result.to_dict())
+
+
+def run_ab(scenario_a: Scenario, scenario_b: Scenario, store, *, max_pairs: int = 20, smallest: float = 0.05,
+           budget_s: float | None = None, seed: int | None = None, primary: str = "p50",
+           on_progress: Callable[[AbProgress], None] | None = None,
+           should_stop: Callable[[], bool] | None = None) -> AbResult:
+    """Run A and B as interleaved pairs of repetitions into ``store`` and judge them (module doc).
+    ValueError before anything runs when a scenario cannot run or an option is out of range."""
+    if max_pairs < 1:
+        raise ValueError(f"max pairs: at least 1, not {max_pairs}")
+    if not (0 < smallest < 1):
+        raise ValueError(f"smallest change: a fraction above 0 and under 1 (0.05: 5 %), not {smallest}")
+    if primary not in FIGURE_NAMES:
+        raise ValueError(f"figure: one of {', '.join(FIGURE_NAMES)}, not {primary!r}")
+    if budget_s is not None and not budget_s > 0:
+        raise ValueError(f"budget: a time above 0, not {budget_s}")
+    check_scenario(scenario_a)
+    check_scenario(scenario_b)
+    seed = secrets.randbits(32) if seed is None else int(seed)
+    ab_id = new_ab_id()
+    sides = {"A": scenario_a.with_changes(name=f"A/B {ab_id} · A"),
+             "B": scenario_b.with_changes(name=f"A/B {ab_id} · B")}
+    result = AbResult(ab_id, "running", _public(scenario_a), _public(scenario_b), seed, primary, smallest,
+                      max_pairs, started_at=datetime.now().isoformat(timespec="seconds"))
+    session = _Session(result, sides, store, budget_s, on_progress, should_stop or (lambda: False))
+    return session.run()
+
+
+class _Session:
+    def __init__(self, result: AbResult, sides: dict[str, Scenario], store, budget_s, on_progress, should_stop):
+        self.result, self.sides, self.store = result, sides, store
+        self.budget_s, self.on_progress, self.should_stop = budget_s, on_progress, should_stop
+        self.t0 = time.monotonic()
+        self.cancelled = False
+        self.fail_streak = 0
+
+    def _tell(self, pair: int, side: str, text: str, runner: Runner | None = None) -> None:
+        if self.on_progress is not None:
+            self.on_progress(AbProgress(pair, self.result.max_pairs, side, text, runner))
+
+    def run(self) -> AbResult:
+        result = self.result
+        save_ab(self.store, result)
+        try:
+            self._prepare()
+        except Exception as exc:  # the target could not be laid out: no pair can run
+            from workloads.run.worker import describe_error
+            return self._end("failed", "failed", f"preparing the data failed: {describe_error(exc)}", exc)
+        budget_spent = False
+        for index, order in enumerate(orders(result.max_pairs, result.seed)):
+            if self._stopping():
+                break
+            if self.budget_s is not None and index and time.monotonic() - self.t0 >= self.budget_s:
+                budget_spent = True
+                break
+            pair = Pair(index, order)
+            result.pairs.append(pair)
+            for side in order:
+                rep = self._repeat(pair, side)
+                setattr(pair, side.lower(), rep)
+                if not rep.ok:
+                    break           # its pair is lost: the other side need not run
+            self.fail_streak = 0 if pair.kept else self.fail_streak + 1
+            self._judge(final=False)
+            save_ab(self.store, result)
+            if self.cancelled:
+                break
+            if self.fail_streak >= FAIL_STREAK:
+                last = result.dropped()[-1]["reason"] if result.dropped() else "failed"
+                return self._end("completed", "failed", f"{FAIL_STREAK} pairs in a row failed; last: {last}")
+            if result.kept >= MIN_PAIRS and settled(result.pairs, result.primary, result.smallest):
+                return self._end("completed", "clear", f"clear after {result.kept} pairs")
+        if self.cancelled:
+            return self._end("cancelled", "cancelled", f"cancelled after {result.kept} kept "
+                             f"pair{'s' if result.kept != 1 else ''}; what was measured is kept")
+        ran = len(result.pairs)
+        if result.kept < MIN_PAIRS:
+            return self._end("completed", "too few", f"too few pairs: kept {result.kept} of {ran}; "
+                             f"a verdict needs {MIN_PAIRS}")
+        self._judge(final=True)
+        needs = result.needs_pairs
+        spent = f" (the budget of {self.budget_s / 60:g} min is spent)" if budget_spent else ""
+        text = f"inconclusive after {ran} pairs{spent}"
+        if needs is not None:
+            text += f": needs about {needs} to see ±{result.smallest:.0%}".replace("%", " %")
+        return self._end("completed", "inconclusive", text)
+
+    def _stopping(self) -> bool:
+        if not self.cancelled and self.should_stop():
+            self.cancelled = True
+        return self.cancelled
+
+    def _prepare(self) -> None:
+        """Lay each side's data out before the first pair (untimed, no run stored), so the first
+        pair's runs find it laid out as every later one does."""
+        from workloads.operations import get_workload
+        from workloads.targets import make_target
+        done = set()
+        for side, scenario in self.sides.items():
+            if not get_workload(scenario.workload).uses_target:
+                continue
+            key = (scenario.target, repr(sorted(scenario.target_config.items())), scenario.dataset,
+                   repr(scenario.scale), scenario.strings)
+            if key in done:
+                continue
+            done.add(key)
+            self._tell(0, side, f"preparing {scenario.target}'s data for {side}")
+            target = make_target(scenario.target, scenario.target_config)
+            try:
+                target.prepare(scenario.dataset, scenario.scale, scenario.string_mode)
+            finally:
+                close = getattr(target, "close", None)
+                if close is not None:
+                    try:
+                        close()
+                    except Exception:  # closing a connection used to prepare must not stop the session
+                        pass
+
+    def _repeat(self, pair: Pair, side: str) -> Repetition:
+        """One repetition: a normal run, watched for a stop request."""
+        rep = Repetition(pair.index, side)
+        if self._stopping():
+            rep.status, rep.message = "cancelled", "not started: the session was stopped"
+            return rep
+        try:
+            runner = Runner(self.sides[side], self.store)
+        except (ValueError, KeyError) as exc:
+            rep.status, rep.message = "failed", str(exc).strip("'\"")
+            return rep
+        rep.run_id = runner.run_id
+        self._tell(pair.index + 1, side, f"pair {pair.index + 1}: {side} ({runner.run_id})", runner)
+        watching = threading.Event()
+        watcher = threading.Thread(target=self._watch, args=(runner, watching), daemon=True)
+        watcher.start()
+        try:
+            run = runner.run()
+            rep.status, rep.message = run.status, run.message
+            rep.figures, rep.labels = figures_of(run.figures)
+        except Exception as exc:  # a repetition that fails is dropped with its reason, never the session
+            from workloads.run.worker import describe_error
+            rep.status, rep.message = "failed", describe_error(exc)
+        finally:
+            watching.set()
+            watcher.join()
+        if rep.ok and not any(f.get("ops/s", 0) > 0 for f in rep.figures.values()):
+            rep.status, rep.message = "failed", "no step measured an operation"
+        self._tell(pair.index + 1, side, f"pair {pair.index + 1}: {side} {rep.status}")
+        return rep
+
+    def _watch(self, runner: Runner, done: threading.Event) -> None:
+        while not done.wait(0.1):
+            if self._stopping():
+                runner.cancel()
+                return
+
+    def _judge(self, final: bool) -> None:
+        result = self.result
+        result.verdicts = verdicts_of(result.pairs)
+        if final:
+            result.needs_pairs = needed_pairs(result.pairs, result.primary, result.smallest)
+        result.elapsed_s = time.monotonic() - self.t0
+
+    def _end(self, status: str, outcome: str, stop: str, exc: BaseException | None = None) -> AbResult:
+        result = self.result
+        self._judge(final=outcome not in ("clear",))
+        result.status, result.outcome, result.stop = status, outcome, stop
+        if exc is not None:
+            result.message = stop
+        save_ab(self.store, result)
+        return result

@@ -1,4 +1,4 @@
-"""The command line: ``tickbench run | runs | show | compare | verify | reproduce | hosts | agent | export | import | datasets | workloads |
+"""The command line: ``tickbench run | ab | runs | show | compare | verify | reproduce | hosts | agent | export | import | datasets | workloads |
 targets | engines | open``.
 
 Here: the parser and the table of subcommands. Each subcommand lives in an app/cli_*.py module
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.cli_ab import add_ab_parser, cmd_ab
 from app.cli_agent import add_agent_parser, cmd_agent
 from app.cli_common import CliError, _fail, _registry, _store, console, err_console
 from app.cli_datasets import cmd_datasets, cmd_import, cmd_workloads
@@ -33,6 +34,70 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(message)
 
 
+def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags that make a scenario (``app.cli_scenario.scenario_from_args``): run's, and ab's side A."""
+    parser.add_argument("--scenario", type=Path, help="a scenario TOML file; flags given also override it")
+    parser.add_argument("--name", help="a name for the run")
+    parser.add_argument("--target", help="pickle | parquet | feather | duckdb | clickhouse | arcticdb | hdf5 | "
+                                         "dolphindb, or a saved server's key (ddb:NAME, ch:NAME: see 'tickbench targets')")
+    parser.add_argument("--dataset", help="taq | level2 | devices | api45 | imp_NAME (an imported CSV)")
+    parser.add_argument("--days", type=int)
+    parser.add_argument("--rows-per-day", type=int)
+    parser.add_argument("--symbols", type=int, help="symbols / securities / devices")
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--strings", help="object | str | category (how string columns are decoded)")
+    parser.add_argument("--workload", help="read-day | slice-download | upload-sweep | concurrent-append | minute-bars | "
+                                           "spread-by-minute | mapreduce-minute-bars | ols-spread | noop")
+    parser.add_argument("--users", help="one number or a sweep, e.g. 1,2,4,8")
+    parser.add_argument("--cache", help="warm | cold")
+    parser.add_argument("--start", choices=START_METHODS,
+                        help="how each step's users start: forked from a server that preloaded the engine's "
+                             "modules (forkserver, default), or each a fresh interpreter (spawn: a fully cold first "
+                             "operation, ~60 MiB and a second or more per user)")
+    parser.add_argument("--process", choices=PROCESSES,
+                        help="settled (default): a long-lived client's allocator and pandas 3 strings; plain: "
+                             "glibc's and the installed pandas' own defaults, as a fresh script runs (recorded)")
+    parser.add_argument("--operations", type=int, help="operations per user per step")
+    parser.add_argument("--duration", type=float, help="seconds per step instead of an operation count; a "
+                        f"step also runs on until its users have made {MIN_OPS} operations together")
+    parser.add_argument("--warmup", type=int, help="warm-up operations per user per step, recorded apart "
+                                                   "(default 1)")
+    parser.add_argument("--probes", type=int, help="probe operations per user per step for phase splits "
+                                                   "that need them (default 2; 0: none)")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
+    parser.add_argument("--data-dir", type=Path, help="where local targets lay out data")
+    add_scheduler_arguments(parser)
+    add_rate_arguments(parser)
+    parser.add_argument("--added-work", type=_added_work, action=_AddedWork, metavar="MS",
+                        help="a CPU busy loop of MS milliseconds inside every measured operation's timed span, "
+                             "after the operation: a known slowdown (recorded as the parameter added_work_s)")
+    parser.add_argument("--agent", action="append", default=[], metavar="HOST:PORT",
+                        help="a database host's agent (tickbench agent there; repeatable): a cold round has it "
+                             "drop that host's page cache; its token from TICKBENCH_AGENT_TOKEN")
+    add_dolphindb_arguments(parser)
+
+
+def _added_work(text: str) -> float:
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 60_000):
+        raise argparse.ArgumentTypeError(f"takes milliseconds from 0 to 60000, not {text!r}")
+    return value
+
+
+class _AddedWork(argparse.Action):
+    """--added-work MS: the workload parameter added_work_s, as --param would give it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        params = list(getattr(namespace, "param", None) or [])
+        params.append(f"added_work_s={values / 1000:g}")
+        setattr(namespace, "param", params)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tickbench", description="Benchmark where and how tick data is stored and served.")
     parser.add_argument("--version", action="version", version="tickbench 0.1.0")
@@ -40,39 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="run a scenario and print its figures")
-    run.add_argument("--scenario", type=Path, help="a scenario TOML file; flags given also override it")
-    run.add_argument("--name", help="a name for the run")
-    run.add_argument("--target", help="pickle | parquet | feather | duckdb | clickhouse | arcticdb | hdf5 | "
-                                      "dolphindb, or a saved server's key (ddb:NAME, ch:NAME: see 'tickbench targets')")
-    run.add_argument("--dataset", help="taq | level2 | devices | api45 | imp_NAME (an imported CSV)")
-    run.add_argument("--days", type=int)
-    run.add_argument("--rows-per-day", type=int)
-    run.add_argument("--symbols", type=int, help="symbols / securities / devices")
-    run.add_argument("--seed", type=int)
-    run.add_argument("--strings", help="object | str | category (how string columns are decoded)")
-    run.add_argument("--workload", help="read-day | slice-download | upload-sweep | concurrent-append | minute-bars | "
-                                        "spread-by-minute | mapreduce-minute-bars | ols-spread | noop")
-    run.add_argument("--users", help="one number or a sweep, e.g. 1,2,4,8")
-    run.add_argument("--cache", help="warm | cold")
-    run.add_argument("--start", choices=START_METHODS,
-                     help="how each step's users start: forked from a server that preloaded the engine's "
-                          "modules (forkserver, default), or each a fresh interpreter (spawn: a fully cold first "
-                          "operation, ~60 MiB and a second or more per user)")
-    run.add_argument("--process", choices=PROCESSES,
-                     help="settled (default): a long-lived client's allocator and pandas 3 strings; plain: "
-                          "glibc's and the installed pandas' own defaults, as a fresh script runs (recorded)")
-    run.add_argument("--operations", type=int, help="operations per user per step")
-    run.add_argument("--duration", type=float, help="seconds per step instead of an operation count; a "
-                     f"step also runs on until its users have made {MIN_OPS} operations together")
-    run.add_argument("--warmup", type=int, help="warm-up operations per user per step, recorded apart "
-                                                "(default 1)")
-    run.add_argument("--probes", type=int, help="probe operations per user per step for phase splits "
-                                                "that need them (default 2; 0: none)")
-    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                     help="a workload parameter, e.g. rows_per_user=500000 (repeatable)")
-    run.add_argument("--data-dir", type=Path, help="where local targets lay out data")
-    add_scheduler_arguments(run)
-    add_rate_arguments(run)
+    add_scenario_arguments(run)
     run.add_argument("--scenario-stdin", action="store_true",
                      help="read the whole scenario as JSON from standard input (how the window starts a "
                           "run: a password in it is never written anywhere)")
@@ -86,10 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--live", action="store_true",
                      help="publish live snapshots to the run's folder and obey a stop request there "
                           "(the window's viewer), instead of a progress bar")
-    run.add_argument("--agent", action="append", default=[], metavar="HOST:PORT",
-                     help="a database host's agent (tickbench agent there; repeatable): a cold round has it "
-                          "drop that host's page cache; its token from TICKBENCH_AGENT_TOKEN")
-    add_dolphindb_arguments(run)
     add_verify_parser(sub)
     add_reproduce_parser(sub)
     add_hosts_parser(sub)
@@ -139,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_targets_parser(sub)
     add_engines_parser(sub)
     add_compare_parser(sub)
+    add_ab_parser(sub, add_scenario_arguments)
     return parser
 
 
@@ -162,6 +192,6 @@ COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
                                                     _kind_and_config, args.data_dir or default_datasets_dir()),
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),
             "engines": lambda args: cmd_engines(args, _registry(args), console, err_console, CliError),
-            "export": cmd_export, "compare": cmd_compare,
+            "export": cmd_export, "compare": cmd_compare, "ab": cmd_ab,
             "open": cmd_open,
             "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

@@ -1,0 +1,229 @@
+"""``tickbench ab``: scenario A (run's flags) against B (A with changes, or a scenario file) as
+interleaved pairs of repetitions (``workloads.run.ab``), with a verdict per step and figure from the
+paired repetitions. Exit 0: an answer (a difference or none this machine can see); 2: it cannot tell
+(too few pairs kept) or the input is wrong; 130: stopped by Ctrl-C, with what was measured printed
+and kept in the catalog."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from app.cli_common import CliError, _store, console, err_console
+
+FIGURE_CHOICES = ("rows/s", "MB/s", "ops/s", "p50", "p95", "p99")
+
+
+def add_ab_parser(sub, add_scenario_arguments) -> None:
+    ab = sub.add_parser("ab", help="A against B as interleaved repetitions, with a verdict a team can act on")
+    add_scenario_arguments(ab)          # side A: run's flags (--seed there is the data's seed)
+    ab.add_argument("--versus-target", metavar="KEY", help="B runs on this target instead (a kind or a saved key)")
+    ab.add_argument("--versus-param", action="append", default=[], metavar="NAME=VALUE",
+                    help="B runs with this workload parameter (repeatable)")
+    ab.add_argument("--versus-added-work", type=_milliseconds, metavar="MS",
+                    help="B's every operation also spends MS milliseconds of CPU (a known slowdown)")
+    ab.add_argument("--versus-scenario", type=Path, metavar="FILE.toml",
+                    help="B is this whole scenario (the --versus-* changes apply over it)")
+    ab.add_argument("--max-pairs", type=int, default=20, help="pairs of repetitions at most (default 20)")
+    ab.add_argument("--smallest", type=_positive, default=5.0, metavar="PCT",
+                    help="the smallest change worth seeing, in %% (default 5): it stops once no change this "
+                         "size is left or a difference is clear")
+    ab.add_argument("--budget", type=_positive, metavar="MINUTES", help="start no pair after this long")
+    ab.add_argument("--order-seed", type=int, help="the seed of which side runs first in each pair (recorded)")
+    ab.add_argument("--figure", choices=FIGURE_CHOICES, default="p50",
+                    help="the figure that decides when to stop (default p50)")
+    ab.add_argument("--json", action="store_true", help="print the session as strict JSON on stdout, nothing else")
+    ab.add_argument("--force", action="store_true", help="run even where the sizes look more than this machine holds")
+    ab.set_defaults(ab_parser=ab)
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"takes a finite number above 0, not {text!r}")
+    return value
+
+
+def _milliseconds(text: str) -> float:
+    value = _positive(text)
+    if value > 60_000:
+        raise argparse.ArgumentTypeError(f"takes milliseconds up to 60000, not {text!r}")
+    return value
+
+
+def sides_from_args(args):
+    """(A, B): A as ``tickbench run`` builds it; B from --versus-scenario or A's flags, with the
+    --versus-* changes over it. No change at all: B is A (an A/A session)."""
+    from app.cli_scenario import scenario_from_args
+    a = scenario_from_args(args)
+    if args.versus_scenario is not None:
+        given = ["--scenario", str(args.versus_scenario)]
+        if args.data_dir is not None:
+            given += ["--data-dir", str(args.data_dir)]
+        b_args = args.ab_parser.parse_args(given)
+    else:
+        b_args = argparse.Namespace(**vars(args))
+    if args.versus_target:
+        b_args.target = args.versus_target
+    extra = list(args.versus_param)
+    if args.versus_added_work is not None:
+        extra.append(f"added_work_s={args.versus_added_work / 1000:g}")
+    b_args.param = list(b_args.param) + extra
+    return a, scenario_from_args(b_args)
+
+
+def cmd_ab(args) -> int:
+    from workloads.run.ab import run_ab
+    from workloads.run.limits import check_machine
+    from workloads.run.runner import check_scenario
+    if args.max_pairs < 1:
+        raise CliError(f"--max-pairs takes 1 or more, not {args.max_pairs}")
+    if args.smallest >= 100:
+        raise CliError(f"--smallest takes a percentage under 100, not {args.smallest:g}")
+    try:
+        a, b = sides_from_args(args)
+        for side in (a, b):
+            check_scenario(side)            # a bad parameter or target: one line before anything starts
+            check_machine(side, force=args.force)
+        store = _store(args)
+    except (ValueError, KeyError) as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+    stop = threading.Event()
+    progress = _Progress(args.max_pairs)
+    try:
+        with _stop_on_signals(stop), progress:
+            result = run_ab(a, b, store, max_pairs=args.max_pairs, smallest=args.smallest / 100,
+                            budget_s=args.budget * 60 if args.budget else None, seed=args.order_seed,
+                            primary=args.figure, on_progress=progress.update, should_stop=stop.is_set)
+    except (ValueError, KeyError) as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
+    else:
+        print_ab(result, store)
+    if result.status == "cancelled":
+        return 130
+    if result.outcome == "failed" and not result.pairs:
+        err_console.print(f"tickbench: error: {escape(result.stop)}", highlight=False, soft_wrap=True)
+    return 0 if result.answered() else 2
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event):
+    """SIGINT (Ctrl-C) and SIGTERM stop the session as they cancel a run: the run under way ends
+    "cancelled", every completed run stays in the catalog, and what was measured is printed."""
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Progress:
+    """A bar on stderr: pairs done of the most, and the repetition under way."""
+
+    def __init__(self, total: int):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        self._progress = Progress(TextColumn("[bold]A/B[/bold]"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                                  TimeElapsedColumn(), console=err_console, transient=False)
+        self._task = None
+        self._total = total
+
+    def __enter__(self):
+        self._progress.__enter__()
+        self._task = self._progress.add_task("ab", total=self._total, detail="starting")
+        return self
+
+    def __exit__(self, *exc):
+        return self._progress.__exit__(*exc)
+
+    def update(self, event) -> None:
+        done = max(0, event.pair - 1) if event.runner is not None else event.pair
+        self._progress.update(self._task, completed=min(done, self._total), detail=escape(event.text))
+
+
+def _value(figure: str, value) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    if figure in ("p50", "p95", "p99"):
+        return f"{value * 1000:,.3f} ms"
+    return f"{value:,.1f}"
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.1f} %"
+
+
+def print_ab(result, store) -> None:
+    from workloads.run.ab import ab_path
+    out = console
+    name_a = result.scenario_a.get("name") or ""
+    name_b = result.scenario_b.get("name") or ""
+    out.print(f"A/B [bold]{escape(result.ab_id)}[/bold]: A {escape(name_a)}  ·  B {escape(name_b)}", highlight=False)
+    changed = differences(result.scenario_a, result.scenario_b)
+    out.print("B is A with " + escape("; ".join(changed)) if changed else "B is A (an A/A session)", highlight=False)
+    out.print(f"order (seed {result.seed}): {escape(result.order) or '—'}", highlight=False)
+    steps = []
+    for verdict in result.verdicts:
+        if verdict.step not in steps:
+            steps.append(verdict.step)
+    for step in steps:
+        table = Table(title=f"{escape(step)}", title_justify="left")
+        for column in ("Figure", "A", "B", "B/A median", "95 % interval", "Verdict"):
+            table.add_column(column, justify="left" if column in ("Figure", "Verdict") else "right")
+        for v in (v for v in result.verdicts if v.step == step):
+            e = v.evidence
+            figure = f"[bold]{escape(v.figure)}[/bold]" if v.figure == result.primary else escape(v.figure)
+            table.add_row(figure, _value(v.figure, v.a), _value(v.figure, v.b),
+                          f"{e.ratio:.3f}x" if e else "—", f"{e.low:.3f}x – {e.high:.3f}x" if e else "—",
+                          _style(v.verdict))
+        out.print(table)
+    for v in result.primary_verdicts():
+        where = f" at {escape(v.step)}" if len(steps) > 1 else ""
+        if v.evidence is not None:
+            out.print(f"{escape(v.figure)}{where}: could see changes of ±{_percent(v.evidence.could_see)} or more",
+                      highlight=False)
+    dropped = result.dropped()
+    kept = f"kept {result.kept} of {len(result.pairs)} pair{'s' if len(result.pairs) != 1 else ''}"
+    if dropped:
+        reasons = "; ".join(f"pair {d['pair']} {d['side']}: {d['reason']}" for d in dropped)
+        kept += f" (dropped: {reasons})"
+    out.print(escape(kept), highlight=False)
+    style = {"clear": "green", "cancelled": "yellow"}.get(result.outcome, "red" if result.outcome in
+                                                          ("too few", "failed") else "yellow")
+    out.print(f"[{style}]{escape(result.stop)}[/{style}] in {result.elapsed_s:,.0f} s", highlight=False)
+    out.print(f"runs kept in the catalog; the session's record: {escape(str(ab_path(store, result.ab_id)))}",
+              highlight=False)
+
+
+def differences(a: dict, b: dict, prefix: str = "") -> list[str]:
+    """What B changes of A, key by key ("params.hold_s 0.01 → 0.012"), the runs' names aside."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if not prefix and key == "name":
+            continue
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, dict) and isinstance(y, dict):
+            out += differences(x, y, f"{prefix}{key}.")
+        elif x != y:
+            out.append(f"{prefix}{key} {x if x is not None else '—'} → {y if y is not None else '—'}")
+    return out
+
+
+def _style(verdict: str) -> str:
+    from workloads.results.evidence import CANNOT_TELL, FASTER, SAME, SLOWER
+    colour = {FASTER: "green", SLOWER: "red", SAME: "", CANNOT_TELL: "yellow"}.get(verdict, "")
+    return f"[{colour}]{escape(verdict)}[/{colour}]" if colour else escape(verdict)

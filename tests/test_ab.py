@@ -80,6 +80,50 @@ def test_the_verdict_is_the_median_of_the_pairs_ratios_never_of_the_sides_apart(
     assert p50.evidence.basis == "6 paired repetitions"
 
 
+def test_the_early_stop_looks_at_the_stricter_99_percent_interval_for_a_difference():
+    # nine pairs, eight at 1.1 and one at 0.99: the 95 % interval is [1.1, 1.1], the 99 % one [0.99, 1.1]
+    pairs = _pairs([10.0] * 9, [11.0] * 8 + [9.9])
+    (p50,) = verdicts_of(pairs)
+    assert p50.verdict == SLOWER and p50.evidence.low == pytest.approx(1.1)
+    assert not ab.settled(pairs, "p50", 0.05)
+    assert ab.settled(_pairs([10.0] * 8, [11.0] * 8), "p50", 0.05)           # 99 %: [1.1, 1.1]
+    assert ab.settled(_pairs([10.0] * 6, [10.0, 10.1, 9.9, 10.2, 9.8, 10.0]), "p50", 0.05)   # within ±5 %
+
+
+class _Scripted:
+    """A stand-in Runner whose B answers are scripted ratios of A's (no processes)."""
+    ratios: list[float] = []
+
+    def __init__(self, scenario, store):
+        self.scenario, self.run_id = scenario, f"fake-{id(self)}"
+        self.side = scenario.name[-1]
+
+    def cancel(self):
+        pass
+
+    def run(self):
+        import pandas as pd
+        from workloads.run.runner import RunResult
+        counts = _Scripted.counts
+        counts[self.side] += 1
+        p50 = 0.010 * (self.ratios[counts["B"] - 1] if self.side == "B" else 1.0)
+        frame = pd.DataFrame([{"users": 1, "rate": None, "label": "1 user", "rows_per_s": 0.0, "mb_per_s": 0.0,
+                               "ops_per_s": 1 / p50, "p50_s": p50, "p95_s": p50, "p99_s": p50}])
+        return RunResult(self.run_id, "completed", "", frame)
+
+
+def test_a_session_that_is_not_clear_runs_to_its_last_pair_and_says_how_many_would_settle_it(store, monkeypatch):
+    _Scripted.ratios = [1.10, 0.92, 1.08, 0.95, 1.12, 0.90, 1.05, 0.97]
+    _Scripted.counts = {"A": 0, "B": 0}
+    monkeypatch.setattr(ab, "Runner", _Scripted)
+    result = run_ab(held(), held(), store, max_pairs=8, seed=2)
+    assert result.outcome == "inconclusive" and len(result.pairs) == 8 and result.kept == 8
+    (p50,) = [v for v in result.verdicts if v.figure == "p50"]
+    assert p50.verdict == SAME and result.answered()
+    assert result.needs_pairs > 8
+    assert result.stop == f"inconclusive after 8 pairs: needs about {result.needs_pairs} to see ±5 %"
+
+
 # ---- real runs of the no-op ------------------------------------------------------------------
 def test_ten_against_twelve_ms_is_slower_with_its_interval_above_1_and_stops_early(store):
     result = run_ab(held(0.010), held(0.012), store, max_pairs=10, seed=7)

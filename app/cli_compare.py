@@ -1,7 +1,9 @@
-"""``tickbench compare A B [C ...] [--baseline X] [--fail-if RULE]... [--json] [--anyway]``: each run
-against the first (or the baseline), figure by figure with a verdict (``workloads.results.compare``),
-and a gate for CI (``workloads.results.gate``): exit 0 when every rule holds, 1 when one is broken,
-2 when the comparison cannot be made."""
+"""``tickbench compare A B [C ...] [--baseline X]... [--fail-if RULE]... [--json] [--anyway]``: each
+side against the first (or the baseline), figure by figure with a verdict from the noise model
+across runs (``workloads.results.compare``; a side of several runs is written RUN,RUN,RUN), and a
+gate for CI (``workloads.results.gate``): exit 0 when every rule holds, 1 when one is broken, 2 when
+it cannot tell (runs not comparable, a figure NaN or missing, an unknown run, an unreadable
+baseline: one line, no traceback)."""
 from __future__ import annotations
 
 import json
@@ -17,78 +19,114 @@ VERDICT_STYLE = {"faster": "green", "smaller": "green", "slower": "red", "larger
 
 def add_compare_parser(sub) -> None:
     compare = sub.add_parser("compare", help="compare runs figure by figure with a verdict; a CI gate with --fail-if")
-    compare.add_argument("runs", nargs="*", metavar="RUN",
-                         help="run ids: each is compared with the first (or with --baseline)")
-    compare.add_argument("--baseline", metavar="RUN_OR_BUNDLE",
-                         help="the run to compare against: a run id, or a .tbrun bundle (opened into the catalog)")
+    compare.add_argument("runs", nargs="*", metavar="RUN[,RUN...]",
+                         help="run ids: each is compared with the first (or with --baseline); runs joined by commas "
+                              "are one side of several runs (repeats of one scenario)")
+    compare.add_argument("--baseline", action="append", default=[], metavar="RUN_OR_BUNDLE",
+                         help="the run to compare against: a run id, or a .tbrun bundle (opened into the catalog); "
+                              "repeat it for a base side of several runs")
     compare.add_argument("--fail-if", action="append", default=[], metavar="RULE",
-                         help="exit 1 when the whole 95 %% interval of a figure's ratio is past it, e.g. "
-                              "\"p99 > 1.10x\" or \"rows/s < 0.95x\" (repeatable)")
-    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+                         help="exit 1 when the whole 95 %% interval across runs of a figure's ratio is past it, e.g. "
+                              "\"p99 > 1.10x\" or \"rows/s < 0.95x\" (repeatable); exit 2 when it cannot be checked")
+    compare.add_argument("--json", action="store_true", help="print the comparison as strict JSON, nothing else")
     compare.add_argument("--anyway", action="store_true",
                          help="compare runs that do not measure the same thing (another dataset, cache, ...)")
-    compare.add_argument("--noise", type=float, metavar="PCT",
-                         help="the change this machine shows without a cause, for every figure (default: measured "
-                              "from the catalog's repeats of the base run's scenario, at least 10 %%)")
+    compare.add_argument("--noise", type=_noise_percent, metavar="PCT",
+                         help="one band for every figure instead of the noise model across runs (default: "
+                              "measured from the sides' runs and the catalog's repeats of the base scenario)")
+
+
+def _noise_percent(text: str) -> float:
+    import argparse
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"takes a finite percentage above 0 (e.g. 5 for ±5 %), not {text!r}")
+    return value
 
 
 def cmd_compare(args) -> int:
-    from workloads.results.compare import compare_runs
-    from workloads.results.gate import CANNOT, Rule, check, figure_names
+    """Exit 0 when every rule holds, 1 when one is broken, 2 when it cannot tell (any error)."""
+    from workloads.results.gate import CANNOT, Rule, check
 
     try:
         rules = [Rule.parse(text) for text in args.fail_if]
     except ValueError as exc:
         raise CliError(str(exc)) from None
     store = _store(args)
-    runs = list(args.runs)
-    if args.baseline:
-        runs.insert(0, _baseline_run(store, args.baseline))
-    if len(runs) < 2:
+    sides = [[_baseline_run(store, b) for b in args.baseline]] if args.baseline else []
+    sides += [[run for run in arg.split(",") if run.strip()] for arg in args.runs]
+    sides = [side for side in sides if side]
+    if len(sides) < 2:
         raise CliError("give two runs or more (or --baseline and a run): the first is what the others are compared with")
     try:
-        ids = [store.run(run)["run_id"] for run in runs]
-    except (KeyError, ValueError) as exc:
-        raise CliError(str(exc).strip("'\"")) from None
-    comparisons = [compare_runs(store, ids[0], other, noise=None if args.noise is None else args.noise / 100) for other in ids[1:]]
-    code, verdicts = 0, []
-    for comparison in comparisons:
+        sides = [[store.run(run.strip())["run_id"] for run in side] for side in sides]
+    except Exception as exc:        # an unknown or damaged run: one line, exit 2
+        raise CliError(f"cannot compare: {_one_line(exc)}") from None
+    verdicts = []
+    code = 0
+    for other in sides[1:]:
+        try:
+            comparison = _compared(store, sides[0], other, args.noise)
+        except Exception as exc:
+            raise CliError(f"cannot compare {','.join(other)} against {','.join(sides[0])}: {_one_line(exc)}") from None
+        forced = []
         if not comparison.comparable and args.anyway:
             comparison.refusals, forced = [], comparison.refusals
-        else:
-            forced = []
         found, results = check(comparison, rules)
-        code = max(code, found)
+        code = max(code, found) if found != CANNOT else CANNOT
         verdicts.append((comparison, results, forced))
     if args.json:
         print(json.dumps([{**c.to_dict(), "compared_anyway": forced,
-                           "rules": [{"rule": r.rule.text, "holds": r.holds, "checked": bool(r.checked),
+                           "rules": [{"rule": r.rule.text, "holds": r.holds, "checked": bool(r.checked) and not r.untold,
                                       "line": r.line()} for r in results]}
-                          for c, results, forced in verdicts] + [{"exit": code}], indent=2, default=str))
+                          for c, results, forced in verdicts] + [{"exit": code}], indent=2, allow_nan=False))
         return code
     for comparison, results, forced in verdicts:
         _print(comparison, forced)
         for result in results:
             style = "green" if result.holds else ("red" if result.broken else "yellow")
             console.print(f"[{style}]{escape(result.line())}[/{style}]", highlight=False, soft_wrap=True)
-        if any(not r.checked for r in results):
-            console.print(f"figures these runs have: {', '.join(figure_names(comparison))}", highlight=False,
+        if any(not r.checked or r.untold for r in results):
+            console.print(escape(f"figures these runs have: {', '.join(_names(comparison))}"), highlight=False,
                           soft_wrap=True)
     if code == CANNOT and any(not c.comparable for c, _r, _f in verdicts):
         err_console.print("not compared: give --anyway to compare them all the same", highlight=False)
     return code
 
 
+def _compared(store, base: list[str], new: list[str], noise_pct: float | None):
+    import warnings
+
+    from workloads.results.compare import compare_runs
+    with warnings.catch_warnings():           # a hostile run's NaN must not print numpy's warnings
+        warnings.simplefilter("ignore")
+        return compare_runs(store, base, new, noise=None if noise_pct is None else noise_pct / 100)
+
+
+def _names(comparison) -> list[str]:
+    from workloads.results.gate import figure_names
+    return figure_names(comparison)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().strip("'\"") or type(exc).__name__
+    return text.splitlines()[0]
+
+
 def _baseline_run(store, baseline: str) -> str:
     path = Path(baseline)
-    if path.suffix != ".tbrun":
+    if path.suffix != ".tbrun" and not path.is_file():
         return baseline
     from workloads.results.bundle import BundleError
     from workloads.results.bundle_open import open_bundle
     try:
         return open_bundle(store, path).run_id
-    except (BundleError, OSError) as exc:
-        raise CliError(f"--baseline {path}: {exc}") from None
+    except (BundleError, OSError, ValueError) as exc:
+        raise CliError(f"--baseline {path}: not a run bundle Tickbench can open: {_one_line(exc)}") from None
 
 
 def _print(comparison, forced: list[str]) -> None:
@@ -106,14 +144,19 @@ def _print(comparison, forced: list[str]) -> None:
     console.print(env)
     if comparison.refusals:
         return
-    table = Table(title="new / base, 95 % interval from a bootstrap over operations",
-                  caption=f"noise band: {comparison.noise}", caption_justify="left")
-    for column in ("step", "figure", "base", "new", "new/base", "95 % interval", "verdict"):
+    table = Table(title="new / base, 95 % interval across runs (a run's own interval says how sure that run is)",
+                  caption=f"noise model: {escape(comparison.noise)}", caption_justify="left")
+    for column in ("step", "figure", "base", "new", "new/base", "95 % across runs", "run's own 95 %", "verdict"):
         table.add_column(column, justify="right" if column in ("base", "new", "new/base") else "left")
     for c in comparison.changes:
         style = VERDICT_STYLE.get(c.verdict, "dim")
-        table.add_row(c.step, c.figure, figure_text(c.figure, c.base), figure_text(c.figure, c.new), f"{c.ratio:.3f}x",
-                      c.interval, f"[{style}]{c.verdict}[/{style}]")
+        table.add_row(escape(c.step), escape(c.figure), figure_text(c.figure, c.base), figure_text(c.figure, c.new),
+                      _ratio_text(c.ratio), c.interval, c.run_interval, f"[{style}]{escape(c.verdict)}[/{style}]")
     console.print(table)
     if comparison.unmatched:
         console.print(f"steps only one run has: {', '.join(comparison.unmatched)}", highlight=False)
+
+
+def _ratio_text(ratio: float) -> str:
+    import math
+    return f"{ratio:.3f}x" if math.isfinite(ratio) else "—"

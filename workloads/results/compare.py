@@ -1,14 +1,16 @@
-"""Two stored runs compared figure by figure, with a verdict a machine's noise cannot fake.
+"""Stored runs compared figure by figure, with a verdict a machine's noise cannot fake.
 
-For each step the two runs share (the same users, or the same offered rate) and each figure both
-measured, the ratio new / base of the figures as stored (``workloads.results.figures``), its 95 %
-interval from a bootstrap over the runs' operations (``workloads.results.compare_stats``), and a
-verdict: the figure got better ("faster", "smaller") or worse ("slower", "larger") only when the
-whole interval lies beyond the noise band either side of 1; otherwise "no difference this machine
-can see". The band is the change two runs of one scenario on this machine show without any cause,
-measured from the catalog's repeats where there are some (``workloads.results.repeat_noise``). A
-footprint, one value per run, is judged on its ratio against the band; a first operation with one
-fresh process each is too few to tell.
+For each step the two sides share (the same users, or the same offered rate) and each figure both
+measured: the ratio new / base, its 95 % interval ACROSS RUNS and a verdict from that interval
+(``workloads.results.evidence``): "faster" or "slower" ("smaller", "larger") only when the whole
+interval lies beyond the noise floor either side of 1, else "no difference this machine can see";
+"cannot tell" where a figure is missing, NaN or infinite. The interval across runs comes from the
+noise model (``workloads.results.repeat_noise``): each side's runs (one or several) and the spread
+two runs of one scenario show on this machine, measured from the sides' own runs and the
+catalog's repeats of the base scenario, robust to a busy or outlying run; with one run each and no
+repeats, no verdict within a wide stated band. Each step's own bootstrap over its operations
+(``workloads.results.compare_stats``) is kept beside (``run_low``/``run_high``): it says how sure
+that run is, never how much the next run will differ, so no verdict uses it.
 
 Runs that do not measure the same thing are not compared (``refusals``): another dataset or
 scale, another workload or its settings, cold against warm, or caches cleared differently. What
@@ -23,16 +25,17 @@ import numpy as np
 import pandas as pd
 
 from workloads.results.compare_stats import Sample, quantile_interval, ratio_of_sums_interval
+from workloads.results.evidence import (CANNOT_TELL, FASTER, LARGER, SAME, SLOWER, SMALLER, Evidence,
+                                        finite_positive, verdict_of)
 from workloads.results.figures import cache_words, step_figures
 from workloads.results.history import opened_from, users_started
-from workloads.results.repeat_noise import DEFAULT_NOISE, Bands, machine_bands
+from workloads.results.repeat_noise import CrossRun, cross_run, step_key
 from workloads.results.suite_figures import geometric_mean, run_footprints
 from workloads.targets.base import PHASES
 
-NOISE = DEFAULT_NOISE
-SAME = "no difference this machine can see"
+__all__ = ["CANNOT_TELL", "FASTER", "LARGER", "SAME", "SLOWER", "SMALLER", "TOO_FEW", "Comparison",
+           "FigureChange", "compare_runs"]
 TOO_FEW = "too few to tell"
-FASTER, SLOWER, SMALLER, LARGER = "faster", "slower", "smaller", "larger"
 # figure name -> (step_figures column, "higher" or "lower" is better, kind)
 RATES = {"rows/s": ("rows_per_s", "rows"), "MB/s": ("mb_per_s", "bytes"), "ops/s": ("ops_per_s", None)}
 PERCENTILES = {"p50": ("p50_s", 0.50), "p95": ("p95_s", 0.95), "p99": ("p99_s", 0.99)}
@@ -45,15 +48,21 @@ class FigureChange:
     base: float
     new: float
     ratio: float                 # new / base
-    low: float | None            # 95 % interval of the ratio (None: one value each, no interval)
+    low: float | None            # 95 % interval of the ratio across runs (None: cannot tell)
     high: float | None
     higher_is_better: bool
     verdict: str
-    basis: str                   # "412 and 398 operations", "one value each"
+    basis: str                   # "one run each: no verdict within ±50 %; 412 and 398 operations"
+    run_low: float | None = None     # each run's own bootstrap over its operations: how sure that run is
+    run_high: float | None = None
 
     @property
     def interval(self) -> str:
         return f"{self.low:.3f}-{self.high:.3f}" if self.low is not None else "—"
+
+    @property
+    def run_interval(self) -> str:
+        return f"{self.run_low:.3f}-{self.run_high:.3f}" if self.run_low is not None else "—"
 
 
 @dataclass
@@ -64,52 +73,90 @@ class Comparison:
     environment: list[tuple[str, str, str]] = field(default_factory=list)   # (what, base, new)
     changes: list[FigureChange] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)     # steps only one run has
-    noise: str = ""                                        # the band the verdicts used, and from what
+    noise: str = ""                                        # the noise model the verdicts used, and from what
+    base_runs: tuple[str, ...] = ()                        # every run of each side (the first is base_run)
+    new_runs: tuple[str, ...] = ()
 
     @property
     def comparable(self) -> bool:
         return not self.refusals
 
     def to_dict(self) -> dict:
+        """Strict JSON: a value that is NaN or infinite is null."""
         return {"base_run": self.base_run, "new_run": self.new_run, "comparable": self.comparable,
+                "base_runs": list(self.base_runs), "new_runs": list(self.new_runs),
                 "noise_band": self.noise,
                 "refusals": self.refusals, "unmatched_steps": self.unmatched,
                 "environment": [{"what": w, "base": b, "new": n} for w, b, n in self.environment],
-                "figures": [{**asdict(c), "interval": [c.low, c.high]} for c in self.changes]}
+                "figures": [_finite({**asdict(c), "interval": [c.low, c.high], "run_interval": [c.run_low, c.run_high]})
+                            for c in self.changes]}
 
 
-def verdict(ratio: float, low: float | None, high: float | None, higher_is_better: bool, sizes: bool = False,
-            noise: float = NOISE) -> str:
-    """Better or worse only when the whole interval (or the one ratio) is beyond the noise band."""
-    low = ratio if low is None else low
-    high = ratio if high is None else high
-    up, down = low > 1 + noise, high < 1 / (1 + noise)
-    if not (up or down):
-        return SAME
-    better = up == higher_is_better
-    if sizes:
-        return SMALLER if better else LARGER
-    return FASTER if better else SLOWER
+def _finite(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
-def compare_runs(store, base_id: str, new_id: str, noise: float | None = None) -> Comparison:
-    """``noise``: a band for every figure; None: this machine's, from the base scenario's repeats."""
-    base, new = store.run(base_id), store.run(new_id)
-    found = Comparison(base["run_id"], new["run_id"])
-    noise = Bands(noise, fixed=True) if noise is not None else machine_bands(store, base, (new["run_id"],))
-    found.noise = noise.basis()
-    found.refusals = refusals(store, base, new)
+def compare_runs(store, base_id: str | list[str], new_id: str | list[str], noise: float | None = None,
+                 use_repeats: bool = True) -> Comparison:
+    """``base_id``/``new_id``: a run, or several runs a side. ``noise``: one fixed band for every
+    figure; None: the noise model from the sides' runs and the base scenario's repeats here
+    (``use_repeats=False``: the sides' own runs only)."""
+    base_ids = [base_id] if isinstance(base_id, str) else list(base_id)
+    new_ids = [new_id] if isinstance(new_id, str) else list(new_id)
+    base, new = store.run(base_ids[0]), store.run(new_ids[0])
+    base_ids = [base["run_id"]] + [store.run(r)["run_id"] for r in base_ids[1:]]
+    new_ids = [new["run_id"]] + [store.run(r)["run_id"] for r in new_ids[1:]]
+    found = Comparison(base["run_id"], new["run_id"], base_runs=tuple(base_ids), new_runs=tuple(new_ids))
+    for other in base_ids[1:] + new_ids[1:]:
+        first = base if other in base_ids else new
+        found.refusals += [f"{other} is no repeat of {first['run_id']}: {why}"
+                           for why in refusals(store, first, store.run(other))]
+    found.refusals += refusals(store, base, new)
     found.environment = environment_differences(store, base, new)
+    cross = cross_run(store, base_ids, new_ids, noise, use_repeats)
     base_steps, new_steps = step_figures(store, base["run_id"]), step_figures(store, new["run_id"])
     pairs, found.unmatched = _matched_steps(base_steps, new_steps)
     if not pairs and not found.refusals:
         found.refusals.append("no step of one run matches a step of the other (their users or rates differ)")
+    single = len(base_ids) == 1 and len(new_ids) == 1
     base_ops, new_ops = _ops(store, base["run_id"]), _ops(store, new["run_id"])
     for b, n in pairs:
-        label = str(n["label"])
-        found.changes += _step_changes(label, b, n, base_ops, new_ops, noise)
-    found.changes += _footprint_changes(store, base["run_id"], new["run_id"], noise)
+        found.changes += _step_changes(str(n["label"]), b, n, base_ops, new_ops, _Judge(cross, step_key(b), single))
+    found.changes += _footprint_changes(store, base["run_id"], new["run_id"])
+    found.noise = cross.basis()
     return found
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """Turns a figure of one step into a FigureChange judged across runs."""
+    cross: CrossRun
+    step: tuple[int, float | None]
+    single: bool                 # one run a side: the step's own bootstrap is shown beside
+
+    def __call__(self, label, figure, bv, nv, run_low, run_high, higher_is_better, basis) -> FigureChange:
+        key = (self.step, figure)
+        evidence = self.cross.evidence(key)
+        if not self.single:
+            sides = [self.cross.values(side, key) for side in (self.cross.base, self.cross.new)]
+            if all(sides):
+                bv, nv = (float(np.exp(np.mean(np.log(v)))) for v in sides)
+            run_low = run_high = None
+        ratio = evidence.ratio if evidence else (nv / bv if bv else math.nan)
+        said = f"{evidence.basis}; {basis}" if evidence else f"not a finite figure above 0 in every run; {basis}"
+        return FigureChange(label, figure, bv, nv, ratio, evidence and evidence.low, evidence and evidence.high,
+                            higher_is_better, verdict_of(evidence, higher_is_better), said,
+                            _or_none(run_low), _or_none(run_high))
+
+
+def _or_none(value):
+    return value if value is not None and finite_positive(value) else None
 
 
 # ---- comparable? -----------------------------------------------------------------------------------
@@ -230,7 +277,7 @@ def _number(value) -> float | None:
 
 
 def _step_changes(label: str, b: dict, n: dict, base_ops: pd.DataFrame, new_ops: pd.DataFrame,
-                  noise: float) -> list[FigureChange]:
+                  judge: _Judge) -> list[FigureChange]:
     out = []
     b_meas = base_ops[(base_ops["step"] == b["step"]) & (base_ops["kind"] == "measured")]
     n_meas = new_ops[(new_ops["step"] == n["step"]) & (new_ops["kind"] == "measured")]
@@ -242,19 +289,27 @@ def _step_changes(label: str, b: dict, n: dict, base_ops: pd.DataFrame, new_ops:
             continue                     # 0 rows (a no-op) or not measured: nothing to divide
         samples = [Sample(ops[amount].to_numpy(float) if amount else np.ones(len(ops)), ops["total_s"].to_numpy(float),
                           ops["worker"].to_numpy(), rounds) for ops, rounds in ((b_meas, b_rounds), (n_meas, n_rounds))]
-        low, high = ratio_of_sums_interval(nv / bv, *samples)
-        out.append(_change(label, name, bv, nv, low, high, True, basis, noise))
+        low, high = _own(lambda: ratio_of_sums_interval(nv / bv, *samples), bv, nv)
+        out.append(judge(label, name, bv, nv, low, high, True, basis))
     for name, (column, q) in PERCENTILES.items():
         bv, nv = _number(b.get(column)), _number(n.get(column))
         if not bv or not nv:
             continue
-        low, high = quantile_interval(nv / bv, b_meas["total_s"], n_meas["total_s"], q, base_rounds=b_rounds,
-                                      new_rounds=n_rounds)
-        out.append(_change(label, name, bv, nv, low, high, False, basis, noise))
-    out += _phase_changes(label, b, n, base_ops, new_ops, noise)
-    out += _first_op_change(label, b, n, base_ops, new_ops, noise)
-    out += _query_changes(label, b_meas, n_meas, noise)
+        low, high = _own(lambda: quantile_interval(nv / bv, b_meas["total_s"], n_meas["total_s"], q,
+                                                   base_rounds=b_rounds, new_rounds=n_rounds), bv, nv)
+        out.append(judge(label, name, bv, nv, low, high, False, basis))
+    out += _phase_changes(label, b, n, base_ops, new_ops, judge)
+    out += _first_op_change(label, b, n, base_ops, new_ops, judge)
+    out += _query_changes(label, b_meas, n_meas, judge)
     return out
+
+
+def _own(interval, bv: float, nv: float) -> tuple[float | None, float | None]:
+    """A step's own bootstrap interval, where both figures are finite and above 0."""
+    if not (finite_positive(bv) and finite_positive(nv)):
+        return None, None
+    with np.errstate(all="ignore"):
+        return interval()
 
 
 def _rounds(measured: pd.DataFrame) -> np.ndarray | None:
@@ -272,7 +327,7 @@ def _units(measured: pd.DataFrame, rounds: np.ndarray | None) -> str:
     return f"{len(np.unique(rounds)):,} rounds ({len(measured):,} operations)"
 
 
-def _phase_changes(label, b, n, base_ops, new_ops, noise) -> list[FigureChange]:
+def _phase_changes(label, b, n, base_ops, new_ops, judge: _Judge) -> list[FigureChange]:
     out = []
     for phase in PHASES:
         bv, nv = _number(b.get(f"{phase}_s")), _number(n.get(f"{phase}_s"))
@@ -283,28 +338,27 @@ def _phase_changes(label, b, n, base_ops, new_ops, noise) -> list[FigureChange]:
             kind = "probe" if row.get("phase_source") == "probe" else "measured"
             part = ops[(ops["step"] == row["step"]) & (ops["kind"] == kind) & ops[f"{phase}_s"].notna()]
             sides.append(Sample(part[f"{phase}_s"].to_numpy(float), np.ones(len(part)), part["worker"].to_numpy()))
-        low, high = ratio_of_sums_interval(nv / bv, *sides)
-        out.append(_change(label, f"phase {phase}", bv, nv, low, high, False,
-                           f"{len(sides[0]):,} and {len(sides[1]):,} {b.get('phase_source') or 'measured'} operations",
-                           noise))
+        low, high = _own(lambda: ratio_of_sums_interval(nv / bv, *sides), bv, nv)
+        out.append(judge(label, f"phase {phase}", bv, nv, low, high, False,
+                         f"{len(sides[0]):,} and {len(sides[1]):,} {b.get('phase_source') or 'measured'} operations"))
     return out
 
 
-def _first_op_change(label, b, n, base_ops, new_ops, noise) -> list[FigureChange]:
+def _first_op_change(label, b, n, base_ops, new_ops, judge: _Judge) -> list[FigureChange]:
     bv, nv = _number(b.get("first_op_s")), _number(n.get("first_op_s"))
     if not bv or not nv:
         return []
     firsts = [ops[(ops["step"] == row["step"]) & (ops["kind"] == "warmup") & (ops["seq"] == 0)]["total_s"]
               for row, ops in ((b, base_ops), (n, new_ops))]
-    if min(len(f) for f in firsts) < 2:         # one fresh process each: one value, no interval
+    if judge.single and min(len(f) for f in firsts) < 2:     # one fresh process each: one value, no interval
         return [FigureChange(label, "first op", bv, nv, nv / bv, None, None, False, TOO_FEW,
                              "one fresh process each: a single value says nothing of its spread")]
-    low, high = quantile_interval(nv / bv, firsts[0], firsts[1], 0.5)
-    return [_change(label, "first op", bv, nv, low, high, False,
-                    f"{len(firsts[0])} and {len(firsts[1])} fresh processes", noise)]
+    low, high = _own(lambda: quantile_interval(nv / bv, firsts[0], firsts[1], 0.5), bv, nv) \
+        if min(len(f) for f in firsts) >= 2 else (None, None)
+    return [judge(label, "first op", bv, nv, low, high, False, f"{len(firsts[0])} and {len(firsts[1])} fresh processes")]
 
 
-def _query_changes(label, b_meas: pd.DataFrame, n_meas: pd.DataFrame, noise) -> list[FigureChange]:
+def _query_changes(label, b_meas: pd.DataFrame, n_meas: pd.DataFrame, judge: _Judge) -> list[FigureChange]:
     """A query suite's queries, each its mean; and the suite's geometric mean."""
     if b_meas["op"].nunique() < 2 or n_meas["op"].nunique() < 2:
         return []                                 # one operation name: not a suite
@@ -315,31 +369,34 @@ def _query_changes(label, b_meas: pd.DataFrame, n_meas: pd.DataFrame, noise) -> 
         b_means.append(bv)
         n_means.append(nv)
         samples = [Sample(q["total_s"].to_numpy(float), np.ones(len(q)), q["worker"].to_numpy()) for q in (b_q, n_q)]
-        low, high = ratio_of_sums_interval(nv / bv, *samples)
-        out.append(_change(label, f"query {query}", bv, nv, low, high, False,
-                           f"{len(b_q):,} and {len(n_q):,} runs", noise))
-    if len(b_means) > 1:
+        low, high = _own(lambda: ratio_of_sums_interval(nv / bv, *samples), bv, nv)
+        out.append(judge(label, f"query {query}", bv, nv, low, high, False, f"{len(b_q):,} and {len(n_q):,} runs"))
+    if len(b_means) > 1 and all(finite_positive(v) for v in (*b_means, *n_means)):
         bv, nv = geometric_mean(b_means), geometric_mean(n_means)
         # the geometric mean's ratio is the geometric mean of the queries' ratios: its log interval
         # is theirs averaged, a conservative bound (the queries' errors taken as moving together)
-        logs = [(math.log(c.low / c.ratio), math.log(c.high / c.ratio)) for c in out if c.low and c.high]
+        logs = [(math.log(c.run_low / (nv_q / bv_q)), math.log(c.run_high / (nv_q / bv_q)))
+                for c, bv_q, nv_q in zip(out, b_means, n_means) if c.run_low and c.run_high]
         low = high = None
         if len(logs) == len(out):
             ratio = nv / bv
             low, high = ratio * math.exp(np.mean([lo for lo, _ in logs])), ratio * math.exp(np.mean([hi for _, hi in logs]))
-        out.append(_change(label, "suite geometric mean", bv, nv, low, high, False,
-                           f"{len(b_means)} queries", noise))
+        out.append(judge(label, "suite geometric mean", bv, nv, low, high, False, f"{len(b_means)} queries"))
     return out
 
 
-def _footprint_changes(store, base_id: str, new_id: str, noise: float) -> list[FigureChange]:
+def _footprint_changes(store, base_id: str, new_id: str) -> list[FigureChange]:
+    """The laid-out data's bytes: one value a run, a size rather than a time (the same data lays
+    out to the same bytes), so its ratio is its own interval."""
     b, n = run_footprints(store, base_id)["layout"], run_footprints(store, new_id)["layout"]
     if not b or not n:
         return []
+    if not (finite_positive(b["bytes"]) and finite_positive(n["bytes"])):
+        return []
     ratio = n["bytes"] / b["bytes"]
-    return [FigureChange("laid-out data", "footprint", float(b["bytes"]), float(n["bytes"]), ratio, None, None,
-                         False, verdict(ratio, None, None, False, sizes=True, noise=noise.of("footprint")),
-                         "one value each")]
+    return [FigureChange("laid-out data", "footprint", float(b["bytes"]), float(n["bytes"]), ratio, ratio, ratio,
+                         False, verdict_of(Evidence(ratio, ratio, ratio, ""), False, sizes=True),
+                         "one value each: a size, the same for the same data")]
 
 
 TIME_FIGURES = ("p50", "p95", "p99", "first op", "phase ", "query ", "suite geometric mean")
@@ -354,9 +411,3 @@ def figure_text(figure: str, value: float) -> str:
     if figure == "MB/s":
         return f"{value:,.1f}"
     return f"{value:,.0f}"
-
-
-def _change(step, figure, base, new, low, high, higher_is_better, basis, noise: Bands) -> FigureChange:
-    ratio = new / base
-    return FigureChange(step, figure, base, new, ratio, low, high, higher_is_better,
-                        verdict(ratio, low, high, higher_is_better, noise=noise.of(figure)), basis)

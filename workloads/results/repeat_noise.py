@@ -1,15 +1,18 @@
-"""The change this machine shows with no cause: the band a comparison's interval must clear.
+"""The change this machine shows between runs of one scenario with no cause: the noise model that
+every verdict between stored runs is judged by (``workloads.results.evidence``).
 
-An interval from one run's operations says how sure that run's figure is, not how much a second
-run of the same scenario would differ: a process's allocator, the files' place on disk and the
-neighbours' load move a whole run at once. ``benchmarks/bench_compare_noise.py`` measured it here:
-two runs of a no-op with a 10 ms answer differ by under 1 % (p99 6 %), two warm DuckDB reads of
-one scenario by up to 12 % (p95 of slice downloads with 2 users up to 64 %).
+A figure's spread is the standard deviation of a run's log figure across runs of one scenario on
+one host, pooled over the groups that hold such repeats: each side's own runs (when a side has
+several) and the catalog's newest ``MAX_REPEATS`` completed runs of the base scenario (the same
+data, engine and settings, the name aside) on the base run's host. It is robust: a run that is an
+outlier in its group (over ``OUTLIER_MADS`` robust deviations and over ``OUTLIER_FLOOR`` from the
+group's median) and a run begun on a busy machine (``busy_note``, while at least two quiet ones
+remain in its group) are left out of the spread, so one bad run never widens the band the others
+are judged by (an outlier as a whole: its median time or throughput; a tail figure's own scatter
+between runs is the noise the next run will show, so it stays in). A figure that is missing, zero, NaN or infinite in a run is left out of that run.
 
-So the band is measured where it can be: when the catalog holds ``MIN_REPEATS`` or more completed
-runs of the base run's scenario on its host (the same data, engine and settings, the name aside),
-each figure's band is the largest change between consecutive repeats; else ``DEFAULT_NOISE``,
-and the comparison says how to measure it (run the scenario a few times).
+With no spread measured (one run a side and no repeats here) a verdict needs the ratio beyond
+``evidence.ONE_RUN_BAND``; with ``--noise`` a fixed band replaces the model for every figure.
 """
 from __future__ import annotations
 
@@ -17,87 +20,191 @@ import json
 import math
 from dataclasses import dataclass, field
 
-DEFAULT_NOISE = 0.10
-MIN_REPEATS = 3
+import numpy as np
+
+from workloads.results.evidence import (ONE_RUN_BAND, Evidence, band_family, finite_positive, one_run_each,
+                                        sides)
+
 MAX_REPEATS = 10                       # the newest: a machine changes over months
+OUTLIER_MADS = 3.5
+OUTLIER_FLOOR = 0.10                   # a run within 10 % of its group's median is never an outlier
 _NOT_THE_QUESTION = ("name", "experiment")      # fields two repeats may differ in
-
-
-@dataclass(frozen=True)
-class Bands:
-    default: float = DEFAULT_NOISE
-    measured: dict[str, float] = field(default_factory=dict)     # figure -> band, from the repeats
-    repeats: int = 0
-    fixed: bool = False                 # given by the user (--noise): used for every figure
-
-    def of(self, figure: str) -> float:
-        if self.fixed:
-            return self.default
-        return max(self.default, self.measured.get(_family(figure), 0.0))
-
-    def basis(self) -> str:
-        if self.fixed:
-            return f"±{self.default:.0%} for every figure, as given"
-        if self.measured:
-            widest = max(self.measured.items(), key=lambda kv: kv[1])
-            return (f"this machine's own: {self.repeats} repeats of the base run's scenario here; at least "
-                    f"±{self.default:.0%}, widest {widest[0]} ±{widest[1]:.0%}")
-        return (f"±{self.default:.0%}, the default: run the base scenario {MIN_REPEATS} times or more here "
-                "and the band is measured from its repeats")
-
-
-def _family(figure: str) -> str:
-    return "query" if figure.startswith("query ") else figure
-
-
-def scenario_key(scenario: dict) -> str:
-    """What makes two runs repeats: every setting but the name and the gallery slot, and but a
-    simulated server's settings (the no-op's answer time, ``Workload.system_params``), which stand
-    for the machine under test as a real server's own pace does."""
-    from workloads.operations import get_workload
-    scenario = dict(scenario or {})
-    try:
-        simulated = get_workload(str(scenario.get("workload"))).system_params
-    except (KeyError, ValueError):
-        simulated = frozenset()
-    scenario["params"] = {k: v for k, v in (scenario.get("params") or {}).items() if k not in simulated}
-    return json.dumps({k: v for k, v in scenario.items() if k not in _NOT_THE_QUESTION}, sort_keys=True, default=str)
-
-
-def machine_bands(store, base: dict, leave_out: tuple[str, ...] = ()) -> Bands:
-    """The bands measured from the repeats of ``base``'s scenario on its host (``leave_out``: the
-    runs under comparison besides the base, which must not widen the band they are judged by)."""
-    from workloads.results.figures import step_figures
-    key, host = scenario_key(base.get("scenario") or {}), (base.get("environment") or {}).get("host")
-    frame = store.frame("SELECT run_id, scenario, environment FROM runs WHERE status = 'completed' "
-                        "ORDER BY created_at DESC")
-    repeats = []
-    for run_id, scenario, environment in frame.itertuples(index=False):
-        if run_id in leave_out:
-            continue
-        scenario = json.loads(scenario) if isinstance(scenario, str) and scenario else (scenario or {})
-        environment = json.loads(environment) if isinstance(environment, str) and environment else (environment or {})
-        if scenario_key(scenario) == key and environment.get("host") == host:
-            repeats.append(run_id)
-        if len(repeats) == MAX_REPEATS:
-            break
-    if len(repeats) < MIN_REPEATS:
-        return Bands(repeats=len(repeats))
-    figures = [step_figures(store, run_id).drop_duplicates("users").set_index("users") for run_id in repeats]
-    measured: dict[str, float] = {}
-    for a, b in zip(figures, figures[1:]):
-        for figure, column in _COLUMNS.items():
-            if column not in a or column not in b:
-                continue
-            for users in a.index.intersection(b.index):
-                x, y = a.at[users, column], b.at[users, column]
-                if x and y and x == x and y == y and x > 0 and y > 0:
-                    change = math.exp(abs(math.log(float(y) / float(x)))) - 1
-                    measured[figure] = max(measured.get(figure, 0.0), change)
-    return Bands(measured=measured, repeats=len(repeats))
-
-
 _COLUMNS = {"rows/s": "rows_per_s", "MB/s": "mb_per_s", "ops/s": "ops_per_s", "p50": "p50_s", "p95": "p95_s",
             "p99": "p99_s", "first op": "first_op_s", "phase io": "io_s", "phase read": "read_s",
             "phase query": "query_s", "phase server": "server_s", "phase transfer": "transfer_s",
             "phase decode": "decode_s"}
+
+Key = tuple[tuple[int, float | None], str]          # ((users, offered rate), figure)
+CENTRAL = ("p50", "ops/s")                          # the figures that say a whole run was off
+
+
+def scenario_key(scenario: dict) -> str:
+    """What makes two runs repeats: every setting but the name and the gallery slot (a simulated
+    server's pace counts: a no-op answering in 11 ms is no repeat of one answering in 10 ms)."""
+    return json.dumps({k: v for k, v in (scenario or {}).items() if k not in _NOT_THE_QUESTION},
+                      sort_keys=True, default=str)
+
+
+def step_key(row: dict) -> tuple[int, float | None]:
+    rate = row.get("rate")
+    return int(row["users"]), None if rate is None or rate != rate else float(rate)
+
+
+def run_figures(store, run_id: str) -> dict[Key, float]:
+    """Every figure of a run a verdict can judge, finite and above 0, by step and figure name."""
+    from workloads.results.figures import step_figures
+    out: dict[Key, float] = {}
+    frame = step_figures(store, run_id)
+    for row in frame.to_dict("records"):
+        for figure, column in _COLUMNS.items():
+            if finite_positive(row.get(column)):
+                out[(step_key(row), figure)] = float(row[column])
+    ops = store.ops(run_id, kinds=("measured",))
+    ops = ops[ops["ok"].astype(bool)]
+    steps = {int(r["step"]): step_key(r) for r in frame.to_dict("records")}
+    for step, part in ops.groupby("step"):
+        if part["op"].nunique() < 2 or int(step) not in steps:
+            continue
+        means = part.groupby("op")["total_s"].mean()
+        for query, mean in means.items():
+            if finite_positive(mean):
+                out[(steps[int(step)], f"query {query}")] = float(mean)
+        if len(means) > 1 and all(finite_positive(m) for m in means):
+            out[(steps[int(step)], "suite geometric mean")] = float(np.exp(np.mean(np.log(means.to_numpy(float)))))
+    return out
+
+
+def repeats_of(store, base: dict, leave_out: tuple[str, ...] = ()) -> list[dict]:
+    """The newest completed runs of ``base``'s scenario on its host, ``leave_out`` left out."""
+    key, host = scenario_key(base.get("scenario") or {}), (base.get("environment") or {}).get("host")
+    frame = store.frame("SELECT run_id, scenario, environment FROM runs WHERE status = 'completed' "
+                        "ORDER BY created_at DESC")
+    found = []
+    for run_id, scenario, environment in frame.itertuples(index=False):
+        if run_id in leave_out:
+            continue
+        scenario = _json(scenario)
+        environment = _json(environment)
+        if scenario_key(scenario) == key and environment.get("host") == host:
+            found.append({"run_id": run_id, "environment": environment})
+        if len(found) == MAX_REPEATS:
+            break
+    return found
+
+
+def _json(value) -> dict:
+    if isinstance(value, str) and value:
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass
+class CrossRun:
+    """The evidence for each figure of a comparison of ``base`` runs against ``new`` runs."""
+    base: dict[str, dict[Key, float]]            # run id -> its figures, the base side
+    new: dict[str, dict[Key, float]]
+    groups: list[dict[str, dict[Key, float]]]    # runs of one scenario each, for the spread
+    busy: set[str] = field(default_factory=set)
+    fixed: float | None = None                   # --noise: one band for every figure
+    repeats: int = 0
+    left_out: dict[str, set[str]] = field(default_factory=dict)     # run id -> figures it was left out of
+
+    def values(self, side: dict[str, dict[Key, float]], key: Key) -> list[float]:
+        return [figures[key] for figures in side.values() if key in figures]
+
+    def spread(self, key: Key) -> tuple[float, int]:
+        """(the pooled robust standard deviation of the log figure, its degrees of freedom)."""
+        squares, df = 0.0, 0
+        for group in self.groups:
+            kept = self._kept(group, key)
+            if len(kept) >= 2:
+                logs = np.log(kept)
+                squares += float(((logs - logs.mean()) ** 2).sum())
+                df += len(kept) - 1
+        return (math.sqrt(squares / df), df) if df else (math.nan, 0)
+
+    def _kept(self, group: dict[str, dict[Key, float]], key: Key) -> list[float]:
+        """The group's values of ``key`` from the runs that stand for the scenario: every run but the
+        busy ones (while two quiet ones remain) and the runs that are outliers as a whole (their
+        median time or their throughput far from the group's). A tail figure's own scatter is
+        kept: it is the noise the next run will show."""
+        present = {run: figures[key] for run, figures in group.items() if key in figures}
+        quiet = {run: v for run, v in present.items() if run not in self.busy}
+        chosen = quiet if len(quiet) >= 2 else present
+        outlying = _outlying(group, key[0]) if len(chosen) >= 3 else set()
+        kept = {run: v for run, v in chosen.items() if run not in outlying}
+        if len(kept) < 2:
+            kept = chosen
+        for run in set(present) - set(kept):
+            self.left_out.setdefault(run, set()).add(key[1])
+        return list(kept.values())
+
+    def evidence(self, key: Key) -> Evidence | None:
+        base, new = self.values(self.base, key), self.values(self.new, key)
+        if not base or not new or len(base) < len(self.base) or len(new) < len(self.new):
+            return None                  # a run of a side lacks the figure (or it is NaN, infinite, 0)
+        if self.fixed is not None:
+            b, n = float(np.exp(np.mean(np.log(base)))), float(np.exp(np.mean(np.log(new))))
+            found = one_run_each(b, n, self.fixed)
+            return found and Evidence(found.ratio, found.low, found.high, f"±{self.fixed:.0%} as given")
+        spread, df = self.spread(key)
+        if df == 0:
+            if len(base) == 1 and len(new) == 1:
+                return one_run_each(base[0], new[0], ONE_RUN_BAND[band_family(key[1])])
+            return None
+        sides_text = f"{len(base)} run{'s' if len(base) > 1 else ''} against {len(new)}"
+        tail = band_family(key[1]) == "tail"
+        return sides(base, new, spread, df,
+                     f"{sides_text}; runs of one scenario here differ by ±{math.expm1(spread):.1%} (sd, {df} df)"
+                     + ("; a tail, judged at 99.5 %" if tail else ""), tail=tail)
+
+    def basis(self) -> str:
+        """The noise model in one line, for the comparison's caption."""
+        if self.fixed is not None:
+            return f"±{self.fixed:.0%} for every figure, as given"
+        sides_text = f"{len(self.base)} run{'s' if len(self.base) > 1 else ''} against {len(self.new)}"
+        if not self.repeats and len(self.base) == 1 and len(self.new) == 1:
+            rate, tail = ONE_RUN_BAND["rate"], ONE_RUN_BAND["tail"]
+            return (f"one run each: no verdict within ±{rate:.0%} (p95, p99, first op ±{tail:.0%}); run each side "
+                    "3 times, or the base scenario 3 times here, and the band is measured")
+        said = f"{sides_text}; spread across runs from " + (
+            f"{self.repeats} repeats of the base scenario here" if self.repeats else "the sides' own runs")
+        if self.left_out:
+            said += f"; {len(self.left_out)} run(s) left out of the spread (busy or outlying)"
+        return said
+
+
+def _outlying(group: dict[str, dict[Key, float]], step: tuple[int, float | None]) -> set[str]:
+    """Runs whose central figures at ``step`` (median time, throughput) lie over ``OUTLIER_MADS``
+    robust deviations and over ``OUTLIER_FLOOR`` from the group's median: a run starved of CPU."""
+    found: set[str] = set()
+    for figure in CENTRAL:
+        logs = {run: math.log(figures[(step, figure)]) for run, figures in group.items() if (step, figure) in figures}
+        if len(logs) < 3:
+            continue
+        centre = float(np.median(list(logs.values())))
+        mad = 1.4826 * float(np.median([abs(x - centre) for x in logs.values()]))
+        limit = max(OUTLIER_MADS * mad, math.log1p(OUTLIER_FLOOR))
+        found |= {run for run, x in logs.items() if abs(x - centre) > limit}
+    return found
+
+
+def cross_run(store, base_ids: list[str], new_ids: list[str], noise: float | None = None,
+              use_repeats: bool = True) -> CrossRun:
+    """The noise model for ``base_ids`` against ``new_ids`` (runs a side)."""
+    from workloads.run.environment import busy_note
+    runs = {run_id: store.run(run_id) for run_id in (*base_ids, *new_ids)}
+    figures = {run_id: run_figures(store, run_id) for run_id in runs}
+    busy = {run_id for run_id, run in runs.items() if busy_note(run.get("environment") or {})}
+    base_group = {run_id: figures[run_id] for run_id in base_ids}
+    repeats = repeats_of(store, runs[base_ids[0]], tuple(runs)) if use_repeats and noise is None else []
+    for repeat in repeats:
+        base_group[repeat["run_id"]] = run_figures(store, repeat["run_id"])
+        if busy_note(repeat["environment"]):
+            busy.add(repeat["run_id"])
+    return CrossRun(base={r: figures[r] for r in base_ids}, new={r: figures[r] for r in new_ids},
+                    groups=[base_group, {r: figures[r] for r in new_ids}], busy=busy, fixed=noise,
+                    repeats=len(repeats))

@@ -32,6 +32,10 @@ def add_ab_parser(sub, add_scenario_arguments) -> None:
                     help="B's every operation also spends MS milliseconds of CPU (a known slowdown)")
     ab.add_argument("--versus-scenario", type=Path, metavar="FILE.toml",
                     help="B is this whole scenario (the --versus-* changes apply over it)")
+    ab.add_argument("--scenario-stdin", action="store_true",
+                    help="read A as a scenario in JSON on standard input, or {\"a\": A, \"b\": B} for both (how the "
+                         "window starts a session: a password in it is never written anywhere); the --versus-* "
+                         "changes apply over B")
     ab.add_argument("--max-pairs", type=int, default=20, help="pairs of repetitions at most (default 20)")
     ab.add_argument("--smallest", type=_positive, default=5.0, metavar="PCT",
                     help="the smallest change worth seeing, in %% (default 5): it stops once no change this "
@@ -66,6 +70,8 @@ def sides_from_args(args):
     """(A, B): A as ``tickbench run`` builds it; B from --versus-scenario or A's flags, with the
     --versus-* changes over it. No change at all: B is A (an A/A session)."""
     from app.cli_scenario import scenario_from_args
+    if getattr(args, "scenario_stdin", False):
+        return _sides_from_stdin(args)
     a = scenario_from_args(args)
     if args.versus_scenario is not None:
         given = ["--scenario", str(args.versus_scenario)]
@@ -81,6 +87,33 @@ def sides_from_args(args):
         extra.append(f"added_work_s={args.versus_added_work / 1000:g}")
     b_args.param = list(b_args.param) + extra
     return a, scenario_from_args(b_args)
+
+
+def _sides_from_stdin(args):
+    """(A, B) from standard input: A alone (B is A) or both; --versus-target and --versus-param
+    (and --versus-added-work) over B."""
+    from app.cli_scenario import _kind_and_config
+    from workloads.scenario import Scenario
+    try:
+        given = json.loads(sys.stdin.read())
+        both = isinstance(given, dict) and set(given) == {"a", "b"}
+        a = Scenario.from_dict(given["a"] if both else given)
+        b = Scenario.from_dict(given["b"]) if both else a
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CliError(f"--scenario-stdin: not a scenario: {exc}") from None
+    if args.versus_target:
+        kind, config = _kind_and_config(args, args.versus_target)
+        b = b.with_changes(target=kind, target_config=config)
+    extra = list(args.versus_param)
+    if args.versus_added_work is not None:
+        extra.append(f"added_work_s={args.versus_added_work / 1000:g}")
+    params = dict(b.params)
+    for item in extra:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise CliError(f"--versus-param takes NAME=VALUE, not {item!r}")
+        params[name.strip()] = value.strip()
+    return a, b.with_changes(params=params)
 
 
 def cmd_ab(args) -> int:
@@ -133,26 +166,34 @@ def _stop_on_signals(stop: threading.Event):
 
 
 class _Progress:
-    """A bar on stderr: pairs done of the most, and the repetition under way."""
+    """A bar on stderr: pairs done of the most, and the repetition under way. Where stderr is not a
+    terminal (a pipe: the window reads it), a plain line per event instead, written at once."""
 
     def __init__(self, total: int):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-        self._progress = Progress(TextColumn("[bold]A/B[/bold]"), BarColumn(), TextColumn("{task.fields[detail]}"),
-                                  TimeElapsedColumn(), console=err_console, transient=False)
+        self._lines = not err_console.is_terminal
+        self._progress = None if self._lines else Progress(
+            TextColumn("[bold]A/B[/bold]"), BarColumn(), TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(), console=err_console, transient=False)
         self._task = None
         self._total = total
 
     def __enter__(self):
-        self._progress.__enter__()
-        self._task = self._progress.add_task("ab", total=self._total, detail="starting")
+        if self._progress is not None:
+            self._progress.__enter__()
+            self._task = self._progress.add_task("ab", total=self._total, detail="starting")
         return self
 
     def __exit__(self, *exc):
-        return self._progress.__exit__(*exc)
+        return self._progress.__exit__(*exc) if self._progress is not None else None
 
     def update(self, event) -> None:
-        done = max(0, event.pair - 1) if event.runner is not None else event.pair
-        self._progress.update(self._task, completed=min(done, self._total), detail=escape(event.text))
+        done = min(max(0, event.pair - 1) if event.runner is not None else event.pair, self._total)
+        if self._progress is None:
+            sys.stderr.write(f"A/B {done}/{self._total}: {event.text}\n")
+            sys.stderr.flush()
+            return
+        self._progress.update(self._task, completed=done, detail=escape(event.text))
 
 
 def _value(figure: str, value) -> str:

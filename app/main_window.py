@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QTabWidget
 
+from app.ab_dialog import open_compare_by_running
 from app.background import Background
 from app.demo import DemoMode
 from app.main_window_bundles import MainWindowBundles
@@ -58,6 +59,7 @@ class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowH
         self._compared_run_ids: list[str] = []
         self.gallery = ReportGallery(data_dir)
         self.demo = DemoMode(self, theme)
+        self.ab_dialog = None                     # Run → Compare by running…, made when first opened
 
         self.tabs = QTabWidget(objectName="main_tabs")
         self.tabs.addTab(self.gallery, "Reproduce")
@@ -118,6 +120,7 @@ class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowH
         self.history.open_requested.connect(self.open_run)
         self.history.compare_requested.connect(self.compare_runs)
         self.history.delete_requested.connect(self.delete_runs)
+        self.targets_panel.compare_requested.connect(lambda key: open_compare_by_running(self, key))
 
     # ---- view -------------------------------------------------------------------------------
     def show_error(self, message: str) -> None:
@@ -179,6 +182,8 @@ class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowH
                 self.controller.shutdown()
         self.save_settings()
         self.hide()             # gone at once for the person; a read under way finishes behind it
+        if self.ab_dialog is not None:
+            self.ab_dialog.shutdown()                    # a comparison going: stopped, what it measured kept
         self.background.wait()
         self.cluster_background.wait()
         if not keep_engines:

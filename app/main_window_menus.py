@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QToolBar
 
+from app.ab_dialog import open_compare_by_running
 from app.demo import builtin_playlists, builtin_scenarios
 from widgets.demo_card import PRESENTER_KEYS
 
@@ -50,6 +51,7 @@ class MainWindowMenus:
             self._action(playlists, title, lambda _=False, p=path: self.play_playlist(p))
         playlists.addSeparator()
         self._action(playlists, "Playlist file…", self.open_playlist_dialog, name="open_playlist")
+        self._action(run_menu, "Compare by running…", lambda: open_compare_by_running(self), name="compare_by_running")
         view_menu = bar.addMenu("&View")
         self.full_screen_action = self._action(view_menu, "Full screen", self.toggle_full_screen, "F11", "full_screen")
         self.full_screen_action.setCheckable(True)

@@ -12,7 +12,7 @@ go into any state. ``password_store``: an object with ``load(profile, user) -> s
 ``save(profile, user, password) -> bool``, ``forget(profile, user)`` and optionally
 ``available() -> bool`` (the app passes ``workloads.passwords.KeyringPasswords``).
 
-API for the main window: ``targets_changed()``; ``targets()`` -> [(key, label, kind, config)];
+API for the main window: ``targets_changed()``; ``compare_requested(key)``; ``targets()`` -> [(key, label, kind, config)];
 ``resolve_config(key)`` -> config with the password, or None when the user cancels;
 ``save_state()`` / ``restore_state(state)``.
 """
@@ -42,6 +42,7 @@ STATE_VERSION = 1
 class TargetsPanel(TargetsTree, TargetsChecks, TargetsDialogs, QWidget):
     targets_changed = Signal()
     check_finished = Signal(str)         # a profile's key, when its Test or Refresh has finished
+    compare_requested = Signal(str)      # a target's key: its context menu's "Compare by running with…"
     _job_done = Signal(object)           # (tag, result) from a worker thread, queued to this thread
 
     def __init__(self, data_dir: Path, password_store=None, parent=None, registry: TargetRegistry | None = None):
@@ -70,6 +71,8 @@ class TargetsPanel(TargetsTree, TargetsChecks, TargetsDialogs, QWidget):
         header.setSectionResizeMode(STATE, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemSelectionChanged.connect(self._selection_changed)
         self.tree.itemDoubleClicked.connect(lambda item, _col: self._double_clicked(item))
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
         self.detail_label = QLabel(objectName="detail_label")
         self.detail_label.setWordWrap(True)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

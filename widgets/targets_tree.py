@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QTreeWidgetItem
+from PySide6.QtWidgets import QMenu, QTreeWidgetItem
 
 from widgets.targets_lights import Light, _Profile
 from workloads.targets.engines import DDB, SERVER_TYPES, where
@@ -155,3 +155,14 @@ class TargetsTree:
     def _double_clicked(self, item: QTreeWidgetItem) -> None:
         if item.data(0, KEY_ROLE) in self._profiles:
             self.edit_dialog(item.data(0, KEY_ROLE))
+
+    def _context_menu(self, pos) -> None:
+        """A usable target's row: "Compare by running with…" (the window asks for the second)."""
+        item = self.tree.itemAt(pos)
+        key = item.data(0, KEY_ROLE) if item is not None else None
+        if key not in {t[0] for t in self.targets()}:
+            return
+        menu = QMenu(self.tree)
+        action = menu.addAction("Compare by running with…")
+        action.triggered.connect(lambda: self.compare_requested.emit(key))
+        menu.exec(self.tree.viewport().mapToGlobal(pos))

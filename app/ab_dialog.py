@@ -71,7 +71,7 @@ class AbDialog(QDialog):
         self.param_combo.currentIndexChanged.connect(self._param_chosen)
 
         form = QFormLayout()
-        form.addRow("A:", self._row(QLabel("the scenario in the form, on"), self.a_target))
+        form.addRow("A:", self._row(QLabel("on"), self.a_target))
         form.addRow("B:", self._row(self.by_target, self.b_target))
         form.addRow("", self._row(self.by_param, self.param_combo, QLabel("="), self.param_value))
         form.addRow("Pairs:", self._row(self.pairs_spin, QLabel("smallest change worth seeing:"),
@@ -99,7 +99,7 @@ class AbDialog(QDialog):
         layout.addWidget(self.view, 1)
         layout.addLayout(buttons)
         self._set_running(False)
-        self.resize(900, 560)
+        self.resize(920, 600)
 
     @staticmethod
     def _row(*widgets: QWidget) -> QHBoxLayout:
@@ -119,7 +119,8 @@ class AbDialog(QDialog):
         self.scenario, self._targets = scenario, list(targets)
         keys = [t[0] for t in targets]
         if scenario is not None:
-            self.scenario_label.setText(f"The scenario in the form: {scenario.name or run_name(scenario)}")
+            self.scenario_label.setText(f"The scenario in the form, “{scenario.name or run_name(scenario)}”, "
+                                        "as A and as B with one change:")
         else:
             self.scenario_label.setText(f"No scenario to compare: {error or 'the form has none'}")
         current = first if first in keys else scenario.target_config.get("target_key", scenario.target) \
@@ -133,8 +134,11 @@ class AbDialog(QDialog):
         self.b_target.setCurrentIndex(max(0, self.b_target.findData(others[0] if others else current)))
         self.param_combo.clear()
         if scenario is not None:
-            for param in get_workload(scenario.workload).params:
+            params = get_workload(scenario.workload).params
+            for param in params:
                 self.param_combo.addItem(f"{param.label} ({param.name})", param.name)
+            set_ones = [p.name for p in params if scenario.params.get(p.name, p.default) != p.default]
+            self.param_combo.setCurrentIndex(max(0, self.param_combo.findData(set_ones[0] if set_ones else None)))
         self.by_param.setEnabled(self.param_combo.count() > 0)
         self._param_chosen()
         self.start_button.setEnabled(scenario is not None and bool(targets))
@@ -203,13 +207,20 @@ class AbDialog(QDialog):
             self.job.wait(STOP_WAIT_MS)
 
     def _progressed(self, text: str) -> None:
-        if not self.job.stopping:
-            self.view.show_progress(text)
+        """"3/20: pair 4: B (run id)" from the session: said in words."""
+        if self.job.stopping:
+            return
+        counts, sep, rest = text.partition(": ")
+        done, slash, most = counts.partition("/")
+        if sep and slash and done.isdigit() and most.isdigit():
+            text = f"{done} of at most {most} pairs done · {rest}"
+        self.view.show_progress(text)
 
     def _finished(self, outcome: AbOutcome) -> None:
         self._set_running(False)
         if outcome.data is not None:
             self.view.show_result(outcome.data)
+            self._fit_height()
         else:
             self.view.show_error(outcome.line)
         self.session_finished.emit(outcome)
@@ -218,6 +229,18 @@ class AbDialog(QDialog):
         self.setup.setEnabled(not running)
         self.start_button.setEnabled(not running and self.scenario is not None)
         self.stop_button.setEnabled(running)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Wrapped lines (the dropped pairs' reasons) need more height at a narrower width, which a
+        window's minimum size does not follow by itself: without this the table is drawn under them."""
+        needed = self.layout().totalHeightForWidth(self.width())
+        if needed > 0 and needed != self.minimumHeight():
+            screen = self.screen().availableGeometry().height() if self.screen() else needed
+            self.setMinimumHeight(min(needed, screen))
 
     def reject(self) -> None:            # Esc and Close hide it: a session going goes on
         self.hide()

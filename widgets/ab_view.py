@@ -21,7 +21,10 @@ from workloads.results.evidence import FASTER, SLOWER
 
 COLUMNS = ("step", "figure", "A", "B", "B / A", "95 % interval", "verdict")
 VERDICT = COLUMNS.index("verdict")
-OUTCOME_ROLE = {"clear": None, "cancelled": "muted", "inconclusive": None, "too few": "error", "failed": "error"}
+OUTCOME_ROLE = {"clear": None, "cancelled": "warning", "inconclusive": "warning", "too few": "error", "failed": "error"}
+MAX_TABLE_WIDTH = 1200      # past this the table scrolls across rather than the dialog outgrowing a laptop
+MAX_DROPPED = 6             # dropped repetitions listed with their reasons; the rest counted
+MIN_ROWS = 4                # the table shows this many verdicts however small the dialog
 
 
 def _plain(label: QLabel) -> QLabel:
@@ -55,7 +58,9 @@ class AbView(QWidget):
         self.setObjectName("ab_view")
         self.sides_label = _plain(QLabel(objectName="ab_sides"))
         self.progress_label = _plain(QLabel(objectName="ab_progress"))
-        self.table = figure_table(COLUMNS, stretch=0, name="ab_table")
+        self.table = figure_table(COLUMNS, stretch=VERDICT, name="ab_table")
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height()
+                                    + MIN_ROWS * self.table.verticalHeader().defaultSectionSize() + 4)
         self.could_see_label = _plain(QLabel(objectName="ab_could_see"))
         self.pairs_label = _plain(QLabel(objectName="ab_pairs"))
         self.stop_label = _plain(QLabel(objectName="ab_stop"))
@@ -95,6 +100,12 @@ class AbView(QWidget):
         """The session's record (``AbResult.to_dict()``), a finished or a stopped one."""
         self.result = data
         a, b = data.get("scenario_a") or {}, data.get("scenario_b") or {}
+        if data.get("outcome") == "failed" and not data.get("pairs_run"):
+            self.clear()                          # nothing ran (a target unreachable): its one line
+            self.result = data
+            self.show_sides(str(a.get("name") or ""), str(b.get("name") or ""), differences(a, b))
+            self.show_error(str(data.get("stop") or data.get("message") or "failed"))
+            return
         self.show_sides(str(a.get("name") or ""), str(b.get("name") or ""), differences(a, b))
         status = "stopped: " if data.get("status") == "cancelled" else ""
         self.progress_label.setText(f"{status}{data.get('pairs_run', 0)} pairs run in "
@@ -110,8 +121,10 @@ class AbView(QWidget):
         kept = f"kept {data.get('kept_pairs', 0)} of {pairs} pair{'s' if pairs != 1 else ''}"
         dropped = data.get("dropped") or []
         if dropped:
-            kept += " · dropped: " + "; ".join(f"pair {d.get('pair')} {d.get('side')}: {d.get('reason')}"
-                                                for d in dropped)
+            kept += "; dropped:" + "".join(f"\n  pair {d.get('pair')} {d.get('side')}: {d.get('reason')}"
+                                            for d in dropped[:MAX_DROPPED])
+            if len(dropped) > MAX_DROPPED:
+                kept += f"\n  and {len(dropped) - MAX_DROPPED} more (in the session's record, tickbench ab --json)"
         self.pairs_label.setText(kept)
         self.stop_label.setText(str(data.get("stop") or data.get("status") or ""))
         self._set_role(self.stop_label, OUTCOME_ROLE.get(str(data.get("outcome")), None))
@@ -146,6 +159,10 @@ class AbView(QWidget):
                     colour = OKABE_ITO["bluish_green"] if v.get("verdict") == FASTER else theme.error
                     item.setForeground(QBrush(QColor(colour)))
                 self.table.setItem(r, c, item)
+        # every column in full (a verdict elided reads as another one): the dialog grows to it
+        needed = sum(max(self.table.sizeHintForColumn(c), self.table.horizontalHeader().sectionSizeHint(c))
+                     for c in range(len(COLUMNS)))
+        self.table.setMinimumWidth(min(needed + 2 * self.table.frameWidth() + 4, MAX_TABLE_WIDTH))
 
     @staticmethod
     def _set_role(label: QLabel, role: str | None) -> None:

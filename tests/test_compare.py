@@ -116,6 +116,8 @@ def test_the_spread_is_measured_from_the_catalogs_repeats_of_the_scenario(catalo
     store, _folder, same, slower, _other = catalog
     found = compare_runs(store, same[0], slower)
     assert "10 repeats of the base scenario here" in found.noise        # the newest ten, the judged one left out
+    from workloads.results.repeat_noise import repeats_of
+    assert same[1] not in {r["run_id"] for r in repeats_of(store, store.run(same[0]), leave_out=(same[0], same[1]))}
     # three repeats that agree: 12 % is a change; a band of 15 % as given, or one run each alone, is not sure of it
     noisy = ResultsStore(tmp_path / "noisy")
     try:

@@ -78,6 +78,11 @@ def test_a_figure_that_is_nan_infinite_negative_or_zero_gives_no_evidence(bad):
     assert verdict_of(None, higher_is_better=False) == CANNOT_TELL
 
 
+def test_a_tail_figure_is_judged_at_99_5_percent_and_the_rest_at_95():
+    usual, tail = sides([1.0, 1.02, 0.98], [1.1], 0.03, 2, ""), sides([1.0, 1.02, 0.98], [1.1], 0.03, 2, "", tail=True)
+    assert math.log(tail.high / tail.low) > 3 * math.log(usual.high / usual.low)     # t 14.09 against 4.30 at 2 df
+
+
 def test_the_sign_test_interval_covers_the_median_at_95_percent_whatever_the_pairs():
     for n in range(MIN_PAIRS, 40):
         k = sign_test_ranks(n)

@@ -1,0 +1,205 @@
+"""The verdicts themselves, measured: false alarms on A/A, and power on a known slowdown.
+
+One long series of short runs per scenario: each round runs, in a random order, six runs in three
+pairs: A and A again (the A/A comparison), A and B+10 % (A/B at +10 %), A and B+5 %. Blocks of
+``--pairs`` consecutive rounds form the comparisons, ``--blocks`` of each kind, so no run serves in
+two comparisons. Each comparison is judged twice, the two ways a team can:
+
+- as ``tickbench ab`` judges (``workloads.run.ab``): the block's pairs in order, stopping early
+  where ``settled`` says so, the paired verdict on the median time (p50);
+- as ``tickbench compare`` judges stored runs (``workloads.results.compare``), the block's A runs a
+  side against its B runs, with the catalog's other runs left out (``use_repeats=False``), and the
+  CI gate of the documented flow (``--fail-if "p99 > 1.10x" --fail-if "rows/s < 0.95x"``).
+
+The known slowdowns are real work: the no-op's answer is 10 ms of CPU (``work_s``) against 11 ms
+and 10.5 ms; DuckDB's warm day read gets a busy loop inside each timed operation
+(``added_work_s``) of 10 % and 5 % of its median time, taken from pilot runs before the series.
+Run it alone on the machine: a suite beside it measures the suite.
+
+    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--pairs 8] [--seconds 0.4]
+
+Last line: ``A/A: F false alarms of N; A/B +10 %: C of N caught; +5 %: C5 of N; gate: G false failures of N``
+over both scenarios, read strictly: an A/A comparison counts as a false alarm when either way of
+judging it called a central figure (p50, rows/s, ops/s) changed; an A/B one counts as caught only
+when both ways called its p50 slower. The lines above it give each way and scenario apart.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from workloads.datasets.schema import Scale
+from workloads.results.compare import SAME, SLOWER, compare_runs
+from workloads.results.figures import step_figures
+from workloads.results.gate import BROKEN, Rule, check
+from workloads.results.store import ResultsStore
+from workloads.run.ab import MIN_PAIRS, Pair, Repetition, figures_of, settled, verdicts_of
+from workloads.run.runner import Runner
+from workloads.scenario import Scenario
+
+KINDS = ("A/A", "+10 %", "+5 %")
+CI_RULES = [Rule.parse("p99 > 1.10x"), Rule.parse("rows/s < 0.95x")]
+CENTRAL = ("p50", "rows/s", "ops/s")       # what a team reads as "faster" or "slower"
+
+
+def noop(seconds: float, work_s: float) -> Scenario:
+    return Scenario(name="verdicts no-op", workload="noop", users=(1,), operations=0, duration_s=seconds,
+                    probe_ops=0, warmup_ops=1, params={"work_s": work_s, "rows": 1000})
+
+
+def duckdb(root: Path, seconds: float, added_s: float = 0.0) -> Scenario:
+    params = {"added_work_s": added_s} if added_s else {}
+    return Scenario(name="verdicts DuckDB", scale=Scale(days=2, rows_per_day=200_000, symbols=100), target="duckdb",
+                    target_config={"path": str(root / "d.duckdb")}, workload="read-day", users=(1,), operations=0,
+                    duration_s=seconds, params=params)
+
+
+def repetition(store, scenario: Scenario, pair: int, side: str) -> Repetition:
+    result = Runner(scenario, store).run()
+    rep = Repetition(pair, side, result.run_id, result.status, result.message)
+    if rep.ok:
+        rep.figures, rep.labels = figures_of(step_figures(store, result.run_id))
+    return rep
+
+
+def series(store, sides: dict[str, Scenario], rounds: int, rng: random.Random) -> dict[str, list[Pair]]:
+    """Per kind, its pairs in time order: each round runs the six runs in a random order."""
+    plan = {"A/A": ("A", "A"), "+10 %": ("A", "B10"), "+5 %": ("A", "B5")}
+    pairs: dict[str, list[Pair]] = {kind: [] for kind in KINDS}
+    t0 = time.monotonic()
+    for index in range(rounds):
+        runs = [(kind, slot) for kind in KINDS for slot in (0, 1)]
+        rng.shuffle(runs)
+        made = {kind: Pair(index, "") for kind in KINDS}
+        for kind, slot in runs:
+            side = "AB"[slot]
+            rep = repetition(store, sides[plan[kind][slot]], index, side)
+            setattr(made[kind], side.lower(), rep)
+            made[kind].order += side
+        for kind in KINDS:
+            pairs[kind].append(made[kind])
+        elapsed = time.monotonic() - t0
+        print(f"  round {index + 1}/{rounds}: {elapsed / 60:.1f} min, {elapsed / (index + 1):.1f} s a round",
+              file=sys.stderr, flush=True)
+    return pairs
+
+
+def ab_verdict(pairs: list[Pair], smallest: float = 0.05) -> tuple[dict[str, str], int]:
+    """As ``tickbench ab`` would answer on these pairs in this order: (verdict per figure, pairs used)."""
+    kept = [p for p in pairs if p.kept]
+    used = len(kept)
+    for k in range(MIN_PAIRS, len(kept) + 1):
+        if settled(kept[:k], "p50", smallest):
+            used = k
+            break
+    return {v.figure: v.verdict for v in verdicts_of(kept[:used])}, used
+
+
+def stored_verdict(store, pairs: list[Pair]) -> tuple[dict[str, str], int]:
+    """As ``tickbench compare A1,A2,... B1,B2,... --fail-if ...`` would: (verdict per figure, exit)."""
+    kept = [p for p in pairs if p.kept]
+    comparison = compare_runs(store, [p.a.run_id for p in kept], [p.b.run_id for p in kept], use_repeats=False)
+    code, _results = check(comparison, CI_RULES)
+    return {c.figure: c.verdict for c in comparison.changes}, code
+
+
+def judge(store, title: str, pairs: dict[str, list[Pair]], block: int) -> dict[str, dict[str, int]]:
+    counts = {kind: {"ab": 0, "stored": 0, "either": 0, "both": 0, "gate": 0, "tails": 0, "n": 0, "pairs": 0}
+              for kind in KINDS}
+    for kind in KINDS:
+        ratios = []
+        for start in range(0, len(pairs[kind]) - block + 1, block):
+            chunk = pairs[kind][start:start + block]
+            ab, used = ab_verdict(chunk)
+            stored, code = stored_verdict(store, chunk)
+            ratios += [p.b.figures[k]["p50"] / p.a.figures[k]["p50"] for p in chunk if p.kept for k in p.a.figures
+                       if k in p.b.figures]
+            said = counts[kind]
+            said["n"] += 1
+            said["pairs"] += used
+            if kind == "A/A":
+                alarms = (any(ab.get(f, SAME) != SAME for f in CENTRAL), any(stored.get(f, SAME) != SAME for f in CENTRAL))
+                said["ab"] += alarms[0]
+                said["stored"] += alarms[1]
+                said["either"] += any(alarms)
+                said["tails"] += any(v != SAME for f, v in {**ab, **stored}.items() if f not in CENTRAL)
+                said["gate"] += code == BROKEN
+            else:
+                caught = (ab.get("p50") == SLOWER, stored.get("p50") == SLOWER)
+                said["ab"] += caught[0]
+                said["stored"] += caught[1]
+                said["both"] += all(caught)
+        if ratios:
+            print(f"{title} {kind}: pair ratio of p50 median {statistics.median(ratios):.3f}, "
+                  f"spread (p10-p90) {_quantile(ratios, 0.1):.3f}-{_quantile(ratios, 0.9):.3f}")
+    for kind in KINDS:
+        said = counts[kind]
+        what = "false alarms" if kind == "A/A" else "caught"
+        print(f"{title} {kind}: ab {what} {said['ab']} of {said['n']} (mean {said['pairs'] / max(said['n'], 1):.1f} "
+              f"pairs), stored compare {said['stored']} of {said['n']}"
+              + (f", gate false failures {said['gate']} of {said['n']}, tail figures called changed "
+                 f"{said['tails']} of {said['n']}" if kind == "A/A" else ""))
+    return counts
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def pilot_p50(store, scenario: Scenario, runs: int = 3) -> float:
+    values = []
+    for _ in range(runs):
+        rep = repetition(store, scenario, -1, "A")
+        values += [figures["p50"] for figures in rep.figures.values()]
+    return statistics.median(values)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--blocks", type=int, default=20, help="comparisons of each kind per scenario")
+    parser.add_argument("--pairs", type=int, default=8, help="pairs per comparison (at least 6)")
+    parser.add_argument("--seconds", type=float, default=0.4, help="each run's measured seconds")
+    parser.add_argument("--scenarios", default="noop,duckdb")
+    parser.add_argument("--seed", type=int, default=52)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="tickbench-verdicts-"))
+    store = ResultsStore(root / "results")
+    rng = random.Random(args.seed)
+    totals = {kind: {"either": 0, "both": 0, "gate": 0, "n": 0} for kind in KINDS}
+    t0 = time.monotonic()
+    try:
+        for name in args.scenarios.split(","):
+            if name == "noop":
+                sides = {"A": noop(args.seconds, 0.010), "B10": noop(args.seconds, 0.011),
+                         "B5": noop(args.seconds, 0.0105)}
+                title = "no-op, 10 ms of CPU"
+            else:
+                base = duckdb(root, args.seconds)
+                p50 = pilot_p50(store, base)
+                sides = {"A": base, "B10": duckdb(root, args.seconds, 0.10 * p50),
+                         "B5": duckdb(root, args.seconds, 0.05 * p50)}
+                title = f"DuckDB read-day warm ({p50 * 1000:.1f} ms; +{0.10 * p50 * 1000:.2f} / +{0.05 * p50 * 1000:.2f} ms)"
+            print(f"{title}: {args.blocks} blocks of {args.pairs} rounds", file=sys.stderr, flush=True)
+            pairs = series(store, sides, args.blocks * args.pairs, rng)
+            for kind, said in judge(store, title, pairs, args.pairs).items():
+                for key in totals[kind]:
+                    totals[kind][key] += said[key]
+    finally:
+        store.close()
+    print(f"elapsed {(time.monotonic() - t0) / 60:.1f} min; catalog {root}")
+    aa, ten, five = totals["A/A"], totals["+10 %"], totals["+5 %"]
+    # the strict reading: an A/A comparison is a false alarm if either way of judging it raised one;
+    # an A/B one is caught only if both ways caught it
+    print(f"A/A: {aa['either']} false alarms of {aa['n']}; A/B +10 %: {ten['both']} of {ten['n']} caught; "
+          f"+5 %: {five['both']} of {five['n']}; gate: {aa['gate']} false failures of {aa['n']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

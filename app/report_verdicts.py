@@ -3,6 +3,8 @@ cannot be compared (if so), what differs around them, and each figure's ratio wi
 and verdict (``workloads.results.compare``)."""
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 from dataclasses import dataclass
 
@@ -32,14 +34,14 @@ def _view(comparison: Comparison, labels: dict[str, str]) -> VerdictView:
                         [[what, b, n] for what, b, n in comparison.environment], wrap=(1, 2))
     changes, summary = None, ""
     if comparison.comparable:
-        changes = Table(["Step", "Figure", "Base", "New", "New / base", "95 % interval", "Verdict"],
+        changes = Table(["Step", "Figure", "Base", "New", "New / base", "95 % across runs", "Verdict"],
                         [[c.step, c.figure, figure_text(c.figure, c.base), figure_text(c.figure, c.new),
-                          f"{c.ratio:.3f}×", c.interval, Cell(c.verdict, css=VERDICT_CSS.get(c.verdict, "not-measured"))]
+                          f"{c.ratio:.3f}×" if math.isfinite(c.ratio) else "—", c.interval, Cell(c.verdict, css=VERDICT_CSS.get(c.verdict, "not-measured"))]
                          for c in comparison.changes], numeric_from=2, numeric_to=5)
         moved = [c for c in comparison.changes if c.verdict in VERDICT_CSS]
         counts = Counter(c.verdict for c in moved)
         summary = (f"{len(moved)} of {len(comparison.changes)} figures changed beyond this machine's noise: "
                    + ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common()) + "."
                    if moved else f"No difference this machine can see in any of {len(comparison.changes)} figures.")
-        summary += f" Noise band: {comparison.noise}."
+        summary += f" Noise model across runs: {comparison.noise}."
     return VerdictView(f"{new} against {base}", comparison.refusals, environment, changes, summary)

@@ -4,6 +4,7 @@ and verdict, and what differs around them (``workloads.results.compare``)."""
 from __future__ import annotations
 
 import html
+import math
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
@@ -13,7 +14,7 @@ from widgets.figure_table import figure_table
 from widgets.theme import OKABE_ITO, current_theme
 from workloads.results.compare import FASTER, LARGER, SAME, SLOWER, SMALLER, Comparison, figure_text
 
-COLUMNS = ("#", "step", "figure", "base", "new", "new / base", "95 % interval", "verdict")
+COLUMNS = ("#", "step", "figure", "base", "new", "new / base", "95 % across runs", "verdict")
 SHORT = {SAME: "no difference"}             # the column's words; the summary says them in full
 BETTER, WORSE = (FASTER, SMALLER), (SLOWER, LARGER)
 
@@ -45,19 +46,20 @@ class VerdictView(QWidget):
                     if moved else "no difference this machine can see")
             differs = [f"{html.escape(w)}: {html.escape(b)} → {html.escape(n)}" for w, b, n in comparison.environment
                        if w != "load during the run"]
-            said += f"<br><span style='color:{theme.muted}'>noise band: {html.escape(comparison.noise)}</span>"
+            said += f"<br><span style='color:{theme.muted}'>noise model: {html.escape(comparison.noise)}</span>"
             lines.append(f"{number} · <b>{new}</b> against <b>{base}</b>: {said}"
                          + (f"<br><span style='color:{theme.muted}'>differs around them: {'; '.join(differs)}</span>"
                             if differs else ""))
             rows += [(str(number), labels.get(comparison.new_run, comparison.new_run), c) for c in comparison.changes]
         lines.append(f"<span style='color:{theme.muted}'>Each run against the oldest (#1). A figure is better or "
-                     "worse only when its whole 95 % interval lies beyond the noise band either side of 1; "
-                     "otherwise there is no difference this machine can see.</span>")
+                     "worse only when its whole 95 % interval across runs (from repeats of the scenario, never one run's "
+                     "operations) lies beyond ±2 % either side of 1; otherwise there is no difference this machine "
+                     "can see.</span>")
         self.summary.setText("<br>".join(lines))
         self.table.setRowCount(len(rows))
         for r, (number, label, change) in enumerate(rows):
             cells = (number, change.step, change.figure, figure_text(change.figure, change.base),
-                     figure_text(change.figure, change.new), f"{change.ratio:.3f}×", change.interval,
+                     figure_text(change.figure, change.new), f"{change.ratio:.3f}×" if math.isfinite(change.ratio) else "—", change.interval,
                      SHORT.get(change.verdict, change.verdict))
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)

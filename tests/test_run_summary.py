@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_history import handmade_run, op
-from workloads.results.run_summary import run_answer, sweep_knee
+from workloads.results.run_summary import KNEE_BAND, run_answer, sweep_knee, sweep_knees
 from workloads.results.store import ResultsStore
 
 
@@ -15,9 +15,29 @@ from workloads.results.store import ResultsStore
     ([1, 2, 4, 8, 16], [100, 180, 300, 250, 240], 4),   # falls after 4
     ([1, 2], [100, 100], None),                       # two steps cannot show a knee
     ([8, 1, 4, 2], [205, 100, 200, 190], 2),          # order of the steps does not matter
+    ([1, 2, 4, 8], [100, 105, 140, 135], 4),          # 2 adds 5 % but 4 adds 33 %: it grew to 4
 ])
 def test_the_knee_is_where_adding_users_stops_adding_throughput(users, throughput, knee):
     assert sweep_knee(users, throughput) == knee
+
+
+def test_a_knee_is_stated_only_where_the_band_two_runs_differ_by_allows_no_other():
+    """Issue 52: two plays of one demo said "stops growing at 1 user" (its chart's 4 users highest)
+    and then "at 2 users". Each step of one run moves up to ±35 % against another, as two runs do."""
+    assert KNEE_BAND == pytest.approx(0.35)
+    noisy_flat = sweep_knees([1, 2, 4, 8], [100, 108, 125, 120])
+    assert not noisy_flat.settled and noisy_flat.at is None and noisy_flat.could_be == (1, 2, 4, None)
+    assert noisy_flat.note() == ("no knee this run can show: within the ±35 % two runs differ by, throughput could "
+                                 "stop growing at 1, 2 or 4 users or still grow at 8 users")
+    # a plateau after a clear rise: where on it growth stopped is within the band
+    assert sweep_knees([1, 2, 4, 8], [1000, 1900, 2000, 2050]).could_be == (2, 4, None)
+    # a knee this run shows: a clear rise to 2 users, then clearly less
+    fall = sweep_knees([1, 2, 4, 8], [1000, 2000, 1500, 1400])
+    assert fall.settled and fall.at == 2 and fall.note() == "throughput stops growing at 2 users"
+    grows = sweep_knees([1, 2, 4, 8], [100, 105, 110, 300])
+    assert grows.settled and grows.at is None and grows.note() == "throughput still grows at the largest step"
+    # with no band, the figures are taken as exact: sweep_knee's one knee
+    assert sweep_knees([1, 2, 4, 8], [100, 108, 125, 120], band=0.0).could_be == (4,)
 
 
 @pytest.fixture
@@ -41,7 +61,9 @@ def test_the_answer_of_a_sweep_names_its_knee_and_its_published_figures(store):
     assert [s.users for s in answer.steps] == [1, 2, 4, 8] and answer.is_sweep
     assert [s.rows_per_s for s in answer.steps] == pytest.approx([1000, 1900, 2000, 2050])
     assert answer.steps[0].p50_s == pytest.approx(0.05) and answer.steps[0].ops == 10
-    assert answer.knee_users == 2 and answer.knee_note == "throughput stops growing at 2 users"
+    # 2 -> 4 -> 8 users add 5 % and 2.5 %, well within what two runs differ by: no knee stated
+    assert answer.knee_users is None and answer.knee_note.startswith("no knee this run can show"), answer.knee_note
+    assert "could stop growing at 2 or 4 users or still grow at 8 users" in answer.knee_note
     assert answer.published_sweeps and all(s.label.startswith("report ") for s in answer.published_sweeps)
 
 
@@ -55,9 +77,20 @@ def test_the_results_view_shows_the_answer_first(store, make_widget):
     headline = view.headline_label.text()
     assert "2.05 k rows/s" in headline and "at 8 users" in headline and "p50/p95/p99" in headline
     assert view.table.rowCount() == 4 and view.table.item(1, 2).text() == "1.9 k"
-    assert view.knee_label.text() == "Users sweep: throughput stops growing at 2 users."
-    assert view.sweep_chart.isVisible() and "knee: 2 users" in view.sweep_chart.series_names()
+    assert view.knee_label.text().startswith("Users sweep: no knee this run can show")
+    assert view.sweep_chart.isVisible() and not any(n.startswith("knee") for n in view.sweep_chart.series_names())
     assert set(view.sweep_chart.series_names(reference=True)) == {s.label for s in answer.published_sweeps}
+
+
+def test_the_results_view_marks_a_knee_the_run_shows(store, make_widget):
+    from widgets.results_view import RunResultsView
+
+    answer = run_answer(store, _sweep(store, [1000, 2000, 1500, 1400]))
+    assert answer.knee_users == 2 and answer.knee_note == "throughput stops growing at 2 users"
+    view = make_widget(RunResultsView, size=(1100, 700))
+    view.show_answer(answer)
+    assert view.knee_label.text() == "Users sweep: throughput stops growing at 2 users."
+    assert "knee: 2 users" in view.sweep_chart.series_names()
 
 
 def test_one_step_shows_no_sweep_and_nothing_measured_says_so(store, make_widget):

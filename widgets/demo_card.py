@@ -13,6 +13,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from widgets.theme import OKABE_ITO, current_theme, theme_notifier
+from workloads.reproduce.confidence import CROSS_RUN_BAND
 from workloads.reproduce.findings import HOLDS, INCONCLUSIVE, NOT_HOLD, NOT_MEASURED, STRONGER, WEAKER
 
 # (key, on the cards, in Help): the presenter's keys (app.demo_presenter binds them)
@@ -106,6 +107,8 @@ class DemoCard(QFrame):
         said = {f.verdict for f in findings}
         self.body.setText("; ".join(text for verdict, text in (
             (WEAKER, "“holds, more weakly”: the same direction, a smaller effect"),
+            (INCONCLUSIVE, f"“inconclusive”: a repeat of one run can land ±{CROSS_RUN_BAND * 100:.0f} % away, "
+                           "and that would change it"),
             (NOT_MEASURED, "“not measured”: this demo's size could not show it")) if verdict in said))
         self.verdicts.setText(self._verdict_lines(findings))
 

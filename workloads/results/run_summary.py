@@ -3,6 +3,7 @@ was it" (``workloads.results.figures``), where a sweep stops scaling, and the pu
 seed reports beside it. The window shows it first when a run ends; the command line prints it."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,8 @@ from workloads.run.schedule import LATE_S
 from workloads.targets.base import PHASES
 
 KNEE_GAIN = 0.10       # a step that adds users but less than 10 % throughput: the sweep stopped scaling
+KNEE_BAND = 0.35       # two steps' throughput may differ by this much with no cause, as two runs' may
+                       # (two identical runs here differed by up to 31 %: docs/compare.md)
 LOAD_KNEE_FACTOR = 2.0  # open loop: p99 latency over twice the p99 service time (plus LATE_S) has departed from it
 
 
@@ -106,16 +109,87 @@ def load_knee(rates: list[float], latency_p99: list[float | None], service_p99: 
 
 
 def sweep_knee(users: list[int], throughput: list[float], gain: float = KNEE_GAIN) -> int | None:
-    """The users count after which adding users adds less than ``gain`` of throughput (the first
-    step where that happens, or the peak if throughput falls); None with fewer than three steps or
-    when it grows all the way."""
-    points = sorted((u, t) for u, t in zip(users, throughput) if t is not None and t == t)
+    """The fewest users after which no step adds ``gain`` of throughput or more (a later step clearly
+    higher, even past a dip, is growth); None with fewer than three steps or when it grows to the
+    last step. The figures taken as exact: ``sweep_knees`` says which knees their noise allows."""
+    knee = knees_within(users, throughput, throughput, gain)
+    return knee.at if knee.settled else None
+
+
+@dataclass(frozen=True)
+class Knee:
+    """The knees a sweep allows: each step's throughput anywhere within its bounds (one run's figure
+    +- the band, or what repeated runs measured). ``could_be`` holds each users count the sweep could
+    stop growing at, and None where it could still grow at its last step; a knee is stated only when
+    that is one answer."""
+
+    users: tuple[int, ...]
+    could_be: tuple[int | None, ...]
+    basis: str = ""                   # "the ±35 % two runs differ by", "what its 3 runs measured"
+
+    @property
+    def settled(self) -> bool:
+        return len(self.could_be) == 1
+
+    @property
+    def at(self) -> int | None:
+        """The knee when settled (None: still grows, or not settled)."""
+        return self.could_be[0] if self.settled else None
+
+    def note(self) -> str:
+        top = self.users[-1]
+        if self.settled:
+            return (f"throughput stops growing at {_users(self.at)}" if self.at is not None else
+                    "throughput still grows at the largest step")
+        stops = [u for u in self.could_be if u is not None]
+        could = f"stop growing at {_or(stops)} {'user' if stops == [1] else 'users'}" if stops else ""
+        grows = f"still grow at {_users(top)}" if None in self.could_be else ""
+        return (f"no knee this run can show: within {self.basis}, throughput could "
+                + " or ".join(t for t in (could, grows) if t))
+
+
+def knees_within(users: list[int], low: list[float], high: list[float], gain: float = KNEE_GAIN,
+                 basis: str = "") -> Knee:
+    """The knees (``sweep_knee``'s) a sweep allows whose step of ``users[i]`` users moved somewhere
+    between ``low[i]`` and ``high[i]``. A knee at k needs every later step under k's throughput plus
+    ``gain`` (k at its highest, the later ones at their lowest) and every earlier step to have been
+    outgrown by ``gain`` (at their lowest, against k or a later one at its highest); growth to the
+    last step needs every earlier one outgrown by the last at its highest."""
+    points = sorted((u, lo, hi) for u, lo, hi in zip(users, low, high)
+                    if lo is not None and hi is not None and lo == lo and hi == hi)
+    steps = tuple(u for u, _, _ in points)
     if len(points) < 3:
-        return None
-    for (u0, t0), (_u1, t1) in zip(points, points[1:]):
-        if t0 > 0 and t1 < t0 * (1 + gain):
-            return u0
-    return None
+        return Knee(steps, (None,), basis)
+    lo, hi = [p[1] for p in points], [p[2] for p in points]
+    could: list[int | None] = []
+    for k in range(len(points) - 1):
+        ceiling = hi[k] * (1 + gain)
+        if any(lo[j] >= ceiling for j in range(k + 1, len(points))):
+            continue                                  # a later step is clearly higher: not a knee
+        reach = max([hi[k]] + [min(hi[j], ceiling) for j in range(k + 1, len(points))])
+        if all(lo[i] * (1 + gain) <= reach for i in range(k)):
+            could.append(steps[k])
+    if all(lo[i] * (1 + gain) <= hi[-1] for i in range(len(points) - 1)):
+        could.append(None)
+    return Knee(steps, tuple(could), basis)
+
+
+def sweep_knees(users: list[int], throughput: list[float], band: float = KNEE_BAND,
+                gain: float = KNEE_GAIN) -> Knee:
+    """The knees one run's sweep allows: each step's figure within +-(sqrt(1 + band) - 1), so that
+    two steps' ratio may move by ``band`` either way, as two runs' figures do with no cause."""
+    each = math.sqrt(1 + band)
+    pairs = [(u, t) for u, t in zip(users, throughput) if t is not None and t == t]
+    return knees_within([u for u, _ in pairs], [t / each for _, t in pairs], [t * each for _, t in pairs], gain,
+                        f"the ±{band * 100:.0f} % two runs differ by")
+
+
+def _users(n: int) -> str:
+    return f"{n} user{'s' if n != 1 else ''}"
+
+
+def _or(values: list[int]) -> str:
+    return str(values[0]) if len(values) == 1 else ", ".join(map(str, values[:-1])) + f" or {values[-1]}"
 
 
 def run_answer(store, run_id: str) -> RunAnswer:
@@ -151,9 +225,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
                      "p99 latency stays with the service time at every rate offered")
     elif len({s.users for s in steps}) > 2:
         moved = any(s.rows_per_s for s in steps)
-        knee = sweep_knee([s.users for s in steps], [(s.rows_per_s if moved else s.ops_per_s) for s in steps])
-        note = (f"throughput stops growing at {knee} user{'s' if knee != 1 else ''}" if knee else
-                "throughput still grows at the largest step")
+        found = sweep_knees([s.users for s in steps], [(s.rows_per_s if moved else s.ops_per_s) for s in steps])
+        knee, note = found.at, found.note()
     workload, dataset = str(run["workload"]), str(run["dataset"])
     beside = {"target": str(run["target"]), "cache": str(run.get("cache") or "") or None}
     published = published_findings(workload, dataset, **beside)

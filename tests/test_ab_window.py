@@ -100,8 +100,14 @@ def test_an_unreachable_target_is_one_line_and_the_form_stays(qtbot, window):
         "name": "nowhere", "host": "127.0.0.1", "port": _closed_port()}}, password="x")
     scenario = Scenario(name="read", workload="read-day", users=(1,), operations=2,
                         scale=Scale(days=1, rows_per_day=2_000, symbols=5))
-    dialog = _open(window, scenario)
-    dialog.a_target.setCurrentIndex(dialog.a_target.findData(key))
+    window.builder.set_scenario(scenario)
+    # the Targets dock's context menu on that row: "Compare by running with…", A on it
+    (entry,) = window.targets_panel.target_menu(key).actions()
+    assert entry.text() == "Compare by running with…"
+    entry.trigger()
+    dialog = window.ab_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.a_target.currentData() == key and dialog.b_target.currentData() != key
     dialog.b_target.setCurrentIndex(dialog.b_target.findData("duckdb"))
     with qtbot.waitSignal(dialog.session_finished, timeout=SESSION_MS) as done:
         dialog.start_button.click()

@@ -157,12 +157,17 @@ class TargetsTree:
             self.edit_dialog(item.data(0, KEY_ROLE))
 
     def _context_menu(self, pos) -> None:
-        """A usable target's row: "Compare by running with…" (the window asks for the second)."""
         item = self.tree.itemAt(pos)
-        key = item.data(0, KEY_ROLE) if item is not None else None
+        menu = self.target_menu(item.data(0, KEY_ROLE) if item is not None else None)
+        if menu is not None:
+            menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+    def target_menu(self, key: str | None) -> QMenu | None:
+        """A usable target's context menu: "Compare by running with…" (the window asks for the
+        second); None for a group's or an unusable row."""
         if key not in {t[0] for t in self.targets()}:
-            return
+            return None
         menu = QMenu(self.tree)
         action = menu.addAction("Compare by running with…")
         action.triggered.connect(lambda: self.compare_requested.emit(key))
-        menu.exec(self.tree.viewport().mapToGlobal(pos))
+        return menu

@@ -124,6 +124,15 @@ def test_a_session_that_is_not_clear_runs_to_its_last_pair_and_says_how_many_wou
     assert result.stop == f"inconclusive after 8 pairs: needs about {result.needs_pairs} to see ±5 %"
 
 
+def test_the_last_look_needs_only_the_95_percent_interval_of_any_verdict(store, monkeypatch):
+    # six pairs at 1.3x: no 99 % interval exists yet (the sign test needs eight), the 95 % one is clear
+    _Scripted.ratios = [1.30, 1.31, 1.29, 1.30, 1.32, 1.28]
+    _Scripted.counts = {"A": 0, "B": 0}
+    monkeypatch.setattr(ab, "Runner", _Scripted)
+    result = run_ab(held(), held(), store, max_pairs=6, seed=3)
+    assert result.outcome == "clear" and result.stop.startswith("clear after 6 pairs"), result.stop
+
+
 # ---- real runs of the no-op ------------------------------------------------------------------
 def test_ten_against_twelve_ms_is_slower_with_its_interval_above_1_and_stops_early(store):
     result = run_ab(held(0.010), held(0.012), store, max_pairs=10, seed=7)

@@ -251,15 +251,16 @@ def _median(values: list[float]) -> float:
     return float(pd.Series(values, dtype=float).median()) if values else math.nan
 
 
-def settled(pairs: list[Pair], primary: str, smallest: float) -> bool:
+def settled(pairs: list[Pair], primary: str, smallest: float, strict_level: float = STRICT_LEVEL) -> bool:
     """True when the primary figure is clear at every step: its 99 % interval wholly beyond the
-    noise floor (a difference), or its 95 % interval wholly within ±``smallest`` (no such change)."""
+    noise floor (a difference), or its 95 % interval wholly within ±``smallest`` (no such change).
+    The last look (no pair follows) needs no more than any verdict does: ``strict_level`` 95 %."""
     steps = steps_of(pairs)
     if not steps:
         return False
     for key, _label in steps:
         a, b = paired_values(pairs, key, primary)
-        strict = paired(a, b, level=STRICT_LEVEL)
+        strict = paired(a, b, level=strict_level)
         if strict is not None and (strict.low > 1 + NOISE_FLOOR or strict.high < 1 / (1 + NOISE_FLOOR)):
             continue
         usual = paired(a, b, level=LEVEL)
@@ -388,6 +389,8 @@ class _Session:
             return self._end("cancelled", "cancelled", f"cancelled after {result.kept} kept "
                              f"pair{'s' if result.kept != 1 else ''}; what was measured is kept")
         ran = len(result.pairs)
+        if result.kept >= MIN_PAIRS and settled(result.pairs, result.primary, result.smallest, strict_level=LEVEL):
+            return self._end("completed", "clear", f"clear after {result.kept} pairs (the last look, at 95 %)")
         if result.kept < MIN_PAIRS:
             return self._end("completed", "too few", f"too few pairs: kept {result.kept} of {ran}; "
                              f"a verdict needs {MIN_PAIRS}")

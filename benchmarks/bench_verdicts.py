@@ -2,8 +2,8 @@
 
 One long series of short runs per scenario: each round runs, in a random order, six runs in three
 pairs: A and A again (the A/A comparison), A and B+10 % (A/B at +10 %), A and B+5 %. Blocks of
-``--pairs`` consecutive rounds form the comparisons, ``--blocks`` of each kind, so no run serves in
-two comparisons. Each comparison is judged twice, the two ways a team can:
+``--pairs`` consecutive rounds, each block in a catalog of its own, form the comparisons,
+``--blocks`` of each kind, so no run serves in two comparisons. Each comparison is judged twice, the two ways a team can:
 
 - as ``tickbench ab`` judges (``workloads.run.ab``): the block's pairs in order, stopping early
   where ``settled`` says so, the paired verdict on the median time (p50);
@@ -16,7 +16,7 @@ and 10.5 ms; DuckDB's warm day read gets a busy loop inside each timed operation
 (``added_work_s``) of 10 % and 5 % of its median time, taken from pilot runs before the series.
 Run it alone on the machine: a suite beside it measures the suite.
 
-    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--pairs 8] [--seconds 0.4]
+    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--pairs 8] [--seconds 0.3]
 
 Last line: ``A/A: F false alarms of N; A/B +10 %: C of N caught; +5 %: C5 of N; gate: G false failures of N``
 over both scenarios, read strictly: an A/A comparison counts as a false alarm when either way of
@@ -71,7 +71,6 @@ def series(store, sides: dict[str, Scenario], rounds: int, rng: random.Random) -
     """Per kind, its pairs in time order: each round runs the six runs in a random order."""
     plan = {"A/A": ("A", "A"), "+10 %": ("A", "B10"), "+5 %": ("A", "B5")}
     pairs: dict[str, list[Pair]] = {kind: [] for kind in KINDS}
-    t0 = time.monotonic()
     for index in range(rounds):
         runs = [(kind, slot) for kind in KINDS for slot in (0, 1)]
         rng.shuffle(runs)
@@ -83,9 +82,6 @@ def series(store, sides: dict[str, Scenario], rounds: int, rng: random.Random) -
             made[kind].order += side
         for kind in KINDS:
             pairs[kind].append(made[kind])
-        elapsed = time.monotonic() - t0
-        print(f"  round {index + 1}/{rounds}: {elapsed / 60:.1f} min, {elapsed / (index + 1):.1f} s a round",
-              file=sys.stderr, flush=True)
     return pairs
 
 
@@ -108,43 +104,43 @@ def stored_verdict(store, pairs: list[Pair]) -> tuple[dict[str, str], int]:
     return {c.figure: c.verdict for c in comparison.changes}, code
 
 
-def judge(store, title: str, pairs: dict[str, list[Pair]], block: int) -> dict[str, dict[str, int]]:
-    counts = {kind: {"ab": 0, "stored": 0, "either": 0, "both": 0, "gate": 0, "tails": 0, "n": 0, "pairs": 0}
-              for kind in KINDS}
+def judge(store, chunks: dict[str, list[Pair]], counts: dict, ratios: dict) -> None:
+    """Judge one block's three comparisons both ways; add to ``counts`` and the p50 pair ratios."""
     for kind in KINDS:
-        ratios = []
-        for start in range(0, len(pairs[kind]) - block + 1, block):
-            chunk = pairs[kind][start:start + block]
-            ab, used = ab_verdict(chunk)
-            stored, code = stored_verdict(store, chunk)
-            ratios += [p.b.figures[k]["p50"] / p.a.figures[k]["p50"] for p in chunk if p.kept for k in p.a.figures
-                       if k in p.b.figures]
-            said = counts[kind]
-            said["n"] += 1
-            said["pairs"] += used
-            if kind == "A/A":
-                alarms = (any(ab.get(f, SAME) != SAME for f in CENTRAL), any(stored.get(f, SAME) != SAME for f in CENTRAL))
-                said["ab"] += alarms[0]
-                said["stored"] += alarms[1]
-                said["either"] += any(alarms)
-                said["tails"] += any(v != SAME for f, v in {**ab, **stored}.items() if f not in CENTRAL)
-                said["gate"] += code == BROKEN
-            else:
-                caught = (ab.get("p50") == SLOWER, stored.get("p50") == SLOWER)
-                said["ab"] += caught[0]
-                said["stored"] += caught[1]
-                said["both"] += all(caught)
-        if ratios:
-            print(f"{title} {kind}: pair ratio of p50 median {statistics.median(ratios):.3f}, "
-                  f"spread (p10-p90) {_quantile(ratios, 0.1):.3f}-{_quantile(ratios, 0.9):.3f}")
+        chunk = chunks[kind]
+        ab, used = ab_verdict(chunk)
+        stored, code = stored_verdict(store, chunk)
+        ratios[kind] += [p.b.figures[k]["p50"] / p.a.figures[k]["p50"] for p in chunk if p.kept
+                         for k in p.a.figures if k in p.b.figures]
+        said = counts[kind]
+        said["n"] += 1
+        said["pairs"] += used
+        if kind == "A/A":
+            alarms = (any(ab.get(f, SAME) != SAME for f in CENTRAL), any(stored.get(f, SAME) != SAME for f in CENTRAL))
+            said["ab"] += alarms[0]
+            said["stored"] += alarms[1]
+            said["either"] += any(alarms)
+            said["tails"] += any(v != SAME for f, v in {**ab, **stored}.items() if f not in CENTRAL)
+            said["gate"] += code == BROKEN
+        else:
+            caught = (ab.get("p50") == SLOWER, stored.get("p50") == SLOWER)
+            said["ab"] += caught[0]
+            said["stored"] += caught[1]
+            said["both"] += all(caught)
+
+
+def report(title: str, counts: dict, ratios: dict) -> None:
+    for kind in KINDS:
+        if ratios[kind]:
+            print(f"{title} {kind}: pair ratio of p50 median {statistics.median(ratios[kind]):.3f}, "
+                  f"spread (p10-p90) {_quantile(ratios[kind], 0.1):.3f}-{_quantile(ratios[kind], 0.9):.3f}")
     for kind in KINDS:
         said = counts[kind]
         what = "false alarms" if kind == "A/A" else "caught"
         print(f"{title} {kind}: ab {what} {said['ab']} of {said['n']} (mean {said['pairs'] / max(said['n'], 1):.1f} "
               f"pairs), stored compare {said['stored']} of {said['n']}"
               + (f", gate false failures {said['gate']} of {said['n']}, tail figures called changed "
-                 f"{said['tails']} of {said['n']}" if kind == "A/A" else ""))
-    return counts
+                 f"{said['tails']} of {said['n']}" if kind == "A/A" else ""), flush=True)
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -160,39 +156,53 @@ def pilot_p50(store, scenario: Scenario, runs: int = 3) -> float:
     return statistics.median(values)
 
 
+def new_counts() -> dict:
+    return {kind: {"ab": 0, "stored": 0, "either": 0, "both": 0, "gate": 0, "tails": 0, "n": 0, "pairs": 0}
+            for kind in KINDS}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--blocks", type=int, default=20, help="comparisons of each kind per scenario")
     parser.add_argument("--pairs", type=int, default=8, help="pairs per comparison (at least 6)")
-    parser.add_argument("--seconds", type=float, default=0.4, help="each run's measured seconds")
+    parser.add_argument("--seconds", type=float, default=0.3, help="each run's measured seconds")
     parser.add_argument("--scenarios", default="noop,duckdb")
     parser.add_argument("--seed", type=int, default=52)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tickbench-verdicts-"))
-    store = ResultsStore(root / "results")
     rng = random.Random(args.seed)
-    totals = {kind: {"either": 0, "both": 0, "gate": 0, "n": 0} for kind in KINDS}
+    totals = new_counts()
     t0 = time.monotonic()
-    try:
-        for name in args.scenarios.split(","):
-            if name == "noop":
-                sides = {"A": noop(args.seconds, 0.010), "B10": noop(args.seconds, 0.011),
-                         "B5": noop(args.seconds, 0.0105)}
-                title = "no-op, 10 ms of CPU"
-            else:
+    for name in args.scenarios.split(","):
+        if name == "noop":
+            sides = {"A": noop(args.seconds, 0.010), "B10": noop(args.seconds, 0.011), "B5": noop(args.seconds, 0.0105)}
+            title = "no-op, 10 ms of CPU"
+        else:
+            pilot = ResultsStore(root / "pilot")
+            try:
                 base = duckdb(root, args.seconds)
-                p50 = pilot_p50(store, base)
-                sides = {"A": base, "B10": duckdb(root, args.seconds, 0.10 * p50),
-                         "B5": duckdb(root, args.seconds, 0.05 * p50)}
-                title = f"DuckDB read-day warm ({p50 * 1000:.1f} ms; +{0.10 * p50 * 1000:.2f} / +{0.05 * p50 * 1000:.2f} ms)"
-            print(f"{title}: {args.blocks} blocks of {args.pairs} rounds", file=sys.stderr, flush=True)
-            pairs = series(store, sides, args.blocks * args.pairs, rng)
-            for kind, said in judge(store, title, pairs, args.pairs).items():
-                for key in totals[kind]:
-                    totals[kind][key] += said[key]
-    finally:
-        store.close()
-    print(f"elapsed {(time.monotonic() - t0) / 60:.1f} min; catalog {root}")
+                p50 = pilot_p50(pilot, base)
+            finally:
+                pilot.close()
+            sides = {"A": base, "B10": duckdb(root, args.seconds, 0.10 * p50), "B5": duckdb(root, args.seconds, 0.05 * p50)}
+            title = f"DuckDB read-day warm ({p50 * 1000:.1f} ms; +{0.10 * p50 * 1000:.2f} / +{0.05 * p50 * 1000:.2f} ms)"
+        print(f"{title}: {args.blocks} blocks of {args.pairs} rounds", file=sys.stderr, flush=True)
+        counts, ratios = new_counts(), {kind: [] for kind in KINDS}
+        for block in range(args.blocks):
+            # a catalog per block: its comparisons read only its runs, and a catalog that grew by
+            # hundreds of runs would slow every run's bookkeeping
+            store = ResultsStore(root / f"{name}-{block}")
+            try:
+                judge(store, series(store, sides, args.pairs, rng), counts, ratios)
+            finally:
+                store.close()
+            print(f"  block {block + 1}/{args.blocks}: {(time.monotonic() - t0) / 60:.1f} min", file=sys.stderr,
+                  flush=True)
+        report(title, counts, ratios)
+        for kind in KINDS:
+            for key in totals[kind]:
+                totals[kind][key] += counts[kind][key]
+    print(f"elapsed {(time.monotonic() - t0) / 60:.1f} min; catalogs under {root}")
     aa, ten, five = totals["A/A"], totals["+10 %"], totals["+5 %"]
     # the strict reading: an A/A comparison is a false alarm if either way of judging it raised one;
     # an A/B one is caught only if both ways caught it

@@ -6,7 +6,7 @@ import pytest
 
 from widgets.report_card import ReportCardView
 from workloads.reproduce.catalog import GALLERY, REPORTS, TICK_PACK, report_card
-from workloads.reproduce.comparisons import NO_DIFFERENCE, NOT_PUBLISHED, EngineRatio, between, faster
+from workloads.reproduce.comparisons import NO_DIFFERENCE, NOT_PUBLISHED, EngineRatio, between, between_runs, faster
 from workloads.reproduce.findings import INCONCLUSIVE, NOT_MEASURED
 from workloads.reproduce.reproduction import reproduction
 from workloads.reproduce.run_report import planned_runs, run_planned
@@ -99,3 +99,11 @@ def test_the_html_report_names_the_pack_and_says_it_has_no_published_figures(ran
     assert view.heading == "Tick pack" and "of Tick pack at tiny size" in view.runs_note
     assert view.no_pairs == "The tick pack has no published figures: its findings compare your engines below."
     assert not any("Report tick" in text for text in (view.runs_note, view.no_pairs))
+
+
+def test_one_runs_ratio_gets_a_verdict_only_past_the_band_a_repeat_may_land_within():
+    """Issue 52: a card played again must not flip its verdict; one run's 1.2-1.4 is within what a
+    repeat may move by (±35 %), 2.0-2.4 is not."""
+    verdict, why = between_runs(1.2, 1.4, "QuestDB", (30, 40))
+    assert verdict == INCONCLUSIVE and "one run each, ±35 % across runs" in why, why
+    assert between_runs(2.0, 2.4, "QuestDB", (30, 40))[0] == faster("QuestDB")

@@ -3,14 +3,17 @@
 Nothing published stands beside them, so a finding is the measured ratio alone: the baseline's
 median time over the database's for the same question at one user, with its 95 % interval
 (``workloads.reproduce.confidence``, as the reports' findings), and a verdict only the whole
-interval gives: which is faster, "no difference" (the interval within ``NO_EFFECT``), or
-"inconclusive: noisy" with the operations and the interval.
+interval ACROSS RUNS gives (one run's interval widened by the band a repeat may land within,
+``confidence.across_runs``, as every finding is judged): which is faster, "no difference" (the
+interval within ``NO_EFFECT``), or "inconclusive" with the operations, the interval and what would
+settle it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from workloads.reproduce.catalog import BASELINE, TICK_PACK
+from workloads.reproduce.confidence import CROSS_RUN_BAND, across_runs
 from workloads.reproduce.findings import INCONCLUSIVE, NOT_MEASURED, Finding, Runs, _Median, _quotient
 from workloads.targets.engines import engine
 
@@ -47,7 +50,7 @@ class EngineRatio:
             return Finding(report, statement, NOT_PUBLISHED, measured, INCONCLUSIVE,
                            "no operation times to give an interval", run_ids, None, value)
         measured += f" (95 % {_x(spread.low)}–{_x(spread.high)})"
-        verdict, why = between(spread.low, spread.high, database, spread.ops)
+        verdict, why = between_runs(spread.low, spread.high, database, spread.ops)
         return Finding(report, statement, NOT_PUBLISHED, measured, verdict, why, run_ids, None, value)
 
 
@@ -61,6 +64,15 @@ def between(low: float, high: float, database: str, ops: tuple[int, int]) -> tup
     if 1 / NO_EFFECT <= low and high <= NO_EFFECT:
         return NO_DIFFERENCE, f"within ±10 % ({counted})"
     return INCONCLUSIVE, f"noisy: {counted}; a larger size would settle it"
+
+
+def between_runs(low: float, high: float, database: str, ops: tuple[int, int]) -> tuple[str, str]:
+    """The verdict of one run's ratio across runs: its interval widened by the band a repeat of
+    the run may land within, so a verdict never flips when the card is played again."""
+    wide_low, wide_high = across_runs([(low, high)])
+    verdict, why = between(wide_low, wide_high, database, ops)
+    said = f"one run each, ±{CROSS_RUN_BAND:.0%} across runs: {_x(wide_low)}–{_x(wide_high)}".replace("%", " %")
+    return verdict, f"{why}; {said}"
 
 
 def _database(arm) -> str:

@@ -73,7 +73,7 @@ def _operations(cache: str, warmup_ops: int, warmups, measured=0.02):
     scenario = SimpleNamespace(cache=cache, warmup_ops=warmup_ops, operations=3, duration_s=0.0, probe_ops=0)
     target = SimpleNamespace(drop_cache=lambda layout: ["dropped"], probed_ops=frozenset(), config={},
                              engine_caches_data=False)
-    ctx = SimpleNamespace(scenario=scenario, target=target, layout=None, rows_done=0,
+    ctx = SimpleNamespace(scenario=scenario, target=target, layout=None, rows_done=0, params={},
                           step=SimpleNamespace(users=1, rate=0.0), state={"warming": True})
     spec = SimpleNamespace(worker=0, step={"index": 0}, host="")
     workload = _Scheduled(warmups, measured)

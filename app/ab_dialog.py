@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDoubleSpinBox,
                                QWidget)
 
 from app.ab_job import AbJob, AbOutcome
-from widgets.ab_view import AbView, differences
+from widgets.ab_view import AbView
 from workloads.operations import get_workload
-from workloads.scenario import Scenario, run_name
+from workloads.scenario import Scenario, run_name, scenario_differences
 
 Target = tuple[str, str, str, dict[str, Any]]          # (key, label, kind, config), as TargetsPanel.targets()
 STOP_WAIT_MS = 15_000
@@ -190,7 +190,7 @@ class AbDialog(QDialog):
             self.view.show_error("not started: no password given")
             return False
         self.view.clear()
-        self.view.show_sides(run_name(a), run_name(b), differences(a.to_dict(), b.to_dict()))
+        self.view.show_sides(run_name(a), run_name(b), scenario_differences(a.to_dict(), b.to_dict()))
         self.view.show_progress("starting tickbench ab…")
         self.job.start(a, b, max_pairs=self.pairs_spin.value(), smallest=self.smallest_spin.value())
         self._set_running(True)

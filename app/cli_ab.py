@@ -17,7 +17,8 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from app.cli_common import CliError, _store, console, err_console
+from app.cli_common import CliError, _store, console, err_console, finite_above_zero
+from workloads.scenario import scenario_differences
 
 FIGURE_CHOICES = ("rows/s", "MB/s", "ops/s", "p50", "p95", "p99")
 
@@ -37,10 +38,10 @@ def add_ab_parser(sub, add_scenario_arguments) -> None:
                          "window starts a session: a password in it is never written anywhere); the --versus-* "
                          "changes apply over B")
     ab.add_argument("--max-pairs", type=int, default=20, help="pairs of repetitions at most (default 20)")
-    ab.add_argument("--smallest", type=_positive, default=5.0, metavar="PCT",
+    ab.add_argument("--smallest", type=finite_above_zero, default=5.0, metavar="PCT",
                     help="the smallest change worth seeing, in %% (default 5): it stops once no change this "
                          "size is left or a difference is clear")
-    ab.add_argument("--budget", type=_positive, metavar="MINUTES", help="start no pair after this long")
+    ab.add_argument("--budget", type=finite_above_zero, metavar="MINUTES", help="start no pair after this long")
     ab.add_argument("--order-seed", type=int, help="the seed of which side runs first in each pair (recorded)")
     ab.add_argument("--figure", choices=FIGURE_CHOICES, default="p50",
                     help="the figure that decides when to stop (default p50)")
@@ -49,18 +50,10 @@ def add_ab_parser(sub, add_scenario_arguments) -> None:
     ab.set_defaults(ab_parser=ab)
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"takes a finite number above 0, not {text!r}")
-    return value
 
 
 def _milliseconds(text: str) -> float:
-    value = _positive(text)
+    value = finite_above_zero(text)
     if value > 60_000:
         raise argparse.ArgumentTypeError(f"takes milliseconds up to 60000, not {text!r}")
     return value
@@ -214,7 +207,7 @@ def print_ab(result, store) -> None:
     name_a = result.scenario_a.get("name") or ""
     name_b = result.scenario_b.get("name") or ""
     out.print(f"A/B [bold]{escape(result.ab_id)}[/bold]: A {escape(name_a)}  ·  B {escape(name_b)}", highlight=False)
-    changed = differences(result.scenario_a, result.scenario_b)
+    changed = scenario_differences(result.scenario_a, result.scenario_b)
     out.print("B is A with " + escape("; ".join(changed)) if changed else "B is A (an A/A session)", highlight=False)
     out.print(f"order (seed {result.seed}): {escape(result.order) or '—'}", highlight=False)
     steps = []
@@ -248,20 +241,6 @@ def print_ab(result, store) -> None:
     out.print(f"[{style}]{escape(result.stop)}[/{style}] in {result.elapsed_s:,.0f} s", highlight=False)
     out.print(f"runs kept in the catalog; the session's record: {escape(str(ab_path(store, result.ab_id)))}",
               highlight=False)
-
-
-def differences(a: dict, b: dict, prefix: str = "") -> list[str]:
-    """What B changes of A, key by key ("params.hold_s 0.01 → 0.012"), the runs' names aside."""
-    out = []
-    for key in sorted(set(a) | set(b)):
-        if not prefix and key == "name":
-            continue
-        x, y = a.get(key), b.get(key)
-        if isinstance(x, dict) and isinstance(y, dict):
-            out += differences(x, y, f"{prefix}{key}.")
-        elif x != y:
-            out.append(f"{prefix}{key} {x if x is not None else '—'} → {y if y is not None else '—'}")
-    return out
 
 
 def _style(verdict: str) -> str:

@@ -40,3 +40,16 @@ def _registry(args):
     from workloads.passwords import KeyringPasswords
     from workloads.targets.registry import TargetRegistry
     return TargetRegistry.load(getattr(args, "data_dir", None) or default_datasets_dir(), KeyringPasswords())
+
+
+def finite_above_zero(text: str) -> float:
+    """An argparse type: a finite number above 0 (a percentage, minutes), or one clear line."""
+    import argparse
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"takes a finite number above 0, not {text!r}")
+    return value

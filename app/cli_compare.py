@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from app.cli_common import CliError, _store, console, err_console
+from app.cli_common import CliError, _store, console, err_console, finite_above_zero
 
 VERDICT_STYLE = {"faster": "green", "smaller": "green", "slower": "red", "larger": "red"}
 
@@ -38,14 +38,10 @@ def add_compare_parser(sub) -> None:
 
 def _noise_percent(text: str) -> float:
     import argparse
-    import math
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"takes a finite percentage above 0 (e.g. 5 for ±5 %), not {text!r}")
-    return value
+        return finite_above_zero(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"takes a finite percentage above 0 (e.g. 5 for ±5 %), not {text!r}") from None
 
 
 def cmd_compare(args) -> int:

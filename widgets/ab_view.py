@@ -18,6 +18,7 @@ from widgets.figure_table import figure_table
 from widgets.theme import OKABE_ITO, current_theme
 from workloads.results.compare import figure_text
 from workloads.results.evidence import FASTER, SLOWER
+from workloads.scenario import scenario_differences
 
 COLUMNS = ("step", "figure", "A", "B", "B / A", "95 % interval", "verdict")
 VERDICT = COLUMNS.index("verdict")
@@ -36,20 +37,6 @@ def _plain(label: QLabel) -> QLabel:
 
 def _value(figure: str, value: Any) -> str:
     return figure_text(figure, value) if isinstance(value, (int, float)) and math.isfinite(value) else "—"
-
-
-def differences(a: dict, b: dict, prefix: str = "") -> list[str]:
-    """What B changes of A, key by key ("params.hold_s 0.01 → 0.012"), the names aside."""
-    out = []
-    for key in sorted(set(a) | set(b)):
-        if not prefix and key == "name":
-            continue
-        x, y = a.get(key), b.get(key)
-        if isinstance(x, dict) and isinstance(y, dict):
-            out += differences(x, y, f"{prefix}{key}.")
-        elif x != y:
-            out.append(f"{prefix}{key} {x if x is not None else '—'} → {y if y is not None else '—'}")
-    return out
 
 
 class AbView(QWidget):
@@ -103,10 +90,10 @@ class AbView(QWidget):
         if data.get("outcome") == "failed" and not data.get("pairs_run"):
             self.clear()                          # nothing ran (a target unreachable): its one line
             self.result = data
-            self.show_sides(str(a.get("name") or ""), str(b.get("name") or ""), differences(a, b))
+            self.show_sides(str(a.get("name") or ""), str(b.get("name") or ""), scenario_differences(a, b))
             self.show_error(str(data.get("stop") or data.get("message") or "failed"))
             return
-        self.show_sides(str(a.get("name") or ""), str(b.get("name") or ""), differences(a, b))
+        self.show_sides(str(a.get("name") or ""), str(b.get("name") or ""), scenario_differences(a, b))
         status = "stopped: " if data.get("status") == "cancelled" else ""
         self.progress_label.setText(f"{status}{data.get('pairs_run', 0)} pairs run in "
                                     f"{float(data.get('elapsed_s') or 0):,.0f} s · order: {data.get('order') or '—'}")

@@ -246,3 +246,17 @@ def parse_slot(slot: str) -> tuple[str, str, str, str] | None:
     """``report/experiment/arm/size`` from a run's ``Scenario.experiment``; None if not a gallery run."""
     parts = (slot or "").split("/")
     return tuple(parts) if len(parts) == 4 else None
+
+
+def scenario_differences(a: dict, b: dict, prefix: str = "") -> list[str]:
+    """What scenario B changes of A, key by key ("params.hold_s 0.01 → 0.012"), the names aside."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if not prefix and key == "name":
+            continue
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, dict) and isinstance(y, dict):
+            out += scenario_differences(x, y, f"{prefix}{key}.")
+        elif x != y:
+            out.append(f"{prefix}{key} {x if x is not None else '—'} → {y if y is not None else '—'}")
+    return out

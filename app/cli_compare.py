@@ -10,11 +10,15 @@ import json
 from pathlib import Path
 
 from rich.markup import escape
+from rich import box
 from rich.table import Table
 
 from app.cli_common import CliError, _store, console, err_console, finite_above_zero
 
 VERDICT_STYLE = {"faster": "green", "smaller": "green", "slower": "red", "larger": "red"}
+SAME = "no difference this machine can see"
+SHORT_VERDICT = {SAME: "same", "too few to tell": "too few"}
+NARROW = 120                # columns under which the table drops the run's own interval
 
 
 def add_compare_parser(sub) -> None:
@@ -140,14 +144,27 @@ def _print(comparison, forced: list[str]) -> None:
     console.print(env)
     if comparison.refusals:
         return
-    table = Table(title="new / base, 95 % interval across runs (a run's own interval says how sure that run is)",
-                  caption=f"noise model: {escape(comparison.noise)}", caption_justify="left")
-    for column in ("step", "figure", "base", "new", "new/base", "95 % across runs", "run's own 95 %", "verdict"):
-        table.add_column(column, justify="right" if column in ("base", "new", "new/base") else "left")
+    # a terminal of 80 columns: the run's own interval left out and the verdicts in a word, so
+    # every interval and verdict stays whole on one line
+    narrow = console.width < NARROW
+    table = Table(title="new / base, 95 % interval across runs" + ("" if narrow else
+                  " (a run's own interval says how sure that run is)"),
+                  caption=f"noise model: {escape(comparison.noise)}", caption_justify="left",
+                  box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD, padding=(0, 1))
+    across = "95 % runs" if narrow else "95 % across runs"
+    columns = ("step", "figure", "base", "new", "new/base", across) + (() if narrow else ("run's own 95 %",)) \
+        + ("verdict",)
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("base", "new", "new/base") else "left",
+                         no_wrap=column in (across, "verdict", "new/base", "base", "new"))
     for c in comparison.changes:
         style = VERDICT_STYLE.get(c.verdict, "dim")
-        table.add_row(escape(c.step), escape(c.figure), figure_text(c.figure, c.base), figure_text(c.figure, c.new),
-                      _ratio_text(c.ratio), c.interval, c.run_interval, f"[{style}]{escape(c.verdict)}[/{style}]")
+        said = SHORT_VERDICT.get(c.verdict, c.verdict) if narrow else c.verdict
+        cells = [escape(c.step), escape(c.figure), figure_text(c.figure, c.base), figure_text(c.figure, c.new),
+                 _ratio_text(c.ratio), c.interval] + ([] if narrow else [c.run_interval])
+        table.add_row(*cells, f"[{style}]{escape(said)}[/{style}]")
+    if narrow and any(c.verdict == SAME for c in comparison.changes):
+        table.caption += f"; same: {SAME}"
     console.print(table)
     if comparison.unmatched:
         console.print(f"steps only one run has: {', '.join(comparison.unmatched)}", highlight=False)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workloads.results.compare import CANNOT_TELL, SAME, SLOWER, FigureChange
+from workloads.results.compare import CANNOT_TELL, SAME, SLOWER, FigureChange, compare_runs
 from workloads.results.evidence import (FASTER, MIN_PAIRS, Evidence, one_run_each, paired, sign_test_ranks,
                                         sides, verdict_of)
 from workloads.results.gate import BROKEN, CANNOT, PASSED, Rule, check
@@ -208,3 +208,22 @@ def test_check_says_cannot_when_every_step_of_a_rules_figure_is_untold():
     comparison = type("C", (), {"changes": [untold], "comparable": True})()
     code, results = check(comparison, [Rule.parse("p99 > 1.10x")])
     assert code == CANNOT and not results[0].holds
+
+
+def test_the_comparison_reads_whole_in_a_terminal_of_80_columns(runs, monkeypatch):
+    from rich.console import Console
+
+    import app.cli_compare as cli_compare
+    folder, ids = runs
+    narrow = Console(width=80, record=True, force_terminal=False)
+    monkeypatch.setattr(cli_compare, "console", narrow)
+    store = ResultsStore(folder / "results")
+    try:
+        comparison = compare_runs(store, ids[0], ids[1])
+    finally:
+        store.close()
+    cli_compare._print(comparison, [])
+    text = narrow.export_text()
+    p50 = next(c for c in comparison.changes if c.figure == "p50")
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert p50.interval in text and "same: no difference this machine can see" in " ".join(text.split())

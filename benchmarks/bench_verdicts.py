@@ -1,22 +1,25 @@
 """The verdicts themselves, measured: false alarms on A/A, and power on a known slowdown.
 
-One long series of short runs per scenario: each round runs, in a random order, six runs in three
-pairs: A and A again (the A/A comparison), A and B+10 % (A/B at +10 %), A and B+5 %. Blocks of
-``--pairs`` consecutive rounds, each block in a catalog of its own, form the comparisons,
-``--blocks`` of each kind, so no run serves in two comparisons. Each comparison is judged twice, the two ways a team can:
+For each scenario, ``--blocks`` blocks of three comparisons: A against A again (A/A), A against B
++10 % and A against B +5 %. The three of a block run side by side as ``tickbench ab`` runs one:
+round after round, each round one pair of every comparison still open with the round's runs in a
+random order (so a drift of the machine falls on all three alike); a comparison closes where ``ab``
+would stop (``workloads.run.ab.settled``, from 6 pairs on) or at ``--max-pairs``. Each block has a
+catalog of its own, so no run serves in two comparisons. Each comparison is judged twice, the two
+ways a team can:
 
-- as ``tickbench ab`` judges (``workloads.run.ab``): the block's pairs in order, stopping early
-  where ``settled`` says so, the paired verdict on the median time (p50);
-- as ``tickbench compare`` judges stored runs (``workloads.results.compare``), the block's A runs a
-  side against its B runs, with the catalog's other runs left out (``use_repeats=False``), and the
-  CI gate of the documented flow (``--fail-if "p99 > 1.10x" --fail-if "rows/s < 0.95x"``).
+- as ``tickbench ab`` judges (``workloads.run.ab``): its pairs, the paired verdict on the median
+  time (p50);
+- as ``tickbench compare`` judges stored runs (``workloads.results.compare``), the same A runs a
+  side against the same B runs, with the catalog's other runs left out (``use_repeats=False``), and
+  the CI gate of the documented flow (``--fail-if "p99 > 1.10x" --fail-if "rows/s < 0.95x"``).
 
 The known slowdowns are real work: the no-op's answer is 10 ms of CPU (``work_s``) against 11 ms
 and 10.5 ms; DuckDB's warm day read gets a busy loop inside each timed operation
 (``added_work_s``) of 10 % and 5 % of its median time, taken from pilot runs before the series.
 Run it alone on the machine: a suite beside it measures the suite.
 
-    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--pairs 8] [--seconds 0.3]
+    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 16] [--seconds 0.2] [--duckdb-seconds 1]
 
 Last line: ``A/A: F false alarms of N; A/B +10 %: C of N caught; +5 %: C5 of N; gate: G false failures of N``
 over both scenarios, read strictly: an A/A comparison counts as a false alarm when either way of
@@ -35,7 +38,6 @@ from pathlib import Path
 
 from workloads.datasets.schema import Scale
 from workloads.results.compare import SAME, SLOWER, compare_runs
-from workloads.results.figures import step_figures
 from workloads.results.gate import BROKEN, Rule, check
 from workloads.results.store import ResultsStore
 from workloads.run.ab import MIN_PAIRS, Pair, Repetition, figures_of, settled, verdicts_of
@@ -59,41 +61,48 @@ def duckdb(root: Path, seconds: float, added_s: float = 0.0) -> Scenario:
                     duration_s=seconds, params=params)
 
 
+RUN_SECONDS: list[float] = []           # each run's wall time, bookkeeping included
+
+
 def repetition(store, scenario: Scenario, pair: int, side: str) -> Repetition:
+    started = time.monotonic()
     result = Runner(scenario, store).run()
+    RUN_SECONDS.append(time.monotonic() - started)
     rep = Repetition(pair, side, result.run_id, result.status, result.message)
     if rep.ok:
-        rep.figures, rep.labels = figures_of(step_figures(store, result.run_id))
+        rep.figures, rep.labels = figures_of(result.figures)
     return rep
 
 
-def series(store, sides: dict[str, Scenario], rounds: int, rng: random.Random) -> dict[str, list[Pair]]:
-    """Per kind, its pairs in time order: each round runs the six runs in a random order."""
+def block(store, sides: dict[str, Scenario], max_pairs: int, smallest: float,
+          rng: random.Random) -> dict[str, list[Pair]]:
+    """One block's three comparisons, run side by side as ``tickbench ab`` runs one: per kind, its
+    pairs in time order, ended where ``ab`` would stop."""
     plan = {"A/A": ("A", "A"), "+10 %": ("A", "B10"), "+5 %": ("A", "B5")}
     pairs: dict[str, list[Pair]] = {kind: [] for kind in KINDS}
-    for index in range(rounds):
-        runs = [(kind, slot) for kind in KINDS for slot in (0, 1)]
+    open_kinds = list(KINDS)
+    while open_kinds:
+        index = len(pairs[open_kinds[0]])
+        runs = [(kind, slot) for kind in open_kinds for slot in (0, 1)]
         rng.shuffle(runs)
-        made = {kind: Pair(index, "") for kind in KINDS}
+        made = {kind: Pair(index, "") for kind in open_kinds}
         for kind, slot in runs:
             side = "AB"[slot]
-            rep = repetition(store, sides[plan[kind][slot]], index, side)
-            setattr(made[kind], side.lower(), rep)
+            setattr(made[kind], side.lower(), repetition(store, sides[plan[kind][slot]], index, side))
             made[kind].order += side
-        for kind in KINDS:
+        for kind in list(open_kinds):
             pairs[kind].append(made[kind])
+            kept = [p for p in pairs[kind] if p.kept]
+            last = len(pairs[kind]) >= max_pairs
+            if last or (len(kept) >= MIN_PAIRS and settled(kept, "p50", smallest)):
+                open_kinds.remove(kind)
     return pairs
 
 
-def ab_verdict(pairs: list[Pair], smallest: float = 0.05) -> tuple[dict[str, str], int]:
-    """As ``tickbench ab`` would answer on these pairs in this order: (verdict per figure, pairs used)."""
+def ab_verdict(pairs: list[Pair]) -> tuple[dict[str, str], int]:
+    """As ``tickbench ab`` answered on these pairs: (verdict per figure, pairs kept)."""
     kept = [p for p in pairs if p.kept]
-    used = len(kept)
-    for k in range(MIN_PAIRS, len(kept) + 1):
-        if settled(kept[:k], "p50", smallest):
-            used = k
-            break
-    return {v.figure: v.verdict for v in verdicts_of(kept[:used])}, used
+    return {v.figure: v.verdict for v in verdicts_of(kept)}, len(kept)
 
 
 def stored_verdict(store, pairs: list[Pair]) -> tuple[dict[str, str], int]:
@@ -164,8 +173,11 @@ def new_counts() -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--blocks", type=int, default=20, help="comparisons of each kind per scenario")
-    parser.add_argument("--pairs", type=int, default=8, help="pairs per comparison (at least 6)")
-    parser.add_argument("--seconds", type=float, default=0.3, help="each run's measured seconds")
+    parser.add_argument("--max-pairs", type=int, default=16, help="pairs per comparison at most (ab's early stop ends most sooner)")
+    parser.add_argument("--smallest", type=float, default=0.05, help="ab's --smallest, as a fraction")
+    parser.add_argument("--seconds", type=float, default=0.2, help="each no-op run's measured seconds")
+    parser.add_argument("--duckdb-seconds", type=float, default=1.0,
+                        help="each DuckDB run's measured seconds (shorter runs of its read scatter more than they save)")
     parser.add_argument("--scenarios", default="noop,duckdb")
     parser.add_argument("--seed", type=int, default=52)
     args = parser.parse_args()
@@ -180,25 +192,32 @@ def main() -> int:
         else:
             pilot = ResultsStore(root / "pilot")
             try:
-                base = duckdb(root, args.seconds)
+                base = duckdb(root, args.duckdb_seconds)
                 p50 = pilot_p50(pilot, base)
             finally:
                 pilot.close()
-            sides = {"A": base, "B10": duckdb(root, args.seconds, 0.10 * p50), "B5": duckdb(root, args.seconds, 0.05 * p50)}
+            sides = {"A": base, "B10": duckdb(root, args.duckdb_seconds, 0.10 * p50),
+                     "B5": duckdb(root, args.duckdb_seconds, 0.05 * p50)}
             title = f"DuckDB read-day warm ({p50 * 1000:.1f} ms; +{0.10 * p50 * 1000:.2f} / +{0.05 * p50 * 1000:.2f} ms)"
-        print(f"{title}: {args.blocks} blocks of {args.pairs} rounds", file=sys.stderr, flush=True)
+        print(f"{title}: {args.blocks} blocks, at most {args.max_pairs} pairs a comparison", file=sys.stderr, flush=True)
         counts, ratios = new_counts(), {kind: [] for kind in KINDS}
-        for block in range(args.blocks):
+        for number in range(args.blocks):
             # a catalog per block: its comparisons read only its runs, and a catalog that grew by
             # hundreds of runs would slow every run's bookkeeping
-            store = ResultsStore(root / f"{name}-{block}")
+            store = ResultsStore(root / f"{name}-{number}")
             try:
-                judge(store, series(store, sides, args.pairs, rng), counts, ratios)
+                judge(store, block(store, sides, args.max_pairs, args.smallest, rng), counts, ratios)
             finally:
                 store.close()
-            print(f"  block {block + 1}/{args.blocks}: {(time.monotonic() - t0) / 60:.1f} min", file=sys.stderr,
+            print(f"  block {number + 1}/{args.blocks}: {(time.monotonic() - t0) / 60:.1f} min", file=sys.stderr,
                   flush=True)
         report(title, counts, ratios)
+        per_run = statistics.mean(RUN_SECONDS)
+        print(f"{title}: a run takes {per_run:.2f} s of wall time; a comparison alone as tickbench ab runs it: "
+              + ", ".join(f"{kind} {counts[kind]['pairs'] / max(counts[kind]['n'], 1):.1f} pairs, about "
+                          f"{2 * per_run * counts[kind]['pairs'] / max(counts[kind]['n'], 1):.0f} s" for kind in KINDS),
+              flush=True)
+        RUN_SECONDS.clear()
         for kind in KINDS:
             for key in totals[kind]:
                 totals[kind][key] += counts[kind][key]

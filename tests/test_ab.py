@@ -5,6 +5,7 @@ the known slowdowns (the no-op's ``work_s``, every workload's ``added_work_s``) 
 from __future__ import annotations
 
 import json
+import itertools
 import math
 import os
 import subprocess
@@ -66,25 +67,28 @@ def _pairs(a_values, b_values, failed_b: set[int] = frozenset()) -> list[Pair]:
     return pairs
 
 
-def test_the_verdict_is_the_median_of_the_pairs_ratios_never_of_the_sides_apart():
-    # the pairs' ratios 2.5, 1, 1.1, 1, 1, 1.2: their median is 1.049; sorted sides would pair 20 with 10
+def test_the_verdict_is_the_centre_of_the_pairs_ratios_never_of_the_sides_apart():
+    # the pairs' ratios 2.5, 1, 1.1, 1, 1, 1.2: the median of their pairwise (log) means is 1.095;
+    # sorted sides would pair 20 with 10
     a = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 1.0]
     b = [25.0, 20.0, 33.0, 40.0, 50.0, 72.0, 9.0]
     verdicts = verdicts_of(_pairs(a, b, failed_b={6}))      # pair 7's B failed: its A goes too
     assert [v.figure for v in verdicts] == ["p50"]          # rows/s 0 on both sides: left out
     (p50,) = verdicts
     ratios = np.log(np.array(b[:6]) / np.array(a[:6]))
-    assert p50.evidence.ratio == pytest.approx(math.exp(np.median(ratios)))
-    assert p50.evidence.ratio == pytest.approx(1.0488, abs=1e-4)
+    means = [(x + y) / 2 for x, y in itertools.combinations_with_replacement(ratios, 2)]
+    assert p50.evidence.ratio == pytest.approx(math.exp(np.median(means)))
+    assert p50.evidence.ratio == pytest.approx(1.0954, abs=1e-4)
     assert (p50.evidence.low, p50.evidence.high) == pytest.approx((1.0, 2.5))
     assert p50.evidence.basis == "6 paired repetitions"
 
 
 def test_the_early_stop_looks_at_the_stricter_99_percent_interval_for_a_difference():
-    # nine pairs, eight at 1.1 and one at 0.99: the 95 % interval is [1.1, 1.1], the 99 % one [0.99, 1.1]
-    pairs = _pairs([10.0] * 9, [11.0] * 8 + [9.9])
+    # nine pairs, seven at 1.1 and two at 0.99: the 95 % interval starts at their mean sqrt(1.1 x 0.99),
+    # the 99 % one at 0.99
+    pairs = _pairs([10.0] * 9, [11.0] * 7 + [9.9] * 2)
     (p50,) = verdicts_of(pairs)
-    assert p50.verdict == SLOWER and p50.evidence.low == pytest.approx(1.1)
+    assert p50.verdict == SLOWER and p50.evidence.low == pytest.approx(math.sqrt(1.1 * 0.99))
     assert not ab.settled(pairs, "p50", 0.05)
     assert ab.settled(_pairs([10.0] * 8, [11.0] * 8), "p50", 0.05)           # 99 %: [1.1, 1.1]
     assert ab.settled(_pairs([10.0] * 6, [10.0, 10.1, 9.9, 10.2, 9.8, 10.0]), "p50", 0.05)   # within ±5 %
@@ -125,7 +129,7 @@ def test_a_session_that_is_not_clear_runs_to_its_last_pair_and_says_how_many_wou
 
 
 def test_the_last_look_needs_only_the_95_percent_interval_of_any_verdict(store, monkeypatch):
-    # six pairs at 1.3x: no 99 % interval exists yet (the sign test needs eight), the 95 % one is clear
+    # six pairs at 1.3x: no 99 % interval exists yet (the signed-rank one needs eight), the 95 % one is clear
     _Scripted.ratios = [1.30, 1.31, 1.29, 1.30, 1.32, 1.28]
     _Scripted.counts = {"A": 0, "B": 0}
     monkeypatch.setattr(ab, "Runner", _Scripted)

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workloads.results.compare import CANNOT_TELL, SAME, SLOWER, FigureChange, compare_runs
-from workloads.results.evidence import (FASTER, MIN_PAIRS, Evidence, one_run_each, paired, sign_test_ranks,
+from workloads.results.evidence import (FASTER, MIN_PAIRS, Evidence, one_run_each, paired, signed_rank_cut,
                                         sides, verdict_of)
 from workloads.results.gate import BROKEN, CANNOT, PASSED, Rule, check
 from workloads.results.repeat_noise import CrossRun
@@ -83,17 +83,33 @@ def test_a_tail_figure_is_judged_at_99_5_percent_and_the_rest_at_95():
     assert math.log(tail.high / tail.low) > 3 * math.log(usual.high / usual.low)     # t 14.09 against 4.30 at 2 df
 
 
-def test_the_sign_test_interval_covers_the_median_at_95_percent_whatever_the_pairs():
-    for n in range(MIN_PAIRS, 40):
-        k = sign_test_ranks(n)
-        # the interval [x_(k), x_(n-1-k)] misses the median when k or fewer pairs fall on one side
-        miss = 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-        assert miss <= 0.05 and 2 * sum(math.comb(n, i) for i in range(k + 2)) / 2 ** n > 0.05, n
-    assert sign_test_ranks(MIN_PAIRS - 1) is None
+def _signed_rank_tail(n: int, largest: int) -> float:
+    """P(W <= largest) for Wilcoxon's signed-rank W of n pairs, by listing every sign pattern."""
+    patterns = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1        # row: which ranks are positive
+    sums = patterns @ np.arange(1, n + 1)
+    return float(np.mean(sums <= largest))
 
 
-def test_paired_repetitions_take_the_median_pair_and_one_wild_pair_moves_it_one_rank():
-    a = [10.0, 20.0, 5.0, 8.0, 12.0, 9.0, 11.0, 7.0, 6.0, 15.0, 13.0, 4.0]      # 12 pairs: ranks 2 and 9
+def test_the_signed_rank_interval_covers_the_pairs_centre_at_95_percent_with_the_cut_no_larger_than_that():
+    for n in range(MIN_PAIRS, 17):
+        cut = signed_rank_cut(n)
+        # [w_(cut), w_(M - cut + 1)] misses the centre when W <= cut - 1 or, mirrored, W >= M - cut + 1
+        assert 2 * _signed_rank_tail(n, cut - 1) <= 0.05 < 2 * _signed_rank_tail(n, cut), n
+    assert signed_rank_cut(MIN_PAIRS - 1) is None
+
+
+def test_the_paired_interval_holds_at_95_percent_on_heavy_tailed_symmetric_pairs():
+    rng = np.random.default_rng(52)
+    misses = 0
+    for _ in range(1500):                    # Cauchy log-ratios: no variance, a t interval means nothing
+        logs = rng.standard_cauchy(10) * 0.05
+        evidence = paired([1.0] * 10, list(np.exp(logs)))
+        misses += not evidence.low <= 1.0 <= evidence.high
+    assert misses / 1500 <= 0.065             # 1 - 0.951 exactly, plus sampling error
+
+
+def test_paired_repetitions_take_the_pairs_centre_and_one_wild_pair_barely_moves_it():
+    a = [10.0, 20.0, 5.0, 8.0, 12.0, 9.0, 11.0, 7.0, 6.0, 15.0, 13.0, 4.0]      # 12 pairs: 78 means, 14 cut each end
     b = [x * 1.10 for x in a]
     assert paired(a, b).ratio == pytest.approx(1.10) and paired(a, b).low == pytest.approx(1.10)
     wild = b[:-1] + [a[-1] * 40]

@@ -4,8 +4,8 @@ of user processes, stored in the catalog like any run), and verdicts from the pa
 Pairs run one after the other; within each pair A or B goes first at random (seeded, recorded), so
 the sequence reads A B B A A B ... (Google Benchmark's random interleaving): a drift of the machine
 is shared by a pair and cancels in its ratio, and no side always runs second. Each figure's verdict
-is ``workloads.results.evidence.paired`` over the kept pairs (the median of the ratios B / A with a
-sign-test 95 % interval) and ``verdict_of``.
+is ``workloads.results.evidence.paired`` over the kept pairs (the Hodges-Lehmann centre of the ratios B / A
+with Wilcoxon's signed-rank 95 % interval) and ``verdict_of``.
 
 The session stops early, from ``MIN_PAIRS`` pairs on, when the primary figure (p50 by default) is
 settled at every step: its 99 % interval (stricter: the session looks after every pair) wholly beyond

@@ -98,6 +98,7 @@ class Runner:
         self.load_generators = None       # the Dask cluster's description, once connected
         self._planned_ops: dict[int, int | None] = {}
         self._conditions_recorded = False
+        self._measured_ops = 0            # of the steps ended so far (their figures' "ops")
 
     # --- control -------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -169,7 +170,7 @@ class Runner:
             f" (+{len(self._failures) - 3} more)" if len(self._failures) > 3 else "")
         if self.cancelled:
             return "cancelled", "stopped by the user; what was measured is kept"
-        if step_figures(self.store, self.run_id)["ops"].sum() > 0:
+        if self._measured_ops > 0:
             return "completed", failures
         ops = self.store.ops(self.run_id)            # nothing measured: only failed records, few
         errors = ops.loc[~ops["ok"], "error"].astype(str) if len(ops) else pd.Series(dtype=str)
@@ -294,7 +295,15 @@ class Runner:
         if layout is not None and self.workload.scratch_table(self.params) == IMPORT_TABLE:
             self.store.set_step_facts(self.run_id, step.index,
                                       {"footprint": self._footprint(layout, IMPORT_TABLE)})
-        self._metrics.end_step(figures_of_step(self.store, self.run_id, step.index))
+        self._end_step(step)
+
+    def _end_step(self, step: StepPlan) -> None:
+        """The step's figures become the live view's final word; its measured operations are counted
+        for the run's end state (one read of the figures a step: each reads the catalog's records)."""
+        figures = figures_of_step(self.store, self.run_id, step.index)
+        ops = (figures or {}).get("ops")
+        self._measured_ops += int(ops) if ops is not None and pd.notna(ops) else 0
+        self._metrics.end_step(figures)
 
     def _step_not_started(self, step: StepPlan, why: str) -> None:
         """A step whose users could not all start: failed with the reason; the steps before it keep
@@ -304,7 +313,7 @@ class Runner:
         self._metrics.set_status("running", message)
         self.store.finish_step(self.run_id, step.index, 0.0, "failed", [])
         self.store.set_step_facts(self.run_id, step.index, {"error": message})
-        self._metrics.end_step(figures_of_step(self.store, self.run_id, step.index))
+        self._end_step(step)
 
     def _record_conditions(self, reported: dict[str, Any]) -> None:
         """The process conditions as the step's first ready user reported them (what it found

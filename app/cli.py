@@ -156,6 +156,20 @@ def build_parser() -> argparse.ArgumentParser:
                           "TIMESTAMP, NANOTIMESTAMP, ...; repeatable)")
     imp.add_argument("--zone", default="", help="the zone of timestamps written without one (e.g. America/New_York)")
     imp.add_argument("--delimiter", default=None, help="a CSV's delimiter (default: found from its first lines)")
+    fmt = imp.add_argument_group("how a CSV writes its values")
+    fmt.add_argument("--time-format", default="", metavar="FORMAT",
+                     help="the timestamps' format in strptime's fields, e.g. '%%d/%%m/%%Y %%H:%%M:%%S' (a fraction "
+                          "of a second: end with .%%f); default ISO 8601")
+    fmt.add_argument("--epoch", choices=("s", "ms", "us", "ns"), default="",
+                     help="the unit of integer times (default: from their magnitude)")
+    fmt.add_argument("--decimal", choices=(".", ","), default=".", help="the decimal mark (',': 168,6521)")
+    fmt.add_argument("--quote", default='"', metavar="CHAR", help="the quote character; 'none' if the file quotes "
+                                                                  "nothing (default \")")
+    fmt.add_argument("--escape", default="", metavar="CHAR", help="an escape character (default: none; a doubled "
+                                                                  "quote escapes)")
+    fmt.add_argument("--null", action="append", default=[], metavar="TEXT",
+                     help="a value read as missing (repeatable; default: empty, NA, NULL, NaN, ...)")
+    fmt.add_argument("--encoding", default="utf-8", help="the file's encoding (default utf-8; e.g. latin-1, cp1252)")
     imp.add_argument("--skip-bad-rows", action="store_true",
                      help="leave out rows that do not fit (counted and listed) instead of stopping")
     imp.add_argument("--preview", action="store_true", help="show the columns, inferred types and roles; import nothing")

@@ -43,11 +43,15 @@ def _import_own_schema(args) -> int:
 
     from workloads.datasets.csv_import import ImportFailed
     from workloads.datasets.roles import Roles
-    from workloads.datasets.tick_import import ImportSourceError, import_source, preview_source
+    from workloads.datasets.tick_import import ImportSourceError, epoch_words, import_source, preview_source
+    from workloads.datasets.text_format import TextFormat, TextFormatError
     types = _pairs(args.type, "--type", "COLUMN=TYPE")
     try:
-        preview = preview_source(args.file, args.delimiter)
-    except (ImportSourceError, OSError) as exc:
+        text = TextFormat(quote="" if args.quote.lower() == "none" else args.quote, escape=args.escape,
+                          nulls=tuple(args.null), encoding=args.encoding, decimal=args.decimal,
+                          time_format=args.time_format, epoch=args.epoch)
+        preview = preview_source(args.file, args.delimiter, text=text)
+    except (ImportSourceError, TextFormatError, OSError) as exc:
         raise CliError(str(exc)) from None
     if args.preview or not args.time:
         _print_preview(preview)
@@ -64,16 +68,22 @@ def _import_own_schema(args) -> int:
         try:
             dataset = import_source(args.file, args.name, roles, types, args.delimiter, args.zone, args.skip_bad_rows,
                                     lambda done, total, message: progress.update(task, completed=done,
-                                                                                 description=message))
+                                                                                 description=message), text=text)
         except (ValueError, ImportFailed, OSError) as exc:
             raise CliError(str(exc)) from None
     seconds = time.perf_counter() - started
     days = dataset.all_days
     skipped = dataset.manifest.get("skipped", {})
+    from rich.markup import escape       # names and zones come from the file
     console.print(f"Imported {dataset.rows:,} rows over {len(days)} day{'s' if len(days) != 1 else ''} "
-                  f"({days[0]} .. {days[-1]}) from {preview.label} in {seconds:,.1f} s "
+                  f"({days[0]} .. {days[-1]}) from {escape(preview.label)} in {seconds:,.1f} s "
                   f"({dataset.rows / max(seconds, 1e-9):,.0f} rows/s) as [bold]{dataset.info.name}[/bold]: "
-                  f"{roles.describe()}; time zone {dataset.manifest.get('zone')}.", highlight=False)
+                  f"{escape(roles.describe())}; time zone {escape(str(dataset.manifest.get('zone')))}.", highlight=False)
+    if dataset.manifest.get("epochs"):
+        console.print(f"Integer times: {epoch_words(dataset.manifest['epochs'])}.", highlight=False, markup=False)
+    if dataset.manifest.get("text_format"):
+        read = ", ".join(f"{k.replace('_', ' ')} {v!r}" for k, v in dataset.manifest["text_format"].items())
+        console.print(f"Read with {read}.", highlight=False, markup=False)
     if skipped.get("count"):
         console.print(f"Skipped {skipped['count']:,} bad row(s):", highlight=False)
         for line in skipped["rows"][:20]:

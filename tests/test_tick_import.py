@@ -140,7 +140,8 @@ def _csv(tmp_path: Path, name: str, text: str) -> Path:
 @pytest.mark.parametrize("name, text, roles, message", [
     ("notime.csv", "sym,qty\nA,1\n", Roles(time="ts"), "notime.csv: no column 'ts' for the time role"),
     ("textime.csv", "ts,sym\nmonday,A\n", Roles(time="ts"),
-     "textime.csv: column 'ts' is SYMBOL, the time role needs a timestamp"),
+     "textime.csv: column 'ts' is text ('monday' in its first row), and the time role needs times: read it with "
+     "--time-format with its format in strptime's fields"),
     ("dupes.csv", "ts,sym,sym\n2024-01-01T00:00:00,A,B\n", Roles(time="ts"),
      "dupes.csv: two columns are named 'sym' (columns 2 and 3)"),
     ("empty.csv", "", Roles(time="ts"), "empty.csv is empty"),

@@ -22,6 +22,7 @@ import pyarrow.dataset as pds
 
 from workloads.datasets.roles import Roles, TIMESTAMP_TYPES, TIME_OF_DAY_TYPES, schema_of
 from workloads.datasets.schema import Schema
+from workloads.datasets.text_format import PLAIN, TextFormat, parse_times, unclosed_quote
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".feather": "feather", ".arrow": "feather", ".ipc": "feather"}
@@ -66,6 +67,7 @@ class SourcePreview:
     hive: bool = False
     bytes: int = 0
     bad_rows: list[BadRow] = field(default_factory=list)
+    text: TextFormat = PLAIN             # how a CSV writes its values (quote, decimal mark, time format, ...)
 
     @property
     def label(self) -> str:
@@ -101,27 +103,33 @@ def _folder_files(folder: Path) -> tuple[list[Path], bool]:
     return files, hive
 
 
-def sniff_delimiter(path: Path) -> str:
+def sniff_delimiter(path: Path, text: TextFormat = PLAIN) -> str:
     """The delimiter the header and the first rows agree on (comma when nothing else does)."""
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+    with text.open(path) as handle:
         lines = [line for _, line in zip(range(20), handle) if line.strip()]
     if not lines:
         raise SourceError(f"{path.name} is empty: expected a header row naming the columns")
     best, best_fields = ",", 1
     for delimiter in _DELIMITERS:
-        counts = {len(row) for row in csv.reader(lines, delimiter=delimiter)}
+        try:
+            counts = {len(row) for row in text.reader(lines, delimiter)}
+        except csv.Error:               # a quote that runs on: not this delimiter's fault, nor its proof
+            continue
         fields = counts.pop() if len(counts) == 1 else 0
         if fields > best_fields:
             best, best_fields = delimiter, fields
     return best
 
 
-def csv_header(path: Path, delimiter: str) -> list[str]:
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+def csv_header(path: Path, delimiter: str, text: TextFormat = PLAIN) -> list[str]:
+    with text.open(path) as handle:
         try:
-            header = [name.strip() for name in next(csv.reader(handle, delimiter=delimiter))]
+            header = [name.strip() for name in next(text.reader(handle, delimiter))]
         except StopIteration:
             raise SourceError(f"{path.name} is empty: expected a header row naming the columns") from None
+        except csv.Error:
+            raise SourceError(f"{path.name} line 1: the header's quote never closes: close it, or read the "
+                              f"file with another quote character") from None
     _check_names(header, path.name)
     return header
 
@@ -138,7 +146,8 @@ def _check_names(names: list[str], label: str) -> None:
 
 
 # --- preview ---------------------------------------------------------------------------------------
-def preview_source(path: str | Path, delimiter: str | None = None, rows: int = 20) -> SourcePreview:
+def preview_source(path: str | Path, delimiter: str | None = None, rows: int = 20,
+                   text: TextFormat = PLAIN) -> SourcePreview:
     """What is in ``path``, read as cheaply as the format allows: its format, columns and inferred
     types, the first rows, the zone its timestamps carry, and the roles its column names suggest."""
     path = Path(path).expanduser()
@@ -157,11 +166,11 @@ def preview_source(path: str | Path, delimiter: str | None = None, rows: int = 2
     fmt = kinds.pop()
     size = sum(f.stat().st_size for f in files)
     if fmt == "csv":
-        delimiter = delimiter or sniff_delimiter(files[0])
-        arrow_schema, first = _csv_sample(files[0], delimiter, rows)
+        delimiter = delimiter or sniff_delimiter(files[0], text)
+        arrow_schema, first = _csv_sample(files[0], delimiter, rows, text)
         for other in files[1:]:
-            _same_schema(path, files[0], arrow_schema, other, _csv_sample(other, delimiter, 1)[0])
-        zone = _zone_of_text(files[0], delimiter, arrow_schema)
+            _same_schema(path, files[0], arrow_schema, other, _csv_sample(other, delimiter, 1, text)[0])
+        zone = _zone_of_text(files[0], delimiter, arrow_schema, text)
     else:
         delimiter = ""
         arrow_schema = _file_schema(files[0], fmt)
@@ -178,24 +187,24 @@ def preview_source(path: str | Path, delimiter: str | None = None, rows: int = 2
     schema = schema_of(arrow_schema)
     return SourcePreview(path=path, format=fmt, files=files, delimiter=delimiter, arrow_schema=arrow_schema,
                          schema=schema, first_rows=first, zone=zone, suggested=suggest_roles(schema),
-                         hive=hive, bytes=size)
+                         hive=hive, bytes=size, text=text)
 
 
-def _csv_sample(path: Path, delimiter: str, rows: int) -> tuple[pa.Schema, pd.DataFrame]:
-    header = csv_header(path, delimiter)
+def _csv_sample(path: Path, delimiter: str, rows: int, text: TextFormat) -> tuple[pa.Schema, pd.DataFrame]:
+    header = csv_header(path, delimiter, text)
     size = path.stat().st_size
     try:
-        reader = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=max(min(size, INFER_BYTES), 1)),
+        reader = pcsv.open_csv(path, read_options=text.read_options(max(min(size, INFER_BYTES), 1)),
                                # a row of the wrong width is the import's to name (or skip), not the preview's
-                               parse_options=pcsv.ParseOptions(delimiter=delimiter,
-                                                               invalid_row_handler=lambda row: "skip"))
+                               parse_options=text.parse_options(delimiter, lambda row: "skip"),
+                               convert_options=text.convert_options())
         schema = reader.schema
         try:
             first = reader.read_next_batch().slice(0, rows).to_pandas()
         except StopIteration:
             first = pd.DataFrame(columns=header)
     except pa.ArrowInvalid as exc:
-        raise _located(path, delimiter, header, {}, 0, exc) from None
+        raise _located(path, delimiter, header, {}, 0, exc, text) from None
     return schema, first
 
 
@@ -224,15 +233,18 @@ def _same_schema(folder: Path, first: Path, schema: pa.Schema, other: Path, foun
                               f"{first.name}: a folder must hold one schema")
 
 
-def _zone_of_text(path: Path, delimiter: str, schema: pa.Schema) -> str:
+def _zone_of_text(path: Path, delimiter: str, schema: pa.Schema, text: TextFormat) -> str:
     """A CSV's timestamps parsed with offsets are UTC instants: say which offsets the first row carried."""
     zoned = [i for i, f in enumerate(schema) if pa.types.is_timestamp(f.type) and f.type.tz]
     if not zoned:
         return ""
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
-        rows = csv.reader(handle, delimiter=delimiter)
-        next(rows, None)
-        first = next(rows, [])
+    with text.open(path) as handle:
+        rows = text.reader(handle, delimiter)
+        try:
+            next(rows, None)
+            first = next(rows, [])
+        except csv.Error:
+            first = []
     offsets = sorted({m.group(1) for i in zoned if i < len(first) for m in [_OFFSET.search(first[i].strip())] if m})
     return f"UTC offset {', '.join(offsets)}" if offsets else "UTC"
 
@@ -280,37 +292,47 @@ def read_batches(preview: SourcePreview, read_types: dict[str, pa.DataType], ski
     then it goes to ``on_bad`` and is left out."""
     if preview.format == "csv":
         for path in preview.files:
-            yield from _csv_batches(path, preview.delimiter, read_types, skip_bad_rows, on_bad)
+            yield from _csv_batches(path, preview.delimiter, read_types, skip_bad_rows, on_bad, preview.text)
         return
     dataset = _dataset(preview.path if preview.path.is_dir() else preview.files[0], preview.format, preview.hive)
     for fragment in dataset.get_fragments():
         name, row = Path(fragment.path).name, 0
         for batch in fragment.to_batches(schema=dataset.schema):
-            yield _cast_batch(batch, read_types, lambda i: f"{name} row {row + i + 1:,}", skip_bad_rows, on_bad)
+            yield _cast_batch(batch, read_types, lambda i: f"{name} row {row + i + 1:,}", skip_bad_rows, on_bad,
+                              preview.text)
             row += batch.num_rows
 
 
 def _csv_batches(path: Path, delimiter: str, read_types: dict[str, pa.DataType], skip_bad_rows: bool,
-                 on_bad: BadRowSink) -> Iterator[pa.RecordBatch]:
+                 on_bad: BadRowSink, text: TextFormat = PLAIN) -> Iterator[pa.RecordBatch]:
     """Typed reads at pyarrow's speed; in skip mode the non-text columns are read as text and cast here,
-    so a bad value loses its row only."""
-    header = csv_header(path, delimiter)
-    # skip mode: every column as text (empty and NULL-like values null), cast here row by row
-    convert = read_types if not skip_bad_rows else {n: pa.string() for n in header}
+    so a bad value loses its row only. A quote that never closes is refused in either mode: the rest of
+    the file would be one bad row."""
+    header = csv_header(path, delimiter, text)
+    # skip mode: every column as text (empty and NULL-like values null), cast here row by row; times in
+    # the user's format are read as text in either mode and parsed here (pyarrow's parsers know no %f)
+    formatted = {n for n, t in read_types.items() if text.time_format and pa.types.is_timestamp(t)}
+    convert = {n: pa.string() if n in formatted else t for n, t in read_types.items()} if not skip_bad_rows \
+        else {n: pa.string() for n in header}
+    runaway = []
 
     def wrong_width(row) -> str:
+        if "\n" in (row.text or "") or "\r" in (row.text or ""):
+            runaway.append(row)          # a quote ran on past its line: refused below, not skipped
+            return "skip"
         on_bad(BadRow(f"{path.name} line {row.number or '?'}", "", f"{row.actual_columns} fields where the "
                       f"header has {row.expected_columns}: {row.text[:80]!r}"))
         return "skip"
 
-    options = pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=wrong_width if skip_bad_rows else None)
+    options = text.parse_options(delimiter, wrong_width if skip_bad_rows else None)
     try:
         reader = pcsv.open_csv(path, parse_options=options,
-                               read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=not skip_bad_rows),
-                               convert_options=pcsv.ConvertOptions(column_types=convert,
-                                                                   strings_can_be_null=skip_bad_rows))
+                               read_options=text.read_options(BLOCK_BYTES, use_threads=not skip_bad_rows),
+                               # text stays text: a ticker "NA" is no missing value (a number column's
+                               # null markers are read as missing by _cast_text)
+                               convert_options=text.convert_options(column_types=convert))
     except pa.ArrowInvalid as exc:
-        raise _located(path, delimiter, header, read_types, 0, exc) from None
+        raise _located(path, delimiter, header, read_types, 0, exc, text) from None
     rows_before = 0
     while True:
         try:
@@ -318,17 +340,30 @@ def _csv_batches(path: Path, delimiter: str, read_types: dict[str, pa.DataType],
         except StopIteration:
             return
         except pa.ArrowInvalid as exc:
-            raise _located(path, delimiter, header, read_types, rows_before, exc) from None
+            raise _located(path, delimiter, header, read_types, rows_before, exc, text) from None
+        if runaway:
+            raise _quote_error(path, delimiter, text) or SourceError(
+                f"{path.name}: a quote never closes ({runaway[0].text[:80]!r})")
         read = batch.num_rows
-        if skip_bad_rows:   # lines from the rows read (a row of the wrong width skipped in the block shifts them)
+        if skip_bad_rows or formatted:   # lines from the rows read (a skipped row of the wrong width shifts them)
             batch = _cast_batch(batch, read_types, lambda i, b=rows_before: f"{path.name} line {b + i + 2:,}",
-                                True, on_bad)
+                                skip_bad_rows, on_bad, text)
         rows_before += read
         yield batch
 
 
+def _quote_error(path: Path, delimiter: str, text: TextFormat) -> SourceError | None:
+    found = unclosed_quote(path, text, delimiter)
+    if found is None:
+        return None
+    first, last = found
+    return SourceError(f"{path.name} line {first:,}: a quote opened in this row never closes (it swallows the lines "
+                       f"after it, at least to line {last:,}); close it, or read the file with --quote none if it "
+                       f"quotes nothing")
+
+
 def _cast_batch(batch: pa.RecordBatch, read_types: dict[str, pa.DataType], where: Callable[[int], str],
-                skip_bad_rows: bool, on_bad: BadRowSink) -> pa.RecordBatch:
+                skip_bad_rows: bool, on_bad: BadRowSink, text: TextFormat = PLAIN) -> pa.RecordBatch:
     """``batch`` with ``read_types``; a value that does not cast is a SourceError, or (skip mode) its row
     is reported and left out."""
     keep = None
@@ -336,30 +371,53 @@ def _cast_batch(batch: pa.RecordBatch, read_types: dict[str, pa.DataType], where
     for name, column in zip(batch.schema.names, batch.columns):
         want = read_types.get(name, column.type)
         try:
-            columns.append(column if column.type == want else pc.cast(column, want))
+            columns.append(column if column.type == want else _cast_text(column, want, text))
             continue
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             if not skip_bad_rows:
-                bad = _first_bad(column, want)
-                raise SourceError(f"{where(bad)}, column {name}: {column[bad].as_py()!r} is not {_type_words(want)} "
-                                  f"({_plain(exc)}); fix the row, set the column's type, or skip bad rows") from None
-        good = _castable(column, want)
+                bad = _first_bad(column, want, text)
+                raise SourceError(f"{where(bad)}, column {name}: {column[bad].as_py()!r} is not "
+                                  f"{_type_words(want, text)}; fix the row, set the column's type, or skip bad "
+                                  f"rows") from None
+        good = _castable(column, want, text)
         for index in pc.indices_nonzero(pc.invert(good)).to_pylist():
-            on_bad(BadRow(where(index), name, f"{column[index].as_py()!r} is not {_type_words(want)}"))
+            on_bad(BadRow(where(index), name, f"{column[index].as_py()!r} is not {_type_words(want, text)}"))
         keep = good if keep is None else pc.and_(keep, good)
         columns.append(column)
     if keep is None:
         return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
-    return _cast_batch(batch.filter(keep), read_types, where, False, on_bad)   # every value now casts
+    return _cast_batch(batch.filter(keep), read_types, where, False, on_bad, text)   # every value now casts
 
 
-def _castable(column: pa.Array, want: pa.DataType) -> pa.Array:
+def _cast_text(column: pa.Array, want: pa.DataType, text: TextFormat) -> pa.Array:
+    """A text column (skip mode reads every column as text) as ``want``, read as the file writes it:
+    with its time format, with its decimal comma."""
+    if (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)) and not (
+            pa.types.is_string(want) or pa.types.is_large_string(want)):
+        # what pyarrow's typed read takes as missing ("", NA, NULL, ... or the user's markers)
+        column = pc.if_else(pc.is_in(column, pa.array(text.null_markers(), column.type)),
+                            pa.scalar(None, column.type), column)
+        if pa.types.is_timestamp(want) and text.time_format:
+            try:
+                return parse_times(column, text.time_format).cast(want)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                try:                      # a column of ISO times beside the formatted one
+                    return pc.cast(column, want)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    pass
+                raise
+        if pa.types.is_floating(want) and text.decimal == ",":
+            column = pc.replace_substring(column, ",", ".")
+    return pc.cast(column, want)
+
+
+def _castable(column: pa.Array, want: pa.DataType, text: TextFormat = PLAIN) -> pa.Array:
     """Which values cast to ``want`` (nulls do), found by halving: a few casts per bad value."""
     flags = [True] * len(column)
 
     def visit(lo: int, hi: int) -> None:
         try:
-            pc.cast(column.slice(lo, hi - lo), want)
+            _cast_text(column.slice(lo, hi - lo), want, text)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             if hi - lo == 1:
                 flags[lo] = False
@@ -372,21 +430,21 @@ def _castable(column: pa.Array, want: pa.DataType) -> pa.Array:
     return pa.array(flags)
 
 
-def _first_bad(column: pa.Array, want: pa.DataType) -> int:
+def _first_bad(column: pa.Array, want: pa.DataType, text: TextFormat = PLAIN) -> int:
     lo, hi = 0, len(column)
     while hi - lo > 1:                       # the first half that fails holds the first bad value
         mid = (lo + hi) // 2
         try:
-            pc.cast(column.slice(lo, mid - lo), want)
+            _cast_text(column.slice(lo, mid - lo), want, text)
             lo = mid
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             hi = mid
     return lo
 
 
-def _type_words(typ: pa.DataType) -> str:
+def _type_words(typ: pa.DataType, text: TextFormat = PLAIN) -> str:
     if pa.types.is_timestamp(typ):
-        return "a timestamp (ISO 8601: 2024-03-04T09:30:00.123456789, with -05:00 or Z for a zone)"
+        return text.time_words()
     if pa.types.is_time(typ):
         return "a time of day (HH:MM:SS[.fff])"
     if pa.types.is_date(typ):
@@ -394,37 +452,44 @@ def _type_words(typ: pa.DataType) -> str:
     if pa.types.is_integer(typ):
         return "an integer"
     if pa.types.is_floating(typ):
-        return "a number"
+        return "a number" + (" with a decimal comma (from --decimal)" if text.decimal == "," else "")
     if pa.types.is_boolean(typ):
         return "true or false"
     return f"a {typ}"
 
 
 def _located(path: Path, delimiter: str, header: list[str], read_types: dict[str, pa.DataType], rows_before: int,
-             exc: BaseException) -> SourceError:
+             exc: BaseException, text: TextFormat = PLAIN) -> SourceError:
     """pyarrow's message names a column (or a row's width) but no line: find the line by reading the
     file with Python's csv module from the failing block on (the error path only)."""
-    text = _plain(exc)
-    column = re.search(r"In CSV column #(\d+)", text)
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        next(reader, None)
-        for index, row in enumerate(reader):
-            if index < rows_before or not row:
-                continue
-            number = reader.line_num
-            if len(row) != len(header):
-                return SourceError(f"{path.name} line {number:,}: {len(row)} fields where the header has "
-                                   f"{len(header)}; fix the row or skip bad rows")
-            if column is not None:
-                name = header[int(column.group(1))]
-                value = row[int(column.group(1))]
-                want = read_types.get(name)
-                if want is not None and value != "":
-                    try:
-                        pc.cast(pa.array([value]), want)
-                    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                        return SourceError(f"{path.name} line {number:,}, column {name}: {value!r} is not "
-                                           f"{_type_words(want)}; its first rows were, so the column mixes "
-                                           f"types: set its type, fix the row, or skip bad rows")
-    return SourceError(f"{path.name}: {text}")
+    said = _plain(exc)
+    column = re.search(r"In CSV column #(\d+)", said)
+    if column is None:                   # a row of the wrong width: a quote that never closes makes one
+        quote = _quote_error(path, delimiter, text)
+        if quote is not None:
+            return quote
+    with text.open(path) as handle:
+        reader = text.reader(handle, delimiter)
+        try:
+            next(reader, None)
+            for index, row in enumerate(reader):
+                if index < rows_before or not row:
+                    continue
+                number = reader.line_num
+                if len(row) != len(header):
+                    return SourceError(f"{path.name} line {number:,}: {len(row)} fields where the header has "
+                                       f"{len(header)}; fix the row or skip bad rows")
+                if column is not None:
+                    name = header[int(column.group(1))]
+                    value = row[int(column.group(1))]
+                    want = read_types.get(name)
+                    if want is not None and value != "" and value not in text.nulls:
+                        try:
+                            _cast_text(pa.array([value]), want, text)
+                        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                            return SourceError(f"{path.name} line {number:,}, column {name}: {value!r} is not "
+                                               f"{_type_words(want, text)}; fix the row, set the column's type, "
+                                               f"or skip bad rows")
+        except csv.Error:
+            return _quote_error(path, delimiter, text) or SourceError(f"{path.name}: {said}")
+    return SourceError(f"{path.name}: {said}")

@@ -276,8 +276,11 @@ def frames_sql(sql: str, tables: dict[str, pd.DataFrame], values: dict[str, Any]
     import duckdb
     import pyarrow as pa
 
+    from workloads.targets.common.zones import duckdb_on_utc
+
     con = duckdb.connect()
     try:
+        duckdb_on_utc(con)                # a zoned frame's minutes in UTC, as every engine's
         for name, frame in tables.items():
             con.register(name, pa.Table.from_pandas(frame, preserve_index=False))
         return con.sql(sql).to_arrow_table().to_pandas()

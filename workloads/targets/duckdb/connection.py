@@ -29,6 +29,7 @@ import duckdb
 from workloads.targets.base import Layout, TargetError
 from workloads.targets.common.storage import disk_full_error
 from workloads.targets.common.turns import take_turn
+from workloads.targets.common.zones import duckdb_on_utc
 
 
 DEFAULT_LOCK_TIMEOUT_S = 120.0
@@ -111,6 +112,7 @@ class DuckDBConnection:
             attempt = _now()
             try:
                 con = duckdb.connect(str(self.path), read_only=read_only, config=config)
+                duckdb_on_utc(con)
                 return con, attempt - start, retries
             except duckdb.ConnectionException as exc:  # this process already has it open otherwise
                 raise TargetError(f"DuckDB file {self.path} is already open in this process in another "

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from workloads.targets.base import TargetError
 from workloads.targets.common.lazy import import_client
+from workloads.targets.common.zones import POSTGRES_OPTIONS
 from workloads.targets.postgres.dialect import quote, sql_literal
 
 
@@ -43,6 +44,8 @@ def _adbc():
 class _Server:
     """One psycopg connection (autocommit) and its errors as TargetError naming the server."""
 
+    OPTIONS = POSTGRES_OPTIONS          # every session on UTC (targets.common.zones)
+
     def __init__(self, config: dict[str, Any]):
         self.host = str(config.get("host") or "").strip()
         if not self.host:
@@ -64,7 +67,7 @@ class _Server:
         try:
             conn = psycopg.connect(host=self.host, port=self.port, user=self.user, password=self.password,
                                    dbname=database, connect_timeout=max(1, int(self.timeout)), autocommit=True,
-                                   application_name="tickbench")
+                                   application_name="tickbench", options=self.OPTIONS)
         except psycopg.Error as exc:
             raise self.error(exc) from None
         from psycopg.types.numeric import FloatLoader
@@ -89,7 +92,7 @@ class _Server:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return (f"postgresql://{escape(self.user, safe='')}:{escape(self.password, safe='')}@{host}:{self.port}/"
                 f"{escape(self.database, safe='')}?connect_timeout={max(1, int(self.timeout))}"
-                "&application_name=tickbench")
+                f"&application_name=tickbench&options={escape(self.OPTIONS, safe='')}")
 
     def inline(self, sql: str, params: Any = None) -> str:
         """The statement with its parameters written in as literals (``reads`` module doc: Reads: ADBC

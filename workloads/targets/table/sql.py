@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from workloads.targets.base import Footprint, TargetError
+from workloads.targets.common.zones import duckdb_on_utc
 from workloads.targets.table.sources import Source, Span
 
 
@@ -119,6 +120,7 @@ class DuckDBSource(SqlSource):
             raise self.error("no such DuckDB file")
         try:
             self.con = duckdb.connect(str(path), read_only=True)
+            duckdb_on_utc(self.con)
         except duckdb.Error as exc:
             raise self.error(f"cannot open the file read-only ({' '.join(str(exc).split())[:200]})") from None
         self._duckdb = duckdb
@@ -221,23 +223,9 @@ def _read_only_server(config):
     class ReadOnlyServer(_Server):
         """Every session read-only (``default_transaction_read_only``): the server refuses writes."""
 
-        READ_ONLY = "-c default_transaction_read_only=on"
-
-        def uri(self) -> str:
-            from urllib.parse import quote as escape
-            return super().uri() + "&options=" + escape(self.READ_ONLY, safe="")
-
-        def _connect(self, database: str):
-            psycopg = __import__("psycopg")
-            try:
-                return psycopg.connect(host=self.host, port=self.port, user=self.user, password=self.password,
-                                       dbname=database, connect_timeout=max(1, int(self.timeout)), autocommit=True,
-                                       application_name="tickbench", options=self.READ_ONLY)
-            except psycopg.Error as exc:
-                raise self.error(exc) from None
+        OPTIONS = _Server.OPTIONS + " -c default_transaction_read_only=on"
 
     return ReadOnlyServer(config)
-
 
 
 class QuestDBSource(SqlSource):

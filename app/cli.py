@@ -99,7 +99,9 @@ class _AddedWork(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="tickbench", description="Benchmark where and how tick data is stored and served.")
+    parser = _Parser(prog="tickbench", description="Benchmark where and how tick data is stored and served.",
+                     epilog="In the window: tickbench (no command) opens it; tickbench demo [--minutes 5|10|20] "
+                            "[--replay] plays the narrated demo for an audience (tickbench demo --help).")
     parser.add_argument("--version", action="version", version="tickbench 0.1.0")
     parser.add_argument("--results", type=Path, help="results file (default: in the user data folder)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -173,12 +175,15 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--skip-bad-rows", action="store_true",
                      help="leave out rows that do not fit (counted and listed) instead of stopping")
     imp.add_argument("--preview", action="store_true", help="show the columns, inferred types and roles; import nothing")
+    imp.add_argument("--replace", action="store_true",
+                     help="replace an earlier import of this name (without it, an existing name is refused)")
     imp.add_argument("--dataset", help="instead of --time: read the CSV against a built-in schema "
                                        "(taq | level2 | devices | api45)")
     imp.add_argument("--map", action="append", default=[], metavar="CSVCOL=column",
                      help="with --dataset: read the CSV column CSVCOL as the schema's column (repeatable)")
     sub.add_parser("datasets", help="list datasets and their schemas")
-    sub.add_parser("workloads", help="list workloads and their parameters")
+    workloads = sub.add_parser("workloads", help="list workloads and their parameters")
+    workloads.add_argument("--dataset", help="only those that can run on this dataset; the others with why not")
     add_targets_parser(sub)
     add_engines_parser(sub)
     add_compare_parser(sub)

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from app.cli_common import CliError, _store, console, err_console, finite_above_zero
 from workloads.scenario import scenario_differences
+from workloads.text import error_words
 
 FIGURE_CHOICES = ("rows/s", "MB/s", "ops/s", "p50", "p95", "p99")
 
@@ -124,7 +125,7 @@ def cmd_ab(args) -> int:
             check_machine(side, force=args.force)
         store = _store(args)
     except (ValueError, KeyError) as exc:
-        raise CliError(str(exc).strip("'\"")) from None
+        raise CliError(error_words(exc)) from None
     stop = threading.Event()
     progress = _Progress(args.max_pairs)
     try:
@@ -133,7 +134,7 @@ def cmd_ab(args) -> int:
                             budget_s=args.budget * 60 if args.budget else None, seed=args.order_seed,
                             primary=args.figure, on_progress=progress.update, should_stop=stop.is_set)
     except (ValueError, KeyError) as exc:
-        raise CliError(str(exc).strip("'\"")) from None
+        raise CliError(error_words(exc)) from None
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
     else:
@@ -216,7 +217,7 @@ def print_ab(result, store) -> None:
             steps.append(verdict.step)
     for step in steps:
         table = Table(title=f"{escape(step)}", title_justify="left")
-        for column in ("Figure", "A", "B", "B/A median", "95 % interval", "Verdict"):
+        for column in ("Figure", "A", "B", "B/A", "95 % interval", "Verdict"):
             table.add_column(column, justify="left" if column in ("Figure", "Verdict") else "right")
         for v in (v for v in result.verdicts if v.step == step):
             e = v.evidence

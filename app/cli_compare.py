@@ -14,6 +14,7 @@ from rich import box
 from rich.table import Table
 
 from app.cli_common import CliError, _store, console, err_console, finite_above_zero
+from workloads.text import error_words
 
 VERDICT_STYLE = {"faster": "green", "smaller": "green", "slower": "red", "larger": "red"}
 SAME = "no difference this machine can see"
@@ -113,7 +114,7 @@ def _names(comparison) -> list[str]:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().strip("'\"") or type(exc).__name__
+    text = error_words(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.cli_common import CliError, console, err_console
+from workloads.text import error_words
 
 
 def cmd_datasets(args) -> int:
@@ -28,6 +29,8 @@ def cmd_datasets(args) -> int:
 
 
 def cmd_import(args) -> int:
+    if not args.preview:
+        _refuse_an_existing_name(args.name, args.replace)
     if args.dataset:
         if args.time or args.key or args.price or args.size or args.type:
             raise CliError("--dataset reads a CSV against a built-in schema, whose roles are fixed: "
@@ -36,6 +39,21 @@ def cmd_import(args) -> int:
     if args.map:
         raise CliError("--map renames CSV columns for --dataset imports; an import in its own schema keeps its names")
     return _import_own_schema(args)
+
+
+def _refuse_an_existing_name(name: str, replace: bool) -> None:
+    """A name already imported is replaced only when the user says so (the window asks the same)."""
+    from workloads.datasets.imported import NAME_RULE, imports_dir, load_import
+    if replace or not NAME_RULE.fullmatch(name) or not (imports_dir() / name).is_dir():
+        return                          # a bad name is the import's to refuse
+    try:
+        existing = load_import(name)
+        days = existing.all_days
+        what = (f"{existing.rows:,} rows over {len(days)} day{'s' if len(days) != 1 else ''}"
+                + (f", {days[0]} .. {days[-1]}" if days else ""))
+    except (ValueError, KeyError, OSError):
+        what = "its manifest cannot be read"
+    raise CliError(f"imp_{name} exists ({what}): pass --replace to replace it, or choose another --name")
 
 
 def _import_own_schema(args) -> int:
@@ -163,10 +181,28 @@ def _import_builtin_schema(args) -> int:
 
 
 def cmd_workloads(args) -> int:
+    from rich.markup import escape
+
     from workloads.operations import WORKLOADS
+    info = None
+    if getattr(args, "dataset", None):
+        from workloads.datasets import get_dataset
+        try:
+            info = get_dataset(args.dataset).info
+        except (ValueError, KeyError) as exc:
+            raise CliError(error_words(exc)) from None
+    refused = []
     for name, workload in WORKLOADS.items():
+        refusal = workload.refusal(info) if info is not None else ""
+        if refusal:
+            refused.append(refusal)
+            continue
         params = ", ".join(f"{p.name}={p.default}" for p in workload.params) or "no parameters"
         roles = ", ".join(workload.to_dict()["roles"])
         needs = f"needs roles: {roles}" if roles else "runs on any dataset"
         console.print(f"[bold]{name}[/bold] — {workload.title} ({params}); {needs}", highlight=False)
+    if refused:
+        console.print(f"\nNot on {escape(info.name)}:", highlight=False)
+        for line in refused:
+            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     return 0

@@ -61,22 +61,34 @@ def _loadable_suites(dataset: str, err_console: Console, skipped: list[str]) -> 
 def _verify_scale(args):
     """A check's scale: small generated data, or every day of an import (its rows are what they are)."""
     from workloads.datasets import get_dataset
-    from workloads.datasets.builtin import IMPORT_PREFIX
+    from workloads.datasets.builtin import IMPORT_PREFIX, TABLE_PREFIX
     from workloads.datasets.schema import Scale
     seed = {"seed": args.seed} if args.seed is not None else {}
     if args.dataset.startswith(IMPORT_PREFIX):
         days = len(get_dataset(args.dataset).all_days)     # ValueError naming a missing import
         return Scale(days=min(args.days or days, days), rows_per_day=1, symbols=1, **seed)
+    if args.dataset.startswith(TABLE_PREFIX):
+        get_dataset(args.dataset)                           # ValueError naming a missing table target
+        return Scale(days=args.days or 1, rows_per_day=1, symbols=1)     # a table's days are its own
     if args.dataset not in VERIFY_SCALES:
-        raise ValueError(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)} or an import (imp_NAME), "
-                         f"not {args.dataset!r}")
+        raise ValueError(f"--dataset: the suites run on {' or '.join(VERIFY_SCALES)}, an import (imp_NAME) or a "
+                         f"table where it lives (tbl_NAME), not {args.dataset!r}")
     days, rows, keys = VERIFY_SCALES[args.dataset]
     return Scale(days=args.days or days, rows_per_day=args.rows_per_day or rows, symbols=args.symbols or keys, **seed)
 
 
+def _default_targets(dataset: str) -> str:
+    """What a check runs on without --targets: a table where it lives on itself (with the local
+    engines beside it the user names), anything else on every installed local engine."""
+    from workloads.datasets.builtin import TABLE_PREFIX
+    if dataset.startswith(TABLE_PREFIX):
+        return "table:" + dataset[len(TABLE_PREFIX):]
+    return installed_local_targets()
+
+
 def cmd_verify(args, console: Console, err_console: Console, cli_error, target_config) -> int:
     """``target_config(args, key)``: (kind, config) of a target kind or a saved server's key."""
-    from workloads.datasets.builtin import IMPORT_PREFIX
+    from workloads.datasets.builtin import IMPORT_PREFIX, TABLE_PREFIX
     from workloads.queries import load_suite
     from workloads.queries.user_suites import is_suite_file, runs_on
     from workloads.queries.verify import DIFFERS, NOT_SUPPORTED, verify
@@ -88,17 +100,21 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
         wrong = [s.name for s in suites if not runs_on(s, args.dataset)]
         if wrong:
             raise ValueError(f"suite {wrong[0]} runs on another dataset than {args.dataset}")
-        kinds = [k.strip() for k in (args.targets or installed_local_targets()).split(",") if k.strip()]
+        kinds = [k.strip() for k in (args.targets or _default_targets(args.dataset)).split(",") if k.strip()]
         if not kinds:
             raise ValueError("--targets needs at least one target")
         targets = [(key, *target_config(args, key)) for key in kinds]
+        if args.dataset.startswith(TABLE_PREFIX):   # the table's own SQL beside pandas over its rows
+            targets += [(f"pandas over {key}", kind, {**config, "answer": "pandas"}) for key, kind, config in targets
+                        if kind == "table" and not config.get("answer")]
     except ValueError as exc:
         raise cli_error(str(exc)) from None
     with err_console.status("verifying") as status:
         verdicts = verify(args.dataset, scale, targets, suites,
                           progress=lambda text: status.update(f"verifying: {text}"))
-    table = Table(title=f"Answers on {args.dataset}: {plural(scale.days, 'day')}" + (
-        "" if args.dataset.startswith(IMPORT_PREFIX) else
+    table = Table(title=f"Answers on {args.dataset}" + (
+        "" if args.dataset.startswith(TABLE_PREFIX) else f": {plural(scale.days, 'day')}") + (
+        "" if args.dataset.startswith((IMPORT_PREFIX, TABLE_PREFIX)) else
         f" × {plural(scale.rows_per_day, 'row')}, {scale.symbols:,} keys"))
     for column in ("suite", "query", "rows"):
         table.add_column(column, justify="right" if column == "rows" else "left")

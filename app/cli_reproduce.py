@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workloads.text import plural
+from workloads.text import error_words, plural
 
 VERDICT_STYLES = {"holds": "green", "holds more strongly": "bold green", "holds, more weakly": "yellow",
                   "does not hold on this machine": "bold red", "not measured": "dim", "inconclusive": "yellow"}
@@ -101,7 +101,7 @@ def cmd_reproduce(args, store, console: Console, err_console: Console, cli_error
         planned = planned_runs(args.report, args.scale, subject, subject_config, data_dir, comparator,
                                comparator_config, args.experiment or None)
     except (KeyError, ValueError) as exc:
-        raise cli_error(str(exc).strip("'\"")) from None
+        raise cli_error(error_words(exc)) from None
     skipped = [e for e in card.experiments if e.comparator and not comparator
                and (not args.experiment or e.key in args.experiment)]
     for exp in skipped:

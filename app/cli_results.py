@@ -19,20 +19,16 @@ def _print_figures(store, run_id: str) -> None:
     from workloads.results.run_summary import run_answer
     from workloads.targets.base import PHASES
 
+    from rich.text import Text
     figures = step_figures(store, run_id)
     run = store.run(run_id)
-    table = Table(title=f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}",
-                  caption=STEP_FIGURES_DOC, caption_justify="left")
-    table.add_column("step")
+    title = Text(f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}")
     wire = bool(figures["wire_mb_per_s"].notna().any())
-    for column in ("ops", "errors", "window s", "rows/s", "MB/s", *(("wire MB/s",) if wire else ()), "ops/s",
-                   "p50 ms", "p95 ms", "p99 ms", "first op ms"):
-        table.add_column(column, justify="right")
     phases = [p for p in PHASES if figures[f"{p}_s"].notna().any()]
-    for p in phases:
-        table.add_column(f"{p} ms", justify="right")
-    if phases:
-        table.add_column("phases from", justify="right")
+    columns = ["ops", "errors", "window s", "rows/s", "MB/s", *(("wire MB/s",) if wire else ()), "ops/s",
+               "p50 ms", "p95 ms", "p99 ms", "first op ms", *(f"{p} ms" for p in phases),
+               *(("phases from",) if phases else ())]
+    rows = []
     for row in figures.itertuples():
         cells = [row.label + (" ⚠" if row.short else ""), f"{row.ops:,}", f"{row.errors:,}",
                  _num(row.window_s, 2), _num(row.rows_per_s), _num(row.mb_per_s, 1),
@@ -42,8 +38,25 @@ def _print_figures(store, run_id: str) -> None:
         if phases:
             _, _, count, source = phase_summary(row)
             cells.append(f"{count} {source} op{'s' if count != 1 else ''}" if count else "")
-        table.add_row(*cells)
-    console.print(table)
+        rows.append(cells)
+    if console.width >= 12 * (len(columns) + 1):     # a row a step, every figure whole
+        table = Table(title=title, caption=STEP_FIGURES_DOC, caption_justify="left")
+        table.add_column("step")
+        for column in columns:
+            table.add_column(column, justify="right", no_wrap=True)
+        for cells in rows:
+            table.add_row(Text(cells[0]), *cells[1:])
+        console.print(table)
+    else:                                             # a narrow terminal: a figure a line, a step a table
+        console.print(title)
+        for cells in rows:
+            table = Table(title=Text(cells[0]), show_header=False)
+            table.add_column("figure", no_wrap=True)
+            table.add_column("value", justify="right", no_wrap=True)
+            for column, value in zip(columns, cells[1:]):
+                table.add_row(column, value)
+            console.print(table)
+        console.print(STEP_FIGURES_DOC, highlight=False, soft_wrap=True, markup=False)
     console.print("MB/s: logical bytes (rows x the row width in DolphinDB's column widths). "
                   + ("wire MB/s: bytes actually read or written (for import and export, the CSV "
                      "files). " if wire else "") +
@@ -87,13 +100,19 @@ def _num(value, digits: int = 0) -> str:
 
 
 def cmd_runs(args) -> int:
+    from rich.text import Text
     runs = _store(args).runs()
     table = Table(title="Runs")
-    for column in ("run id", "started", "status", "workload", "target", "dataset", "users", "cache"):
-        table.add_column(column)
+    # the id and the time whole on one line (an id is copied from here); the rest folds as it must
+    for column in ("run id", "started"):
+        table.add_column(column, no_wrap=True)
+    for column in ("status", "workload", "target", "dataset", "users", "cache"):
+        table.add_column(column, overflow="fold")
     for row in runs.itertuples():
-        table.add_row(row.run_id, f"{row.created_at:%Y-%m-%d %H:%M}", row.status, row.workload,
-                      row.target, row.dataset, row.users, row.cache)
+        # every cell as plain text: a run from elsewhere names its target and dataset itself
+        table.add_row(*(Text(str(value)) for value in (
+            row.run_id, f"{row.created_at:%Y-%m-%d %H:%M}", row.status, row.workload, row.target, row.dataset,
+            row.users, row.cache)))
     console.print(table)
     return 0
 
@@ -112,9 +131,10 @@ def cmd_show(args) -> int:
     for note in target_notes(run):
         console.print(note, highlight=False, soft_wrap=True, markup=False)
     if run_size_text(run):
-        console.print(f"dataset {run['dataset']}: {run_size_text(run)}", highlight=False, soft_wrap=True)
+        console.print(f"dataset {run['dataset']}: {run_size_text(run)}", highlight=False, soft_wrap=True,
+                      markup=False)
     console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
-                  highlight=False)
+                  highlight=False, markup=False)
     return 0
 
 

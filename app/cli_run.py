@@ -13,7 +13,7 @@ from app.cli_hosts import print_cluster
 from app.cli_results import _print_figures, _print_op_errors
 from app.cli_scenario import _scenario_from_stdin, scenario_from_args
 from app.run_process import lower_priority
-from workloads.text import plural
+from workloads.text import error_words, plural
 
 
 def cmd_run(args) -> int:
@@ -29,7 +29,7 @@ def cmd_run(args) -> int:
             store.check_new_run_id(args.run_id)     # before anything (a live view's folder) is written
         runner = Runner(scenario, store, run_id=args.run_id)
     except (ValueError, KeyError) as exc:
-        raise CliError(str(exc).strip("'\"")) from None
+        raise CliError(error_words(exc)) from None
     lower_priority(args.nice)               # before any worker starts: they inherit it
     if args.live:
         return _run_live(runner, store)

@@ -53,6 +53,9 @@ def scenario_from_args(args) -> "Scenario":
         if not sep or not name:
             raise CliError(f"--param takes NAME=VALUE, not {item!r}")
         params[name.strip()] = value.strip()
+    workload = changes.get("workload", base.workload)
+    if args.operations is not None and args.operations > 0 and not _ends_by_operations(workload):
+        params["max_operations"] = args.operations      # a workload that ends by its rows: a cap as well
     changes["params"] = params
     changes.update(scheduler_changes(args, _fail))
     changes.update(rate_changes(args, _fail))
@@ -68,7 +71,25 @@ def scenario_from_args(args) -> "Scenario":
         changes["target_config"] = _target_config(args, target, dict(base.target_config))
     if getattr(args, "agent", None):
         changes["target_config"] = {**changes["target_config"], "agents": _agents(args.agent)}
+    _refuse_generator_settings(args, changes.get("dataset", base.dataset))
     return base.with_changes(**changes)
+
+
+def _ends_by_operations(workload: str) -> bool:
+    from workloads.operations import WORKLOADS
+    found = WORKLOADS.get(workload)
+    return found is None or found.bounded_by_operations      # an unknown one is the run's to refuse
+
+
+def _refuse_generator_settings(args, dataset: str) -> None:
+    """--rows-per-day, --symbols and --seed say how much data to generate: an import or a table has its own."""
+    from workloads.scenario import has_own_size
+    given = [flag for flag, value in (("--rows-per-day", args.rows_per_day), ("--symbols", args.symbols),
+                                      ("--seed", args.seed)) if value is not None]
+    if given and has_own_size(dataset):
+        raise CliError(f"{', '.join(given)} set{'s' if len(given) == 1 else ''} how much data is generated; "
+                       f"dataset {dataset} has its own rows and keys: leave {'it' if len(given) == 1 else 'them'} "
+                       f"out (--days picks how many of its days)")
 
 
 def _agents(given: list[str]) -> list[str]:

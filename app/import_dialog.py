@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from app.import_job import ImportJob
 from widgets.role_pickers import RolePickers
+from widgets.text_format_fields import TextFormatFields
 from widgets.theme import current_theme
 from workloads.datasets.imported import NAME_RULE, PREFIX, imports_dir, list_imports, suggest_name
 from workloads.datasets.roles import CHOOSABLE_TYPES, RoleError, Roles
@@ -79,9 +80,11 @@ class ImportDialog(QDialog):
         info_row.addWidget(self.delimiter_combo)
         info_row.addWidget(self.source_info, 1)
         info_row.addWidget(self.builtin_button)
+        self.format_fields = TextFormatFields()
         form = QFormLayout()
         form.addRow("Source:", source_row)
         form.addRow("", info_row)
+        form.addRow("CSV values:", self.format_fields)
 
         preview_box = QGroupBox("First rows, and each column's type (change one where the guess is wrong)")
         self.preview_table = QTableWidget(0, 0, objectName="preview_table")
@@ -144,6 +147,7 @@ class ImportDialog(QDialog):
         self.folder_button.clicked.connect(self._browse_folder)
         self.source_edit.editingFinished.connect(lambda: self.load_preview(force=False))
         self.delimiter_combo.activated.connect(lambda _: self.load_preview(force=True))
+        self.format_fields.changed.connect(lambda: self.load_preview(force=True))
         self.role_pickers.changed.connect(self._update_state)
         self.name_edit.textEdited.connect(self._on_name_typed)
         self.name_edit.textChanged.connect(self._update_state)
@@ -217,14 +221,22 @@ class ImportDialog(QDialog):
             self.name_edit.setText(suggest_name(text))
         self.source_info.setText("Reading the first rows…")
         generation, delimiter = self._generation, self.delimiter_combo.currentData()
-        self._preview_thread = threading.Thread(target=self._preview_work, args=(generation, text, delimiter),
+        try:
+            text_format = self.format_fields.text_format()
+        except ValueError as exc:
+            self.source_info.setText("")
+            self._show_error(str(exc))
+            self._update_state()
+            return
+        self._preview_thread = threading.Thread(target=self._preview_work,
+                                                args=(generation, text, delimiter, text_format),
                                                 name="tickbench-preview", daemon=True)
         self._preview_thread.start()
         self._update_state()
 
-    def _preview_work(self, generation: int, path: str, delimiter: str | None) -> None:
+    def _preview_work(self, generation: int, path: str, delimiter: str | None, text_format) -> None:
         try:
-            outcome: object = preview_source(path, delimiter, rows=PREVIEW_ROWS)
+            outcome: object = preview_source(path, delimiter, rows=PREVIEW_ROWS, text=text_format)
         except (ImportSourceError, ValueError, OSError) as exc:
             outcome = str(exc)
         except Exception as exc:  # anything else still reaches the user
@@ -335,6 +347,7 @@ class ImportDialog(QDialog):
         if zoned:
             self.zone_edit.setPlaceholderText("the file's times carry their zone")
         self.delimiter_combo.setEnabled(not self.running and (self.preview is None or self.preview.format == "csv"))
+        self.format_fields.setEnabled(not self.running and (self.preview is None or self.preview.format == "csv"))
         problems = self.problems()
         running = self.running
         self.import_button.setEnabled(not problems and not running)
@@ -367,9 +380,10 @@ class ImportDialog(QDialog):
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
         self.progress_bar.setVisible(True)
+        text_format = self.preview.text
         self._job.start(lambda progress, cancel: import_source(
             path, name, roles, types=types, delimiter=delimiter, zone=zone, skip_bad_rows=skip, progress=progress,
-            cancel=cancel), (ImportSourceError, ImportFailed, ValueError, OSError))
+            cancel=cancel, text=text_format), (ImportSourceError, ImportFailed, ValueError, OSError))
         self._update_state()
         return True
 

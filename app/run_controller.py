@@ -26,6 +26,7 @@ from workloads.scenario import Scenario
 from workloads.results.dead_runs import abort_if_dead, process_alive, run_process
 from workloads.results.store import ResultsStore
 from workloads.run.worker import describe_error
+from workloads.text import error_words
 
 POLL_MS = 200  # a snapshot five times a second is plenty for people; charts repaint on their own timers
 REAP_MS = 500
@@ -86,7 +87,7 @@ class RunController(QObject):
         try:
             check_scenario(scenario)
         except Exception as exc:  # bad parameters, unknown target: say so, start nothing
-            self.run_failed_to_start.emit(str(exc).strip("'\"") if isinstance(exc, (ValueError, KeyError))
+            self.run_failed_to_start.emit(error_words(exc) if isinstance(exc, (ValueError, KeyError))
                                           else describe_error(exc))
             return False
         run_id = new_run_id()

@@ -122,8 +122,8 @@ def test_string_modes_do_not_change_the_answer(data_root):
 
 @pytest.mark.parametrize("dataset,missing", [
     ("devices", "distinct bid and ask"),
-    ("api45", "quote size columns bidsiz and asksiz"),
-    ("level2", "quote size columns BidPrice1siz and AskPrice1siz"),
+    ("api45", "quote sizes named as TAQ names them"),
+    ("level2", "quote sizes named as TAQ names them"),
 ])
 @pytest.mark.parametrize("workload", COMPUTE)
 def test_other_datasets_are_refused_before_anything_is_prepared(tmp_path, dataset, missing, workload):

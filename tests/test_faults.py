@@ -43,8 +43,8 @@ def _run_folders(home: Path) -> list[Path]:
 
 # --- (6) Ctrl-C and SIGTERM on the plain `tickbench run` cancel as --live does -----------------
 
-@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
-                         ids=["ctrl-c-to-the-terminal-group", "sigterm-to-the-run"])
+@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+                         ids=["ctrl-c-to-the-terminal-group", "sigterm-to-the-run", "sigterm-to-the-run-s-group"])
 def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, group):
     proc = subprocess.Popen([sys.executable, "-m", "app", "run", "--workload", "noop", "--users", "2",
                              "--duration", "120"], cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,

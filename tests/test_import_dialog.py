@@ -12,6 +12,7 @@ from tests.trades_file import trades_table, write_trades_csv, write_trades_parqu
 from workloads.datasets import get_dataset
 from workloads.datasets.imported import imports_dir
 from workloads.datasets.roles import Roles
+from workloads.datasets.schema import Scale
 
 
 def _folders() -> list[str]:
@@ -221,3 +222,25 @@ def test_every_line_shown_during_an_import_reads_once_per_unit(qtbot, light_them
     assert paced, sorted(shown)                                   # the pace was shown at least once
     doubled = [text for text in shown if re.search(r"\b(s|ms|µs|rows/s|MB)\s+\1\b", text)]
     assert doubled == [] and not [text for text in shown if "about 0 s" in text]
+
+
+def test_the_csv_value_fields_read_day_first_times_and_a_decimal_comma(qtbot, light_theme, tmp_path):
+    path = tmp_path / "eu.csv"
+    path.write_text("exec_time;sym;price;qty\n" + "".join(
+        f"10/03/2025 13:{30 + i // 60:02d}:{i % 60:02d}.{i:06d};{('BRK.B', 'BF B')[i % 2]};{100 + i % 7},25;{i + 1}\n"
+        for i in range(120)))
+    dialog = _dialog(qtbot, path)
+    assert dict((c.name, c.ddb_type) for c in dialog.preview.schema.columns)["exec_time"] == "SYMBOL"
+    fields = dialog.format_fields
+    fields.time_format.setText("%d/%m/%Y %H:%M:%S.%f")
+    fields.decimal.setCurrentIndex(fields.decimal.findData(","))
+    with qtbot.waitSignal(dialog.previewed, timeout=30_000):
+        fields.changed.emit()
+    types = dict((c.name, c.ddb_type) for c in dialog.preview.schema.columns)
+    assert types["exec_time"] == "NANOTIMESTAMP" and types["price"] == "DOUBLE"
+    assert dialog.roles().time == "exec_time"
+    dialog.set_name("eu")
+    with qtbot.waitSignal(dialog.imported, timeout=60_000):
+        qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+    frame = get_dataset("imp_eu").day_frame(0, Scale())
+    assert str(frame["exec_time"].iloc[1]) == "2025-03-10 13:30:01.000001" and frame["price"].iloc[0] == 100.25

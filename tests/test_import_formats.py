@@ -197,3 +197,32 @@ def test_the_command_line_reads_the_formats_and_says_how(tmp_path):
     refused = _tickbench(home, "import", str(path), "--name", "u", "--time", "exec_time", "--encoding", "klingon")
     assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1] == (
         "tickbench: error: unknown encoding 'klingon': use a name such as utf-8, latin-1 or cp1252")
+
+
+def test_importing_again_under_a_name_needs_replace(tmp_path):
+    home = tmp_path / "home"
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    _trades(30).to_csv(first, index=False)
+    _trades(20).to_csv(second, index=False)
+    args = ("--name", "mine", "--time", "exec_time", "--key", "sym")
+    assert _tickbench(home, "import", str(first), *args).returncode == 0
+    again = _tickbench(home, "import", str(second), *args)
+    assert again.returncode == 2 and again.stderr.strip().splitlines()[-1] == (
+        "tickbench: error: imp_mine exists (30 rows over 1 day, 2025-03-10 .. 2025-03-10): pass --replace to "
+        "replace it, or choose another --name")
+    replaced = _tickbench(home, "import", str(second), *args, "--replace")
+    assert replaced.returncode == 0 and "Imported 20 rows" in replaced.stdout, replaced.stderr
+
+
+def test_a_file_across_a_change_to_summer_time_records_both_offsets(tmp_path):
+    # New York: -05:00 until 2025-03-09 02:00, -04:00 after; a row every minute over three days
+    start = dt.datetime(2025, 3, 8, 12, 0, tzinfo=dt.timezone.utc)
+    stamps = [start + dt.timedelta(minutes=i) for i in range(3 * 24 * 60)]
+    zone = dt.timezone(dt.timedelta(hours=-5)), dt.timezone(dt.timedelta(hours=-4))
+    switch = dt.datetime(2025, 3, 9, 7, 0, tzinfo=dt.timezone.utc)
+    lines = [f"{t.astimezone(zone[t >= switch]).isoformat()},A" for t in stamps]
+    path = _write(tmp_path / "dst.csv", "ts,sym\n" + "\n".join(lines) + "\n")
+    dataset = import_source(path, "dst", Roles(time="ts", key="sym"))
+    assert dataset.manifest["zone"] == "UTC offset -05:00, -04:00 (the file's zone, stored as UTC)"
+    stored = pd.concat([get_dataset("imp_dst").day_frame(i, Scale(days=4)) for i in range(len(dataset.all_days))])
+    assert stored["ts"].tolist() == [pd.Timestamp(t.replace(tzinfo=None)) for t in stamps]

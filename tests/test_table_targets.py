@@ -18,9 +18,11 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pytest
 
+from tests.suite_answers import table_suite_answers
 from tests.trades_file import trades_table, write_trades_parquet_days
 from workloads.datasets.roles import RoleError, Roles
 from workloads.datasets.schema import Scale, StringMode
+from workloads.results.dataset_size import run_size_text
 from workloads.results.store import ResultsStore
 from workloads.run.runner import Runner
 from workloads.scenario import Scenario
@@ -68,8 +70,12 @@ def _run_reads(name: str, config: dict, tmp_path: Path, want_day_rows: dict[dt.d
             assert ops["ok"].all() and (ops["rows"] > 0).all(), workload
             if workload == "read-day":          # day 1, 2, 3: each its own rows, no other day's
                 assert list(ops["rows"]) == list(want_day_rows.values())
-                layout = store.run(result.run_id)["layout"]
+                run = store.run(result.run_id)
+                layout = run["layout"]
                 assert [str(d) for d in layout["days"]] == [str(d) for d in want_day_rows]
+                # the keys a table holds are those its last day's sample named, and said so
+                assert layout["size"]["keys_sampled"] and layout["size"]["keys"] >= len(layout["keys_sample"])
+                assert f"at least {layout['size']['keys']:,} keys (in a sample of its last day)" in run_size_text(run)
         for workload in ("upload-sweep", "concurrent-append", "import"):
             with pytest.raises(ValueError, match=f"table:{name}|read in place"):
                 Runner(Scenario(dataset=f"tbl_{name}", target="table",
@@ -549,19 +555,6 @@ def test_dolphindb_bad_input_is_one_line_naming_the_table_or_server(ddb_trades, 
 
 
 # --- a suite the user writes, on the table where it lives ------------------------------------------------------
-def _suite_answers(tmp_path: Path, name: str, config: dict) -> dict[str, str]:
-    """The docs' five-query trades suite on table:NAME through ``verify``: each query's fingerprint."""
-    from tests.test_user_suites import docs_suite
-    from workloads.queries import load_suite
-    from workloads.queries.verify import verify
-    suite = load_suite(str(docs_suite(tmp_path)))
-    verdicts = verify(f"tbl_{name}", Scale(), [(name, "table", {"name": name, **config})], [suite])
-    answers = {qid: verdicts.answers[(suite.name, qid)][name] for _, qid in verdicts.answers}
-    errors = {qid: a.error for qid, a in answers.items() if a.error}
-    assert not errors, errors
-    return {qid: a.fingerprint for qid, a in answers.items()}
-
-
 def test_the_docs_suite_answers_as_pandas_on_parquet_and_duckdb_tables_in_place(tmp_path, trades):
     import duckdb
     from tests.test_user_suites import expected_answers
@@ -574,8 +567,8 @@ def test_the_docs_suite_answers_as_pandas_on_parquet_and_duckdb_tables_in_place(
         con.execute("CREATE TABLE trades AS SELECT * FROM t")
     add_table_target("mine", "duckdb", str(path), "trades", ROLES)
     before = _tree_hash(path)
-    assert _suite_answers(tmp_path, "lake", {}) == expected
-    assert _suite_answers(tmp_path, "mine", {}) == expected
+    assert table_suite_answers(tmp_path, "lake", {}) == expected
+    assert table_suite_answers(tmp_path, "mine", {}) == expected
     from tests.test_user_suites import docs_suite
     store = ResultsStore(tmp_path / "results")
     try:                                      # and as the query-suite workload, in a worker process
@@ -599,7 +592,7 @@ def test_the_docs_suite_answers_as_pandas_on_server_tables_in_place(tmp_path, tr
                "dolphindb": (ddb_trades, _ddb_connection(ddb_server))}
     for kind, (table, connection) in servers.items():
         add_table_target(f"s_{kind}", kind, f"{connection['host']}:{connection['port']}", table, ROLES, connection)
-        assert _suite_answers(tmp_path, f"s_{kind}", connection) == expected, kind
+        assert table_suite_answers(tmp_path, f"s_{kind}", connection) == expected, kind
 
 
 @pytest.mark.parametrize("kind", ["clickhouse", "dolphindb"])

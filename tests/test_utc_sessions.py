@@ -7,16 +7,15 @@ from __future__ import annotations
 import io
 import os
 import time
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-from tests.test_user_suites import docs_suite, expected_answers
+from tests.suite_answers import table_suite_answers
+from tests.test_user_suites import expected_answers
 from tests.trades_file import trades_table
 from workloads.datasets.roles import Roles
-from workloads.datasets.schema import Scale
 from workloads.targets.table import add_table_target
 
 ROLES = Roles(time="ts", key="sym", price=("price",), size="qty")
@@ -26,18 +25,6 @@ ZONE = "America/New_York"
 @pytest.fixture(scope="module")
 def trades() -> pa.Table:
     return trades_table(rows=6_000, days=3, symbols=20)
-
-
-def _answers(tmp_path: Path, name: str, config: dict) -> dict[str, str]:
-    """The docs' trades suite on table:NAME through ``verify``: each query's fingerprint."""
-    from workloads.queries import load_suite
-    from workloads.queries.verify import verify
-    suite = load_suite(str(docs_suite(tmp_path)))
-    verdicts = verify(f"tbl_{name}", Scale(), [(name, "table", {"name": name, **config})], [suite])
-    answers = {qid: verdicts.answers[(suite.name, qid)][name] for _, qid in verdicts.answers}
-    errors = {qid: a.error for qid, a in answers.items() if a.error}
-    assert not errors, errors
-    return {qid: a.fingerprint for qid, a in answers.items()}
 
 
 @pytest.fixture
@@ -68,7 +55,7 @@ def test_a_postgres_database_in_new_york_answers_the_suite_as_pandas(tmp_path, t
     connection = {**{k: config[k] for k in ("host", "port", "user", "password")}, "database": "tb_new_york"}
     add_table_target("pg_ny", "postgres", f"{config['host']}:{config['port']}/tb_new_york", "trades", ROLES,
                      connection)
-    assert _answers(tmp_path, "pg_ny", connection) == expected_answers(trades.to_pandas())
+    assert table_suite_answers(tmp_path, "pg_ny", connection) == expected_answers(trades.to_pandas())
 
 
 def test_duckdb_on_a_machine_in_new_york_answers_the_suite_as_pandas(tmp_path, trades, machine_in_new_york):
@@ -82,4 +69,4 @@ def test_duckdb_on_a_machine_in_new_york_answers_the_suite_as_pandas(tmp_path, t
         assert "TZ" in zoned or "TIME ZONE" in zoned, zoned                 # instants, read in a zone
     add_table_target("duck_ny", "duckdb", str(path), "trades", ROLES)
     assert os.environ["TZ"] == ZONE
-    assert _answers(tmp_path, "duck_ny", {}) == expected_answers(trades.to_pandas())
+    assert table_suite_answers(tmp_path, "duck_ny", {}) == expected_answers(trades.to_pandas())

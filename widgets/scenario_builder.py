@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import psutil
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox,
                                QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
@@ -26,56 +25,18 @@ from widgets.process_options import ProcessOptions
 from widgets.rate_field import RateField
 from widgets.theme import current_theme
 from widgets.wheel_guard import guard_wheel
-from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset
+from workloads.datasets import IMPORT_PREFIX, available_datasets, get_dataset, own_size_words
 from workloads.datasets.schema import Scale, StringMode
 from workloads.results.figures import MIN_OPS
+from workloads.run.limits import form_estimate
 from workloads.operations import WORKLOADS
-from workloads.scenario import CACHE_STATES, UNNAMED, Scenario, describe
-from workloads.text import plural
+from workloads.scenario import CACHE_STATES, UNNAMED, Scenario, describe, has_own_size
 
 STRING_LABELS = {
     StringMode.ARROW.value: "Arrow strings (pandas default)",
     StringMode.OBJECT.value: "Python objects (as report 000's pickles)",
     StringMode.CATEGORY.value: "Categorical (like DolphinDB SYMBOL)",
 }
-IN_MEMORY_FACTOR = 1.6   # a DataFrame with decoded strings is larger than its stored rows
-WARN_FRACTION = 0.8
-
-
-def estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
-    """Human text of the data size against free RAM and disk, and whether it is too much."""
-    dataset = get_dataset(scenario.dataset)
-    row_bytes = dataset.info.schema.row_bytes()
-    imported = scenario.dataset.startswith(IMPORT_PREFIX)     # an import knows its real rows per day
-    rows = dataset.day_rows(scenario.scale) if imported else [scenario.scale.rows_per_day] * scenario.scale.days
-    on_disk = sum(rows) * row_bytes
-    per_day_ram = max(rows) * row_bytes * IN_MEMORY_FACTOR
-    in_ram = per_day_ram * (max(scenario.users) + 1)   # each reader holds a day; +1 to lay it out
-    free_ram = psutil.virtual_memory().available
-    probe = data_dir if data_dir.exists() else Path.home()
-    free_disk = psutil.disk_usage(str(probe)).free
-    problems = []
-    if on_disk > WARN_FRACTION * free_disk:
-        problems.append(f"needs ~{_size(on_disk)} of disk, {_size(free_disk)} free")
-    if in_ram > WARN_FRACTION * free_ram:
-        problems.append(f"needs ~{_size(in_ram)} of RAM at {plural(max(scenario.users), 'user')}, "
-                        f"{_size(free_ram)} free")
-    shape = f"{plural(len(rows), 'imported day')}, {plural(sum(rows), 'row')}" if imported else \
-        f"{plural(scenario.scale.days, 'day')} × {plural(scenario.scale.rows_per_day, 'row')}"
-    text = (f"Data ~{_size(on_disk)} on disk ({shape}); "
-            f"~{_size(in_ram)} RAM at peak. Free: {_size(free_ram)} RAM, {_size(free_disk)} disk.")
-    if problems:
-        text = "⚠ Too large for this machine: " + "; ".join(problems) + ". " + text
-    return text, bool(problems)
-
-
-def _size(nbytes: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(nbytes) < 1000 or unit == "TB":
-            return f"{nbytes:,.0f} {unit}" if unit == "B" else f"{nbytes:,.1f} {unit}"
-        nbytes /= 1000
-    return ""
-
 
 class ScenarioBuilder(QWidget):
     run_requested = Signal(object)   # Scenario
@@ -127,6 +88,10 @@ class ScenarioBuilder(QWidget):
         data_form.addRow("Days:", self.days_spin)
         data_form.addRow("Rows per day:", self.rows_spin)
         data_form.addRow("Symbols:", self.symbols_spin)
+        self.own_size = QLabel(objectName="own_size", wordWrap=True)     # an import's or a table's own size
+        self.own_size.setTextFormat(Qt.TextFormat.PlainText)
+        data_form.addRow("Size:", self.own_size)
+        self._data_form = data_form
         data_form.addRow("Strings:", self.strings_combo)
 
         run_box = QGroupBox("Workload")
@@ -267,9 +232,16 @@ class ScenarioBuilder(QWidget):
                 self.changed.emit()
 
     def _on_dataset_changed(self) -> None:
-        imported = str(self.dataset_combo.currentData()).startswith(IMPORT_PREFIX)
+        name = str(self.dataset_combo.currentData())
+        own = has_own_size(name)            # an import's or a table's rows and keys are its own
         for spin in (self.rows_spin, self.symbols_spin):
-            spin.setEnabled(not imported)   # an import's rows and keys come from its file
+            self._data_form.setRowVisible(spin, not own)
+        self._data_form.setRowVisible(self.own_size, own)
+        if own:
+            try:
+                self.own_size.setText(own_size_words(name))
+            except ValueError as exc:
+                self.own_size.setText(str(exc))
         self._show_schema()
         self._offer_workloads()
 
@@ -408,7 +380,7 @@ class ScenarioBuilder(QWidget):
             self.show_error(str(exc))
             return
         self.show_error("")
-        text, too_large = estimate(scenario, self._data_dir)
+        text, too_large = form_estimate(scenario, self._data_dir)
         if too_large:
             answer = QMessageBox.question(
                 self, "Larger than this machine", f"{text}\n\nRun anyway?",
@@ -468,7 +440,7 @@ class ScenarioBuilder(QWidget):
 
     def _update_estimate(self) -> None:
         try:
-            text, too_large = estimate(self.scenario(), self._data_dir)
+            text, too_large = form_estimate(self.scenario(), self._data_dir)
         except (ValueError, KeyError):
             return
         self.estimate_label.setText(text)

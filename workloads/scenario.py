@@ -17,12 +17,28 @@ from typing import Any
 
 import tomli_w
 
+from workloads.datasets.builtin import IMPORT_PREFIX, TABLE_PREFIX
 from workloads.datasets.schema import Scale, StringMode
 from workloads.distributed.placement import check_placement
 from workloads.run.processes import PROCESSES, START_METHODS
 from workloads.run.schedule import check_rates
 
 CACHE_STATES = ("warm", "cold")
+
+
+GENERATOR_SETTINGS = ("rows_per_day", "symbols", "seed")     # what only generated data has
+_OWN = Scale(rows_per_day=1, symbols=1, seed=0)
+
+
+def has_own_size(dataset: str) -> bool:
+    """An import's or a table's data: its rows, keys and days are what they are, no generator's."""
+    return dataset.startswith((IMPORT_PREFIX, TABLE_PREFIX))
+
+
+def own_scale(scale: Scale) -> Scale:
+    """The scale of a dataset with its own size: the days asked (and their start), nothing else."""
+    return Scale(days=scale.days, start=scale.start, rows_per_day=_OWN.rows_per_day, symbols=_OWN.symbols,
+                 seed=_OWN.seed)
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,9 @@ class Scenario:
             raise ValueError(f"start must be one of {', '.join(START_METHODS)}, not {self.start!r}")
         if self.process not in PROCESSES:
             raise ValueError(f"process must be one of {', '.join(PROCESSES)}, not {self.process!r}")
+        if has_own_size(self.dataset) and self.scale != own_scale(self.scale):
+            # an import's or a table's rows and keys are its own: one scale (so one layout) per days asked
+            object.__setattr__(self, "scale", own_scale(self.scale))
 
     def __repr__(self) -> str:           # what logs and tracebacks show: never a password
         fields = ", ".join(f"{k}={redacted(v)!r}" for k, v in self.__dict__.items())
@@ -87,6 +106,8 @@ class Scenario:
         data = asdict(self)
         data["users"] = list(self.users)
         data["rate"] = list(self.rate)
+        if has_own_size(self.dataset):      # no generator settings: nothing generated them
+            data["scale"] = {k: v for k, v in data["scale"].items() if k not in GENERATOR_SETTINGS}
         return data
 
     @classmethod

@@ -17,3 +17,11 @@ def rate(value: float | None, unit: str = "") -> str:
         if abs(value) >= factor:
             return f"{value / factor:.3g} {prefix} {unit}".rstrip()
     return f"{value:.3g} {unit}".rstrip()
+
+
+def error_words(exc: BaseException) -> str:
+    """What an error says, for one line: a KeyError's message without the quotes its str() adds (a
+    ValueError's own quotes, as in "not 'lukewarm'", are kept)."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)

@@ -31,4 +31,13 @@ def available_datasets() -> dict[str, Dataset]:
     return {**DATASETS, **{d.info.name: d for d in list_imports()}}
 
 
-__all__ = ["DATASETS", "IMPORT_PREFIX", "Dataset", "available_datasets", "get_dataset"]
+def own_size_words(name: str) -> str:
+    """An import's or a table's own size, as a form shows it in place of a generator's settings; a
+    ValueError naming an import or table that is not there."""
+    if name.startswith(IMPORT_PREFIX):
+        return get_dataset(name).size_words()
+    get_dataset(name)
+    return "its own rows, days and keys, as each run finds them (a table where it lives)"
+
+
+__all__ = ["DATASETS", "IMPORT_PREFIX", "Dataset", "available_datasets", "get_dataset", "own_size_words"]

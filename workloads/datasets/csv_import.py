@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import json
 import os
 import shutil
@@ -128,7 +129,7 @@ def import_csv(path: str | Path, base: str, name: str, mapping: Mapping[str, str
             "seconds": round(time.perf_counter() - started, 3),
             "versions": {"pandas": pd.__version__, "pyarrow": pa.__version__},
         }
-        _write_json(work / MANIFEST, manifest)
+        _write_json(work / MANIFEST, {**manifest, "content": content_digest(work)})
         _swap_in(work, root / name)
     except BaseException as exc:
         shutil.rmtree(work, ignore_errors=True)
@@ -288,6 +289,18 @@ class _Builder:
         pq.write_table(table, final, row_group_size=ROW_GROUP_ROWS)
         for path in files:
             path.unlink()
+
+
+def content_digest(folder: Path) -> str:
+    """What an import holds, as a digest of its day files (names and bytes): the same rows imported
+    again give the same digest, other rows under the same name another (``compare`` names the change)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.parquet")):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return "sha256:" + digest.hexdigest()
 
 
 def _estimate_rows(source: Path, sample_bytes: int = 1 << 20) -> int:

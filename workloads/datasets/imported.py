@@ -45,6 +45,11 @@ _SHORT_BASE = {"taq": "TAQ", "level2": "level 2", "devices": "devices", "api45":
 _DROPPED_EXTRA = ("default_start", "seed_rows_per_day", "seed_symbols", "info_table")
 
 
+def _content(manifest: dict[str, Any]) -> str:
+    """The import's content digest; an import made before digests were kept is known by its id."""
+    return str(manifest.get("content") or f"import {manifest['import_id']}")
+
+
 # --- names and folders ---------------------------------------------------------------------------
 def imports_dir() -> Path:
     """``<data dir>/imports``; worker processes inherit ``TICKBENCH_HOME`` and find the same one."""
@@ -97,6 +102,12 @@ class ImportedDataset(Dataset):
         self._entries = {d: entry for d, entry in zip(self._days, days)}
         self._keys = [str(k) for k in manifest["keys"]]
 
+    def size_words(self) -> str:
+        """``300,000 rows over 3 days, 20 keys``: the import's own size, as a form shows it."""
+        keys = len(self._keys)
+        return (f"{self.rows:,} rows over {plural(len(self._days), 'day')}"
+                + (f", {plural(keys, 'key')}" if keys else ""))
+
     def _base_info(self, manifest: dict[str, Any]) -> DatasetInfo:
         """An import read against a built-in dataset's schema: that dataset's columns and roles."""
         days = manifest["days"]
@@ -106,7 +117,7 @@ class ImportedDataset(Dataset):
             raise ValueError(f"import {self.name!r} in {self.folder} was made with another {self.base} "
                              f"schema: import the CSV again")
         extra = {k: v for k, v in base.extra.items() if k not in _DROPPED_EXTRA}
-        extra.update(imported=True, import_id=manifest["import_id"], base=self.base,
+        extra.update(imported=True, import_id=manifest["import_id"], content=_content(manifest), base=self.base,
                      source=manifest["source"]["path"], default_start=days[0]["date"])
         return DatasetInfo(
             name=PREFIX + self.name,
@@ -136,7 +147,8 @@ class ImportedDataset(Dataset):
                    f"{len(schema.columns)} columns ({roles.describe()}); time zone {manifest.get('zone') or 'none'}"
                    + (f"; {skipped:,} bad rows skipped" if skipped else "") + ". The scale's days pick the first "
                    f"imported days; its rows per day and symbols are ignored."),
-            extra={"imported": True, "import_id": manifest["import_id"], "source": manifest["source"]["path"],
+            extra={"imported": True, "import_id": manifest["import_id"], "content": _content(manifest),
+                   "source": manifest["source"]["path"],
                    "default_start": days[0]["date"], "zone": manifest.get("zone", "")})
 
     # --- facts from the manifest ---

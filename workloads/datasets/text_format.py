@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import codecs
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
+
+from workloads.datasets.schema import Column, Schema
 
 # nanoseconds per unit of an integer time, and the magnitudes that say which unit a value is in: an
 # epoch time of 1973-5138 is 1e8-1e11 in seconds, 1e11-1e14 in ms, 1e14-1e17 in us, from 1e17 in ns
 EPOCH_UNITS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _EPOCH_FROM = {"s": 1e8, "ms": 1e11, "us": 1e14, "ns": 1e17}
 EPOCH_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+_OFFSET = re.compile(r"(Z|[+-]\d\d:?\d\d)$")
+_EDGE_ROWS = 2_000
 
 
 class TextFormatError(ValueError):
@@ -126,6 +132,25 @@ def parse_times(values: pa.Array | pa.ChunkedArray, time_format: str) -> pa.Arra
     return pc.add(seconds.cast(pa.int64()), digits.cast(pa.int64())).cast(pa.timestamp("ns"))
 
 
+def formatted_times(schema: Schema, first: pd.DataFrame, text: TextFormat) -> Schema:
+    """The proposed types with each text column whose first values are all times in the user's time
+    format proposed as a timestamp (nanoseconds when the format has a fraction of a second)."""
+    if not text.time_format or first.empty:
+        return schema
+    wanted = "NANOTIMESTAMP" if text.time_format.endswith(".%f") else "TIMESTAMP"
+    columns = []
+    for column in schema.columns:
+        values = first[column.name].dropna().astype(str).tolist() if column.is_string else []
+        if values:
+            try:
+                parse_times(pa.array(values, pa.string()), text.time_format)
+                column = Column(column.name, wanted)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
+        columns.append(column)
+    return Schema(tuple(columns))
+
+
 def unclosed_quote(path: Path, text: TextFormat, delimiter: str) -> tuple[int, int] | None:
     """(first line, last line) of the first record whose quote never closes where its line ends: a
     record Python's reader takes over several lines (values never hold line breaks here: pyarrow
@@ -188,3 +213,43 @@ def epoch_to_timestamps(values: pa.Array | pa.ChunkedArray, unit: str) -> pa.Arr
         raise ValueError(f"integer times in {EPOCH_WORDS[unit]} overflow nanoseconds since 1970: are they "
                          f"in a finer unit?") from None
     return ns.cast(pa.timestamp("ns"))
+
+
+# --- the UTC offsets a file's times carry -----------------------------------------------------------------
+def offsets_written(path: Path, delimiter: str, columns: list[int], text: TextFormat) -> list[str]:
+    """The UTC offsets (``-05:00``, ``Z``) written in ``columns`` of the file's first rows and its last
+    (a file across a change to summer time carries two), west to east."""
+    found: set[str] = set()
+    for rows in (_first_rows(path, delimiter, text), _last_rows(path, delimiter, text)):
+        found |= {m.group(1) for row in rows for i in columns if i < len(row)
+                  for m in [_OFFSET.search(row[i].strip())] if m}
+    return sorted(found, key=_offset_order)
+
+
+def _first_rows(path: Path, delimiter: str, text: TextFormat) -> list[list[str]]:
+    with text.open(path) as handle:
+        rows = text.reader(handle, delimiter)
+        try:
+            next(rows, None)
+            return [row for _, row in zip(range(_EDGE_ROWS), rows)]
+        except csv.Error:
+            return []
+
+
+def _last_rows(path: Path, delimiter: str, text: TextFormat, tail_bytes: int = 1 << 20) -> list[list[str]]:
+    start = max(0, path.stat().st_size - tail_bytes)
+    with text.open(path) as handle:
+        handle.seek(start)
+        handle.readline()                # the header, or the rest of a row cut in two
+        try:
+            return list(text.reader(handle, delimiter))
+        except csv.Error:
+            return []
+
+
+def _offset_order(offset: str) -> int:
+    if offset == "Z":
+        return 0
+    sign = -1 if offset[0] == "-" else 1
+    digits = offset[1:].replace(":", "")
+    return sign * (int(digits[:2]) * 60 + int(digits[2:]))

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from workloads.datasets.builtin import IMPORT_PREFIX as PREFIX
 from workloads.datasets.csv_import import (ImportCancelled, ImportFailed, ImportProgress, _Builder,
-                                           _disk_full_message, _swap_in, _write_json, work_folder)
+                                           _disk_full_message, _swap_in, _write_json, content_digest, work_folder)
 from workloads.datasets.imported import FORMAT_OWN, MANIFEST, ImportedDataset, check_name, load_import
 from workloads.datasets.roles import Roles, arrow_type_of, dataset_info, ddb_type_of, schema_of
 from workloads.datasets.schema import Schema
@@ -56,6 +56,9 @@ def import_source(path: str | Path, name: str, roles: Roles, types: dict[str, st
     preview = preview_source(path, delimiter, text=text)
     types = dict(types or {})
     epochs = epoch_columns(preview, roles, types)
+    for field, proposed in zip(preview.arrow_schema, preview.schema.columns):   # times in the user's format
+        if proposed.ddb_type != ddb_type_of(field.type) and field.name not in epochs:
+            types.setdefault(field.name, proposed.ddb_type)
     _text_times(preview, roles, types)
     schema = schema_of(preview.arrow_schema, types)
     roles.check(schema, preview.label)
@@ -84,8 +87,9 @@ def import_source(path: str | Path, name: str, roles: Roles, types: dict[str, st
             skipped = f" ({bad_count[0]:,} skipped as bad)" if bad_count[0] else ""
             raise SourceError(f"{preview.label} has no data rows{skipped}")
         days = builder.finish()
-        _write_json(work / MANIFEST, _manifest(name, preview, schema, roles, zone, builder, days, bad, bad_count[0],
-                                               types, time.perf_counter() - started, epochs))
+        _write_json(work / MANIFEST, {**_manifest(name, preview, schema, roles, zone, builder, days, bad, bad_count[0],
+                                                  types, time.perf_counter() - started, epochs),
+                                      "content": content_digest(work)})
         _swap_in(work, root / name)
     except BaseException as exc:
         shutil.rmtree(work, ignore_errors=True)

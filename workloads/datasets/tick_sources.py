@@ -22,7 +22,8 @@ import pyarrow.dataset as pds
 
 from workloads.datasets.roles import Roles, TIMESTAMP_TYPES, TIME_OF_DAY_TYPES, schema_of
 from workloads.datasets.schema import Schema
-from workloads.datasets.text_format import PLAIN, TextFormat, parse_times, unclosed_quote
+from workloads.datasets.text_format import (PLAIN, TextFormat, formatted_times, offsets_written, parse_times,
+                                            unclosed_quote)
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
            ".feather": "feather", ".arrow": "feather", ".ipc": "feather"}
@@ -32,7 +33,6 @@ INFER_BYTES = 4 << 20            # a CSV's types are inferred from its first 4 M
 BLOCK_BYTES = 4 << 20
 MAX_LISTED_BAD_ROWS = 100
 _DELIMITERS = (",", ";", "\t", "|")
-_OFFSET = re.compile(r"(Z|[+-]\d\d:?\d\d)$")
 _KEY_NAMES = ("sym", "symbol", "ticker", "instrument", "securityid", "security_id", "code", "device_id",
               "device", "key", "isin", "ric")
 _PRICE_NAMES = ("price", "px", "trade_price", "last", "last_price", "close")
@@ -184,7 +184,7 @@ def preview_source(path: str | Path, delimiter: str | None = None, rows: int = 2
     _check_names(list(arrow_schema.names), path.name)
     if first.empty:
         raise SourceError(f"{files[0].name} has a header but no data rows")
-    schema = schema_of(arrow_schema)
+    schema = formatted_times(schema_of(arrow_schema), first, text)
     return SourcePreview(path=path, format=fmt, files=files, delimiter=delimiter, arrow_schema=arrow_schema,
                          schema=schema, first_rows=first, zone=zone, suggested=suggest_roles(schema),
                          hive=hive, bytes=size, text=text)
@@ -234,18 +234,11 @@ def _same_schema(folder: Path, first: Path, schema: pa.Schema, other: Path, foun
 
 
 def _zone_of_text(path: Path, delimiter: str, schema: pa.Schema, text: TextFormat) -> str:
-    """A CSV's timestamps parsed with offsets are UTC instants: say which offsets the first row carried."""
+    """A CSV's timestamps parsed with offsets are UTC instants: say which offsets its rows carry."""
     zoned = [i for i, f in enumerate(schema) if pa.types.is_timestamp(f.type) and f.type.tz]
     if not zoned:
         return ""
-    with text.open(path) as handle:
-        rows = text.reader(handle, delimiter)
-        try:
-            next(rows, None)
-            first = next(rows, [])
-        except csv.Error:
-            first = []
-    offsets = sorted({m.group(1) for i in zoned if i < len(first) for m in [_OFFSET.search(first[i].strip())] if m})
+    offsets = offsets_written(path, delimiter, zoned, text)
     return f"UTC offset {', '.join(offsets)}" if offsets else "UTC"
 
 

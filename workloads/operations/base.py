@@ -27,6 +27,13 @@ ADDED_WORK = Param("added_work_s", "Added work per operation", "float", 0.0, 0.0
                    help="0: none. Otherwise each measured operation also spends this long in a CPU busy "
                         "loop inside its timed span (a known slowdown).")
 
+# The other: the measured operations of each user of a step at most, for a workload that ends by its
+# rows (slice-download, the uploads and appends, the transfers), when the user asks a number of them.
+MAX_OPERATIONS = Param("max_operations", "Operations at most", "int", 0, 0, 10**12, "ops",
+                       help="0: as many as its rows take. Otherwise each user stops after this many "
+                            "measured operations even if its rows are not all moved.")
+HARNESS_PARAMS = (ADDED_WORK, MAX_OPERATIONS)
+
 
 def counted_as(rows: int, nbytes: int, operation: Operation) -> Operation:
     """Make ``operation`` count ``rows`` and ``nbytes`` (e.g. the input a computation scans)
@@ -113,7 +120,7 @@ class Workload(ABC):
         without ``flags`` (the window's words) no command-line hint."""
         missing = self.missing_roles(info)
         if not missing:
-            return ""
+            return self.dataset_refusal(info)
         wanted = [f"a {role} column" for role in missing]
         needs = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
         none = "none" if len(missing) == 1 else "neither" if len(missing) == 2 else "none of them"
@@ -125,21 +132,28 @@ class Workload(ABC):
             hint = f" (add the table again with {named})"
         return f"{self.name} needs {needs}: dataset {info.name} has {none}{hint}"
 
+    def dataset_refusal(self, info: DatasetInfo) -> str:
+        """Why this workload cannot run on ``info``'s dataset although it has the roles ("" when it
+        can): a question asked of one dataset's own tables. No I/O; nothing by default."""
+        return ""
+
     def check(self, scenario: Scenario) -> None:
         """A ValueError naming why this workload cannot run ``scenario`` (its dataset, days, or an
         engine that cannot ask its question), before anything starts; no I/O. Nothing by default."""
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, every value coerced; unknown keys are an error. The harness's own
-        ``added_work_s`` (``ADDED_WORK``) is taken by every workload, and kept only when given."""
+        ``added_work_s`` and ``max_operations`` (``HARNESS_PARAMS``) are taken by every workload, and kept only
+        when given."""
         known = {p.name: p for p in self.params}
-        unknown = set(raw) - set(known) - {ADDED_WORK.name}
+        unknown = set(raw) - set(known) - {p.name for p in HARNESS_PARAMS}
         if unknown:
             raise ValueError(f"{self.name} has no parameter(s) {', '.join(sorted(unknown))}; "
                              f"it takes {', '.join(known) or 'none'}")
         values = {name: p.coerce(raw.get(name, p.default)) for name, p in known.items()}
-        if ADDED_WORK.name in raw:
-            values[ADDED_WORK.name] = ADDED_WORK.coerce(raw[ADDED_WORK.name])
+        for param in HARNESS_PARAMS:
+            if param.name in raw:
+                values[param.name] = param.coerce(raw[param.name])
         return values
 
     def steps(self, scenario: Scenario) -> list[StepPlan]:

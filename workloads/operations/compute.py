@@ -33,6 +33,13 @@ class _Report003(Workload):
                    "(report 003: a week for the spread, a month for the map-reduce, 3 days for the OLS)."),
     )
 
+    def dataset_refusal(self, info) -> str:
+        try:
+            quote_columns(info)
+        except ValueError as exc:
+            return f"{self.name}: {exc}"
+        return ""
+
     def check(self, scenario: Scenario) -> None:
         """Refuse scenarios this computation cannot run, with a message naming why."""
         quote_columns(get_dataset(scenario.dataset).info)

@@ -93,7 +93,7 @@ class _Ratio:
         verdict, why = _across(verdict, why, reps, self, runs)
         busy = [arm.answer.busy for arm in runs.values() if arm.run_id in run_ids and arm.answer.busy]
         if verdict == INCONCLUSIVE and busy:
-            why += f"; {busy[0]}"
+            why += f"; {busy[0][:1].lower()}{busy[0][1:]}"          # mid-sentence: "; the machine was busy..."
         measured = _ratio_text(value, None, self.unit) + (f" (median of {len(reps)} runs)" if len(reps) > 1 else "")
         return Finding(report, self.statement, published, measured, verdict, why, run_ids, self.low, value)
 

@@ -221,7 +221,7 @@ def result_card(beat: Beat, store, report_run_ids: list[str], beat_run_ids: list
 def _for_an_audience(finding: Finding) -> Finding:
     """The finding without the note that the machine was busy as a run began: kept with the run and
     in its report, not read out in a demo on a laptop that is running the demo."""
-    at = finding.why.find(BUSY_OPENING)          # findings.py appends it last, after "; "
+    at = finding.why.lower().find(BUSY_OPENING.lower())      # findings.py appends it last, after "; "
     return replace(finding, why=finding.why[:at].rstrip("; ") if at >= 0 else finding.why)
 
 

@@ -25,12 +25,14 @@ import numpy as np
 import pandas as pd
 
 from workloads.results.compare_stats import Sample, quantile_interval, ratio_of_sums_interval
+from workloads.results.dataset_size import dataset_size, record_of, size_text
 from workloads.results.evidence import (CANNOT_TELL, FASTER, LARGER, SAME, SLOWER, SMALLER, Evidence,
                                         finite_positive, verdict_of)
 from workloads.results.figures import cache_words, step_figures
 from workloads.results.history import opened_from, users_started
 from workloads.results.repeat_noise import CrossRun, cross_run, step_key
 from workloads.results.suite_figures import geometric_mean, run_footprints
+from workloads.scenario import has_own_size
 from workloads.targets.base import PHASES
 
 __all__ = ["CANNOT_TELL", "FASTER", "LARGER", "SAME", "SLOWER", "SMALLER", "TOO_FEW", "Comparison",
@@ -168,6 +170,10 @@ def refusals(store, base: dict, new: dict) -> list[str]:
         out.append(f"another dataset: {base['dataset']} against {new['dataset']}")
     elif b_scn.get("scale") != n_scn.get("scale"):
         out.append(f"another scale: {_scale(b_scn)} against {_scale(n_scn)}")
+    elif has_own_size(base["dataset"]):
+        changed = other_data(base, new)
+        if changed:
+            out.append(changed)
     if base["workload"] != new["workload"]:
         out.append(f"another workload: {base['workload']} against {new['workload']}")
     else:
@@ -184,6 +190,18 @@ def refusals(store, base: dict, new: dict) -> list[str]:
         if b_words != n_words:
             out.append(f"caches cleared differently: {b_words} against {n_words}")
     return out
+
+
+def other_data(base: dict, new: dict) -> str:
+    """Other data under one dataset's name (an import made again, a table that changed): its size and
+    content as each run found them, in words; "" when they agree or were not recorded."""
+    sizes = [size_text(dataset_size(run)) for run in (base, new)]
+    contents = [record_of(run.get("layout")).get("content") for run in (base, new)]
+    if sizes[0] and sizes[1] and sizes[0] != sizes[1]:
+        return f"other data under the name {base['dataset']}: {sizes[0]} against {sizes[1]}"
+    if all(contents) and contents[0] != contents[1]:
+        return f"other data under the name {base['dataset']}: as large ({sizes[0]}), other rows (imported again)"
+    return ""
 
 
 def _system_params(workload: str) -> frozenset[str]:

@@ -13,21 +13,24 @@ import json
 from typing import Any
 
 
-def layout_size(days: int, rows: int, keys: int | None) -> dict[str, Any]:
-    """The record the runner stores: ``{"days", "rows", "keys"}`` (keys None when the dataset has none)."""
-    return {"days": int(days), "rows": int(rows), "keys": int(keys) if keys else None}
+def layout_size(days: int, rows: int, keys: int | None, keys_sampled: bool = False) -> dict[str, Any]:
+    """The record the runner stores: ``{"days", "rows", "keys"}`` (keys None when the dataset has none),
+    and ``keys_sampled`` when the keys are those a sample of the table held (a table where it lives:
+    counting them all would read the whole table)."""
+    size = {"days": int(days), "rows": int(rows), "keys": int(keys) if keys else None}
+    return {**size, "keys_sampled": True} if keys_sampled and keys else size
 
 
 def dataset_size(run: dict[str, Any]) -> dict[str, Any] | None:
     """The run's data as laid out (``{"days", "rows", "keys", "source"}``), source "layout" when
     recorded with the run, "scale" when only the scale asked for is known; None with neither."""
-    layout = _parsed(run.get("layout"))
+    layout = record_of(run.get("layout"))
     size = layout.get("size")
     if isinstance(size, dict) and size.get("rows") is not None:
         return {**size, "source": "layout"}
     if layout.get("rows") is not None and layout.get("days"):
         return {"days": len(layout["days"]), "rows": int(layout["rows"]), "keys": None, "source": "layout"}
-    scale = _parsed(run.get("scenario")).get("scale") or {}
+    scale = record_of(run.get("scenario")).get("scale") or {}
     if scale.get("rows_per_day"):
         days = int(scale.get("days") or 1)
         return {"days": days, "rows": days * int(scale["rows_per_day"]), "keys": scale.get("symbols"),
@@ -42,7 +45,9 @@ def size_text(size: dict[str, Any] | None) -> str:
     days = int(size["days"])
     text = f"{int(size['rows']):,} rows over {days:,} day{'s' if days != 1 else ''}"
     if size.get("keys"):
-        text += f", {int(size['keys']):,} key{'s' if int(size['keys']) != 1 else ''}"
+        keys = int(size["keys"])
+        text += (f", at least {keys:,} key{'s' if keys != 1 else ''} (in a sample of its last day)"
+                 if size.get("keys_sampled") else f", {keys:,} key{'s' if keys != 1 else ''}")
     return text + (" (as asked; not recorded as laid out)" if size.get("source") == "scale" else "")
 
 
@@ -50,7 +55,8 @@ def run_size_text(run: dict[str, Any]) -> str:
     return size_text(dataset_size(run))
 
 
-def _parsed(value: Any) -> dict[str, Any]:
+def record_of(value: Any) -> dict[str, Any]:
+    """A run's stored record (its layout, its scenario) as a dict, whether kept as JSON text or not."""
     if isinstance(value, str):
         try:
             value = json.loads(value) if value else {}

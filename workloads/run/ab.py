@@ -35,7 +35,6 @@ import pandas as pd
 from workloads.results.atomic_files import read_json, write_json
 from workloads.results.evidence import (CANNOT_TELL, LEVEL, MIN_PAIRS, NOISE_FLOOR, Evidence, finite_positive,
                                         paired, pairs_to_settle, verdict_of)
-from workloads.results.figures import step_figures
 from workloads.run.runner import Runner, check_scenario
 from workloads.scenario import Scenario, is_secret, run_name
 

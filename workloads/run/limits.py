@@ -12,9 +12,10 @@ import os
 import shutil
 from pathlib import Path
 
-from workloads.datasets import DATASETS
+from workloads.datasets import DATASETS, IMPORT_PREFIX, get_dataset
 from workloads.run.processes import available_start
-from workloads.scenario import Scenario
+from workloads.scenario import Scenario, has_own_size
+from workloads.text import plural
 
 # What a user process holds of its own (USS) before its data, by how it starts (workloads.run.processes),
 # as benchmarks/bench_users.py measured it (2026-11-28, a no-op step of 8-128 users): spawned, 59.8 MiB
@@ -99,3 +100,37 @@ def check_machine(scenario: Scenario, force: bool = False, data_root: Path | Non
     problems = [] if force else machine_problems(scenario, data_root)
     if problems:
         raise TooBig("; ".join(problems) + " (give --force to run it anyway)")
+
+
+# --- what the scenario form shows ------------------------------------------------------------------
+IN_MEMORY_FACTOR = 1.6   # a DataFrame with decoded strings is larger than its stored rows
+WARN_FRACTION = 0.8
+
+
+def form_estimate(scenario: Scenario, data_dir: Path) -> tuple[str, bool]:
+    """What the scenario form shows: the data's size on disk and at peak in RAM (each user holds a
+    day, one more lays it out) against what is free, and whether it is too much."""
+    dataset = get_dataset(scenario.dataset)
+    if has_own_size(scenario.dataset) and not scenario.dataset.startswith(IMPORT_PREFIX):
+        return "A table is read where it lives: nothing is laid out, its size is what each run finds.", False
+    row_bytes = dataset.info.schema.row_bytes()
+    imported = scenario.dataset.startswith(IMPORT_PREFIX)     # an import knows its real rows per day
+    rows = dataset.day_rows(scenario.scale) if imported else [scenario.scale.rows_per_day] * scenario.scale.days
+    on_disk = sum(rows) * row_bytes
+    per_day_ram = max(rows) * row_bytes * IN_MEMORY_FACTOR
+    in_ram = per_day_ram * (max(scenario.users) + 1)   # each reader holds a day; +1 to lay it out
+    free_ram, free_space = available_memory(), free_disk(data_dir)
+    problems = []
+    if on_disk > WARN_FRACTION * free_space:
+        problems.append(f"needs ~{human_bytes(on_disk)} of disk, {human_bytes(free_space)} free")
+    if in_ram > WARN_FRACTION * free_ram:
+        problems.append(f"needs ~{human_bytes(in_ram)} of RAM at {plural(max(scenario.users), 'user')}, "
+                        f"{human_bytes(free_ram)} free")
+    shape = f"{plural(len(rows), 'imported day')}, {plural(sum(rows), 'row')}" if imported else \
+        f"{plural(scenario.scale.days, 'day')} × {plural(scenario.scale.rows_per_day, 'row')}"
+    text = (f"Data ~{human_bytes(on_disk)} on disk ({shape}); "
+            f"~{human_bytes(in_ram)} RAM at peak. Free: {human_bytes(free_ram)} RAM, "
+            f"{human_bytes(free_space)} disk.")
+    if problems:
+        text = "⚠ Too large for this machine: " + "; ".join(problems) + ". " + text
+    return text, bool(problems)

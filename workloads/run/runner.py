@@ -73,6 +73,13 @@ def check_scenario(scenario: Scenario) -> dict[str, Any]:
     if workload.writes and getattr(target, "read_only", False):
         raise ValueError(f"{scenario.workload} writes, and {scenario.target_config.get('target_key') or scenario.target} "
                          "is a table read in place, never written: choose a read workload")
+    if scenario.cache == "cold" and workload.uses_target and hasattr(target, "cold_refusal"):
+        try:
+            cold_refusal = target.cold_refusal()
+        except TargetError:                 # no such saved table: the run's prepare says so in its words
+            cold_refusal = ""
+        if cold_refusal:
+            raise ValueError(cold_refusal)
     return params
 
 
@@ -380,12 +387,26 @@ def _layout_record(layout: Layout) -> dict[str, Any]:
     record["days"] = [str(d) for d in layout.days]
     record["keys_sample"] = list(layout.keys_sample)[:20]
     record["strings"] = layout.strings.value
-    record["size"] = layout_size(len(layout.days), layout.rows, _key_count(layout))
+    keys = _key_count(layout)
+    sampled = keys is None and bool(layout.keys_sample)
+    record["size"] = layout_size(len(layout.days), layout.rows, len(layout.keys_sample) if sampled else keys,
+                                 keys_sampled=sampled)
+    content = _content(layout)
+    if content:
+        record["content"] = content        # an import's digest: compare names other data under one name
     return record
 
 
+def _content(layout: Layout) -> str:
+    try:
+        return str(get_dataset(layout.dataset).info.extra.get("content") or "")
+    except Exception:  # a digest must never stop a run
+        return ""
+
+
 def _key_count(layout: Layout) -> int | None:
-    """The keys of the data as laid out (an import's own, never the scale's symbols)."""
+    """The keys of the data as laid out (an import's own, never the scale's symbols); None where only
+    the target knows them (a table where it lives: its sample of keys, ``keys_sampled``)."""
     try:
         return len(get_dataset(layout.dataset).keys(layout.scale)) or None
     except Exception:  # a count must never stop a run

@@ -110,8 +110,11 @@ def describe_error(exc: BaseException) -> str:
 
 def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
                 rounds: ColdRounds | None = None, environ: dict[str, str] | None = None) -> None:
-    # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
+    # The parent handles Ctrl+C and SIGTERM and tells workers to stop; a worker must not die
+    # mid-record (a signal to the run's process group reaches every user too). A worker whose
+    # parent is gone still ends (``_PARENT``), and the parent kills one that does not stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     global _PARENT
     _PARENT = os.getppid()        # the run's process, or the forkserver it forked this user from
     # threads, random state and allocator (or a plain process's defaults), before anything is allocated
@@ -286,8 +289,8 @@ class _Operations:
         the parent looked at every ``CHECK_EVERY_S`` rather than every operation."""
         scenario, ctx = self.ctx.scenario, self.ctx
         measured = kind == MEASURED
-        limit = (scenario.operations if self.workload.bounded_by_operations else 0) if measured \
-            else scenario.probe_ops
+        limit = (scenario.operations if self.workload.bounded_by_operations
+                 else ctx.params.get("max_operations", 0)) if measured else scenario.probe_ops
         timed = measured and scenario.duration_s > 0
         # the release on perf_counter's clock (on Linux the same CLOCK_MONOTONIC: a difference of 0)
         origin = t0 - (time.monotonic() - time.perf_counter())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 
 from workloads.run.processes import FORK_FAILED_BASE
@@ -29,3 +30,6 @@ def _fork_or_exit_saying_why() -> int:
 
 os.fork = _fork_or_exit_saying_why
 gc.freeze()
+# A SIGTERM to the run's process group is the run's to handle (a cancel, its users stopped by it):
+# the server ends when its run closes the server's "alive" pipe, as multiprocessing stops it
+signal.signal(signal.SIGTERM, signal.SIG_IGN)

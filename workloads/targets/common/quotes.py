@@ -51,7 +51,9 @@ def quote_columns(info: DatasetInfo) -> QuoteColumns:
     if not bid or not ask or bid == ask:
         missing.append("distinct bid and ask price columns")
     elif f"{bid}siz" not in names or f"{ask}siz" not in names:
-        missing.append(f"quote size columns {bid}siz and {ask}siz")
+        # sizes are found by TAQ's naming (bid -> bidsiz), not by a role
+        missing.append("quote sizes named as TAQ names them (each price's column with 'siz' added, as bidsiz "
+                       "beside bid)")
     if info.date_column == info.time_column or info.schema.column(info.date_column).ddb_type != "DATE":
         missing.append("a DATE day column apart from the time column")
     if missing:

@@ -30,6 +30,7 @@ from workloads.datasets.schema import Scale, Schema, StringMode
 from workloads.datasets.tables import SavedTable, check_table_name, load_table, save_table
 from workloads.targets.base import Footprint, Layout, NotSupported, OpResult, ProgressCallback, Target, TargetError
 from workloads.targets.common.arrow_frames import frame_from_arrow, key_value
+from workloads.targets.common.cache import drop_file_cache, system_wide_drop
 from workloads.targets.common.columns import column_schema
 from workloads.targets.table.sources import Source, Span
 
@@ -37,6 +38,7 @@ TABLE = "table"                    # the target kind; a saved one's key is table
 KEY_PREFIX = "table:"
 KINDS = ("parquet", "duckdb", "postgres", "questdb", "clickhouse", "dolphindb")
 SERVER_KINDS = ("postgres", "questdb", "clickhouse", "dolphindb")
+FILE_KINDS = ("parquet", "duckdb")                  # read from files on this machine: their cache can be emptied
 # where a date and a time-of-day column are read in place (QuestDB keeps no DATE or time-of-day type)
 DATED_KINDS = ("parquet", "duckdb", "postgres", "clickhouse", "dolphindb")
 CONNECTION_KEYS = ("host", "port", "user", "password", "database", "secure", "http_port", "server_key")
@@ -131,7 +133,9 @@ def _now() -> float:
 
 class TableTarget(Target):
     """Reads of one existing table, in place (module doc). Config: ``name`` (the saved table) and,
-    for a server, its connection (host, port, user, database, password)."""
+    for a server, its connection (host, port, user, database, password); ``answer = "pandas"`` answers
+    a user's suite as a client would: the days' rows read, then DuckDB over the frames (``verify``'s
+    second opinion on a table's own SQL)."""
 
     kind = TABLE
     read_only = True                 # the runner refuses write workloads before anything starts
@@ -206,6 +210,38 @@ class TableTarget(Target):
     def clear_table(self, layout: Layout, table: str = "") -> None:
         raise self.refuse("emptying a table")
 
+    # --- cold reads: what can be cleared from here ----------------------------------------------------------
+    def cold_refusal(self) -> str:
+        """Why a cold run cannot be honest here ("" when it can): a table on a server keeps its data in
+        the server's own caches, which no client may empty (its files are on another machine)."""
+        if self.saved.kind in FILE_KINDS:
+            return ""
+        return (f"{KEY_PREFIX}{self.name} lives on a {self.saved.kind} server ({self.saved.where}): Tickbench "
+                f"cannot empty that server's caches from here, so every read would be warm; run it warm "
+                f"(--cache warm)")
+
+    def data_files(self, layout: Layout) -> list[Path]:
+        """A file table's files (a Parquet folder's, a DuckDB file and its WAL); none on a server."""
+        if self.saved.kind == "parquet":
+            return sorted(p for p in Path(self.saved.location).expanduser().rglob("*") if p.is_file())
+        if self.saved.kind == "duckdb":
+            path = Path(self.saved.location).expanduser()
+            return [path, path.with_name(path.name + ".wal")]
+        return []
+
+    def drop_cache(self, layout: Layout) -> list[str]:
+        """The OS cache of a file table's files (read-only: nothing is written to them)."""
+        files = self.data_files(layout)
+        return drop_file_cache(files, system_wide=system_wide_drop(self.config)) if files else []
+
+    def drop_process_cache(self, layout: Layout) -> list[str]:
+        """A DuckDB file's buffer pool, by reopening this process's connection."""
+        if self.saved.kind != "duckdb" or self.source is None:
+            return []
+        self.close()
+        self._source()
+        return ["duckdb reconnect"]
+
     # --- worker side -------------------------------------------------------------------------------------
     def open(self, layout: Layout, worker: int = 0) -> None:
         self._source()
@@ -277,8 +313,9 @@ class TableTarget(Target):
     # --- a suite the user writes (workloads.queries.user_suites) ---------------------------------------
     @property
     def query_dialect(self) -> str:
-        """The engine's own SQL; a Parquet folder has none: its days are read, then DuckDB runs ``pandas``."""
-        return "pandas" if self.saved.kind == "parquet" else self.saved.kind
+        """The engine's own SQL; a Parquet folder has none (nor a table asked to ``answer`` as pandas):
+        its days are read, then DuckDB runs ``pandas``."""
+        return "pandas" if self.saved.kind == "parquet" or self.config.get("answer") == "pandas" else self.saved.kind
 
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
         """A user's suite query on the table where it lives: the engine runs its text (``query``), then the

@@ -2,7 +2,6 @@
 and opening the results store and the saved targets' registry."""
 from __future__ import annotations
 
-import os
 import sys
 
 from rich.console import Console
@@ -10,9 +9,8 @@ from rich.console import Console
 from workloads.paths import default_datasets_dir, default_results_path
 
 
-# Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze, unless COLUMNS
-# says how wide it is to be (as a terminal's width is said to a program it runs)
-console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)
+# Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
+console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 

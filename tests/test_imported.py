@@ -491,12 +491,12 @@ def test_window_menu_imports_and_the_builder_lists_the_import(qtbot, light_theme
         with qtbot.waitSignal(dialog.imported, timeout=60_000):
             dialog.start_import()
         assert builder.dataset_combo.currentData() == "imp_menu"           # the new import is chosen
-        assert not builder.rows_spin.isEnabled()                           # its rows come from the file
+        assert not builder._data_form.isRowVisible(builder.rows_spin)      # its rows come from the file
         assert builder.scenario().dataset == "imp_menu"
         assert "2 imported days, 6,000 rows" in builder.estimate_label.text()
         builder.set_scenario(builder.scenario().with_changes(dataset="taq"))
         builder.refresh_datasets()                                         # keeps the current choice
-        assert builder.dataset_combo.currentData() == "taq" and builder.rows_spin.isEnabled()
+        assert builder.dataset_combo.currentData() == "taq" and builder._data_form.isRowVisible(builder.rows_spin)
         dialog.close()
     finally:
         window.close()

@@ -2,6 +2,7 @@
 ``tickbench show`` every figure whole, a figure a line."""
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
@@ -17,20 +18,30 @@ def _tickbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=300, env=env, cwd=ROOT)
 
 
-def test_runs_and_show_read_whole_at_80_columns(tmp_path):
-    done = _tickbench(tmp_path, "run", "--workload", "noop", "--users", "1,2", "--operations", "40")
-    assert done.returncode == 0, done.stderr
-    run_id = re.search(r"run (\d{8}-\d{6}-[0-9a-f]{4}): completed", done.stdout).group(1)
-    listed = _tickbench(tmp_path, "runs")
-    assert listed.returncode == 0 and run_id in listed.stdout, listed.stdout
-    assert max(len(line) for line in listed.stdout.splitlines()) <= 80
-    shown = _tickbench(tmp_path, "show", run_id)
-    assert shown.returncode == 0, shown.stderr
-    lines = shown.stdout.splitlines()
+def test_runs_and_show_read_whole_at_80_columns(tmp_path, monkeypatch):
+    import app.cli_results as cli_results
+    from rich.console import Console
+
+    from workloads.results.store import ResultsStore
+    from workloads.run.runner import Runner
+    from workloads.scenario import Scenario
+    store = ResultsStore(tmp_path / "r")
+    try:
+        run_id = Runner(Scenario(workload="noop", users=(1, 2), operations=40), store).run().run_id
+    finally:
+        store.close()
+    narrow = Console(width=80, record=True, force_terminal=False)         # a terminal of 80 columns
+    monkeypatch.setattr(cli_results, "console", narrow)
+    args = argparse.Namespace(results=tmp_path / "r", run_id=run_id)
+    assert cli_results.cmd_runs(args) == 0
+    listed = narrow.export_text()
+    assert run_id in listed and max(len(line) for line in listed.splitlines()) <= 80, listed
+    assert cli_results.cmd_show(args) == 0
+    lines = narrow.export_text().splitlines()
     tables = [line for line in lines if set(line) & set("│┃┏┗┌└")]          # prose wraps in the terminal itself
-    assert max(len(line) for line in tables) <= 80 and not any("…" in line for line in lines), shown.stdout
+    assert max(len(line) for line in tables) <= 80 and not any("…" in line for line in lines), lines
     p50 = [line for line in lines if re.search(r"│ p50 ms\s+│\s+[\d.,]+ │", line)]
-    assert len(p50) == 2, shown.stdout                          # one per step, its value whole
+    assert len(p50) == 2, lines                                   # one per step, its value whole
 
 
 def test_a_refused_value_keeps_its_quotes_and_help_names_the_demo(tmp_path):

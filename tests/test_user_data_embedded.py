@@ -21,10 +21,10 @@ from workloads.datasets.roles import Roles
 from workloads.datasets.schema import Scale, StringMode
 from workloads.results.store import ResultsStore
 from workloads.run.runner import Runner
-from workloads.scenario import Scenario
+from workloads.scenario import Scenario, own_scale
 from workloads.targets import make_target
 
-SCALE = Scale(days=3)
+SCALE = own_scale(Scale(days=3))          # an import's scale: its days, nothing a generator would use
 ENGINES = ("duckdb", "pickle", "parquet", "feather", "hdf5", "chdb", "clickhouse-server", "arcticdb")
 _CLIENTS = {"hdf5": "tables", "chdb": "chdb", "clickhouse-server": "chdb", "arcticdb": "arcticdb",
             "arcticdb-by-instrument": "arcticdb"}

@@ -55,9 +55,12 @@ def test_every_workload_declares_the_roles_it_needs():
     assert get_workload("minute-bars").to_dict()["roles"] == ["time", "key", "price"]
 
 
-def test_the_built_in_datasets_run_every_workload():
-    for dataset in DATASETS.values():
-        assert [w.name for w in WORKLOADS.values() if w.refusal(dataset.info)] == []
+def test_the_built_in_datasets_run_every_workload_but_taqs_own_questions():
+    asked_of_taq = {"asof-join", "vwap", "snapshot", "year-high-bid", "rolling-mid",     # the tick pack
+                    "spread-by-minute", "ols-spread", "mapreduce-minute-bars"}            # report 003's quotes
+    for name, dataset in DATASETS.items():
+        refused = {w.name for w in WORKLOADS.values() if w.refusal(dataset.info)}
+        assert refused == (set() if name == "taq" else asked_of_taq), name
 
 
 def test_a_dataset_without_a_key_is_refused_in_one_line_naming_what_is_missing(bare):
@@ -123,7 +126,8 @@ def test_the_command_line_refuses_in_one_line_and_lists_the_roles(bare, isolated
 def _written(kind: str, tmp_path: Path, dataset: str, table: str) -> pd.DataFrame:
     """The rows in ``table`` ("" = the layout's append table), read back from the engine's own storage."""
     target = make_target(kind, _config(kind, tmp_path))
-    layout = target.prepare(dataset, ALL_DAYS, StringMode.ARROW)      # found, not laid out again
+    scale = Scenario(dataset=dataset, scale=ALL_DAYS).scale            # an import's own scale, as a run's
+    layout = target.prepare(dataset, scale, StringMode.ARROW)          # found, not laid out again
     if kind == "parquet":
         return pq.read_table(target.append_dir(layout, table)).to_pandas()
     with duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True) as con:

@@ -40,8 +40,7 @@ class TickQuery(Workload):
     def dataset_refusal(self, info) -> str:
         if info.name == DATASET:
             return ""
-        return (f"{self.name} asks the tick pack's questions of the {DATASET} dataset's quotes and trades tables; "
-                f"dataset {info.name} is not it (the tick pack does not run on an import or a table yet)")
+        return f"{self.name} asks TAQ quotes and trades: it runs on the {DATASET} dataset, not {info.name}"
 
     def check(self, scenario: Scenario) -> None:
         """Before anything starts: the dataset with trades, and an engine that can ask the question."""

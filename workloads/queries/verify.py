@@ -14,6 +14,7 @@ from workloads.datasets.schema import Scale, StringMode
 from workloads.queries import Suite, load_suite, suite_names
 from workloads.queries.user_suites import bind
 from workloads.queries.answers import fingerprint, normalise, preview
+from workloads.scenario import has_own_size, own_scale
 from workloads.targets import make_target
 from workloads.targets.base import NotSupported
 from workloads.run.worker import describe_error
@@ -51,6 +52,8 @@ def verify(dataset: str, scale: Scale, targets: list[tuple[str, str, dict[str, A
            suites: list[Suite] | None = None, progress=None) -> Verdicts:
     """``targets``: (label, kind, config) each; answers of every query of ``suites``."""
     suites = suites or suites_of(dataset)
+    if has_own_size(dataset):          # an import's or a table's layout, as its runs lay it out
+        scale = own_scale(scale)
     queries = [(s.name, q.id) for s in suites for q in s.queries]
     answers: dict[tuple[str, str], dict[str, Answer]] = {key: {} for key in queries}
     for label, kind, config in targets:

@@ -43,11 +43,13 @@ def _run_folders(home: Path) -> list[Path]:
 
 # --- (6) Ctrl-C and SIGTERM on the plain `tickbench run` cancel as --live does -----------------
 
-@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGTERM, True)],
-                         ids=["ctrl-c-to-the-terminal-group", "sigterm-to-the-run", "sigterm-to-the-run-s-group"])
-def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, group):
+@pytest.mark.parametrize("sig, group, start", [(signal.SIGINT, True, "forkserver"), (signal.SIGTERM, False, "forkserver"),
+                                               (signal.SIGTERM, True, "forkserver"), (signal.SIGTERM, True, "spawn")],
+                         ids=["ctrl-c-to-the-terminal-group", "sigterm-to-the-run", "sigterm-to-the-run-s-group",
+                              "sigterm-to-the-group-of-spawned-users"])
+def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, group, start):
     proc = subprocess.Popen([sys.executable, "-m", "app", "run", "--workload", "noop", "--users", "2",
-                             "--duration", "120"], cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+                             "--duration", "120", "--start", start], cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     # the workers are measuring once records reach the run's folder
     deadline = time.monotonic() + 120

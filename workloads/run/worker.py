@@ -110,11 +110,8 @@ def describe_error(exc: BaseException) -> str:
 
 def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
                 rounds: ColdRounds | None = None, environ: dict[str, str] | None = None) -> None:
-    # The parent handles Ctrl+C and SIGTERM and tells workers to stop; a worker must not die
-    # mid-record (a signal to the run's process group reaches every user too). A worker whose
-    # parent is gone still ends (``_PARENT``), and the parent kills one that does not stop.
+    # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     global _PARENT
     _PARENT = os.getppid()        # the run's process, or the forkserver it forked this user from
     # threads, random state and allocator (or a plain process's defaults), before anything is allocated

@@ -141,12 +141,8 @@ def formatted_times(schema: Schema, first: pd.DataFrame, text: TextFormat) -> Sc
     columns = []
     for column in schema.columns:
         values = first[column.name].dropna().astype(str).tolist() if column.is_string else []
-        if values:
-            try:
-                parse_times(pa.array(values, pa.string()), text.time_format)
-                column = Column(column.name, wanted)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                pass
+        if values and all_in_format(values, text.time_format):
+            column = Column(column.name, wanted)
         columns.append(column)
     return Schema(tuple(columns))
 
@@ -179,16 +175,18 @@ _GUESSES = ("%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S", "%d.%m.%Y %H:%M:%S", "%d-%
 def time_formats_of(values: list[str]) -> list[str]:
     """The common formats every one of ``values`` parses in (``.%f`` added where they carry a fraction of
     a second): what to suggest for a time column read as text. Two when day and month could swap."""
-    found = []
-    for guess in _GUESSES:
-        fraction = any("." in v.rsplit(":", 1)[-1] for v in values if ":" in v)
-        candidate = guess + ".%f" if fraction and guess.endswith("%S") else guess
-        try:
-            parse_times(pa.array(values, pa.string()), candidate)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
-        found.append(candidate)
-    return found
+    fraction = any("." in v.rsplit(":", 1)[-1] for v in values if ":" in v)
+    candidates = [guess + ".%f" if fraction and guess.endswith("%S") else guess for guess in _GUESSES]
+    return [candidate for candidate in candidates if all_in_format(values, candidate)]
+
+
+def all_in_format(values: list[str], time_format: str) -> bool:
+    """Whether every one of ``values`` is a time in ``time_format`` (``parse_times``' rules)."""
+    try:
+        parse_times(pa.array(values, pa.string()), time_format)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    return True
 
 
 def epoch_unit(values: pa.Array | pa.ChunkedArray) -> str | None:

@@ -393,12 +393,11 @@ def _cast_text(column: pa.Array, want: pa.DataType, text: TextFormat) -> pa.Arra
         if pa.types.is_timestamp(want) and text.time_format:
             try:
                 return parse_times(column, text.time_format).cast(want)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as not_in_format:
                 try:                      # a column of ISO times beside the formatted one
                     return pc.cast(column, want)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    pass
-                raise
+                    raise not_in_format from None       # the user's format is the one to name
         if pa.types.is_floating(want) and text.decimal == ",":
             column = pc.replace_substring(column, ",", ".")
     return pc.cast(column, want)

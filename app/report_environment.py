@@ -11,6 +11,7 @@ from app.report_html import fmt_bytes, fmt_int
 from workloads.operations import get_workload
 from workloads.run.environment import busy_note
 from workloads.run.processes import describe_conditions
+from workloads.run.turns import turns_note
 
 
 STRING_MODES = {"object": "Python objects (object)", "str": "Arrow-backed strings (str)",
@@ -32,6 +33,8 @@ def _environment_rows(run: dict[str, Any], steps: pd.DataFrame) -> list[list[str
         rows.append(["Allocator", env["allocator"]])
     # how the users were started and run; a run recorded before this says what it then was
     rows.append(["Process", describe_conditions(env.get("process"))])
+    if turns_note(env):
+        rows.append(["Operations", turns_note(env)])
     if env.get("load_average"):
         load = ", ".join(f"{v:.2f}" for v in env["load_average"])
         note = busy_note(env)

@@ -2,9 +2,11 @@
 
 For each scenario, ``--blocks`` blocks of three comparisons: A against A again (A/A), A against B
 +10 % and A against B +5 %. The three of a block run side by side as ``tickbench ab`` runs one:
-round after round, each round one pair of every comparison still open with the round's runs in a
-random order (so a drift of the machine falls on all three alike); a comparison closes where ``ab``
-would stop (``workloads.run.ab.settled``, from 6 pairs on) or at ``--max-pairs``. Each block has a
+round after round, each round one pair of every comparison still open, the comparisons in a random
+order; a pair is run as ``ab`` runs it (``workloads.run.ab.run_pair``: its two runs side by side,
+their users taking turns operation by operation, the side going first at random; ``--by-runs``:
+one run after the other); a comparison closes where ``ab`` would stop
+(``workloads.run.ab.settled``, from 6 pairs on) or at ``--max-pairs``. Each block has a
 catalog of its own, so no run serves in two comparisons. Each comparison is judged twice, the two
 ways a team can:
 
@@ -19,7 +21,7 @@ and 10.5 ms; DuckDB's warm day read gets a busy loop inside each timed operation
 (``added_work_s``) of 10 % and 5 % of its median time, taken from pilot runs before the series.
 Run it alone on the machine: a suite beside it measures the suite.
 
-    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 16] [--seconds 0.2] [--duckdb-seconds 1]
+    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 16] [--seconds 0.2] [--duckdb-seconds 1] [--by-runs]
 
 Last line: ``A/A: F false alarms of N; A/B +10 %: C of N caught; +5 %: C5 of N; gate: G false failures of N``
 over both scenarios, read strictly: an A/A comparison counts as a false alarm when either way of
@@ -40,8 +42,7 @@ from workloads.datasets.schema import Scale
 from workloads.results.compare import SAME, SLOWER, compare_runs
 from workloads.results.gate import BROKEN, Rule, check
 from workloads.results.store import ResultsStore
-from workloads.run.ab import MIN_PAIRS, Pair, Repetition, figures_of, settled, verdicts_of
-from workloads.run.runner import Runner
+from workloads.run.ab import MIN_PAIRS, Pair, run_pair, settled, verdicts_of
 from workloads.scenario import Scenario
 
 KINDS = ("A/A", "+10 %", "+5 %")
@@ -64,18 +65,8 @@ def duckdb(root: Path, seconds: float, added_s: float = 0.0) -> Scenario:
 RUN_SECONDS: list[float] = []           # each run's wall time, bookkeeping included
 
 
-def repetition(store, scenario: Scenario, pair: int, side: str) -> Repetition:
-    started = time.monotonic()
-    result = Runner(scenario, store).run()
-    RUN_SECONDS.append(time.monotonic() - started)
-    rep = Repetition(pair, side, result.run_id, result.status, result.message)
-    if rep.ok:
-        rep.figures, rep.labels = figures_of(result.figures)
-    return rep
-
-
 def block(store, sides: dict[str, Scenario], max_pairs: int, smallest: float,
-          rng: random.Random) -> dict[str, list[Pair]]:
+          rng: random.Random, together: bool) -> dict[str, list[Pair]]:
     """One block's three comparisons, run side by side as ``tickbench ab`` runs one: per kind, its
     pairs in time order, ended where ``ab`` would stop."""
     plan = {"A/A": ("A", "A"), "+10 %": ("A", "B10"), "+5 %": ("A", "B5")}
@@ -83,13 +74,11 @@ def block(store, sides: dict[str, Scenario], max_pairs: int, smallest: float,
     open_kinds = list(KINDS)
     while open_kinds:
         index = len(pairs[open_kinds[0]])
-        runs = [(kind, slot) for kind in open_kinds for slot in (0, 1)]
-        rng.shuffle(runs)
-        made = {kind: Pair(index, "") for kind in open_kinds}
-        for kind, slot in runs:
-            side = "AB"[slot]
-            setattr(made[kind], side.lower(), repetition(store, sides[plan[kind][slot]], index, side))
-            made[kind].order += side
+        made = {kind: Pair(index, rng.choice(("AB", "BA"))) for kind in open_kinds}
+        for kind in rng.sample(open_kinds, len(open_kinds)):
+            started = time.monotonic()
+            run_pair({"A": sides[plan[kind][0]], "B": sides[plan[kind][1]]}, store, made[kind], together)
+            RUN_SECONDS.append((time.monotonic() - started) / 2)
         for kind in list(open_kinds):
             pairs[kind].append(made[kind])
             kept = [p for p in pairs[kind] if p.kept]
@@ -157,11 +146,13 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def pilot_p50(store, scenario: Scenario, runs: int = 3) -> float:
+def pilot_p50(store, scenario: Scenario, together: bool, pairs: int = 2) -> float:
+    """The median time as the series will measure it: A's operations taking turns with A's (a read
+    between another process's reads is slower than one alone), or run after run."""
     values = []
-    for _ in range(runs):
-        rep = repetition(store, scenario, -1, "A")
-        values += [figures["p50"] for figures in rep.figures.values()]
+    for index in range(pairs):
+        pair = run_pair({"A": scenario, "B": scenario}, store, Pair(index, "AB"), together)
+        values += [figures["p50"] for rep in (pair.a, pair.b) if rep.ok for figures in rep.figures.values()]
     return statistics.median(values)
 
 
@@ -180,6 +171,8 @@ def main() -> int:
                         help="each DuckDB run's measured seconds (shorter runs of its read scatter more than they save)")
     parser.add_argument("--scenarios", default="noop,duckdb")
     parser.add_argument("--seed", type=int, default=52)
+    parser.add_argument("--by-runs", action="store_true",
+                        help="pairs run one run after the other (ab --interleave runs), not taking turns")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tickbench-verdicts-"))
     rng = random.Random(args.seed)
@@ -193,7 +186,7 @@ def main() -> int:
             pilot = ResultsStore(root / "pilot")
             try:
                 base = duckdb(root, args.duckdb_seconds)
-                p50 = pilot_p50(pilot, base)
+                p50 = pilot_p50(pilot, base, not args.by_runs)
             finally:
                 pilot.close()
             sides = {"A": base, "B10": duckdb(root, args.duckdb_seconds, 0.10 * p50),
@@ -206,7 +199,7 @@ def main() -> int:
             # hundreds of runs would slow every run's bookkeeping
             store = ResultsStore(root / f"{name}-{number}")
             try:
-                judge(store, block(store, sides, args.max_pairs, args.smallest, rng), counts, ratios)
+                judge(store, block(store, sides, args.max_pairs, args.smallest, rng, not args.by_runs), counts, ratios)
             finally:
                 store.close()
             print(f"  block {number + 1}/{args.blocks}: {(time.monotonic() - t0) / 60:.1f} min", file=sys.stderr,

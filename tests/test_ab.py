@@ -98,7 +98,7 @@ class _Scripted:
     """A stand-in Runner whose B answers are scripted ratios of A's (no processes)."""
     ratios: list[float] = []
 
-    def __init__(self, scenario, store):
+    def __init__(self, scenario, store, **_given):
         self.scenario, self.run_id = scenario, f"fake-{id(self)}"
         self.side = scenario.name[-1]
 
@@ -120,7 +120,7 @@ def test_a_session_that_is_not_clear_runs_to_its_last_pair_and_says_how_many_wou
     _Scripted.ratios = [1.10, 0.92, 1.08, 0.95, 1.12, 0.90, 1.05, 0.97]
     _Scripted.counts = {"A": 0, "B": 0}
     monkeypatch.setattr(ab, "Runner", _Scripted)
-    result = run_ab(held(), held(), store, max_pairs=8, seed=2)
+    result = run_ab(held(), held(), store, max_pairs=8, seed=2, interleave="runs")
     assert result.outcome == "inconclusive" and len(result.pairs) == 8 and result.kept == 8
     (p50,) = [v for v in result.verdicts if v.figure == "p50"]
     assert p50.verdict == SAME and result.answered()
@@ -133,7 +133,7 @@ def test_the_last_look_needs_only_the_95_percent_interval_of_any_verdict(store, 
     _Scripted.ratios = [1.30, 1.31, 1.29, 1.30, 1.32, 1.28]
     _Scripted.counts = {"A": 0, "B": 0}
     monkeypatch.setattr(ab, "Runner", _Scripted)
-    result = run_ab(held(), held(), store, max_pairs=6, seed=3)
+    result = run_ab(held(), held(), store, max_pairs=6, seed=3, interleave="runs")
     assert result.outcome == "clear" and result.stop.startswith("clear after 6 pairs"), result.stop
 
 
@@ -180,7 +180,7 @@ def test_a_repetition_that_fails_is_dropped_with_its_reason_and_its_pair_and_cou
                 raise RuntimeError("the server went away")
             return super().run()
     monkeypatch.setattr(ab, "Runner", Failing)
-    result = run_ab(held(duration_s=0.2), held(duration_s=0.2), store, max_pairs=3, seed=1)
+    result = run_ab(held(duration_s=0.2), held(duration_s=0.2), store, max_pairs=3, seed=1, interleave="runs")
     assert len(result.pairs) == 3 and result.kept == 2
     (dropped,) = [d for d in result.dropped() if d["run_id"] == made[1]]
     assert dropped["reason"] == "failed: RuntimeError: the server went away"
@@ -201,7 +201,7 @@ def test_should_stop_cancels_the_run_under_way_and_keeps_every_completed_run(sto
             if len(started) == 2:       # the second repetition: stop it mid-run
                 threading.Timer(0.8, stop.set).start()
     result = run_ab(held(duration_s=3.0), held(duration_s=3.0), store, max_pairs=4, seed=1,
-                    on_progress=progress, should_stop=stop.is_set)
+                    on_progress=progress, should_stop=stop.is_set, interleave="runs")
     assert result.status == "cancelled" and result.outcome == "cancelled"
     assert len(started) == 2 and result.kept == 0
     statuses = {r["run_id"]: r["status"] for r in store.runs().to_dict("records")}

@@ -31,6 +31,8 @@ from workloads.results.evidence import (CANNOT_TELL, FASTER, LARGER, SAME, SLOWE
 from workloads.results.figures import cache_words, step_figures
 from workloads.results.history import opened_from, users_started
 from workloads.results.repeat_noise import CrossRun, cross_run, step_key
+from workloads.results.strict_json import finite_only
+from workloads.run.turns import took_turns_with
 from workloads.results.suite_figures import geometric_mean, run_footprints
 from workloads.scenario import has_own_size
 from workloads.targets.base import PHASES
@@ -90,18 +92,8 @@ class Comparison:
                 "noise_band": self.noise,
                 "refusals": self.refusals, "unmatched_steps": self.unmatched,
                 "environment": [{"what": w, "base": b, "new": n} for w, b, n in self.environment],
-                "figures": [_finite({**asdict(c), "interval": [c.low, c.high], "run_interval": [c.run_low, c.run_high]})
+                "figures": [finite_only({**asdict(c), "interval": [c.low, c.high], "run_interval": [c.run_low, c.run_high]})
                             for c in self.changes]}
-
-
-def _finite(value):
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def compare_runs(store, base_id: str | list[str], new_id: str | list[str], noise: float | None = None,
@@ -234,6 +226,9 @@ def environment_differences(store, base: dict, new: dict) -> list[tuple[str, str
     b_users, n_users = users_process(b_env.get("process")), users_process(n_env.get("process"))
     if b_users != n_users:          # a plain process or a spawned user changes what a call costs
         out.append(("users' process", b_users, n_users))
+    b_turns, n_turns = turns_text(b_env), turns_text(n_env)
+    if b_turns != n_turns:          # a read between another process's reads finds colder caches
+        out.append(("users' operations", b_turns, n_turns))
     if base["target"] != new["target"]:
         out.append(("target", str(base["target"]), str(new["target"])))
     b_from, n_from = opened_from(b_env), opened_from(n_env)
@@ -245,6 +240,11 @@ def environment_differences(store, base: dict, new: dict) -> list[tuple[str, str
             out.append((f"{lib} version", str(b_lib.get(lib, "—")), str(n_lib.get(lib, "—"))))
     out.append(("load during the run", _load(store, base), _load(store, new)))
     return out
+
+
+def turns_text(environment: dict) -> str:
+    """Whether a run's users took turns with another run's (``tickbench ab``), in words."""
+    return "taking turns with another run's" if took_turns_with(environment) else "alone"
 
 
 def users_process(conditions: dict | None) -> str:

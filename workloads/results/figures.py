@@ -5,7 +5,9 @@ Definitions (``STEP_FIGURES_DOC`` says the same in words for the UI and the repo
 - The measurement window of a step runs from the release of its workers to the end of its last
   measured operation (``steps.window_s``). Warm-up operations end before it, probes after it. A
   cold step's window is the time during which at least one of its measured operations ran: the
-  cache clears between its rounds (``workloads.run.cold``) are in no figure.
+  cache clears between its rounds (``workloads.run.cold``) are in no figure. So is a step's that
+  took turns with another run's (``workloads.run.turns``): its users' waits for their turns are not
+  its time.
 - Cold: a cold step counts the measured operations that held cold (``cold_ops`` of ``ops``: the
   clear applied something and no other operation of the round read the same day), and their
   median (``cold_p50_s``); the findings on cold against warm use only those.

@@ -13,6 +13,11 @@ between runs is the noise the next run will show, so it stays in). A figure that
 
 With no spread measured (one run a side and no repeats here) a verdict needs the ratio beyond
 ``evidence.ONE_RUN_BAND``; with ``--noise`` a fixed band replaces the model for every figure.
+
+Runs that took turns (``tickbench ab``: each base run's users with one new run's, operation by
+operation, ``workloads.run.turns``) are judged as the pairs they are, as ``ab`` judges them
+(``evidence.paired``), when every run of both sides has its partner on the other side and there are
+``MIN_PAIRS`` pairs or more: the drift they shared cancels in each pair's ratio.
 """
 from __future__ import annotations
 
@@ -22,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workloads.results.evidence import (ONE_RUN_BAND, Evidence, band_family, finite_positive, one_run_each,
-                                        sides)
+from workloads.results.evidence import (MIN_PAIRS, ONE_RUN_BAND, Evidence, band_family, finite_positive,
+                                        one_run_each, paired, sides)
 
 MAX_REPEATS = 10                       # the newest: a machine changes over months
 OUTLIER_MADS = 3.5
@@ -111,6 +116,7 @@ class CrossRun:
     fixed: float | None = None                   # --noise: one band for every figure
     repeats: int = 0
     left_out: dict[str, set[str]] = field(default_factory=dict)     # run id -> figures it was left out of
+    pairs: list[tuple[str, str]] = field(default_factory=list)      # (base, new) runs that took turns
 
     def values(self, side: dict[str, dict[Key, float]], key: Key) -> list[float]:
         return [figures[key] for figures in side.values() if key in figures]
@@ -146,6 +152,11 @@ class CrossRun:
         base, new = self.values(self.base, key), self.values(self.new, key)
         if not base or not new or len(base) < len(self.base) or len(new) < len(self.new):
             return None                  # a run of a side lacks the figure (or it is NaN, infinite, 0)
+        if self.pairs and self.fixed is None:
+            found = paired([self.base[b].get(key, math.nan) for b, _ in self.pairs],
+                           [self.new[n].get(key, math.nan) for _, n in self.pairs])
+            return found and Evidence(found.ratio, found.low, found.high,
+                                      found.basis.replace("repetitions", "runs that took turns"))
         if self.fixed is not None:
             b, n = float(np.exp(np.mean(np.log(base)))), float(np.exp(np.mean(np.log(new))))
             found = one_run_each(b, n, self.fixed)
@@ -165,6 +176,9 @@ class CrossRun:
         """The noise model in one line, for the comparison's caption."""
         if self.fixed is not None:
             return f"±{self.fixed:.0%} for every figure, as given"
+        if self.pairs:
+            return (f"{len(self.pairs)} pairs of runs whose users took turns operation by operation "
+                    "(tickbench ab): judged pair by pair")
         sides_text = f"{len(self.base)} run{'s' if len(self.base) > 1 else ''} against {len(self.new)}"
         if not self.repeats and len(self.base) == 1 and len(self.new) == 1:
             rate, tail = ONE_RUN_BAND["rate"], ONE_RUN_BAND["tail"]
@@ -207,4 +221,14 @@ def cross_run(store, base_ids: list[str], new_ids: list[str], noise: float | Non
             busy.add(repeat["run_id"])
     return CrossRun(base={r: figures[r] for r in base_ids}, new={r: figures[r] for r in new_ids},
                     groups=[base_group, {r: figures[r] for r in new_ids}], busy=busy, fixed=noise,
-                    repeats=len(repeats))
+                    repeats=len(repeats), pairs=turn_pairs(runs, base_ids, new_ids))
+
+
+def turn_pairs(runs: dict[str, dict], base_ids: list[str], new_ids: list[str]) -> list[tuple[str, str]]:
+    """(base, new) runs that took turns with each other, when every run of both sides has its partner
+    on the other side and there are enough of them for a paired verdict; else none."""
+    partner = {run_id: str(((run.get("environment") or {}).get("interleaved") or {}).get("with_run") or "")
+               for run_id, run in runs.items()}
+    pairs = [(b, partner[b]) for b in base_ids if partner[b] in new_ids and partner[partner[b]] == b]
+    whole = len(pairs) == len(base_ids) == len(new_ids) == len({n for _, n in pairs})
+    return pairs if whole and len(pairs) >= MIN_PAIRS else []

@@ -9,6 +9,7 @@ from typing import Any
 
 from workloads.run.environment import busy_note
 from workloads.run.processes import describe_conditions
+from workloads.run.turns import turns_note
 from workloads.results.figures import cleared_by_step, phase_summary, step_figures
 from workloads.results.references import DISK, published_findings, published_sweeps
 from workloads.run.schedule import LATE_S
@@ -238,7 +239,8 @@ def run_answer(store, run_id: str) -> RunAnswer:
                      published=list(published), published_sweeps=list(published_sweeps(workload, dataset)),
                      busy=busy_note(run.get("environment") or {}), load_knee_rate=load_rate,
                      load_note=load_note, target_notes=target_notes(run),
-                     conditions=describe_conditions((run.get("environment") or {}).get("process")))
+                     conditions="; ".join(filter(None, (describe_conditions((run.get("environment") or {}).get("process")),
+                                                        turns_note(run.get("environment"))))))
 
 
 def target_notes(run: dict) -> list[str]:

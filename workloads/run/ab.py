@@ -3,7 +3,11 @@ of user processes, stored in the catalog like any run), and verdicts from the pa
 
 Pairs run one after the other; within each pair A or B goes first at random (seeded, recorded), so
 the sequence reads A B B A A B ... (Google Benchmark's random interleaving): a drift of the machine
-is shared by a pair and cancels in its ratio, and no side always runs second. Each figure's verdict
+is shared by a pair and cancels in its ratio, and no side always runs second. Where both sides can
+(``interleave="auto"``: warm, closed-loop, read-only, on this machine), a pair's two runs go side by
+side and their users take turns operation by operation (``workloads.run.turns``), the side going
+first at random: a drift shorter than a run then cancels too. Otherwise (or ``"runs"``) a pair's
+runs go one after the other; the record says which, and why. Each figure's verdict
 is ``workloads.results.evidence.paired`` over the kept pairs (the Hodges-Lehmann centre of the ratios B / A
 with Wilcoxon's signed-rank 95 % interval) and ``verdict_of``.
 
@@ -27,18 +31,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 
-from workloads.results.atomic_files import read_json, write_json
+from workloads.results.strict_json import finite_only
 from workloads.results.evidence import (CANNOT_TELL, LEVEL, MIN_PAIRS, NOISE_FLOOR, Evidence, finite_positive,
                                         paired, pairs_to_settle, verdict_of)
-from workloads.run.runner import Runner, check_scenario
-from workloads.scenario import Scenario, is_secret, run_name
+from workloads.run.ab_records import AB_DIR, ab_path, load_ab, new_ab_id, save_ab  # noqa: F401 (the session's record)
+from workloads.run.runner import Runner, check_scenario, new_run_id, public_scenario
+from workloads.run.turns import Partner, TurnTable, together_refusal
+from workloads.scenario import Scenario
 
-AB_DIR = "ab"
+INTERLEAVES = ("auto", "operations", "runs")
 STRICT_LEVEL = 0.99             # the early stop's interval: looked at after every pair
 FAIL_STREAK = 3                 # repetitions failing in a row end the session: the next would too
 # (name shown, step_figures column, higher is better)
@@ -124,6 +129,8 @@ class AbResult:
     message: str = ""
     elapsed_s: float = 0.0
     started_at: str = ""
+    interleave: str = "runs"    # "operations" (a pair's users took turns) | "runs" (one run after the other)
+    interleave_why: str = ""    # why not by operations, where it was asked for
 
     @property
     def kept(self) -> int:
@@ -158,12 +165,13 @@ class AbResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, strict JSON (no NaN or infinity: None instead)."""
-        return _strict({
+        return finite_only({
             "ab_id": self.ab_id, "status": self.status, "outcome": self.outcome, "stop": self.stop,
             "message": self.message, "started_at": self.started_at, "elapsed_s": round(self.elapsed_s, 3),
             "scenario_a": self.scenario_a, "scenario_b": self.scenario_b,
             "seed": self.seed, "primary": self.primary, "smallest": self.smallest, "max_pairs": self.max_pairs,
-            "order": self.order, "kept_pairs": self.kept, "pairs_run": len(self.pairs),
+            "order": self.order, "interleave": self.interleave, "interleave_why": self.interleave_why,
+            "kept_pairs": self.kept, "pairs_run": len(self.pairs),
             "needs_pairs": self.needs_pairs,
             "pairs": [{"pair": p.index + 1, "order": p.order, "kept": p.kept,
                        "a": p.a.run_id if p.a else None, "b": p.b.run_id if p.b else None} for p in self.pairs],
@@ -174,16 +182,6 @@ class AbResult:
 
 def _reason(rep: Repetition) -> str:
     return f"{rep.status}" + (f": {rep.message}" if rep.message else "")
-
-
-def _strict(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _strict(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict(v) for v in value]
-    return value
 
 
 # ---- figures and verdicts --------------------------------------------------------------------
@@ -288,36 +286,10 @@ def orders(count: int, seed: int) -> list[str]:
 
 
 # ---- the session -----------------------------------------------------------------------------
-def new_ab_id() -> str:
-    return f"ab-{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-
-
-def _public(scenario: Scenario) -> dict[str, Any]:
-    data = scenario.to_dict()
-    data["name"] = run_name(scenario)
-    data["target_config"] = {k: v for k, v in data["target_config"].items() if not is_secret(k)}
-    return data
-
-
-def ab_path(store, ab_id: str) -> Path:
-    return Path(store.path) / AB_DIR / f"{ab_id}.json"
-
-
-def load_ab(store, ab_id: str) -> dict[str, Any] | None:
-    """An A/B session's record as ``AbResult.to_dict()`` wrote it; None when there is none."""
-    return read_json(ab_path(store, ab_id), None)
-
-
-def save_ab(store, result: AbResult) -> None:
-    path = ab_path(store, result.ab_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, result.to_dict())
-
-
 def run_ab(scenario_a: Scenario, scenario_b: Scenario, store, *, max_pairs: int = 20, smallest: float = 0.05,
            budget_s: float | None = None, seed: int | None = None, primary: str = "p50",
            on_progress: Callable[[AbProgress], None] | None = None,
-           should_stop: Callable[[], bool] | None = None) -> AbResult:
+           should_stop: Callable[[], bool] | None = None, interleave: str = "auto") -> AbResult:
     """Run A and B as interleaved pairs of repetitions into ``store`` and judge them (module doc).
     ValueError before anything runs when a scenario cannot run or an option is out of range."""
     if max_pairs < 1:
@@ -330,14 +302,32 @@ def run_ab(scenario_a: Scenario, scenario_b: Scenario, store, *, max_pairs: int 
         raise ValueError(f"budget: a time above 0, not {budget_s}")
     check_scenario(scenario_a)
     check_scenario(scenario_b)
+    why = together_refusal(scenario_a, scenario_b)
+    if interleave not in INTERLEAVES:
+        raise ValueError(f"interleave: one of {', '.join(INTERLEAVES)}, not {interleave!r}")
+    if interleave == "operations" and why:
+        raise ValueError(f"A and B cannot take turns operation by operation: {why}")
     seed = secrets.randbits(32) if seed is None else int(seed)
     ab_id = new_ab_id()
     sides = {"A": scenario_a.with_changes(name=f"A/B {ab_id} · A"),
              "B": scenario_b.with_changes(name=f"A/B {ab_id} · B")}
-    result = AbResult(ab_id, "running", _public(scenario_a), _public(scenario_b), seed, primary, smallest,
-                      max_pairs, started_at=datetime.now().isoformat(timespec="seconds"))
+    result = AbResult(ab_id, "running", public_scenario(scenario_a), public_scenario(scenario_b), seed, primary, smallest,
+                      max_pairs, started_at=datetime.now().isoformat(timespec="seconds"),
+                      interleave="runs" if why or interleave == "runs" else "operations",
+                      interleave_why=why if interleave == "auto" else "")
     session = _Session(result, sides, store, budget_s, on_progress, should_stop or (lambda: False))
     return session.run()
+
+
+def run_pair(sides: dict[str, Scenario], store, pair: Pair, together: bool = True) -> Pair:
+    """One pair as a session runs it, outside a session (``benchmarks/bench_verdicts.py``): its runs
+    side by side taking turns (``together``), or one after the other in ``pair.order``."""
+    session = _Session(None, sides, store, None, None, lambda: False)
+    if together:
+        session._repeat_together(pair)
+    for side in pair.order if not together else ():
+        setattr(pair, side.lower(), session._repeat(pair, side))
+    return pair
 
 
 class _Session:
@@ -369,7 +359,9 @@ class _Session:
                 break
             pair = Pair(index, order)
             result.pairs.append(pair)
-            for side in order:
+            if result.interleave == "operations":
+                self._repeat_together(pair)
+            for side in order if result.interleave == "runs" else ():
                 rep = self._repeat(pair, side)
                 setattr(pair, side.lower(), rep)
                 if not rep.ok:
@@ -432,14 +424,34 @@ class _Session:
                     except Exception:  # closing a connection used to prepare must not stop the session
                         pass
 
-    def _repeat(self, pair: Pair, side: str) -> Repetition:
-        """One repetition: a normal run, watched for a stop request."""
+    def _repeat_together(self, pair: Pair) -> None:
+        """A pair's two runs side by side, their users taking turns (``pair.order[0]`` first)."""
+        ids = {side: new_run_id() for side in "AB"}
+        table = TurnTable(pair.order[0], ids, (self.sides["A"].target, self.sides["B"].target))
+        reps: dict[str, Repetition] = {}
+
+        def side(name: str) -> None:
+            try:
+                reps[name] = self._repeat(pair, name, table.side(name), ids[name])
+            except Exception as exc:  # a side that could not even start is dropped with its reason
+                from workloads.run.worker import describe_error
+                reps[name] = Repetition(pair.index, name, "", "failed", describe_error(exc))
+            finally:
+                table.leave(name)     # however it ended: the other side's users never wait for it
+        second = threading.Thread(target=side, args=("B",))
+        second.start()
+        side("A")
+        second.join()
+        pair.a, pair.b = reps["A"], reps["B"]
+
+    def _repeat(self, pair: Pair, side: str, partner: Partner | None = None, run_id: str | None = None) -> Repetition:
+        """One repetition: a normal run (taking turns with ``partner``'s), watched for a stop request."""
         rep = Repetition(pair.index, side)
         if self._stopping():
             rep.status, rep.message = "cancelled", "not started: the session was stopped"
             return rep
         try:
-            runner = Runner(self.sides[side], self.store)
+            runner = Runner(self.sides[side], self.store, run_id=run_id, partner=partner)
         except (ValueError, KeyError) as exc:
             rep.status, rep.message = "failed", str(exc).strip("'\"")
             return rep

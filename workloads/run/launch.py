@@ -44,6 +44,7 @@ class LocalStep:
 
     def __init__(self, context, server_pid: int | None = None):
         self._context = context
+        self.context = context                  # what a step's shared objects (turns) are made from
         self._server_pid = server_pid           # the forkserver the users are forked from, or None
         self.events = StepEvents.make(context)
         self.stop = self.events.stop

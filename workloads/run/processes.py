@@ -69,6 +69,12 @@ def preload_for(target_kind: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m for m in wanted if _installed(m))) + (ZYGOTE,)
 
 
+def preload_for_all(target_kinds) -> tuple[str, ...]:
+    """One forkserver's preload for users of several targets (runs taking turns): each one's, once."""
+    modules = (m for kind in target_kinds for m in preload_for(kind) if m != ZYGOTE)
+    return tuple(dict.fromkeys(modules)) + (ZYGOTE,)
+
+
 def _installed(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None

@@ -4,7 +4,8 @@ and the live aggregates, and finish cleanly.
 
 ``Runner.run()`` is synchronous: ``tickbench run`` calls it, and so does the process the window
 starts for a run (``tickbench run --live``, which publishes ``snapshot()`` to the run's folder);
-``cancel()`` may be called from any thread.
+``cancel()`` may be called from any thread. Two runners with a ``partner`` (``workloads.run.turns``)
+run side by side in two threads, their users taking turns operation by operation.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from workloads.datasets.csv_files import existing_csv_bytes
 from workloads.targets.base import IMPORT_TABLE, Layout, TargetError
 from workloads.targets.common.sizes import rows_bytes
 from workloads.run.launch import Launcher, LocalLauncher, StartersLost, StepLaunch, UsersNotStarted
-from workloads.run.processes import planned_conditions, preload_for
+from workloads.run.processes import planned_conditions, preload_for, preload_for_all
+from workloads.run.turns import Partner
 from workloads.run.worker import WorkerSpec, describe_error
 
 READY_TIMEOUT_S = 300.0     # spawned workers import pandas/pyarrow: slow with many on 2 cores
@@ -85,7 +87,7 @@ def check_scenario(scenario: Scenario) -> dict[str, Any]:
 
 class Runner:
     def __init__(self, scenario: Scenario, store: ResultsStore, ready_timeout_s: float = READY_TIMEOUT_S,
-                 run_id: str | None = None):
+                 run_id: str | None = None, partner: Partner | None = None):
         self.scenario = scenario
         self.store = store
         self.run_id = run_id or new_run_id()
@@ -99,7 +101,10 @@ class Runner:
         self._metrics = LiveAggregates(self.run_id, scenario.target, scenario.workload, len(self.steps),
                                        run_name(scenario), scenario.cache)
         self._metrics.plan_ops(self.workload.planned_ops(self.params))
-        self._launcher: Launcher = LocalLauncher(scenario.start, preload_for(scenario.target))
+        self.partner = partner
+        # both sides' users fork from one server: it must hold both targets' modules
+        preload = preload_for_all(partner.table.targets) if partner else preload_for(scenario.target)
+        self._launcher: Launcher = LocalLauncher(scenario.start, preload)
         self._sampler: ResourceSampler | None = None
         self._failures: list[str] = []
         self.load_generators = None       # the Dask cluster's description, once connected
@@ -127,7 +132,7 @@ class Runner:
         environment = capture_environment(self._data_paths())
         environment["string_mode"] = scenario.strings
         environment["process"] = planned_conditions(scenario.start, scenario.process, scenario.target)
-        self.store.create_run(self.run_id, _public_scenario(scenario), environment, host_process())
+        self.store.create_run(self.run_id, public_scenario(scenario), environment, host_process())
         self._sampler = ResourceSampler()
         status, message = "completed", ""
         try:
@@ -138,6 +143,8 @@ class Runner:
             run_params = self.workload.prepare_run(self.scenario, layout, self._run_dir())
             if layout is not None:      # after prepare_run: an import's CSV files exist by now
                 self.store.set_layout(self.run_id, {**_layout_record(layout), "footprint": self._footprint(layout)})
+            if self.partner is not None:
+                self._meet_partner()
             for step in self.steps:
                 if self.cancelled:
                     break
@@ -151,6 +158,8 @@ class Runner:
         except Exception as exc:  # keep the record: a run never vanishes
             status, message = "failed", describe_error(exc)
         finally:
+            if self.partner is not None:
+                self.partner.leave()
             self._launcher.close()
             shutil.rmtree(self._run_dir(), ignore_errors=True)      # the run's scratch files
             self.store.finish_run(self.run_id, status, message)
@@ -259,13 +268,18 @@ class Runner:
         hosts = self._launcher.host_for(step.users)
         self._metrics.set_hosts(hosts)
         starting = time.monotonic()
+        turns = self.partner.turns(launch.context, step.index, step.users) if self.partner else [None] * step.users
         try:
-            workers = launch.start([self._spec(step, layout, i, host) for i, host in enumerate(hosts)])
+            workers = launch.start([self._spec(step, layout, i, host, turns[i]) for i, host in enumerate(hosts)])
         except UsersNotStarted as exc:
+            if self.partner is not None:
+                self.partner.leave()          # the other side's users must not wait for these
             self._step_not_started(step, str(exc))
             return
         collector = Collector(self._context(), step, workers, on_lost=launch.abort)
         collector.wait_ready(self.ready_timeout_s)
+        if self.partner is not None:
+            self.partner.meet()               # both sides' users ready: released together
         # users started, set up and warmed up: the step's start-up, beside the figures of its run
         self.store.set_step_facts(self.run_id, step.index, {"users_ready_s": round(time.monotonic() - starting, 4)})
         self._record_conditions(collector.conditions)
@@ -283,8 +297,9 @@ class Runner:
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)} ({step.label}): "
                                  f"{running} of {step.users} workers running")
         collector.collect(offset, launch.stop, until=("running",))
-        # release -> end of the last measured operation; cold: the time operations ran, never a clear's
-        window = collector.busy_s() if self._cold_rounds() else collector.last_end
+        # release -> end of the last measured operation; cold: the time operations ran, never a
+        # clear's; taking turns: the time its own operations ran, never the other run's
+        window = collector.busy_s() if self._cold_rounds() or self.partner else collector.last_end
         if not self.cancelled and any(w.state == "measured" for w in workers):
             self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)}: "
                                      "probe operations for the phase split")
@@ -338,10 +353,18 @@ class Runner:
         return RunContext(self.run_id, self.store, self._metrics, self._sampler, lambda: self.cancelled,
                           self.clock, self._step_progress)
 
-    def _spec(self, step: StepPlan, layout, index: int, host: str) -> WorkerSpec:
+    def _spec(self, step: StepPlan, layout, index: int, host: str, turn=None) -> WorkerSpec:
         return WorkerSpec(scenario=self.scenario.to_dict(), step=asdict(step), worker=index, layout=layout,
                           target_kind=self.scenario.target, target_config=dict(self.scenario.target_config),
-                          host=host)
+                          host=host, turn=turn)
+
+    def _meet_partner(self) -> None:
+        """Wait until the other side laid its data out too (no user of either starts while the
+        other still writes); the record says whose operations these took turns with."""
+        self._metrics.set_status("preparing", f"waiting for {self.partner.other_run_id or 'the other side'}")
+        if not self.partner.meet():
+            raise StartersLost("the run it takes turns with ended before its users started")
+        self.store.set_environment_entry(self.run_id, "interleaved", self.partner.record())
 
     def _step_progress(self, step: StepPlan, ops: int, rows: int, elapsed: float) -> float:
         # asked on every collector pass: the planned count (a suite file read) once per step
@@ -375,7 +398,8 @@ def _safe_describe(target) -> dict[str, Any]:
     return {**described, **hardware, **path_check(getattr(target, "kind", ""))}
 
 
-def _public_scenario(scenario: Scenario) -> dict[str, Any]:
+def public_scenario(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as a run's record keeps it: its name as shown, no secret of its target's."""
     data = scenario.to_dict()
     data["name"] = run_name(scenario)
     data["target_config"] = {k: v for k, v in data["target_config"].items() if not is_secret(k)}

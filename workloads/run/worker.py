@@ -66,6 +66,7 @@ class WorkerSpec:
     target_kind: str
     target_config: dict[str, Any]
     host: str = ""                     # the load generator it runs on ("" = the run's own machine)
+    turn: Any = None                   # workloads.run.turns.Turn: takes turns with another run's user
 
     def __repr__(self) -> str:         # Dask logs a failed task's arguments: never a password
         from workloads.scenario import redacted
@@ -305,6 +306,7 @@ class _Operations:
         next_op, clock = self.next_op, time.perf_counter
         probe_mode = None if measured else ctx.target.probe_mode
         cold = self.cold
+        turn = self.spec.turn if measured else None      # another run's user takes every other turn
         ctx.rows_done = 0
         seq = consecutive_errors = pending = 0
         now = next_check = last_flush = clock()
@@ -325,6 +327,8 @@ class _Operations:
                         continue
                 elif op is None:
                     break
+                if turn is not None and not turn.wait(stop_event):
+                    break                 # the other run's user is done: both measured the same stretch
                 if schedule is not None:
                     intended = schedule.next_start()
                     if origin + intended > clock() and not self._sleep_until(origin + intended, stop_event):
@@ -384,12 +388,17 @@ class _Operations:
                     self._flush()
                     raise RuntimeError(f"stopped after {consecutive_errors} failed operations in a row; "
                                        f"last: {error}")
+                if turn is not None:      # after this operation's bookkeeping: none overlaps the other's
+                    turn.hand_over()
         except RoundsBroken:
             self.rounds_broken = True     # another user stopped: this one keeps what it measured
         except BaseException:
             if self.rounds is not None:
                 self.rounds.abort()       # the others must not wait for this user's next round
             raise
+        finally:
+            if turn is not None:
+                turn.finish()
         self._flush()
         if schedule is not None and timed:
             self._record_missed(schedule, seq, scenario.duration_s)

@@ -29,8 +29,9 @@ class DruidServer:
         try:
             found = self.http.rows(f"SELECT COUNT(*) AS n FROM {quote(datasource)} WHERE {where}", parameters)
         except TargetError as exc:
-            # the broker can drop the datasource between the two questions (a clear under way)
-            if f"Object '{datasource}' not found" in str(exc):
+            # the broker can drop the datasource between the two questions (a clear under way): the
+            # planner then says it is not found, or fails on the table it no longer has
+            if f"Object '{datasource}' not found" in str(exc) or "relOptTable\" is null" in str(exc):
                 return 0
             raise
         return int(found[0]["n"]) if found else 0

@@ -46,6 +46,10 @@ def add_ab_parser(sub, add_scenario_arguments) -> None:
     ab.add_argument("--order-seed", type=int, help="the seed of which side runs first in each pair (recorded)")
     ab.add_argument("--figure", choices=FIGURE_CHOICES, default="p50",
                     help="the figure that decides when to stop (default p50)")
+    ab.add_argument("--interleave", choices=("auto", "operations", "runs"), default="auto",
+                    help="operations: a pair's two runs side by side, their users taking turns operation by "
+                         "operation; runs: one run after the other; auto (default): operations where both sides "
+                         "can (warm, closed-loop, read-only, on this machine), else runs")
     ab.add_argument("--json", action="store_true", help="print the session as strict JSON on stdout, nothing else")
     ab.add_argument("--force", action="store_true", help="run even where the sizes look more than this machine holds")
     ab.set_defaults(ab_parser=ab)
@@ -132,7 +136,8 @@ def cmd_ab(args) -> int:
         with _stop_on_signals(stop), progress:
             result = run_ab(a, b, store, max_pairs=args.max_pairs, smallest=args.smallest / 100,
                             budget_s=args.budget * 60 if args.budget else None, seed=args.order_seed,
-                            primary=args.figure, on_progress=progress.update, should_stop=stop.is_set)
+                            primary=args.figure, on_progress=progress.update, should_stop=stop.is_set,
+                            interleave=args.interleave)
     except (ValueError, KeyError) as exc:
         raise CliError(error_words(exc)) from None
     if args.json:
@@ -204,6 +209,7 @@ def _percent(fraction: float) -> str:
 
 def print_ab(result, store) -> None:
     from workloads.run.ab import ab_path
+    from workloads.run.turns import pairs_words
     out = console
     name_a = result.scenario_a.get("name") or ""
     name_b = result.scenario_b.get("name") or ""
@@ -211,6 +217,7 @@ def print_ab(result, store) -> None:
     changed = scenario_differences(result.scenario_a, result.scenario_b)
     out.print("B is A with " + escape("; ".join(changed)) if changed else "B is A (an A/A session)", highlight=False)
     out.print(f"order (seed {result.seed}): {escape(result.order) or '—'}", highlight=False)
+    out.print(escape(pairs_words(result.interleave, result.interleave_why)), highlight=False)
     steps = []
     for verdict in result.verdicts:
         if verdict.step not in steps:

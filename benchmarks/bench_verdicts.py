@@ -21,7 +21,7 @@ and 10.5 ms; DuckDB's warm day read gets a busy loop inside each timed operation
 (``added_work_s``) of 10 % and 5 % of its median time, taken from pilot runs before the series.
 Run it alone on the machine: a suite beside it measures the suite.
 
-    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 16] [--seconds 0.2] [--duckdb-seconds 1] [--by-runs]
+    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 12] [--seconds 0.3] [--duckdb-seconds 1] [--by-runs]
 
 Last line: ``A/A: F false alarms of N; A/B +10 %: C of N caught; +5 %: C5 of N; gate: G false failures of N``
 over both scenarios, read strictly: an A/A comparison counts as a false alarm when either way of
@@ -164,9 +164,9 @@ def new_counts() -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--blocks", type=int, default=20, help="comparisons of each kind per scenario")
-    parser.add_argument("--max-pairs", type=int, default=16, help="pairs per comparison at most (ab's early stop ends most sooner)")
+    parser.add_argument("--max-pairs", type=int, default=12, help="pairs per comparison at most (ab's early stop ends most sooner)")
     parser.add_argument("--smallest", type=float, default=0.05, help="ab's --smallest, as a fraction")
-    parser.add_argument("--seconds", type=float, default=0.2, help="each no-op run's measured seconds")
+    parser.add_argument("--seconds", type=float, default=0.3, help="each no-op run's measured seconds")
     parser.add_argument("--duckdb-seconds", type=float, default=1.0,
                         help="each DuckDB run's measured seconds (shorter runs of its read scatter more than they save)")
     parser.add_argument("--scenarios", default="noop,duckdb")

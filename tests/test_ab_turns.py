@@ -132,3 +132,12 @@ def test_what_cannot_take_turns_runs_run_by_run_and_says_why():
     assert together_refusal(held(rate=(50.0,)), held()) == "A: an open-loop schedule sets when its operations start"
     with pytest.raises(ValueError, match="cannot take turns operation by operation: B: a cold step"):
         run_ab(held(), held(cache="cold"), None, interleave="operations")
+
+
+def test_compare_names_taking_turns_as_a_condition_that_differs(store):
+    pair = run_pair({"A": held(), "B": held()}, store, Pair(0, "AB"))
+    alone = Runner(held(), store).run()
+    comparison = compare_runs(store, alone.run_id, pair.a.run_id)
+    assert ("users' operations", "alone", "taking turns with another run's") in comparison.environment
+    both = compare_runs(store, pair.a.run_id, pair.b.run_id)
+    assert not [row for row in both.environment if row[0] == "users' operations"]

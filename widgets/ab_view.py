@@ -18,6 +18,7 @@ from widgets.figure_table import figure_table
 from widgets.theme import OKABE_ITO, current_theme
 from workloads.results.compare import figure_text
 from workloads.results.evidence import FASTER, SLOWER
+from workloads.run.turns import pairs_words
 from workloads.scenario import scenario_differences
 
 COLUMNS = ("step", "figure", "A", "B", "B / A", "95 % interval", "verdict")
@@ -67,7 +68,8 @@ class AbView(QWidget):
         for label in (self.sides_label, self.could_see_label, self.pairs_label, self.stop_label):
             label.setText("")
         self._set_role(self.stop_label, None)
-        self.progress_label.setText("A and B run as interleaved pairs of repetitions; the verdicts show here.")
+        self.progress_label.setText("A and B run as interleaved pairs of repetitions (their users taking turns "
+                                    "operation by operation where both can); the verdicts show here.")
         self._set_role(self.progress_label, "muted")
 
     def show_sides(self, name_a: str, name_b: str, changed: list[str]) -> None:
@@ -96,7 +98,9 @@ class AbView(QWidget):
         self.show_sides(str(a.get("name") or ""), str(b.get("name") or ""), scenario_differences(a, b))
         status = "stopped: " if data.get("status") == "cancelled" else ""
         self.progress_label.setText(f"{status}{data.get('pairs_run', 0)} pairs run in "
-                                    f"{float(data.get('elapsed_s') or 0):,.0f} s · order: {data.get('order') or '—'}")
+                                    f"{float(data.get('elapsed_s') or 0):,.0f} s · order: {data.get('order') or '—'}\n"
+                                    + pairs_words(str(data.get("interleave") or "runs"),
+                                                  str(data.get("interleave_why") or "")))
         self._set_role(self.progress_label, "muted")
         self._fill(data.get("verdicts") or [], str(data.get("primary") or ""))
         seen = [f"{v.get('figure')}{' at ' + str(v.get('step')) if len(self._steps()) > 1 else ''}: could see "

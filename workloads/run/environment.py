@@ -1,6 +1,7 @@
 """The environment record saved with every run: machine, OS, Python and library versions."""
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import platform
@@ -15,6 +16,7 @@ from workloads.run.allocator import describe_allocator
 LIBRARIES = ("numpy", "pandas", "pyarrow", "duckdb", "dolphindb", "psutil")
 
 
+@functools.lru_cache(maxsize=None)      # read once a process: each read parses the package's metadata
 def _version(name: str) -> str:
     try:
         return importlib.metadata.version(name)

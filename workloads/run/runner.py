@@ -278,8 +278,6 @@ class Runner:
             return
         collector = Collector(self._context(), step, workers, on_lost=launch.abort)
         collector.wait_ready(self.ready_timeout_s)
-        if self.partner is not None:
-            self.partner.meet()               # both sides' users ready: released together
         # users started, set up and warmed up: the step's start-up, beside the figures of its run
         self.store.set_step_facts(self.run_id, step.index, {"users_ready_s": round(time.monotonic() - starting, 4)})
         self._record_conditions(collector.conditions)
@@ -292,11 +290,17 @@ class Runner:
         for w in workers:
             if w.state == "ready":
                 collector.set_state(w, "running")
+        if self.partner is not None:
+            # both sides' users ready and both runners' bookkeeping of the release done: no side's
+            # first operations share the machine with the other's writes
+            self.partner.meet()
         launch.release(t0)
         running = sum(w.state == "running" for w in workers)
         self._metrics.set_status("running", f"step {step.index + 1}/{len(self.steps)} ({step.label}): "
                                  f"{running} of {step.users} workers running")
         collector.collect(offset, launch.stop, until=("running",))
+        if self.partner is not None:
+            self.partner.meet()               # the other side's last operations end before this side's figures are read
         # release -> end of the last measured operation; cold: the time operations ran, never a
         # clear's; taking turns: the time its own operations ran, never the other run's
         window = collector.busy_s() if self._cold_rounds() or self.partner else collector.last_end

@@ -11,9 +11,11 @@ started together by two ``Runner`` threads of one process. Each pair of users (A
 user i) takes turns through two semaphores: a user waits for its turn, times its operation, and
 hands the turn over; the wait is outside every operation's timing. When one side's user is done
 (its duration, its operations, a failure, a cancel) the other's stops at its next turn, so both
-measured the same stretch of time. The runners meet twice per step (``Partner.meet``): after both
-laid out their data (no side's users start while the other still writes its files) and when both
-steps' users are ready, so the two releases coincide.
+measured the same stretch of time. The runners meet (``Partner.meet``) after both laid out their data
+(no side's users start while the other still writes its files), then at every step when both
+steps' users are ready and both released them in the catalog (so neither side's first operations
+share the machine with the other runner's writes), and when both sides' measured operations are
+over (so neither side's last ones share it with the other's reading of its figures).
 
 Only closed-loop, warm, read-only steps on this machine interleave (``why_not_together``): a cold
 step's clears, an open-loop schedule or writes to a shared table would make one side's work the
@@ -67,6 +69,7 @@ class TurnTable:
         self._barrier = threading.Barrier(2)
         self._lock = threading.Lock()
         self._turns: dict[tuple[int, int], dict[str, Turn]] = {}
+        self._left: set[str] = set()
 
     def side(self, name: str) -> Partner:
         return Partner(self, name)
@@ -83,6 +86,8 @@ class TurnTable:
                     ends = {s: context.Event() for s in "AB"}
                     pair = {s: Turn(sems[s], sems[o], ends[s], ends[o]) for s, o in (("A", "B"), ("B", "A"))}
                     self._turns[(step, user)] = pair
+                    for gone in self._left:       # a side that has ended takes no turn
+                        pair[gone].finish()
                 out.append(pair[side])
             return out
 
@@ -98,6 +103,7 @@ class TurnTable:
         """``side``'s runner has ended: no meeting waits for it, no user waits for a turn from it."""
         self._barrier.abort()
         with self._lock:
+            self._left.add(side)
             for pair in self._turns.values():
                 pair[side].finish()
 
@@ -148,6 +154,8 @@ def together_refusal(scenario_a, scenario_b) -> str:
         why = why_not_together(get_workload(scenario.workload), scenario)
         if why:
             return f"{side}: {why}"
+    if scenario_a.users != scenario_b.users or scenario_a.rate != scenario_b.rate:
+        return "A and B step through different users or rates"
     if scenario_a.start != scenario_b.start:
         return f"A's users start by {scenario_a.start}, B's by {scenario_b.start}"
     return ""
@@ -163,3 +171,13 @@ def turns_note(environment: dict | None) -> str:
     other = took_turns_with(environment)
     return (f"each operation took turns with one of run {other}'s (tickbench ab): none ran beside another, "
             "each followed one of the other's, and the waits are in no figure") if other else ""
+
+
+def pairs_words(interleave: str, why: str = "") -> str:
+    """How an A/B session's pairs ran, with the condition it puts on every figure (the command
+    line and the window say it alike)."""
+    if interleave == "operations":
+        return ("pairs: each pair's two runs side by side, their users taking turns operation by operation "
+                "(the first side at random); each operation followed one of the other side's, none ran "
+                "beside one, and the waits are in no figure")
+    return "pairs: one run after the other" + (f" (not taking turns: {why})" if why else "")

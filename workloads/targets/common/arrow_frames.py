@@ -8,6 +8,8 @@ One rule for every Arrow-based target: the stored data holds plain strings, and 
 """
 from __future__ import annotations
 
+import functools
+
 import platform
 import sys
 from importlib import metadata
@@ -88,8 +90,13 @@ def library_versions() -> dict[str, str]:
     """Versions that change decode cost; stored with every layout."""
     versions = {"python": sys.version.split()[0], "platform": platform.platform()}
     for package in ("numpy", "pandas", "pyarrow", "duckdb"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = ""
+        versions[package] = _installed_version(package)
     return versions
+
+
+@functools.lru_cache(maxsize=None)      # read once a process: each read parses the package's metadata
+def _installed_version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return ""

@@ -70,6 +70,10 @@ def _print_figures(store, run_id: str) -> None:
     console.print(f"Users: {describe_conditions((run.get('environment') or {}).get('process'))}"
                   + (f"; ready in {', '.join(f'{s:.2f}' for s in ready.values())} s (each step: started, set up "
                      "and warmed up)" if ready else ""), highlight=False, soft_wrap=True, markup=False)
+    from workloads.run.turns import turns_note
+    turns = turns_note(run.get("environment"))
+    if turns:                                   # an A/B session's run: its operations took turns
+        console.print(f"Operations: {turns}", highlight=False, soft_wrap=True, markup=False)
     notes = (run.get("layout") or {}).get("notes")
     if notes:                                   # what the layout did to the data (a rounding of timestamps)
         console.print(f"Layout: {notes}", highlight=False, soft_wrap=True, markup=False)

@@ -141,3 +141,12 @@ def test_compare_names_taking_turns_as_a_condition_that_differs(store):
     assert ("users' operations", "alone", "taking turns with another run's") in comparison.environment
     both = compare_runs(store, pair.a.run_id, pair.b.run_id)
     assert not [row for row in both.environment if row[0] == "users' operations"]
+
+
+def test_show_and_the_results_view_say_the_operations_took_turns(store):
+    from workloads.results.run_summary import run_answer
+    pair = run_pair({"A": held(), "B": held()}, store, Pair(0, "BA"))
+    answer = run_answer(store, pair.a.run_id)
+    assert f"took turns with one of run {pair.b.run_id}'s" in answer.conditions
+    alone = Runner(held(), store).run()
+    assert "took turns" not in run_answer(store, alone.run_id).conditions

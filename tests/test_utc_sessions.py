@@ -70,3 +70,19 @@ def test_duckdb_on_a_machine_in_new_york_answers_the_suite_as_pandas(tmp_path, t
     add_table_target("duck_ny", "duckdb", str(path), "trades", ROLES)
     assert os.environ["TZ"] == ZONE
     assert table_suite_answers(tmp_path, "duck_ny", {}) == expected_answers(trades.to_pandas())
+
+
+def test_every_local_engine_on_a_machine_in_new_york_answers_an_imports_suite_as_pandas(tmp_path,
+                                                                                         machine_in_new_york):
+    """An import's layouts (DuckDB, the embedded ClickHouse, the files read through DuckDB) on a
+    machine whose zone is New York: the docs suite's minute labels and day filter as pandas has them."""
+    from tests.test_user_suites import (DAYS, LOCAL, assert_same_and_right, docs_suite, import_trades,
+                                        local_targets)
+    from workloads.datasets.schema import Scale
+    from workloads.queries import load_suite
+    from workloads.queries.verify import verify
+    assert time.strftime("%Z") in ("EST", "EDT")
+    dataset = import_trades(tmp_path)
+    suite = load_suite(str(docs_suite(tmp_path)))
+    verdicts = verify(dataset, Scale(days=DAYS, rows_per_day=1, symbols=1), local_targets(tmp_path, LOCAL), [suite])
+    assert_same_and_right(verdicts, list(LOCAL))

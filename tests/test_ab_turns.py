@@ -150,3 +150,38 @@ def test_show_and_the_results_view_say_the_operations_took_turns(store):
     assert f"took turns with one of run {pair.b.run_id}'s" in answer.conditions
     alone = Runner(held(), store).run()
     assert "took turns" not in run_answer(store, alone.run_id).conditions
+
+
+def test_when_one_side_is_done_the_other_stops_at_its_next_turn(store):
+    # B would go on twice as long: taking turns, it stops when A is done, so both measured one stretch
+    pair = run_pair({"A": held(duration_s=0.3), "B": held(duration_s=0.6)}, store, Pair(0, "AB"))
+    line = _timeline(store, {"A": pair.a.run_id, "B": pair.b.run_id})
+    counts = line["side"].value_counts()
+    assert abs(counts["A"] - counts["B"]) <= 1, counts.to_dict()
+    assert line["side"].iloc[-1] in ("A", "B") and (line["end"].max() - line["start"].min()) < pd.Timedelta("0.5s")
+
+
+def test_a_user_killed_mid_run_never_keeps_the_other_side_waiting(store):
+    import os
+    import signal
+
+    import psutil
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(pair=run_pair({"A": held(duration_s=4.0),
+                                                                         "B": held(duration_s=4.0)},
+                                                                        store, Pair(0, "AB"))))
+    started = time.monotonic()
+    worker.start()
+    users = []
+    while len(users) < 2 and time.monotonic() - started < 30:       # both sides' users, forked by the server
+        time.sleep(0.2)
+        servers = [p for p in psutil.Process().children() if "forkserver" in " ".join(p.cmdline())]
+        users = [u for server in servers for u in server.children()]
+    assert len(users) == 2
+    time.sleep(1.5)                                                    # mid-run, taking turns
+    os.kill(min(u.pid for u in users), signal.SIGKILL)
+    killed = time.monotonic()
+    worker.join(120)
+    assert not worker.is_alive() and time.monotonic() - killed < 15, time.monotonic() - killed   # never 10 minutes
+    pair = done["pair"]
+    assert {pair.a.status, pair.b.status} != {"completed"} or "killed" in (pair.a.message + pair.b.message)

@@ -300,6 +300,7 @@ class Runner:
                                  f"{running} of {step.users} workers running")
         collector.collect(offset, launch.stop, until=("running",))
         if self.partner is not None:
+            self.partner.end_step(step.index)     # its users are done, even one killed mid-operation
             self.partner.meet()               # the other side's last operations end before this side's figures are read
         # release -> end of the last measured operation; cold: the time operations ran, never a
         # clear's; taking turns: the time its own operations ran, never the other run's

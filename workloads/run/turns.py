@@ -99,6 +99,14 @@ class TurnTable:
         except threading.BrokenBarrierError:
             return False
 
+    def end_step(self, side: str, step: int) -> None:
+        """``side``'s users at ``step`` are done however they ended (a user killed never said so
+        itself): the other side's stop at their next turn."""
+        with self._lock:
+            for (at, _user), pair in self._turns.items():
+                if at == step:
+                    pair[side].finish()
+
     def leave(self, side: str) -> None:
         """``side``'s runner has ended: no meeting waits for it, no user waits for a turn from it."""
         self._barrier.abort()
@@ -124,6 +132,9 @@ class Partner:
 
     def turns(self, context, step: int, users: int) -> list[Turn]:
         return self.table.turns(context, step, users, self.side)
+
+    def end_step(self, step: int) -> None:
+        self.table.end_step(self.side, step)
 
     def leave(self) -> None:
         self.table.leave(self.side)

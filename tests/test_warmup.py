@@ -75,7 +75,7 @@ def _operations(cache: str, warmup_ops: int, warmups, measured=0.02):
                              engine_caches_data=False)
     ctx = SimpleNamespace(scenario=scenario, target=target, layout=None, rows_done=0, params={},
                           step=SimpleNamespace(users=1, rate=0.0), state={"warming": True})
-    spec = SimpleNamespace(worker=0, step={"index": 0}, host="")
+    spec = SimpleNamespace(worker=0, step={"index": 0}, host="", turn=None)
     workload = _Scheduled(warmups, measured)
     return _Operations(spec, ctx, workload, _Pipe()), ctx
 

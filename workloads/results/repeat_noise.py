@@ -227,8 +227,8 @@ def cross_run(store, base_ids: list[str], new_ids: list[str], noise: float | Non
 def turn_pairs(runs: dict[str, dict], base_ids: list[str], new_ids: list[str]) -> list[tuple[str, str]]:
     """(base, new) runs that took turns with each other, when every run of both sides has its partner
     on the other side and there are enough of them for a paired verdict; else none."""
-    partner = {run_id: str(((run.get("environment") or {}).get("interleaved") or {}).get("with_run") or "")
-               for run_id, run in runs.items()}
+    from workloads.run.turns import took_turns_with
+    partner = {run_id: took_turns_with(run.get("environment")) for run_id, run in runs.items()}
     pairs = [(b, partner[b]) for b in base_ids if partner[b] in new_ids and partner[partner[b]] == b]
     whole = len(pairs) == len(base_ids) == len(new_ids) == len({n for _, n in pairs})
     return pairs if whole and len(pairs) >= MIN_PAIRS else []

@@ -103,3 +103,22 @@ def test_one_meaning_of_bytes_across_targets(runs):
     pickle_wire = per_target["pickle"]["wire_bytes"]
     assert (pickle_wire > 0).all() and (pickle_wire != per_target["pickle"]["bytes"]).all()
     assert per_target["duckdb"]["wire_bytes"].isna().all()      # DuckDB does not say what it read
+
+
+def test_a_runs_figures_read_its_own_records_only(tmp_path):
+    """What a run's figures cost must not grow with the catalog: they open its files, never the
+    other runs' (here one of those is gone from disk after the catalog listed it)."""
+    store = ResultsStore(tmp_path / "results")
+    try:
+        ids = []
+        for _ in range(2):
+            result = Runner(Scenario(name="own", workload="noop", users=(1,), operations=8, probe_ops=0), store).run()
+            assert result.status == "completed", result.message
+            ids.append(result.run_id)
+        before = step_figures(store, ids[0])
+        assert before["ops"].iloc[0] == 8
+        (store.run_folder(ids[1]) / "ops.parquet").unlink()
+        after = step_figures(store, ids[0])
+        assert after["ops"].iloc[0] == 8 and after["p50_s"].iloc[0] == before["p50_s"].iloc[0]
+    finally:
+        store.close()

@@ -161,8 +161,8 @@ def step_figures(store, run_id: str) -> pd.DataFrame:
     ``p_p95_s``, ``p_p99_s``; ``phase_source`` says whether they come from measured operations
     or probes. ``short_reason`` says why a step is too short to measure (empty when it is not).
     """
-    frame = store.frame(STEP_FIGURES_SQL, [run_id] * 4)
-    frame = _with_phases(frame, store.frame(PHASE_SQL, [run_id]))
+    frame = store.run_frame(run_id, STEP_FIGURES_SQL, [run_id] * 4)
+    frame = _with_phases(frame, store.run_frame(run_id, PHASE_SQL, [run_id]))
     frame["short"] = frame["short"].astype(bool)
     slot = ""
     if frame["short"].any():
@@ -177,8 +177,8 @@ def op_times(store, run_id: str, step: int, held_cold: bool = False, host_cold: 
     ``held_cold``, its ``cold_p50_s``; with ``host_cold``, its ``host_cold_p50_s``)."""
     cold = _HOST_COLD if host_cold else _HELD_COLD if held_cold else ""
     cold = f" AND {cold.format(extra='extra')}" if cold else ""
-    frame = store.frame(f"SELECT total_s FROM ops WHERE run_id = ? AND step = ? AND kind = 'measured' AND ok{cold}",
-                        [run_id, step])
+    frame = store.run_frame(run_id, f"SELECT total_s FROM ops WHERE run_id = ? AND step = ? AND kind = 'measured' "
+                                    f"AND ok{cold}", [run_id, step])
     return frame["total_s"].to_numpy(dtype=float)
 
 

@@ -60,6 +60,9 @@ class StoreViews:
         if not changed and not gone and self._views_built:
             return
         self._views_built = False                # until every view below is built
+        # runs stored before a column was added lack it: the empty table of every column gives
+        # it to them as NULL (a parquet list without it would not know the column at all)
+        self._register("ops_columns", pa.schema(OPS_COLUMNS).empty_table())
         runs = [self._cache[r] for r in order if self._cache[r].tables["runs"].num_rows]   # run.json comes first
         for name, columns in (("runs", RUN_COLUMNS), ("steps", STEP_COLUMNS), ("workers", WORKER_COLUMNS),
                               ("resources", RESOURCE_COLUMNS)):
@@ -70,14 +73,11 @@ class StoreViews:
         if ops_files or live:
             sources = []
             if ops_files:
-                listed = ", ".join(f"'{p.replace(chr(39), chr(39) * 2)}'" for p in ops_files)
+                listed = ", ".join(_literal(p) for p in ops_files)
                 sources.append(f"SELECT * FROM read_parquet([{listed}], union_by_name = true)")
             if live:                             # running runs' streams, read by Arrow
                 self._register("ops_live", pa.concat_tables(live, promote_options="default"))
                 sources.append("SELECT * FROM ops_live")
-            # runs stored before a column was added lack it: the empty table of every column gives
-            # it to them as NULL (a parquet list without it would not know the column at all)
-            self._register("ops_columns", pa.schema(OPS_COLUMNS).empty_table())
             sources.append("SELECT * FROM ops_columns")
             self._con.execute(f"CREATE OR REPLACE TEMP VIEW ops AS SELECT {', '.join(OPS_COLUMNS)} "
                               f"FROM ({' UNION ALL BY NAME '.join(sources)})")
@@ -95,6 +95,31 @@ class StoreViews:
 
     def frame(self, sql: str, params: list | None = None) -> pd.DataFrame:
         return self._read(lambda cursor: cursor.execute(sql, params or []).df())
+
+    def run_frame(self, run_id: str, sql: str, params: list | None = None) -> pd.DataFrame:
+        """``frame`` with ``ops`` holding only ``run_id``'s records: what one run's figures cost
+        then does not grow with the catalog (the view opens every run's files)."""
+        def fetch(con):
+            return con.execute(self._own_ops(run_id, sql), params or []).df()
+        return self._read(fetch)
+
+    def _own_ops(self, run_id: str, sql: str) -> str:
+        """``sql`` with a common table ``ops`` of ``run_id``'s records before it (it hides the view)."""
+        cached = self._cache.get(run_id)
+        if cached is None or not self._views_built:
+            return sql
+        sources = []
+        if cached.ops.parquet:
+            listed = ", ".join(_literal(p) for p in cached.ops.parquet)
+            sources.append(f"SELECT * FROM read_parquet([{listed}], union_by_name = true)")
+        if cached.ops.live is not None:
+            sources.append(f"SELECT * FROM ops_live WHERE run_id = {_literal(run_id)}")
+        sources.append("SELECT * FROM ops_columns")
+        own = f"ops AS (SELECT {', '.join(OPS_COLUMNS)} FROM ({' UNION ALL BY NAME '.join(sources)}))"
+        text = sql.lstrip()
+        if text[:5].upper() == "WITH ":
+            return f"WITH {own}, {text[5:]}"
+        return f"WITH {own} {text}"
 
     def _read(self, fetch):
         with self._lock:
@@ -207,6 +232,10 @@ class _CachedRun:
         empty = {name: pa.schema(columns).empty_table() for name, columns in
                  (("steps", STEP_COLUMNS), ("workers", WORKER_COLUMNS), ("resources", RESOURCE_COLUMNS))}
         return cls(stamp, {"runs": runs, **empty}, _RunOps(), final=False, damage=damage)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _stamp(folder: RunFolder) -> tuple:

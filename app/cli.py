@@ -11,7 +11,7 @@ from pathlib import Path
 
 from app.cli_ab import add_ab_parser, cmd_ab
 from app.cli_agent import add_agent_parser, cmd_agent
-from app.cli_common import CliError, _fail, _registry, _store, console, err_console
+from app.cli_common import CliError, _fail, _registry, _store, added_work, console, err_console
 from app.cli_datasets import cmd_datasets, cmd_import, cmd_workloads
 from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_hosts import add_hosts_parser, add_scheduler_arguments, cmd_hosts
@@ -69,32 +69,22 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, help="where local targets lay out data")
     add_scheduler_arguments(parser)
     add_rate_arguments(parser)
-    parser.add_argument("--added-work", type=_added_work, action=_AddedWork, metavar="MS",
-                        help="a CPU busy loop of MS milliseconds inside every measured operation's timed span, "
-                             "after the operation: a known slowdown (recorded as the parameter added_work_s)")
+    parser.add_argument("--added-work", type=added_work, action=_AddedWork, metavar="MS|PCT%",
+                        help="a CPU busy loop of MS milliseconds, or of PCT%% of the operation's own time, inside "
+                             "every measured operation's timed span, after the operation: a known slowdown "
+                             "(recorded as the parameter added_work_s or added_work_share)")
     parser.add_argument("--agent", action="append", default=[], metavar="HOST:PORT",
                         help="a database host's agent (tickbench agent there; repeatable): a cold round has it "
                              "drop that host's page cache; its token from TICKBENCH_AGENT_TOKEN")
     add_dolphindb_arguments(parser)
 
 
-def _added_work(text: str) -> float:
-    import math
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 60_000):
-        raise argparse.ArgumentTypeError(f"takes milliseconds from 0 to 60000, not {text!r}")
-    return value
-
-
 class _AddedWork(argparse.Action):
-    """--added-work MS: the workload parameter added_work_s, as --param would give it."""
+    """--added-work MS|PCT%: the workload parameter it sets, as --param would give it."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         params = list(getattr(namespace, "param", None) or [])
-        params.append(f"added_work_s={values / 1000:g}")
+        params.append(values)
         setattr(namespace, "param", params)
 
 

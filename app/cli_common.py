@@ -53,3 +53,21 @@ def finite_above_zero(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"takes a finite number above 0, not {text!r}")
     return value
+
+
+def added_work(text: str) -> str:
+    """An argparse type: ``MS`` milliseconds of CPU (0-60000) or ``PCT%`` of each operation's own
+    time (0-1000 %) added inside every measured operation; the workload parameter it sets, as
+    ``NAME=VALUE`` (``added_work_s`` or ``added_work_share``)."""
+    import argparse
+    import math
+    given = text.strip()
+    share = given.endswith("%")
+    try:
+        value = float(given[:-1] if share else given)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= (1000 if share else 60_000)):
+        raise argparse.ArgumentTypeError("takes milliseconds from 0 to 60000, or a share of each operation's "
+                                         f"own time from 0% to 1000%, not {text!r}")
+    return f"added_work_share={value / 100:g}" if share else f"added_work_s={value / 1000:g}"

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.cli_common import CliError
 from workloads.datasets.schema import Scale
+from workloads.operations import get_workload
 from workloads.results.evidence import CANNOT_TELL, SAME, SLOWER
 from workloads.results.figures import step_figures
 from workloads.results.store import ResultsStore
@@ -227,6 +229,9 @@ def test_the_noops_cpu_work_and_added_work_show_in_stored_p50(store):
     work = {ms: _p50(store, held(0.0, 0.3, work_s=ms / 1000)) for ms in (10, 11)}
     assert 0.0005 < work[11] - work[10] < 0.002
     assert 0.010 <= work[10] < 0.013
+    # a share of the operation's own time: 10 ms of work and half as much again
+    shared = _p50(store, held(0.0, 0.3, work_s=0.010, added_work_share=0.5))
+    assert 1.4 < shared / work[10] < 1.6
     # a workload that does real work: a day read from pickle, with 5 ms added to each operation
     day = Scenario(name="day", workload="read-day", target="pickle", dataset="devices", users=(1,), operations=12,
                    probe_ops=0, scale=Scale(days=1, rows_per_day=2000),
@@ -241,7 +246,13 @@ def test_added_work_is_given_in_milliseconds_to_run_and_ab_and_recorded_as_a_par
     for command in ("run", "ab"):
         args = build_parser().parse_args([command, "--param", "rows=5", "--added-work", "2.5"])
         assert args.param == ["rows=5", "added_work_s=0.0025"]
-    from workloads.operations import get_workload
+        args = build_parser().parse_args([command, "--added-work", "10%"])
+        assert args.param == ["added_work_share=0.1"]
+    assert build_parser().parse_args(["ab", "--versus-added-work", "5 %"]).versus_added_work == "added_work_share=0.05"
+    for wrong in ("-1", "nan", "ten", "2000%", "70000"):
+        with pytest.raises(CliError, match="milliseconds from 0 to 60000, or a share"):
+            build_parser().parse_args(["run", "--added-work", wrong])
+    assert get_workload("read-day").validate({"added_work_share": "0.1"})["added_work_share"] == 0.1
     assert get_workload("read-day").validate({"added_work_s": "0.0025"})["added_work_s"] == 0.0025
     assert "added_work_s" not in get_workload("read-day").validate({})
     with pytest.raises(ValueError, match="below the minimum"):

@@ -26,13 +26,18 @@ Operation = Callable[[], OpResult]
 ADDED_WORK = Param("added_work_s", "Added work per operation", "float", 0.0, 0.0, 60.0, "s",
                    help="0: none. Otherwise each measured operation also spends this long in a CPU busy "
                         "loop inside its timed span (a known slowdown).")
+# ... or a share of the operation's own time: 0.1 makes every operation 10 % slower, whatever it
+# costs (a slowdown of a known size, as a release that does a tenth more work per call)
+ADDED_SHARE = Param("added_work_share", "Added work per operation, a share of its time", "float", 0.0, 0.0, 10.0,
+                    "x its time", help="0: none. Otherwise each measured operation also spends this share of its "
+                                       "own time (0.1: a tenth) in a CPU busy loop inside its timed span.")
 
 # The other: the measured operations of each user of a step at most, for a workload that ends by its
 # rows (slice-download, the uploads and appends, the transfers), when the user asks a number of them.
 MAX_OPERATIONS = Param("max_operations", "Operations at most", "int", 0, 0, 10**12, "ops",
                        help="0: as many as its rows take. Otherwise each user stops after this many "
                             "measured operations even if its rows are not all moved.")
-HARNESS_PARAMS = (ADDED_WORK, MAX_OPERATIONS)
+HARNESS_PARAMS = (ADDED_WORK, ADDED_SHARE, MAX_OPERATIONS)
 
 
 def counted_as(rows: int, nbytes: int, operation: Operation) -> Operation:
@@ -143,7 +148,7 @@ class Workload(ABC):
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, every value coerced; unknown keys are an error. The harness's own
-        ``added_work_s`` and ``max_operations`` (``HARNESS_PARAMS``) are taken by every workload, and kept only
+        ``added_work_s``, ``added_work_share`` and ``max_operations`` (``HARNESS_PARAMS``) are taken by every workload, and kept only
         when given."""
         known = {p.name: p for p in self.params}
         unknown = set(raw) - set(known) - {p.name for p in HARNESS_PARAMS}

@@ -202,11 +202,12 @@ def _build_context(spec: WorkerSpec):
     return ctx, workload
 
 
-def with_added_work(next_op, seconds: float):
-    """``next_op`` itself when ``seconds`` is 0; else one whose operations each end with a CPU busy
-    loop of ``seconds`` inside their timed span (after the operation, never after a failed one),
-    keeping the operation's marks (``named``, ``counted_as``, ``checked``, the days it reads)."""
-    if not seconds > 0:
+def with_added_work(next_op, seconds: float, share: float = 0.0):
+    """``next_op`` itself when ``seconds`` and ``share`` are 0; else one whose operations each end
+    with a CPU busy loop of ``seconds`` plus ``share`` of the operation's own time, inside their
+    timed span (after the operation, never after a failed one), keeping the operation's marks
+    (``named``, ``counted_as``, ``checked``, the days it reads)."""
+    if not (seconds > 0 or share > 0):
         return next_op
     from workloads.operations.harness import busy_for
 
@@ -216,8 +217,9 @@ def with_added_work(next_op, seconds: float):
             return None
 
         def worked():
+            started = time.perf_counter()
             result = op()
-            busy_for(seconds)
+            busy_for(seconds + share * (time.perf_counter() - started))
             return result
         worked.__dict__.update(getattr(op, "__dict__", None) or {})
         return worked
@@ -238,9 +240,10 @@ class _Operations:
         self.probes_wanted = (workload.uses_target and scenario.probe_ops > 0
                               and workload.op_name in ctx.target.probed_ops)
         step = int(spec.step["index"])
-        # the workload's next_op, or with added work (``added_work_s``) one that wraps each
+        # the workload's next_op, or with added work (``added_work_s``, ``_share``) one that wraps each
         # operation: 0 leaves the workload's own, so the fast path pays nothing
-        self.next_op = with_added_work(workload.next_op, float(ctx.params.get("added_work_s") or 0.0))
+        self.next_op = with_added_work(workload.next_op, float(ctx.params.get("added_work_s") or 0.0),
+                                       float(ctx.params.get("added_work_share") or 0.0))
         self._warmups = RecordBuffer(step, spec.worker, spec.host)
         self._buffer = RecordBuffer(step, spec.worker, spec.host)
         self._last_flush = time.perf_counter()

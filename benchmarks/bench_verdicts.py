@@ -23,7 +23,8 @@ twentieth) slower, as a release that does that much more work per call. (A fixed
 pilot's median added 8.6 % to the series' medians, not 10: the pilot measured a quieter moment.)
 Run it alone on the machine: a suite beside it measures the suite.
 
-    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 12] [--seconds 0.3] [--duckdb-seconds 1] [--by-runs]
+    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 12] [--seconds 0.3] [--duckdb-seconds 1]
+        [--duckdb-rows 50000] [--by-runs]
 
 Last line: ``A/A: F false alarms of N; A/B +10 %: C of N caught; +5 %: C5 of N; gate: G false failures of N``
 over both scenarios, read strictly: an A/A comparison counts as a false alarm when either way of
@@ -57,9 +58,9 @@ def noop(seconds: float, work_s: float) -> Scenario:
                     probe_ops=0, warmup_ops=1, params={"work_s": work_s, "rows": 1000})
 
 
-def duckdb(root: Path, seconds: float, added_share: float = 0.0) -> Scenario:
+def duckdb(root: Path, seconds: float, rows: int, added_share: float = 0.0) -> Scenario:
     params = {"added_work_share": added_share} if added_share else {}
-    return Scenario(name="verdicts DuckDB", scale=Scale(days=2, rows_per_day=200_000, symbols=100), target="duckdb",
+    return Scenario(name="verdicts DuckDB", scale=Scale(days=2, rows_per_day=rows, symbols=100), target="duckdb",
                     target_config={"path": str(root / "d.duckdb")}, workload="read-day", users=(1,), operations=0,
                     duration_s=seconds, params=params)
 
@@ -164,6 +165,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=0.3, help="each no-op run's measured seconds")
     parser.add_argument("--duckdb-seconds", type=float, default=1.0,
                         help="each DuckDB run's measured seconds (shorter runs of its read scatter more than they save)")
+    parser.add_argument("--duckdb-rows", type=int, default=50_000,
+                        help="rows of the day DuckDB reads (a 200,000-row read scatters twice as much per pair here)")
     parser.add_argument("--scenarios", default="noop,duckdb")
     parser.add_argument("--seed", type=int, default=52)
     parser.add_argument("--by-runs", action="store_true",
@@ -178,9 +181,10 @@ def main() -> int:
             sides = {"A": noop(args.seconds, 0.010), "B10": noop(args.seconds, 0.011), "B5": noop(args.seconds, 0.0105)}
             title = "no-op, 10 ms of CPU"
         else:
-            sides = {"A": duckdb(root, args.duckdb_seconds), "B10": duckdb(root, args.duckdb_seconds, 0.10),
-                     "B5": duckdb(root, args.duckdb_seconds, 0.05)}
-            title = "DuckDB read-day warm (+10 % / +5 % of each read's time)"
+            sides = {"A": duckdb(root, args.duckdb_seconds, args.duckdb_rows),
+                     "B10": duckdb(root, args.duckdb_seconds, args.duckdb_rows, 0.10),
+                     "B5": duckdb(root, args.duckdb_seconds, args.duckdb_rows, 0.05)}
+            title = f"DuckDB read-day warm, {args.duckdb_rows:,}-row day (+10 % / +5 % of each read's time)"
         print(f"{title}: {args.blocks} blocks, at most {args.max_pairs} pairs a comparison", file=sys.stderr, flush=True)
         counts, ratios = new_counts(), {kind: [] for kind in (*KINDS, "A p50")}
         for number in range(args.blocks):

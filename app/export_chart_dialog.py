@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout,
 
 from widgets.export_sizes import DPI_CHOICES, FORMATS, SIZE_PRESETS, ExportOptions
 
-FORMAT_NAMES = {"png": "PNG image", "svg": "SVG drawing (as shown)", "pdf": "PDF (vector)", "csv": "CSV data"}
+FORMAT_NAMES = {"png": "PNG image", "svg": "SVG drawing", "pdf": "PDF (vector)", "csv": "CSV data"}
 FILE_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)", "pdf": "PDF document (*.pdf)",
                 "csv": "CSV data (*.csv)"}
 SAVE, COPY = "save", "copy"
@@ -63,7 +63,7 @@ class ExportChartDialog(QDialog):
 
     def _enable(self) -> None:
         fmt = self.format.currentData()
-        self.size.setEnabled(fmt in ("png", "pdf"))      # SVG is drawn as shown, CSV has no picture
+        self.size.setEnabled(fmt != "csv")      # a CSV has no picture
         self.dpi.setEnabled(fmt in ("png", "pdf"))
 
     def _restore(self) -> None:

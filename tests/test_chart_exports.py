@@ -250,6 +250,8 @@ def test_the_export_dialog_offers_sizes_dpi_and_formats_and_remembers_them(qapp,
         "Users sweep", ExportOptions((3840, 2160), 300), "pdf", COPY)
     again = ExportChartDialog(None, ["Latency"], "Latency", settings)
     assert again.choice().options == ExportOptions((3840, 2160), 300) and again.choice().format == "pdf"
+    again.format.setCurrentIndex(again.format.findData("svg"))
+    assert again.size.isEnabled() and not again.dpi.isEnabled()       # a drawing has a size, no DPI
     again.format.setCurrentIndex(again.format.findData("csv"))
     assert not again.size.isEnabled()          # a CSV has no picture to size
 
@@ -275,6 +277,33 @@ def test_an_svg_export_has_the_legend_inside_too_and_leaves_the_chart_as_it_was(
     text = written.read_text(encoding="utf-8")
     assert text.startswith("<?xml") and all(f">{key}<" in text for key in ("p50", "p95", "p99"))
     assert latency.legend.isVisible() and latency.legend.scene() is latency.graphics.scene()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_an_svg_export_at_a_size_is_that_size(latency, tmp_path, size):
+    latency.resize(640, 400)
+    written = export_chart_as(latency, tmp_path / "chart.svg", ExportOptions(size), caption="Run r1")
+    text = written.read_text(encoding="utf-8")
+    root = _svg_root(text)
+    assert (int(root["width"]), int(root["height"])) == size
+    layout, *_ = export_sizes._layout_size(latency, ExportOptions(size), "Run r1")
+    assert root["viewBox"].split()[2] == str(layout.width())     # laid out as the PNG of that size, then scaled
+    assert all(f">{key}<" in text for key in ("p50", "p95", "p99"))
+    assert latency.graphics.size().width() == 640     # the chart on screen as it was
+
+
+def test_the_command_line_writes_an_svg_at_the_size_asked(stored_run):
+    folder, results, run_id = stored_run
+    out = folder / "sweep.svg"
+    done = _tickbench("--results", str(results), "export", run_id, "--chart", "sweep", "--size", "1280x720",
+                      "--out", str(out), home=folder)
+    assert done.returncode == 0, done.stderr
+    root = _svg_root(out.read_text(encoding="utf-8"))
+    assert (root["width"], root["height"]) == ("1280", "720")
+
+
+def _svg_root(text: str) -> dict[str, str]:
+    return dict(re.findall(r'(\w+)="([^"]*)"', re.search(r"<svg\b[^>]*>", text)[0]))
 
 
 def test_a_sweeps_keys_wear_their_series_colour(sweep):

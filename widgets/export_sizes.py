@@ -365,17 +365,22 @@ def copy_to_clipboard(chart, options: ExportOptions = ExportOptions(), caption: 
 
 
 def export_chart_as(chart, path, options: ExportOptions = ExportOptions(), caption: str | None = None) -> Path:
-    """Pick the format from the suffix: .png (at the size asked), .svg (as shown: a drawing has
-    no pixel size), .pdf (vector, at the size asked) or .csv (data only)."""
+    """Pick the format from the suffix: .png (at the size asked), .svg (a drawing of the size asked,
+    laid out as the PNG is; without a size, as shown), .pdf (vector, at the size asked) or .csv
+    (data only)."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         raise ValueError(f"cannot export to {Path(path).name}: use a .png, .svg, .pdf or .csv file name")
     if suffix == "csv":
         return export_csv(chart, path)
-    if suffix == "svg":      # as shown (a drawing has no pixel size), legend inside as in the others
-        shown = _view_of(chart).size()
-        with laid_out(chart, shown.width(), shown.height()):
-            return export_svg(chart, path, caption=caption)
+    if suffix == "svg":      # legend inside as in the others
+        if options.size is None:          # as shown
+            shown = _view_of(chart).size()
+            with laid_out(chart, shown.width(), shown.height()):
+                return export_svg(chart, path, caption=caption)
+        layout, _scale, _pixels, _band = _layout_size(chart, options, caption)
+        with laid_out(chart, layout.width(), layout.height()):
+            return export_svg(chart, path, caption=caption, size=options.size)
     if suffix == "pdf":
         return export_pdf(chart, path, options, caption)
     return export_png_sized(chart, path, options, caption)

@@ -309,9 +309,10 @@ def _css_fonts(svg: str) -> str:
     return re.sub(r'font-family="([^"]*)"', family, svg)
 
 
-def export_svg(chart, path, caption: str | None = None) -> Path:
-    """Write an SVG (vector: for reports and slides), sized in pixels as the chart is on screen;
-    `caption` is drawn in a band under the chart and kept as the SVG's description."""
+def export_svg(chart, path, caption: str | None = None, size: tuple[int, int] | None = None) -> Path:
+    """Write an SVG (vector: for reports and slides), sized in pixels as the chart is on screen, or
+    shown at ``size`` (width, height: the drawing scales to it); `caption` is drawn in a band under
+    the chart and kept as the SVG's description."""
     path = _target(path)
     _prepare(chart)
     view = _view_of(chart)
@@ -343,8 +344,8 @@ def export_svg(chart, path, caption: str | None = None) -> Path:
         _set_export_mode(scene, False)
     svg = bytes(buffer.data()).decode("utf-8")
     # pixels, not millimetres at the generator's resolution: a browser shows it at its real size
-    svg = re.sub(r'<svg width="[^"]*" height="[^"]*"',
-                 f'<svg width="{rect.width()}" height="{rect.height() + band}"', svg, count=1)
+    width, height = size or (rect.width(), rect.height() + band)
+    svg = re.sub(r'<svg width="[^"]*" height="[^"]*"', f'<svg width="{width}" height="{height}"', svg, count=1)
     path.write_text(_css_fonts(bake_non_scaling_strokes(svg)), encoding="utf-8")
     return path
 

@@ -148,8 +148,8 @@ class Workload(ABC):
 
     def validate(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, every value coerced; unknown keys are an error. The harness's own
-        ``added_work_s``, ``added_work_share`` and ``max_operations`` (``HARNESS_PARAMS``) are taken by every workload, and kept only
-        when given."""
+        ``added_work_s``, ``added_work_share`` and ``max_operations`` (``HARNESS_PARAMS``) are taken
+        by every workload, and kept only when given."""
         known = {p.name: p for p in self.params}
         unknown = set(raw) - set(known) - {p.name for p in HARNESS_PARAMS}
         if unknown:

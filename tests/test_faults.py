@@ -41,6 +41,18 @@ def _run_folders(home: Path) -> list[Path]:
     return sorted(p for p in home.glob("results*/runs/*") if p.is_dir())   # results/ (or the older results.duckdb/)
 
 
+def _measured_on_disk(home: Path) -> bool:
+    from workloads.results.run_files import RunFolder, read_ops_file
+    for folder in _run_folders(home):
+        for path in RunFolder(folder).ops_files():
+            try:
+                if "measured" in read_ops_file(path, ["kind"]).column("kind").to_pylist():
+                    return True
+            except Exception:       # a part or stream being written: read it again next time
+                continue
+    return False
+
+
 # --- (6) Ctrl-C and SIGTERM on the plain `tickbench run` cancel as --live does -----------------
 
 @pytest.mark.parametrize("sig, group, start", [(signal.SIGINT, True, "forkserver"), (signal.SIGTERM, False, "forkserver"),
@@ -51,11 +63,12 @@ def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, gro
     proc = subprocess.Popen([sys.executable, "-m", "app", "run", "--workload", "noop", "--users", "2",
                              "--duration", "120", "--start", start], cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    # the workers are measuring once records reach the run's folder
+    # the workers are measuring once a measured record reaches the run's folder (spawned users on a
+    # loaded machine take many seconds to start: a fixed wait signalled them before they measured)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not any(f.rglob("*.parquet") for f in _run_folders(tmp_path)):
+    while time.monotonic() < deadline and not _measured_on_disk(tmp_path):
         time.sleep(0.5)
-    time.sleep(5.0)                                     # past the warm-ups: measuring
+    time.sleep(1.0)
     (os.killpg if group else os.kill)(proc.pid, sig)    # Ctrl-C reaches every process of the terminal's group
     out, err = proc.communicate(timeout=90)
     assert "Traceback" not in err and "IndexError" not in err, err

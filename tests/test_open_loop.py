@@ -57,10 +57,10 @@ def test_the_open_loop_counts_a_stall_for_every_operation_it_delayed_where_the_c
     open_ = step_figures(store, opened.run_id).iloc[0]
     # closed: one operation per stall window waited (the user sent nothing meanwhile), so of its
     # ~10^5 operations two or three were slow and its p99 knows nothing of the stalls
-    # (a window's first operation waits what is left of it: 0.1 s is slow enough to tell, and leaves
-    # room for the user's first operation to start late on a loaded machine, its window already open)
+    # (a window's first operation waits what is left of it: 0.1 s is slow enough to tell; on a loaded
+    # machine the user's first operation can start so late that the first window's rest is shorter)
     stalled = store.ops(closed.run_id, (MEASURED,))["total_s"] > 0.1
-    assert 2 <= stalled.sum() <= 3 and shut.ops > 10_000
+    assert 1 <= stalled.sum() <= 3 and shut.ops > 10_000
     assert shut.p99_s < 0.01 and pd.isna(shut.latency_p99_s) and pd.isna(shut.late_ops)
     # open: 30 % of the schedule falls inside a stall window and waits up to 0.3 s for its end
     ops = store.ops(opened.run_id, (MEASURED,))

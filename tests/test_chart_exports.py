@@ -189,13 +189,19 @@ def stored_run(tmp_path_factory):
     return folder, path, result.run_id
 
 
-def test_the_command_line_writes_a_stored_runs_chart_at_1920x1080(stored_run):
+def _export_sweep(stored_run, name: str, size: str) -> Path:
+    """``tickbench export RUN --chart sweep --size SIZE --out NAME``, which must succeed."""
     folder, results, run_id = stored_run
-    out = folder / "sweep.png"
-    done = _tickbench("--results", str(results), "export", run_id, "--chart", "sweep", "--size", "1920x1080",
+    out = folder / name
+    done = _tickbench("--results", str(results), "export", run_id, "--chart", "sweep", "--size", size,
                       "--out", str(out), home=folder)
     assert done.returncode == 0, done.stderr
-    image = QImage(str(out))
+    return out
+
+
+def test_the_command_line_writes_a_stored_runs_chart_at_1920x1080(stored_run):
+    run_id = stored_run[2]
+    image = QImage(str(_export_sweep(stored_run, "sweep.png", "1920x1080")))
     assert (image.width(), image.height()) == (1920, 1080)
     assert run_id in image.text("Description")
 
@@ -293,12 +299,7 @@ def test_an_svg_export_at_a_size_is_that_size(latency, tmp_path, size):
 
 
 def test_the_command_line_writes_an_svg_at_the_size_asked(stored_run):
-    folder, results, run_id = stored_run
-    out = folder / "sweep.svg"
-    done = _tickbench("--results", str(results), "export", run_id, "--chart", "sweep", "--size", "1280x720",
-                      "--out", str(out), home=folder)
-    assert done.returncode == 0, done.stderr
-    root = _svg_root(out.read_text(encoding="utf-8"))
+    root = _svg_root(_export_sweep(stored_run, "sweep.svg", "1280x720").read_text(encoding="utf-8"))
     assert (root["width"], root["height"]) == ("1280", "720")
 
 

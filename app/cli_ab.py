@@ -227,6 +227,8 @@ def print_ab(result, store) -> None:
                           f"{e.ratio:.3f}x" if e else "—", f"{e.low:.3f}x – {e.high:.3f}x" if e else "—",
                           _style(v.verdict))
         out.print(table)
+        for v in (v for v in result.verdicts if v.step == step and v.why):
+            out.print(f"{escape(v.figure)}: cannot tell: {escape(v.why)}", highlight=False)
     for v in result.primary_verdicts():
         where = f" at {escape(v.step)}" if len(steps) > 1 else ""
         if v.evidence is not None:

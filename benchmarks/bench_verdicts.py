@@ -16,20 +16,23 @@ ways a team can:
   side against the same B runs, with the catalog's other runs left out (``use_repeats=False``), and
   the CI gate of the documented flow (``--fail-if "p99 > 1.10x" --fail-if "rows/s < 0.95x"``).
 
-The known slowdowns are real work: the no-op's answer is 10 ms of CPU (``work_s``) against 11 ms
-and 10.5 ms; DuckDB's warm day read gets a busy loop inside each timed operation of 10 % and 5 %
+The known slowdowns are real work: the no-op's answer is 1 ms of CPU (``work_s``) against 1.1 ms
+and 1.05 ms (1 ms, not 10: a 0.4 s run then has some 150 operations taking turns, enough for a p99
+of its own, where 10 ms gave 13 and a p99 that was the slowest of them); DuckDB's warm day read gets a busy loop inside each timed operation of 10 % and 5 %
 of that operation's own time (``added_work_share``, ``--added-work 10%``): every read a tenth (a
 twentieth) slower, as a release that does that much more work per call. (A fixed loop sized on a
 pilot's median added 8.6 % to the series' medians, not 10: the pilot measured a quieter moment.)
 Run it alone on the machine: a suite beside it measures the suite.
 
-    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 12] [--seconds 0.3] [--duckdb-seconds 1]
+    .venv/bin/python benchmarks/bench_verdicts.py [--blocks 20] [--max-pairs 12] [--seconds 0.4] [--duckdb-seconds 1]
         [--duckdb-rows 50000] [--by-runs]
 
 Last line: ``A/A: F false alarms of N; A/B +10 %: C of N caught; +5 %: C5 of N; gate: G false failures of N``
 over both scenarios, read strictly: an A/A comparison counts as a false alarm when either way of
 judging it called a central figure (p50, rows/s, ops/s) changed; an A/B one counts as caught only
-when both ways called its p50 slower. The lines above it give each way and scenario apart.
+when both ways called its p50 slower. The gate's count is of exit 1 on A/A; a comparison whose
+runs are too short for a rule's figure (a p99 needs 100 operations a run) cannot be checked (exit 2),
+and the line after says how many could not. The lines above it give each way and scenario apart.
 """
 from __future__ import annotations
 
@@ -43,7 +46,7 @@ from pathlib import Path
 
 from workloads.datasets.schema import Scale
 from workloads.results.compare import SAME, SLOWER, compare_runs
-from workloads.results.gate import BROKEN, Rule, check
+from workloads.results.gate import BROKEN, CANNOT, Rule, check
 from workloads.results.store import ResultsStore
 from workloads.run.ab import MIN_PAIRS, Pair, run_pair, settled, verdicts_of
 from workloads.scenario import Scenario
@@ -124,6 +127,7 @@ def judge(store, chunks: dict[str, list[Pair]], counts: dict, ratios: dict) -> N
             said["either"] += any(alarms)
             said["tails"] += any(v != SAME for f, v in {**ab, **stored}.items() if f not in CENTRAL)
             said["gate"] += code == BROKEN
+            said["unchecked"] += code == CANNOT
         else:
             caught = (ab.get("p50") == SLOWER, stored.get("p50") == SLOWER)
             said["ab"] += caught[0]
@@ -143,7 +147,8 @@ def report(title: str, counts: dict, ratios: dict) -> None:
         what = "false alarms" if kind == "A/A" else "caught"
         print(f"{title} {kind}: ab {what} {said['ab']} of {said['n']} (mean {said['pairs'] / max(said['n'], 1):.1f} "
               f"pairs), stored compare {said['stored']} of {said['n']}"
-              + (f", gate false failures {said['gate']} of {said['n']}, tail figures called changed "
+              + (f", gate false failures {said['gate']} of {said['n']} (could not check {said['unchecked']}), "
+                 f"tail figures called changed "
                  f"{said['tails']} of {said['n']}" if kind == "A/A" else ""), flush=True)
 
 
@@ -153,7 +158,8 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def new_counts() -> dict:
-    return {kind: {"ab": 0, "stored": 0, "either": 0, "both": 0, "gate": 0, "tails": 0, "n": 0, "pairs": 0}
+    return {kind: {"ab": 0, "stored": 0, "either": 0, "both": 0, "gate": 0, "unchecked": 0, "tails": 0, "n": 0,
+                   "pairs": 0}
             for kind in KINDS}
 
 
@@ -162,7 +168,7 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=20, help="comparisons of each kind per scenario")
     parser.add_argument("--max-pairs", type=int, default=12, help="pairs per comparison at most (ab's early stop ends most sooner)")
     parser.add_argument("--smallest", type=float, default=0.05, help="ab's --smallest, as a fraction")
-    parser.add_argument("--seconds", type=float, default=0.3, help="each no-op run's measured seconds")
+    parser.add_argument("--seconds", type=float, default=0.4, help="each no-op run's measured seconds")
     parser.add_argument("--duckdb-seconds", type=float, default=1.0,
                         help="each DuckDB run's measured seconds (shorter runs of its read scatter more than they save)")
     parser.add_argument("--duckdb-rows", type=int, default=50_000,
@@ -178,8 +184,8 @@ def main() -> int:
     t0 = time.monotonic()
     for name in args.scenarios.split(","):
         if name == "noop":
-            sides = {"A": noop(args.seconds, 0.010), "B10": noop(args.seconds, 0.011), "B5": noop(args.seconds, 0.0105)}
-            title = "no-op, 10 ms of CPU"
+            sides = {"A": noop(args.seconds, 0.001), "B10": noop(args.seconds, 0.0011), "B5": noop(args.seconds, 0.00105)}
+            title = "no-op, 1 ms of CPU"
         else:
             sides = {"A": duckdb(root, args.duckdb_seconds, args.duckdb_rows),
                      "B10": duckdb(root, args.duckdb_seconds, args.duckdb_rows, 0.10),
@@ -211,6 +217,7 @@ def main() -> int:
     aa, ten, five = totals["A/A"], totals["+10 %"], totals["+5 %"]
     # the strict reading: an A/A comparison is a false alarm if either way of judging it raised one;
     # an A/B one is caught only if both ways caught it
+    print(f"the gate could not check {aa['unchecked']} of {aa['n']} A/A comparisons (runs too short for a rule's figure)")
     print(f"A/A: {aa['either']} false alarms of {aa['n']}; A/B +10 %: {ten['both']} of {ten['n']} caught; "
           f"+5 %: {five['both']} of {five['n']}; gate: {aa['gate']} false failures of {aa['n']}")
     return 0

@@ -114,7 +114,8 @@ class _Scripted:
         counts[self.side] += 1
         p50 = 0.010 * (self.ratios[counts["B"] - 1] if self.side == "B" else 1.0)
         frame = pd.DataFrame([{"users": 1, "rate": None, "label": "1 user", "rows_per_s": 0.0, "mb_per_s": 0.0,
-                               "ops_per_s": 1 / p50, "p50_s": p50, "p95_s": p50, "p99_s": p50}])
+                               "ops_per_s": 1 / p50, "p50_s": p50, "p95_s": p50, "p99_s": p50,
+                               "ops": getattr(self, "ops", None)}])
         return RunResult(self.run_id, "completed", "", frame)
 
 
@@ -257,3 +258,28 @@ def test_added_work_is_given_in_milliseconds_to_run_and_ab_and_recorded_as_a_par
     assert "added_work_s" not in get_workload("read-day").validate({})
     with pytest.raises(ValueError, match="below the minimum"):
         get_workload("noop").validate({"added_work_s": -1})
+
+
+def test_a_percentile_of_pairs_too_short_to_have_one_is_cannot_tell_with_why():
+    pairs = _pairs([10.0] * 8, [11.0] * 8)
+    for p in pairs:
+        for rep in (p.a, p.b):
+            rep.figures[STEP].update({"p99": rep.figures[STEP]["p50"] * 2, "operations": 40.0})
+    p50, p99 = verdicts_of(pairs)
+    assert p50.verdict == SLOWER and p99.figure == "p99" and p99.verdict == CANNOT_TELL
+    assert p99.why.startswith("a run of 40 operations has no p99 of its own") and p99.to_dict()["basis"] == p99.why
+    assert not ab.settled(pairs, "p99", 0.05) and ab.needed_pairs(pairs, "p99", 0.05) is None
+    for p in pairs:
+        p.b.figures[STEP]["operations"] = p.a.figures[STEP]["operations"] = 100.0
+    assert verdicts_of(pairs)[1].verdict == SLOWER and ab.settled(pairs, "p99", 0.05)
+
+
+def test_a_session_on_a_percentile_its_runs_are_too_short_for_ends_at_once_and_says_so(store, monkeypatch):
+    _Scripted.ratios = [1.0] * 8
+    _Scripted.counts = {"A": 0, "B": 0}
+    monkeypatch.setattr(_Scripted, "ops", 30, raising=False)
+    monkeypatch.setattr(ab, "Runner", _Scripted)
+    result = run_ab(held(), held(), store, max_pairs=8, seed=2, interleave="runs", primary="p99")
+    assert result.outcome == "too few" and len(result.pairs) == 1, result.stop
+    assert result.stop == "p99: a run of 30 operations has no p99 of its own (it takes 100: in fewer, the " \
+                          "slowest operation stands in for it); make each run longer"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from workloads.results.compare import CANNOT_TELL, SAME, SLOWER, FigureChange, compare_runs
 from workloads.results.evidence import (FASTER, MIN_PAIRS, Evidence, one_run_each, paired, signed_rank_cut,
-                                        sides, verdict_of)
+                                        sides, too_few_operations, verdict_of)
 from workloads.results.gate import BROKEN, CANNOT, PASSED, Rule, check
 from workloads.results.repeat_noise import CrossRun
 from workloads.results.store import ResultsStore
@@ -168,7 +168,7 @@ def test_an_infinite_p99_makes_the_rule_cannot_check_and_json_stays_strict(runs)
     folder, ids = runs
     gate = _tickbench(folder, ids[0], ids[-1], "--fail-if", "p99 > 1.10x")
     assert gate.returncode == CANNOT, gate.stdout + gate.stderr
-    assert "cannot check 'p99 > 1.10x': p99 at 2 users is not a finite figure above 0" in gate.stdout
+    assert "cannot check 'p99 > 1.10x': p99 at 2 users: not a finite figure above 0" in gate.stdout
     as_json = _tickbench(folder, ids[0], ids[-1], "--fail-if", "p99 > 1.10x", "--json")
     found = json.loads(as_json.stdout, parse_constant=lambda word: pytest.fail(f"not JSON: {word}"))
     assert found[-1] == {"exit": CANNOT} and as_json.returncode == CANNOT
@@ -243,3 +243,32 @@ def test_the_comparison_reads_whole_in_a_terminal_of_80_columns(runs, monkeypatc
     p50 = next(c for c in comparison.changes if c.figure == "p50")
     assert all(len(line) <= 80 for line in text.splitlines())
     assert p50.interval in text and "same: no difference this machine can see" in " ".join(text.split())
+
+
+def test_a_percentile_needs_an_operation_beyond_it_in_every_run_of_both_sides():
+    assert too_few_operations("p99", [100, 250]) == "" and too_few_operations("p95", [20]) == ""
+    assert too_few_operations("p50", [3, 3]) == ""          # a median of three is still a median
+    said = too_few_operations("p99", [400, 99, 180])
+    assert said.startswith("a run of 99 operations has no p99 of its own (it takes 100")
+    assert too_few_operations("p95", [19]) and not too_few_operations("p95", [math.nan, 40])
+    p99 = ((2, None), "p99")
+    runs = {f"r{i}": {p99: 1.0 + i / 100, ((2, None), "operations"): ops} for i, ops in enumerate((300, 25, 300, 300))}
+    short = CrossRun(base={"r0": runs["r0"], "r1": runs["r1"]}, new={"r2": runs["r2"], "r3": runs["r3"]},
+                     groups=[{"r0": runs["r0"], "r1": runs["r1"]}, {"r2": runs["r2"], "r3": runs["r3"]}])
+    assert short.evidence(p99) is None and "run of 25 operations" in short.too_few(p99)
+    runs["r1"][((2, None), "operations")] = 300
+    assert short.evidence(p99) is not None and short.too_few(p99) == ""
+
+
+def test_a_gate_on_the_p99_of_runs_too_short_to_have_one_cannot_check_and_says_why(tmp_path):
+    store = ResultsStore(tmp_path / "results")
+    try:
+        short = Scenario(name="short", workload="noop", users=(1,), operations=30, probe_ops=0,
+                         params={"hold_s": 0.001, "rows": 100})
+        ids = [Runner(short, store).run().run_id for _ in range(2)]
+    finally:
+        store.close()
+    gate = _tickbench(tmp_path, ids[0], ids[1], "--fail-if", "p99 > 1.10x", "--fail-if", "p50 > 3x")
+    assert gate.returncode == CANNOT, gate.stdout + gate.stderr
+    assert "cannot check 'p99 > 1.10x': p99 at 1 user: a run of 30 operations has no p99 of its own" in gate.stdout
+    assert "holds: p50 > 3x" in gate.stdout               # the median of 30 is judged as before

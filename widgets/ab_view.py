@@ -7,6 +7,7 @@ Every text from a run (steps, names, reasons) is shown as plain text: it may com
 file. Plain data in, nothing of the app: the dialog that starts the session feeds it."""
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -146,6 +147,8 @@ class AbView(QWidget):
                     font = item.font()
                     font.setBold(True)            # the figure that decides when to stop
                     item.setFont(font)
+                if c == VERDICT and v.get("basis"):       # what it rests on, or why it cannot be told
+                    item.setToolTip(f"<p>{html.escape(str(v['basis']))}</p>")
                 if c == VERDICT and v.get("verdict") in (FASTER, SLOWER):
                     colour = OKABE_ITO["bluish_green"] if v.get("verdict") == FASTER else theme.error
                     item.setForeground(QBrush(QColor(colour)))

@@ -59,6 +59,7 @@ class FigureChange:
     basis: str                   # "one run each: no verdict within ±50 %; 412 and 398 operations"
     run_low: float | None = None     # each run's own bootstrap over its operations: how sure that run is
     run_high: float | None = None
+    untold: str = ""                 # why it cannot be told ("" when it can, or is too few to)
 
     @property
     def interval(self) -> str:
@@ -143,10 +144,11 @@ class _Judge:
                 bv, nv = (float(np.exp(np.mean(np.log(v)))) for v in sides)
             run_low = run_high = None
         ratio = evidence.ratio if evidence else (nv / bv if bv else math.nan)
-        said = f"{evidence.basis}; {basis}" if evidence else f"not a finite figure above 0 in every run; {basis}"
+        untold = "" if evidence else self.cross.too_few(key) or "not a finite figure above 0 in every run"
+        said = f"{evidence.basis if evidence else untold}; {basis}"
         return FigureChange(label, figure, bv, nv, ratio, evidence and evidence.low, evidence and evidence.high,
                             higher_is_better, verdict_of(evidence, higher_is_better), said,
-                            _or_none(run_low), _or_none(run_high))
+                            _or_none(run_low), _or_none(run_high), untold)
 
 
 def _or_none(value):

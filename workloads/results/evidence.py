@@ -23,13 +23,14 @@ evidence, both intervals of the ratio new / base:
 A verdict ("faster", "slower", ...) needs the whole interval beyond ``NOISE_FLOOR`` either side of
 1 (as Criterion.rs's noise threshold: a 1 % change however sure is no change a team acts on); a
 gate rule is broken only where the verdict is also the bad one, so the two can never disagree. A
-figure that is missing, zero, negative, NaN or infinite gives no evidence: "cannot tell".
+figure that is missing, zero, negative, NaN or infinite gives no evidence: "cannot tell"; so does a
+percentile of runs too short to have one (``too_few_operations``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -40,6 +41,11 @@ LEVEL = 0.95
 # rates and medians up to 31 %, tails (p95, p99) and first operations up to 64 %; rounded up.
 ONE_RUN_BAND = {"rate": 0.50, "tail": 1.00}
 MIN_SPREAD = 0.01               # a measured spread under 1 % (three repeats that agree by chance) is taken as 1 %
+
+# A run's percentile is its own only with an operation beyond it: in a run of fewer operations its
+# p95 (p99) is its slowest one, which one 3 ms stall moves by 30 % on a 10 ms answer, and the pairs of
+# one comparison, minutes apart, share such stalls: an A/A gate failed on p99s of 25 operations.
+PERCENTILE_OPS = {"p95": 20, "p99": 100}
 
 SAME = "no difference this machine can see"
 CANNOT_TELL = "cannot tell"
@@ -104,6 +110,17 @@ def verdict_of(evidence: Evidence | None, higher_is_better: bool, sizes: bool = 
 
 def band_family(figure: str) -> str:
     return "tail" if figure in ("p95", "p99", "first op") else "rate"
+
+
+def too_few_operations(figure: str, counts: Iterable) -> str:
+    """Why runs of ``counts`` operations (one count a run) give no ``figure`` to judge between them:
+    a percentile the shortest run is too short to have; "" when they give one."""
+    needed = PERCENTILE_OPS.get(figure)
+    known = [int(c) for c in counts if c is not None and c == c]
+    if needed is None or not known or min(known) >= needed:
+        return ""
+    return (f"a run of {min(known)} operations has no {figure} of its own (it takes {needed}: "
+            "in fewer, the slowest operation stands in for it)")
 
 
 def one_run_each(base: float, new: float, band: float) -> Evidence | None:

@@ -7,7 +7,8 @@ threshold, in some step the runs share, and the comparison's verdict on that fig
 same way: the gate and the verdict column read one interval by one rule, so they never disagree,
 and noise the noise model knows of never fails a build. A rule cannot be checked (exit 2, never
 "holds") where its figure is missing from both runs, has one value a run, or is NaN, infinite,
-zero or negative in a run.
+zero or negative in a run, or is a percentile of runs too short to have one (a p99 needs 100
+operations a run: ``evidence.too_few_operations``).
 """
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ class RuleResult:
     def line(self) -> str:
         if self.untold and not self.broken:
             bad = self.untold[0]
-            return (f"cannot check {self.rule.text!r}: {bad.figure} at {bad.step} is not a finite figure above 0 "
-                    f"in every run ({_plain(bad.base)} -> {_plain(bad.new)})")
+            return (f"cannot check {self.rule.text!r}: {bad.figure} at {bad.step}: "
+                    f"{bad.untold or 'not a finite figure above 0 in every run'} ({_plain(bad.base)} -> {_plain(bad.new)})")
         if not self.checked and self.named:
             return f"cannot check {self.rule.text!r}: {self.rule.figure} has one value per run, too few to tell"
         if not self.checked:

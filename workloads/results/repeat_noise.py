@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workloads.results.evidence import (MIN_PAIRS, ONE_RUN_BAND, Evidence, band_family, finite_positive,
-                                        one_run_each, paired, sides)
+                                        one_run_each, paired, sides, too_few_operations)
 
 MAX_REPEATS = 10                       # the newest: a machine changes over months
 OUTLIER_MADS = 3.5
@@ -41,6 +41,7 @@ _COLUMNS = {"rows/s": "rows_per_s", "MB/s": "mb_per_s", "ops/s": "ops_per_s", "p
 
 Key = tuple[tuple[int, float | None], str]          # ((users, offered rate), figure)
 CENTRAL = ("p50", "ops/s")                          # the figures that say a whole run was off
+OPERATIONS = "operations"                           # a step's count of operations, kept beside its figures
 
 
 def scenario_key(scenario: dict) -> str:
@@ -61,6 +62,7 @@ def run_figures(store, run_id: str) -> dict[Key, float]:
     out: dict[Key, float] = {}
     frame = step_figures(store, run_id)
     for row in frame.to_dict("records"):
+        out[(step_key(row), OPERATIONS)] = int(row.get("ops") or 0)
         for figure, column in _COLUMNS.items():
             if finite_positive(row.get(column)):
                 out[(step_key(row), figure)] = float(row[column])
@@ -148,7 +150,14 @@ class CrossRun:
             self.left_out.setdefault(run, set()).add(key[1])
         return list(kept.values())
 
+    def too_few(self, key: Key) -> str:
+        """Why the sides' runs are too short for this figure ("" when they are not)."""
+        counts = [figures.get((key[0], OPERATIONS)) for side in (self.base, self.new) for figures in side.values()]
+        return too_few_operations(key[1], counts)
+
     def evidence(self, key: Key) -> Evidence | None:
+        if self.too_few(key):
+            return None
         base, new = self.values(self.base, key), self.values(self.new, key)
         if not base or not new or len(base) < len(self.base) or len(new) < len(self.new):
             return None                  # a run of a side lacks the figure (or it is NaN, infinite, 0)

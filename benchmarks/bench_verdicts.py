@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from workloads.datasets.schema import Scale
-from workloads.results.compare import SAME, SLOWER, compare_runs
+from workloads.results.compare import CANNOT_TELL, SAME, SLOWER, TOO_FEW, compare_runs
 from workloads.results.gate import BROKEN, CANNOT, Rule, check
 from workloads.results.store import ResultsStore
 from workloads.run.ab import MIN_PAIRS, Pair, run_pair, settled, verdicts_of
@@ -125,7 +125,8 @@ def judge(store, chunks: dict[str, list[Pair]], counts: dict, ratios: dict) -> N
             said["ab"] += alarms[0]
             said["stored"] += alarms[1]
             said["either"] += any(alarms)
-            said["tails"] += any(v != SAME for f, v in {**ab, **stored}.items() if f not in CENTRAL)
+            said["tails"] += any(v not in (SAME, CANNOT_TELL, TOO_FEW) for f, v in {**ab, **stored}.items()
+                                 if f not in CENTRAL)                   # "cannot tell" is no change called
             said["gate"] += code == BROKEN
             said["unchecked"] += code == CANNOT
         else:

@@ -117,8 +117,29 @@ def test_a_runs_figures_read_its_own_records_only(tmp_path):
             ids.append(result.run_id)
         before = step_figures(store, ids[0])
         assert before["ops"].iloc[0] == 8
-        (store.run_folder(ids[1]) / "ops.parquet").unlink()
-        after = step_figures(store, ids[0])
+    finally:
+        store.close()
+    fresh = ResultsStore(tmp_path / "results")          # nothing of the runs' answers kept in it yet
+    try:
+        assert fresh.frame("SELECT count(*) AS n FROM runs")["n"].iloc[0] == 2     # the views list both
+        (fresh.run_folder(ids[1]) / "ops.parquet").unlink()
+        after = step_figures(fresh, ids[0])
         assert after["ops"].iloc[0] == 8 and after["p50_s"].iloc[0] == before["p50_s"].iloc[0]
+        assert len(fresh.ops(ids[0], kinds=("measured",))) == 8
+    finally:
+        fresh.close()
+
+
+def test_a_finished_runs_figures_are_kept_with_it_and_a_callers_changes_never_reach_them(tmp_path):
+    store = ResultsStore(tmp_path / "results")
+    try:
+        run_id = Runner(Scenario(name="kept", workload="noop", users=(1,), operations=8, probe_ops=0), store).run().run_id
+        sql = "SELECT count(*) AS n, median(total_s) AS p50 FROM ops WHERE run_id = ? AND kind = 'measured'"
+        for _ in range(2):                          # the first answer and the one kept: both changed
+            store.run_frame(run_id, sql, [run_id]).loc[:, "p50"] = -1.0
+        assert store._cache[run_id].final and store._cache[run_id].frames     # kept: read once
+        again = store.run_frame(run_id, sql, [run_id])
+        assert again["p50"].iloc[0] > 0 and again["n"].iloc[0] == 8
+        assert step_figures(store, run_id)["p50_s"].iloc[0] == again["p50"].iloc[0]
     finally:
         store.close()

@@ -304,3 +304,19 @@ def test_a_short_run_is_drawn_operation_by_operation_with_its_own_legend(dashboa
     dashboard.show_final(snapshot(run_id="run-2"))              # a long run: per second again
     assert dashboard.latency_chart.in_legend() == ["p50", "p95", "p99"]
     assert dashboard.rows_chart.title == "Rows per second"
+
+
+def test_a_run_drawn_per_operation_at_its_end_keeps_no_per_second_line_of_the_live_view(dashboard, qtbot):
+    from workloads.run.snapshot import LatencyPoint, ThroughputPoint
+    live = snapshot(throughput=[ThroughputPoint(t, 1e6, 50e6, 10.0) for t in (1.0, 2.0, 3.0, 4.0)],
+                    latency=[LatencyPoint(t, 0.02, 0.03, 0.04) for t in (1.0, 2.0, 3.0, 4.0)])
+    dashboard.show_snapshot(live)                       # drawn on the view's next tick
+    qtbot.waitUntil(lambda: len(dashboard.latency_chart.series_data("p99")[1]) == 4, timeout=3000)
+    final = snapshot(per_operation=True,
+                     throughput=[ThroughputPoint(0.4, 2e6, 90e6, 20.0), ThroughputPoint(0.9, 2.2e6, 99e6, 22.0)],
+                     latency=[LatencyPoint(0.4, 0.05, 0.05, 0.05), LatencyPoint(0.9, 0.045, 0.045, 0.045)])
+    dashboard.show_final(final)
+    for name in ("p50", "p95", "p99"):
+        assert len(dashboard.latency_chart.series_data(name)[0]) == 0      # nothing an export would draw
+    assert dashboard.latency_chart.series_data("each operation")[0].tolist() == [0.4, 0.9]
+    assert dashboard.rows_chart.series_data("rows/s")[0].tolist() == [0.4, 0.9]   # no second 1-4 left

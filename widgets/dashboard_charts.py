@@ -95,10 +95,16 @@ class DashboardCharts:
 
     def _set_per_operation(self, per_operation: bool) -> None:
         """A short run is drawn operation by operation (each at its end: its own rate and time);
-        a longer one per second. The titles say which."""
+        a longer one per second. The titles say which. The other way's points go: a chart (and its
+        export) never shows the live view's per-second lines under a legend naming operations."""
         if per_operation == self._per_operation:
             return
         self._per_operation = per_operation
+        for chart, names in ((self.rows_chart, ("rows/s",)), (self.bytes_chart, ("B/s",)),
+                             (self.latency_chart, ("p50", "p95", "p99", EACH_OPERATION))):
+            for name in names:
+                if name in chart.series_names():
+                    chart.set_series(name, [], [])    # refilled from the snapshot's whole history below
         markers = "always" if per_operation else "auto"
         for chart, series, title in ((self.rows_chart, "rows/s", "Rows per second"),
                                      (self.bytes_chart, "B/s", "Data per second")):

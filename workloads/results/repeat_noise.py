@@ -56,28 +56,36 @@ def step_key(row: dict) -> tuple[int, float | None]:
     return int(row["users"]), None if rate is None or rate != rate else float(rate)
 
 
+# each query's mean time per step, from the run's own records (``run_frame``: not the catalog's)
+_QUERY_MEANS_SQL = """
+SELECT step, op, avg(total_s) AS mean_s FROM ops
+WHERE run_id = ? AND kind = 'measured' AND ok GROUP BY step, op ORDER BY step, op
+"""
+
+
 def run_figures(store, run_id: str) -> dict[Key, float]:
-    """Every figure of a run a verdict can judge, finite and above 0, by step and figure name."""
+    """Every figure of a run a verdict can judge, finite and above 0, by step and figure name; and
+    each step's count of operations (``OPERATIONS``)."""
     from workloads.results.figures import step_figures
     out: dict[Key, float] = {}
     frame = step_figures(store, run_id)
-    for row in frame.to_dict("records"):
-        out[(step_key(row), OPERATIONS)] = int(row.get("ops") or 0)
+    steps = {}
+    wanted = [c for c in ("step", "users", "rate", "ops", *_COLUMNS.values()) if c in frame.columns]
+    for row in frame[wanted].to_dict("records"):          # the columns judged: records of all are slow
+        steps[int(row["step"])] = key = step_key(row)
+        out[(key, OPERATIONS)] = int(row.get("ops") or 0)
         for figure, column in _COLUMNS.items():
             if finite_positive(row.get(column)):
-                out[(step_key(row), figure)] = float(row[column])
-    ops = store.ops(run_id, kinds=("measured",))
-    ops = ops[ops["ok"].astype(bool)]
-    steps = {int(r["step"]): step_key(r) for r in frame.to_dict("records")}
-    for step, part in ops.groupby("step"):
-        if part["op"].nunique() < 2 or int(step) not in steps:
+                out[(key, figure)] = float(row[column])
+    means = store.run_frame(run_id, _QUERY_MEANS_SQL, [run_id])
+    for step, part in means.groupby("step"):
+        if len(part) < 2 or int(step) not in steps:
             continue
-        means = part.groupby("op")["total_s"].mean()
-        for query, mean in means.items():
+        for query, mean in zip(part["op"], part["mean_s"]):
             if finite_positive(mean):
                 out[(steps[int(step)], f"query {query}")] = float(mean)
-        if len(means) > 1 and all(finite_positive(m) for m in means):
-            out[(steps[int(step)], "suite geometric mean")] = float(np.exp(np.mean(np.log(means.to_numpy(float)))))
+        if all(finite_positive(m) for m in part["mean_s"]):
+            out[(steps[int(step)], "suite geometric mean")] = float(np.exp(np.mean(np.log(part["mean_s"].to_numpy(float)))))
     return out
 
 

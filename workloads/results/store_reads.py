@@ -75,7 +75,8 @@ class StoreReads:
         if kinds:
             where += f" AND kind IN ({', '.join('?' for _ in kinds)})"
             params += list(kinds)
-        return self.frame(f"SELECT * FROM ops WHERE {where} ORDER BY step, t_start, worker, seq", params)
+        # the run's own files (run_frame): a read that does not grow with the catalog
+        return self.run_frame(run_id, f"SELECT * FROM ops WHERE {where} ORDER BY step, t_start, worker, seq", params)
 
     def workers(self, run_id: str) -> pd.DataFrame:
         return self.frame("SELECT * FROM workers WHERE run_id = ? ORDER BY step, worker", [run_id])

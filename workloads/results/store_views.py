@@ -10,7 +10,7 @@ run stays readable. A run whose process died reads as aborted at once, as its se
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,6 +24,9 @@ from workloads.results.ops_stream import is_stream, read_stream
 from workloads.results.run_files import RUN_FILE, RunFolder, ended, measured_ends, read_parquet_whole
 from workloads.results.run_tables import (OPS_COLUMNS, RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS,
                                           plain_strings, table)
+
+
+MEMO_ROWS = 1_000              # a finished run's answers kept up to this size: figures, not records
 
 
 class StoreViews:
@@ -98,9 +101,19 @@ class StoreViews:
 
     def run_frame(self, run_id: str, sql: str, params: list | None = None) -> pd.DataFrame:
         """``frame`` with ``ops`` holding only ``run_id``'s records: what one run's figures cost
-        then does not grow with the catalog (the view opens every run's files)."""
+        then does not grow with the catalog (the view opens every run's files). A finished run's
+        small answers (its figures, up to ``MEMO_ROWS`` rows) are kept with it: its files never
+        change again, and a comparison or a view reads them over and over."""
         def fetch(con):
-            return con.execute(self._own_ops(run_id, sql), params or []).df()
+            cached = self._cache.get(run_id)
+            memo = cached.frames if cached is not None and cached.final and cached.ops.live is None else None
+            key = (sql, tuple(params or ()))
+            if memo is not None and key in memo:
+                return memo[key].copy()
+            frame = con.execute(self._own_ops(run_id, sql), params or []).df()
+            if memo is not None and len(frame) <= MEMO_ROWS:
+                memo[key] = frame.copy()
+            return frame
         return self._read(fetch)
 
     def _own_ops(self, run_id: str, sql: str) -> str:
@@ -188,6 +201,7 @@ class _CachedRun:
     ops: _RunOps
     final: bool                   # its status is no longer 'running': its files never change again
     damage: str = ""              # "damaged: <file>: <reason>" when a file cannot be read back
+    frames: dict = field(default_factory=dict)      # (sql, params) -> a finished run's answer (run_frame)
 
     @classmethod
     def read(cls, folder: RunFolder, stamp: tuple) -> "_CachedRun":

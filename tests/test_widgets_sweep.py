@@ -13,8 +13,8 @@ def test_users_axis_is_log2_with_power_of_two_ticks(make_widget):
     chart.set_series("duckdb", [1, 2, 4], [10, 19, 30])
     chart.render_now()
     ticks = chart.plot_item.getAxis("bottom")._tickLevels[0]
-    assert [label for _, label in ticks] == ["1", "2", "4", "8"]      # no empty room up to 128
-    assert ticks[3][0] == pytest.approx(math.log10(8))
+    assert [label for _, label in ticks] == ["1", "2", "4"]           # no empty room past the data
+    assert ticks[2][0] == pytest.approx(math.log10(4))
     chart.set_series("published", [1, 128], [5, 50], reference=True)
     chart.render_now()
     ticks = chart.plot_item.getAxis("bottom")._tickLevels[0]
@@ -90,8 +90,9 @@ def test_y_axis_starts_at_zero(make_widget):
 
 
 @pytest.mark.parametrize("measured, published, span", [
-    ([1, 2], None, (1, 8)),                  # a 1-2 user sweep still shows where more users go
-    ([16, 32, 64], None, (16, 128)),         # no empty doublings before the data
+    ([1, 2], None, (1, 2)),                  # a 1-2 user sweep ends at 2 users, not at an empty 8
+    ([1], None, (1, 2)),                     # one user: one doubling, so the point is not alone
+    ([16, 32, 64], None, (16, 64)),          # no empty doublings before the data nor after it
     ([16, 32, 64], [1, 2, 4, 128], (1, 128)),
     ([3, 5], [256], (2, 256)),
 ])

@@ -26,8 +26,8 @@ from widgets.chart_base import DEFAULT_MAX_FPS, ChartBase
 from widgets.theme import Theme, current_theme, series_colour
 from workloads.text import plural
 
-_MIN_DOUBLINGS = 3   # the x axis spans at least 3 doublings (1-8, 16-128): a 1-2 user sweep
-                     # still shows where more users would go
+_MIN_DOUBLINGS = 1   # the x axis spans at least one doubling (a 1-user run: 1-2) and no more than
+                     # the data: a 1-2 user sweep on a slide ends at 2, not at an empty 8
 _X_MARGIN = 0.08     # log10 units each side, so the end markers are not cut in half
 _Y_HEADROOM = 1.08
 

@@ -136,7 +136,8 @@ def test_a_finished_runs_figures_are_kept_with_it_and_a_callers_changes_never_re
         run_id = Runner(Scenario(name="kept", workload="noop", users=(1,), operations=8, probe_ops=0), store).run().run_id
         sql = "SELECT count(*) AS n, median(total_s) AS p50 FROM ops WHERE run_id = ? AND kind = 'measured'"
         for _ in range(2):                          # the first answer and the one kept: both changed
-            store.run_frame(run_id, sql, [run_id]).loc[:, "p50"] = -1.0
+            answer = store.run_frame(run_id, sql, [run_id])
+            answer.loc[:, "p50"] = -1.0
         assert store._cache[run_id].final and store._cache[run_id].frames     # kept: read once
         again = store.run_frame(run_id, sql, [run_id])
         assert again["p50"].iloc[0] > 0 and again["n"].iloc[0] == 8

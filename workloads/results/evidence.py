@@ -46,6 +46,7 @@ MIN_SPREAD = 0.01               # a measured spread under 1 % (three repeats tha
 # p95 (p99) is its slowest one, which one 3 ms stall moves by 30 % on a 10 ms answer, and the pairs of
 # one comparison, minutes apart, share such stalls: an A/A gate failed on p99s of 25 operations.
 PERCENTILE_OPS = {"p95": 20, "p99": 100}
+OPERATIONS = "operations"       # a step's count of operations, kept beside its figures for the rule above
 
 SAME = "no difference this machine can see"
 CANNOT_TELL = "cannot tell"

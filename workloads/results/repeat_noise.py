@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workloads.results.evidence import (MIN_PAIRS, ONE_RUN_BAND, Evidence, band_family, finite_positive,
+from workloads.results.evidence import (MIN_PAIRS, ONE_RUN_BAND, OPERATIONS, Evidence, band_family, finite_positive,
                                         one_run_each, paired, sides, too_few_operations)
 
 MAX_REPEATS = 10                       # the newest: a machine changes over months
@@ -41,7 +41,6 @@ _COLUMNS = {"rows/s": "rows_per_s", "MB/s": "mb_per_s", "ops/s": "ops_per_s", "p
 
 Key = tuple[tuple[int, float | None], str]          # ((users, offered rate), figure)
 CENTRAL = ("p50", "ops/s")                          # the figures that say a whole run was off
-OPERATIONS = "operations"                           # a step's count of operations, kept beside its figures
 
 
 def scenario_key(scenario: dict) -> str:

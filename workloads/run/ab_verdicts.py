@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from workloads.results.evidence import (LEVEL, NOISE_FLOOR, Evidence, finite_positive, paired, pairs_to_settle,
+from workloads.results.evidence import (LEVEL, NOISE_FLOOR, OPERATIONS, Evidence, finite_positive, paired, pairs_to_settle,
                                         too_few_operations, verdict_of)
 
 STRICT_LEVEL = 0.99             # the early stop's interval: looked at after every pair
@@ -23,7 +23,6 @@ FIGURE_NAMES = tuple(name for name, _column, _better in FIGURES)
 _HIGHER = {name: better for name, _column, better in FIGURES}
 
 StepKey = tuple  # (users, rate or None)
-OPERATIONS = "operations"       # a step's count of operations, kept beside its figures
 
 
 @dataclass

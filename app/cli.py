@@ -11,7 +11,7 @@ from pathlib import Path
 
 from app.cli_ab import add_ab_parser, cmd_ab
 from app.cli_agent import add_agent_parser, cmd_agent
-from app.cli_common import CliError, _fail, _registry, _store, added_work, console, err_console
+from app.cli_common import QUOTE_SIZE_HELP, CliError, _fail, _registry, _store, added_work, console, err_console
 from app.cli_datasets import cmd_datasets, cmd_import, cmd_workloads
 from app.cli_engines import add_engines_parser, cmd_engines
 from app.cli_hosts import add_hosts_parser, add_scheduler_arguments, cmd_hosts
@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--price", action="append", default=[], metavar="COLUMN",
                      help="a price column (twice: bid and ask); minute bars need one")
     imp.add_argument("--size", default="", metavar="COLUMN", help="a traded size: minute bars add its volume")
+    imp.add_argument("--quote-size", action="append", default=[], metavar="COLUMN",
+                     help=QUOTE_SIZE_HELP)
     imp.add_argument("--type", action="append", default=[], metavar="COLUMN=TYPE",
                      help="store a column as TYPE instead of the inferred one (SYMBOL, STRING, LONG, DOUBLE, "
                           "TIMESTAMP, NANOTIMESTAMP, ...; repeatable)")

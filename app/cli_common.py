@@ -12,6 +12,9 @@ from workloads.paths import default_datasets_dir, default_results_path
 # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
+# ``import`` and ``targets add-table`` name the same roles
+QUOTE_SIZE_HELP = ("the size quoted at the bid, then at the ask (twice, beside --price BID --price ASK): "
+                   "what report 003's OLS regresses on")
 
 
 class CliError(Exception):

@@ -32,9 +32,9 @@ def cmd_import(args) -> int:
     if not args.preview:
         _refuse_an_existing_name(args.name, args.replace)
     if args.dataset:
-        if args.time or args.key or args.price or args.size or args.type:
+        if args.time or args.key or args.price or args.size or args.quote_size or args.type:
             raise CliError("--dataset reads a CSV against a built-in schema, whose roles are fixed: "
-                           "leave out --time/--key/--price/--size/--type, or leave out --dataset")
+                           "leave out --time/--key/--price/--size/--quote-size/--type, or leave out --dataset")
         return _import_builtin_schema(args)
     if args.map:
         raise CliError("--map renames CSV columns for --dataset imports; an import in its own schema keeps its names")
@@ -77,7 +77,8 @@ def _import_own_schema(args) -> int:
             raise CliError("name the time column: --time COLUMN"
                            + (f" (suggested: {_suggested_flags(preview.suggested)})" if preview.suggested else ""))
         return 0
-    roles = Roles(time=args.time, time_of_day=args.time_of_day, key=args.key, price=tuple(args.price), size=args.size)
+    roles = Roles(time=args.time, time_of_day=args.time_of_day, key=args.key, price=tuple(args.price), size=args.size,
+                  quote_size=tuple(args.quote_size))
     started = time.perf_counter()
     with Progress(TextColumn("[bold]importing {task.fields[file]}"), BarColumn(),
                   TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.description}"),
@@ -129,6 +130,7 @@ def _suggested_flags(roles) -> str:
     flags = [f"--time {roles.time}"] + ([f"--time-of-day {roles.time_of_day}"] if roles.time_of_day else [])
     flags += [f"--key {roles.key}"] if roles.key else []
     flags += [f"--price {p}" for p in roles.price] + ([f"--size {roles.size}"] if roles.size else [])
+    flags += [f"--quote-size {c}" for c in roles.quote_size]
     return " ".join(flags)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from app.cli_common import QUOTE_SIZE_HELP
+
 
 def add_targets_parser(sub) -> None:
     targets = sub.add_parser("targets", help="list targets (engines and saved servers); add or remove a server")
@@ -39,6 +41,7 @@ def add_targets_parser(sub) -> None:
     table.add_argument("--key", default="", help="the key column (symbol, instrument, device)")
     table.add_argument("--price", action="append", default=[], help="a price column (twice: bid and ask)")
     table.add_argument("--size", default="", help="a traded size column")
+    table.add_argument("--quote-size", action="append", default=[], metavar="COLUMN", help=QUOTE_SIZE_HELP)
     table.add_argument("--user", help="the server login (default: the kind's usual one)")
     table.add_argument("--password-stdin", action="store_true",
                        help="read the password from standard input (kept in the OS keyring, never in a file); "
@@ -176,7 +179,7 @@ def _add_table(args, registry, console: Console, cli_error) -> int:
         else:
             check = {}
         roles = Roles(time=args.time, time_of_day=args.time_of_day, key=args.key, price=tuple(args.price),
-                      size=args.size)
+                      size=args.size, quote_size=tuple(args.quote_size))
         saved = add_table_target(args.name, args.kind, args.location, args.table, roles, check)
     except (TargetError, ValueError) as exc:
         raise cli_error(str(exc)) from None

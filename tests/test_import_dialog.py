@@ -193,8 +193,10 @@ def test_the_window_menu_imports_and_the_scenario_form_lists_the_import(qtbot, l
         tip = builder.dataset_schema.toolTip()
         assert "<td>ts</td><td>NANOTIMESTAMP</td><td><i>time</i></td>" in tip and "<td>venue</td><td>SYMBOL</td>" in tip
         builder.set_scenario(builder.scenario().with_changes(dataset="taq"))
-        assert builder.dataset_schema.text().startswith("time date + time · key symbol · bid/ask bid/ofr · 10 columns")
+        assert builder.dataset_schema.text().startswith(
+            "time date + time · key symbol · bid/ask bid/ofr · bid/ask size bidsiz/ofrsiz · 10 columns")
         assert "<td>ofr</td><td>DOUBLE</td><td><i>ask</i></td>" in builder.dataset_schema.toolTip()
+        assert "<td>ofrsiz</td><td>INT</td><td><i>ask size</i></td>" in builder.dataset_schema.toolTip()
         dialog.close()
     finally:
         window.close()

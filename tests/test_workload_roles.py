@@ -29,7 +29,7 @@ ALL_DAYS = Scale(days=2)
 NEEDS = {"read-day": {"time"}, "slice-download": {"time", "key"}, "minute-bars": {"time", "key", "price"},
          "upload-sweep": set(), "concurrent-append": set(), "noop": set(), "import": {"time"},
          "export": {"time"}, "query-suite": {"time"}, "spread-by-minute": {"time", "key", "price"},
-         "mapreduce-minute-bars": {"time", "key", "price"}, "ols-spread": {"time", "key", "price"},
+         "mapreduce-minute-bars": {"time", "key", "price"}, "ols-spread": {"time", "key", "price", "quote-size"},
          **{name: {"time", "key", "price"} for name in ("asof-join", "vwap", "snapshot", "year-high-bid", "rolling-mid")}}
 
 
@@ -56,11 +56,15 @@ def test_every_workload_declares_the_roles_it_needs():
 
 
 def test_the_built_in_datasets_run_every_workload_but_taqs_own_questions():
-    asked_of_taq = {"asof-join", "vwap", "snapshot", "year-high-bid", "rolling-mid",     # the tick pack
-                    "spread-by-minute", "ols-spread", "mapreduce-minute-bars"}            # report 003's quotes
+    tick_pack = {"asof-join", "vwap", "snapshot", "year-high-bid", "rolling-mid"}
+    # report 003's quotes: bid and ask with a date and a time of day (api45's and level 2's have
+    # them), the OLS their quote sizes too (TAQ's alone)
+    refused_of = {"taq": set(), "devices": tick_pack | {"spread-by-minute", "ols-spread", "mapreduce-minute-bars"},
+                  "api45": tick_pack | {"ols-spread"}, "level2": tick_pack | {"ols-spread"}}
+    assert set(refused_of) == set(DATASETS)
     for name, dataset in DATASETS.items():
         refused = {w.name for w in WORKLOADS.values() if w.refusal(dataset.info)}
-        assert refused == (set() if name == "taq" else asked_of_taq), name
+        assert refused == refused_of[name], name
 
 
 def test_a_dataset_without_a_key_is_refused_in_one_line_naming_what_is_missing(bare):
@@ -81,7 +85,7 @@ def test_a_table_read_in_place_is_told_to_be_added_again_with_the_role():
     info = dataset_info("tbl_trades", "trades", schema, Roles(time="ts", key="sym"))
     assert get_workload("minute-bars").refusal(info) == (
         "minute-bars needs a price column: dataset tbl_trades has none (add the table again with --price COLUMN)")
-    assert get_workload("ols-spread").missing_roles(info) == ("price",)
+    assert get_workload("ols-spread").missing_roles(info) == ("price", "quote-size")
 
 
 def test_a_key_without_a_price_allows_slices_but_not_bars(tmp_path):

@@ -9,7 +9,7 @@ from html import escape
 
 from PySide6.QtWidgets import QLabel
 
-from workloads.datasets.roles import Roles
+from workloads.datasets.roles import Roles, quote_size_columns
 from workloads.datasets.schema import DatasetInfo
 
 
@@ -22,7 +22,7 @@ def roles_from_info(info: DatasetInfo) -> Roles:
     price = () if not bid else (bid,) if bid == ask else (bid, ask)
     dated = info.date_column and info.date_column != info.time_column
     return Roles(time=info.date_column if dated else info.time_column, time_of_day=info.time_column if dated else "",
-                 key=info.key_column, price=price, size=info.size_column)
+                 key=info.key_column, price=price, size=info.size_column, quote_size=quote_size_columns(info))
 
 
 def role_of_column(roles: Roles) -> dict[str, str]:
@@ -32,6 +32,8 @@ def role_of_column(roles: Roles) -> dict[str, str]:
         if column:
             out.setdefault(column, role)
     for column, role in zip(roles.price, ("price", "ask") if len(roles.price) == 1 else ("bid", "ask")):
+        out.setdefault(column, role)
+    for column, role in zip(roles.quote_size, ("bid size", "ask size")):
         out.setdefault(column, role)
     return out
 

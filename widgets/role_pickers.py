@@ -1,4 +1,4 @@
-"""RolePickers: which of a dataset's columns is the time, the key, the price(s) and the size.
+"""RolePickers: which of a dataset's columns is the time, the key, the price(s), the size and the quote sizes.
 
 Shared by File → Import data… and the "Existing table…" dialog. Each combo lists only the columns
 whose type can play that role (``workloads.datasets.roles``), so a type changed in the import's
@@ -31,12 +31,17 @@ class RolePickers(QWidget):
         self.price_combo = self._combo("price_combo", ROLE_HELP["price"] + "; for quotes the bid")
         self.ask_combo = self._combo("ask_combo", "for quotes: the ask beside the bid (— for one price)")
         self.size_combo = self._combo("size_combo", ROLE_HELP["size"])
+        self.bid_size_combo = self._combo("bid_size_combo", "for quotes: the size quoted at the bid ("
+                                          + ROLE_HELP["quote-size"] + ")")
+        self.ask_size_combo = self._combo("ask_size_combo", "for quotes: the size quoted at the ask, beside "
+                                                            "the bid's")
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         for row, (label, left, right_label, right) in enumerate((
                 ("Time:", self.time_combo, "time of day:", self.time_of_day_combo),
                 ("Key:", self.key_combo, "size:", self.size_combo),
-                ("Price:", self.price_combo, "ask:", self.ask_combo))):
+                ("Price:", self.price_combo, "ask:", self.ask_combo),
+                ("Bid size:", self.bid_size_combo, "ask size:", self.ask_size_combo))):
             grid.addWidget(QLabel(label), row, 0)
             grid.addWidget(left, row, 1)
             grid.addWidget(QLabel(right_label), row, 2)
@@ -66,12 +71,15 @@ class RolePickers(QWidget):
         price = (bid, ask) if bid and ask else (bid,) if bid else ()
         time = self.time_combo.currentData() or ""
         tod = (self.time_of_day_combo.currentData() or "") if self._types.get(time) == "DATE" else ""
+        sizes = (self.bid_size_combo.currentData() or "", self.ask_size_combo.currentData() or "")
         return Roles(time=time, time_of_day=tod, key=self.key_combo.currentData() or "",
-                     price=price, size=self.size_combo.currentData() or "")
+                     price=price, size=self.size_combo.currentData() or "",
+                     quote_size=sizes if len(price) == 2 and any(sizes) else ())
 
     def _fill(self, roles: Roles) -> None:
         bid = roles.price[0] if roles.price else ""
         ask = roles.price[1] if len(roles.price) > 1 else ""
+        bid_size, ask_size = (*roles.quote_size, "", "")[:2]
         self.blockSignals(True)
         for combo, allowed, chosen, optional in (
                 (self.time_combo, TIME_TYPES, roles.time, False),
@@ -79,7 +87,9 @@ class RolePickers(QWidget):
                 (self.key_combo, KEY_TYPES, roles.key, True),
                 (self.price_combo, NUMERIC_TYPES, bid, True),
                 (self.ask_combo, NUMERIC_TYPES, ask, True),
-                (self.size_combo, NUMERIC_TYPES, roles.size, True)):
+                (self.size_combo, NUMERIC_TYPES, roles.size, True),
+                (self.bid_size_combo, NUMERIC_TYPES, bid_size, True),
+                (self.ask_size_combo, NUMERIC_TYPES, ask_size, True)):
             combo.blockSignals(True)
             combo.clear()
             if optional:
@@ -98,4 +108,7 @@ class RolePickers(QWidget):
         dated = self._types.get(self.time_combo.currentData() or "") == "DATE"
         self.time_of_day_combo.setEnabled(dated)
         self.ask_combo.setEnabled(bool(self.price_combo.currentData()))
+        quotes = bool(self.price_combo.currentData() and self.ask_combo.currentData())
+        self.bid_size_combo.setEnabled(quotes)
+        self.ask_size_combo.setEnabled(quotes)
         self.changed.emit()

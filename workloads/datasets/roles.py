@@ -21,11 +21,15 @@ NUMERIC_TYPES = frozenset({"SHORT", "INT", "LONG", "FLOAT", "DOUBLE"})
 # What a user may choose for a column, in the order a type menu lists them
 CHOOSABLE_TYPES = ("SYMBOL", "STRING", "BOOL", "SHORT", "INT", "LONG", "FLOAT", "DOUBLE",
                    "DATE", "SECOND", "TIME", "TIMESTAMP", "NANOTIMESTAMP")
-ROLE_NAMES = ("time", "key", "price", "size")
+ROLE_NAMES = ("time", "key", "price", "size", "quote-size")
 ROLE_HELP = {"time": "a timestamp column, or a date column with a time-of-day column",
              "key": "symbol, instrument or device: what a slice selects",
              "price": "a price (or bid and ask): what minute bars aggregate",
-             "size": "a traded size: minute bars add its sum as volume"}
+             "size": "a traded size: minute bars add its sum as volume",
+             "quote-size": "the sizes quoted at the bid and at the ask: what report 003's OLS regresses on"}
+# how each role is named on the command line (``tickbench import`` and ``targets add-table``)
+ROLE_FLAGS = {"time": "--time COLUMN", "key": "--key COLUMN", "price": "--price COLUMN",
+              "size": "--size COLUMN", "quote-size": "--quote-size BID_SIZE --quote-size ASK_SIZE"}
 
 
 class RoleError(ValueError):
@@ -39,15 +43,17 @@ class Roles:
     key: str = ""                      # optional
     price: tuple[str, ...] = ()        # none, one price, or (bid, ask)
     size: str = ""                     # optional
+    quote_size: tuple[str, ...] = ()   # none, or (bid size, ask size) beside a bid and an ask
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "price": list(self.price)}
+        return {**asdict(self), "price": list(self.price), "quote_size": list(self.quote_size)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Roles":
         return cls(time=str(data["time"]), time_of_day=str(data.get("time_of_day") or ""),
                    key=str(data.get("key") or ""), price=tuple(str(p) for p in data.get("price") or ()),
-                   size=str(data.get("size") or ""))
+                   size=str(data.get("size") or ""),
+                   quote_size=tuple(str(c) for c in data.get("quote_size") or ()))
 
     def present(self) -> frozenset[str]:
         """The role names this dataset has (``time`` always)."""
@@ -58,6 +64,8 @@ class Roles:
             have.add("price")
         if self.size:
             have.add("size")
+        if self.quote_size:
+            have.add("quote-size")
         return frozenset(have)
 
     def describe(self) -> str:
@@ -70,6 +78,8 @@ class Roles:
             parts.append(("price " if len(self.price) == 1 else "bid/ask ") + "/".join(self.price))
         if self.size:
             parts.append(f"size {self.size}")
+        if self.quote_size:
+            parts.append("bid/ask size " + "/".join(self.quote_size))
         return " · ".join(parts)
 
     def check(self, schema: Schema, where: str) -> None:
@@ -99,9 +109,15 @@ class Roles:
             need("price", column, NUMERIC_TYPES, "a number")
         if self.size:
             need("size", self.size, NUMERIC_TYPES, "a number")
-        named = [c for c in (self.time, self.time_of_day, self.key, self.size) if c]
+        if self.quote_size:
+            if len(self.quote_size) != 2 or len(self.price) != 2:
+                raise RoleError(f"{where}: quote sizes are two columns, the bid's size and the ask's, beside a "
+                                f"bid and an ask price (--price BID --price ASK {ROLE_FLAGS['quote-size']})")
+            for column in self.quote_size:
+                need("quote size", column, NUMERIC_TYPES, "a number")
+        named = [c for c in (self.time, self.time_of_day, self.key, self.size, *self.quote_size) if c]
         if len(set(named)) != len(named):
-            raise RoleError(f"{where}: one column cannot play two of the time, key and size roles")
+            raise RoleError(f"{where}: one column cannot play two of the time, key and size roles (a quote size too)")
 
 
 def dataset_info(name: str, title: str, schema: Schema, roles: Roles, notes: str = "",
@@ -124,12 +140,27 @@ def dataset_info(name: str, title: str, schema: Schema, roles: Roles, notes: str
                        extra={**more, "roles": roles.to_dict(), **(extra or {})})
 
 
+def quote_size_columns(info: DatasetInfo) -> tuple[str, ...]:
+    """(bid size, ask size) of a dataset's quotes, or (): the quote-size role where the user named it,
+    TAQ's own naming (``bid`` -> ``bidsiz``) for a built-in dataset."""
+    stored = info.extra.get("roles")
+    if stored:
+        return Roles.from_dict(stored).quote_size
+    bid, ask = info.price_columns
+    names = set(info.schema.names)
+    if bid and ask and bid != ask and {f"{bid}siz", f"{ask}siz"} <= names:
+        return (f"{bid}siz", f"{ask}siz")
+    return ()
+
+
 def roles_of(info: DatasetInfo) -> frozenset[str]:
     """Which roles a dataset's columns play (a built-in dataset's from its fixed columns)."""
     stored = info.extra.get("roles")
     if stored:
         return Roles.from_dict(stored).present()
     have = {"time"}
+    if quote_size_columns(info):
+        have.add("quote-size")
     if info.key_column:
         have.add("key")
     if info.price_columns[0]:

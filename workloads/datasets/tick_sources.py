@@ -37,6 +37,11 @@ _KEY_NAMES = ("sym", "symbol", "ticker", "instrument", "securityid", "security_i
               "device", "key", "isin", "ric")
 _PRICE_NAMES = ("price", "px", "trade_price", "last", "last_price", "close")
 _SIZE_NAMES = ("qty", "size", "quantity", "volume", "shares", "trade_size", "amount")
+# a quote's bid and ask prices, and the sizes quoted at them, as files name them
+_QUOTE_PRICES = (("bid", "ask"), ("bid", "ofr"), ("bid_px", "ask_px"), ("bid_price", "ask_price"),
+                 ("bidprice", "askprice"), ("bidpx", "askpx"))
+_QUOTE_SIZES = (("bidsiz", "ofrsiz"), ("bid_sz", "ask_sz"), ("bid_size", "ask_size"), ("bidsize", "asksize"),
+                ("bid_qty", "ask_qty"), ("bidsz", "asksz"), ("bidsiz", "asksiz"))
 
 
 class SourceError(ValueError):
@@ -263,11 +268,14 @@ def suggest_roles(schema: Schema) -> Roles | None:
     numbers = {"SHORT", "INT", "LONG", "FLOAT", "DOUBLE"}
     key = named(_KEY_NAMES, {"SYMBOL", "STRING", "INT", "LONG"})
     price = named(_PRICE_NAMES, {"FLOAT", "DOUBLE"})
-    prices: tuple[str, ...] = (price,) if price else ()
-    for pair in (("bid", "ask"), ("bid", "ofr")):
-        if not prices and set(pair) <= set(lower) and all(types[lower[n]] in numbers for n in pair):
-            prices = tuple(lower[n] for n in pair)
-    return Roles(time=time, time_of_day=tod, key=key, price=prices, size=named(_SIZE_NAMES, numbers))
+    def pair(candidates: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+        return next((tuple(lower[n] for n in two) for two in candidates
+                     if set(two) <= set(lower) and all(types[lower[n]] in numbers for n in two)), ())
+
+    prices: tuple[str, ...] = (price,) if price else pair(_QUOTE_PRICES)
+    quote_size = pair(_QUOTE_SIZES) if len(prices) == 2 else ()
+    return Roles(time=time, time_of_day=tod, key=key, price=prices, size=named(_SIZE_NAMES, numbers),
+                 quote_size=quote_size)
 
 
 def _plain(exc: BaseException) -> str:

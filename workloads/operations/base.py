@@ -11,7 +11,7 @@ import numpy as np
 
 from workloads.datasets.base import Dataset
 from workloads.datasets.builtin import IMPORT_PREFIX, TABLE_PREFIX
-from workloads.datasets.roles import ROLE_NAMES, roles_of
+from workloads.datasets.roles import ROLE_FLAGS, ROLE_NAMES, roles_of
 from workloads.datasets.schema import DatasetInfo
 from workloads.operations.params import Param
 from workloads.scenario import Scenario
@@ -126,10 +126,11 @@ class Workload(ABC):
         missing = self.missing_roles(info)
         if not missing:
             return self.dataset_refusal(info)
-        wanted = [f"a {role} column" for role in missing]
+        wanted = [f"a {role} column" if role != "quote-size" else "quote sizes (bid size and ask size)"
+                  for role in missing]
         needs = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
         none = "none" if len(missing) == 1 else "neither" if len(missing) == 2 else "none of them"
-        named = " ".join(f"--{role} COLUMN" for role in missing)
+        named = " ".join(ROLE_FLAGS[role] for role in missing)
         hint = ""
         if flags and info.name.startswith(IMPORT_PREFIX):
             hint = f" (import it with {named})"

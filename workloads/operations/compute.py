@@ -35,14 +35,14 @@ class _Report003(Workload):
 
     def dataset_refusal(self, info) -> str:
         try:
-            quote_columns(info)
+            quote_columns(info, sizes="quote-size" in self.roles)
         except ValueError as exc:
             return f"{self.name}: {exc}"
         return ""
 
     def check(self, scenario: Scenario) -> None:
         """Refuse scenarios this computation cannot run, with a message naming why."""
-        quote_columns(get_dataset(scenario.dataset).info)
+        quote_columns(get_dataset(scenario.dataset).info, sizes="quote-size" in self.roles)
         days = self.validate(scenario.params)["days"]
         if days > scenario.scale.days:
             raise ValueError(f"{self.name}: {plural(days, 'day')} per operation, but the dataset has only "
@@ -117,3 +117,4 @@ class OlsSpread(_Report003):
                    "for the spread. Report 003 (c): 3 days, about 1 billion rows.")
     reference = "report 003 (c)"
     op_name = "ols_spread"
+    roles = frozenset({"time", "key", "price", "quote-size"})   # the OLS regresses on the quote sizes

@@ -10,8 +10,8 @@ c) OLS of ``spread = ofr/bid - 1`` on ``quoteSize = (bidsiz+ofrsiz)*(ofr+bid)/2`
    intercept, filters as in (a) plus ofr > 0. Columns: factor, beta, stdError, tstat (the test
    server's shape of ``olsEx(...)["Coefficient"]``; no p-value: it needs a t distribution).
 
-"TAQ-like" means distinct bid/ask price columns with size columns named ``<bid>siz`` and
-``<ask>siz`` (taq: bid, ofr, bidsiz, ofrsiz), a DATE day column and a separate time column.
+"TAQ-like" means distinct bid and ask price columns, a DATE day column and a separate time column;
+the OLS also the quote sizes (the quote-size role; taq: bidsiz, ofrsiz, found by TAQ's naming).
 The pandas versions here work day by day and combine partial results, so memory stays at one
 day whatever the span.
 """
@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from workloads.datasets.schema import DatasetInfo
+from workloads.datasets.roles import ROLE_FLAGS, quote_size_columns
 
 SESSION_OPEN = dt.time(9, 30, 0)
 SESSION_CLOSE = dt.time(15, 59, 59)
@@ -43,24 +44,23 @@ class QuoteColumns:
     ask_size: str
 
 
-def quote_columns(info: DatasetInfo) -> QuoteColumns:
-    """The quote columns of ``info``, or a ValueError naming what is missing."""
+def quote_columns(info: DatasetInfo, sizes: bool = False) -> QuoteColumns:
+    """The quote columns of ``info``, or a ValueError naming the roles it lacks; with ``sizes`` (the
+    OLS) its quote sizes too (the quote-size role; otherwise "" where it has none)."""
     bid, ask = info.price_columns
-    names = set(info.schema.names)
+    quote_sizes = quote_size_columns(info)
     missing = []
     if not bid or not ask or bid == ask:
-        missing.append("distinct bid and ask price columns")
-    elif f"{bid}siz" not in names or f"{ask}siz" not in names:
-        # sizes are found by TAQ's naming (bid -> bidsiz), not by a role
-        missing.append("quote sizes named as TAQ names them (each price's column with 'siz' added, as bidsiz "
-                       "beside bid)")
+        missing.append("a bid and an ask price (--price BID --price ASK)")
+    elif sizes and not quote_sizes:
+        missing.append(f"quote sizes ({ROLE_FLAGS['quote-size']})")
     if info.date_column == info.time_column or info.schema.column(info.date_column).ddb_type != "DATE":
-        missing.append("a DATE day column apart from the time column")
+        missing.append("a date and a time of day in columns of their own (--time DATE --time-of-day TIME)")
     if missing:
-        raise ValueError(f"report 003's computations need TAQ-like quotes (like the taq dataset: bid, ofr, "
-                         f"bidsiz, ofrsiz); dataset {info.name!r} lacks {' and '.join(missing)}")
-    return QuoteColumns(info.key_column, info.date_column, info.time_column, bid, ask,
-                        f"{bid}siz", f"{ask}siz")
+        raise ValueError(f"report 003's computations read quotes as TAQ has them; dataset {info.name!r} lacks "
+                         f"{' and '.join(missing)}")
+    bid_size, ask_size = quote_sizes or ("", "")
+    return QuoteColumns(info.key_column, info.date_column, info.time_column, bid, ask, bid_size, ask_size)
 
 
 def day_span(all_days: Iterable[dt.date], days: Iterable[dt.date] = ()) -> tuple[dt.date, dt.date]:

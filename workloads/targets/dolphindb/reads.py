@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from workloads.datasets import get_dataset
+from workloads.datasets.roles import quote_size_columns
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.arrow_frames import key_value
@@ -178,11 +179,12 @@ class DolphinDBReads:
 
     def ols_spread(self, layout: Layout, days=()) -> OpResult:
         names, cols = self.names(layout.dataset, layout.scale), self.columns(layout.dataset)
-        if "bidsiz" not in cols.names or "ofrsiz" not in cols.names:
-            raise TargetError(f"the OLS of report 003 needs quote sizes (bidsiz, ofrsiz); "
+        sizes = quote_size_columns(get_dataset(layout.dataset).info)
+        if not sizes:
+            raise TargetError(f"the OLS of report 003 needs quote sizes (the quote-size role); "
                               f"{layout.dataset} has none")
         first, last = self._day_span(layout, days)
-        return self._measured(layout, scripts.ols_spread(names, cols, first, last, "bidsiz", "ofrsiz"))
+        return self._measured(layout, scripts.ols_spread(names, cols, first, last, *sizes))
 
 
     # --- reports 001 and 004: suite queries -------------------------------------------------------

@@ -49,3 +49,31 @@ def test_the_command_line_caps_slice_download_at_its_operations(tmp_path):
         assert sorted(ops.groupby("worker").size().tolist()) == [3, 3]
     finally:
         store.close()
+
+
+def test_the_windows_form_caps_a_workload_that_ends_by_its_rows(make_widget, tmp_path):
+    """The form's "At most" for slice-download is the command line's --operations: the run it starts
+    stops each user there; a workload that ends by operations shows no cap and asks none."""
+    from widgets.scenario_builder import ScenarioBuilder
+    form = make_widget(ScenarioBuilder, tmp_path)
+    form.set_targets([("parquet", "Parquet files", "parquet", {"root": str(tmp_path / "data")})])
+    form.set_scenario(Scenario(dataset="taq", scale=SMALL, target="parquet",
+                               target_config={"root": str(tmp_path / "data")}, workload="slice-download", users=(2,)))
+    assert form.max_ops_spin.isVisibleTo(form) and form.max_ops_spin.value() == 0
+    assert "max_operations" not in form.scenario().params                 # 0: as many as its rows take
+    form.max_ops_spin.setValue(3)
+    scenario = form.scenario()
+    assert scenario.params["max_operations"] == 3
+    form.set_scenario(scenario.with_changes(params={**scenario.params, "max_operations": 5}))
+    assert form.max_ops_spin.value() == 5                                  # a saved scenario's cap comes back
+    form.max_ops_spin.setValue(3)
+    store = ResultsStore(tmp_path / "results")
+    try:
+        result = Runner(form.scenario(), store).run()
+        assert result.status == "completed", result.message
+        ops = store.ops(result.run_id, kinds=("measured",))
+        assert sorted(ops.groupby("worker").size().tolist()) == [3, 3]
+    finally:
+        store.close()
+    form.workload_combo.setCurrentIndex(form.workload_combo.findData("read-day"))
+    assert not form.max_ops_spin.isVisibleTo(form) and "max_operations" not in form.scenario().params

@@ -107,7 +107,7 @@ def test_the_length_is_operations_or_a_duration_never_both(builder):
     assert not builder.ops_spin.isEnabled()
     assert (builder.scenario().operations, builder.scenario().duration_s) == (0, 30.0)
     builder.workload_combo.setCurrentIndex(builder.workload_combo.findData("concurrent-append"))
-    assert builder.by_ops_radio.isHidden() and "not by operations" in builder.length_note.text()
+    assert builder.by_ops_radio.isHidden() and "or after as many operations as set below" in builder.length_note.text()
 
 
 def test_run_and_stop_stay_visible_at_the_foot_however_tall_the_form(make_widget, tmp_path):

@@ -30,6 +30,7 @@ from workloads.datasets.schema import Scale, StringMode
 from workloads.results.figures import MIN_OPS
 from workloads.run.limits import form_estimate
 from workloads.operations import WORKLOADS
+from workloads.operations.base import MAX_OPERATIONS
 from workloads.scenario import CACHE_STATES, UNNAMED, Scenario, describe, has_own_size
 
 STRING_LABELS = {
@@ -125,6 +126,12 @@ class ScenarioBuilder(QWidget):
         self.by_duration_radio.setChecked(True)
         self.length_note = QLabel(wordWrap=True, objectName="length_note")
         self.length_note.setProperty("role", "muted")
+        # a workload that ends by its rows (slice-download, the uploads): operations are a cap, as on
+        # the command line (``--operations``), 0 for none
+        self.max_ops_label = QLabel("At most:")
+        self.max_ops_spin = self._spin("max_operations", 0, 1_000_000, 0, " ops/user")
+        self.max_ops_spin.setSpecialValueText("as many as its rows take")
+        self.max_ops_spin.setToolTip(MAX_OPERATIONS.help)
         self.warmup_spin = self._spin("warmup", 0, 1000, 1, " ops/user")
         self.warmup_spin.setToolTip("Operations each worker makes before the measured ones: the first "
                                     "operation of a fresh process, recorded and shown apart")
@@ -144,6 +151,7 @@ class ScenarioBuilder(QWidget):
         run_form.addRow(self.by_ops_radio, self.ops_spin)
         run_form.addRow(self.by_duration_radio, self.duration_spin)
         run_form.addRow(self.length_note)
+        run_form.addRow(self.max_ops_label, self.max_ops_spin)
         run_form.addRow("Warm-up:", self.warmup_spin)
         run_form.addRow("Probes:", self.probe_spin)
 
@@ -197,7 +205,7 @@ class ScenarioBuilder(QWidget):
                        self.rows_spin.valueChanged, self.symbols_spin.valueChanged,
                        self.strings_combo.currentIndexChanged, self.target_combo.currentIndexChanged,
                        self.users_edit.textChanged, self.cache_combo.currentIndexChanged,
-                       self.ops_spin.valueChanged, self.duration_spin.valueChanged,
+                       self.ops_spin.valueChanged, self.duration_spin.valueChanged, self.max_ops_spin.valueChanged,
                        self.warmup_spin.valueChanged, self.probe_spin.valueChanged,
                        self.param_form.changed, self.workload_combo.currentIndexChanged,
                        self.by_ops_radio.toggled, self.rate_field.changed, self.process_options.changed):
@@ -298,6 +306,8 @@ class ScenarioBuilder(QWidget):
         except ValueError:
             raise ValueError(f"Users: {users_text!r} is not a number or a list like 1,2,4,8") from None
         params = self.param_form.values()
+        if not WORKLOADS[self.workload_combo.currentData()].bounded_by_operations and self.max_ops_spin.value():
+            params[MAX_OPERATIONS.name] = self.max_ops_spin.value()
         scale = Scale(days=self.days_spin.value(), rows_per_day=self.rows_spin.value(),
                       symbols=self.symbols_spin.value())
         by_ops = self.by_ops_radio.isChecked()
@@ -335,6 +345,7 @@ class ScenarioBuilder(QWidget):
         self._select(self.target_combo, target_key)
         self._select(self.workload_combo, scenario.workload)
         self.param_form.set_values(scenario.params)
+        self.max_ops_spin.setValue(int(scenario.params.get(MAX_OPERATIONS.name) or 0))
         self.users_edit.setText(",".join(str(u) for u in scenario.users))
         self.rate_field.set_values(scenario.rate, scenario.rate_per, scenario.schedule)
         self._select(self.cache_combo, scenario.cache)
@@ -435,8 +446,10 @@ class ScenarioBuilder(QWidget):
         for widget in (self.by_ops_radio, self.by_duration_radio, self.ops_spin, self.duration_spin):
             widget.setVisible(bounded)
         self.length_note.setText("" if bounded else f"Length: a step ends when {workload.ends_when} "
-                                 "(set in the parameters above), not by operations or a duration.")
+                                 "(set in the parameters above), or after as many operations as set below.")
         self.length_note.setVisible(not bounded)
+        self.max_ops_label.setVisible(not bounded)
+        self.max_ops_spin.setVisible(not bounded)
 
     def _update_estimate(self) -> None:
         try:

@@ -1,4 +1,5 @@
-"""``python -m tests.chserver --data DIR``: serve; prints ``PORT <n>`` when ready, stops on SIGTERM."""
+"""``python -m tests.chserver --data DIR [--timezone ZONE]``: serve; prints ``PORT <n>`` when ready,
+stops on SIGTERM."""
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0: a free port (printed)")
     parser.add_argument("--users", type=parse_users, default={"default": ""},
                         help="comma-separated name:password pairs (default: default with no password)")
+    parser.add_argument("--timezone", default="",
+                        help="the server's time zone, as <timezone> in a server's config (default: the machine's)")
     args = parser.parse_args(argv)
-    httpd = serve(args.data, args.users, args.port)       # binds 127.0.0.1 only
+    httpd = serve(args.data, args.users, args.port, timezone=args.timezone)       # binds 127.0.0.1 only
     print(f"PORT {httpd.server_address[1]}", flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

@@ -39,13 +39,16 @@ class RunningServer:
                 self.proc.wait(timeout=15)
 
 
-def start_server(data: Path, users: dict[str, str] | None = None) -> RunningServer:
+def start_server(data: Path, users: dict[str, str] | None = None, timezone: str = "") -> RunningServer:
+    """The stand-in serving ``data``; ``timezone``: the server's zone (``<timezone>`` in a ClickHouse
+    server's config: every query's session zone unless it sets its own), "" the machine's."""
     users = dict(users or USERS)
     data.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     log = open(data.parent / f"{data.name}.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "tests.chserver", "--data", str(data),
-                             "--users", ",".join(f"{u}:{p}" for u, p in users.items())],
+                             "--users", ",".join(f"{u}:{p}" for u, p in users.items()),
+                             *(["--timezone", timezone] if timezone else [])],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
                             start_new_session=True)
     log.close()
@@ -64,7 +67,10 @@ def start_server(data: Path, users: dict[str, str] | None = None) -> RunningServ
 
 @pytest.fixture(scope="session")
 def ch_server(tmp_path_factory):
-    """One stand-in server for the session (its own chDB folder)."""
-    server = start_server(tmp_path_factory.mktemp("chserver") / "data")
+    """One stand-in server for the session (its own chDB folder), in the machine's zone, or in
+    ``CHSERVER_TIMEZONE`` where set (``CHSERVER_TIMEZONE=America/New_York`` runs every test of a
+    ClickHouse server against one whose ``<timezone>`` is New York)."""
+    server = start_server(tmp_path_factory.mktemp("chserver") / "data",
+                          timezone=os.environ.get("CHSERVER_TIMEZONE", ""))
     yield server
     server.stop()

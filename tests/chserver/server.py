@@ -14,14 +14,24 @@ answered as ClickHouse does (code 516, AUTHENTICATION_FAILED); errors as ``X-Cli
 Code`` + ``Code: N. DB::Exception: ...``; ``X-ClickHouse-Summary`` (with ``elapsed_ns``: chDB's
 own elapsed time), ``-Query-Id``, ``-Format``, ``-Timezone``.
 
+A server time zone, as a ClickHouse server's ``<timezone>`` sets one: ``serve(..., timezone=Z)``
+(``--timezone``) runs every query with ``session_timezone`` Z unless its request's URL sets
+``session_timezone`` itself (applied to every statement, as the server applies it), so a DateTime64
+without a zone prints and truncates in Z, and a zone-less literal is parsed in Z; ``timezone()`` and
+each reply's ``X-ClickHouse-Timezone`` name the zone the query ran in. Without the option it is the
+machine's zone, as chDB's own. The rest is the engine's own: e.g. a table's zone-less column made
+in Z keeps Z for its Arrow type and for ``toDate``/``toHour``/``toString`` in a session on UTC, where
+``date_trunc`` and ``toStartOfMinute`` follow the session. ``serverTimezone()`` still answers the
+machine's zone.
+
 A known pace, for tests of what a probe books where: ``GET /_pace?think_s=T&send_bps=R`` makes
 every later query think T seconds more (slept inside it, and counted in its ``elapsed_ns`` as a
 server counts its own work) and send its reply at R bytes a second; ``/_pace`` alone resets.
 
 Limits, stated: replies are never compressed (a server may ignore Accept-Encoding); settings in
-the URL are applied to SELECTs for a few output settings only, the rest ignored; queries run one
-at a time (one chDB session behind a lock), so concurrency figures against it say nothing about
-a ClickHouse server. It names itself in ``X-ClickHouse-Server-Display-Name``: its timings are the
+the URL are applied to SELECTs for a few output settings only (and ``session_timezone`` to every
+query), the rest ignored; queries run one at a time (one chDB session behind a lock), so
+concurrency figures against it say nothing about a ClickHouse server. It names itself in ``X-ClickHouse-Server-Display-Name``: its timings are the
 engine's behind a test front, never a server's.
 """
 from __future__ import annotations
@@ -66,7 +76,7 @@ class ClickHouseError(Exception):
 class Engine:
     """One chDB session behind a lock: the engine every request runs on."""
 
-    def __init__(self, data_dir: str, users: dict[str, str], display_name: str = ""):
+    def __init__(self, data_dir: str, users: dict[str, str], display_name: str = "", timezone: str = ""):
         import chdb
         from chdb import session
 
@@ -74,6 +84,10 @@ class Engine:
         self.lock = threading.Lock()
         self.users = users
         self.version = self._scalar("SELECT version()")
+        self.zone_set = ""                  # the session_timezone now SET on the chDB session ("": none)
+        self.server_zone = timezone         # the server's <timezone> ("": the machine's)
+        if timezone:
+            self._use_zone(timezone)        # a zone ClickHouse does not know stops the start here
         self.timezone = self._scalar("SELECT timezone()")
         self.display_name = display_name or (f"tickbench-chserver (test stand-in: ClickHouse engine "
                                              f"{self.version} via chDB {chdb.__version__} behind a Python HTTP front)")
@@ -90,10 +104,23 @@ class Engine:
     def close(self) -> None:
         self.session.close()
 
+    def zone_of(self, session_timezone: str | None) -> str:
+        """The zone a query runs in: its own ``session_timezone`` setting, else the server's."""
+        return session_timezone or self.timezone
+
+    def _use_zone(self, zone: str) -> None:
+        """The chDB session's ``session_timezone`` set to ``zone`` ("": the machine's) for the next query."""
+        if zone != self.zone_set:
+            self._query("SET session_timezone = '" + zone.replace("\\", "\\\\").replace("'", "\\'") + "'",
+                        "TabSeparated", {})
+            self.zone_set = zone
+
     def run(self, sql: str, fmt: str, params: dict[str, str], database: str | None, data: bytes | None,
-            data_format: str) -> tuple[bytes, dict[str, str], str | None]:
-        """Execute ``sql`` (with ``data`` for an insert): (reply bytes, summary, output format or None)."""
+            data_format: str, session_timezone: str = "") -> tuple[bytes, dict[str, str], str | None]:
+        """Execute ``sql`` (with ``data`` for an insert) in ``session_timezone``, else the server's zone:
+        (reply bytes, summary, output format or None)."""
         with self.lock:
+            self._use_zone(session_timezone or self.server_zone)
             if database and database != self.database:
                 self._query(f"USE `{database}`", "TabSeparated", {})
                 self.database = database
@@ -216,14 +243,15 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(max(0.0, began + (sent + chunk) / rate - time.monotonic()))
 
-    def _common(self, query_id: str) -> dict[str, str]:
+    def _common(self, query_id: str, zone: str = "") -> dict[str, str]:
         return {"X-ClickHouse-Server-Display-Name": self.engine.display_name, "X-ClickHouse-Query-Id": query_id,
-                "X-ClickHouse-Timezone": self.engine.timezone}
+                "X-ClickHouse-Timezone": zone or self.engine.timezone}
 
-    def _error(self, code: int, message: str, query_id: str) -> None:
+    def _error(self, code: int, message: str, query_id: str, zone: str = "") -> None:
         text = message if message.startswith("Code:") else f"Code: {code}. DB::Exception: {message}"
         body = f"{text} (version {self.engine.version})\n".encode()
-        self._reply(_STATUS.get(code, 500), body, {**self._common(query_id), "X-ClickHouse-Exception-Code": str(code),
+        self._reply(_STATUS.get(code, 500), body, {**self._common(query_id, zone),
+                                                   "X-ClickHouse-Exception-Code": str(code),
                                                    "Content-Type": "text/plain; charset=UTF-8"})
 
     def _handle(self, body: bytes) -> None:
@@ -267,6 +295,8 @@ class Handler(BaseHTTPRequestHandler):
         settings = {k: v for k, v in params.items()
                     if k not in _TRANSPORT and not k.startswith("param_") and _APPLIED.match(k)}
         fmt = params.get("default_format") or "TabSeparated"
+        session_timezone = params.get("session_timezone", "")
+        zone = self.engine.zone_of(session_timezone)
         if settings and sql.lstrip().upper().startswith(("SELECT", "WITH")) and " SETTINGS " not in sql.upper():
             clause = " SETTINGS " + ", ".join(f"{k} = {v if v.lstrip('-').isdigit() else repr(v)}"
                                               for k, v in settings.items())
@@ -274,11 +304,11 @@ class Handler(BaseHTTPRequestHandler):
             sql = sql[:trailing.start()] + clause + " " + sql[trailing.start():] if trailing else sql + clause
         try:
             reply, summary, out_format = self.engine.run(sql, fmt, bound, params.get("database"), data,
-                                                         data_format or "")
+                                                         data_format or "", session_timezone)
         except ClickHouseError as exc:
-            self._error(exc.code, str(exc), query_id)
+            self._error(exc.code, str(exc), query_id, zone)
             return
-        headers = {**self._common(query_id), "X-ClickHouse-Summary": json.dumps(summary),
+        headers = {**self._common(query_id, zone), "X-ClickHouse-Summary": json.dumps(summary),
                    "Content-Type": "application/octet-stream" if out_format else "text/plain; charset=UTF-8"}
         if out_format:
             headers["X-ClickHouse-Format"] = out_format
@@ -298,9 +328,11 @@ class Handler(BaseHTTPRequestHandler):
         return user in self.engine.users and self.engine.users[user] == password
 
 
-def serve(data_dir: str, users: dict[str, str], port: int = 0, host: str = "127.0.0.1") -> ThreadingHTTPServer:
-    """Start serving in a thread; the server's ``server_address`` names its port."""
-    engine = Engine(data_dir, users)
+def serve(data_dir: str, users: dict[str, str], port: int = 0, host: str = "127.0.0.1",
+          timezone: str = "") -> ThreadingHTTPServer:
+    """Start serving in a thread; the server's ``server_address`` names its port. ``timezone``: the
+    server's zone (module doc), "" the machine's."""
+    engine = Engine(data_dir, users, timezone=timezone)
     handler = type("BoundHandler", (Handler,), {"engine": engine})
     httpd = ThreadingHTTPServer((host, port), handler)
     httpd.daemon_threads = True

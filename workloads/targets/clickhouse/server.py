@@ -1,7 +1,8 @@
 """A user's ClickHouse server through ``clickhouse-connect`` over HTTP(S): the client, its errors
 as one line a user can act on, and the raw HTTP request of probe operations (``wait_end_of_query=1``,
 the server's ``X-ClickHouse-Summary``). clickhouse-connect is imported only when a server is used
-(a missing one raises ``MissingClient`` naming the ``clickhouse`` extra).
+(a missing one raises ``MissingClient`` naming the ``clickhouse`` extra). Every query, the client's and
+the probes', runs on UTC (``targets.common.zones``), whatever the server's own zone.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pyarrow as pa
 
 from workloads.targets.base import TargetError
 from workloads.targets.clickhouse.dialect import _first_line, _now, _value_text, param_text
+from workloads.targets.common.zones import clickhouse_on_utc
 
 DEFAULT_PORT = 8123
 DEFAULT_USER = "default"
@@ -96,6 +98,7 @@ class _Server:
         self.compress = config.get("compress", True)
         self.address = f"{self.host}:{self.port}"
         self._client = None
+        self._session: dict[str, str] = {}     # the settings every query is sent with (on UTC)
         self._http = None
 
     def client(self):
@@ -109,10 +112,12 @@ class _Server:
             level = quiet.level
             quiet.setLevel(logging.ERROR)
             try:
-                self._client = clickhouse_connect.get_client(
+                client = clickhouse_connect.get_client(
                     host=self.host, port=self.port, username=self.user, password=self.password,
                     secure=self.secure, connect_timeout=self.timeout, send_receive_timeout=self.query_timeout,
                     compress=self.compress, autogenerate_session_id=False, query_retries=0)
+                self._session = clickhouse_on_utc(client)
+                self._client = client
             except Exception as exc:
                 raise self.error(exc) from None
             finally:
@@ -143,8 +148,9 @@ class _Server:
         import http.client
         import urllib.parse
 
+        self.client()                    # its session's settings (made at open, outside timing)
         query = {"database": database, "wait_end_of_query": "1", "output_format_arrow_string_as_string": "1",
-                 **{f"param_{k}": param_text(v) for k, v in (params or {}).items()}}
+                 **self._session, **{f"param_{k}": param_text(v) for k, v in (params or {}).items()}}
         token = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
         headers = {"Authorization": f"Basic {token}", "Content-Type": "text/plain; charset=utf-8"}
         body = f"{sql}\nFORMAT {fmt}".encode()

@@ -166,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--encoding", default="utf-8", help="the file's encoding (default utf-8; e.g. latin-1, cp1252)")
     imp.add_argument("--skip-bad-rows", action="store_true",
                      help="leave out rows that do not fit (counted and listed) instead of stopping")
+    pair = imp.add_argument_group("trades paired with quotes: the tick pack on your data")
+    pair.add_argument("--trades-of", default="", metavar="QUOTES",
+                      help="this file is the trades of the import QUOTES (its key, bid/ask and quote sizes named): "
+                           "imp_NAME is then the pair, in TAQ's columns, that the tick pack runs on")
+    pair.add_argument("--exchange-zone", default="", metavar="ZONE",
+                      help="with --trades-of: the zone of the exchange's days and times of day (default: the "
+                           "offset the quotes carry; e.g. America/New_York)")
     imp.add_argument("--preview", action="store_true", help="show the columns, inferred types and roles; import nothing")
     imp.add_argument("--replace", action="store_true",
                      help="replace an earlier import of this name (without it, an existing name is refused)")

@@ -32,9 +32,10 @@ def cmd_import(args) -> int:
     if not args.preview:
         _refuse_an_existing_name(args.name, args.replace)
     if args.dataset:
-        if args.time or args.key or args.price or args.size or args.quote_size or args.type:
+        if args.time or args.key or args.price or args.size or args.quote_size or args.type or args.trades_of:
             raise CliError("--dataset reads a CSV against a built-in schema, whose roles are fixed: "
-                           "leave out --time/--key/--price/--size/--quote-size/--type, or leave out --dataset")
+                           "leave out --time/--key/--price/--size/--quote-size/--type/--trades-of, or leave out "
+                           "--dataset")
         return _import_builtin_schema(args)
     if args.map:
         raise CliError("--map renames CSV columns for --dataset imports; an import in its own schema keeps its names")
@@ -79,6 +80,7 @@ def _import_own_schema(args) -> int:
         return 0
     roles = Roles(time=args.time, time_of_day=args.time_of_day, key=args.key, price=tuple(args.price), size=args.size,
                   quote_size=tuple(args.quote_size))
+    zone = _pair_before_import(args, roles, preview.label)
     started = time.perf_counter()
     with Progress(TextColumn("[bold]importing {task.fields[file]}"), BarColumn(),
                   TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.description}"),
@@ -91,6 +93,13 @@ def _import_own_schema(args) -> int:
         except (ValueError, ImportFailed, OSError) as exc:
             raise CliError(str(exc)) from None
     seconds = time.perf_counter() - started
+    pair = None
+    if args.trades_of:
+        from workloads.datasets.tick_pair import pair_trades
+        try:
+            pair = pair_trades(args.name, args.trades_of, zone)
+        except (ValueError, OSError) as exc:
+            raise CliError(f"{exc} (the trades were not kept)") from None
     days = dataset.all_days
     skipped = dataset.manifest.get("skipped", {})
     from rich.markup import escape       # names and zones come from the file
@@ -110,8 +119,25 @@ def _import_own_schema(args) -> int:
         if skipped["count"] > 20:
             console.print(f"  ... {skipped['count'] - 20:,} more (all of the first 100 in the import's manifest.json)",
                           highlight=False)
+    if pair is not None:
+        console.print(f"{pair.info.notes} The tick pack runs on it (tickbench workloads --dataset "
+                      f"{pair.info.name}).", highlight=False, markup=False)
+        days = pair.all_days
     console.print(f"Use it: tickbench run --dataset {dataset.info.name} --days {len(days)} ...", highlight=False)
     return 0
+
+
+def _pair_before_import(args, roles, label: str) -> str:
+    """With --trades-of: the exchange's zone, once the quotes and both sides' roles can pair."""
+    if not args.trades_of:
+        if args.exchange_zone:
+            raise CliError("--exchange-zone goes with --trades-of QUOTES")
+        return ""
+    from workloads.datasets.tick_pair import pair_before_import
+    try:
+        return pair_before_import(args.trades_of, roles, args.exchange_zone, label)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _pairs(items: list[str], flag: str, form: str) -> dict[str, str]:

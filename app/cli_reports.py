@@ -43,6 +43,7 @@ def _loadable_suites(dataset: str, err_console: Console, skipped: list[str]) -> 
     """Every suite of ``dataset``; one that does not load (a user's malformed file) is skipped with
     one line on standard error naming its file, and the others run."""
     from workloads.queries.suites import SuiteError, load_suite, suite_names
+    from workloads.queries.user_suites import runs_on
     suites = []
     for name in suite_names():
         try:
@@ -51,7 +52,7 @@ def _loadable_suites(dataset: str, err_console: Console, skipped: list[str]) -> 
             err_console.print(f"tickbench: skipped suite {name}: {exc}", highlight=False, soft_wrap=True)
             skipped.append(name)
             continue
-        if suite.dataset == dataset:
+        if suite.dataset and runs_on(suite, dataset):     # a user's suite that names no dataset: given by name
             suites.append(suite)
     if not suites and not skipped:
         raise ValueError(f"no query suite runs on {dataset}: give one with --suite FILE.toml (docs/user-suites.md)")

@@ -175,8 +175,8 @@ def test_a_query_without_a_dolphindb_text_is_not_supported(laid_out):
 def test_a_placeholder_that_is_neither_table_nor_parameter_is_refused(laid_out):
     target, layout = laid_out["taq"]
     query = Query(id="x2", category="c", description="d", params={}, columns=("n",), days="all",
-                  texts={"dolphindb": "select count(*) as n from {readings}"})
-    with pytest.raises(TargetError, match="readings"):
+                  texts={"dolphindb": "select count(*) as n from {nowhere}"})
+    with pytest.raises(TargetError, match="nowhere"):
         target.run_query(layout, query, {})
     with pytest.raises(TargetError, match="literal"):
         target.query_script(layout, load_suite("taq001").query("t01"), {"day": object(), "symbol": "A"})

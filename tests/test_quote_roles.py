@@ -15,7 +15,6 @@ from workloads.datasets.roles import RoleError, Roles
 from workloads.datasets.schema import Scale, StringMode
 from workloads.datasets.tick_import import import_source, preview_source
 from workloads.operations import get_workload
-from tests.ddbserver.fixture import ddb_server  # noqa: F401
 from workloads.targets import make_target
 
 SCALE = Scale(days=2, rows_per_day=6_000, symbols=12)

@@ -390,6 +390,9 @@ def _value(expr, doc):
     if op == "$toDouble":
         value = _value(args, doc)
         return None if value is None else float(value)
+    if op == "$dateTrunc" and args.get("unit") == "second":     # the date cut to its second, as documented
+        value = _value(args["date"], doc)
+        return value.replace(microsecond=0)
     raise AssertionError(f"the evaluator does not model {op}")
 
 

@@ -41,6 +41,12 @@ CASTS = {"int": (c.INT, "INTEGER"), "long": (c.LONG, "BIGINT"), "short": (c.SHOR
          "double": (c.DOUBLE, "DOUBLE"), "float": (c.FLOAT, "FLOAT")}
 HOUR_OF = {c.SECOND: "({x} // 3600)", c.TIME: "({x} // 3600000)", c.MINUTE: "({x} // 60)",
            c.TIMESTAMP: "(({x} % 86400000) // 3600000)", c.DATETIME: "(({x} % 86400) // 3600)"}
+# second(X): a time of day cut (never rounded) to its second, as DolphinDB's SECOND holds it
+SECOND_OF = {c.SECOND: "{x}", c.TIME: "({x} // 1000)", c.TIMESTAMP: "(({x} % 86400000) // 1000)",
+             c.NANOTIMESTAMP: "(({x} % 86400000000000) // 1000000000)", c.DATETIME: "({x} % 86400)"}
+# time(X): a time of day in milliseconds (a SECOND's exact, finer times cut)
+TIME_OF = {c.SECOND: "({x} * 1000)", c.TIME: "{x}", c.TIMESTAMP: "({x} % 86400000)",
+           c.NANOTIMESTAMP: "(({x} % 86400000000000) // 1000000)", c.DATETIME: "(({x} % 86400) * 1000)"}
 
 
 @dataclass(frozen=True)
@@ -370,6 +376,10 @@ class SuiteQueries:
             return Expr(f"(CASE WHEN {cond.sql} THEN {yes.sql} ELSE {no.sql} END)", yes.type, agg, window)
         if name == "hour" and len(values) == 1 and values[0].type in HOUR_OF:
             return Expr(HOUR_OF[values[0].type].format(x=values[0].sql), c.INT, agg, window)
+        if name == "time" and len(values) == 1 and values[0].type in TIME_OF:
+            return Expr(TIME_OF[values[0].type].format(x=values[0].sql), c.TIME, agg, window)
+        if name == "second" and len(values) == 1 and values[0].type in SECOND_OF:
+            return Expr(SECOND_OF[values[0].type].format(x=values[0].sql), c.SECOND, agg, window)
         if name == "minute" and len(values) == 1 and values[0].type in (c.SECOND, c.TIME, c.TIMESTAMP, c.NANOTIMESTAMP):
             return Expr(minute_expr("__x", values[0].type).replace('"__x"', values[0].sql), c.MINUTE, agg, window)
         if name == "date" and len(values) == 1 and values[0].type in (c.DATE, c.TIMESTAMP):

@@ -244,8 +244,8 @@ def load_import(name: str) -> ImportedDataset:
     stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)  # a re-import is a new file
     with _loaded_lock:
         cached = _loaded.get(path)
-        if cached and cached[0] == stamp:
-            return cached[1]
+    if cached and cached[0] == stamp:
+        return _as_paired(cached[1])
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         if manifest.get("format") not in (FORMAT, FORMAT_OWN):
@@ -255,7 +255,31 @@ def load_import(name: str) -> ImportedDataset:
         raise ValueError(f"import {short!r} in {folder} is damaged ({exc}): import the CSV again") from None
     with _loaded_lock:
         _loaded[path] = (stamp, dataset)
-    return dataset
+    return _as_paired(dataset)
+
+
+def _as_paired(dataset: ImportedDataset):
+    """Trades imported with ``--trades-of QUOTES``: the pair (``tick_pair``), made again each time from
+    the quotes' own current import (which may have changed since); any other import as it is."""
+    pair = dataset.manifest.get("pair")
+    if not pair:
+        return dataset
+    from workloads.datasets.tick_pair import TickPair
+    trades = dataset
+    quotes_name = str(pair.get("quotes", ""))
+    again = f"import the trades again with --trades-of {quotes_name.removeprefix(PREFIX)} --replace"
+    try:
+        quotes = load_import(quotes_name)
+    except ValueError:
+        raise ValueError(f"{trades.info.name} pairs trades with the quotes {quotes_name}, which are gone: "
+                         f"{again}") from None
+    if quotes.info.extra.get("content") != pair.get("quotes_content"):
+        raise ValueError(f"{trades.info.name}: the quotes {quotes_name} were imported again since the trades were "
+                         f"paired with them: {again}")
+    try:
+        return TickPair(trades.info.name, trades, quotes, pair)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{trades.info.name} cannot pair its trades with {quotes_name} ({exc}): {again}") from None
 
 
 def _import_folders() -> list[Path]:

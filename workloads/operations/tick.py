@@ -1,7 +1,8 @@
 """The tick pack as workloads: each query of the suite ``tick`` (``resources/queries/tick.toml``) asked
 again and again, by 1 to N users, like the reads.
 
-One workload per question (``asof-join``, ``vwap``, ``snapshot``, ``year-high-bid``, ``rolling-mid``),
+On the ``taq`` dataset, or on a desk's own quotes and trades paired (``workloads.datasets.tick_pair``),
+which read as TAQ does. One workload per question (``asof-join``, ``vwap``, ``snapshot``, ``year-high-bid``, ``rolling-mid``),
 each with the parameters a desk changes. The text each engine runs is the suite's, in its own idiom,
 so ``tickbench verify --suite tick`` checks the very answers these workloads time. Concurrent users
 start on different days, as the day reads do; an operation that reads one day is marked with it, so
@@ -18,10 +19,11 @@ from workloads.operations.params import Param
 from workloads.operations.queries import answer_facts
 from workloads.queries import load_suite
 from workloads.queries.suites import Query, draw_values
+from workloads.queries.user_suites import TICK_SUITE
 from workloads.run.cold import reading
 from workloads.scenario import Scenario
 
-SUITE = "tick"
+SUITE = TICK_SUITE
 DATASET = "taq"
 _SNAPSHOT_TIMES = tuple(f"{h:02d}:{m:02d}:00" for h in range(9, 16) for m in (0, 30) if (h, m) >= (9, 30)) + \
     ("15:59:59",)
@@ -38,9 +40,10 @@ class TickQuery(Workload):
         return load_suite(SUITE).query(self.query_id)
 
     def dataset_refusal(self, info) -> str:
-        if info.name == DATASET:
+        if info.name == DATASET or info.extra.get("tick_pack"):
             return ""
-        return f"{self.name} asks TAQ quotes and trades: it runs on the {DATASET} dataset, not {info.name}"
+        return (f"{self.name} asks quotes with their trades: the {DATASET} dataset, or your trades paired with "
+                f"your quotes (tickbench import TRADES --name NAME --trades-of QUOTES ...), not {info.name}")
 
     def check(self, scenario: Scenario) -> None:
         """Before anything starts: the dataset with trades, and an engine that can ask the question."""

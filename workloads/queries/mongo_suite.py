@@ -377,12 +377,13 @@ def tick_year_high_bid(v, names):
 def tick_rolling_mid(v, names):
     """The mid's moving average over the last ``seconds`` at each second a symbol quoted: sums of
     mids and counts per second, then a range window of ``[-(seconds - 1), 0]`` seconds on the time
-    (``$setWindowFields``, MongoDB 5.0+; times are whole seconds, so this is the other dialects'
+    (``$setWindowFields``, MongoDB 5.0+; the seconds are whole, so this is the other dialects'
     (t - seconds, t])."""
     window = {"range": [-(int(v["seconds"]) - 1), 0], "unit": "second"}
     return "quotes", [
         {"$match": {"date": v["day"], "symbol": {"$in": list(v["symbols"])}}},
-        {"$group": {"_id": {"symbol": "$symbol", "time": "$time"}, "mids": {"$sum": _mid()}, "quotes": {"$sum": 1}}},
+        {"$group": {"_id": {"symbol": "$symbol", "time": {"$dateTrunc": {"date": "$time", "unit": "second"}}},
+                    "mids": {"$sum": _mid()}, "quotes": {"$sum": 1}}},
         {"$setWindowFields": {"partitionBy": "$_id.symbol", "sortBy": {"_id.time": 1}, "output": {
             "window_mids": {"$sum": "$mids", "window": window},
             "window_quotes": {"$sum": "$quotes", "window": window}}}},

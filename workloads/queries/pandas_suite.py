@@ -328,7 +328,7 @@ def tick_year_high_bid(quotes):
 def tick_rolling_mid(quotes, day, symbols, seconds):
     q = _on_day(quotes, day)
     q = q[q["symbol"].isin(symbols)]
-    per_second = (pd.DataFrame({"symbol": q["symbol"].astype(object), "time": q["time"],
+    per_second = (pd.DataFrame({"symbol": q["symbol"].astype(object), "time": q["time"].dt.floor("s"),
                                 "mids": (q["bid"] + q["ofr"]) / 2})
                   .groupby(["symbol", "time"]).agg(mids=("mids", "sum"), quotes=("mids", "size"))
                   .reset_index().sort_values(["symbol", "time"], ignore_index=True))

@@ -56,6 +56,7 @@ _DAY_SPEC = re.compile(r"day:-?\d+")
 _KEY_SPEC = re.compile(r"key:-?\d+")
 # How the engines that run SQL over the days' DataFrames answered, for verify's notes
 FRAMES_NOTE = "read the day(s) its own way, then DuckDB ran the suite's SQL over those DataFrames"
+TICK_SUITE = "tick"                # the tick pack's suite, which a pair of quotes and trades runs too
 
 
 def is_suite_file(name: str) -> bool:
@@ -91,8 +92,10 @@ def runs_on(suite: Suite, dataset: str) -> bool:
     """Whether ``suite`` runs on ``dataset``: the one it names (an import of a built-in schema runs its
     base's suites), or any dataset for a user's suite that names none."""
     from workloads.datasets import get_dataset     # the registry, imported on use
-    base = get_dataset(dataset).info.extra.get("base", dataset)
-    return suite.dataset in ("", dataset, base)
+    extra = get_dataset(dataset).info.extra
+    # a desk's quotes paired with its trades read as TAQ does: the tick pack asks them as it asks taq's
+    return suite.dataset in ("", dataset, extra.get("base", dataset)) or (
+        bool(extra.get("tick_pack")) and suite.name == TICK_SUITE)
 
 
 @dataclass(frozen=True)

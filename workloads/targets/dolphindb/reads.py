@@ -34,6 +34,7 @@ import pandas as pd
 
 from workloads.datasets import get_dataset
 from workloads.datasets.roles import quote_size_columns
+from workloads.queries.suites import SEED_TABLES
 from workloads.targets.base import Layout, NotSupported, OpResult, TargetError
 from workloads.targets.common.columns import column_schema
 from workloads.targets.common.arrow_frames import key_value
@@ -192,7 +193,10 @@ class DolphinDBReads:
         """Placeholder -> table of a suite text: the seed table (``{quotes}``, ``{readings}``)
         and the dataset's side tables (``{trades}``, ``{info}``)."""
         names = self.names(layout.dataset, layout.scale)
-        tables = {names.table: names.table}
+        # any seed name is the main table (a desk's quotes paired with trades answer {quotes}), as in
+        # ``targets.common.text_tables``; side tables keep their own names in the database
+        tables = {seed: names.table for seed in SEED_TABLES.values()}
+        tables[names.table] = names.table
         tables.update({t: t for t in self.side_tables(get_dataset(layout.dataset))})
         return tables
 

@@ -158,3 +158,26 @@ def test_trades_of_other_days_are_refused_and_not_kept(desk, tmp_path):
         pair_trades("later", "quotes", zone)
     with pytest.raises(ValueError, match="unknown dataset 'imp_later'"):
         get_dataset("imp_later")                        # nothing half-paired is kept
+
+
+def test_report_003s_computations_run_on_the_pair_in_the_exchanges_session(desk, tmp_path):
+    """The pair is TAQ-shaped, so the spread by minute and the OLS on quote sizes (offered on it) run
+    on it, alike on DuckDB and pandas over Parquet, over 09:30-16:00 of the exchange's clock."""
+    import numpy as np
+
+    from workloads.datasets.schema import StringMode
+    from workloads.targets import make_target
+    dataset = _pair(desk)
+    answers = {}
+    for kind, config in (("duckdb", {"path": str(tmp_path / "d.duckdb")}), ("parquet", {"root": str(tmp_path / "f")})):
+        target = make_target(kind, config)
+        layout = target.prepare(dataset, Scale(days=2), StringMode.ARROW)
+        target.open(layout, 0)
+        answers[kind] = (target.spread_by_minute(layout).frame, target.ols_spread(layout).frame)
+        target.close()
+    (spread, ols), (spread_files, ols_files) = answers["duckdb"], answers["parquet"]
+    minutes = spread["minute"].astype("datetime64[ns]").dt.time
+    assert len(spread) > 300 and minutes.min() == dt.time(9, 30) and minutes.max() < dt.time(16, 0)
+    np.testing.assert_allclose(spread["avgSpread"], spread_files["avgSpread"], rtol=1e-9)
+    np.testing.assert_allclose(ols[["beta", "stdError"]].to_numpy(float), ols_files[["beta", "stdError"]].to_numpy(float),
+                               rtol=1e-9)

@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from app.import_job import ImportJob
 from widgets.role_pickers import RolePickers
+from widgets.trades_of_field import TradesOfField
 from widgets.text_format_fields import TextFormatFields
 from widgets.theme import current_theme
 from workloads.datasets.imported import NAME_RULE, PREFIX, imports_dir, list_imports, suggest_name
 from workloads.datasets.roles import CHOOSABLE_TYPES, RoleError, Roles
 from workloads.datasets.schema import Column, Schema
+from workloads.datasets.tick_pair import can_be_quotes, pair_before_import, pair_trades
 from workloads.datasets.tick_import import (ImportFailed, ImportSourceError, import_source,
                                             preview_source)
 from workloads.text import plural
@@ -102,6 +104,7 @@ class ImportDialog(QDialog):
         self.name_hint = QLabel(objectName="name_hint", wordWrap=True)
         self.zone_edit = QLineEdit(objectName="zone_edit")
         self.zone_edit.setPlaceholderText("zone of times without one, e.g. America/New_York (empty: as written)")
+        self.trades_of = TradesOfField()
         self.skip_check = QCheckBox("Skip bad rows (count and list them) instead of stopping at the first",
                                     objectName="skip_check")
         options = QFormLayout()
@@ -110,6 +113,7 @@ class ImportDialog(QDialog):
         name_row.addWidget(self.name_hint, 1)
         options.addRow("Name:", name_row)
         options.addRow("Time zone:", self.zone_edit)
+        options.addRow("Trades of:", self.trades_of)
         options.addRow("", self.skip_check)
 
         self.progress_bar = QProgressBar(objectName="import_progress")
@@ -152,6 +156,7 @@ class ImportDialog(QDialog):
         self.name_edit.textEdited.connect(self._on_name_typed)
         self.name_edit.textChanged.connect(self._update_state)
         self.zone_edit.textChanged.connect(self._update_state)
+        self.trades_of.changed.connect(self._update_state)
         self.import_button.clicked.connect(self.start_import)
         self.cancel_button.clicked.connect(self.cancel_import)
         self.close_button.clicked.connect(self.reject)
@@ -199,6 +204,7 @@ class ImportDialog(QDialog):
 
     def _refresh_existing(self) -> None:
         self._existing = {d.name: d for d in list_imports()}
+        self.trades_of.set_quotes([d.info.name for d in self._existing.values() if can_be_quotes(d)])
 
     # ---- the preview, off the GUI thread ----------------------------------------------------------
     @property
@@ -355,7 +361,7 @@ class ImportDialog(QDialog):
         if not running and not self.error_label.text() and self.preview is not None:
             self.status_label.setText(problems[0] if problems else "")
         for widget in (self.source_edit, self.file_button, self.folder_button, self.preview_table,
-                       self.role_pickers, self.name_edit, self.skip_check, self.builtin_button):
+                       self.role_pickers, self.name_edit, self.skip_check, self.builtin_button, self.trades_of):
             widget.setEnabled(not running)
         self.cancel_button.setVisible(running)
         self.close_button.setText("Close")
@@ -381,9 +387,15 @@ class ImportDialog(QDialog):
         self.progress_bar.setValue(0)
         self.progress_bar.setVisible(True)
         text_format = self.preview.text
-        self._job.start(lambda progress, cancel: import_source(
-            path, name, roles, types=types, delimiter=delimiter, zone=zone, skip_bad_rows=skip, progress=progress,
-            cancel=cancel, text=text_format), (ImportSourceError, ImportFailed, ValueError, OSError))
+        quotes, exchange_zone, label = self.trades_of.quotes(), self.trades_of.zone(), self.preview.label
+
+        def work(progress, cancel):
+            clock = pair_before_import(quotes, roles, exchange_zone, label) if quotes else ""
+            dataset = import_source(path, name, roles, types=types, delimiter=delimiter, zone=zone,
+                                    skip_bad_rows=skip, progress=progress, cancel=cancel, text=text_format)
+            return pair_trades(name, quotes, clock) if quotes else dataset
+
+        self._job.start(work, (ImportSourceError, ImportFailed, ValueError, OSError))
         self._update_state()
         return True
 
@@ -397,15 +409,18 @@ class ImportDialog(QDialog):
         kind = outcome[0]
         if kind == "ok":
             dataset, seconds = outcome[1], outcome[2]
+            paired = getattr(dataset, "trades", None)        # a pair: the trades import is what was read
+            imported = paired or dataset
             self._just_imported = self.name_edit.text()
             self._refresh_existing()
             self._update_state()
-            days = dataset.all_days
+            days = imported.all_days
             self.progress_bar.setValue(self.progress_bar.maximum())
-            skipped = dataset.manifest.get("skipped") or {}
-            text = (f"Imported {dataset.rows:,} rows over {plural(len(days), 'day')} ({days[0]} .. {days[-1]})"
-                    + (f" and {len(dataset.all_keys):,} keys" if dataset.all_keys else "")
-                    + f" in {seconds:,.2f} s as {dataset.info.name}: choose it as the scenario's dataset.")
+            skipped = imported.manifest.get("skipped") or {}
+            text = (f"Imported {imported.rows:,} rows over {plural(len(days), 'day')} ({days[0]} .. {days[-1]})"
+                    + (f" and {len(imported.all_keys):,} keys" if imported.all_keys else "")
+                    + f" in {seconds:,.2f} s as {dataset.info.name}: choose it as the scenario's dataset."
+                    + (f" {dataset.info.notes}" if paired else ""))
             if skipped.get("count"):
                 listed = skipped.get("rows") or []
                 text += (f" Skipped {plural(skipped['count'], 'bad row')}"

@@ -246,3 +246,33 @@ def test_the_csv_value_fields_read_day_first_times_and_a_decimal_comma(qtbot, li
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
     frame = get_dataset("imp_eu").day_frame(0, Scale())
     assert str(frame["exec_time"].iloc[1]) == "2025-03-10 13:30:01.000001" and frame["price"].iloc[0] == 100.25
+
+
+def test_trades_paired_with_quotes_in_the_window_make_the_tick_pack_dataset(qtbot, light_theme, tmp_path):
+    """File → Import data…'s "Trades of" is --trades-of: the quotes imported before are offered, the
+    import pairs off the GUI thread and the pair is what the dialog announces."""
+    from tests.desk_files import QUOTE_ROLES, TRADE_ROLES, write_desk_files
+    from workloads.datasets import get_dataset
+    from workloads.datasets.tick_import import import_source
+    quotes_path, trades_path = write_desk_files(tmp_path, quotes_a_day=500)
+    import_source(quotes_path, "quotes", QUOTE_ROLES)
+    import_source(quotes_path, "plain", Roles(time="timestamp", key="ticker"))       # no bid/ask: cannot take trades
+    dialog = _dialog(qtbot, trades_path)
+    combo = dialog.trades_of.quotes_combo
+    assert [combo.itemData(i) for i in range(combo.count())] == ["", "imp_quotes"]
+    assert not dialog.trades_of.zone_edit.isEnabled()
+    dialog.set_type("exec_time", "NANOTIMESTAMP")             # epoch nanoseconds, read as instants
+    dialog.role_pickers.set_roles(TRADE_ROLES)
+    combo.setCurrentIndex(combo.findData("imp_quotes"))
+    assert dialog.trades_of.zone_edit.isEnabled()
+    dialog.set_name("desk")
+    assert dialog.problems() == []
+    with qtbot.waitSignal(dialog.imported, timeout=60_000) as signal:
+        qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+    assert signal.args == ["imp_desk"] and "paired with the trades of imp_desk" in dialog.status_label.text()
+    assert get_dataset("imp_desk").info.extra["tick_pack"]
+    dialog.set_name("nosize")
+    dialog.role_pickers.set_roles(Roles(time="exec_time", key="sym", price=("px",)))
+    qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running and dialog.error_label.text() != "", timeout=60_000)
+    assert "need a size (--size SIZE)" in dialog.error_label.text()

@@ -207,7 +207,19 @@ class TickPair(Dataset):
                    "source": trades.info.extra.get("source", ""), "default_start": str(self._days[0]),
                    "zone": self.zone, "side_tables": ["trades"], "tick_pack": True})
 
-    # --- facts ---
+    # --- facts (an import's: the folder, name and manifest are the trades import's own) ---
+    @property
+    def name(self) -> str:
+        return self.trades.name
+
+    @property
+    def folder(self):
+        return self.trades.folder
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.trades.manifest
+
     @property
     def rows(self) -> int:
         return sum(self._rows.values())
@@ -303,3 +315,12 @@ def pair_before_import(quotes_name: str, trades_roles: Roles, zone: str, label: 
     check_quotes(quotes)
     check_trades(trades_roles, label)
     return exchange_zone(quotes, zone)
+
+
+def can_be_quotes(dataset: Dataset) -> bool:
+    """Whether an import can take trades (its key, bid and ask and quote sizes named)."""
+    try:
+        check_quotes(dataset)
+    except PairError:
+        return False
+    return True

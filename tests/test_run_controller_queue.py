@@ -178,5 +178,6 @@ def test_a_playlist_says_why_a_scenario_cannot_start_starts_no_process_for_it_an
     refused = Scenario(name="as-of join on devices", dataset="devices", workload="asof-join", users=(1,), operations=1)
     controller.start_playlist([refused, _noop("after it", 0.5)])
     qtbot.waitUntil(lambda: len(finished) == 1, timeout=RUN_TIMEOUT_MS)
-    assert failed == ["asof-join asks TAQ quotes and trades: it runs on the taq dataset, not devices"]
+    assert failed == ["asof-join asks quotes with their trades: the taq dataset, or your trades paired with your "
+                      "quotes (tickbench import TRADES --name NAME --trades-of QUOTES ...), not devices"]
     assert started == ["after it"] and finished[0].status == "completed"     # no process for the refused one

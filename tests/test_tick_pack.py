@@ -182,8 +182,9 @@ def test_workload_parameters_change_the_question(tmp_path):
 
 def test_a_tick_workload_on_another_dataset_is_refused_in_one_line(tmp_path):
     store = ResultsStore(tmp_path / "results")
-    with pytest.raises(ValueError, match=r"^asof-join asks TAQ quotes and trades: it runs on the taq dataset, "
-                                         r"not devices$"):
+    with pytest.raises(ValueError, match=r"^asof-join asks quotes with their trades: the taq dataset, or your trades "
+                                         r"paired with your quotes \(tickbench import TRADES --name NAME --trades-of "
+                                         r"QUOTES \.\.\.\), not devices$"):
         _run(store, tmp_path, "asof-join", dataset="devices")
     with pytest.raises(ValueError, match="Bucket: 0 is below the minimum 1 min"):
         _run(store, tmp_path, "vwap", {"minutes": 0})

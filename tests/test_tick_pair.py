@@ -134,6 +134,9 @@ def test_the_command_line_pairs_and_the_pair_runs_an_as_of_join(desk, tmp_path):
     assert "paired with the trades of imp_desk" in done.stdout and "exchange's clock (-04:00)" in done.stdout
     done = tickbench("workloads", "--dataset", "imp_desk")
     assert done.returncode == 0 and "Not on imp_desk" not in done.stdout.split("asof-join")[0]
+    done = tickbench("verify", "--dataset", "imp_desk", "--targets", "duckdb,parquet")   # the tick pack, by default
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("same") == 10 and "asof-join" in done.stdout and "rolling-mid" in done.stdout
     done = tickbench("--results", str(tmp_path / "r"), "run", "--dataset", "imp_desk", "--target", "duckdb",
                      "--workload", "asof-join", "--days", "2", "--operations", "3", "--users", "1")
     assert done.returncode == 0, done.stderr
@@ -181,3 +184,15 @@ def test_report_003s_computations_run_on_the_pair_in_the_exchanges_session(desk,
     np.testing.assert_allclose(spread["avgSpread"], spread_files["avgSpread"], rtol=1e-9)
     np.testing.assert_allclose(ols[["beta", "stdError"]].to_numpy(float), ols_files[["beta", "stdError"]].to_numpy(float),
                                rtol=1e-9)
+
+
+def test_a_query_suite_that_does_not_run_on_the_pair_names_the_ones_that_do(desk, tmp_path):
+    from workloads.results.store import ResultsStore
+    from workloads.run.runner import Runner
+    from workloads.scenario import Scenario
+    dataset = _pair(desk)
+    scenario = Scenario(dataset=dataset, target="duckdb", target_config={"path": str(tmp_path / "d.duckdb")},
+                        workload="query-suite", params={"suite": "taq001"})
+    with pytest.raises(ValueError, match=r"query suite taq001 runs on the taq dataset, not imp_desk: choose "
+                                         r"--param suite=tick, or a suite of your own"):
+        Runner(scenario, ResultsStore(tmp_path / "results"))

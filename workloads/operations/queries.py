@@ -59,8 +59,11 @@ class QuerySuite(Workload):
     def check(self, scenario: Scenario) -> None:
         suite = load_suite(self.validate(scenario.params)["suite"])
         if not runs_on(suite, scenario.dataset):
-            raise ValueError(f"query suite {suite.name} runs on the {suite.dataset} dataset, "
-                             f"not {scenario.dataset}")
+            from workloads.queries.suites import suite_names
+            fit = [name for name in suite_names() if name != suite.name and runs_on(load_suite(name), scenario.dataset)]
+            raise ValueError(f"query suite {suite.name} runs on the {suite.dataset} dataset, not {scenario.dataset}: "
+                             + (f"choose {' or '.join(f'--param suite={n}' for n in fit)}, or " if fit else "give ")
+                             + "a suite of your own (--param suite=FILE.toml, docs/user-suites.md)")
 
     def steps(self, scenario: Scenario) -> list[StepPlan]:
         self.check(scenario)        # the runner asks for the steps before preparing anything

@@ -41,19 +41,31 @@ def add_reproduce_parser(sub) -> None:
     add_dolphindb_arguments(rep)
 
 
-def print_list(console: Console) -> None:
+def print_list(console: Console, store) -> None:
+    from workloads.reproduce.calibration import calibration
     from workloads.reproduce.catalog import GALLERY
     from workloads.reproduce.estimate import estimate
 
+    calibrated = calibration(store)           # this machine's card runs, as the window's gallery reads them
     for card in GALLERY.values():
         console.print(f"[bold]{card.report}[/bold] {escape(card.title)}", highlight=False)
         console.print(f"  asked: {escape(card.asked)}", highlight=False)
         for exp in card.experiments:
             needs = f" — needs {exp.needs}" if exp.needs else ""
             console.print(f"  · {exp.key}: {escape(exp.title)}{escape(needs)}", highlight=False)
-            console.print("      " + "; ".join(f"{size}: {estimate(exp, size).text}"
+            console.print("      " + "; ".join(f"{size}: {estimate(exp, size, calibration=calibrated).text}"
                                                     for size in ("tiny", "medium") if size in exp.sizes),
                           highlight=False)
+
+
+def _planned_estimate(store, planned, size: str, subject: str, comparator: str | None, data_dir: Path) -> str:
+    """What the planned runs should take, as the window's cards say it: "2 minutes to 9 minutes (...)"."""
+    from workloads.reproduce.calibration import calibration
+    from workloads.reproduce.estimate import estimate, together
+    experiments = list({exp.key: exp for exp, _, _ in planned}.values())
+    calibrated = calibration(store)
+    return "expect " + together([estimate(exp, size, subject, data_dir, comparator=comparator,
+                                          calibration=calibrated) for exp in experiments]).text
 
 
 def print_reproduction(console: Console, repro) -> None:
@@ -87,7 +99,7 @@ def cmd_reproduce(args, store, console: Console, err_console: Console, cli_error
     from workloads.reproduce.run_report import REFUSED, planned_runs, run_planned
 
     if args.list:
-        print_list(console)
+        print_list(console, store)
         return 0
     if args.report not in GALLERY:
         raise cli_error(f"give a report: {', '.join(GALLERY)} (or --list)")
@@ -107,8 +119,9 @@ def cmd_reproduce(args, store, console: Console, err_console: Console, cli_error
     for exp in skipped:
         err_console.print(f"{exp.key}: the {exp.comparator} side is left out (give --versus: {exp.needs})",
                           highlight=False)
-    err_console.print(f"{card.heading}: {plural(len(planned), 'run')} at {args.scale} scale on {subject}",
-                      highlight=False)
+    err_console.print(f"{card.heading}: {plural(len(planned), 'run')} at {args.scale} scale on {subject}; "
+                      f"{_planned_estimate(store, planned, args.scale, subject, comparator, data_dir)}",
+                      highlight=False, markup=False)
 
     def started(index, total, exp, arm, runner) -> None:
         err_console.print(f"[{index + 1}/{total}] {exp.key} · {arm.label} ({runner.run_id})", highlight=False)

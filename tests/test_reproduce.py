@@ -266,6 +266,12 @@ def test_cli_lists_the_reports_and_shows_a_reproduction(tmp_path):
                          capture_output=True, text=True, timeout=600, env={**_env(tmp_path)})
     assert run.returncode == 0, run.stderr
     assert "Findings as ratios" in run.stdout and "write throughput" in run.stdout
+    # before it starts it says what to expect, as the window's card does (uncalibrated: no runs yet)
+    assert "Report 003: 1 run at tiny scale on duckdb; expect " in run.stderr and "not yet calibrated" in run.stderr
+    relisted = subprocess.run([sys.executable, "-m", "app", "--results", str(results), "reproduce", "--list"],
+                              capture_output=True, text=True, timeout=120, env=_env(tmp_path))
+    write = next(line for line in relisted.stdout.split("· write")[1].splitlines()[1:] if "tiny:" in line)
+    assert "calibrated on 1 run on this machine" in write, write    # the card run calibrates the list too
     shown = subprocess.run([sys.executable, "-m", "app", "--results", str(results), "reproduce", "003", "--show"],
                            capture_output=True, text=True, timeout=120, env=_env(tmp_path))
     assert shown.returncode == 0 and "tiny scale" in shown.stdout

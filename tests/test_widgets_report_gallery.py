@@ -106,6 +106,15 @@ def test_the_whole_report_and_the_demo_playlist(qtbot, gallery):
     slots = [parse_slot(s.experiment) for s in scenarios]
     assert [s[1] for s in slots] == ["write", "read"] + ["compute"] * 6
     assert [s[3] for s in slots] == ["tiny", "medium"] + ["tiny"] * 6       # each row's own size
+    # beside the button: what the whole report takes, its rows' estimates one after another
+    card = gallery.card("003")
+    rows = list(card.rows.values())
+    whole = estimate_module.together([row.estimate() for row in rows])
+    assert card.total_label.text() == f"The whole report: 8 runs, {whole.text}"
+    before = whole.high_s
+    gallery.row("003", "write").set_size("medium")
+    assert card.total_label.text() != f"The whole report: 8 runs, {whole.text}"
+    assert estimate_module.together([row.estimate() for row in rows]).high_s > before
     demo = _run(qtbot, gallery.demo_button)
     assert {parse_slot(s.experiment)[0] for s in demo} == set(REPORTS)
     assert {parse_slot(s.experiment)[3] for s in demo} == {"tiny"}

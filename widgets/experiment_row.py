@@ -62,6 +62,7 @@ class ExperimentRow(QFrame):
     """One experiment: what it asks, its size and cost, where it runs, and Run."""
 
     run_requested = Signal(list)        # Scenarios
+    estimate_changed = Signal()         # its size, targets or this machine's calibration changed it
 
     def __init__(self, experiment: Experiment, data_dir: Path | None, parent: QWidget | None = None):
         super().__init__(parent)
@@ -205,6 +206,7 @@ class ExperimentRow(QFrame):
         self.estimate_label.setText(f"{plural(runs, 'run')}, {found.text}")
         self.estimate_label.setProperty("fits", found.fits)
         self.restyle()
+        self.estimate_changed.emit()
 
     def _update_needs(self, *_args) -> None:
         if not self.experiment.comparator:

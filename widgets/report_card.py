@@ -15,6 +15,7 @@ from widgets.experiment_row import ExperimentRow, Target, _label
 from widgets.heading import HeadingLabel
 from widgets.theme import OKABE_ITO, Theme, current_theme
 from workloads.reproduce.catalog import ReportCard
+from workloads.reproduce.estimate import together
 from workloads.reproduce.findings import INCONCLUSIVE, NOT_HOLD, NOT_MEASURED, Finding
 from workloads.reproduce.published import Pair
 from workloads.reproduce.reproduction import Reproduction
@@ -59,6 +60,7 @@ class ReportCardView(QFrame):
         self.run_all_button = QPushButton(f"Run the whole {whole}", objectName="run_report")
         self.run_all_button.setToolTip(f"Every experiment of this {whole}, each at the size and on the targets "
                                        "chosen on its row, one after another")
+        self.total_label = _label(name="report_total", muted=True)
         self.asked_label = _label(f"<b>Asked:</b> {html.escape(card.asked)}", name="asked", rich=True)
         self.found_label = _label("<b>Found:</b>" + "".join(f"<br>&nbsp;• {html.escape(line)}" for line in card.found),
                                   name="found", rich=True)
@@ -71,6 +73,7 @@ class ReportCardView(QFrame):
         layout.setContentsMargins(14, 10, 14, 12)
         layout.setSpacing(6)
         layout.addLayout(head)
+        layout.addWidget(self.total_label)
         layout.addWidget(self.asked_label)
         layout.addWidget(self.found_label)
         layout.addWidget(_label(f"{plural(len(card.experiments), 'experiment')}:", name="experiments_heading",
@@ -78,6 +81,7 @@ class ReportCardView(QFrame):
         for experiment in card.experiments:
             row = ExperimentRow(experiment, data_dir)
             row.run_requested.connect(self.run_requested)
+            row.estimate_changed.connect(self._update_total)
             self.rows[experiment.key] = row
             layout.addWidget(row)
 
@@ -110,6 +114,7 @@ class ReportCardView(QFrame):
         layout.addWidget(self.results)
         self.results.hide()
         self.run_all_button.clicked.connect(self._request_all)
+        self._update_total()
 
     def set_targets(self, targets: list[Target]) -> None:
         for row in self.rows.values():
@@ -118,6 +123,15 @@ class ReportCardView(QFrame):
     def set_calibration(self, calibration) -> None:
         for row in self.rows.values():
             row.set_calibration(calibration)
+
+    def _update_total(self) -> None:
+        """What "Run the whole report" would take: its rows' estimates, one after another."""
+        if len(self.rows) < len(self.card.experiments):     # still adding the rows
+            return
+        runs = sum(len(row.scenarios()) for row in self.rows.values())
+        total = together([row.estimate() for row in self.rows.values()])
+        self.total_label.setText(f"The whole {'report' if self.card.published else 'pack'}: {plural(runs, 'run')}, "
+                                 f"{total.text}")
 
     def _request_all(self) -> None:
         self.run_requested.emit([s for row in self.rows.values() for s in row.scenarios()])

@@ -163,3 +163,14 @@ def estimate(experiment: Experiment, size: str, subject: str = "duckdb", data_di
         warnings.append(f"needs more disk than is free ({size_text(free_disk)})")
     basis = calibration.basis if calibration is not None else UNCALIBRATED_BASIS
     return Estimate(seconds, memory, disk, not warnings, "; ".join(warnings), low, high, basis)
+
+
+def together(estimates: list[Estimate]) -> Estimate:
+    """Experiments run one after another, as one estimate: their waits and disk added, the largest
+    memory (one runs at a time), every warning."""
+    if not estimates:
+        raise ValueError("no experiments to estimate")
+    warnings = list(dict.fromkeys(e.warning for e in estimates if e.warning))
+    return Estimate(sum(e.seconds for e in estimates), max(e.memory_bytes for e in estimates),
+                    sum(e.disk_bytes for e in estimates), all(e.fits for e in estimates), "; ".join(warnings),
+                    sum(e.low_s for e in estimates), sum(e.high_s for e in estimates), estimates[0].basis)

@@ -89,6 +89,7 @@ class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowH
         QTimer.singleShot(0, self.refresh_history)
         QTimer.singleShot(0, self.refresh_gallery)
         QTimer.singleShot(0, self._attach_running)
+        self._watch_catalog()
 
     # ---- composition ------------------------------------------------------------------------
     def _add_dock(self, title: str, widget, name: str) -> QDockWidget:
@@ -167,6 +168,7 @@ class MainWindow(MainWindowMenus, MainWindowRuns, MainWindowGallery, MainWindowH
         super().changeEvent(event)
         if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
             self.targets_panel.recheck_clients()     # an extra installed meanwhile: offered at once
+            self.catalog_changed()                   # runs made from a terminal meanwhile: listed at once
 
     def closeEvent(self, event) -> None:
         keep_engines = False

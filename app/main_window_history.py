@@ -2,6 +2,7 @@
 reports' figures beside it, runs compared or deleted. Reads go off the GUI thread."""
 from __future__ import annotations
 
+from PySide6.QtCore import QFileSystemWatcher, QTimer
 from PySide6.QtWidgets import QMessageBox
 
 from workloads.results.compare import compare_runs as compare_pair
@@ -26,6 +27,19 @@ class MainWindowHistory:
         footprint = published_findings(DISK, dataset) if workload in REPORT_WORKLOADS else []
         own = published_findings(workload, dataset) if workload in ("import", "export") else []
         self.dashboard.set_published_findings(own, queries, footprint)
+
+    def _watch_catalog(self) -> None:
+        """Runs another process adds to the catalog or removes from it (the command line, a second
+        window) reach the History tab and the gallery: its runs folder watched, the reads batched."""
+        self._catalog_reread = QTimer(self, singleShot=True, interval=500)
+        self._catalog_reread.timeout.connect(lambda: (self.refresh_history(), self.refresh_gallery()))
+        self._catalog_watcher = QFileSystemWatcher([str(self.store.runs_dir)], self)
+        self._catalog_watcher.directoryChanged.connect(lambda _path: self.catalog_changed())
+
+    def catalog_changed(self) -> None:
+        """Read the history and the gallery again soon (once for a burst of changes)."""
+        if hasattr(self, "_catalog_reread"):
+            self._catalog_reread.start()
 
     def refresh_history(self) -> None:
         """Re-read the history off the GUI thread (a long run's records take a moment)."""

@@ -82,7 +82,8 @@ def _print_figures(store, run_id: str) -> None:
             console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)
     if run["cache"] == "cold":
         for step in run_answer(store, run_id).steps:
-            console.print(f"{step.label}: {step.cold_line()}", highlight=False, soft_wrap=True)
+            console.print(f"{step.label}: {step.cold_line()}" + (f"; {step.not_cold_line()}" if step.not_cold else ""),
+                          highlight=False, soft_wrap=True, markup=False)
 
 
 def _print_op_errors(store, run_id: str, shown: int = 3) -> None:

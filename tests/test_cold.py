@@ -74,13 +74,18 @@ def test_a_cold_step_of_three_users_is_cold_for_every_one_of_its_nine_operations
 def test_users_that_share_a_day_in_a_round_are_not_called_cold(store, tmp_path):
     run_id = _read_days(store, tmp_path, "pickle", users=3, operations=3,
                         scale=Scale(days=2, rows_per_day=20_000, symbols=40))
-    # three users over two days: in every round two of them read the same day (users 0 and 2)
-    assert run_answer(store, run_id).steps[0].cold_line() == "cold: 3 of 9 operations (cleared: host page cache)"
+    # three users over two days: in every round two of them read the same day (users 0 and 2); the
+    # step's line says why the others were not cold, and what would make them so
+    why = ("another user's operation of the same round read the same day (3 users, 2 days: give each user a "
+           "day of its own, at least 3 days)")
+    step = run_answer(store, run_id).steps[0]
+    assert step.cold_line() == "cold: 3 of 9 operations (cleared: host page cache)"
+    assert step.not_cold_line() == f"not cold: 6: {why}"
     measured = store.ops(run_id, ("measured",))
     for worker, facts in zip(measured["worker"], _facts(measured)):
         assert facts["cold"] == (worker == 1)
         if worker != 1:
-            assert facts["not_cold"] == "another user's operation of the same round read the same day"
+            assert facts["not_cold"] == why
 
 
 def test_a_cold_steps_probes_are_cold_too(store, tmp_path):
@@ -204,3 +209,6 @@ def test_the_results_view_says_how_many_operations_held_cold(store, tmp_path, ma
     view.show_answer(run_answer(store, run_id))
     assert view.table.item(0, 1).text() == "9 (3 cold)"
     assert view.table.item(0, 1).toolTip().startswith("cold: 3 of 9 operations (cleared: host page cache): held cold when")
+    assert view.table.item(0, 1).toolTip().endswith("\nnot cold: 6: another user's operation of the same round read "
+                                                    "the same day (3 users, 2 days: give each user a day of its own, "
+                                                    "at least 3 days)")

@@ -216,7 +216,8 @@ class RunResultsView(QWidget):
                 if col == 1 and cold:
                     item.setToolTip(f"{step.cold_line()}: held cold when the clear before its round applied "
                                     "something, the kernel held none of the layout's files after it, and no "
-                                    "other operation of its round read the same day")
+                                    "other operation of its round read the same day"
+                                    + (f"\n{step.not_cold_line()}" if step.not_cold else ""))
                 self.table.setItem(row, col, item)
 
     def _fill_sweep(self, answer: RunAnswer) -> None:

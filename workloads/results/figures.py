@@ -200,6 +200,23 @@ def cleared_by_step(store, run_id: str) -> dict[int, list[tuple[str, int]]]:
     return found
 
 
+_NOT_COLD_SQL = f"""
+SELECT step, CASE WHEN json_valid(extra) THEN json_extract_string(extra, '$.not_cold') END AS why, count(*) AS n
+FROM ops WHERE run_id = ? AND kind = 'measured' AND ok AND NOT coalesce({_HELD_COLD.format(extra="extra")}, false)
+GROUP BY ALL ORDER BY step, n DESC, why
+"""
+
+
+def not_cold_by_step(store, run_id: str) -> dict[int, list[tuple[str, int]]]:
+    """Per step of a cold run, why its operations that did not hold cold did not, with how many each
+    (their records' ``not_cold``, ``workloads.run.cold``): ``{1: [("another user's ... same day", 6)]}``."""
+    frame = store.frame(_NOT_COLD_SQL, [run_id])
+    found: dict[int, list[tuple[str, int]]] = {}
+    for step, why, n in frame.itertuples(index=False):
+        found.setdefault(int(step), []).append(("not said" if pd.isna(why) or not why else str(why), int(n)))
+    return found
+
+
 def cache_words(store, run: dict) -> str:
     """A run's cache state as a caption says it: "warm", or "cold (engine caches only)" and the like
     (what the clears of all its cold operations emptied, ``cleared.cold_words``)."""

@@ -10,7 +10,7 @@ from typing import Any
 from workloads.run.environment import busy_note
 from workloads.run.processes import describe_conditions
 from workloads.run.turns import turns_note
-from workloads.results.figures import cleared_by_step, phase_summary, step_figures
+from workloads.results.figures import cleared_by_step, not_cold_by_step, phase_summary, step_figures
 from workloads.results.references import DISK, published_findings, published_sweeps
 from workloads.run.schedule import LATE_S
 from workloads.targets.base import PHASES
@@ -42,6 +42,7 @@ class StepAnswer:
     host_cold_ops: int = 0                                     # ... with the host page cache dropped too
     host_cold_p50_s: float | None = None                       # their median (the reports' sense of cold)
     cleared: tuple[tuple[str, int], ...] = ()                  # what their clears emptied, in words, and how many
+    not_cold: tuple[tuple[str, int], ...] = ()                 # why the others did not hold cold, and how many
     index: int = 0                                             # the step's number in the store
     rate: float | None = None                                  # open loop: offered operations per second
     latency_p50_s: float | None = None                         # ... from each operation's intended start
@@ -55,10 +56,15 @@ class StepAnswer:
         count, ``workloads.run.cold``; what was cleared, ``workloads.targets.common.cleared``)."""
         line = f"cold: {self.cold_ops:,} of {self.ops:,} operation{'s' if self.ops != 1 else ''}"
         if len(self.cleared) == 1:
-            return f"{line} (cleared: {self.cleared[0][0]})"
-        if self.cleared:
-            return f"{line} (cleared: " + "; ".join(f"{words} for {n:,}" for words, n in self.cleared) + ")"
+            line = f"{line} (cleared: {self.cleared[0][0]})"
+        elif self.cleared:
+            line = f"{line} (cleared: " + "; ".join(f"{words} for {n:,}" for words, n in self.cleared) + ")"
         return line
+
+    def not_cold_line(self) -> str:
+        """Why a cold step's other operations did not hold cold, as their records say it, with how many
+        each: ``not cold: 6: another user's operation ... same day (...)``; "" when all held."""
+        return "not cold: " + "; ".join(f"{n:,}: {why}" for why, n in self.not_cold) if self.not_cold else ""
 
     def cleared_note(self) -> str:
         """A short word on a cold count that is not cold in the reports' sense (the host page cache
@@ -196,7 +202,9 @@ def _or(values: list[int]) -> str:
 def run_answer(store, run_id: str) -> RunAnswer:
     run = store.run(run_id)
     figures = step_figures(store, run["run_id"])
-    cleared = cleared_by_step(store, run["run_id"]) if run.get("cache") == "cold" else {}
+    cold = run.get("cache") == "cold"
+    cleared = cleared_by_step(store, run["run_id"]) if cold else {}
+    not_cold = not_cold_by_step(store, run["run_id"]) if cold else {}
     facts = store.step_facts(run["run_id"])
     steps = []
     for row in figures.itertuples():
@@ -211,7 +219,7 @@ def run_answer(store, run_id: str) -> RunAnswer:
             short=str(row.short_reason) if bool(row.short) else "",
             cold_ops=int(row.cold_ops), cold_p50_s=_num(row.cold_p50_s), index=int(row.step),
             host_cold_ops=int(row.host_cold_ops), host_cold_p50_s=_num(row.host_cold_p50_s),
-            cleared=tuple(cleared.get(int(row.step), ())),
+            cleared=tuple(cleared.get(int(row.step), ())), not_cold=tuple(not_cold.get(int(row.step), ())),
             rate=_num(row.rate), latency_p50_s=_num(row.latency_p50_s), latency_p99_s=_num(row.latency_p99_s),
             late_ops=int(_num(row.late_ops) or 0), missed_ops=int(_num(row.missed_ops) or 0),
             users_ready_s=_num(facts.get(int(row.step), {}).get("users_ready_s"))))

@@ -122,8 +122,11 @@ class ColdRounds:
         text = self._cleared.value.decode(errors="replace")
         verdict = self._verdict[worker]
         left = None if self._left.value < 0 else int(self._left.value)
-        why = {SHARED: "another user's operation of the same round read the same day",
-               NOT_CLEARED: text}.get(verdict, "")
+        shared = "another user's operation of the same round read the same day"
+        if self.users > self.days:          # the layout cannot give each user a day of its own
+            shared += (f" ({self.users} users, {self.days} day{'s' if self.days != 1 else ''}: give each user a day "
+                       f"of its own, at least {self.users} days)")
+        why = {SHARED: shared, NOT_CLEARED: text}.get(verdict, "")
         cleared = text if verdict != NOT_CLEARED else ""
         kinds = self._kinds.value.decode() if verdict != NOT_CLEARED else ""
         return RoundStart(go=bool(self._going.value), cold=verdict == HELD, cleared=cleared, why_not=why,

@@ -77,6 +77,10 @@ def _print_figures(store, run_id: str) -> None:
     notes = (run.get("layout") or {}).get("notes")
     if notes:                                   # what the layout did to the data (a rounding of timestamps)
         console.print(f"Layout: {notes}", highlight=False, soft_wrap=True, markup=False)
+    from workloads.run.environment import busy_note
+    busy = busy_note(run.get("environment") or {})
+    if busy:                                    # as the window's results say it
+        console.print(f"⚠ {busy}", style="yellow", highlight=False, soft_wrap=True, markup=False)
     for row in figures.itertuples():
         if row.short:
             console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)

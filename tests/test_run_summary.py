@@ -115,6 +115,14 @@ def test_a_run_begun_on_a_busy_machine_says_so(store, load, busy):
     assert bool(note) is busy
     if busy:
         assert "load average 3.1 on 2 logical cores" in note
+    # show says it too, as the window does
+    import subprocess
+    import sys
+    from pathlib import Path
+    shown = subprocess.run([sys.executable, "-m", "app", "--results", str(store.path), "show", "loaded"],
+                           capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert shown.returncode == 0, shown.stderr
+    assert ("load average 3.1 on 2 logical cores" in " ".join(shown.stdout.split())) is busy
 
 
 def test_every_run_records_the_load_average_it_began_with():

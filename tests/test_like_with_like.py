@@ -78,7 +78,8 @@ def test_a_tiny_002_sweep_on_two_threads_gives_no_does_not_hold(store):
     for name in ("slice downloads", "minute bars"):
         finding = knees[name]
         assert finding.verdict == NOT_MEASURED and finding.why.startswith("not measurable at this size"), finding.line
-        assert "2.7 users here" in finding.why and "48" in finding.why, finding.line
+        assert "is 2.7 users on this machine's 2 hardware threads" in finding.why and "48" in finding.why \
+            and finding.why.endswith("a sweep to 8 users (a larger size) would show it"), finding.line
 
 
 def test_a_sweep_long_enough_still_says_does_not_hold_per_thread(store):
@@ -103,7 +104,7 @@ def test_a_server_elsewhere_whose_agent_recorded_its_threads_is_compared_per_thr
     runs = _flat_002(store, (1, 2, 4, 8, 16, 32), environment=recorded,
                      scenario={"target_config": {"host": "ddb-server.invalid", "port": 8848}})
     downloads = next(f for f in findings("002", runs, store) if "downloads" in f.statement)
-    assert downloads.verdict == NOT_MEASURED and "64 users here" in downloads.why, downloads.line
+    assert downloads.verdict == NOT_MEASURED and "is 64 users on the server's 48 hardware threads" in downloads.why, downloads.line
     assert "the server's 48 hardware threads" in downloads.why, downloads.line
 
 

@@ -173,8 +173,12 @@ def knee_verdict(knee: int | None, users: list[int] | int, low: int, high: int, 
     if published_threads and top < 2 * hi:
         shown = shown or (f"throughput stops growing at {plural(knee, 'user')}" if knee else
                           f"throughput still grows at {plural(top, 'user')}")
-        return NOT_MEASURED, (f"not measurable at this size: the published knee is {_users_range(lo, hi)} here"
-                              f"{per}; a sweep to {plural(top, 'user')} cannot show it ({shown})")
+        needed = 2 ** math.ceil(math.log2(2 * hi))       # the sweep's doubling steps: the first one past it
+        return NOT_MEASURED, (f"not measurable at this size: the published knee, {_users_range(low, high)} on the "
+                              f"report's {published_threads} hardware threads, is {_users_range(lo, hi)} on {whose} "
+                              f"{plural(threads, 'hardware thread')}, and a knee shows only in a sweep that goes a "
+                              f"doubling past it; this one ends at {plural(top, 'user')} ({shown}): a sweep to "
+                              f"{plural(needed, 'user')} (a larger size) would show it")
     if knee is None:
         if top < low * scale:
             return NOT_MEASURED, f"the sweep stops at {plural(top, 'user')}, before the published knee"

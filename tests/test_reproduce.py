@@ -221,6 +221,9 @@ def test_report_000_tiny_the_four_findings_from_real_reads(tmp_path):
     assert by_statement["the string columns' share of time / their share of bytes"].verdict != NOT_MEASURED
     api = by_statement["API time / server-side time (L1, warm)"]
     assert api.verdict != NOT_MEASURED and api.measured_value > 1     # DuckDB splits query from decode
+    # ... and the finding says what stood for the server-side time it lacks
+    assert api.why.endswith("DuckDB (embedded) has no server: its query phase, in the reading process, stands for "
+                            "the server-side time"), api.line
     pickle_pairs = [p for p in repro.pairs if p.figure.startswith("pickle.load") and p.experiment == "a day, L1 quotes"]
     assert len(pickle_pairs) == 2 and all(p.measured_value for p in pickle_pairs)
 

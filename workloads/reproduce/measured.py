@@ -91,8 +91,10 @@ class ArmRun:
         return [(s.users, getattr(s, metric)) for s in self.answer.steps
                 if getattr(s, metric) is not None and not s.short]
 
-    def peak(self, metric: str = "mb_per_s") -> float | None:
-        values = [getattr(s, metric) for s in self.answer.steps if getattr(s, metric)]
+    def peak(self, metric: str = "mb_per_s", measured_only: bool = False) -> float | None:
+        """The highest step's figure; ``measured_only``: of the steps long enough to measure."""
+        values = [getattr(s, metric) for s in self.answer.steps
+                  if getattr(s, metric) and not (measured_only and s.short)]
         return max(values) if values else None
 
     def data_nodes(self) -> int | None:

@@ -73,7 +73,7 @@ def _draw(store, run, name: str, out: Path, options) -> int:
     from widgets.dashboard import LiveDashboard
     from widgets.export_sizes import export_chart_as
     from widgets.exporters import run_caption
-    from workloads.results.figures import cache_words
+    from workloads.results.figures import cache_words, figure_warnings
     from workloads.results.history import snapshot_from_store
 
     _quiet_offscreen_warnings()
@@ -88,7 +88,7 @@ def _draw(store, run, name: str, out: Path, options) -> int:
             raise CliError(f"run {run['run_id']} has no chart {name!r}; its charts: {', '.join(has) or 'none'}")
         chart = charts[CHART_NAMES[name.lower()]]
         front_tab_of(chart)
-        caption = run_caption({**run, "cache": cache_words(store, run)})
+        caption = run_caption({**run, "cache": cache_words(store, run), "warnings": figure_warnings(store, run)})
         try:
             written = export_chart_as(chart, out, options, caption=caption)
         except (OSError, ValueError) as exc:

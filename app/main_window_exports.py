@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-from workloads.results.figures import cache_words
+from workloads.results.figures import cache_words, figure_warnings
 from app.export_chart_dialog import COPY, FILE_FILTERS, ExportChartDialog
 from widgets.export_sizes import ExportOptions, copy_to_clipboard, export_chart_as
 from widgets.exporters import export_folder, remember_export_folder, run_caption, suggest_filename
@@ -30,7 +30,9 @@ class MainWindowExports:
         snapshot = self.dashboard.snapshot
         try:
             run = self.store.run(snapshot.run_id) if snapshot is not None else None
-            return {**run, "cache": cache_words(self.store, run)} if run else None    # what "cold" cleared
+            # what "cold" cleared, and what the figures' reader must know (a step too short, a busy machine)
+            return {**run, "cache": cache_words(self.store, run), "warnings": figure_warnings(self.store, run)} \
+                if run else None
         except StoreError:
             return None
 

@@ -204,6 +204,16 @@ def test_the_command_line_writes_a_stored_runs_chart_at_1920x1080(stored_run):
     image = QImage(str(_export_sweep(stored_run, "sweep.png", "1920x1080")))
     assert (image.width(), image.height()) == (1920, 1080)
     assert run_id in image.text("Description")
+    # a step too short to measure is said on the slide, under the chart, as the window says it
+    from workloads.results.figures import step_figures
+    from workloads.results.store import ResultsStore
+    store = ResultsStore(stored_run[1])
+    try:
+        short = [f"⚠ {row.label}: {row.short_reason}" for row in step_figures(store, run_id).itertuples() if row.short]
+    finally:
+        store.close()
+    assert short, "4 operations a user: the 1-user step is too short"
+    assert all(line in image.text("Description").splitlines() for line in short), image.text("Description")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -132,7 +132,9 @@ def run_caption(run: Mapping[str, Any] | None) -> str:
     when = run.get("created_at")
     if when is not None and str(when) not in ("", "NaT", "None"):
         parts.append(when.strftime("%Y-%m-%d %H:%M") if hasattr(when, "strftime") else str(when)[:16])
-    return " · ".join(p for p in parts if p)
+    # what a reader of the slide must know of its figures (steps too short, a busy machine): said on it
+    warnings = [f"⚠ {w}" for w in run.get("warnings") or ()]
+    return "\n".join([" · ".join(p for p in parts if p), *warnings])
 
 
 def _safe(text: str) -> str:

@@ -217,6 +217,16 @@ def not_cold_by_step(store, run_id: str) -> dict[int, list[tuple[str, int]]]:
     return found
 
 
+def figure_warnings(store, run: dict) -> list[str]:
+    """What a chart of the run must say beside its figures: each step too short to measure, with
+    why, and a machine busy as the run began (``environment.busy_note``)."""
+    from workloads.run.environment import busy_note
+    figures = step_figures(store, run["run_id"])
+    found = [f"{row.label}: {row.short_reason}" for row in figures.itertuples() if row.short]
+    busy = busy_note(run.get("environment") or {})
+    return found + ([busy] if busy else [])
+
+
 def cache_words(store, run: dict) -> str:
     """A run's cache state as a caption says it: "warm", or "cold (engine caches only)" and the like
     (what the clears of all its cold operations emptied, ``cleared.cold_words``)."""

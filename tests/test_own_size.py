@@ -92,6 +92,8 @@ def builder(make_widget, tmp_path):
 
 
 def test_the_form_shows_an_imports_own_size_instead_of_a_generators(tmp_path, builder):
+    # a fresh form on a generated dataset shows its scale and no empty "Size:" row
+    assert builder.dataset_combo.currentData() == "taq" and not builder._data_form.isRowVisible(builder.own_size)
     _import(tmp_path, rows=3_000, days=3)
     builder.refresh_datasets()
     builder.dataset_combo.setCurrentIndex(builder.dataset_combo.findData("imp_mine"))

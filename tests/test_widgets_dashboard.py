@@ -320,3 +320,14 @@ def test_a_run_drawn_per_operation_at_its_end_keeps_no_per_second_line_of_the_li
         assert len(dashboard.latency_chart.series_data(name)[0]) == 0      # nothing an export would draw
     assert dashboard.latency_chart.series_data("each operation")[0].tolist() == [0.4, 0.9]
     assert dashboard.rows_chart.series_data("rows/s")[0].tolist() == [0.4, 0.9]   # no second 1-4 left
+
+
+def test_a_finished_runs_empty_lines_give_their_room_to_the_charts_and_a_live_run_keeps_their_slots(dashboard):
+    """A live run keeps each line's two-line slot (a message appearing would move every chart); a
+    finished run's empty message and published lines take no room (a blank band under the header)."""
+    dashboard.show_final(snapshot(status="completed", progress=1.0, message=""))
+    assert dashboard.message_label.text() == "" and dashboard.message_label.height() == 0
+    assert dashboard.header_label.height() > 0
+    dashboard.start_run("next")
+    slot = 2 * dashboard.fontMetrics().lineSpacing() + 4
+    assert dashboard.message_label.height() == slot and dashboard.published_label.height() == slot

@@ -197,6 +197,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         self._dirty = True
         self._timer.stop()
         self._apply()
+        self._settle_text_heights(True)        # nothing updates it now: empty lines give their room back
 
     def show_results(self, answer) -> None:
         """A finished run's answer (``workloads.results.run_summary.RunAnswer``), brought to the front."""
@@ -208,6 +209,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         """A new run begins: everything cleared, the live charts to the front, zoom reset, and the
         header names the run that is starting (not "No run" while the toolbar says Running)."""
         self.clear()
+        self._settle_text_heights(False)        # live: every line keeps its slot, so no chart jumps
         self._set_per_operation(False)          # a live run is drawn per second until its stored view
         self._starting = name or "a run"
         self._apply_text()

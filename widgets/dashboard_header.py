@@ -81,15 +81,25 @@ class DashboardHeader:
     def _text_labels(self) -> tuple:
         return self.header_label, self.figures_label, self.message_label, self.published_label
 
+    # a finished run shown (nothing updates it): an empty line gives its slot back to the charts
+    _settled = False
+
     def _fix_text_heights(self) -> None:
         """Header and figures lines keep their height whatever their text: a line that wraps one
         second and not the next would resize (and repaint) every chart below it."""
         spacing = self.fontMetrics().lineSpacing()
-        # the message and published lines keep their slot even when empty: one appearing would
-        # push every chart down (a relayout and repaint of all of them, ~0.1 s)
+        # the message and published lines keep their slot even when empty while a run is live: one
+        # appearing would push every chart down (a relayout and repaint of all of them, ~0.1 s)
         for label in self._text_labels():
-            label.setFixedHeight(2 * spacing + 4)
+            label.setFixedHeight(0 if self._settled and not label.text() else 2 * spacing + 4)
         self._fit_text_heights()
+
+    def _settle_text_heights(self, settled: bool) -> None:
+        """``settled``: a finished run is shown, its empty lines collapse; else (a live run) every
+        line keeps its two-line slot."""
+        self._settled = settled
+        self._fix_text_heights()
+        self._fit_text_heights(shrink=True)
 
     def _fit_text_heights(self, *, shrink: bool = False) -> None:
         """A line whose text needs more than its two-line slot (a narrow window, large fonts, a
@@ -97,7 +107,8 @@ class DashboardHeader:
         shrink back (that would relayout the charts every second); a new run or a resize may."""
         floor = 2 * self.fontMetrics().lineSpacing() + 4
         for label in self._text_labels():
-            needed = max(label.heightForWidth(label.width()), floor) if label.text() else floor
+            empty = 0 if self._settled else floor
+            needed = max(label.heightForWidth(label.width()), floor) if label.text() else empty
             if needed > label.height() or (shrink and needed < label.height()):
                 label.setFixedHeight(needed)
 

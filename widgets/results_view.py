@@ -21,7 +21,7 @@ from workloads.results.run_summary import RunAnswer, StepAnswer
 from workloads.text import plural, rate
 
 TABLE_ROWS_SHOWN = 6              # steps in view without scrolling; the sweep chart takes the rest
-PUBLISHED_LINES = 3
+PUBLISHED_LINES = 1               # one finding in view (the rest on hover): the sweep chart keeps its height
 COLUMNS = ("step", "operations", "rows/s", "MB/s", "ops/s", "p50", "p95", "p99", "first op", "phases (mean)")
 # an open loop's steps: what a client on the schedule waited beside what the operation took
 OPEN_COLUMNS = ("step", "operations", "rows/s", "ops/s", "latency p50", "latency p99", "service p50", "service p99",

@@ -197,6 +197,7 @@ class ScenarioBuilder(QWidget):
             spin.valueChanged.connect(lambda value, spin=spin, word=word: self._plural_suffix(spin, word))
             self._plural_suffix(spin, word)
         self._on_length_mode()
+        self._on_dataset_changed()          # the first dataset's rows (a generator's scale, or its own size)
         for signal in (self.dataset_combo.currentIndexChanged, self.days_spin.valueChanged,
                        self.rows_spin.valueChanged, self.users_edit.textChanged,
                        self.target_combo.currentIndexChanged):

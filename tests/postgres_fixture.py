@@ -31,3 +31,16 @@ def pg_engine():
     finally:
         stop_pids(engine.pids)
         shutil.rmtree(home, ignore_errors=True)
+
+
+def database_in_zone(engine, name: str, zone: str) -> dict:
+    """A fresh database ``name`` on the fixture's server whose sessions start in ``zone`` (``ALTER
+    DATABASE ... SET timezone``, as a server set up in New York has it); its target config."""
+    import psycopg
+    config = dict(engine.config)
+    with psycopg.connect(host=config["host"], port=config["port"], user=config["user"], password=config["password"],
+                         dbname=config["database"], autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+        admin.execute(f"ALTER DATABASE {name} SET timezone = '{zone}'")
+    return {**config, "database": name}

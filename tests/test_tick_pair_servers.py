@@ -9,6 +9,7 @@ import time
 import pytest
 
 from tests.desk_files import write_desk_files
+from tests.postgres_fixture import database_in_zone
 from tests.test_tick_pair import LOCAL, _pair, assert_right, tick_targets
 from tests.test_user_suites import server_config
 from workloads.datasets.schema import Scale
@@ -42,15 +43,8 @@ def test_the_server_engines_answer_the_pair_as_pandas(engine, desk, tmp_path, re
 
 
 def test_a_postgres_database_in_new_york_answers_the_pair_as_pandas(desk, tmp_path, pg_engine):
-    import psycopg
-    config = dict(pg_engine.config)
-    with psycopg.connect(host=config["host"], port=config["port"], user=config["user"], password=config["password"],
-                         dbname=config["database"], autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS tb_tick_ny")
-        admin.execute("CREATE DATABASE tb_tick_ny")
-        admin.execute(f"ALTER DATABASE tb_tick_ny SET timezone = '{ZONE}'")
     dataset = _pair(desk)
-    targets = [("postgres", "postgres", {**config, "database": "tb_tick_ny"})]
+    targets = [("postgres", "postgres", database_in_zone(pg_engine, "tb_tick_ny", ZONE))]
     assert_right(verify(dataset, Scale(days=2), targets, [load_suite("tick")]), desk, ["postgres"])
 
 

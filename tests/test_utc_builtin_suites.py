@@ -9,6 +9,7 @@ import time
 import pytest
 
 from tests.chserver.fixture import start_server
+from tests.postgres_fixture import database_in_zone
 from workloads.datasets.schema import Scale
 from workloads.queries import load_suite
 from workloads.queries.verify import SAME, verify
@@ -28,14 +29,7 @@ def _assert_alike(tmp_path, label: str, kind: str, config: dict) -> None:
 
 
 def test_a_postgres_database_in_new_york(tmp_path, pg_engine):
-    import psycopg
-    config = dict(pg_engine.config)
-    with psycopg.connect(host=config["host"], port=config["port"], user=config["user"], password=config["password"],
-                         dbname=config["database"], autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS tb_builtin_ny")
-        admin.execute("CREATE DATABASE tb_builtin_ny")
-        admin.execute(f"ALTER DATABASE tb_builtin_ny SET timezone = '{ZONE}'")
-    _assert_alike(tmp_path, "postgres", "postgres", {**config, "database": "tb_builtin_ny"})
+    _assert_alike(tmp_path, "postgres", "postgres", database_in_zone(pg_engine, "tb_builtin_ny", ZONE))
 
 
 def test_a_clickhouse_server_in_new_york(tmp_path):

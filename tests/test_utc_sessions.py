@@ -19,6 +19,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 from tests.chserver.fixture import start_server
+from tests.postgres_fixture import database_in_zone
 from tests.suite_answers import table_suite_answers
 from tests.test_user_suites import docs_suite, expected_answers
 from tests.trades_file import trades_table
@@ -79,12 +80,7 @@ def machine_in_new_york(monkeypatch):
 
 def test_a_postgres_database_in_new_york_answers_the_suite_as_pandas(tmp_path, trades, pg_engine):
     import psycopg
-    config = dict(pg_engine.config)
-    with psycopg.connect(host=config["host"], port=config["port"], user=config["user"], password=config["password"],
-                         dbname=config["database"], autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS tb_new_york")
-        admin.execute("CREATE DATABASE tb_new_york")
-        admin.execute(f"ALTER DATABASE tb_new_york SET timezone = '{ZONE}'")
+    config = database_in_zone(pg_engine, "tb_new_york", ZONE)
     with psycopg.connect(host=config["host"], port=config["port"], user=config["user"], password=config["password"],
                          dbname="tb_new_york", autocommit=True) as con:
         assert con.execute("SHOW timezone").fetchone()[0] == ZONE          # a plain session is in New York

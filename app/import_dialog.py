@@ -121,8 +121,12 @@ class ImportDialog(QDialog):
         self.progress_bar.setTextVisible(False)
         self.progress_bar.setVisible(False)      # shown once an import starts
         self.status_label = QLabel(wordWrap=True, objectName="import_status")
+        # file names, columns and values come from the user's files: never markup
+        self.name_hint.setTextFormat(Qt.TextFormat.PlainText)
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel(wordWrap=True, objectName="import_error")
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.skipped_list = QPlainTextEdit(objectName="skipped_list", readOnly=True)
         self.skipped_list.setMaximumHeight(90)

@@ -270,6 +270,9 @@ def test_trades_paired_with_quotes_in_the_window_make_the_tick_pack_dataset(qtbo
     with qtbot.waitSignal(dialog.imported, timeout=60_000) as signal:
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
     assert signal.args == ["imp_desk"] and "paired with the trades of imp_desk" in dialog.status_label.text()
+    # what it says of the files (their names, titles) is shown as written, never as markup
+    assert {label.textFormat() for label in (dialog.status_label, dialog.error_label, dialog.name_hint)} == {
+        Qt.TextFormat.PlainText}
     assert get_dataset("imp_desk").info.extra["tick_pack"]
     dialog.set_name("nosize")
     dialog.role_pickers.set_roles(Roles(time="exec_time", key="sym", price=("px",)))

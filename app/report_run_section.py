@@ -14,7 +14,7 @@ from app.report_references import References, _references
 from app.report_suites import SuiteView, gallery_slot, run_anchor
 from app.report_tables import _phase_table, _phases_present, _steps_table, _users, _worker_errors
 from workloads.results.dataset_size import run_size_text
-from workloads.results.figures import STEP_FIGURES_DOC, short_reason, step_figures
+from workloads.results.figures import STEP_FIGURES_DOC, not_cold_by_step, short_reason, step_figures
 from workloads.results.run_summary import target_notes
 from workloads.results.store import ResultsStore
 
@@ -66,14 +66,21 @@ def _run_section(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame, 
         steps=_steps_table(steps), phases=_phase_table(steps), figures_doc=STEP_FIGURES_DOC,
         probe=any(s == "probe" for s, _ in sources), overlap={"transfer", "decode"} <= set(phases),
         short=[f"{r.step_label}: {short_reason(r.ops, r.window_s)}" for r in steps.itertuples() if r.short],
-        cold=[f"{r.step_label}: cold: {int(r.cold_ops):,} of {int(r.ops):,} operations (cleared: {r.cleared})"
-              for r in steps.itertuples()]
-        if run.get("cache") == "cold" else [], target_notes=target_notes(run),
+        cold=_cold_lines(store, run, steps) if run.get("cache") == "cold" else [], target_notes=target_notes(run),
         suite=suite, errors=Table(["Step", "Worker", "State", "Error"], errors, wrap=(3,)), charts=figures,
         references=_references(run, steps),
         environment=Table(["", ""], _environment_rows(run, step_figures(store, run["run_id"])), show_header=False,
                           wrap=(1,)),
         gallery=gallery)
+
+
+def _cold_lines(store: ResultsStore, run: dict[str, Any], steps: pd.DataFrame) -> list[str]:
+    """Per step of a cold run: how many operations held cold, what was cleared, and why the others
+    did not (their records' reasons), as ``tickbench show`` says it."""
+    why_not = not_cold_by_step(store, run["run_id"])
+    return [f"{r.step_label}: cold: {int(r.cold_ops):,} of {int(r.ops):,} operations (cleared: {r.cleared})"
+            + "".join(f"; not cold: {n:,}: {why}" for why, n in why_not.get(int(r.step), ()))
+            for r in steps.itertuples()]
 
 
 def _scenario_text(run: dict[str, Any], scenario: dict[str, Any]) -> str:

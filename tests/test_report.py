@@ -205,8 +205,11 @@ def test_measured_stands_beside_published_only_where_they_compare(store, tmp_pat
     handmade_run(store, "pickle-cold", [(1, 2.0, [op(0, 0, i, 0.5 * (i + 1), 0.2 + 0.1 * i) for i in range(3)]),
                                         (3, 2.0, [op(1, w, 0, 1.0, 0.9) for w in range(3)])],
                  target="pickle", cache="cold")
-    page = Tables(write_report(store, ["pickle-cold"], tmp_path / "p.html").read_text(encoding="utf-8"))
+    html = write_report(store, ["pickle-cold"], tmp_path / "p.html").read_text(encoding="utf-8")
+    page = Tables(html)
     rows = {r["Figure"]: r for r in page.table_with("Report", PUBLISHED_LABEL)}
+    # a cold step says why its operations did not hold cold (these hand-made ones record no reason)
+    assert "1 users: cold: 0 of 3 operations (cleared: no operation held cold); not cold: 3: no reason recorded" in html
     # a single reader's mean seconds per operation, beside pickle's cold figures only
     assert rows["pickle, taq, cold, all columns"][MEASURED_LABEL] == "0.3 s (1 users)"
     assert rows["pickle, taq, warm, all columns"][MEASURED_LABEL] == "–"

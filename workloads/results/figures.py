@@ -213,7 +213,7 @@ def not_cold_by_step(store, run_id: str) -> dict[int, list[tuple[str, int]]]:
     frame = store.frame(_NOT_COLD_SQL, [run_id])
     found: dict[int, list[tuple[str, int]]] = {}
     for step, why, n in frame.itertuples(index=False):
-        found.setdefault(int(step), []).append(("not said" if pd.isna(why) or not why else str(why), int(n)))
+        found.setdefault(int(step), []).append(("no reason recorded" if pd.isna(why) or not why else str(why), int(n)))
     return found
 
 

@@ -95,7 +95,7 @@ def _import_own_schema(args) -> int:
     seconds = time.perf_counter() - started
     pair = None
     if args.trades_of:
-        from workloads.datasets.tick_pair import pair_trades
+        from workloads.datasets.pair_import import pair_trades
         try:
             pair = pair_trades(args.name, args.trades_of, zone)
         except (ValueError, OSError) as exc:
@@ -133,7 +133,7 @@ def _pair_before_import(args, roles, label: str) -> str:
         if args.exchange_zone:
             raise CliError("--exchange-zone goes with --trades-of QUOTES")
         return ""
-    from workloads.datasets.tick_pair import pair_before_import
+    from workloads.datasets.pair_import import pair_before_import
     try:
         return pair_before_import(args.trades_of, roles, args.exchange_zone, label)
     except ValueError as exc:

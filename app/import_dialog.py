@@ -29,7 +29,7 @@ from widgets.theme import current_theme
 from workloads.datasets.imported import NAME_RULE, PREFIX, imports_dir, list_imports, suggest_name
 from workloads.datasets.roles import CHOOSABLE_TYPES, RoleError, Roles
 from workloads.datasets.schema import Column, Schema
-from workloads.datasets.tick_pair import can_be_quotes, pair_before_import, pair_trades
+from workloads.datasets.pair_import import can_be_quotes, pair_before_import, pair_trades
 from workloads.datasets.tick_import import (ImportFailed, ImportSourceError, import_source,
                                             preview_source)
 from workloads.text import plural

@@ -7,7 +7,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 
-from tests.reaper import pytest_configure, pytest_unconfigure  # noqa: F401  (the run's processes die with it)
+from tests import reaper, watchdog
+from tests.reaper import pytest_unconfigure  # noqa: F401  (the run's processes die with it)
+from tests.watchdog import pytest_runtest_protocol, pytest_sessionfinish  # noqa: F401  (no test hangs the run)
+
+
+def pytest_configure(config):
+    reaper.pytest_configure(config)
+    watchdog.pytest_configure(config)
 
 
 @pytest.fixture(autouse=True)
@@ -135,5 +142,14 @@ def pytest_xdist_make_scheduler(config, log):
                 text = (root / module).read_text(encoding="utf-8") if (root / module).is_file() else ""
                 self._scopes[module] = "servers" if any(name in text for name in SERVER_FIXTURES) else module
             return self._scopes[module]
+
+        def remove_node(self, node):
+            """A worker that crashed (the watchdog ends a stuck test's): its other tests go to a new
+            worker, but not the one it crashed in (xdist's own would run it again, and hang again)."""
+            crashed = super().remove_node(node)
+            for unit in self.workqueue.values():
+                if crashed in unit:
+                    unit[crashed] = True
+            return crashed
 
     return ModulesAndServers(config, log)

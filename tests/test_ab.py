@@ -226,19 +226,24 @@ def _p50(store, scenario) -> float:
     return float(step_figures(store, result.run_id)["p50_s"].iloc[0])
 
 
+def _least_p50(store, scenario, runs: int = 3) -> float:
+    """The least p50 of a few runs: a machine busy with other tests only ever adds to a run's times."""
+    return min(_p50(store, scenario) for _ in range(runs))
+
+
 def test_the_noops_cpu_work_and_added_work_show_in_stored_p50(store):
-    work = {ms: _p50(store, held(0.0, 0.3, work_s=ms / 1000)) for ms in (10, 11)}
+    work = {ms: _least_p50(store, held(0.0, 0.3, work_s=ms / 1000)) for ms in (10, 11)}
     assert 0.0005 < work[11] - work[10] < 0.002
     assert 0.010 <= work[10] < 0.013
     # a share of the operation's own time: 10 ms of work and half as much again
-    shared = _p50(store, held(0.0, 0.3, work_s=0.010, added_work_share=0.5))
+    shared = _least_p50(store, held(0.0, 0.3, work_s=0.010, added_work_share=0.5))
     assert 1.4 < shared / work[10] < 1.6
     # a workload that does real work: a day read from pickle, with 5 ms added to each operation
     day = Scenario(name="day", workload="read-day", target="pickle", dataset="devices", users=(1,), operations=12,
                    probe_ops=0, scale=Scale(days=1, rows_per_day=2000),
                    target_config={"root": str(store.path.parent / "data")})
-    plain = _p50(store, day)
-    added = _p50(store, day.with_changes(params={"added_work_s": 0.005}))
+    plain = _least_p50(store, day)
+    added = _least_p50(store, day.with_changes(params={"added_work_s": 0.005}))
     assert 0.004 < added - plain < 0.008
 
 

@@ -16,7 +16,8 @@ from workloads.datasets import get_dataset
 from workloads.datasets.roles import Roles
 from workloads.datasets.schema import Scale
 from workloads.datasets.tick_import import import_source
-from workloads.datasets.tick_pair import PairError, pair_before_import, pair_trades
+from workloads.datasets.pair_import import pair_before_import, pair_trades
+from workloads.datasets.tick_pair import PairError
 from workloads.operations import WORKLOADS
 from workloads.queries import load_suite
 from workloads.queries.answers import fingerprint, normalise

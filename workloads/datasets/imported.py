@@ -146,7 +146,7 @@ class ImportedDataset(Dataset):
                    f"{manifest['rows']:,} rows over {len(days)} day{'s' if len(days) != 1 else ''}, {keys}; "
                    f"{len(schema.columns)} columns ({roles.describe()}); time zone {manifest.get('zone') or 'none'}"
                    + (f"; {skipped:,} bad rows skipped" if skipped else "") + ". The scale's days pick the first "
-                   f"imported days; its rows per day and symbols are ignored."),
+                   "imported days; its rows per day and symbols are ignored."),
             extra={"imported": True, "import_id": manifest["import_id"], "content": _content(manifest),
                    "source": manifest["source"]["path"],
                    "default_start": days[0]["date"], "zone": manifest.get("zone", "")})

@@ -6,28 +6,46 @@ the stored runs of an earlier demo played back at their pace (``app.demo_replay`
 says so. The presenter keeps control from the keyboard: Space pauses and resumes (a card's clock
 stops; a live run finishes, the next one waits; a replay stops where it is), Right and Left go to
 the next and previous beat, H hides the card, F toggles full screen, Esc ends the demo.
+
+A demo given its minutes keeps them: before each beat it checks the beat still fits the time left at
+the pace the beats so far kept (their runs' processes and warm-ups take what they take), else it goes
+on to the next that fits, or to the summary; the summary stays until the minutes are up, then the demo
+ends by itself. A beat still going when only the summary's time is left is cut for it. Paused time
+does not count.
 """
 from __future__ import annotations
+
+import time
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 
 from app.demo_replay import ReplayDriver
-from widgets.demo_card import DemoCard
+from widgets.demo_card import DemoCard, PauseSign
 from workloads.reproduce.story import RESULT_S, TITLE_S, Beat, result_card, summary
 
 TITLE, RUNNING, RESULT, SUMMARY, ENDED = "title", "running", "result", "summary", "ended"
 PAUSED = "the presenter paused"          # the run controller's hold reason
+SUMMARY_S = 15.0                         # the summary, at the least: read aloud, then the demo ends
+
+
+def arm_title(name: str) -> str:
+    """A demo run's arm as its audience knows it: "pickle, cold cache" of "Report 000 · a day, L1
+    quotes · pickle, cold cache · tiny · demo"."""
+    parts = name.split(" · ")
+    return parts[2] if len(parts) > 2 else name
 
 
 class Presenter(QObject):
     state_changed = Signal(str)
     finished = Signal()
 
-    def __init__(self, window, beats: list[Beat], recorded: dict[str, str] | None = None, replayed_from: str = ""):
+    def __init__(self, window, beats: list[Beat], recorded: dict[str, str] | None = None, replayed_from: str = "",
+                 budget_s: float | None = None):
         """``window``: the main window (its controller, dashboard, store and background reader).
         ``recorded``: for a replay, each beat scenario's name -> its stored run (story.recorded_runs);
-        beats without one are left out."""
+        beats without one are left out. ``budget_s``: the demo's length (None: each card waits for the
+        presenter at the end)."""
         super().__init__(window)
         self._window = window
         self.replay = recorded is not None
@@ -39,16 +57,24 @@ class Presenter(QObject):
         self._beat_runs: list[str] = []                 # this beat's runs that started
         self._report_runs: dict[str, list[str]] = {}    # every demo run so far, per report
         self._findings: dict[tuple[str, str], object] = {}
+        self.budget_s = budget_s
+        self._deadline = 0.0                            # monotonic; moved on by paused time
+        self._paused_at = 0.0
+        self._beat_started = 0.0
+        self._estimated_s = self._taken_s = 0.0         # the beats played so far: estimated, taken
         self.card = DemoCard(window)
         self.card.hide()
+        self.pause_sign = PauseSign(window)
         window.installEventFilter(self)
         if window.centralWidget() is not None:          # its place changes as docks and bars go
             window.centralWidget().installEventFilter(self)
         self._clock = QTimer(self, singleShot=True)
         self._clock.timeout.connect(self._card_over)
+        self._last_call = QTimer(self, singleShot=True)          # a beat still going then: the summary's turn
+        self._last_call.timeout.connect(self._time_is_up)
         self._remaining_ms = 0
         self._replayer = ReplayDriver(window.store, window.background, window.dashboard, self)
-        self._replayer.run_started.connect(self._beat_runs.append)
+        self._replayer.run_started.connect(self._on_replay_started)
         self._replayer.done.connect(self._runs_over)
         self._replayer.failed.connect(self._replay_failed)
         controller = window.controller
@@ -62,6 +88,8 @@ class Presenter(QObject):
 
     # ---- the presenter's controls ---------------------------------------------------------------
     def start(self) -> None:
+        self._deadline = time.monotonic() + (self.budget_s or 0.0)
+        self._arm_last_call()
         if not self.beats:
             self._show_summary()
             return
@@ -70,17 +98,23 @@ class Presenter(QObject):
     def toggle_pause(self) -> None:
         self.paused = not self.paused
         if self.paused:
+            self._paused_at = time.monotonic()
+            self._last_call.stop()
             if self._clock.isActive():
                 self._remaining_ms = self._clock.remainingTime()
                 self._clock.stop()
             self._window.controller.hold(PAUSED)
             self._replayer.pause()
         else:
-            if self.state in (TITLE, RESULT):
+            self._deadline += time.monotonic() - self._paused_at
+            self._beat_started += time.monotonic() - self._paused_at
+            self._arm_last_call()
+            if self.state in (TITLE, RESULT, SUMMARY) and self._remaining_ms:
                 self._clock.start(max(self._remaining_ms, 500))
             self._window.controller.release(PAUSED)
             self._replayer.resume()
         self._show_state()
+        self._show_pause_sign()
 
     def next(self) -> None:
         if self.state == SUMMARY:
@@ -107,6 +141,7 @@ class Presenter(QObject):
             return
         self._stop_runs()
         self._clock.stop()
+        self._last_call.stop()
         self._window.controller.release(PAUSED)
         self.paused = False
         self._set_state(ENDED)
@@ -117,12 +152,16 @@ class Presenter(QObject):
             shortcut.setEnabled(False)
             shortcut.deleteLater()
         self.card.deleteLater()
+        self.pause_sign.deleteLater()
         self.finished.emit()
 
     # ---- the beats --------------------------------------------------------------------------------
     def _title(self, index: int) -> None:
         self.index = index
         beat = self.beats[index]
+        self._beat_started = time.monotonic()
+        self._window.dashboard.clear()          # behind the card (H shows it): never the last beat's run
+        self._window.dashboard.set_audience_title(beat.title)      # what comes, not "No run"
         self.card.show_title(beat.title, beat.question, beat.watch, self._position())
         self._show_card(TITLE, TITLE_S)
 
@@ -142,12 +181,17 @@ class Presenter(QObject):
         beat = self.beats[self.index] if self.state == RUNNING else None
         if beat is not None and scenario.name in {s.name for s in beat.scenarios}:
             self._beat_runs.append(run_id)
+            self._window.dashboard.set_audience_title(arm_title(scenario.name))
             # no empty axes while its process lays out data and warms up: say which run comes
-            parts = scenario.name.split(" · ")
-            self.card.show_starting(parts[2] if len(parts) > 2 else scenario.name, self._position())
+            self.card.show_starting(arm_title(scenario.name), self._position())
             self._fit_card()
             self.card.show()
             self.card.raise_()
+
+    def _on_replay_started(self, run_id: str) -> None:
+        self._beat_runs.append(run_id)
+        names = [name for name, recorded in self._recorded.items() if recorded == run_id]
+        self._window.dashboard.set_audience_title(arm_title(names[0]) if names else "")
 
     def _on_snapshot(self, snapshot) -> None:
         if self.state == RUNNING and self.card.kind == "starting" and snapshot.ops_done > 0:
@@ -195,21 +239,52 @@ class Presenter(QObject):
         self._show_card(RESULT, RESULT_S)
 
     def _after(self, index: int) -> None:
-        if index + 1 < len(self.beats):
-            self._title(index + 1)
+        if self._beat_started:
+            self._estimated_s += self.beats[index].seconds
+            self._taken_s += time.monotonic() - self._beat_started
+        following = self.next_that_fits(index)
+        if following is not None:
+            self._title(following)
         else:
+            self._show_summary()
+
+    def next_that_fits(self, index: int) -> int | None:
+        """The beat after ``index`` to play: the next, or with a length, the next whose estimate at
+        the pace kept so far fits the time left before the summary (None: the summary's turn)."""
+        if self.budget_s is None:
+            return index + 1 if index + 1 < len(self.beats) else None
+        pace = self._taken_s / self._estimated_s if self._estimated_s else 1.0
+        left = self.seconds_left() - SUMMARY_S
+        return next((i for i in range(index + 1, len(self.beats)) if self.beats[i].seconds * pace <= left), None)
+
+    def seconds_left(self) -> float:
+        """Of the demo's length, paused time not counted (0 for a demo without one)."""
+        if self.budget_s is None:
+            return 0.0
+        return self._deadline - (self._paused_at if self.paused else time.monotonic())
+
+    def _arm_last_call(self) -> None:
+        if self.budget_s is not None and self.state != SUMMARY:
+            self._last_call.start(max(0, int((self.seconds_left() - SUMMARY_S) * 1000)))
+
+    def _time_is_up(self) -> None:
+        if self.state in (TITLE, RUNNING, RESULT) and not self.paused:
+            self._stop_runs()
             self._show_summary()
 
     def _show_summary(self) -> None:
         self.card.show_summary(summary(list(self._findings.values())),
                                f"replay of runs {self.replayed_from}" if self.replay and self.replayed_from else "")
-        self._show_card(SUMMARY, 0)
+        # a demo with a length ends by itself when it is up (the summary read at least); else on Esc
+        self._show_card(SUMMARY, max(SUMMARY_S, self.seconds_left()) if self.budget_s is not None else 0)
 
     def _card_over(self) -> None:
         if self.state == TITLE:
             self._run_beat()
         elif self.state == RESULT:
             self._after(self.index)
+        elif self.state == SUMMARY:
+            self.stop()
 
     # ---- helpers ------------------------------------------------------------------------------
     def _show_card(self, state: str, seconds: float) -> None:
@@ -262,8 +337,15 @@ class Presenter(QObject):
     def _fit_card(self) -> None:
         central = self._window.centralWidget()
         self.card.setGeometry(central.geometry() if central is not None else self._window.rect())
+        self._show_pause_sign()
+
+    def _show_pause_sign(self) -> None:
+        self.pause_sign.setVisible(self.paused and self.state != ENDED)
+        if self.paused:
+            self.pause_sign.place(self.card.geometry())
 
     def eventFilter(self, watched, event) -> bool:
-        if self.state != ENDED and event.type() in (QEvent.Type.Resize, QEvent.Type.Move) and self.card.isVisible():
+        if self.state != ENDED and event.type() in (QEvent.Type.Resize, QEvent.Type.Move) and \
+                (self.card.isVisible() or self.paused):
             self._fit_card()
         return False

@@ -72,6 +72,19 @@ def _missing_xcb_library() -> str | None:
     return None
 
 
+def _recorded_demo(store, minutes: int, data_dir: Path, engines) -> bool:
+    """Whether an earlier demo on these engines left runs to replay (read before the window shows)."""
+    from workloads.reproduce.story import narrated_playlist, recorded_runs
+    return bool(recorded_runs(store, narrated_playlist(minutes, data_dir, engines)))
+
+
+def enter_demo_mode(window, theme: str | None) -> None:
+    """Demo mode in ``theme`` if one was given (else its own: white on black, for a projector)."""
+    if theme:
+        window.demo.demo_theme = theme
+    window.toggle_demo()
+
+
 def run_gui(argv: list[str]) -> int:
     started = time.perf_counter()
     args = _parser().parse_args(argv)
@@ -121,12 +134,19 @@ def run_gui(argv: list[str]) -> int:
             print(f"tickbench demo: {exc}", file=sys.stderr)
             store.close()
             return 2
+        if args.replay and not _recorded_demo(store, args.minutes, data_dir, engines):
+            print(f"tickbench demo: no recorded demo on {engines.subject} to replay: play it once first "
+                  f"(tickbench demo --minutes {args.minutes}{'' if args.target == 'duckdb' else ' --target ' + args.target})",
+                  file=sys.stderr)
+            store.close()
+            return 2
     elif args.replay or args.minutes != 10 or args.versus or args.target != "duckdb":
         print("tickbench: --minutes, --replay, --target and --versus go with 'tickbench demo'", file=sys.stderr)
     window.show()
     if args.demo or args.command == "demo":
-        window.toggle_demo()
+        enter_demo_mode(window, args.theme)
     if args.command == "demo":        # once the window is up: the first card needs its size
+        window.close_after_presenting = True
         QTimer.singleShot(0, lambda: window.present(args.minutes, args.replay, engines))
 
     def announce_ready() -> None:  # after the first event-loop turn: the window is usable

@@ -13,6 +13,7 @@ class MainWindowPresenting:
     """Starts and ends the narrated demo for MainWindow."""
 
     presenter: Presenter | None = None
+    close_after_presenting = False
 
     def open_present_dialog(self) -> None:
         """Length, live or replayed, and the engines; the recorded demos are read off the GUI thread."""
@@ -58,7 +59,7 @@ class MainWindowPresenting:
         if not replay:
             beats = self._with_passwords(beats)
             if beats:
-                self._begin_presentation(beats, None, "")
+                self._begin_presentation(beats, None, "", minutes)
             return
         store = self.store
 
@@ -73,7 +74,7 @@ class MainWindowPresenting:
                 self.show_error(f"no recorded demo on {engines.subject} to replay: play the narrated demo "
                                 "on it once first")
                 return
-            self._begin_presentation(beats, recorded, when)
+            self._begin_presentation(beats, recorded, when, minutes)
 
         self.background.run("demo-recorded", find, found, lambda exc: self.show_error(str(exc)))
 
@@ -98,11 +99,11 @@ class MainWindowPresenting:
     def show_run_tab(self) -> None:
         self.tabs.setCurrentWidget(self.dashboard)
 
-    def _begin_presentation(self, beats, recorded, when: str) -> None:
+    def _begin_presentation(self, beats, recorded, when: str, minutes: int | None = None) -> None:
         if not self.demo.active:
             self.toggle_demo()
         self._clean_screen(True)
-        self.presenter = Presenter(self, beats, recorded, when)
+        self.presenter = Presenter(self, beats, recorded, when, minutes * 60.0 if minutes else None)
         self.presenter.finished.connect(self._end_presentation)
         self.presenter.start()
 
@@ -110,6 +111,8 @@ class MainWindowPresenting:
         self._clean_screen(False)
         self.presenter.deleteLater()
         self.presenter = None
+        if self.close_after_presenting:      # ``tickbench demo``: the demo was the command
+            self.close()
 
     def _clean_screen(self, presenting: bool) -> None:
         """What an audience need not see goes while the demo plays: the toolbar (its form echo), the

@@ -246,6 +246,11 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         self.spotlit = tuple(names)
         self._apply_text()                                     # the header's run id comes and goes
 
+    def set_audience_title(self, title: str) -> None:
+        """What the header calls the run while charts are spotlit (the demo's arm, "pickle, cold cache")."""
+        self.audience_title = title
+        self._apply_text()
+
     def clear(self) -> None:
         """Back to "no run": empty charts, header and messages."""
         self._snapshot = None

@@ -17,9 +17,10 @@ _MAX_MESSAGE = 400
 CSV_WORKLOADS = ("import", "export")      # their wire bytes are the CSV files
 
 
-def step_figures_line(snap: LiveSnapshot, warning_colour: str) -> str:
+def step_figures_line(snap: LiveSnapshot, warning_colour: str, audience: bool = False) -> str:
     """One line of the latest step's figures, naming the step; the first operation of a fresh
-    process beside the steady state; a too-short step flagged."""
+    process beside the steady state; a too-short step flagged. For an ``audience`` (the demo) the
+    rate and latencies alone, nothing of how they are measured."""
     point: SweepPoint | None = snap.sweep[-1] if snap.sweep else None
     if point is None:
         return ""
@@ -31,6 +32,8 @@ def step_figures_line(snap: LiveSnapshot, warning_colour: str) -> str:
         rate += f" · {wire} {_si(point.wire_bytes_per_s)}B/s"
     parts = [f"<b>Step {html.escape(point.label or str(point.users))}</b>", rate,
              f"p50 {format_seconds(point.p50)}", f"p99 {format_seconds(point.p99)}"]
+    if audience:
+        return " · ".join(parts[1:])
     step = snap.phase_step or snap.step_label
     if snap.first_op_s is not None and step == point.label:
         first = f"first operation in a fresh process {format_seconds(snap.first_op_s)}"
@@ -73,6 +76,8 @@ def format_elapsed(seconds: float) -> str:
 
 class DashboardHeader:
     """LiveDashboard's header, figures and message lines (a mixin: the labels are the dashboard's)."""
+
+    audience_title = ""     # spotlit (before an audience): the run's name as the audience knows it
 
     def header_text(self) -> str:
         """The header as plain text (what a screen reader would say)."""
@@ -130,7 +135,8 @@ class DashboardHeader:
         if snap is None:
             self.header_label.setText(
                 f"<b>{html.escape(self._starting)}</b>&nbsp;&nbsp;starting: the figures follow its first operations"
-                if self._starting else "<b>No run</b>&nbsp;&nbsp;start a scenario to see live figures here")
+                if self._starting else f"<b>{html.escape(self.audience_title)}</b>" if self.audience_title
+                else "<b>No run</b>&nbsp;&nbsp;start a scenario to see live figures here")
             self.figures_label.setText("")
             self.progress.setValue(0)
             self._set_message("", error=False)
@@ -155,11 +161,17 @@ class DashboardHeader:
         ]
         if snap.name and not self.spotlit:     # before an audience (spotlight) no run id
             parts.append(f"<span style='font-size:small'>{html.escape(snap.run_id)}</span>")
+        if self.spotlit:        # an audience: what runs, with how many users, how long; no internals
+            parts = [f"<b>{html.escape(self.audience_title or snap.name or snap.workload)}</b>",
+                     *([] if snap.status in ("running", "completed") else
+                       [f"<span style='color:{status_colour}'>{html.escape(snap.status)}</span>"]),
+                     plural(snap.users, "user"), format_elapsed(snap.elapsed_s),
+                     *([errors] if snap.ops_failed else [])]
         if snap.replayed_from:      # first and in words: an audience must never take a replay for a live run
             parts.insert(0, f"<span style='color:{theme.warning}'><b>REPLAY · "
                             f"{html.escape(snap.replayed_from)}</b></span>")
         self.header_label.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts))
-        self.figures_label.setText(step_figures_line(snap, theme.warning))
+        self.figures_label.setText(step_figures_line(snap, theme.warning, audience=bool(self.spotlit)))
         value = round(min(max(snap.progress, 0.0), 1.0) * 1000)
         if abs(value - self.progress.value()) >= 2 or value in (0, 1000):     # a styled bar repaints dearly
             self.progress.setValue(value)
@@ -169,7 +181,7 @@ class DashboardHeader:
             message = "The run failed." + (" Hover a red worker for its error." if snap.worker_errors else "")
         elif not message and snap.worker_errors:
             message = f"{plural(len(snap.worker_errors), 'worker')} failed: hover a red cell for the error."
-        self._set_message(message, error=failed)
+        self._set_message(message if failed or not self.spotlit else "", error=failed)   # an audience: errors only
         self._fit_text_heights()
 
     def _set_message(self, text: str, *, error: bool) -> None:

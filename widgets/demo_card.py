@@ -31,6 +31,28 @@ def verdict_colour(verdict: str) -> str:
             NOT_HOLD: theme.error, INCONCLUSIVE: theme.muted, NOT_MEASURED: theme.muted}.get(verdict, theme.text)
 
 
+class PauseSign(QLabel):
+    """Over the charts while a paused demo's run holds: the audience sees that it waits (a card
+    says so in its own state line)."""
+
+    def __init__(self, parent: QWidget):
+        super().__init__("❚❚  Paused · Space resumes", parent)
+        self.setObjectName("demo_pause_sign")
+        self.setAutoFillBackground(True)
+        self.setMargin(16)
+        font = QFont(self.font())
+        font.setPointSizeF((font.pointSizeF() if font.pointSizeF() > 0 else 10.0) * BODY)
+        font.setBold(True)
+        self.setFont(font)
+        self.hide()
+
+    def place(self, area) -> None:
+        """At the top right of ``area`` (a QRect in the parent's coordinates)."""
+        self.adjustSize()
+        self.move(area.right() - self.width() - 24, area.top() + 24)
+        self.raise_()
+
+
 class DemoCard(QFrame):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -74,7 +96,7 @@ class DemoCard(QFrame):
         self.kicker.setText(position)
         self.heading.setText(title)
         self.body.setText(question)
-        self.watch.setText(f"Watch: {watch}")
+        self.watch.setText(f"Watch: {watch}" if watch else "")
 
     def show_starting(self, run: str, position: str) -> None:
         """Between a beat's runs: which run comes, while its process lays out data and warms up."""

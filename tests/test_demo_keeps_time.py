@@ -1,0 +1,129 @@
+"""The narrated demo keeps the presenter's minutes and its word before an audience: beats that no
+longer fit are left out, the summary holds to the end and the demo ends by itself; a pause is shown
+on screen; a title card never has the last beat's run behind it; the run screen shows no internals."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+import app.demo_presenter as presenting
+from app.demo_presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
+from app.main_window import MainWindow
+from tests.test_main_window import DictPasswords
+from workloads.reproduce.story import narrated_playlist
+from workloads.results.store import ResultsStore
+from workloads.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, light_theme, monkeypatch):
+    monkeypatch.setattr(presenting, "TITLE_S", 0.3)
+    monkeypatch.setattr(presenting, "RESULT_S", 0.5)
+    store = ResultsStore(tmp_path / "results")
+    made = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                      DictPasswords())
+    made.resize(1280, 800)
+    made.show()
+    qtbot.waitExposed(made)
+    yield made
+    if made.presenter is not None:
+        made.presenter.stop()
+    made.controller.shutdown()
+    made.close()
+    store.close()
+
+
+def _noop_beats(count: int, run_s: float, estimate_s: float):
+    beat = narrated_playlist(5)[0]
+    return [replace(beat, title=f"beat {n}", seconds=estimate_s,
+                    scenarios=(Scenario(name=f"Report 000 · beat {n} · arm {n} · tiny · demo", workload="noop",
+                                        users=(1,), operations=0, duration_s=run_s),))
+            for n in range(1, count + 1)]
+
+
+def test_a_demo_with_minutes_leaves_out_what_no_longer_fits_and_ends_by_itself_on_time(qtbot, window, monkeypatch):
+    monkeypatch.setattr(presenting, "SUMMARY_S", 3.0)
+    budget = 24.0
+    # each beat is estimated at 2 s and takes more (a process, a warm-up, cards): the pace tells
+    beats = _noop_beats(8, run_s=1.0, estimate_s=2.0)
+    played, ended = [], []
+    started = time.monotonic()
+    window._begin_presentation(beats, None, "", budget / 60)    # 5, 10 or 20 minutes: the same rule
+    presenter = window.presenter
+    presenter.state_changed.connect(lambda state: played.append(presenter.index) if state == RUNNING else None)
+    presenter.finished.connect(lambda: ended.append(time.monotonic()))
+    qtbot.waitUntil(lambda: presenter.state == SUMMARY, timeout=budget * 1000 * 2)
+    assert 0 < len(played) < len(beats)           # estimated at 16 s, they would not have fit at their pace
+    qtbot.waitUntil(lambda: bool(ended), timeout=budget * 1000 * 2)
+    assert abs((ended[0] - started) - budget) <= 0.1 * budget
+    assert window.presenter is None and not window.controller.busy
+
+
+def test_without_minutes_the_summary_waits_for_the_presenter(qtbot, window):
+    window._begin_presentation(_noop_beats(1, run_s=0.5, estimate_s=1.0), None, "")
+    presenter = window.presenter
+    qtbot.waitUntil(lambda: presenter.state == SUMMARY, timeout=60_000)
+    qtbot.wait(1500)
+    assert presenter.state == SUMMARY and window.presenter is presenter
+
+
+def test_a_pause_shows_on_the_charts_and_the_run_screen_shows_no_internals(qtbot, window):
+    beats = _noop_beats(2, run_s=4.0, estimate_s=5.0)
+    window._begin_presentation(beats, None, "")
+    presenter = window.presenter
+    qtbot.waitUntil(lambda: presenter.state == RUNNING and window.dashboard.snapshot is not None
+                    and window.dashboard.snapshot.ops_done > 0, timeout=60_000)
+    qtbot.waitUntil(lambda: "p50" in window.dashboard.figures_label.text(), timeout=30_000)
+    header, figures = window.dashboard.header_text(), window.dashboard.figures_label.text()
+    assert header.startswith("arm 1") and "1 user" in header
+    for internal in ("tiny", "demo", "noop", "step 1/1", "running", window.presenter._beat_runs[0]):
+        assert internal not in header
+    assert "exact" not in figures and "estimate" not in figures and "Step" not in figures
+    assert not presenter.pause_sign.isVisible()
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    assert presenter.pause_sign.isVisible() and "Paused" in presenter.pause_sign.text()
+    sign = presenter.pause_sign.geometry()
+    assert window.rect().contains(sign) and not presenter.card.isVisible()
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    assert not presenter.pause_sign.isVisible()
+    # the next title: the last beat's run is not behind it, nor is "Watch:" ever shown empty
+    texts = []
+    presenter.state_changed.connect(lambda state: texts.append(presenter.card.text()) if state == RESULT else None)
+    qtbot.waitUntil(lambda: presenter.state == TITLE and presenter.index == 1, timeout=60_000)
+    assert window.dashboard.snapshot is None and window.dashboard.header_text() == "beat 2"
+    assert texts and not any("Watch:" in text for text in texts)
+    qtbot.keyClick(window, Qt.Key.Key_H)
+    assert not presenter.card.isVisible() and window.dashboard.header_text() == "beat 2"
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert window.presenter is None or presenter.state == ENDED
+
+
+def test_demo_mode_takes_the_theme_it_is_given(qtbot, window):
+    from app.gui import enter_demo_mode
+    from widgets.theme import current_theme
+    enter_demo_mode(window, None)                  # its own unless told: white on black
+    assert window.demo.active and current_theme().name == "dark"
+    window.toggle_demo()
+    assert current_theme().name == "light"
+    enter_demo_mode(window, "light")
+    assert window.demo.active and current_theme().name == "light"
+    window.toggle_demo()
+
+
+def test_a_replay_with_nothing_recorded_says_so_and_opens_nothing(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "TICKBENCH_HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen",
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run([sys.executable, "-m", "app", "demo", "--replay", "--minutes", "5"], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == ("tickbench demo: no recorded demo on duckdb to replay: play "
+                                                    "it once first (tickbench demo --minutes 5)")
+    assert "ready" not in done.stdout

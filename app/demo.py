@@ -6,12 +6,20 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow
 
+from widgets.full_screen import enter_full_screen, leave_full_screen
 from widgets.theme import apply_theme
 from workloads.paths import resources_dir
 from workloads.scenario import Scenario
 from workloads.playlists import load_playlist
 
-DEMO_FONT_SCALE = 1.5
+DEMO_FONT_SCALE = 1.5       # the least (a small screen)
+BACK_OF_ROOM_SCALE = 2.2    # on 1080 lines: body text ~29 px, axis labels ~26 px, read across a room
+
+
+def demo_font_scale(screen_lines: int) -> float:
+    """Demo mode's font scale on a screen ``screen_lines`` tall (logical pixels): text keeps its share
+    of the screen's height, as a projector shows it, never below ``DEMO_FONT_SCALE``."""
+    return min(4.0, max(DEMO_FONT_SCALE, round(BACK_OF_ROOM_SCALE * screen_lines / 1080, 2)))
 DEMO_THEME = "dark"         # white on black: what a projector shows best (`tickbench demo --theme` chooses)
 
 
@@ -57,14 +65,18 @@ class DemoMode(QObject):
             self.demo_theme = name
         else:
             self.theme_name = name
-        apply_theme(QApplication.instance(), name, DEMO_FONT_SCALE if self.active else 1.0)
+        apply_theme(QApplication.instance(), name, self._scale() if self.active else 1.0)
+
+    def _scale(self) -> float:
+        screen = self._window.screen()
+        return demo_font_scale(screen.geometry().height() if screen is not None else 768)
 
     def set_active(self, active: bool) -> None:
         if active == self.active:
             return
         self.active = active
         apply_theme(QApplication.instance(), self.demo_theme if active else self.theme_name,
-                    DEMO_FONT_SCALE if active else 1.0)
+                    self._scale() if active else 1.0)
         if active:
             self._was_maximized = self._window.isMaximized()
             # The audience watches the charts: side panels make way, and come back afterwards.
@@ -73,15 +85,12 @@ class DemoMode(QObject):
             self._front_docks = [d for d in self._hidden_docks if not d.visibleRegion().isEmpty()]
             for dock in self._hidden_docks:
                 dock.hide()
-            self._window.showFullScreen()
+            enter_full_screen(self._window)
         else:
             for dock in self._hidden_docks:
                 dock.show()
             for dock in self._front_docks:
                 dock.raise_()
             self._hidden_docks, self._front_docks = [], []
-            if self._was_maximized:
-                self._window.showMaximized()
-            else:
-                self._window.showNormal()
+            leave_full_screen(self._window, self._was_maximized)
         self.toggled.emit(active)

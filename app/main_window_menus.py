@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QToolBar
 from app.ab_dialog import open_compare_by_running
 from app.demo import builtin_playlists, builtin_scenarios
 from widgets.demo_card import PRESENTER_KEYS
+from widgets.full_screen import enter_full_screen, is_full_screen, leave_full_screen
 
 
 class MainWindowMenus:
@@ -108,15 +109,15 @@ class MainWindowMenus:
     def toggle_demo(self) -> None:
         self.demo.set_active(not self.demo.active)
         self.demo_action.setChecked(self.demo.active)
-        self.full_screen_action.setChecked(self.isFullScreen())
+        self.full_screen_action.setChecked(is_full_screen(self))
 
     def toggle_full_screen(self) -> None:
         """F11: full screen and back, in demo mode or not."""
-        if self.isFullScreen():
-            self.showNormal()
+        if is_full_screen(self):
+            leave_full_screen(self)
         else:
-            self.showFullScreen()
-        self.full_screen_action.setChecked(self.isFullScreen())
+            enter_full_screen(self)
+        self.full_screen_action.setChecked(is_full_screen(self))
 
     def set_theme(self, name: str) -> None:
         self.demo.set_theme(name)

@@ -1,6 +1,6 @@
 """Play the narrated demo in the real window and save what the audience sees: a PNG every
 ``--every`` seconds, one at each card, and a list of every card's text (to read for run ids,
-warnings or cut text).
+warnings or cut text), and how long the demo took against its minutes.
 
     xvfb-run -s "-screen 0 1920x1080x24" .venv/bin/python scripts/record_demo.py --minutes 10 \
         --theme dark --out /tmp/demo-shots [--replay]
@@ -77,10 +77,12 @@ def main() -> int:
             cards.append({"at_s": round(time.monotonic() - started, 1), "state": state, "text": presenter.card.text()})
             shot(f"{presenter.index + 1:02d}-{state}")
 
+    presented: list[float] = []
+
     def begin() -> None:
+        window.demo.demo_theme = args.theme
+        presented.append(time.monotonic())
         window.present(args.minutes, args.replay, window.demo_engines(args.target, args.versus, args.replay))
-        # a bare X server (Xvfb) has no window manager to honour full screen: take the screen
-        QTimer.singleShot(500, lambda: window.setGeometry(window.screen().geometry()))
         QTimer.singleShot(3000, follow)
 
     def follow() -> None:
@@ -90,22 +92,22 @@ def main() -> int:
             app.quit()
             return
         presenter.state_changed.connect(on_state)
-        presenter.state_changed.connect(summary_reached)
-        presenter.finished.connect(app.quit)
+        presenter.finished.connect(lambda: presented.append(time.monotonic()))
+        presenter.finished.connect(app.quit)            # the demo ends by itself when its minutes are up
         on_state(presenter.state)
         every = QTimer(window)
         every.timeout.connect(lambda: shot("frame"))
         every.start(int(args.every * 1000))
-
-    def summary_reached(state: str) -> None:
-        if state == "summary":               # the summary stays up for the presenter: end here
-            QTimer.singleShot(4000, lambda: window.presenter and window.presenter.stop())
 
     QTimer.singleShot(500, begin)
     app.exec()
     (args.out / "cards.json").write_text(json.dumps(cards, indent=1, ensure_ascii=False))
     print(f"{len(cards)} cards and {len(list(args.out.glob('*.png')))} pictures in {args.out} after "
           f"{time.monotonic() - started:.0f} s (home {home})")
+    if len(presented) == 2:
+        took = presented[1] - presented[0]
+        print(f"the demo took {took:.1f} s for --minutes {args.minutes} ({args.minutes * 60} s): "
+              f"{(took / (args.minutes * 60) - 1) * 100:+.1f} %")
     window.close()
     store.close()
     return 0

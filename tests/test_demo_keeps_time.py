@@ -15,6 +15,7 @@ from PySide6.QtCore import QSettings, Qt
 import app.demo_presenter as presenting
 from app.demo_presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
 from app.main_window import MainWindow
+from widgets.full_screen import is_full_screen
 from tests.test_main_window import DictPasswords
 from workloads.reproduce.story import narrated_playlist
 from workloads.results.store import ResultsStore
@@ -127,3 +128,31 @@ def test_a_replay_with_nothing_recorded_says_so_and_opens_nothing(tmp_path):
     assert done.stderr.strip().splitlines()[-1] == ("tickbench demo: no recorded demo on duckdb to replay: play "
                                                     "it once first (tickbench demo --minutes 5)")
     assert "ready" not in done.stdout
+
+
+def test_full_screen_without_a_window_manager_covers_the_screen_and_gives_the_window_back(qtbot, window,
+                                                                                         monkeypatch):
+    # a bare X server (no window manager): Qt records the state, nobody resizes the window
+    monkeypatch.setattr(window, "showFullScreen",
+                        lambda: window.overrideWindowState(window.windowState() | Qt.WindowState.WindowFullScreen))
+    window.showNormal()
+    window.setGeometry(40, 30, 900, 600)
+    before = window.geometry()
+    window.toggle_full_screen()
+    screen = window.screen().geometry()        # (offscreen's is narrower than the window's least width)
+    qtbot.waitUntil(lambda: window.geometry().height() == screen.height(), timeout=5000)
+    assert window.geometry().top() <= screen.top() + 2 and is_full_screen(window)
+    window.toggle_full_screen()
+    qtbot.waitUntil(lambda: window.geometry() == before, timeout=5000)
+
+
+def test_demo_text_keeps_its_share_of_the_screen_for_the_back_of_a_room(qtbot, window):
+    from app.demo import DEMO_FONT_SCALE, demo_font_scale
+    from widgets.theme import current_theme
+    assert demo_font_scale(600) == DEMO_FONT_SCALE and demo_font_scale(768) == 1.56 and demo_font_scale(1080) == 2.2
+    assert demo_font_scale(2160) == 4.0                             # the theme's ceiling
+    window.toggle_demo()
+    lines = window.screen().geometry().height()
+    assert current_theme().font_scale == demo_font_scale(lines)
+    window.toggle_demo()
+    assert current_theme().font_scale == 1.0

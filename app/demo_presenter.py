@@ -147,6 +147,7 @@ class Presenter(QObject):
         self._set_state(ENDED)
         self.card.hide()
         self._window.dashboard.spotlight(())
+        self._window.dashboard.set_time_horizon(None)
         # the keys and the card belong to the window (their context and their place): gone with the demo
         for shortcut in self._keys:
             shortcut.setEnabled(False)
@@ -182,8 +183,9 @@ class Presenter(QObject):
         if beat is not None and scenario.name in {s.name for s in beat.scenarios}:
             self._beat_runs.append(run_id)
             self._window.dashboard.set_audience_title(arm_title(scenario.name))
+            self._window.dashboard.set_time_horizon(scenario.duration_s * len(scenario.users) or None)
             # no empty axes while its process lays out data and warms up: say which run comes
-            self.card.show_starting(arm_title(scenario.name), self._position())
+            self.card.show_starting(arm_title(scenario.name), self._position(), beat.watch)
             self._fit_card()
             self.card.show()
             self.card.raise_()

@@ -120,4 +120,5 @@ class MainWindowPresenting:
         self.run_toolbar.setVisible(not presenting)
         self.statusBar().setVisible(not presenting)
         self.menuBar().setVisible(not presenting)
+        self.tabs.tabBar().setVisible(not presenting)           # the demo shows the run and its cards
         self.stop_action.setShortcut("" if presenting else "Esc")

@@ -126,3 +126,34 @@ def test_a_replay_finds_the_runs_of_the_engines_asked_for_wherever_they_were_mad
         assert recorded_engines(store) == [("duckdb", None), ("dolphindb", None), ("dolphindb", "druid")]
     finally:
         store.close()
+
+
+def _pair(figure: str, published: float, measured: float | None, unit: str = "s"):
+    from workloads.reproduce.published import Pair
+    return Pair("a day", figure, f"{published:g} {unit}", "—" if measured is None else f"{measured:g} {unit}", unit,
+                published, measured, "3 servers")
+
+
+def test_a_result_card_says_where_two_figures_stand_the_other_way_round_from_published():
+    from workloads.reproduce.story import reversals
+    pairs = [_pair("the API, cold", 38, 0.0276), _pair("pickle, cold", 72, 0.0245), _pair("pickle, warm", 34, 0.0221)]
+    said = reversals(pairs)
+    assert said == ("Here the API, cold took longer than pickle, cold (0.0276 s against 0.0245 s); the report "
+                    "found the opposite (38 s against 72 s).",)
+    # within 10 % here, or published, is no reversal; nor a figure not measured; nor two units
+    assert reversals([_pair("a", 38, 0.0250), _pair("b", 72, 0.0245)]) == ()
+    assert reversals([_pair("a", 38, None), _pair("b", 72, 0.0245)]) == ()
+    assert reversals([_pair("a", 38, 0.03), _pair("b", 72, 0.02, unit="rows/s")]) == ()
+    rates = reversals([_pair("a", 100, 5, "rows/s"), _pair("b", 200, 2, "rows/s")])
+    assert rates and "a measured more than b" in rates[0]
+
+
+def test_the_card_shows_a_reversal_as_plain_text(qapp):
+    from widgets.demo_card import DemoCard
+    from workloads.reproduce.story import ResultCard
+    card = DemoCard()
+    figures = [_pair("<b>the API</b>", 38, 0.0276), _pair("pickle", 72, 0.0245)]
+    from workloads.reproduce.story import reversals
+    card.show_result(ResultCard("Report 000 · a day", figures, [], "", reversals(figures)), "Experiment 1 of 1")
+    assert "the report found the opposite" in card.reversed.text() and "<b>the API</b>" in card.reversed.text()
+    assert card.reversed.textFormat() == card.reversed.textFormat().PlainText

@@ -88,10 +88,30 @@ class DashboardCharts:
             # which step and how many operations, under the bars (a long title would widen the chart)
             origin = f"Phases of {phase_origin(snap)}."
             self.breakdown_chart.set_note(" ".join(filter(None, [origin, self.breakdown_chart.note])))
+        if self.spotlit:
+            self._mark_steps(snap)
         self._refresh_sweep()
         self.worker_grid.set_workers(snap.workers, snap.worker_errors)
         self._fill_phase_table(snap)
         self._fill_suite(snap)
+
+    def _time_charts(self) -> tuple:
+        return self.rows_chart, self.bytes_chart, self.latency_chart, self.cpu_chart, self.memory_chart
+
+    def set_time_horizon(self, seconds: float | None) -> None:
+        """The live time axes held from 0 to ``seconds``, the run's planned length (None: they follow
+        the data): before an audience the line grows across a still axis, every chart on the same one."""
+        for chart in self._time_charts():
+            chart.set_horizon(seconds)
+
+    def _mark_steps(self, snap) -> None:
+        """Where each step of a sweep began, named by its users, on the time charts."""
+        starts = [p.t for i, p in enumerate(snap.throughput)
+                  if p.measuring and (i == 0 or not snap.throughput[i - 1].measuring)]
+        marks = [(t, point.label or f"{point.users} users") for t, point in zip(starts, snap.sweep)] \
+            if len(snap.sweep) > 1 else []
+        for chart in self._time_charts():
+            chart.set_marks(marks)
 
     def _set_per_operation(self, per_operation: bool) -> None:
         """A short run is drawn operation by operation (each at its end: its own rate and time);

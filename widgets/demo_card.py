@@ -67,6 +67,8 @@ class DemoCard(QFrame):
         self.watch = self._label(BODY)
         self.figures = QGridLayout()
         self.figures.setHorizontalSpacing(32)
+        self.reversed = self._label(BODY)                   # figures standing the other way round here
+        self.reversed.setProperty("role", "warning")
         self.verdicts = self._label(BODY)
         self.verdicts.setTextFormat(Qt.TextFormat.RichText)
         self.note = self._label(DETAIL, muted=True)         # where each side was measured
@@ -78,6 +80,7 @@ class DemoCard(QFrame):
             outer.addWidget(widget)
         outer.addSpacing(16)
         outer.addLayout(self.figures)
+        outer.addWidget(self.reversed)
         outer.addSpacing(16)
         outer.addWidget(self.verdicts)
         outer.addSpacing(12)
@@ -98,12 +101,14 @@ class DemoCard(QFrame):
         self.body.setText(question)
         self.watch.setText(f"Watch: {watch}" if watch else "")
 
-    def show_starting(self, run: str, position: str) -> None:
-        """Between a beat's runs: which run comes, while its process lays out data and warms up."""
+    def show_starting(self, run: str, position: str, watch: str = "") -> None:
+        """Between a beat's runs: which run comes, while its process lays out data and warms up, and
+        what to watch once it does."""
         self._reset("starting")
         self.kicker.setText(position)
         self.heading.setText(run)
         self.body.setText("starting: its data is laid out and warmed up, then the charts follow")
+        self.watch.setText(f"Watch: {watch}" if watch else "")
 
     def show_result(self, card, position: str) -> None:
         """``card``: a ``story.ResultCard``."""
@@ -115,7 +120,9 @@ class DemoCard(QFrame):
             for row, pair in enumerate(card.pairs[:MAX_PAIRS], start=1):
                 self._figure_row(row, (pair.figure, pair.published, pair.measured))
         else:
-            self.body.setText("The report published no single figure for this experiment: its findings say it.")
+            self.body.setText("The report answered this experiment in findings, not in figures: here they are, "
+                              "measured.")
+        self.reversed.setText("\n".join(card.reversals))
         self.note.setText(card.scales)
         self.verdicts.setText(self._verdict_lines(card.findings) or
                               "No finding of the report rests on this experiment alone; the summary has them all.")
@@ -139,8 +146,8 @@ class DemoCard(QFrame):
 
     def text(self) -> str:
         """Every text the card shows now, in reading order (tests, and the demo's own checks)."""
-        labels = [self.kicker, self.heading, self.body, self.watch, *self._figure_labels, self.verdicts, self.note,
-                  self.state]
+        labels = [self.kicker, self.heading, self.body, self.watch, *self._figure_labels, self.reversed, self.verdicts,
+                  self.note, self.state]
         return "\n".join(label.text() for label in labels if label.text())
 
     # ---- internals --------------------------------------------------------------------------
@@ -165,7 +172,7 @@ class DemoCard(QFrame):
 
     def _reset(self, kind: str) -> None:
         self.kind = kind
-        for label in (self.kicker, self.heading, self.body, self.watch, self.verdicts, self.note):
+        for label in (self.kicker, self.heading, self.body, self.watch, self.reversed, self.verdicts, self.note):
             label.setText("")
         for label in self._figure_labels:
             self.figures.removeWidget(label)
@@ -174,6 +181,7 @@ class DemoCard(QFrame):
 
     def _label(self, scale: float, bold: bool = False, muted: bool = False) -> QLabel:
         label = QLabel(wordWrap=True)
+        label.setTextFormat(Qt.TextFormat.PlainText)      # the verdicts alone are rich text (escaped)
         label.setProperty("scale", scale)
         label.setProperty("bold", bold)
         if muted:

@@ -11,6 +11,10 @@ operation, say). Markers go away by themselves once a series has more than FEW_P
 
 A series may have a provisional last point (``set_tail``: the second under way), drawn after its
 stored points and replaced by the next call, never stored.
+
+Before an audience a chart can hold its time axis from 0 to the run's planned length (``set_horizon``:
+the line grows across a still axis instead of an axis that rescales under it) and mark where each
+step begins (``set_marks``).
 """
 from __future__ import annotations
 
@@ -99,6 +103,8 @@ class TimeSeriesChart(ChartBase):
         self._marked: dict[str, bool] = {}        # markers drawn on the series now
         self._tails: dict[str, tuple[float, float]] = {}
         self._changed: set[str] = set()
+        self._horizon: float | None = None
+        self._marks: list[pg.InfiniteLine] = []
         super().__init__(title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit,
                          y_si_prefix=y_si_prefix, show_legend=show_legend, legend_below=legend_below,
                          max_fps=max_fps, parent=parent)
@@ -213,6 +219,7 @@ class TimeSeriesChart(ChartBase):
             series.replace((), ())
             self._changed.add(name)
         self._tails.clear()
+        self.set_marks([])
         self.reset_view()
         # with no data, auto-range keeps the last run's axes until the first point: start from 0 now
         self.plot_item.getViewBox().setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0,
@@ -229,7 +236,6 @@ class TimeSeriesChart(ChartBase):
 
     def _render(self) -> None:
         for name in self._changed:
-            s = self._series[name]
             if self._wants_markers(name) != self._marked.get(name):
                 self._apply_look(name)
             self._curves[name].setData(*self._drawn(name))
@@ -240,6 +246,35 @@ class TimeSeriesChart(ChartBase):
             tops = [float(np.nanmax(ys)) for ys in (self._drawn(name)[1] for name in self._series) if len(ys)]
             top = max(tops, default=0.0)
             self.plot_item.setYRange(0.0, top * 1.08 if top > 0 else 1.0, padding=0)
+        if self._horizon and not self.user_view:
+            last = max((x for x in (self.last_x(name) for name in self._series) if x is not None), default=0.0)
+            self.plot_item.setXRange(0.0, max(self._horizon, last * 1.02), padding=0)
+
+    # ---- before an audience -----------------------------------------------------------------------
+    def set_horizon(self, seconds: float | None) -> None:
+        """The time axis from 0 to ``seconds`` (longer if the run is), or back to following the data."""
+        self._horizon = seconds if seconds and seconds > 0 else None
+        if self._horizon is None:
+            self.plot_item.enableAutoRange(axis="x")
+        self.mark_dirty()
+
+    def marks(self) -> list[tuple[float, str]]:
+        return [(m.value(), m.label.format if m.label else "") for m in self._marks]
+
+    def set_marks(self, marks: list[tuple[float, str]]) -> None:
+        """A labelled vertical line at each ``(t, label)``: where each step begins."""
+        if self.marks() == list(marks):
+            return
+        for mark in self._marks:
+            self.plot_item.removeItem(mark)
+        colour = current_theme().muted
+        self._marks = [pg.InfiniteLine(t, angle=90, movable=False, pen=pg.mkPen(colour, style=Qt.PenStyle.DashLine),
+                                       label=label, labelOpts={"position": 0.92, "color": colour,
+                                                               "anchors": [(0, 0), (0, 0)]})
+                       for t, label in marks]
+        for mark in self._marks:
+            self.plot_item.addItem(mark, ignoreBounds=True)
+        self.mark_dirty()
 
     def _drawn(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """The stored points (views, no copy), and the tail after them when it is newer."""

@@ -73,7 +73,7 @@ def _readers_pairs(title: str, runs) -> list[Pair]:
         side = "pickle-3" if ref.target == "pickle" else ("db-3-nodes" if "different" in ref.series else "db-3")
         arm = runs.get(("readers", side))
         series = ref.series.removesuffix(", connection 1")
-        out.append(_pair(title, f"{series}, per reader (connection 1 published)", ref, arm,
+        out.append(_pair(title, f"{series}, per reader (published: the first reader's)", ref, arm,
                          arm.seconds(3) if arm else None))
     return out
 

@@ -181,6 +181,7 @@ class ResultCard:
     pairs: list[Pair]               # measured beside published, this experiment's
     findings: list[Finding]         # the findings its runs fed, with verdict and why (the confidence)
     scales: str = ""                # where each side was measured: the seconds differ, the ratios compare
+    reversals: tuple[str, ...] = ()  # where two figures here stand the other way round from published
 
 
 def demo_findings(store, report: str, run_ids: list[str]) -> tuple[list[Pair], list[Finding]]:
@@ -215,7 +216,29 @@ def result_card(beat: Beat, store, report_run_ids: list[str], beat_run_ids: list
         where = f"Measured on {host}" if replayed else "Measured here: this machine"
         scales = (f"{where}, {engines}, {run_size_text(runs[0])}. Published: "
                   f"{shown[0].hardware}, at the report's scale. Compare the ratios, not the seconds.")
-    return ResultCard(beat.title, shown, [_for_an_audience(f) for f in found if set(f.run_ids) & own], scales)
+    return ResultCard(beat.title, shown, [_for_an_audience(f) for f in found if set(f.run_ids) & own], scales,
+                      reversals(shown))
+
+
+REVERSED_BEYOND = 1.1     # two figures within 10 % of each other are not said to stand either way
+
+
+def reversals(pairs: list[Pair], most: int = 2) -> tuple[str, ...]:
+    """Each two figures (in one unit) that stand the other way round here from published, in words:
+    a result card must not show a reversal as if it agreed."""
+    measured = [p for p in pairs if p.measured_value and p.published_value]
+    said = []
+    for i, a in enumerate(measured):
+        for b in measured[i + 1:]:
+            here, published = a.measured_value / b.measured_value, a.published_value / b.published_value
+            if a.unit != b.unit or not ((here > REVERSED_BEYOND and published < 1 / REVERSED_BEYOND) or
+                                        (here < 1 / REVERSED_BEYOND and published > REVERSED_BEYOND)):
+                continue
+            more, less = (a, b) if here > 1 else (b, a)
+            verb = "took longer than" if a.unit.strip() in ("s", "ms", "seconds") else "measured more than"
+            said.append(f"Here {more.figure} {verb} {less.figure} ({more.measured} against {less.measured}); "
+                        f"the report found the opposite ({more.published} against {less.published}).")
+    return tuple(said[:most])
 
 
 def _for_an_audience(finding: Finding) -> Finding:

@@ -108,20 +108,28 @@ def _num(value, digits: int = 0) -> str:
     return "" if value is None or value != value else f"{value:,.{digits}f}"
 
 
+NARROW_COLUMNS = 110      # below it, a run's facts share one column (six columns broke words apart)
+
+
 def cmd_runs(args) -> int:
     from rich.text import Text
     runs = _store(args).runs()
     table = Table(title="Runs")
-    # the id and the time whole on one line (an id is copied from here); the rest folds as it must
+    # the id and the time whole on one line (an id is copied from here)
     for column in ("run id", "started"):
         table.add_column(column, no_wrap=True)
-    for column in ("status", "workload", "target", "dataset", "users", "cache"):
+    narrow = console.width < NARROW_COLUMNS          # the rest in one column of words, wrapped between them
+    for column in ("run",) if narrow else ("status", "workload", "target", "dataset", "users", "cache"):
         table.add_column(column, overflow="fold")
     for row in runs.itertuples():
+        facts = (row.status, row.workload, row.target, row.dataset, row.users, row.cache)
+        if narrow:
+            facts = (f"{row.status} · {row.workload} on {row.target} · {row.dataset} · users {row.users}"
+                     + (f" · {row.cache}" if row.cache else ""),)
         # every cell as plain text: a run from elsewhere names its target and dataset itself
         table.add_row(*(Text(str(value)) for value in (
-            row.run_id, f"{row.created_at:%Y-%m-%d %H:%M}", row.status, row.workload, row.target, row.dataset,
-            row.users, row.cache)))
+            row.run_id, f"{row.created_at:%Y-%m-%d %H:%M}" if not narrow else f"{row.created_at:%m-%d %H:%M}",
+            *facts)))
     console.print(table)
     return 0
 

@@ -71,12 +71,17 @@ class MainWindowPresenting:
         def found(answer) -> None:
             recorded, when = answer
             if not recorded:
-                self.show_error(f"no recorded demo on {engines.subject} to replay: play the narrated demo "
-                                "on it once first")
+                not_found(f"no recorded demo on {engines.subject} to replay: play the narrated demo on it once first")
                 return
             self._begin_presentation(beats, recorded, when, minutes)
 
-        self.background.run("demo-recorded", find, found, lambda exc: self.show_error(str(exc)))
+        def not_found(message: str) -> None:
+            self._clean_screen(False)
+            self.show_error(message)
+
+        self._enter_audience_screen()       # at once: reading the runs takes a few seconds
+        self.dashboard.clear()
+        self.background.run("demo-recorded", find, found, lambda exc: not_found(str(exc)))
 
     def _with_passwords(self, beats: list[Beat]) -> list[Beat] | None:
         """A server's password asked for once, up front, as for the gallery's runs (None: not given)."""
@@ -99,10 +104,14 @@ class MainWindowPresenting:
     def show_run_tab(self) -> None:
         self.tabs.setCurrentWidget(self.dashboard)
 
-    def _begin_presentation(self, beats, recorded, when: str, minutes: int | None = None) -> None:
+    def _enter_audience_screen(self) -> None:
+        """Demo mode and a clean screen: no window menus, toolbar or tabs before an audience."""
         if not self.demo.active:
             self.toggle_demo()
         self._clean_screen(True)
+
+    def _begin_presentation(self, beats, recorded, when: str, minutes: int | None = None) -> None:
+        self._enter_audience_screen()
         self.presenter = Presenter(self, beats, recorded, when, minutes * 60.0 if minutes else None)
         self.presenter.finished.connect(self._end_presentation)
         self.presenter.start()

@@ -109,13 +109,17 @@ def test_a_pause_shows_on_the_charts_and_the_run_screen_shows_no_internals(qtbot
     assert window.presenter is None or presenter.state == ENDED
 
 
-def test_demo_mode_takes_the_theme_it_is_given(qtbot, window):
+def test_demo_mode_takes_the_theme_it_is_given_and_text_keeps_its_share_of_the_screen(qtbot, window):
+    from app.demo import DEMO_FONT_SCALE, demo_font_scale
     from app.gui import enter_demo_mode
     from widgets.theme import current_theme
+    assert demo_font_scale(600) == DEMO_FONT_SCALE and demo_font_scale(768) == 1.56 and demo_font_scale(1080) == 2.2
+    assert demo_font_scale(2160) == 4.0                             # the theme's ceiling
     enter_demo_mode(window, None)                  # its own unless told: white on black
     assert window.demo.active and current_theme().name == "dark"
+    assert current_theme().font_scale == demo_font_scale(window.screen().geometry().height())
     window.toggle_demo()
-    assert current_theme().name == "light"
+    assert current_theme().name == "light" and current_theme().font_scale == 1.0
     enter_demo_mode(window, "light")
     assert window.demo.active and current_theme().name == "light"
     window.toggle_demo()
@@ -148,13 +152,8 @@ def test_full_screen_without_a_window_manager_covers_the_screen_and_gives_the_wi
     qtbot.waitUntil(lambda: window.geometry() == before, timeout=5000)
 
 
-def test_demo_text_keeps_its_share_of_the_screen_for_the_back_of_a_room(qtbot, window):
-    from app.demo import DEMO_FONT_SCALE, demo_font_scale
-    from widgets.theme import current_theme
-    assert demo_font_scale(600) == DEMO_FONT_SCALE and demo_font_scale(768) == 1.56 and demo_font_scale(1080) == 2.2
-    assert demo_font_scale(2160) == 4.0                             # the theme's ceiling
-    window.toggle_demo()
-    lines = window.screen().geometry().height()
-    assert current_theme().font_scale == demo_font_scale(lines)
-    window.toggle_demo()
-    assert current_theme().font_scale == 1.0
+def test_a_replay_from_the_window_shows_the_audiences_screen_at_once_and_gives_the_window_back_if_none(qtbot, window):
+    window.present(5, True, window.demo_engines("duckdb", None, replay=True))
+    assert not window.menuBar().isVisible() and not window.run_toolbar.isVisible()     # while the runs are read
+    qtbot.waitUntil(lambda: "no recorded demo on duckdb" in window.statusBar().currentMessage(), timeout=30_000)
+    assert window.menuBar().isVisible() and window.presenter is None

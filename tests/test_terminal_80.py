@@ -36,6 +36,7 @@ def test_runs_and_show_read_whole_at_80_columns(tmp_path, monkeypatch):
     assert cli_results.cmd_runs(args) == 0
     listed = narrow.export_text()
     assert run_id in listed and max(len(line) for line in listed.splitlines()) <= 80, listed
+    assert "completed · noop on duckdb" in listed, listed                 # words whole, not cut into pieces
     assert cli_results.cmd_show(args) == 0
     lines = narrow.export_text().splitlines()
     tables = [line for line in lines if set(line) & set("│┃┏┗┌└")]          # prose wraps in the terminal itself

@@ -77,15 +77,16 @@ class Beat:
 
 # In the order a demo tells them: the most telling first, so a short demo keeps the point.
 _ORDER: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
-    ("000", "day-l1", READS, "the phase bars: how much of each read is decoding on the client, and "
-                             "pickle's rate cold against warm"),
+    ("000", "day-l1", READS, "pickle's rate cold against warm; then, as each run ends, its phase bars: how "
+                             "much of a read is decoding on the client"),
     ("002", "download", SWEEPS, "the rate step up as users are added (1, 2, 4), and where it stops "
                                 "stepping up"),
-    ("000", "strings", READS, "the decode bar, smaller once the two string columns are left out"),
+    ("000", "strings", READS, "the decode bar as each run ends, smaller once the two string columns are left "
+                              "out"),
     ("002", "bars", SWEEPS, "minute bars per second at each users step, and latency as it climbs"),
     ("003", "compute", SWEEPS, "each computation cold, then warm: the warm run's line sits higher"),
     ("000", "readers", SWEEPS, "one reader, then three at once: does each one slow down?"),
-    ("000", "day-l2", READS, "78 columns instead of 10: the decode bar grows with them"),
+    ("000", "day-l2", READS, "78 columns instead of 10: the decode bar, as each run ends, grows with them"),
     ("003", "read", SWEEPS, "cold reads as users are added: where the disk stops keeping up"),
 )
 # A report's comparison with another system, second in telling order when that system is given

@@ -334,18 +334,20 @@ def test_a_finished_runs_empty_lines_give_their_room_to_the_charts_and_a_live_ru
 
 
 def test_before_an_audience_the_time_axes_hold_from_zero_to_the_runs_length_and_mark_each_step(dashboard, qtbot):
-    throughput = [ThroughputPoint(t, 1e6, 8e6, 1.0, measuring=t not in (5, 6)) for t in range(2, 11)]
+    throughput = [ThroughputPoint(t, 1e6, 8e6, 1.0) for t in range(2, 7)]
     dashboard.spotlight(("Rows per second", "Latency"))
     dashboard.set_time_horizon(20.0)
-    dashboard.show_snapshot(snapshot(throughput=throughput,
-                                     sweep=[SweepPoint(1, 1e6, 8e6, 1, 0.01, 0.02, True, label="1 user"),
-                                            SweepPoint(2, 1e6, 8e6, 1, 0.01, 0.02, False, label="2 users")]))
-    qtbot.waitUntil(lambda: dashboard.apply_count >= 1, timeout=2000)
+    for step, seen in ((0, 5), (1, 9)):           # the second step is first seen at 7.4 s
+        dashboard.show_snapshot(snapshot(throughput=throughput[:seen] + [ThroughputPoint(t, 2e6, 8e6, 1.0)
+                                                                         for t in range(7, seen + 2)],
+                                         step_index=step, steps_total=2, elapsed_s=7.4 if step else 6.5,
+                                         step_label=f"{step + 1} user{'s' if step else ''}"))
+        qtbot.waitUntil(lambda s=step: dashboard.apply_count >= s + 1, timeout=2000)
     for chart in (dashboard.rows_chart, dashboard.latency_chart):
         chart.render_now()
         (low, high), _ = chart.plot_item.getViewBox().viewRange()
         assert low == pytest.approx(0.0, abs=1e-6) and high == pytest.approx(20.0)
-        assert chart.marks() == [(2, "1 user"), (7, "2 users")]
+        assert chart.marks() == [(2, "1 user"), (7.4, "2 users")]
     dashboard.set_time_horizon(None)             # back to following the data, no marks once cleared
     dashboard.clear()
     assert dashboard.rows_chart.marks() == []

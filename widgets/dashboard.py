@@ -47,6 +47,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         self.apply_count = 0
         self._sweep_refs: dict[tuple[str, str], tuple[list, list]] = {}
         self._breakdown_refs: Breakdown = {}
+        self._step_starts: dict[int, tuple[float, str]] = {}   # spotlit: where each step was first seen
 
         # header: one line of facts and a progress bar
         self.header_label = QLabel()
@@ -257,6 +258,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         self._shown_run = None
         self._starting = ""
         self._dirty = False
+        self._step_starts.clear()
         self._timer.stop()
         for chart in (self.rows_chart, self.bytes_chart, self.latency_chart, self.cpu_chart,
                       self.memory_chart):

@@ -105,11 +105,13 @@ class DashboardCharts:
             chart.set_horizon(seconds)
 
     def _mark_steps(self, snap) -> None:
-        """Where each step of a sweep began, named by its users, on the time charts."""
-        starts = [p.t for i, p in enumerate(snap.throughput)
-                  if p.measuring and (i == 0 or not snap.throughput[i - 1].measuring)]
-        marks = [(t, point.label or f"{point.users} users") for t, point in zip(starts, snap.sweep)] \
-            if len(snap.sweep) > 1 else []
+        """Where each step of a sweep began, named by its users, on the time charts: a step starts
+        where the dashboard first sees it (its first second, for the first step)."""
+        starts = self._step_starts          # emptied with the charts (a new run clears them)
+        if snap.step_index not in starts and (snap.throughput or snap.step_index):
+            at = snap.throughput[0].t if snap.step_index == 0 and snap.throughput else snap.elapsed_s
+            starts[snap.step_index] = (at, snap.step_label or f"{snap.users} users")
+        marks = [starts[i] for i in sorted(starts)] if snap.steps_total > 1 else []
         for chart in self._time_charts():
             chart.set_marks(marks)
 

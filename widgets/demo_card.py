@@ -166,6 +166,7 @@ class DemoCard(QFrame):
             label.setText(text)
             if column:
                 label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            label.setWordWrap(False)        # a row keeps its line: a full card squeezes its stretch, never a row
             self.figures.addWidget(label, row, column)
             self._figure_labels.append(label)
         self.figures.setColumnStretch(0, 1)

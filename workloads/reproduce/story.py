@@ -224,7 +224,7 @@ def result_card(beat: Beat, store, report_run_ids: list[str], beat_run_ids: list
 REVERSED_BEYOND = 1.1     # two figures within 10 % of each other are not said to stand either way
 
 
-def reversals(pairs: list[Pair], most: int = 2) -> tuple[str, ...]:
+def reversals(pairs: list[Pair], most: int = 1) -> tuple[str, ...]:
     """Each two figures (in one unit) that stand the other way round here from published, in words:
     a result card must not show a reversal as if it agreed."""
     measured = [p for p in pairs if p.measured_value and p.published_value]

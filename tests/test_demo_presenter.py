@@ -5,39 +5,15 @@ from __future__ import annotations
 import socket
 from dataclasses import replace
 
-import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
-import app.demo_presenter as presenting
 from app.demo_presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
-from app.main_window import MainWindow
-from tests.test_main_window import DictPasswords
+from tests.demo_window import window  # noqa: F401  (the fixture)
 from workloads.reproduce.findings import NOT_MEASURED
 from workloads.reproduce.story import narrated_playlist
-from workloads.results.store import ResultsStore
 from workloads.scenario import Scenario
 
 RUNS_MS = 120_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, light_theme, monkeypatch):
-    monkeypatch.setattr(presenting, "TITLE_S", 0.3)         # cards as short as a test can afford
-    monkeypatch.setattr(presenting, "RESULT_S", 0.5)
-    store = ResultsStore(tmp_path / "results")
-    made = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                      DictPasswords())
-    # closed here, not by qtbot.addWidget: pytest-qt closes its widgets before this fixture stops the
-    # runs, and a window closed during a run asks a question nobody answers in a failed test
-    made.resize(1280, 800)
-    made.show()
-    qtbot.waitExposed(made)
-    yield made
-    if made.presenter is not None:
-        made.presenter.stop()
-    made.controller.shutdown()
-    made.close()
-    store.close()
 
 
 def _short(beat, seconds: float = 1.0):

@@ -43,11 +43,14 @@ def isolated_qt_settings(tmp_path_factory):
 
 @pytest.fixture
 def light_theme(qapp):
+    from widgets.gui_thread_gc import collect_anywhere, collect_on_gui_thread
     from widgets.theme import apply_theme
 
+    collect_on_gui_thread(qapp)     # as the app does: windows' background readers never collect
     theme = apply_theme(qapp, "light", 1.0)
     yield theme
     apply_theme(qapp, "light", 1.0)
+    collect_anywhere(qapp)
 
 
 @pytest.fixture

@@ -327,3 +327,29 @@ def test_a_sweeps_keys_wear_their_series_colour(sweep):
         legend = next(c for c in sweep.plot_item.getViewBox().childItems() if type(c).__name__ == "LegendItem")
         colours = {label.text: sample.item.scatter.opts["brush"].color().name() for sample, label in legend.items}
     assert colours["duckdb: measured (your hardware)"] == series_colour(0).lower()
+
+
+def _series_pixels(pixels: np.ndarray, colour: str) -> int:
+    """How many pixels wear a series' colour (lines and markers), RGB array in."""
+    rgb = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    return int((np.abs(pixels[..., :3].astype(int) - rgb).sum(-1) < 60).sum())
+
+
+@pytest.mark.parametrize("which", ["latency", "sweep"])
+@pytest.mark.parametrize("size", [(1920, 1080), (3840, 2160)])
+def test_png_and_pdf_of_one_chart_draw_lines_and_markers_the_same_size(which, size, request, tmp_path):
+    """The PDF drawn by PDFium (pypdfium2) at the PNG's pixel size wears as much of each series'
+    colour as the PNG: markers sized in device pixels were half as large in the PDF at 1920x1080."""
+    import pypdfium2 as pdfium
+
+    from widgets.theme import series_colour
+    chart = request.getfixturevalue(which)
+    png = QImage(str(export_chart_as(chart, tmp_path / "c.png", ExportOptions(size)))).convertToFormat(
+        QImage.Format.Format_RGB888)
+    png_pixels = np.frombuffer(png.constBits(), np.uint8).reshape(png.height(), png.bytesPerLine())
+    png_pixels = png_pixels[:, :png.width() * 3].reshape(png.height(), png.width(), 3)
+    page = pdfium.PdfDocument(str(export_chart_as(chart, tmp_path / "c.pdf", ExportOptions(size))))[0]
+    pdf_pixels = page.render(scale=size[0] / page.get_width()).to_numpy()[..., 2::-1]      # BGR(A) -> RGB
+    for index in range(1 if which == "sweep" else 3):
+        in_png, in_pdf = _series_pixels(png_pixels, series_colour(index)), _series_pixels(pdf_pixels, series_colour(index))
+        assert in_png > 500 and 0.9 < in_pdf / in_png < 1.1, (index, in_png, in_pdf)

@@ -239,6 +239,25 @@ def _lines_for_scale(chart, scale: float):
 
 
 @contextmanager
+def _markers_for_scale(chart, scale: float):
+    """A PDF's markers as large as the PNG's: pyqtgraph sizes markers in device pixels, which the
+    PNG's device pixel ratio enlarges by `scale` and a PDF painter's scaling does not."""
+    plot = getattr(chart, "plot_item", None)
+    changed = []
+    if plot is not None and scale != 1:
+        for item in plot.listDataItems():
+            size = item.opts.get("symbolSize") if isinstance(item, pg.PlotDataItem) and item.opts.get("symbol") else None
+            if isinstance(size, (int, float)):
+                changed.append((item, size))
+                item.setSymbolSize(size * scale)
+    try:
+        yield
+    finally:
+        for item, size in changed:
+            item.setSymbolSize(size)
+
+
+@contextmanager
 def laid_out(chart, width: int, height: int):
     """The chart laid out at width x height pixels (layout size) with its legend inside; yields the
     scene rectangle to draw. The chart is as it was afterwards."""
@@ -348,7 +367,8 @@ def export_pdf(chart, path, options: ExportOptions = ExportOptions(), caption: s
         if not painter.begin(writer):
             raise OSError(f"cannot write {path}")
         try:
-            _paint_scene(chart, painter, source, QRectF(0, 0, out_w, out_h - band))
+            with _lines_for_scale(chart, scale), _markers_for_scale(chart, scale):
+                _paint_scene(chart, painter, source, QRectF(0, 0, out_w, out_h - band))
             if band:
                 painter.resetTransform()
                 _draw_caption(painter, QRect(0, out_h - band, out_w, band), caption, pixels)

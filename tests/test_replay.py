@@ -200,3 +200,47 @@ def test_a_step_under_way_shows_the_phases_its_operations_had_reported_as_live(t
         assert replay.snapshot_at(replay.duration_s).phase_exact              # the stored figures at its end
     finally:
         store.close()
+
+
+def test_a_short_runs_replay_draws_per_second_as_live_and_each_operation_only_at_its_end(paced_run, monkeypatch):
+    """A short run's stored view draws each operation; live it was drawn per second, and so is its
+    replay until the end (it drew the stored view's per-operation lines the live demo never had)."""
+    import workloads.results.history
+    store, run_id = paced_run
+    monkeypatch.setattr(workloads.results.history, "PER_OPERATION_MAX", 0)
+    per_second = snapshot_from_store(store, run_id)
+    monkeypatch.setattr(workloads.results.history, "PER_OPERATION_MAX", 10 ** 9)
+    stored = snapshot_from_store(store, run_id)
+    replayed = RunReplay(store, run_id)
+    assert stored.per_operation and not per_second.per_operation
+    for t in (replayed.duration_s * 0.5, replayed.duration_s * 0.9):
+        frame = replayed.snapshot_at(t)
+        assert not frame.per_operation
+        assert frame.latency == [p for p in per_second.latency if p.t <= t] and frame.latency
+        assert frame.throughput == [p for p in per_second.throughput if p.t <= t]
+    end = replayed.snapshot_at(replayed.duration_s)
+    assert end.per_operation and end.latency == stored.latency          # the stored view, as after a live run
+
+
+def test_a_steps_phases_and_sweep_point_come_once_its_probes_are_done_as_live(tmp_path):
+    """A pickle read splits its phases only in probe operations run after the measured ones: live, a
+    step's phase bars and sweep point came after those; the replay showed them at the measured end."""
+    from workloads.datasets.schema import Scale
+    store = ResultsStore(tmp_path / "results")
+    try:
+        result = Runner(Scenario(scale=Scale(days=2, rows_per_day=50_000, symbols=20), target="pickle",
+                                 target_config={"path": str(tmp_path / "p")}, workload="read-day", users=(1,),
+                                 operations=6), store).run()
+        assert result.status == "completed", result.message
+        measured_end, probes_end = store.query(
+            "SELECT max(s.release_clock + o.t_start + o.total_s) FILTER (WHERE o.kind = 'measured'), "
+            "max(s.release_clock + o.t_start + o.total_s) FILTER (WHERE o.kind = 'probe') "
+            "FROM ops o JOIN steps s USING (run_id, step) WHERE o.run_id = ?", [result.run_id])[0]
+        assert probes_end > measured_end
+        replay = RunReplay(store, result.run_id)
+        between = replay.snapshot_at((measured_end + probes_end) / 2)
+        assert not between.phase_means and not between.sweep
+        done = replay.snapshot_at(probes_end + 1e-6)
+        assert done.phase_exact and done.phase_means and len(done.sweep) == 1
+    finally:
+        store.close()

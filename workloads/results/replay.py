@@ -4,9 +4,11 @@
 end of every measured operation and step on the run clock) and answers ``snapshot_at(t)`` from
 memory, so a player can ask many times a second. At run-clock ``t`` a replay shows only what had
 happened by then: series points, operations and resource samples of time <= t, and a step's
-figures (its sweep point, phases, queries, footprint) once that step had ended; while a step is
-under way its phases are the live estimate the run showed (the mean of each phase over its
-measured operations ended by then). Every snapshot
+figures (its sweep point, phases, queries, footprint) once that step had ended, its probe
+operations too (the live view had them only then: a pickle read's phases come from its probes);
+while a step is under way its phases are the live estimate the run showed (the mean of each phase
+over its measured operations ended by then). Until its end a replay draws the series per second as
+the live view did, also for a short run whose stored view draws each operation. Every snapshot
 says it is a replay (``replayed_from``), so no screen can pass it off as a live run.
 """
 from __future__ import annotations
@@ -19,8 +21,8 @@ import pandas as pd
 
 from workloads.results.figures import phase_summary, step_figures
 # the stored view's own helpers: the replay's clock and step figures are those of snapshot_from_store
-from workloads.results.history import (_last_with_phases, _optional, _step_window, release_offsets,
-                                       snapshot_from_store, sweep_points)
+from workloads.results.history import (_binned_points, _last_with_phases, _measuring_windows, _optional,
+                                       _step_window, release_offsets, snapshot_from_store, sweep_points)
 from workloads.results.store import ResultsStore
 from workloads.results.suite_figures import query_figures
 from workloads.run.metrics import MIN_TAIL_S
@@ -31,6 +33,8 @@ RUNNING = "running"
 
 _MEASURED_SQL = (f"SELECT step, t_start, total_s, ok, rows, bytes, {', '.join(f'{p}_s' for p in PHASES)} FROM ops "
                  "WHERE run_id = ? AND kind = 'measured'")
+_PROBES_END_SQL = ("SELECT step, max(t_start + total_s) AS probed FROM ops WHERE run_id = ? AND kind = 'probe' "
+                   "GROUP BY step")
 
 
 class RunReplay:
@@ -47,7 +51,10 @@ class RunReplay:
         windows = [_step_window(row, ends_in_step) for row in self._figures.itertuples()]
         releases = release_offsets(self._figures, windows, run.get("created_at"), run.get("finished_at"))
         self._releases = np.asarray(releases, dtype=float)
-        self._step_ends = self._releases + np.asarray(windows, dtype=float)
+        probed = store.frame(_PROBES_END_SQL, [self.run_id]).set_index("step")["probed"]
+        probes_end = self._figures["step"].map(probed).fillna(0.0).to_numpy(dtype=float)
+        # a step's figures reached the live view once its probe operations were done as well
+        self._step_ends = self._releases + np.maximum(np.asarray(windows, dtype=float), probes_end)
         offset_of = dict(zip(self._figures["step"], releases))
 
         ends = (ops["t_start"] + ops["total_s"]).to_numpy(dtype=float) + \
@@ -61,6 +68,12 @@ class RunReplay:
         self._bytes_by_end = np.concatenate([[0.0], np.cumsum(ops["bytes"].to_numpy(dtype=float)[ok][order])])
         self._step_by_end = ops["step"].to_numpy()[ok][order]
         self._phases_by_end = {p: ops[f"{p}_s"].to_numpy(dtype=float)[ok][order] for p in PHASES}
+        # the series as the live view drew them while the run ran: per second (a short run's stored
+        # view draws each operation, which live never did)
+        self._live_series = (self._final.throughput, self._final.latency) if not self._final.per_operation else \
+            _binned_points(ends[ok], ops["rows"].to_numpy()[ok], ops["bytes"].to_numpy()[ok],
+                           ops["total_s"].to_numpy(dtype=float)[ok], min(releases, default=0.0),
+                           _measuring_windows(ops["step"].to_numpy()[ok], ends[ok], offset_of))
 
         workers = store.workers(self.run_id)
         self._workers_of_step = {int(step): sorted(int(w) for w in group["worker"])
@@ -109,9 +122,10 @@ class RunReplay:
             # a completed run's bar fills as t / duration; a cancelled one ends where it stopped
             progress=final.progress if over else final.progress * t / self.duration_s,
             message=final.message if over else "",
-            throughput=[p for p in final.throughput if p.t <= t],
-            throughput_tail=None if over or final.per_operation else self._second_under_way(t, index),
-            latency=[p for p in final.latency if p.t <= t],
+            throughput=list(final.throughput) if over else [p for p in self._live_series[0] if p.t <= t],
+            throughput_tail=None if over else self._second_under_way(t, index),
+            latency=list(final.latency) if over else [p for p in self._live_series[1] if p.t <= t],
+            per_operation=final.per_operation and over,
             resources=[r for r in final.resources if r.t <= t],
             sweep=sweep_points(ended),
             phase_means=means, phase_percentiles=percentiles, phase_ops=phase_ops, phase_source=source,
@@ -138,7 +152,7 @@ class RunReplay:
         step's release), over the time since; none in the first tenth of a second."""
         if not len(self._releases):
             return None
-        shown = [p.t for p in self._final.throughput if p.t <= t]
+        shown = [p.t for p in self._live_series[0] if p.t <= t]
         start = max(shown[-1] if shown else 0.0, float(self._releases[step]))
         if t - start < MIN_TAIL_S:
             return None

@@ -40,10 +40,11 @@ class ReportGallery(QWidget):
         self._data_dir = Path(data_dir) if data_dir is not None else None
         self.title_label = HeadingLabel("Reproduce the five reports", 1.6, name="gallery_title")
         self.intro_label = _label(
-            "Each report's experiments, run on this machine at the size you choose. Tiny runs take under a "
-            "minute on the embedded DuckDB and need no server. Your figures stand beside the published ones, "
+            "Each report's experiments, run on this machine at the size you choose; tiny runs on the embedded "
+            "DuckDB need no server, and each row's estimate, calibrated on this machine's runs, says how long "
+            "it takes. Your figures stand beside the published ones, "
             "and the findings compare ratios, which travel across hardware where absolute times do not. "
-            "The tick pack, last, asks the questions a desk asks of quotes and trades every day.",
+            "The tick pack, last, asks the questions a desk asks of quotes and trades daily.",
             name="gallery_intro")
         self.demo_button = QPushButton("Run the five reports (demo playlist)", objectName="run_demo")
         self.demo_button.setToolTip("Every experiment of the five reports at tiny size on the embedded DuckDB, "

@@ -320,6 +320,10 @@ def test_a_run_drawn_per_operation_at_its_end_keeps_no_per_second_line_of_the_li
         assert len(dashboard.latency_chart.series_data(name)[0]) == 0      # nothing an export would draw
     assert dashboard.latency_chart.series_data("each operation")[0].tolist() == [0.4, 0.9]
     assert dashboard.rows_chart.series_data("rows/s")[0].tolist() == [0.4, 0.9]   # no second 1-4 left
+    # drawn with their new titles at once: a screen grabbed before the next repaint showed the
+    # live per-second points under "Rows per second, each operation"
+    assert dashboard.rows_chart.plotted_data("rows/s")[0].tolist() == [0.4, 0.9]
+    assert dashboard.latency_chart.plotted_data("each operation")[0].tolist() == [0.4, 0.9]
 
 
 def test_a_finished_runs_empty_lines_give_their_room_to_the_charts_and_a_live_run_keeps_their_slots(dashboard):

@@ -62,7 +62,7 @@ class DashboardCharts:
             self.clear()
             self._snapshot, self._shown_run = current, snap.run_id
         self._apply_text()
-        self._set_per_operation(snap.per_operation)
+        switched = self._set_per_operation(snap.per_operation)
         tp = snap.throughput
         # seconds between steps (no step measuring) are gaps in the line, not zero throughput
         self._feed(self.rows_chart, "rows/s", [p.t for p in tp], [p.rows_per_s if p.measuring else GAP for p in tp])
@@ -81,6 +81,10 @@ class DashboardCharts:
         ts = [p.t for p in res]
         self._feed(self.cpu_chart, "CPU %", ts, [p.cpu_percent for p in res])
         self._feed(self.memory_chart, "PSS", ts, [p.rss_bytes for p in res])
+        if switched:        # their new titles are drawn at once: so are their new points, never the old
+            for chart in (self.rows_chart, self.bytes_chart, self.latency_chart):
+                if chart.isVisible():
+                    chart.render_now()
         if snap.phase_means:
             published = {k: v for k, v in self._breakdown_refs.items() if k == snap.target}
             self.breakdown_chart.set_data({snap.target: breakdown(snap.phase_means, snap.mean_total_s)},
@@ -115,12 +119,13 @@ class DashboardCharts:
         for chart in self._time_charts():
             chart.set_marks(marks)
 
-    def _set_per_operation(self, per_operation: bool) -> None:
+    def _set_per_operation(self, per_operation: bool) -> bool:
         """A short run is drawn operation by operation (each at its end: its own rate and time);
         a longer one per second. The titles say which. The other way's points go: a chart (and its
-        export) never shows the live view's per-second lines under a legend naming operations."""
+        export) never shows the live view's per-second lines under a legend naming operations.
+        True when the way changed."""
         if per_operation == self._per_operation:
-            return
+            return False
         self._per_operation = per_operation
         for chart, names in ((self.rows_chart, ("rows/s",)), (self.bytes_chart, ("B/s",)),
                              (self.latency_chart, ("p50", "p95", "p99", EACH_OPERATION))):
@@ -136,6 +141,7 @@ class DashboardCharts:
         for name in ("p50", "p95", "p99"):
             self.latency_chart.set_in_legend(name, not per_operation)
         self.latency_chart.set_in_legend(EACH_OPERATION, per_operation)
+        return True
 
     def _fill_suite(self, snap: LiveSnapshot) -> None:
         """Per-query bars of a query suite and the footprints of a stored run."""

@@ -355,3 +355,19 @@ def test_before_an_audience_the_time_axes_hold_from_zero_to_the_runs_length_and_
     dashboard.set_time_horizon(None)             # back to following the data, no marks once cleared
     dashboard.clear()
     assert dashboard.rows_chart.marks() == []
+
+
+def test_before_an_audience_a_live_runs_header_keeps_no_empty_slots(dashboard):
+    """Spotlit, a live run's header had three empty two-line slots under its first line (a blank
+    band of ~110 px at 1366x768): only the figures line keeps one; a message (an error) still shows."""
+    slot = 2 * dashboard.fontMetrics().lineSpacing() + 4
+    dashboard.spotlight(("Rows per second", "Latency"))
+    dashboard.start_run("next")
+    assert dashboard.message_label.height() == 0 and dashboard.published_label.height() == 0
+    assert dashboard.figures_label.height() == slot
+    dashboard.show_snapshot(snapshot(status="failed", message="worker 1 died"))
+    dashboard._apply()
+    assert dashboard.message_label.text() and dashboard.message_label.height() >= slot
+    dashboard.spotlight(())
+    dashboard.start_run("again")
+    assert dashboard.message_label.height() == slot           # the window's own view keeps its slots

@@ -246,6 +246,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
             self.tabs.setCurrentWidget(self.live_page)
         self.spotlit = tuple(names)
         self._apply_text()                                     # the header's run id comes and goes
+        self._fix_text_heights()                               # an audience's header keeps no empty slots
 
     def set_audience_title(self, title: str) -> None:
         """What the header calls the run while charts are spotlit (the demo's arm, "pickle, cold cache")."""

@@ -96,8 +96,15 @@ class DashboardHeader:
         # the message and published lines keep their slot even when empty while a run is live: one
         # appearing would push every chart down (a relayout and repaint of all of them, ~0.1 s)
         for label in self._text_labels():
-            label.setFixedHeight(0 if self._settled and not label.text() else 2 * spacing + 4)
+            label.setFixedHeight(2 * spacing + 4 if label.text() else self._empty_height(label, 2 * spacing + 4))
         self._fit_text_heights()
+
+    def _empty_height(self, label, slot: int) -> int:
+        """An empty line's height: its slot while a run is live, none once it is settled. Before an
+        audience only the figures may come (a message only if the run fails): the other empty
+        lines were a blank band of ~110 px over the charts at 1366x768."""
+        rare = self.spotlit and label in (self.message_label, self.published_label)
+        return 0 if self._settled or rare else slot
 
     def _settle_text_heights(self, settled: bool) -> None:
         """``settled``: a finished run is shown, its empty lines collapse; else (a live run) every
@@ -112,8 +119,7 @@ class DashboardHeader:
         shrink back (that would relayout the charts every second); a new run or a resize may."""
         floor = 2 * self.fontMetrics().lineSpacing() + 4
         for label in self._text_labels():
-            empty = 0 if self._settled else floor
-            needed = max(label.heightForWidth(label.width()), floor) if label.text() else empty
+            needed = max(label.heightForWidth(label.width()), floor) if label.text() else self._empty_height(label, floor)
             if needed > label.height() or (shrink and needed < label.height()):
                 label.setFixedHeight(needed)
 

@@ -338,7 +338,8 @@ def test_a_finished_runs_empty_lines_give_their_room_to_the_charts_and_a_live_ru
 
 
 def test_before_an_audience_the_time_axes_hold_from_zero_to_the_runs_length_and_mark_each_step(dashboard, qtbot):
-    throughput = [ThroughputPoint(t, 1e6, 8e6, 1.0) for t in range(2, 7)]
+    # the first point's span begins at the release, 0.6 s (the part of its first second joins it)
+    throughput = [ThroughputPoint(t, 1e6, 8e6, 1.0, 1.4 if t == 2 else 1.0) for t in range(2, 7)]
     dashboard.spotlight(("Rows per second", "Latency"))
     dashboard.set_time_horizon(20.0)
     for step, seen in ((0, 5), (1, 9)):           # the second step is first seen at 7.4 s
@@ -351,7 +352,7 @@ def test_before_an_audience_the_time_axes_hold_from_zero_to_the_runs_length_and_
         chart.render_now()
         (low, high), _ = chart.plot_item.getViewBox().viewRange()
         assert low == pytest.approx(0.0, abs=1e-6) and high == pytest.approx(20.0)
-        assert chart.marks() == [(2, "1 user"), (7.4, "2 users")]
+        assert chart.marks() == [(pytest.approx(0.6), "1 user"), (7.4, "2 users")]
     dashboard.set_time_horizon(None)             # back to following the data, no marks once cleared
     dashboard.clear()
     assert dashboard.rows_chart.marks() == []

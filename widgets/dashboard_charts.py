@@ -110,10 +110,12 @@ class DashboardCharts:
 
     def _mark_steps(self, snap) -> None:
         """Where each step of a sweep began, named by its users, on the time charts: a step starts
-        where the dashboard first sees it (its first second, for the first step)."""
+        where the dashboard first sees it (the first step: where its first point's span begins, its
+        release; a mark at the point itself stood a second after the latency line began)."""
         starts = self._step_starts          # emptied with the charts (a new run clears them)
         if snap.step_index not in starts and (snap.throughput or snap.step_index):
-            at = snap.throughput[0].t if snap.step_index == 0 and snap.throughput else snap.elapsed_s
+            first = snap.throughput[0] if snap.throughput else None
+            at = first.t - first.span_s if snap.step_index == 0 and first else snap.elapsed_s
             starts[snap.step_index] = (at, snap.step_label or f"{snap.users} users")
         marks = [starts[i] for i in sorted(starts)] if snap.steps_total > 1 else []
         for chart in self._time_charts():

@@ -23,6 +23,7 @@ PRESENTER_KEYS = (("Space", "pause", "pause and resume"), ("→", "next", "the n
 KEYS_HINT = " · ".join(f"{key} {short}" for key, short, _what in PRESENTER_KEYS)
 MAX_PAIRS = 6                  # a result card's figures: more would not be read from a screen
 HEADING, BODY, DETAIL = 2.0, 1.35, 1.1      # sizes against the application font (already demo-scaled)
+SMALLEST_FIT = 0.6             # a card too tall for the screen is drawn smaller, down to this share
 
 
 def verdict_colour(verdict: str) -> str:
@@ -56,6 +57,7 @@ class PauseSign(QLabel):
 class DemoCard(QFrame):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self._shrink = 1.0          # < 1 while the card's text is too tall for it at full size
         self.setObjectName("demo_card")
         self.setAutoFillBackground(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -100,6 +102,7 @@ class DemoCard(QFrame):
         self.heading.setText(title)
         self.body.setText(question)
         self.watch.setText(f"Watch: {watch}" if watch else "")
+        self._settle()
 
     def show_starting(self, run: str, position: str, watch: str = "") -> None:
         """Between a beat's runs: which run comes, while its process lays out data and warms up, and
@@ -109,6 +112,7 @@ class DemoCard(QFrame):
         self.heading.setText(run)
         self.body.setText("starting: its data is laid out and warmed up, then the charts follow")
         self.watch.setText(f"Watch: {watch}" if watch else "")
+        self._settle()
 
     def show_result(self, card, position: str) -> None:
         """``card``: a ``story.ResultCard``."""
@@ -126,6 +130,7 @@ class DemoCard(QFrame):
         self.note.setText(card.scales)
         self.verdicts.setText(self._verdict_lines(card.findings) or
                               "No finding of the report rests on this experiment alone; the summary has them all.")
+        self._settle()
 
     def show_summary(self, findings: list, replayed: str = "") -> None:
         self._reset("summary")
@@ -140,9 +145,11 @@ class DemoCard(QFrame):
                            "and that would change it"),
             (NOT_MEASURED, "“not measured”: this demo's size could not show it")) if verdict in said))
         self.verdicts.setText(self._verdict_lines(findings))
+        self._settle()
 
     def set_state(self, text: str) -> None:
         self.state.setText(text)
+        self._settle()
 
     def text(self) -> str:
         """Every text the card shows now, in reading order (tests, and the demo's own checks)."""
@@ -151,6 +158,25 @@ class DemoCard(QFrame):
         return "\n".join(label.text() for label in labels if label.text())
 
     # ---- internals --------------------------------------------------------------------------
+    def _settle(self) -> None:
+        """Empty lines take no room (they left a blank band over a summary's findings), and the
+        whole card fits: text too tall for the screen is drawn smaller, to SMALLEST_FIT of its size,
+        rather than its last findings cut off (6 findings at 1366x768)."""
+        for label in (self.kicker, self.body, self.watch, self.reversed, self.verdicts, self.note, self.state):
+            label.setVisible(bool(label.text()))
+        if self.width() <= 0 or self.height() <= 0:
+            return
+        self._shrink = 1.0
+        self._restyle()
+        layout = self.layout()
+        while self._shrink > SMALLEST_FIT and layout.totalHeightForWidth(self.width()) > self.height():
+            self._shrink = round(self._shrink - 0.05, 2)
+            self._restyle()
+
+    def fits(self) -> bool:
+        """Whether every line of the card is on it (its text no taller than the card)."""
+        return self.layout().totalHeightForWidth(self.width()) <= self.height()
+
     def _verdict_lines(self, findings: list) -> str:
         lines = []
         for f in findings:
@@ -201,11 +227,17 @@ class DemoCard(QFrame):
         """Headings larger than body at any application font (demo mode scales it)."""
         base = self.font().pointSizeF() if self.font().pointSizeF() > 0 else 10.0
         font = QFont(label.font())
-        font.setPointSizeF(base * float(label.property("scale") or 1.0))
+        shrink = 1.0 if label is getattr(self, "keys", None) else self._shrink
+        font.setPointSizeF(base * float(label.property("scale") or 1.0) * shrink)
         font.setBold(bool(label.property("bold")))
         label.setFont(font)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.oldSize() != event.size():
+            self._settle()
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == event.Type.FontChange:
-            self._restyle()
+            self._settle()

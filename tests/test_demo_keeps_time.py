@@ -139,3 +139,15 @@ def test_a_replay_from_the_window_shows_the_audiences_screen_at_once_and_gives_t
     assert not window.menuBar().isVisible() and not window.run_toolbar.isVisible()     # while the runs are read
     qtbot.waitUntil(lambda: "no recorded demo on duckdb" in window.statusBar().currentMessage(), timeout=30_000)
     assert window.menuBar().isVisible() and window.presenter is None
+
+
+def test_a_beat_that_would_overrun_the_minutes_a_little_is_played_rather_than_a_minute_of_summary(window):
+    """A light demo at 1920x1080 left its last beat out (54 s at its pace, 52 s left before the
+    summary) and held the summary 67 s: a beat within 5 % of the minutes over is played."""
+    window._begin_presentation(_noop_beats(3, run_s=1.0, estimate_s=52.0), None, "", 5)
+    presenter = window.presenter
+    presenter._taken_s, presenter._estimated_s = 104.0, 100.0    # the beats so far took 4 % longer
+    presenter._deadline = time.monotonic() + 67.2                 # as that demo stood after its 4th beat
+    assert presenter.next_that_fits(0) == 1
+    presenter._deadline = time.monotonic() + 45.0                 # 54 s against 30 + 15: too far over
+    assert presenter.next_that_fits(0) is None

@@ -5,13 +5,40 @@ from __future__ import annotations
 import sys
 
 from rich.console import Console
+from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
 
 from workloads.paths import default_datasets_dir, default_results_path
+from workloads.text import printable
+
+
+class PlainConsole(Console):
+    """A console that writes no control character it did not make itself: a run's name, a server's
+    message or a file's field holding a terminal's escape sequences (a colour, an OSC-8 link) is
+    written with them escaped, whichever command prints it. ``plain`` and ``safe`` do that where the
+    text enters (so tables measure what they show); this is the net under every other print."""
+
+    def _render_buffer(self, buffer) -> str:
+        return super()._render_buffer(segment if segment.control else
+                                      Segment(printable(segment.text), segment.style, segment.control)
+                                      for segment in buffer)
+
+
+def plain(value) -> Text:
+    """Text from a file, a run or a server as a Rich cell or line: never markup, its control
+    characters shown as escapes."""
+    return Text(printable(str(value)))
+
+
+def safe(value) -> str:
+    """The same text for a markup string (``f"[red]{safe(message)}[/red]"``): its brackets escaped."""
+    return escape(printable(str(value)))
 
 
 # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True)
+console = PlainConsole(width=None if sys.stdout.isatty() else 200)
+err_console = PlainConsole(stderr=True)
 # ``import`` and ``targets add-table`` name the same roles
 QUOTE_SIZE_HELP = ("the size quoted at the bid, then at the ask (twice, beside --price BID --price ASK): "
                    "what report 003's OLS regresses on")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from app.cli_common import CliError, _store, console, err_console
+from app.cli_common import CliError, _store, console, err_console, plain, safe
 from app.cli_open_loop import print_open_loop
 from app.cli_reports import print_report_figures
 
@@ -19,10 +19,9 @@ def _print_figures(store, run_id: str) -> None:
     from workloads.results.run_summary import run_answer
     from workloads.targets.base import PHASES
 
-    from rich.text import Text
     figures = step_figures(store, run_id)
     run = store.run(run_id)
-    title = Text(f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}")
+    title = plain(f"{run['workload']} · {run['target']} · {run['dataset']} · cache {run['cache']}")
     wire = bool(figures["wire_mb_per_s"].notna().any())
     phases = [p for p in PHASES if figures[f"{p}_s"].notna().any()]
     columns = ["ops", "errors", "window s", "rows/s", "MB/s", *(("wire MB/s",) if wire else ()), "ops/s",
@@ -45,12 +44,12 @@ def _print_figures(store, run_id: str) -> None:
         for column in columns:
             table.add_column(column, justify="right", no_wrap=True)
         for cells in rows:
-            table.add_row(Text(cells[0]), *cells[1:])
+            table.add_row(plain(cells[0]), *cells[1:])
         console.print(table)
     else:                                             # a narrow terminal: a figure a line, a step a table
         console.print(title)
         for cells in rows:
-            table = Table(title=Text(cells[0]), show_header=False)
+            table = Table(title=plain(cells[0]), show_header=False)
             table.add_column("figure", no_wrap=True)
             table.add_column("value", justify="right", no_wrap=True)
             for column, value in zip(columns, cells[1:]):
@@ -83,7 +82,8 @@ def _print_figures(store, run_id: str) -> None:
         console.print(f"⚠ {busy}", style="yellow", highlight=False, soft_wrap=True, markup=False)
     for row in figures.itertuples():
         if row.short:
-            console.print(f"[yellow]⚠ {row.label}: {row.short_reason}[/yellow]", highlight=False, soft_wrap=True)
+            console.print(f"[yellow]⚠ {safe(row.label)}: {safe(row.short_reason)}[/yellow]", highlight=False,
+                          soft_wrap=True)
     if run["cache"] == "cold":
         for step in run_answer(store, run_id).steps:
             console.print(f"{step.label}: {step.cold_line()}" + (f"; {step.not_cold_line()}" if step.not_cold else ""),
@@ -101,7 +101,7 @@ def _print_op_errors(store, run_id: str, shown: int = 3) -> None:
             continue
         console.print(f"[red]{len(these):,} {noun}{'s' if len(these) > 1 else ''} failed[/red]:", highlight=False)
         for message, count in these["error"].value_counts().head(shown).items():
-            console.print(f"  {count:,} × {message}", highlight=False, soft_wrap=True)
+            console.print(f"  {count:,} × {safe(message)}", highlight=False, soft_wrap=True)
 
 
 def _num(value, digits: int = 0) -> str:
@@ -112,7 +112,6 @@ NARROW_COLUMNS = 110      # below it, a run's facts share one column (six column
 
 
 def cmd_runs(args) -> int:
-    from rich.text import Text
     runs = _store(args).runs()
     table = Table(title="Runs")
     # the id and the time whole on one line (an id is copied from here)
@@ -127,7 +126,7 @@ def cmd_runs(args) -> int:
             facts = (f"{row.status} · {row.workload} on {row.target} · {row.dataset} · users {row.users}"
                      + (f" · {row.cache}" if row.cache else ""),)
         # every cell as plain text: a run from elsewhere names its target and dataset itself
-        table.add_row(*(Text(str(value)) for value in (
+        table.add_row(*(plain(value) for value in (
             row.run_id, f"{row.created_at:%Y-%m-%d %H:%M}" if not narrow else f"{row.created_at:%m-%d %H:%M}",
             *facts)))
     console.print(table)

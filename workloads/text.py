@@ -1,5 +1,19 @@
-"""Words for counts and rates: "1 user", "2 users", "1,000 rows", "3 queries"; "3.2 k ops/s"."""
+"""Words for counts and rates: "1 user", "2 users", "1,000 rows", "3 queries"; "3.2 k ops/s"; and
+text from elsewhere made printable."""
 from __future__ import annotations
+
+import re
+
+# C0 and C1 controls but newline and tab (a terminal's escape sequences start with them), and the
+# bidirectional overrides and isolates (text that reads in another order than it is stored)
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """Text from a file, a run or a server as it may be shown: each control character written as
+    its escape (ESC as ``\\x1b``), so none can move a cursor, colour or link a terminal, or reorder
+    what is read; everything else as it is."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def plural(n: float, word: str, plural_word: str | None = None) -> str:

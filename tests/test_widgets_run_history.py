@@ -2,6 +2,7 @@
 import pytest
 from PySide6.QtCore import Qt
 
+from widgets.plain_text import tooltip_words
 from widgets.run_history import COLUMNS, RunHistoryView
 
 ROWS = [
@@ -104,7 +105,7 @@ def test_failed_status_is_highlighted_with_its_message(view):
     index = view.proxy.index(1, col)
     assert index.data() == "failed"
     assert index.data(Qt.ItemDataRole.ForegroundRole) is not None
-    assert index.data(Qt.ItemDataRole.ToolTipRole) == "disk full"
+    assert tooltip_words(index.data(Qt.ItemDataRole.ToolTipRole)) == "disk full"
 
 
 def test_rows_without_run_id_are_refused(view):
@@ -139,4 +140,4 @@ def test_long_run_names_leave_the_figures_in_view_at_a_laptops_width(make_widget
     assert right <= view.table.viewport().width(), (right, view.table.viewport().width())
     name = view.proxy.index(view.visible_run_ids().index("r9"), keys.index("name"))
     assert header.sectionSize(keys.index("name")) < view.table.sizeHintForColumn(keys.index("name"))
-    assert long["name"] in name.data(Qt.ItemDataRole.ToolTipRole)
+    assert long["name"] in tooltip_words(name.data(Qt.ItemDataRole.ToolTipRole))

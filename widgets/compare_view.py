@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTableWidgetItem, QTabWidget, Q
 from widgets.answers_dialog import AnswersDialog
 from widgets.breakdown_chart import BreakdownChart
 from widgets.figure_table import figure_table
+from widgets.plain_text import tooltip
 from widgets.footprint_chart import FootprintChart
 from widgets.query_chart import QueryChart
 from widgets.sweep_chart import SweepChart
@@ -140,7 +141,7 @@ class CompareView(QWidget):
                     text += " ⚠"
                 item = QTableWidgetItem(text)
                 if key == "run":
-                    item.setToolTip(text)       # shortened when the column is narrow
+                    item.setToolTip(tooltip(text))       # shortened when the column is narrow
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, item)

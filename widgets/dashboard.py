@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView,
 from widgets.breakdown_chart import BreakdownChart, Breakdown
 from widgets.dashboard_charts import SWEEP_METRICS, DashboardCharts
 from widgets.dashboard_header import DashboardHeader
+from widgets.plain_text import plain_label
 from widgets.footprint_chart import FootprintChart
 from widgets.live_chart import TimeSeriesChart
 from widgets.query_chart import QueryChart
@@ -57,7 +58,7 @@ class LiveDashboard(DashboardHeader, DashboardCharts, QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setFormat("%p%")
         self.progress.setFixedWidth(220)
-        self.message_label = QLabel()
+        self.message_label = plain_label(QLabel())     # a run's or a server's words
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # the step's figures in one line, naming the step (live estimate until the step ends)

@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QTableView, QVBoxLayout, QWidget)
 
+from widgets.plain_text import tooltip
 from widgets.theme import current_theme
 from workloads.text import plural
 
@@ -142,20 +143,20 @@ class RunHistoryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and key == "status" and _bad_status(value):
             return QColor(current_theme().error)
         if role == Qt.ItemDataRole.ToolTipRole and key == "name":
-            return f"{row.get('name') or ''}\nrun {row['run_id']}"
+            return tooltip(f"{row.get('name') or ''}\nrun {row['run_id']}")
         if role == Qt.ItemDataRole.ToolTipRole and key == "dataset" and row.get("size"):
-            return f"{row.get('dataset') or ''}: {row['size']} (as laid out for this run)"
+            return tooltip(f"{row.get('dataset') or ''}: {row['size']} (as laid out for this run)")
         if role == Qt.ItemDataRole.ToolTipRole and key == "process" and value:
             return PROCESS_TIP
         if role == Qt.ItemDataRole.ToolTipRole and key == "status" and row.get("message"):
-            return str(row["message"])
+            return tooltip(str(row["message"]))
         if role == Qt.ItemDataRole.ToolTipRole and (key in _STEP_FIGURES or key == "headline_label") \
                 and row.get("headline_label"):
             tip = f"Figures of step {row['headline_label']}, the run's fastest step long enough to measure"
             if row.get("headline_short"):
                 tip = (f"Figures of step {row['headline_label']}: every step of this run was too short "
                        "to measure; give steps more operations or a duration")
-            return tip
+            return tooltip(tip)
         return None
 
 

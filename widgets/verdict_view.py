@@ -11,6 +11,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QTableWidgetItem, QVBoxLayout, QWidget
 
 from widgets.figure_table import figure_table
+from widgets.plain_text import tooltip
 from widgets.theme import OKABE_ITO, current_theme
 from workloads.results.compare import FASTER, LARGER, SAME, SLOWER, SMALLER, Comparison, figure_text
 
@@ -64,11 +65,11 @@ class VerdictView(QWidget):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c == 0:
-                    item.setToolTip(label)
+                    item.setToolTip(tooltip(label))
                 if 3 <= c <= 5:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if c == 7 and change.verdict in BETTER + WORSE:
                     item.setForeground(QBrush(QColor(OKABE_ITO['bluish_green'] if change.verdict in BETTER else theme.error)))
                 if c == 2:
-                    item.setToolTip(change.basis)
+                    item.setToolTip(tooltip(change.basis))
                 self.table.setItem(r, c, item)

@@ -1,0 +1,93 @@
+"""A run's strings reach the window as text (issue 55): a name, target, dataset, host or message
+holding HTML (an image 20,000 px wide, a link) is shown as written in every label, tooltip, table
+cell and legend, never rendered. The test walks every widget of the window after History, the run
+view and Compare have shown two such runs."""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import Qt as GuiQt
+from PySide6.QtWidgets import QAbstractItemView, QGraphicsTextItem, QGraphicsView, QLabel, QWidget
+
+from app.main_window import MainWindow
+from tests.test_main_window import DictPasswords
+from workloads.results.store import ResultsStore
+from workloads.run.runner import Runner
+from workloads.scenario import Scenario
+
+MARK = "<img src=x width=20000 height=20000><a href='file:/etc'>zz</a><b>bold</b>"
+
+
+def _hostile_runs(folder) -> list[str]:
+    store = ResultsStore(folder / "results")
+    ids = [Runner(Scenario(name=f"n{i} {MARK}", workload="noop", users=(1,), operations=5), store).run().run_id
+           for i in range(2)]
+    store.close()
+    for run_file in (folder / "results" / "runs").glob("*/run.json"):
+        run = json.loads(run_file.read_text())
+        for field in ("target", "dataset", "message", "host"):     # as a run from another machine may say
+            run[field] = f"{field[0]} {MARK}"
+        run_file.write_text(json.dumps(run))
+    (folder / "results" / "catalog.json").unlink(missing_ok=True)
+    return ids
+
+
+def _rendered(text: str, rich: bool) -> bool:
+    """Whether the hostile mark would be drawn as markup in this text."""
+    return rich and "<img" in text
+
+
+def _texts(widget: QWidget):
+    """(where, text, drawn as rich text) of a widget: its tooltip, a label's text, an item view's
+    cells and their tooltips."""
+    tip = widget.toolTip()
+    if tip:
+        yield f"{type(widget).__name__} tooltip", tip, GuiQt.mightBeRichText(tip)
+    if isinstance(widget, QLabel):
+        rich = widget.textFormat() == Qt.TextFormat.RichText or (
+            widget.textFormat() == Qt.TextFormat.AutoText and GuiQt.mightBeRichText(widget.text()))
+        yield f"label {widget.objectName()}", widget.text(), rich
+    if isinstance(widget, QGraphicsView) and widget.scene() is not None:     # charts: legends, titles
+        for item in widget.scene().items():
+            if isinstance(item, QGraphicsTextItem):                         # pyqtgraph's labels draw HTML
+                yield "chart text", item.toHtml() if "&lt;img" not in item.toHtml() else "&lt;img", \
+                    "<img" in item.toHtml()
+    if isinstance(widget, QAbstractItemView) and widget.model() is not None:
+        model = widget.model()
+        for row in range(model.rowCount()):
+            for column in range(model.columnCount()):
+                index = model.index(row, column)
+                tip = model.data(index, Qt.ItemDataRole.ToolTipRole)
+                if isinstance(tip, str) and tip:
+                    yield f"{type(widget).__name__} cell tooltip", tip, GuiQt.mightBeRichText(tip)
+
+
+def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, light_theme):
+    ids = _hostile_runs(tmp_path)
+    store = ResultsStore(tmp_path / "results")
+    window = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                        DictPasswords())
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitUntil(lambda: set(ids) <= set(window.history.visible_run_ids()), timeout=15_000)
+    window.open_run(ids[0])
+    qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.run_id == ids[0],
+                    timeout=15_000)
+    window.compare_runs(ids)
+    qtbot.wait(1500)                          # the comparison is read off the GUI thread
+    seen, rendered, places = 0, [], set()
+    for widget in [window, *window.findChildren(QWidget)]:
+        for where, text, rich in _texts(widget):
+            if "<img" in text or "&lt;img" in text:
+                seen += 1
+                places.add(where)
+                if _rendered(text, rich):
+                    rendered.append(f"{where}: {text[:120]!r}")
+    # the walk found the runs' strings: History's cells, the run view's message, Compare's table
+    assert {"QTableView cell tooltip", "QTableWidget cell tooltip", "label "} <= places, places
+    assert rendered == [], "\n".join(rendered)
+    assert window.width() <= 1280 and window.height() <= 800
+    window.controller.shutdown()
+    store.close()

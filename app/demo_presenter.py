@@ -185,8 +185,7 @@ class Presenter(QObject):
         beat = self.beats[self.index] if self.state == RUNNING else None
         if beat is not None and scenario.name in {s.name for s in beat.scenarios}:
             self._beat_runs.append(run_id)
-            self._window.dashboard.set_audience_title(arm_title(scenario.name))
-            self._window.dashboard.set_time_horizon(scenario.duration_s * len(scenario.users) or None)
+            self._show_arm(scenario)
             # no empty axes while its process lays out data and warms up: say which run comes
             self.card.show_starting(arm_title(scenario.name), self._position(), beat.watch)
             self._fit_card()
@@ -195,8 +194,18 @@ class Presenter(QObject):
 
     def _on_replay_started(self, run_id: str) -> None:
         self._beat_runs.append(run_id)
-        names = [name for name, recorded in self._recorded.items() if recorded == run_id]
-        self._window.dashboard.set_audience_title(arm_title(names[0]) if names else "")
+        names = {name for name, recorded in self._recorded.items() if recorded == run_id}
+        scenario = next((s for s in self.beats[self.index].scenarios if s.name in names), None) \
+            if self.state == RUNNING else None
+        if scenario is not None:
+            self._show_arm(scenario)            # as live: its name, its time axes held to its length
+        else:
+            self._window.dashboard.set_audience_title("")
+
+    def _show_arm(self, scenario) -> None:
+        """The run screen names the arm and holds its time axes from 0 to the run's planned length."""
+        self._window.dashboard.set_audience_title(arm_title(scenario.name))
+        self._window.dashboard.set_time_horizon(scenario.duration_s * len(scenario.users) or None)
 
     def _on_snapshot(self, snapshot) -> None:
         if self.state == RUNNING and self.card.kind == "starting" and snapshot.ops_done > 0:

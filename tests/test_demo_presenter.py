@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from dataclasses import replace
 
+import pytest
 from PySide6.QtCore import Qt
 
 from app.demo_presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
@@ -110,6 +111,8 @@ def test_a_replay_of_the_recorded_runs_shows_the_same_cards_and_says_it_is_a_rep
     qtbot.waitUntil(lambda: replayed.state == RUNNING, timeout=5000)
     qtbot.waitUntil(lambda: "REPLAY" in window.dashboard.header_text(), timeout=10_000)   # the live view says so
     assert not window.controller.busy                                     # nothing runs: it is played back
+    first = beat.scenarios[0]                        # as live: its time axes held to the run's planned length
+    assert window.dashboard.rows_chart._horizon == pytest.approx(first.duration_s * len(first.users))
     qtbot.waitUntil(lambda: replayed.state == RESULT and "published" in replayed.card.text(), timeout=RUNS_MS)
     strip = lambda text: [line for line in text.splitlines() if "REPLAY" not in line]   # noqa: E731
     here = f"Measured on {socket.gethostname()}, "               # made earlier: where, not "this machine"

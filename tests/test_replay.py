@@ -110,11 +110,14 @@ def test_a_steps_sweep_point_appears_when_the_step_ends(replay):
     store, run_id, replayed, _ = replay
     first, second = step_end(store, run_id, 0), step_end(store, run_id, 1)
     assert first < second - 0.1
-    assert replayed.snapshot_at(first - 0.01).sweep == [] and replayed.snapshot_at(first - 0.01).first_op_s is None
-    assert [p.users for p in replayed.snapshot_at(first).sweep] == [1]
+    def done(t):       # the stored figures' points; a step under way has a live estimate's, as live
+        return [p.users for p in replayed.snapshot_at(t).sweep if p.complete]
+    assert done(first - 0.01) == [] and replayed.snapshot_at(first - 0.01).first_op_s is None
+    assert [(p.users, p.exact) for p in replayed.snapshot_at(first - 0.01).sweep] == [(1, False)]
+    assert done(first) == [1]
     assert replayed.snapshot_at(first).first_op_s is not None
-    assert [p.users for p in replayed.snapshot_at(second - 0.01).sweep] == [1]
-    assert [p.users for p in replayed.snapshot_at(second).sweep] == [1, 2]
+    assert done(second - 0.01) == [1]
+    assert done(second) == [1, 2]
     assert replayed.snapshot_at(second - 0.01).step_index == 1 == replayed.snapshot_at(second).step_index
 
 
@@ -239,8 +242,25 @@ def test_a_steps_phases_and_sweep_point_come_once_its_probes_are_done_as_live(tm
         assert probes_end > measured_end
         replay = RunReplay(store, result.run_id)
         between = replay.snapshot_at((measured_end + probes_end) / 2)
-        assert not between.phase_means and not between.sweep
+        assert not between.phase_means and not [p for p in between.sweep if p.complete]
         done = replay.snapshot_at(probes_end + 1e-6)
         assert done.phase_exact and done.phase_means and len(done.sweep) == 1
     finally:
         store.close()
+
+
+def test_a_step_under_way_has_the_live_estimates_sweep_point_the_header_reads(paced_run):
+    """Live, the header's figures line reads the step under way's estimate (its operations ended
+    so far over the time since its release); a replay's header was empty until the step ended."""
+    store, run_id = paced_run
+    replayed = RunReplay(store, run_id)
+    release = float(store.query("SELECT release_clock FROM steps WHERE run_id = ? AND step = 0", [run_id])[0][0])
+    t = (release + step_end(store, run_id, 0)) / 2
+    rows, ops, last = store.query(
+        "SELECT sum(o.rows), count(*), max(s.release_clock + o.t_start + o.total_s) FROM ops o JOIN steps s "
+        "USING (run_id, step) WHERE o.run_id = ? AND o.step = 0 AND o.kind = 'measured' AND o.ok "
+        "AND s.release_clock + o.t_start + o.total_s <= ?", [run_id, t])[0]
+    point = replayed.snapshot_at(t).sweep[-1]
+    assert ops > 0 and not point.complete and not point.exact and point.users == 1
+    assert point.ops_per_s == pytest.approx(ops / (last - release))
+    assert point.rows_per_s == pytest.approx(rows / (last - release))

@@ -26,7 +26,7 @@ from workloads.results.history import (_binned_points, _last_with_phases, _measu
 from workloads.results.store import ResultsStore
 from workloads.results.suite_figures import query_figures
 from workloads.run.metrics import MIN_TAIL_S
-from workloads.run.snapshot import LiveSnapshot, ThroughputPoint
+from workloads.run.snapshot import LiveSnapshot, SweepPoint, ThroughputPoint
 from workloads.targets.base import PHASES
 
 RUNNING = "running"
@@ -68,6 +68,7 @@ class RunReplay:
         self._bytes_by_end = np.concatenate([[0.0], np.cumsum(ops["bytes"].to_numpy(dtype=float)[ok][order])])
         self._step_by_end = ops["step"].to_numpy()[ok][order]
         self._phases_by_end = {p: ops[f"{p}_s"].to_numpy(dtype=float)[ok][order] for p in PHASES}
+        self._totals_by_end = ops["total_s"].to_numpy(dtype=float)[ok][order]
         # the series as the live view drew them while the run ran: per second (a short run's stored
         # view draws each operation, which live never did)
         self._live_series = (self._final.throughput, self._final.latency) if not self._final.per_operation else \
@@ -127,7 +128,7 @@ class RunReplay:
             latency=list(final.latency) if over else [p for p in self._live_series[1] if p.t <= t],
             per_operation=final.per_operation and over,
             resources=[r for r in final.resources if r.t <= t],
-            sweep=sweep_points(ended),
+            sweep=sweep_points(ended) + ([] if over else self._sweep_under_way(t, index)),
             phase_means=means, phase_percentiles=percentiles, phase_ops=phase_ops, phase_source=source,
             phase_step=str(current["label"]) if under_way is not None else
             str(phase_row["label"]) if phase_row is not None else "",
@@ -163,6 +164,24 @@ class RunReplay:
         return ThroughputPoint(t, (self._rows_by_end[last] - self._rows_by_end[first]) / span,
                                (self._bytes_by_end[last] - self._bytes_by_end[first]) / span,
                                (last - first) / span, span, True)
+
+    def _sweep_under_way(self, t: float, index: int) -> list[SweepPoint]:
+        """As live (``workloads.run.metrics``): the step under way's point, a live estimate over its
+        measured operations ended by ``t`` (the header's figures line reads it)."""
+        if not len(self._step_ends) or t >= self._step_ends[index]:
+            return []
+        done = np.searchsorted(self._ok_ends, t, side="right")
+        mine = np.flatnonzero(self._step_by_end[:done] == self._figures["step"].iloc[index])
+        if not mine.size:
+            return []
+        row = self._figures.iloc[index]
+        span = max(float(self._ok_ends[mine[-1]] - self._releases[index]), 1e-9)
+        rows = float(np.diff(self._rows_by_end)[mine].sum())
+        nbytes = float(np.diff(self._bytes_by_end)[mine].sum())
+        p50, p99 = np.percentile(self._totals_by_end[mine], (50, 99))
+        return [SweepPoint(users=int(row["users"]), rows_per_s=rows / span, bytes_per_s=nbytes / span,
+                           ops_per_s=mine.size / span, p50=float(p50), p99=float(p99), complete=False,
+                           label=str(row["label"]))]
 
     def _phases_under_way(self, t: float, index: int) -> tuple[dict[str, float], int] | None:
         """Each phase's mean over the step's measured operations ended by ``t``, while it is under

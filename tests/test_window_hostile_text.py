@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import Qt as GuiQt
 from PySide6.QtWidgets import QAbstractItemView, QGraphicsTextItem, QGraphicsView, QLabel, QWidget
 
-from app.main_window import MainWindow
-from tests.test_main_window import DictPasswords
+from tests.test_main_window import window_factory  # noqa: F401  (the fixture)
 from workloads.results.store import ResultsStore
 from workloads.run.runner import Runner
 from workloads.scenario import Scenario
@@ -63,14 +62,9 @@ def _texts(widget: QWidget):
                     yield f"{type(widget).__name__} cell tooltip", tip, GuiQt.mightBeRichText(tip)
 
 
-def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, light_theme):
+def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, window_factory):
     ids = _hostile_runs(tmp_path)
-    store = ResultsStore(tmp_path / "results")
-    window = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                        DictPasswords())
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
+    window = window_factory()                 # on tmp_path's results, as made above
     qtbot.waitUntil(lambda: set(ids) <= set(window.history.visible_run_ids()), timeout=15_000)
     window.open_run(ids[0])
     qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.run_id == ids[0],
@@ -89,5 +83,3 @@ def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, light_them
     assert {"QTableView cell tooltip", "QTableWidget cell tooltip", "label "} <= places, places
     assert rendered == [], "\n".join(rendered)
     assert window.width() <= 1280 and window.height() <= 800
-    window.controller.shutdown()
-    store.close()

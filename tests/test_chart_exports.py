@@ -353,3 +353,13 @@ def test_png_and_pdf_of_one_chart_draw_lines_and_markers_the_same_size(which, si
     for index in range(1 if which == "sweep" else 3):
         in_png, in_pdf = _series_pixels(png_pixels, series_colour(index)), _series_pixels(pdf_pixels, series_colour(index))
         assert in_png > 500 and 0.9 < in_pdf / in_png < 1.1, (index, in_png, in_pdf)
+
+
+def test_a_charts_csv_writes_a_label_that_looks_like_a_formula_as_text(make_widget, tmp_path):
+    """A bar named by a run from elsewhere ("=HYPERLINK(...)"): a spreadsheet shows the cell, never runs
+    it (a leading apostrophe); the figures stay numbers."""
+    import csv
+    chart = make_widget(BreakdownChart, size=(324, 248))
+    chart.set_data({'=HYPERLINK("http://127.0.0.1:1/x","click")': {"query": 0.02, "decode": 0.01}})
+    rows = list(csv.reader(export_chart_as(chart, tmp_path / "bars.csv").open()))
+    assert rows[1][0] == '\'=HYPERLINK("http://127.0.0.1:1/x","click")' and float(rows[1][3]) > 0

@@ -66,3 +66,29 @@ def test_the_consoles_net_escapes_a_control_character_printed_any_way():
     PlainConsole(file=written, force_terminal=True, width=80).print(Text("x\x1b]8;;file:/etc\x1b\\y"), style="bold")
     assert "]8;;file" in written.getvalue() and "\x1b]8;;" not in written.getvalue()
     assert "\\x1b]8;;file:/etc" in written.getvalue()
+
+
+def test_a_runs_csv_export_holds_no_formula_a_spreadsheet_would_run(hostile_home, tmp_path):
+    """A run from elsewhere named ``=HYPERLINK(...)`` or ``@SUM(...)``: its exported CSV cells start
+    with an apostrophe (shown as text); its numbers, negative ones too, stay numbers."""
+    import csv
+
+    from workloads.results.exports import export_run
+    from workloads.text import spreadsheet_safe
+    home, run_id = hostile_home
+    run_file = next((home / "results" / "runs").glob("*/run.json"))
+    run = json.loads(run_file.read_text())
+    run["name"], run["message"] = '=HYPERLINK("http://127.0.0.1:1/x","click")', "@SUM(1+1)"
+    run_file.write_text(json.dumps(run))
+    (home / "results" / "catalog.json").unlink(missing_ok=True)
+    store = ResultsStore(home / "results")
+    try:
+        written = {path.stem.rsplit("_", 1)[1]: path for path in export_run(store, run_id, tmp_path)}
+    finally:
+        store.close()
+    row = next(csv.DictReader(written["run"].open()))
+    assert row["name"] == "'" + run["name"] and row["message"] == "'@SUM(1+1)"
+    ops = list(csv.DictReader(written["ops"].open()))
+    assert any(float(op["t_start"]) < 0 for op in ops)            # warm-ups start before the release
+    assert all(not op["t_start"].startswith("'") for op in ops)
+    assert spreadsheet_safe(-3.5) == -3.5 and spreadsheet_safe("+1") == "'+1" and spreadsheet_safe("a=b") == "a=b"

@@ -48,6 +48,7 @@ from widgets.live_chart import TimeSeriesChart
 from widgets.svg_strokes import bake_non_scaling_strokes
 from widgets.sweep_chart import SweepChart
 from widgets.theme import current_theme
+from workloads.text import spreadsheet_safe
 
 FOLDER_KEY = "export/folder"      # QSettings key of the folder the last export went to
 
@@ -424,7 +425,7 @@ def _write_line_csv(chart, path: Path) -> None:
         columns.append(by_x)
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow([x_header, *(s[0] for s in series)])
+        writer.writerow([spreadsheet_safe(header) for header in (x_header, *(s[0] for s in series))])
         for x in xs_all.tolist():
             writer.writerow([_number(x), *(_number(c.get(x)) for c in columns)])
 
@@ -456,8 +457,8 @@ def _table_columns(chart, rows: list[dict]) -> tuple[list[str], list[list]]:
             value = row.get(field)
             if factor is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
                 cells.append(_number(value * factor))
-            else:
-                cells.append("" if value is None else value)
+            else:                  # a label is text: a spreadsheet shows it, never runs it
+                cells.append("" if value is None else spreadsheet_safe(value))
         table.append(cells)
     return headers, table
 
@@ -472,7 +473,7 @@ def export_csv(chart, path) -> Path:
         headers, table = _table_columns(chart, chart.table_rows())
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
-            writer.writerow(headers)
+            writer.writerow([spreadsheet_safe(header) for header in headers])
             writer.writerows(table)
         return path
     _write_line_csv(chart, path)

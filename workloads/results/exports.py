@@ -9,6 +9,7 @@ import pandas as pd
 
 from workloads.results.figures import step_figures
 from workloads.results.store import ResultsStore
+from workloads.text import spreadsheet_safe
 
 FORMATS = ("csv", "parquet")
 
@@ -30,8 +31,8 @@ def export_run(store: ResultsStore, run_id: str, folder: Path, fmt: str = "csv")
     written = []
     for name, frame in tables.items():
         path = folder / f"{run_id}_{name}.{fmt}"
-        if fmt == "csv":
-            frame.to_csv(path, index=False)
+        if fmt == "csv":       # text a run carries is shown by a spreadsheet, never run as a formula
+            frame.map(spreadsheet_safe).rename(columns=spreadsheet_safe).to_csv(path, index=False)
         else:
             frame.to_parquet(path, index=False)
         written.append(path)

@@ -219,8 +219,9 @@ def forget(home: Path, kind: str) -> None:
 def _write_state(home: Path, engines: dict[str, LocalEngine]) -> None:
     from workloads.targets.common.storage import write_bytes_atomic
     home.mkdir(parents=True, exist_ok=True)
+    # it holds each engine's password: its owner's alone
     write_bytes_atomic(_state_path(home), json.dumps({k: e.to_dict() for k, e in engines.items()}, indent=1).encode(),
-                       durable=False)
+                       durable=False, private=True)
 
 
 def stop_engine(home: Path, kind: str) -> bool:

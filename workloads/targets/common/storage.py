@@ -88,19 +88,21 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 
 @contextmanager
-def atomic_file(path: Path, durable: bool = True) -> Iterator[BinaryIO]:
+def atomic_file(path: Path, durable: bool = True, private: bool = False) -> Iterator[BinaryIO]:
     """Write ``path`` via a hidden temp file (+ fsync when ``durable``) + rename; remove the temp
-    file on any failure."""
+    file on any failure. ``private``: readable and writable by its owner alone (mode 600) from its
+    first byte (a file holding a password)."""
     with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
+        mode = 0o600 if private else 0o666       # 666 less the umask, as open() would
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb") as f:
             yield f
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
 
 
-def write_bytes_atomic(path: Path, payload: bytes, durable: bool = True) -> None:
-    with atomic_file(path, durable) as f:
+def write_bytes_atomic(path: Path, payload: bytes, durable: bool = True, private: bool = False) -> None:
+    with atomic_file(path, durable, private) as f:
         f.write(payload)
 
 

@@ -298,6 +298,8 @@ HOSTILE = {
     "a manifest too big": (lambda f, m: make(f, {**m, "padding": "x" * (2 << 20)}), "manifest.json is"),
     "a run still going": (_set("run.json:status", "running"), "still going"),
     "a future bundle format": (_set("version", 99), "newer Tickbench"),
+    "bundle version 0": (_set("version", 0), "version 0 is no bundle version"),
+    "bundle version -1": (_set("version", -1), "version -1 is no bundle version"),
     "not a Tickbench bundle": (_set("kind", "something-else"), "not a Tickbench bundle"),
     "a parquet file that is not parquet": (_with(lambda f, m: f.__setitem__("ops.parquet", b"not parquet" * 100)),
                                            "not a Parquet file"),
@@ -541,3 +543,22 @@ def test_a_run_on_a_password_protected_server_leaves_no_password_in_its_bundle(t
         assert password.encode() not in stored           # the run never kept it: a bundle has none to carry
     finally:
         store.close()
+
+
+def test_a_folder_left_by_an_open_killed_mid_way_is_removed_when_the_catalog_opens_next(tmp_path):
+    """An opener SIGKILLed mid-way left ``runs/.incoming-*`` behind for an hour: its process named in
+    the folder is gone, so the next start removes it; a live opener's folder stays."""
+    import subprocess
+    import sys
+    from workloads.results.bundle_open import INCOMING
+    from workloads.results.store import ResultsStore
+    store = ResultsStore(tmp_path / "results")
+    store.close()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = store.runs_dir / f"{INCOMING}{int(gone.stdout)}-0123abcd"
+    live = store.runs_dir / f"{INCOMING}{os.getppid()}-4567ef01"      # pytest's parent: alive
+    for folder in (dead, live):
+        (folder / "20261203-000000-dead").mkdir(parents=True)
+        (folder / "20261203-000000-dead" / "run.json").write_text("{}")
+    ResultsStore(tmp_path / "results").close()
+    assert not dead.exists() and live.exists()

@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from workloads.paths import check_run_id
+from workloads.processes import pid_alive
 from workloads.results.atomic_files import DamagedFile, _jsonable
 from workloads.results.bundle import (BUNDLE_KIND, BUNDLE_VERSION, COUNTS, MANIFEST, MEMBERS, BundleError,
                                       content_digest, one_line)
@@ -118,7 +119,7 @@ def _open(store, path: Path) -> OpenedBundle:
             if _same_run(store._folder(run_id), data, manifest, digest):
                 return OpenedBundle(run_id, False, manifest["origin_host"])
             raise _Refused(f"run {run_id} is already in the catalog with other content; remove it first")
-        _remove_stale_incoming(store.runs_dir)
+        remove_leftover_incoming(store.runs_dir)
         _add(store, bundle, infos, manifest, data, digest, path.name)
     return OpenedBundle(run_id, True, manifest["origin_host"])
 
@@ -208,6 +209,8 @@ def _manifest(bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo]) -> dic
     version = manifest.get("version")
     if not _whole(version):
         raise _Refused(f"{MANIFEST}: version must be a whole number, not {version!r}")
+    if version < 1:
+        raise _Refused(f"{MANIFEST}: version {version} is no bundle version (1 to {BUNDLE_VERSION})")
     if version > BUNDLE_VERSION:
         raise _Refused(f"written by a newer Tickbench (bundle version {version}; "
                        f"this one reads up to {BUNDLE_VERSION})")
@@ -362,7 +365,8 @@ def _same_run(folder: Path, data: dict[str, Any], manifest: dict[str, Any], dige
 def _add(store, bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], manifest: dict[str, Any],
          data: dict[str, Any], digest: str, file_name: str) -> None:
     run_id = manifest["run_id"]
-    incoming = store.runs_dir / f"{INCOMING}{os.urandom(8).hex()}"
+    # the opener's pid in the name: a folder whose opener is gone is a leftover at once
+    incoming = store.runs_dir / f"{INCOMING}{os.getpid()}-{os.urandom(8).hex()}"
     staged = incoming / run_id
     try:
         staged.mkdir(parents=True)
@@ -449,15 +453,22 @@ def _remove_if_empty(folder: Path) -> None:
         pass                          # not empty (another opener's), or gone already: it stays as it is
 
 
-def _remove_stale_incoming(runs_dir: Path) -> None:
-    """Hidden folders an opener killed mid-way left behind (an hour old: none is still being written)."""
+def remove_leftover_incoming(runs_dir: Path) -> list[Path]:
+    """Hidden folders an opener killed mid-way left behind: its process gone (named in the folder),
+    or an hour old (an older Tickbench's, named without it). Run when a catalog opens and before
+    each open; returns what it removed."""
     try:
         entries = [p for p in runs_dir.iterdir() if p.name.startswith(INCOMING)]
     except OSError:
-        return
+        return []
+    removed = []
     for entry in entries:
+        opener = entry.name[len(INCOMING):].split("-", 1)[0]
         try:
-            if time.time() - entry.stat().st_mtime > STALE_INCOMING_S:
+            gone = opener.isdigit() and not pid_alive(int(opener)) and int(opener) != os.getpid()
+            if gone or time.time() - entry.stat().st_mtime > STALE_INCOMING_S:
                 shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
         except OSError:
             continue
+    return removed

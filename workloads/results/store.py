@@ -64,6 +64,8 @@ class ResultsStore(StoreReads, StoreWrites, StoreViews):
             self.migrated += self._absorb(old)
         self._load_references()
         self.aborted_on_open = self._mark_dead_runs()
+        from workloads.results.bundle_open import remove_leftover_incoming
+        remove_leftover_incoming(self.runs_dir)     # an open killed mid-way (its process is gone)
 
     # --- the catalog -----------------------------------------------------------------------
     def _check_format(self) -> None:

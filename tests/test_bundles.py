@@ -405,6 +405,17 @@ def test_no_secret_of_the_senders_is_in_a_bundle(tmp_path, receiver):
     store.close()
 
 
+@pytest.mark.parametrize("typed", ["pass: {s}", "--password {s}", "pwd:{s}", "DB_PASSWORD = {s}", "-token {s}",
+                                   "api-key={s}"])
+def test_a_secret_typed_into_free_text_is_scrubbed_in_any_common_spelling(typed):
+    """A run named "load test, pass: hunter2" was bundled as typed."""
+    from workloads.results.bundle import scrub
+    text = f"load test, {typed.format(s=SECRET)}; passed 5 checks, bypass lane"
+    clean, found = scrub(text)
+    assert found and SECRET not in clean and "***" in clean
+    assert clean.endswith("; passed 5 checks, bypass lane")                 # words that merely start alike stay
+
+
 # --- the command line ----------------------------------------------------------------------------------
 
 def tickbench(*args, home: Path) -> subprocess.CompletedProcess:

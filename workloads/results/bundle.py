@@ -55,7 +55,10 @@ SECRET_WORDS = ("password", "passwd", "secret", "token", "api_key", "apikey", "a
                 "private_key")
 REDACTED = "***"
 _URL_PASSWORD = re.compile(r"(?i)([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@")
-_ASSIGNED = re.compile(r"(?i)(\b[\w.-]*(?:password|passwd|pwd|secret|token|api_?key)[\w.-]*\s*=\s*)[^\s;&,'\"]+")
+_TYPED_SECRETS = ("password", "passwd", "pass", "pwd", "secret", "token", "api[_-]?key")
+_SECRET_NAME = rf"[\w.-]*(?:{'|'.join(_TYPED_SECRETS)})[\w.-]*"
+# "password=X", "pass: X", "pwd:X" (an assignment) and "--password X" (a flag): the X, in any text
+_ASSIGNED = re.compile(rf"(?i)((?:\b{_SECRET_NAME}\s*[=:]\s*)|(?:(?<![\w-])--?{_SECRET_NAME}\s+))[^\s;&,'\"]+")
 
 
 class BundleError(ValueError):

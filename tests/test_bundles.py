@@ -253,6 +253,19 @@ def _other_run_records(files, manifest):
     return make(files, manifest)
 
 
+def _record_says(column: str, value):
+    """The first operation record's ``column`` set to ``value`` (a figure that would lie)."""
+    def build(files, manifest):
+        records = pq.read_table(io.BytesIO(files["ops.parquet"]))
+        index = records.schema.get_field_index(column)
+        values = records.column(column).to_pylist()
+        values[0] = value
+        files["ops.parquet"] = _parquet(records.set_column(index, records.schema.field(index),
+                                                           pa.array(values, records.schema.field(index).type)))
+        return make(files, manifest)
+    return build
+
+
 def _set(path: str, value):
     """A run.json value set (``run.json:status``: its member hashed anew), or the manifest's
     (``counts.ops``, ``version``: the rest of it as it was)."""
@@ -306,6 +319,13 @@ HOSTILE = {
     "ops parquet with the wrong columns": (_with(lambda f, m: f.__setitem__("ops.parquet", _parquet(
         pa.table({"a": [1, 2, 3]})))), "column 'a'"),
     "ops of another run": (_other_run_records, "another run"),
+    "a negative latency": (_record_says("total_s", -0.0173), "total_s -0.0173: a time is a finite number"),
+    "a NaN latency": (_record_says("total_s", float("nan")), "total_s nan"),
+    "an infinite phase": (_record_says("decode_s", float("inf")), "decode_s inf"),
+    "negative rows": (_record_says("rows", -8_639_881), "rows -8639881: an amount is not negative"),
+    "an infinite start": (_record_says("t_start", float("-inf")), "t_start -inf"),
+    "a step no table names": (_record_says("step", 99), "step 99: every record is of a step"),
+    "a worker no table names": (_record_says("worker", 4242), "worker 4242: every record is of a worker"),
     "compressed by another method": (lambda f, m: make(f, m, method=zipfile.ZIP_BZIP2), "method 12"),
     "a header that lies about its size": (_lying_header, "run.json is damaged"),
     "a manifest nested too deep": (lambda f, m: make(f, b"[" * 200_000 + b"]" * 200_000), "manifest.json is not JSON"),

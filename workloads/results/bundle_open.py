@@ -47,6 +47,7 @@ from workloads.processes import pid_alive
 from workloads.results.atomic_files import DamagedFile, _jsonable
 from workloads.results.bundle import (BUNDLE_KIND, BUNDLE_VERSION, COUNTS, MANIFEST, MEMBERS, BundleError,
                                       content_digest, one_line)
+from workloads.results.record_checks import record_problem
 from workloads.results.run_files import OPS_FILE, RESOURCES_FILE, RUN_FILE, STEPS_FILE, WORKERS_FILE, RunFolder
 from workloads.results.run_tables import (OPS_COLUMNS, RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS,
                                           table)
@@ -378,7 +379,9 @@ def _add(store, bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], mani
                 _, found = _read(bundle, infos[OPS_FILE], out)
             if found != {m["name"]: m["sha256"] for m in manifest["members"]}[OPS_FILE]:
                 raise _Refused(f"member {OPS_FILE}: its sha256 is not the manifest's (altered or damaged)")
-            _check_ops(staged / OPS_FILE, run_id, manifest["counts"]["ops"])
+            _check_ops(staged / OPS_FILE, run_id, manifest["counts"]["ops"],
+                       {int(r["step"]) for r in data["rows"][STEPS_FILE]},
+                       {int(r["worker"]) for r in data["rows"][WORKERS_FILE]} or None)
         run = dict(data["run"])
         environment = _loads(run.get("environment") or "{}") or {}
         environment["origin"] = {"bundle": True, "host": manifest["origin_host"], "file": file_name,
@@ -410,9 +413,10 @@ def _add(store, bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], mani
         shutil.rmtree(incoming, ignore_errors=True)
 
 
-def _check_ops(path: Path, run_id: str, expected: int) -> None:
+def _check_ops(path: Path, run_id: str, expected: int, steps: set[int], workers: set[int] | None) -> None:
     """The operation records: a Parquet file of the catalog's columns and types, every record of
-    ``run_id``, as many as the manifest counts, every value decodable."""
+    ``run_id``, as many as the manifest counts, every value decodable and true to what a run can
+    record (``workloads.results.record_checks``)."""
     try:
         records = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
@@ -440,6 +444,9 @@ def _check_ops(path: Path, run_id: str, expected: int) -> None:
                     ids = ids.dictionary_decode()
                 if ids.null_count or pc.any(pc.not_equal(ids, run_id)).as_py():
                     raise _Refused(f"{OPS_FILE} holds records of another run than {run_id}")
+                problem = record_problem(batch, read - batch.num_rows, steps, workers)
+                if problem:
+                    raise _Refused(f"{OPS_FILE}: {problem}")
         except (pa.ArrowException, OSError) as exc:
             raise _Refused(f"{OPS_FILE}: unreadable records ({one_line(exc, 120)})") from None
     if read != expected:

@@ -41,12 +41,12 @@ def error_words(exc: BaseException) -> str:
     return str(exc)
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def spreadsheet_safe(value):
     """A CSV cell a spreadsheet shows, never runs: text that would start a formula (``=HYPERLINK(...)``,
     ``+1``, ``@SUM``) gets a leading apostrophe, as OWASP advises; numbers and other text as they are."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    if isinstance(value, str) and value.startswith(FORMULA_START):
         return "'" + value
     return value

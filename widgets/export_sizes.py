@@ -248,13 +248,15 @@ def _markers_for_scale(chart, scale: float):
         for item in plot.listDataItems():
             size = item.opts.get("symbolSize") if isinstance(item, pg.PlotDataItem) and item.opts.get("symbol") else None
             if isinstance(size, (int, float)):
+                # the scatter's own size, not the item's: a legend key reads the item's, and the
+                # legend is scaled with the page already
                 changed.append((item, size))
-                item.setSymbolSize(size * scale)
+                item.scatter.setSize(size * scale)
     try:
         yield
     finally:
         for item, size in changed:
-            item.setSymbolSize(size)
+            item.scatter.setSize(size)
 
 
 @contextmanager

@@ -93,15 +93,16 @@ def _print_figures(store, run_id: str) -> None:
 def _print_op_errors(store, run_id: str, shown: int = 3) -> None:
     """Why operations failed (a server error, a lost connection...): the commonest messages, the
     measured operations' apart from warm-up and probe operations'."""
-    ops = store.ops(run_id)
-    failed = ops[~ops["ok"]] if len(ops) else ops
+    failed = store.failures(run_id, shown)
     for kind, noun in (("measured", "operation"), ("warmup", "warm-up operation"), ("probe", "probe operation")):
         these = failed[failed["kind"] == kind]
         if not len(these):
             continue
-        console.print(f"[red]{len(these):,} {noun}{'s' if len(these) > 1 else ''} failed[/red]:", highlight=False)
-        for message, count in these["error"].value_counts().head(shown).items():
-            console.print(f"  {count:,} × {safe(message)}", highlight=False, soft_wrap=True)
+        total = int(these["failed"].iloc[0])
+        console.print(f"[red]{total:,} {noun}{'s' if total > 1 else ''} failed[/red]:", highlight=False)
+        for message, count in zip(these["error"], these["count"]):
+            if message is not None:
+                console.print(f"  {int(count):,} × {safe(message)}", highlight=False, soft_wrap=True)
 
 
 def _num(value, digits: int = 0) -> str:

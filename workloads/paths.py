@@ -8,6 +8,8 @@ from typing import Any
 
 import platformdirs
 
+from workloads.names import check_folder_name, check_name
+
 APP_NAME = "Tickbench"
 
 
@@ -45,23 +47,13 @@ def scratch_dir(run_id: str) -> Path:
     return run_path(data_dir() / "runs", run_id)
 
 
-MAX_RUN_ID = 64
-
-
 def check_run_id(run_id: Any) -> str:
-    """``run_id`` if it is a name a run folder may have, else ValueError naming it and the rule:
-    printable, no path separator, not '.'-first, never '..', at most ``MAX_RUN_ID`` characters."""
-    if not isinstance(run_id, str) or not run_id.strip():
-        raise ValueError(f"run id {run_id!r}: must be a non-empty name")
-    if "/" in run_id or "\\" in run_id or ".." in run_id or run_id.startswith("."):
-        raise ValueError(f"run id {run_id!r}: a name, not a path: no '/' or '\\', never '..', not '.' first")
-    if not run_id.isprintable() or run_id != run_id.strip():
-        raise ValueError(f"run id {run_id!r}: no control characters or surrounding spaces")
-    if len(run_id) > MAX_RUN_ID:
-        raise ValueError(f"run id {run_id[:20]!r}...: at most {MAX_RUN_ID} characters ({len(run_id)} given)")
-    return run_id
+    """``run_id`` if it is a name a run folder may have on every OS (``workloads.names``), else
+    ValueError naming it and the rule."""
+    return check_name(run_id, "run id")
 
 
 def run_path(runs_dir: Path, run_id: Any) -> Path:
-    """The folder of ``run_id`` in ``runs_dir``: never anywhere else."""
-    return Path(runs_dir) / check_run_id(run_id)
+    """The folder of ``run_id`` in ``runs_dir``: never anywhere else (a run made before the names
+    rule is still found by its id)."""
+    return Path(runs_dir) / check_folder_name(run_id, "run id")

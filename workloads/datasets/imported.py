@@ -34,6 +34,7 @@ from workloads.datasets._strings import ARROW_STR
 from workloads.datasets.base import Dataset
 from workloads.datasets.builtin import DATASETS, IMPORT_PREFIX as PREFIX
 from workloads.datasets.schema import Column, DatasetInfo, Scale, Schema, StringMode, apply_string_mode
+from workloads.names import check_name as check_names_rule
 from workloads.paths import data_dir
 from workloads.text import plural
 
@@ -57,10 +58,12 @@ def imports_dir() -> Path:
 
 
 def check_name(name: str) -> str:
+    """``name`` if an import may take it: the letters below, and a name every OS can hold
+    (``workloads.names``: ``con`` or ``nul`` is a Windows device)."""
     if not isinstance(name, str) or not NAME_RULE.fullmatch(name):
         raise ValueError(f"import name {name!r} is not valid: use 1-40 lower-case letters, digits "
                          f"and underscores, starting with a letter (e.g. myquotes)")
-    return name
+    return check_names_rule(name, "import name")
 
 
 def registry_name(name: str) -> str:

@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import shutil
-import time
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -42,13 +41,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from workloads.names import look_alike
 from workloads.paths import check_run_id
-from workloads.processes import pid_alive
 from workloads.results.atomic_files import DamagedFile, _jsonable
 from workloads.results.bundle import (BUNDLE_KIND, BUNDLE_VERSION, COUNTS, MANIFEST, MEMBERS, BundleError,
                                       content_digest, one_line)
+from workloads.results.record_budget import metadata_problem, records_budget, text_problem
 from workloads.results.record_checks import record_problem
-from workloads.results.run_files import OPS_FILE, RESOURCES_FILE, RUN_FILE, STEPS_FILE, WORKERS_FILE, RunFolder
+from workloads.results.leftovers import INCOMING, remove_leftover_incoming
+from workloads.results.run_files import (OPS_FILE, RESOURCES_FILE, RUN_FILE, RUN_JSON_FIELDS, STEPS_FILE, WORKERS_FILE,
+                                         RunFolder)
+from workloads.results.strict_json import json_record
 from workloads.results.run_tables import (OPS_COLUMNS, RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS,
                                           table)
 
@@ -61,8 +64,6 @@ RATIO_FLOOR = 1 << 20
 MAX_ENTRIES = 16
 MAX_COUNTS = {"ops": 2**31 - 1, "steps": 100_000, "workers": 1_000_000, "resources": 50_000_000}
 REQUIRED_OPS_COLUMNS = ("run_id", "step", "kind", "t_start", "total_s", "ok")
-INCOMING = ".incoming-"
-STALE_INCOMING_S = 3600               # a hidden folder an opener killed mid-way left, removed later
 _TABLES = {RUN_FILE: ("runs", RUN_COLUMNS), STEPS_FILE: ("steps", STEP_COLUMNS),
            WORKERS_FILE: ("workers", WORKER_COLUMNS), RESOURCES_FILE: ("resources", RESOURCE_COLUMNS)}
 _SYMLINK, _FILE_TYPE = 0o120000, 0o170000
@@ -119,7 +120,12 @@ def _open(store, path: Path) -> OpenedBundle:
         if store._folder(run_id).exists():
             if _same_run(store._folder(run_id), data, manifest, digest):
                 return OpenedBundle(run_id, False, manifest["origin_host"])
-            raise _Refused(f"run {run_id} is already in the catalog with other content; remove it first")
+            raise _Refused(f"run {run_id} is already in the catalog with other content; remove it first "
+                           f"(tickbench delete {run_id})")
+        alike = look_alike(run_id, store.run_ids())
+        if alike is not None:
+            raise _Refused(f"run id {ascii(run_id)} looks like run {ascii(alike)} of the catalog: one would pass "
+                           "for the other")
         remove_leftover_incoming(store.runs_dir)
         _add(store, bundle, infos, manifest, data, digest, path.name)
     return OpenedBundle(run_id, True, manifest["origin_host"])
@@ -285,10 +291,11 @@ def _tables(bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], manifest
         raise _Refused(f"{RUN_FILE}: status must be text, not {status!r}")
     if status == "running":
         raise _Refused(f"run {run_id} is still going (status running): a bundle holds an ended run")
-    for key in ("scenario", "environment", "layout"):
-        value = run.get(key)
-        if value not in (None, "") and not (isinstance(value, str) and isinstance(_loads(value), dict)):
-            raise _Refused(f"{RUN_FILE}: {key} must be the JSON text of a record")
+    for key in RUN_JSON_FIELDS:
+        try:
+            json_record(run.get(key), f"{RUN_FILE}: {key}")
+        except ValueError as exc:
+            raise _Refused(str(exc)) from None
     for name, (label, columns) in _TABLES.items():
         for row in rows[name]:
             row.setdefault("run_id", run_id)
@@ -381,7 +388,8 @@ def _add(store, bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], mani
                 raise _Refused(f"member {OPS_FILE}: its sha256 is not the manifest's (altered or damaged)")
             _check_ops(staged / OPS_FILE, run_id, manifest["counts"]["ops"],
                        {int(r["step"]) for r in data["rows"][STEPS_FILE]},
-                       {int(r["worker"]) for r in data["rows"][WORKERS_FILE]} or None)
+                       {int(r["worker"]) for r in data["rows"][WORKERS_FILE]} or None,
+                       records_budget(data["run"], len(data["rows"][WORKERS_FILE])))
         run = dict(data["run"])
         environment = _loads(run.get("environment") or "{}") or {}
         environment["origin"] = {"bundle": True, "host": manifest["origin_host"], "file": file_name,
@@ -413,12 +421,16 @@ def _add(store, bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], mani
         shutil.rmtree(incoming, ignore_errors=True)
 
 
-def _check_ops(path: Path, run_id: str, expected: int, steps: set[int], workers: set[int] | None) -> None:
-    """The operation records: a Parquet file of the catalog's columns and types, every record of
-    ``run_id``, as many as the manifest counts, every value decodable and true to what a run can
-    record (``workloads.results.record_checks``)."""
+def _check_ops(path: Path, run_id: str, expected: int, steps: set[int], workers: set[int] | None,
+               budget: int | None) -> None:
+    """The operation records: a Parquet file of the catalog's columns and types, within what a run
+    of its length could hold (``workloads.results.record_budget``, from the footer alone), every
+    record of ``run_id``, as many as the manifest counts, every value decodable and true to what a
+    run can record (``workloads.results.record_checks``). Text is read as dictionaries: a value
+    repeated a million times is held once."""
     try:
-        records = pq.ParquetFile(path)
+        texts = [n for n in pq.read_schema(path).names if OPS_COLUMNS.get(n) == pa.string()]
+        records = pq.ParquetFile(path, read_dictionary=texts)
     except (pa.ArrowException, OSError) as exc:
         raise _Refused(f"{OPS_FILE} is not a Parquet file ({one_line(exc, 120)})") from None
     with records:
@@ -435,16 +447,20 @@ def _check_ops(path: Path, run_id: str, expected: int, steps: set[int], workers:
         if records.metadata.num_rows != expected:
             raise _Refused(f"the manifest counts {expected:,} operation records but {OPS_FILE} holds "
                            f"{records.metadata.num_rows:,}")
+        too_much = metadata_problem(records.metadata, path.stat().st_size, budget)
+        if too_much:
+            raise _Refused(f"{OPS_FILE}: {too_much}")
         read = 0
         try:
             for batch in records.iter_batches(batch_size=1 << 16):
                 read += batch.num_rows
                 ids = batch.column("run_id")
-                if pa.types.is_dictionary(ids.type):
-                    ids = ids.dictionary_decode()
+                if pa.types.is_dictionary(ids.type):        # every id it names is this run's
+                    ids = pc.take(ids.dictionary, pc.unique(ids.indices.drop_null())) if ids.null_count == 0 else ids
                 if ids.null_count or pc.any(pc.not_equal(ids, run_id)).as_py():
                     raise _Refused(f"{OPS_FILE} holds records of another run than {run_id}")
-                problem = record_problem(batch, read - batch.num_rows, steps, workers)
+                problem = (text_problem(batch, read - batch.num_rows) or
+                           record_problem(batch, read - batch.num_rows, steps, workers))
                 if problem:
                     raise _Refused(f"{OPS_FILE}: {problem}")
         except (pa.ArrowException, OSError) as exc:
@@ -458,24 +474,3 @@ def _remove_if_empty(folder: Path) -> None:
         folder.rmdir()
     except OSError:
         pass                          # not empty (another opener's), or gone already: it stays as it is
-
-
-def remove_leftover_incoming(runs_dir: Path) -> list[Path]:
-    """Hidden folders an opener killed mid-way left behind: its process gone (named in the folder),
-    or an hour old (an older Tickbench's, named without it). Run when a catalog opens and before
-    each open; returns what it removed."""
-    try:
-        entries = [p for p in runs_dir.iterdir() if p.name.startswith(INCOMING)]
-    except OSError:
-        return []
-    removed = []
-    for entry in entries:
-        opener = entry.name[len(INCOMING):].split("-", 1)[0]
-        try:
-            gone = opener.isdigit() and not pid_alive(int(opener)) and int(opener) != os.getpid()
-            if gone or time.time() - entry.stat().st_mtime > STALE_INCOMING_S:
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(entry)
-        except OSError:
-            continue
-    return removed

@@ -287,8 +287,13 @@ def _matched_steps(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[tuple[di
     return pairs, unmatched
 
 
+# what a comparison reads of each record: its numbers, its query (``op``), ``extra`` for a cold step's rounds
+COMPARED_COLUMNS = ("step", "kind", "ok", "op", "worker", "seq", "total_s", "rows", "bytes", "wire_bytes", "extra",
+                    *(f"{phase}_s" for phase in PHASES))
+
+
 def _ops(store, run_id: str) -> pd.DataFrame:
-    frame = store.ops(run_id, kinds=("measured", "probe", "warmup"))
+    frame = store.ops(run_id, kinds=("measured", "probe", "warmup"), columns=COMPARED_COLUMNS)
     return frame[frame["ok"].astype(bool)]
 
 

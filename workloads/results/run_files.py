@@ -35,11 +35,14 @@ import pyarrow.parquet as pq
 
 from workloads.results.atomic_files import DamagedFile, read_checked
 from workloads.results.ops_stream import STREAM_SUFFIX, check_stream, is_stream, read_stream
+from workloads.results.record_budget import metadata_problem, records_budget
 from workloads.results.run_tables import RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS, table
+from workloads.results.strict_json import json_record
 
 RUN_FILE, STEPS_FILE, WORKERS_FILE = "run.json", "steps.json", "workers.json"
 OPS_DIR, OPS_FILE, RESOURCES_FILE, LIVE_FILE = "ops", "ops.parquet", "resources.jsonl", "live.json"
 RESERVE_FILE, RESERVE_BYTES, SEAL_LOCK = ".reserve", 1 << 20, ".seal.lock"
+DELETED = ".deleted-"            # a run folder being deleted: moved aside (no reader lists it), then removed
 ENDED_WORKER = ("starting", "ready", "running", "measured")     # worker states of a run still going
 
 
@@ -122,13 +125,30 @@ class RunFolder:
                 tables[key] = table(rows[key], columns)
             except (pa.ArrowException, TypeError, ValueError) as exc:
                 raise DamagedFile(name, f"wrong types ({str(exc).splitlines()[0][:120]})") from None
+        for key in RUN_JSON_FIELDS:
+            _record_or_damaged(run.get(key), RUN_FILE, key)
+        for step in rows["steps"]:
+            for key in STEP_JSON_FIELDS:
+                _record_or_damaged(step.get(key), STEPS_FILE, f"step {step.get('step')}'s {key}")
         files = self.ops_files()
+        budget = records_budget(run, len(rows["workers"])) if run.get("status") != "running" else None
         for path in files:
             if is_stream(path):
                 check_stream(path)
             else:
-                check_parquet(path)
+                check_parquet(path, budget)
         return {"run": run, "rows": rows, "tables": tables, "ops_files": files}
+
+
+RUN_JSON_FIELDS = ("scenario", "environment", "layout")     # JSON text of a record, each
+STEP_JSON_FIELDS = ("params", "facts")
+
+
+def _record_or_damaged(text: Any, name: str, what: str) -> None:
+    try:
+        json_record(text, what)
+    except ValueError as exc:
+        raise DamagedFile(name, str(exc)) from None
 
 
 def _part_range(path: Path) -> tuple[int, int]:
@@ -140,23 +160,30 @@ def _part_range(path: Path) -> tuple[int, int]:
         return 0, 0
 
 
-def check_parquet(path: Path) -> None:
-    """``DamagedFile`` unless ``path`` is a Parquet file of operation records (footer and schema)."""
+def check_parquet(path: Path, budget: int | None = None) -> None:
+    """``DamagedFile`` unless ``path`` is a Parquet file of operation records (footer and schema)
+    within what a run could hold (``workloads.results.record_budget``; ``budget``: its records)."""
     name = path.name if path.parent.name != OPS_DIR else f"{OPS_DIR}/{path.name}"
     try:
-        schema = pq.read_schema(path)
+        meta = pq.read_metadata(path)
+        schema = meta.schema.to_arrow_schema()
     except (pa.ArrowException, OSError) as exc:
         raise DamagedFile(name, f"not a Parquet file ({str(exc).splitlines()[0][:120]})") from None
+    too_much = metadata_problem(meta, path.stat().st_size, budget)
+    if too_much:
+        raise DamagedFile(name, too_much)
     missing = [c for c in ("run_id", "step", "kind", "t_start", "total_s", "ok") if c not in schema.names]
     if missing:
         raise DamagedFile(name, f"no column {missing[0]}")
 
 
-def read_parquet_whole(path: Path) -> pa.Table:
+def check_parquet_records(path: Path) -> None:
     """Every value of ``path`` decoded (a check past the footer), or ``DamagedFile``."""
     check_parquet(path)
     try:
-        return pq.read_table(path)
+        with pq.ParquetFile(path) as records:          # batch by batch: nothing held but one batch
+            for _ in records.iter_batches(batch_size=1 << 16):
+                pass
     except (pa.ArrowException, OSError) as exc:
         raise DamagedFile(path.name, f"unreadable records ({str(exc).splitlines()[0][:120]})") from None
 

@@ -32,6 +32,7 @@ from workloads.results.atomic_files import read_json, write_json
 from workloads.results.catalog_folder import (CATALOG_FILE, FORMAT, RUNS_DIR, StoreError, old_catalog_folder,
                                               results_folder)
 from workloads.results.dead_runs import abort_if_dead, dead_message, run_process
+from workloads.results.leftovers import remove_leftover_incoming
 from workloads.results.run_files import RunFolder
 from workloads.results.run_writer import RunWriter
 from workloads.results.store_reads import StoreReads
@@ -64,8 +65,7 @@ class ResultsStore(StoreReads, StoreWrites, StoreViews):
             self.migrated += self._absorb(old)
         self._load_references()
         self.aborted_on_open = self._mark_dead_runs()
-        from workloads.results.bundle_open import remove_leftover_incoming
-        remove_leftover_incoming(self.runs_dir)     # an open killed mid-way (its process is gone)
+        remove_leftover_incoming(self.runs_dir)     # an open or a delete killed mid-way (its process is gone)
 
     # --- the catalog -----------------------------------------------------------------------
     def _check_format(self) -> None:

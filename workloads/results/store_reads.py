@@ -4,15 +4,16 @@ workers and resource samples.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from workloads.results.catalog_folder import StoreError
-from workloads.results.run_files import RUN_FILE, RunFolder
+from workloads.results.run_files import RUN_FILE, RUN_JSON_FIELDS, RunFolder
+from workloads.results.run_tables import OPS_COLUMNS
 from workloads.results.store_views import _CachedRun, _stamp
+from workloads.results.strict_json import json_record
 
 
 class StoreReads:
@@ -53,11 +54,11 @@ class StoreReads:
         row = cached.tables["runs"].to_pylist()[0]
         for key in ("created_at", "finished_at"):
             row[key] = pd.Timestamp(row[key]) if row[key] else None
-        for key in ("scenario", "environment", "layout"):
+        for key in RUN_JSON_FIELDS:
             try:
-                row[key] = json.loads(row[key]) if isinstance(row[key], str) and row[key] else {}
-            except json.JSONDecodeError:
-                raise StoreError(f"run {folder.name} is damaged: {RUN_FILE}: its {key} is not JSON") from None
+                row[key] = json_record(row[key], f"its {key}")
+            except ValueError as exc:
+                raise StoreError(f"run {folder.name} is damaged: {RUN_FILE}: {exc}") from None
         return row
 
     def run_folder(self, run_id: str) -> Path:
@@ -67,16 +68,35 @@ class StoreReads:
         """Facts a step recorded (an import table's footprint), by step."""
         rows = self.query("SELECT step, facts FROM steps WHERE run_id = ? AND facts IS NOT NULL "
                           "ORDER BY step", [run_id])
-        return {int(step): json.loads(facts) for step, facts in rows}
+        try:
+            return {int(step): json_record(facts, f"step {step}'s facts") for step, facts in rows}
+        except ValueError as exc:
+            raise StoreError(f"run {run_id} is damaged: {exc}") from None
 
-    def ops(self, run_id: str, kinds: tuple[str, ...] | None = None) -> pd.DataFrame:
-        """Every record of the run (or only those of ``kinds``), in time order per step."""
+    def ops(self, run_id: str, kinds: tuple[str, ...] | None = None,
+            columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+        """Every record of the run (or only those of ``kinds``), in time order per step; only
+        ``columns`` of them if given (a figure's few numbers, not every record's text)."""
         where, params = "run_id = ?", [run_id]
         if kinds:
             where += f" AND kind IN ({', '.join('?' for _ in kinds)})"
             params += list(kinds)
+        unknown = [c for c in columns or () if c not in OPS_COLUMNS]
+        if unknown:
+            raise ValueError(f"no column {unknown[0]!r} in operation records")
+        listed = ", ".join(columns) if columns else "*"
         # the run's own files (run_frame): a read that does not grow with the catalog
-        return self.run_frame(run_id, f"SELECT * FROM ops WHERE {where} ORDER BY step, t_start, worker, seq", params)
+        return self.run_frame(run_id, f"SELECT {listed} FROM ops WHERE {where} ORDER BY step, t_start, worker, seq",
+                              params)
+
+    def failures(self, run_id: str, shown: int) -> pd.DataFrame:
+        """The ``shown`` commonest error messages of each kind of failed operation, with counts and
+        each kind's total (kind, error, count, failed): counted where the records are."""
+        return self.run_frame(run_id, "SELECT kind, error, count, failed FROM (SELECT kind, error, count(*) AS count, "
+                              "sum(count(*)) OVER (PARTITION BY kind) AS failed, row_number() OVER "
+                              "(PARTITION BY kind ORDER BY count(*) DESC, error) AS rank FROM ops "
+                              "WHERE run_id = ? AND NOT ok GROUP BY kind, error) WHERE rank <= ? ORDER BY kind, rank",
+                              [run_id, shown])
 
     def workers(self, run_id: str) -> pd.DataFrame:
         return self.frame("SELECT * FROM workers WHERE run_id = ? ORDER BY step, worker", [run_id])

@@ -21,7 +21,7 @@ import pyarrow as pa
 from workloads.results.atomic_files import DamagedFile
 from workloads.results.dead_runs import dead_message
 from workloads.results.ops_stream import is_stream, read_stream
-from workloads.results.run_files import RUN_FILE, RunFolder, ended, measured_ends, read_parquet_whole
+from workloads.results.run_files import RUN_FILE, RunFolder, ended, measured_ends, check_parquet_records
 from workloads.results.run_tables import (OPS_COLUMNS, RESOURCE_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, WORKER_COLUMNS,
                                           plain_strings, table)
 
@@ -155,7 +155,7 @@ class StoreViews:
         for run_id, cached in list(self._cache.items()):
             for path in cached.ops.parquet:
                 try:
-                    read_parquet_whole(Path(path))
+                    check_parquet_records(Path(path))
                 except DamagedFile as exc:
                     self._cache[run_id] = _CachedRun.damaged(RunFolder(Path(path).parent if Path(path).parent.name != "ops"
                                                                        else Path(path).parent.parent), cached.stamp, exc)

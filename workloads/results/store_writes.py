@@ -11,15 +11,17 @@ reserves).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from typing import Any
 
 from workloads.run.records import Columns, OpRecord
 from workloads.results.atomic_files import DiskFullError
 from workloads.results.dead_runs import HostProcess, host_process
-from workloads.results.run_files import RUN_FILE
+from workloads.results.run_files import DELETED, RUN_FILE
 from workloads.results.run_tables import ops_table, utc_now
 from workloads.results.run_writer import RunWriter
+from workloads.names import look_alike
 from workloads.paths import check_run_id, run_path
 
 
@@ -49,6 +51,10 @@ class StoreWrites:
         folder = self._folder(run_id)
         if (folder / RUN_FILE).exists():
             raise ValueError(f"run id {run_id!r}: already used by a run in {self.path}; a run id names one run")
+        alike = look_alike(run_id, self.run_ids())
+        if alike is not None:
+            raise ValueError(f"run id {ascii(run_id)}: looks like run {ascii(alike)} of {self.path}; "
+                             "a run id names one run")
         return run_id
 
     def create_run(self, run_id: str, scenario: dict[str, Any], environment: dict[str, Any],
@@ -131,6 +137,9 @@ class StoreWrites:
         if not folder.is_dir():
             return
         self._writers.pop(run_id, None)
-        doomed = folder.with_name(f".deleted-{run_id}")
+        doomed = folder.with_name(f"{DELETED}{os.getpid()}-{os.urandom(4).hex()}")   # no reader lists it
         folder.rename(doomed)
         shutil.rmtree(doomed, ignore_errors=True)
+        with self._lock:
+            self._cache.pop(folder.name, None)
+            self._views_built = False

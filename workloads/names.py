@@ -1,0 +1,96 @@
+"""The one rule for a name that becomes a file or folder name: a run id (``--run-id``, a bundle's
+run), an import's dataset name. Such a name must be the same name on Windows, macOS and Linux and
+look like no other:
+
+- in its NFKC normal form (``ｒｕｎ`` is ``run``; NFC and NFD spellings of one name are one name);
+- no control, format, bidi, private-use or unassigned character, none of the blank letters
+  (U+3164 HANGUL FILLER, U+2800 BRAILLE BLANK, ...) that show as nothing;
+- a name, never a path: no ``/`` or ``\\``, never ``..``, not ``.`` first; none of the characters
+  Windows refuses (``<>:"|?*``: ``C:x`` would be a drive and a stream);
+- no trailing dot or space (Windows drops them: ``run.`` is ``run``), no leading space;
+- no reserved device name, with or without an extension, in any case (``CON``, ``nul.txt``, ``COM1``);
+- at most ``MAX_CHARS`` characters and ``MAX_BYTES`` bytes of UTF-8 (every file system allows
+  255; 64 emoji are 256);
+- and where the name joins others (a catalog's run ids), not a look-alike of one of them: the same
+  skeleton (case folded, each character replaced by the plainest of its Unicode confusables, from
+  the ``confusable_homoglyphs`` data), as ``а1`` (Cyrillic) is of ``a1``, or ``A1`` of ``a1`` on a
+  file system that ignores case.
+"""
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+MAX_CHARS = 64
+MAX_BYTES = 128
+WINDOWS_FORBIDDEN = '<>:"|?*'
+RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
+                      *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10)),
+                      *(f"COM{d}" for d in "¹²³"), *(f"LPT{d}" for d in "¹²³")})
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180e\u2060\u3000")
+
+
+def check_folder_name(name: object, what: str = "run id") -> str:
+    """``name`` if it is a name, never a path (what reading a folder made before this rule needs:
+    it can point nowhere else); ValueError otherwise."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{what} {name!r}: must be a non-empty name")
+    if "/" in name or "\\" in name or ".." in name or name.startswith("."):
+        raise ValueError(f"{what} {ascii(name)}: a name, not a path: no '/' or '\\', never '..', not '.' first")
+    hidden = next((c for c in name if unicodedata.category(c) in INVISIBLE_CATEGORIES or c in BLANK_LETTERS), None)
+    if hidden is not None:
+        raise ValueError(f"{what} {ascii(name)}: holds U+{ord(hidden):04X} ({unicodedata.name(hidden, 'unnamed')}), "
+                         "a character that shows as nothing or turns text around")
+    return name
+
+
+def check_name(name: object, what: str = "run id") -> str:
+    """``name`` if it may name a new file or folder everywhere; ValueError naming it and the rule."""
+    check_folder_name(name, what)
+    shown = repr(name)
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        raise ValueError(f"{what} {ascii(name)}: not in its normal form; write it {ascii(normal)} (NFKC)")
+    forbidden = next((c for c in name if c in WINDOWS_FORBIDDEN), None)
+    if forbidden is not None:
+        raise ValueError(f"{what} {shown}: no {forbidden!r}: Windows cannot hold it in a file name"
+                         + (" (it reads 'C:x' as a drive)" if forbidden == ":" else ""))
+    if name != name.strip() or name.endswith("."):
+        raise ValueError(f"{what} {shown}: no leading space, no trailing dot or space (Windows drops them)")
+    if name.split(".")[0].strip().upper() in RESERVED:
+        raise ValueError(f"{what} {shown}: {name.split('.')[0]!r} is a device name on Windows, "
+                         "with or without an extension")
+    if len(name) > MAX_CHARS or len(name.encode("utf-8")) > MAX_BYTES:
+        raise ValueError(f"{what} {shown[:30]}...: at most {MAX_CHARS} characters and {MAX_BYTES} bytes "
+                         f"({len(name)} characters, {len(name.encode('utf-8'))} bytes given)")
+    return name
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: case folded, each character its plainest look-alike."""
+    return "".join(_plainest(c) for c in unicodedata.normalize("NFKC", name).casefold())
+
+
+def look_alike(name: str, names: Iterable[str]) -> str | None:
+    """One of ``names`` (not ``name`` itself) that looks like ``name``, or None."""
+    mine = skeleton(name)
+    return next((other for other in names if other != name and skeleton(other) == mine), None)
+
+
+@lru_cache(maxsize=4096)
+def _plainest(char: str) -> str:
+    """The first of ``char`` and its confusables that is ASCII (lowest first), else ``char``."""
+    options = [char, *(h["c"] for h in _confusables().get(char, ()) if len(h["c"]) == 1)]
+    ascii_ones = sorted(o.casefold() for o in options if o.isascii())
+    return ascii_ones[0] if ascii_ones else char
+
+
+@lru_cache(maxsize=1)
+def _confusables() -> dict[str, list[dict[str, str]]]:
+    import confusable_homoglyphs                   # data only: read once, when a name is compared
+    with open(Path(confusable_homoglyphs.__file__).with_name("confusables.json"), encoding="utf-8") as data:
+        return json.load(data)

@@ -6,7 +6,7 @@ import sys
 
 # The command line's subcommands (app.cli.COMMANDS, which a test keeps in step), named here so
 # that opening the window never imports the command line
-COMMANDS = {"open", "run", "ab", "runs", "show", "compare", "verify", "reproduce", "hosts", "agent", "export", "import", "datasets", "workloads", "targets", "engines", "-h", "--help",
+COMMANDS = {"open", "delete", "run", "ab", "runs", "show", "compare", "verify", "reproduce", "hosts", "agent", "export", "import", "datasets", "workloads", "targets", "engines", "-h", "--help",
             "--version"}
 
 

@@ -7,6 +7,7 @@ cli_datasets); what they share in cli_common."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from app.cli_ab import add_ab_parser, cmd_ab
@@ -19,7 +20,7 @@ from app.cli_open_loop import add_rate_arguments
 from app.cli_reports import add_verify_parser, cmd_verify
 from app.cli_reproduce import add_reproduce_parser, cmd_reproduce
 from app.cli_compare import add_compare_parser, cmd_compare
-from app.cli_results import cmd_export, cmd_open, cmd_runs, cmd_show
+from app.cli_results import cmd_delete, cmd_export, cmd_open, cmd_runs, cmd_show
 from app.cli_run import cmd_run
 from app.cli_scenario import _kind_and_config
 from app.cli_targets import add_targets_parser, cmd_targets
@@ -133,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--dpi", type=int, help="with --chart: dots per inch recorded for print (default 96)")
     bundle = sub.add_parser("open", help="add the run in a bundle (tickbench export RUN --bundle) to the catalog")
     bundle.add_argument("bundle", type=Path, metavar="FILE.tbrun")
+    delete = sub.add_parser("delete", help="remove runs from the catalog for good (a damaged one too)")
+    delete.add_argument("run_ids", nargs="+", metavar="RUN", help="a run id, or the start of one naming one run")
     imp = sub.add_parser("import", help="import a tick file or folder as a dataset to benchmark (imp_NAME)")
     imp.add_argument("file", type=Path, metavar="FILE_OR_FOLDER",
                      help="a CSV (with a header), Parquet or Feather file, or a folder of them (hive date=... too)")
@@ -191,15 +194,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_cli(argv: list[str]) -> int:
+    command = None
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        command = args.command
+        return COMMANDS[command](args)
     except CliError as exc:
-        err_console.print(f"tickbench: error: {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"tickbench: error: {exc}", highlight=False, soft_wrap=True, markup=False)
         return 2
     except KeyboardInterrupt:
         err_console.print("tickbench: interrupted")
         return 130
+    except Exception as exc:                # noqa: BLE001 (a catalog command fails in one line, never a traceback)
+        if command not in CATALOG_COMMANDS or os.environ.get("TICKBENCH_TRACEBACK"):
+            raise
+        said = " ".join(str(exc).split())[:300]
+        err_console.print(f"tickbench: error: {type(exc).__name__}" + (f": {said}" if said else ""), highlight=False,
+                          soft_wrap=True, markup=False)
+        return 2
+
+
+# commands that read or change the catalog: any error is one line and exit 2 (TICKBENCH_TRACEBACK=1
+# shows the traceback of one not foreseen)
+CATALOG_COMMANDS = frozenset({"runs", "show", "compare", "export", "open", "delete"})
 
 
 COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
@@ -211,5 +228,5 @@ COMMANDS = {"run": cmd_run, "runs": cmd_runs, "show": cmd_show,
             "targets": lambda args: cmd_targets(args, _registry(args), console, CliError),
             "engines": lambda args: cmd_engines(args, _registry(args), console, err_console, CliError),
             "export": cmd_export, "compare": cmd_compare, "ab": cmd_ab,
-            "open": cmd_open,
+            "open": cmd_open, "delete": cmd_delete,
             "import": cmd_import, "datasets": cmd_datasets, "workloads": cmd_workloads}

@@ -1,6 +1,6 @@
-"""``tickbench runs | show | export | open``: the stored runs, the figures one measured (also printed
+"""``tickbench runs | show | export | open | delete``: the stored runs, the figures one measured (also printed
 after ``tickbench run``), its records written to CSV or Parquet or the whole run as a bundle
-(``workloads.results.bundle``), and a bundle opened into the catalog."""
+(``workloads.results.bundle``), a bundle opened into the catalog, and runs deleted."""
 from __future__ import annotations
 
 from rich.table import Table
@@ -150,8 +150,8 @@ def cmd_show(args) -> int:
     if run_size_text(run):
         console.print(f"dataset {run['dataset']}: {run_size_text(run)}", highlight=False, soft_wrap=True,
                       markup=False)
-    console.print(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else ""),
-                  highlight=False, markup=False)
+    console.print(plain(f"run {run['run_id']}: {run['status']}" + (f" — {run['message']}" if run["message"] else "")),
+                  highlight=False)
     return 0
 
 
@@ -197,13 +197,31 @@ def _export_bundle(args) -> int:
 
 
 def cmd_open(args) -> int:
-    """``tickbench open FILE.tbrun``: exit 0 when added or already there, 1 (one line) when refused."""
+    """``tickbench open FILE.tbrun``: exit 0 when added or already there, 2 (one line) when refused."""
     from workloads.results.bundle import BundleError
     from workloads.results.bundle_open import open_bundle
     try:
         opened = open_bundle(_store(args), args.bundle)
     except BundleError as exc:
         err_console.print(f"tickbench: {exc}", highlight=False, soft_wrap=True, markup=False)
-        return 1
+        return 2
     console.print(opened.message, highlight=False, soft_wrap=True, markup=False)
+    return 0
+
+
+def cmd_delete(args) -> int:
+    """``tickbench delete RUN...``: each run (its id, or a prefix naming one run) removed for good,
+    a damaged one too. Every id is found before any run is deleted: a typo deletes nothing."""
+    store = _store(args)
+    held = store.run_ids()
+    found = []
+    for given in args.run_ids:
+        matches = [given] if given in held else [r for r in held if r.startswith(given)]
+        if len(matches) != 1:
+            raise CliError(f"no run {given!r} in {store.path}" if not matches else
+                           f"{given!r} names {len(matches)} runs ({', '.join(matches[:3])}...): give more of the id")
+        found.append(matches[0])
+    for run_id in dict.fromkeys(found):
+        store.delete_run(run_id)
+        console.print(plain(f"deleted run {run_id}"))
     return 0

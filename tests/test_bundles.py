@@ -269,12 +269,12 @@ def test_the_command_line_exports_a_bundle_and_opens_it_once(sender, tmp_path):
     assert run_id in listed.stdout
 
 
-def test_the_command_line_refuses_a_hostile_bundle_in_one_line_with_exit_1(sender, tmp_path):
+def test_the_command_line_refuses_a_hostile_bundle_in_one_line_with_exit_2(sender, tmp_path):
     files, manifest = read_bundle(sender[2].read_bytes())
     bad = tmp_path / "bad.tbrun"
     bad.write_bytes(make(files, manifest, extra=[("../x", b"evil")]))
     refused = tickbench("open", str(bad), home=tmp_path)
-    assert refused.returncode == 1
+    assert refused.returncode == 2
     assert refused.stdout == "" and len(refused.stderr.strip().splitlines()) == 1
     assert "bad.tbrun: refused: member '../x'" in refused.stderr
     assert not list((tmp_path / "results" / "runs").iterdir())

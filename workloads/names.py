@@ -11,10 +11,10 @@ look like no other:
 - no reserved device name, with or without an extension, in any case (``CON``, ``nul.txt``, ``COM1``);
 - at most ``MAX_CHARS`` characters and ``MAX_BYTES`` bytes of UTF-8 (every file system allows
   255; 64 emoji are 256);
-- and where the name joins others (a catalog's run ids), not a look-alike of one of them: the same
-  skeleton (case folded, each character replaced by the plainest of its Unicode confusables, from
-  the ``confusable_homoglyphs`` data), as ``а1`` (Cyrillic) is of ``a1``, or ``A1`` of ``a1`` on a
-  file system that ignores case.
+- and where the name joins others (a catalog's run ids), not a look-alike of one of them: character
+  by character the same but for case or a Unicode confusable (the ``confusable_homoglyphs`` data),
+  as ``а1`` (Cyrillic) is of ``a1``, ``2O26`` of ``2026``, or ``A1`` of ``a1`` on a file system
+  that ignores case.
 """
 from __future__ import annotations
 
@@ -70,23 +70,25 @@ def check_name(name: object, what: str = "run id") -> str:
     return name
 
 
-def skeleton(name: str) -> str:
-    """What ``name`` looks like: case folded, each character its plainest look-alike."""
-    return "".join(_plainest(c) for c in unicodedata.normalize("NFKC", name).casefold())
-
-
 def look_alike(name: str, names: Iterable[str]) -> str | None:
-    """One of ``names`` (not ``name`` itself) that looks like ``name``, or None."""
-    mine = skeleton(name)
-    return next((other for other in names if other != name and skeleton(other) == mine), None)
+    """One of ``names`` (not ``name`` itself) that looks like ``name``: as long, and character by
+    character the same, the same but for case, or a Unicode confusable of it (one hop of
+    Unicode's table: the table's chains would join letters no one confuses), else None."""
+    mine = unicodedata.normalize("NFKC", name)
+    return next((other for other in names if other != name and len(other) == len(mine)
+                 and all(_looks_same(x, y) for x, y in zip(mine, other))), None)
+
+
+def _looks_same(a: str, b: str) -> bool:
+    return a == b or a.casefold() == b.casefold() or b in _alikes(a) or a in _alikes(b)
 
 
 @lru_cache(maxsize=4096)
-def _plainest(char: str) -> str:
-    """The first of ``char`` and its confusables that is ASCII (lowest first), else ``char``."""
-    options = [char, *(h["c"] for h in _confusables().get(char, ()) if len(h["c"]) == 1)]
-    ascii_ones = sorted(o.casefold() for o in options if o.isascii())
-    return ascii_ones[0] if ascii_ones else char
+def _alikes(char: str) -> frozenset[str]:
+    """``char``'s confusables (of it in either case), each in both cases."""
+    found = {h["c"] for form in {char, char.upper(), char.lower()} for h in _confusables().get(form, ())
+             if len(h["c"]) == 1}
+    return frozenset(found | {c.casefold() for c in found} | {c.upper() for c in found})
 
 
 @lru_cache(maxsize=1)

@@ -17,8 +17,9 @@ from typing import Any
 
 from workloads.run.records import Columns, OpRecord
 from workloads.results.atomic_files import DiskFullError
-from workloads.results.dead_runs import HostProcess, host_process
-from workloads.results.run_files import DELETED, RUN_FILE
+from workloads.results.catalog_folder import StoreError
+from workloads.results.dead_runs import HostProcess, dead_message, host_process, run_process
+from workloads.results.run_files import DELETED, RUN_FILE, RunFolder
 from workloads.results.run_tables import ops_table, utc_now
 from workloads.results.run_writer import RunWriter
 from workloads.names import look_alike
@@ -132,10 +133,16 @@ class StoreWrites:
                                                       "read_bytes_per_s": rbps, "write_bytes_per_s": wbps}))
 
     def delete_run(self, run_id: str) -> None:
-        """The run's folder, moved aside first so no reader ever sees half of it."""
+        """The run's folder, moved aside first so no reader ever sees half of it; a damaged run too
+        (nothing of it is read but its process). StoreError for a run whose process still runs it."""
         folder = self._folder(run_id)
         if not folder.is_dir():
             return
+        run = RunFolder(folder).run()
+        if run.get("status") == "running" and dead_message(run) is None and run_id not in self._writers:
+            process = run_process(run)
+            raise StoreError(f"run {run_id} is still running" + (f" (pid {process.pid} on {process.host})" if process else "")
+                             + "; stop it first")
         self._writers.pop(run_id, None)
         doomed = folder.with_name(f"{DELETED}{os.getpid()}-{os.urandom(4).hex()}")   # no reader lists it
         folder.rename(doomed)

@@ -298,7 +298,7 @@ REFUSED = {
     "a header that lies about its size": (_lying_header, "run.json is damaged"),
     "a manifest nested too deep": (lambda f, m: make(f, b"[" * 200_000 + b"]" * 200_000), "manifest.json is not JSON"),
     "a Parquet bomb of 20 million records": (parquet_bomb(20_000_000), "ops.parquet: 20,000,000 records"),
-    "an error message of 100 KB": (_record_says("error", "x" * 100_000), f"a error of 100,000 bytes; at most {TEXT_LIMIT:,}"),
+    "an error message of 100 KB": (_record_says("error", "x" * 100_000), f"record 1: its error is 100,000 bytes; at most {TEXT_LIMIT:,}"),
     "step facts nested 100,000 deep": (_steps_field("facts", "[" * 100_000 + "]" * 100_000), "facts is not JSON"),
     "step facts nested 100 deep": (_steps_field("facts", _nested(100)), "facts is nested more than 64 deep"),
     "a list where step facts belong": (_steps_field("facts", "[1, 2]"), "facts holds a list, not a record"),

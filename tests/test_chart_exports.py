@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QGuiApplication, QImage
@@ -48,7 +49,7 @@ def _legend_geometry(chart, size):
     layout, _scale, _pixels, _band = export_sizes._layout_size(chart, ExportOptions(size), None)
     with laid_out(chart, layout.width(), layout.height()):
         box = chart.plot_item.getViewBox()
-        legends = [c for c in box.childItems() if type(c).__name__ == "LegendItem"]
+        legends = [c for c in box.childItems() if isinstance(c, pg.LegendItem)]
         assert len(legends) == 1
         highest = max(float(np.nanmax(item.getData()[1])) for item in chart.plot_item.listDataItems())
         return legends[0].sceneBoundingRect(), box.sceneBoundingRect(), box.mapViewToScene(QPointF(0, highest)).y()
@@ -84,7 +85,7 @@ def test_a_bar_charts_legend_goes_inside_beside_the_longest_bar(make_widget, tmp
     layout, *_ = export_sizes._layout_size(chart, ExportOptions((1920, 1080)), None)
     with laid_out(chart, layout.width(), layout.height()):
         box = chart.plot_item.getViewBox()
-        legend = next(c for c in box.childItems() if type(c).__name__ == "LegendItem").sceneBoundingRect()
+        legend = next(c for c in box.childItems() if isinstance(c, pg.LegendItem)).sceneBoundingRect()
         assert box.sceneBoundingRect().contains(legend)
         longest_end = max(item.mapRectToScene(item.boundingRect()).right() for item in chart.bar_items())
         assert legend.left() > longest_end
@@ -324,7 +325,7 @@ def test_a_sweeps_keys_wear_their_series_colour(sweep):
 
     layout, *_ = export_sizes._layout_size(sweep, ExportOptions((1920, 1080)), None)
     with laid_out(sweep, layout.width(), layout.height()):
-        legend = next(c for c in sweep.plot_item.getViewBox().childItems() if type(c).__name__ == "LegendItem")
+        legend = next(c for c in sweep.plot_item.getViewBox().childItems() if isinstance(c, pg.LegendItem))
         colours = {label.text: sample.item.scatter.opts["brush"].color().name() for sample, label in legend.items}
     assert colours["duckdb: measured (your hardware)"] == series_colour(0).lower()
 

@@ -1,79 +1,62 @@
-"""Every name a user types is checked whole: nothing after the name (a newline above all) gets
-through into a DolphinDB script, a folder name or a table name.
-
-Property tests, each with explicit examples of the trailing-newline case, so a run that happens
-not to generate such a string still checks it (hypothesis examples always run).
-"""
+"""One rule for names that become files or folders (``workloads.names``): each part of it refuses
+what it must and lets ordinary names through, and run ids and import names share it."""
 from __future__ import annotations
 
-import re
-
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
-from workloads.datasets.imported import check_name
-from workloads.targets.dolphindb import quote as q
-from workloads.targets.files import ParquetTarget
-
-names = st.text(alphabet=st.sampled_from("abcAZ_09-\n\r\t ./\\\"'"), max_size=12)
-TRAILING = ["A\n", "quotes\n", "abc\n", "a\r\n", "x\t", "name \n"]
+from workloads.datasets.imported import check_name as check_import_name
+from workloads.names import MAX_BYTES, check_folder_name, check_name, look_alike
+from workloads.paths import check_run_id, run_path
 
 
-def _accepted(check, value) -> bool:
-    try:
-        check(value)
-    except ValueError:
-        return False
-    return True
+@pytest.mark.parametrize("name, rule", [
+    ("\u3164", "U+3164 (HANGUL FILLER)"),
+    ("a\u2800", "U+2800 (BRAILLE PATTERN BLANK)"),
+    ("a\u200bb", "U+200B (ZERO WIDTH SPACE)"),
+    ("a\u2066b", "U+2066 (LEFT-TO-RIGHT ISOLATE)"),
+    ("a\ue000", "U+E000"),
+    ("e\u0301", "not in its normal form"),
+    ("\uff41", "write it 'a' (NFKC)"),
+    ("CON", "device name"), ("con", "device name"), ("nul.txt", "device name"), ("COM1", "device name"),
+    ("lpt9.tar.gz", "device name"), ("COM\u00b9", "not in its normal form"),
+    ("run.", "no trailing dot"), ("run ", "no trailing dot or space"), (" run", "no leading space"),
+    ("C:x", "as a drive"), ("a<b", "no '<'"), ('a"b', "no '\"'"), ("a|b", "no '|'"), ("a?", "no '?'"), ("a*", "no '*'"),
+    ("a/b", "not a path"), ("..", "not a path"), (".hidden", "not a path"), ("a\\b", "not a path"),
+    ("\U0001f600" * 33, f"{MAX_BYTES} bytes"), ("r" * 65, "at most 64 characters"), ("", "non-empty"),
+])
+def test_a_name_no_os_may_hold_or_that_is_not_what_it_shows_is_refused_naming_the_rule(name, rule):
+    with pytest.raises(ValueError) as refused:
+        check_name(name)
+    assert rule in str(refused.value) and "\n" not in str(refused.value)
 
 
-@settings(max_examples=300, deadline=None)
-@given(names)
-@example("A\n")
-@example("quotes\n")
-@example("q\r")
-@example("")
-def test_identifiers_accept_only_plain_names(value):
-    assert _accepted(q.identifier, value) == bool(
-        re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,62}", value) and value.lower() not in q.RESERVED)
+@pytest.mark.parametrize("name", ["20261203-102720-580d", "my run 1", "Über-lauf", "日本語のラン", "a.b", "[red]a1",
+                                  "\U0001f600" * 32, "conveyor", "com10", "r" * 64])
+def test_ordinary_names_pass(name):
+    assert check_name(name) == name
 
 
-@settings(max_examples=300, deadline=None)
-@given(names.map(lambda s: "dfs://" + s))
-@example("dfs://x\n")
-@example("dfs://tickbench\n")
-@example("dfs://a/b\n")
-@example("dfs://x\r\n")
-def test_database_paths_accept_only_plain_paths(value):
-    assert _accepted(q.db_path, value) == bool(
-        re.fullmatch(r"dfs://[A-Za-z0-9_/]+", value) and "//" not in value[6:])
+def test_run_ids_and_import_names_share_the_rule():
+    for check in (check_run_id, check_import_name):
+        with pytest.raises(ValueError, match="device name"):
+            check("con")
+    assert check_import_name("quotes") == "quotes"
 
 
-@settings(max_examples=300, deadline=None)
-@given(names)
-@example("abc\n")
-@example("myquotes\n")
-@example("a\n\n")
-def test_import_names_accept_only_folder_safe_names(value):
-    assert _accepted(check_name, value) == bool(re.fullmatch(r"[a-z][a-z0-9_]{0,39}", value))
+def test_a_folder_made_before_the_rule_is_still_found_but_never_outside(tmp_path):
+    assert run_path(tmp_path, "run.") == tmp_path / "run."       # an old run named so can still be read and deleted
+    for bad in ("../x", "a/b", "x\ny", ".."):
+        with pytest.raises(ValueError):
+            check_folder_name(bad)
 
 
-@settings(max_examples=200, deadline=None)
-@given(names)
-@example("upload\n")
-@example("scratch\n")
-def test_append_table_names_of_file_targets_accept_only_plain_names(value):
-    from workloads.datasets.schema import Scale, StringMode
-    from workloads.targets.base import Layout
-
-    layout = Layout("taq", Scale(), StringMode.ARROW, (), (), 0, 0, False, "/nonexistent")
-    accepted = _accepted(lambda v: ParquetTarget({"root": "/nonexistent"}).append_dir(layout, v), value)
-    # "" means the default scratch table
-    assert accepted == (value == "" or bool(re.fullmatch(r"[A-Za-z0-9_]{1,64}", value)))
+@pytest.mark.parametrize("name, held", [("\u04301", "a1"), ("A1", "a1"), ("2O26", "2026"), ("I1", "l1"),
+                                        ("r\u0075n", "RUN"), ("\u03bf1", "o1")])
+def test_a_look_alike_of_a_held_name_is_found(name, held):
+    assert look_alike(name, ["other", held]) == held
 
 
-@pytest.mark.parametrize("value", TRAILING)
-def test_a_trailing_newline_is_refused_everywhere(value):
-    for check in (q.identifier, lambda v: q.db_path("dfs://" + v), check_name):
-        assert not _accepted(check, value), (check, value)
+@pytest.mark.parametrize("name, held", [("ab", "ac"), ("a1", "a1x"), ("20261203-102720-580d", "20261203-102720-580e"),
+                                        ("a1", "a1")])
+def test_different_names_are_not_look_alikes(name, held):
+    assert look_alike(name, [held]) is None

@@ -20,7 +20,7 @@ MARK = "<img src=x width=20000 height=20000><a href='file:/etc'>zz</a><b>bold</b
 
 def _hostile_runs(folder) -> list[str]:
     store = ResultsStore(folder / "results")
-    ids = [Runner(Scenario(name=f"n{i} {MARK}", workload="noop", users=(1,), operations=5), store).run().run_id
+    ids = [Runner(Scenario(name=f"n{i} {MARK}", workload="noop", users=(1, 2), operations=5), store).run().run_id
            for i in range(2)]
     store.close()
     for run_file in (folder / "results" / "runs").glob("*/run.json"):
@@ -49,6 +49,8 @@ def _texts(widget: QWidget):
         yield f"label {widget.objectName()}", widget.text(), rich
     if isinstance(widget, QGraphicsView) and widget.scene() is not None:     # charts: legends, titles
         for item in widget.scene().items():
+            if item.toolTip():
+                yield "chart item tooltip", item.toolTip(), GuiQt.mightBeRichText(item.toolTip())
             if isinstance(item, QGraphicsTextItem):                         # pyqtgraph's labels draw HTML
                 yield "chart text", item.toHtml() if "&lt;img" not in item.toHtml() else "&lt;img", \
                     "<img" in item.toHtml()
@@ -80,6 +82,6 @@ def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, window_fac
                 if _rendered(text, rich):
                     rendered.append(f"{where}: {text[:120]!r}")
     # the walk found the runs' strings: History's cells, the run view's message, Compare's table
-    assert {"QTableView cell tooltip", "QTableWidget cell tooltip", "label "} <= places, places
+    assert {"QTableView cell tooltip", "QTableWidget cell tooltip", "label ", "chart text"} <= places, places
     assert rendered == [], "\n".join(rendered)
     assert window.width() <= 1280 and window.height() <= 800

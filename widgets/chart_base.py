@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from widgets.chart_items import NoteItem, RowLegend, UnitAxis
+from widgets.chart_items import NoteItem, PlainLegend, RowLegend, UnitAxis
 from widgets.render_queue import render_queue
 from widgets.theme import Theme, chart_point_size, current_theme, theme_notifier
 
@@ -70,7 +70,9 @@ class ChartBase(QWidget):
             self.legend.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
             self.graphics.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignLeft)
         else:
-            self.legend = self.plot_item.addLegend(offset=(8, 8))
+            self.legend = PlainLegend(offset=(8, 8))
+            self.legend.setParentItem(self.plot_item.vb)
+            self.plot_item.legend = self.legend
         self.legend.setVisible(show_legend)   # a one-series chart says what it shows in its title
         self._note = NoteItem("", justify="left")
         self._note_row = 2 if legend_below else 1

@@ -10,6 +10,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
+from widgets.plain_text import tooltip
+
 
 def elide(text: str, font: QFont, max_px: float) -> str:
     """`text` shortened in the middle to at most `max_px` pixels ("Quick start…(r-2024)"): run
@@ -100,10 +102,19 @@ class UnitAxis(pg.AxisItem):
         name = self.category_at(event.pos())
         shown = dict(self._tickLevels[0]) if self._tickLevels else {}
         shortened = name is not None and name not in shown.values()
-        self.setToolTip(name if shortened else "")
+        self.setToolTip(tooltip(name) if shortened else "")
 
 
-class RowLegend(pg.LegendItem):
+class PlainLegend(pg.LegendItem):
+    """A legend whose keys are drawn as the text they are: pyqtgraph's labels draw HTML, and a
+    run's name may hold some (``<img width=20000>``). ``full_text``: a key's text as given."""
+
+    def addItem(self, item, name) -> None:
+        super().addItem(item, html.escape(str(name)))
+        self.items[-1][1].full_text = str(name)
+
+
+class RowLegend(PlainLegend):
     """A legend placed in a layout row under the plot.
 
     pyqtgraph's LegendItem moves itself to (0, 0) whenever its entries change (it expects to float
@@ -122,15 +133,15 @@ class RowLegend(pg.LegendItem):
         if not self.available_width:
             return
         for sample, label in self.items:
-            if not hasattr(label, "full_text"):      # a key just added: its text is in full
-                label.full_text = label.text
+            if not hasattr(label, "full_text"):      # a key being added: its text in full, escaped
+                label.full_text = html.unescape(label.text)
             full = label.full_text
             room = self.available_width - sample.boundingRect().width() - 24
             text = elide(full, label_font(label), room)
-            shown = full if text == full else html.escape(text)
+            shown = html.escape(text)
             if label.text != shown:
                 label.setText(shown)
-                label.setToolTip("" if text == full else full)
+                label.setToolTip("" if text == full else tooltip(full))
 
     def updateSize(self) -> None:
         pos = self.pos()

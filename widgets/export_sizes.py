@@ -31,6 +31,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QApplication
 
 from widgets.chart_base import BarChartBase, ChartBase
+from widgets.chart_items import PlainLegend
 from widgets.exporters import (_caption_height, _caption_pixels, _draw_caption, _prepare, _set_export_mode,
                                _target, _title_of, _view_of, export_csv, export_svg)
 from widgets.theme import current_theme
@@ -141,7 +142,7 @@ def _legend_inside(chart):
     layout = chart.graphics.ci
     in_row = old.parentItem() is layout or old in getattr(layout, "items", {})
     theme = current_theme()
-    legend = pg.LegendItem(offset=None, brush=pg.mkBrush(theme.window + "E0"), pen=pg.mkPen(theme.muted, width=1),
+    legend = PlainLegend(offset=None, brush=pg.mkBrush(theme.window + "E0"), pen=pg.mkPen(theme.muted, width=1),
                            labelTextColor=theme.text, labelTextSize=old.opts.get("labelTextSize") or "9pt")
     # pyqtgraph's legend ignores transformations (it keeps its size as the view zooms): the export
     # scales the whole scene, and an unscaled legend read half the size of the axes' text

@@ -206,7 +206,7 @@ class TimeSeriesChart(ChartBase):
             self.legend.removeItem(curve)
 
     def in_legend(self) -> list[str]:
-        return [label.text for _sample, label in self.legend.items]
+        return [getattr(label, "full_text", label.text) for _sample, label in self.legend.items]
 
     def markers_shown(self, name: str) -> bool:
         """Whether the plot draws a marker on each point of the series now."""

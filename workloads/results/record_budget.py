@@ -79,12 +79,12 @@ def text_problem(batch: pa.RecordBatch, first_row: int) -> str | None:
                 longest = pc.index(lengths, pc.max(lengths)).as_py()
                 at = pc.index(values.indices, longest).as_py()
                 if at >= 0:
-                    return f"record {first_row + at + 1:,} has a {name} of {lengths[longest].as_py():,} bytes; " \
+                    return f"record {first_row + at + 1:,}: its {name} is {lengths[longest].as_py():,} bytes; " \
                            f"at most {MAX_TEXT_BYTES:,}"
         elif pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
             lengths = pc.binary_length(values)
             if len(lengths) and (pc.max(lengths).as_py() or 0) > MAX_TEXT_BYTES:
                 at = pc.index(lengths, pc.max(lengths)).as_py()
-                return f"record {first_row + at + 1:,} has a {name} of {lengths[at].as_py():,} bytes; " \
+                return f"record {first_row + at + 1:,}: its {name} is {lengths[at].as_py():,} bytes; " \
                        f"at most {MAX_TEXT_BYTES:,}"
     return None

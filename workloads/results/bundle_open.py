@@ -386,7 +386,7 @@ def _add(store, bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], mani
                 _, found = _read(bundle, infos[OPS_FILE], out)
             if found != {m["name"]: m["sha256"] for m in manifest["members"]}[OPS_FILE]:
                 raise _Refused(f"member {OPS_FILE}: its sha256 is not the manifest's (altered or damaged)")
-            _check_ops(staged / OPS_FILE, run_id, manifest["counts"]["ops"],
+            _check_ops(staged / OPS_FILE, infos[OPS_FILE].compress_size, run_id, manifest["counts"]["ops"],
                        {int(r["step"]) for r in data["rows"][STEPS_FILE]},
                        {int(r["worker"]) for r in data["rows"][WORKERS_FILE]} or None,
                        records_budget(data["run"], len(data["rows"][WORKERS_FILE])))
@@ -421,13 +421,14 @@ def _add(store, bundle: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], mani
         shutil.rmtree(incoming, ignore_errors=True)
 
 
-def _check_ops(path: Path, run_id: str, expected: int, steps: set[int], workers: set[int] | None,
+def _check_ops(path: Path, sent_bytes: int, run_id: str, expected: int, steps: set[int], workers: set[int] | None,
                budget: int | None) -> None:
     """The operation records: a Parquet file of the catalog's columns and types, within what a run
     of its length could hold (``workloads.results.record_budget``, from the footer alone), every
     record of ``run_id``, as many as the manifest counts, every value decodable and true to what a
     run can record (``workloads.results.record_checks``). Text is read as dictionaries: a value
-    repeated a million times is held once."""
+    repeated a million times is held once. Its bytes are those it took in the bundle
+    (``sent_bytes``): a Parquet file written uncompressed that the zip deflates weighs that."""
     try:
         texts = [n for n in pq.read_schema(path).names if OPS_COLUMNS.get(n) == pa.string()]
         records = pq.ParquetFile(path, read_dictionary=texts)
@@ -447,7 +448,7 @@ def _check_ops(path: Path, run_id: str, expected: int, steps: set[int], workers:
         if records.metadata.num_rows != expected:
             raise _Refused(f"the manifest counts {expected:,} operation records but {OPS_FILE} holds "
                            f"{records.metadata.num_rows:,}")
-        too_much = metadata_problem(records.metadata, path.stat().st_size, budget)
+        too_much = metadata_problem(records.metadata, min(path.stat().st_size, sent_bytes), budget)
         if too_much:
             raise _Refused(f"{OPS_FILE}: {too_much}")
         read = 0

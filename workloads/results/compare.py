@@ -287,14 +287,18 @@ def _matched_steps(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[tuple[di
     return pairs, unmatched
 
 
-# what a comparison reads of each record: its numbers, its query (``op``), ``extra`` for a cold step's rounds
-COMPARED_COLUMNS = ("step", "kind", "ok", "op", "worker", "seq", "total_s", "rows", "bytes", "wire_bytes", "extra",
+# what a comparison reads of each successful record: its numbers and its query (``op``), never
+# every record's text (a step ran in cold rounds is asked once, per step)
+COMPARED_COLUMNS = ("step", "kind", "op", "worker", "seq", "total_s", "rows", "bytes", "wire_bytes",
                     *(f"{phase}_s" for phase in PHASES))
 
 
 def _ops(store, run_id: str) -> pd.DataFrame:
-    frame = store.ops(run_id, kinds=("measured", "probe", "warmup"), columns=COMPARED_COLUMNS)
-    return frame[frame["ok"].astype(bool)]
+    frame = store.ops(run_id, kinds=("measured", "probe", "warmup"), columns=COMPARED_COLUMNS, ok_only=True)
+    cold = store.run_frame(run_id, "SELECT DISTINCT step FROM ops WHERE run_id = ? AND kind = 'measured' AND ok "
+                           "AND contains(extra, '\"cold\"')", [run_id])["step"]
+    frame["cold"] = frame["step"].isin(set(cold))
+    return frame
 
 
 def _number(value) -> float | None:
@@ -340,8 +344,7 @@ def _own(interval, bv: float, nv: float) -> tuple[float | None, float | None]:
 def _rounds(measured: pd.DataFrame) -> np.ndarray | None:
     """Each operation's round, where its step ran in rounds: a cold step's k-th operation of every
     user is its round k (``workloads.run.cold``: they start together after one clear)."""
-    held = measured["extra"].astype(str).str.contains('"cold"', regex=False) if "extra" in measured else None
-    if held is None or not held.any():
+    if not measured["cold"].any():
         return None
     return measured["seq"].to_numpy()
 

@@ -74,10 +74,11 @@ class StoreReads:
             raise StoreError(f"run {run_id} is damaged: {exc}") from None
 
     def ops(self, run_id: str, kinds: tuple[str, ...] | None = None,
-            columns: tuple[str, ...] | None = None) -> pd.DataFrame:
-        """Every record of the run (or only those of ``kinds``), in time order per step; only
-        ``columns`` of them if given (a figure's few numbers, not every record's text)."""
-        where, params = "run_id = ?", [run_id]
+            columns: tuple[str, ...] | None = None, ok_only: bool = False) -> pd.DataFrame:
+        """Every record of the run (or only those of ``kinds``, only successful ones), in time order
+        per step; only ``columns`` of them if given (a figure's few numbers, not every record's text;
+        their text as pandas categories)."""
+        where, params = "run_id = ?" + (" AND ok" if ok_only else ""), [run_id]
         if kinds:
             where += f" AND kind IN ({', '.join('?' for _ in kinds)})"
             params += list(kinds)
@@ -87,7 +88,7 @@ class StoreReads:
         listed = ", ".join(columns) if columns else "*"
         # the run's own files (run_frame): a read that does not grow with the catalog
         return self.run_frame(run_id, f"SELECT {listed} FROM ops WHERE {where} ORDER BY step, t_start, worker, seq",
-                              params)
+                              params, categories=columns is not None)
 
     def failures(self, run_id: str, shown: int) -> pd.DataFrame:
         """The ``shown`` commonest error messages of each kind of failed operation, with counts and

@@ -99,18 +99,23 @@ class StoreViews:
     def frame(self, sql: str, params: list | None = None) -> pd.DataFrame:
         return self._read(lambda cursor: cursor.execute(sql, params or []).df())
 
-    def run_frame(self, run_id: str, sql: str, params: list | None = None) -> pd.DataFrame:
+    def run_frame(self, run_id: str, sql: str, params: list | None = None, categories: bool = False) -> pd.DataFrame:
         """``frame`` with ``ops`` holding only ``run_id``'s records: what one run's figures cost
         then does not grow with the catalog (the view opens every run's files). A finished run's
         small answers (its figures, up to ``MEMO_ROWS`` rows) are kept with it: its files never
-        change again, and a comparison or a view reads them over and over."""
+        change again, and a comparison or a view reads them over and over. ``categories``: text
+        columns as pandas categories (a million records' kinds are three strings, not a million)."""
         def fetch(con):
             cached = self._cache.get(run_id)
             memo = cached.frames if cached is not None and cached.final and cached.ops.live is None else None
-            key = (sql, tuple(params or ()))
+            key = (sql, tuple(params or ()), categories)
             if memo is not None and key in memo:
                 return memo[key].copy()
-            frame = con.execute(self._own_ops(run_id, sql), params or []).df()
+            if categories:          # through Arrow: no Python string is made per record
+                frame = con.sql(self._own_ops(run_id, sql), params=params or None).to_arrow_table() \
+                    .to_pandas(strings_to_categorical=True)
+            else:
+                frame = con.execute(self._own_ops(run_id, sql), params or []).df()
             if memo is not None and len(frame) <= MEMO_ROWS:
                 memo[key] = frame.copy()
             return frame

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QFileSystemWatcher, QTimer
 from PySide6.QtWidgets import QMessageBox
 
+from workloads.results.catalog_folder import StoreError
 from workloads.results.compare import compare_runs as compare_pair
 from workloads.results.history import compare_frame, history_rows, newest_run_id, run_labels, snapshot_from_store
 from workloads.results.run_summary import run_answer
@@ -98,6 +99,17 @@ class MainWindowHistory:
         answer = QMessageBox.question(self, "Delete runs", f"Delete {plural(len(run_ids), 'run')} and their records?")
         if answer != QMessageBox.StandardButton.Yes:
             return
-        for run_id in run_ids:
-            self.store.delete_run(run_id)
-        self.refresh_history()
+        def delete() -> list[str]:          # off the GUI thread: a large run's folder takes a while
+            refused = []
+            for run_id in run_ids:
+                try:
+                    self.store.delete_run(run_id)
+                except (StoreError, OSError) as exc:
+                    refused.append(describe_error(exc))
+            return refused
+
+        def done(refused: list[str]) -> None:
+            self.refresh_history()
+            if refused:
+                self.show_error(f"not deleted: {refused[0]}" + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""))
+        self.background.run("delete", delete, done, lambda exc: self.show_error(f"cannot delete: {describe_error(exc)}"))

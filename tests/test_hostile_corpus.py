@@ -179,3 +179,41 @@ def test_ctrl_c_cancels_an_open_and_leaves_nothing(sender, tmp_path):  # noqa: F
     assert opener.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
     assert list(runs.iterdir()) == []                        # no hidden folder, no run
+
+
+def test_a_run_still_running_elsewhere_is_not_deleted(tmp_path):
+    from workloads.results.catalog_folder import StoreError
+    writer = ResultsStore(tmp_path / "results")
+    writer.create_run("live-run", {"dataset": "taq", "target": "duckdb", "workload": "read-day", "users": [1],
+                                   "cache": "warm"}, {})                 # this process runs it: alive
+    with pytest.raises(StoreError, match="run live-run is still running .pid"):
+        ResultsStore(tmp_path / "results").delete_run("live-run")
+    refused = one_line_refusal(tickbench("--results", str(tmp_path / "results"), "delete", "live-run", home=tmp_path))
+    assert "still running" in refused and (tmp_path / "results" / "runs" / "live-run" / "run.json").exists()
+
+
+def test_a_delete_killed_mid_way_leaves_nothing_once_the_catalog_opens_again(tmp_path):
+    runs = tmp_path / "results" / "runs"
+    runs.mkdir(parents=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = runs / f".deleted-{gone.stdout.strip()}-ab12"
+    (left / "ops").mkdir(parents=True)
+    (left / "run.json").write_text("{}")
+    ResultsStore(tmp_path / "results").close()
+    assert not left.exists()
+
+
+@pytest.mark.parametrize("command", ["show", "runs", "compare", "export", "open", "delete"])
+def test_an_error_no_check_foresaw_in_a_catalog_command_is_one_line_and_exit_2(command, monkeypatch, capsys):
+    import app.cli as cli
+    def deep(args):
+        raise RecursionError("maximum recursion depth exceeded\nwhile decoding")
+    monkeypatch.setitem(cli.COMMANDS, command, deep)
+    argv = {"show": ["show", "x"], "runs": ["runs"], "compare": ["compare", "a", "b"], "export": ["export", "x"],
+            "open": ["open", "x.tbrun"], "delete": ["delete", "x"]}[command]
+    assert cli.run_cli(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "tickbench: error: RecursionError: maximum recursion depth exceeded while decoding"
+    monkeypatch.setitem(cli.COMMANDS, "datasets", deep)
+    with pytest.raises(RecursionError):                  # elsewhere a bug still shows its traceback
+        cli.run_cli(["datasets"])

@@ -85,3 +85,29 @@ def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, window_fac
     assert {"QTableView cell tooltip", "QTableWidget cell tooltip", "label ", "chart text"} <= places, places
     assert rendered == [], "\n".join(rendered)
     assert window.width() <= 1280 and window.height() <= 800
+
+
+def test_every_legend_draws_a_key_as_the_text_it_is(qtbot):
+    """The floating legends (time series, an exported chart's) as well as the row under a bar chart."""
+    import pyqtgraph as pg
+    from widgets.chart_items import PlainLegend, RowLegend
+    for legend in (PlainLegend(offset=(8, 8)), RowLegend()):
+        legend.addItem(pg.PlotDataItem([1, 2], [1, 2]), MARK)
+        label = legend.items[0][1]
+        assert label.item.toPlainText() == MARK and label.full_text == MARK
+
+
+def test_history_deletes_a_damaged_run_off_the_gui_thread(qtbot, tmp_path, window_factory, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+    ids = _hostile_runs(tmp_path)
+    steps = tmp_path / "results" / "runs" / ids[0] / "steps.json"
+    rows = json.loads(steps.read_text())
+    rows[0]["facts"] = "[1, 2]"                           # a list where a record belongs: a damaged run
+    steps.write_text(json.dumps(rows))
+    window = window_factory()
+    qtbot.waitUntil(lambda: set(ids) <= set(window.history.visible_run_ids()), timeout=15_000)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    window.delete_runs([ids[0]])
+    qtbot.waitUntil(lambda: ids[0] not in window.history.visible_run_ids(), timeout=15_000)
+    assert not (tmp_path / "results" / "runs" / ids[0]).exists()
+    assert ids[1] in window.history.visible_run_ids()

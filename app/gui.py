@@ -117,8 +117,11 @@ def run_gui(argv: list[str]) -> int:
     try:
         store = ResultsStore(args.results or default_results_path())
     except StoreError as exc:
+        from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QMessageBox
-        QMessageBox.critical(None, "Tickbench", f"{exc}\n\nStart with --results to use another file.")
+        box = QMessageBox(QMessageBox.Icon.Critical, "Tickbench", f"{exc}\n\nStart with --results to use another file.")
+        box.setTextFormat(Qt.TextFormat.PlainText)          # the path is the user's, not markup
+        box.exec()
         return 1
     aborted = store.aborted_on_open
 

@@ -157,6 +157,7 @@ class ScenarioBuilder(QWidget):
 
         self.estimate_label = QLabel(wordWrap=True, objectName="estimate")
         self.error_label = QLabel(wordWrap=True, objectName="scenario_error")
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)     # a refusal may quote a file or a run
         self.run_button = QPushButton("Run", objectName="run_button")
         self.stop_button = QPushButton("Stop", objectName="stop_button", enabled=False)
         buttons = QHBoxLayout()

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from app.cli_common import CliError, _store, console, err_console, finite_above_zero
+from app.cli_common import CliError, _store, console, err_console, finite_above_zero, plain, safe
 from workloads.text import error_words
 
 VERDICT_STYLE = {"faster": "green", "smaller": "green", "slower": "red", "larger": "red"}
@@ -132,7 +132,8 @@ def _baseline_run(store, baseline: str) -> str:
 
 def _print(comparison, forced: list[str]) -> None:
     from workloads.results.compare import figure_text
-    console.print(f"\n[bold]{comparison.new_run}[/bold] against [bold]{comparison.base_run}[/bold]", highlight=False)
+    console.print(f"\n[bold]{safe(comparison.new_run)}[/bold] against [bold]{safe(comparison.base_run)}[/bold]",
+                  highlight=False)
     for reason in comparison.refusals:
         console.print(f"[red]not comparable: {escape(reason)}[/red]", highlight=False, soft_wrap=True)
     for reason in forced:
@@ -168,7 +169,7 @@ def _print(comparison, forced: list[str]) -> None:
         table.caption += f"; same: {SAME}"
     console.print(table)
     if comparison.unmatched:
-        console.print(f"steps only one run has: {', '.join(comparison.unmatched)}", highlight=False)
+        console.print(plain(f"steps only one run has: {', '.join(comparison.unmatched)}"), highlight=False)
 
 
 def _ratio_text(ratio: float) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from workloads.text import plural
+from workloads.text import plural, printable
 
 # A check runs every query once per target: enough rows that most answers say something
 VERIFY_SCALES = {"taq": (2, 100_000, 100), "devices": (2, 100_000, 1_000)}
@@ -134,7 +134,7 @@ def cmd_verify(args, console: Console, err_console: Console, cli_error, target_c
     for label in verdicts.targets:      # engines without SQL of their own say how they answered
         note = next((row[label].note for row in verdicts.answers.values() if row[label].note), "")
         if note:
-            console.print(f"{label}: {note}.", highlight=False, soft_wrap=True)
+            console.print(escape(printable(f"{label}: {note}.")), highlight=False, soft_wrap=True)
     for key in verdicts.queries:
         answers, row = verdicts.answers[key], verdicts.verdicts[key]
         for label in verdicts.targets:

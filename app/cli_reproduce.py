@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workloads.text import error_words, plural
+from workloads.text import error_words, plural, printable
 
 VERDICT_STYLES = {"holds": "green", "holds more strongly": "bold green", "holds, more weakly": "yellow",
                   "does not hold on this machine": "bold red", "not measured": "dim", "inconclusive": "yellow"}
@@ -128,7 +128,7 @@ def cmd_reproduce(args, store, console: Console, err_console: Console, cli_error
 
     def ended(result) -> None:
         if result.status != "completed":
-            err_console.print(f"  {result.status}: {result.message}", highlight=False)
+            err_console.print(f"  {result.status}: {escape(printable(str(result.message)))}", highlight=False)
 
     results = run_planned(store, planned, started, ended)
     print_reproduction(console, reproduction(store, args.report, args.scale))

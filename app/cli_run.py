@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from app.cli_common import CliError, _store, console, err_console
+from app.cli_common import CliError, _store, console, err_console, safe
 from app.cli_hosts import print_cluster
 from app.cli_results import _print_figures, _print_op_errors
 from app.cli_scenario import _scenario_from_stdin, scenario_from_args
@@ -59,8 +59,8 @@ def cmd_run(args) -> int:
     _print_figures(store, result.run_id)
     _print_op_errors(store, result.run_id)
     style = {"completed": "green", "cancelled": "yellow"}.get(result.status, "red")
-    console.print(f"run [bold]{result.run_id}[/bold]: [{style}]{result.status}[/{style}]"
-                  + (f" — {result.message}" if result.message else ""), highlight=False)
+    console.print(f"run [bold]{safe(result.run_id)}[/bold]: [{style}]{result.status}[/{style}]"
+                  + (f" — {safe(result.message)}" if result.message else ""), highlight=False)
     return 0 if result.status == "completed" else 1
 
 

@@ -77,6 +77,9 @@ def test_every_shown_case_opens_and_every_command_reads_its_strings_as_text(send
         exported = tickbench("export", run_id, "--out", str(tmp_path / "csv"), home=home)
         assert exported.returncode == 0, exported.stderr
     assert MARKUP["target"] in (tmp_path / "csv" / f"{opened[0]}_run.csv").read_text()
+    compared = tickbench("compare", opened[0], "[red]a1", "--anyway", home=home)   # one says other data
+    assert compared.returncode in (0, 1), compared.stderr                 # 1: a verdict of regression
+    assert "[red]a1" in compared.stdout and "\x1b" not in compared.stdout
 
 
 def _plant(bundle: bytes, runs_dir: Path) -> str:

@@ -4,7 +4,7 @@ started on a catalog holding it (the budget: under 1 GB each).
 Makes a real run (DuckDB, real workers), its bundle, then: the 200-million-record Parquet bomb; the
 most real-looking records a 10 MB bundle holds ("real": times as measured, ~14 bytes a record);
 the most records a 10 MB bundle the budgets accept can hold ("densest": times rounded until a
-record takes just over 10 bytes, twice); one just under ("too dense", refused); and the bomb planted in the
+record takes just over the budget's bytes, twice); one just under ("too dense", refused); and the bomb planted in the
 catalog by hand (no open, no check). Each command runs as its own process (``tickbench open | runs | show |
 compare``; the window for ``--window-s`` seconds, offscreen); its peak resident memory comes from
 the kernel's accounting of the ended child (``wait4``'s ``ru_maxrss``).

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from widgets.plain_text import tooltip_words
 from widgets.sweep_chart import SweepChart
 
 
@@ -154,7 +155,7 @@ def test_a_long_run_name_is_shortened_in_the_legend_with_a_tooltip(make_widget, 
     assert chart.legend_labels() == [long_name, "duckdb"]
     (_, long_label), (_, short_label) = chart.legend.items
     assert "…" in long_label.text and long_label.text.endswith("123456)")    # both ends kept
-    assert long_label.toolTip() == long_name and short_label.toolTip() == ""
+    assert tooltip_words(long_label.toolTip()) == long_name and short_label.toolTip() == ""
     qtbot.waitUntil(lambda: chart.legend.sceneBoundingRect().right() <= chart.graphics.width(), timeout=2000)
     chart.resize(1400, 400)                             # wide enough: the name in full again
     chart.render_now()

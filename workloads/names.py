@@ -93,6 +93,22 @@ def _alikes(char: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _confusables() -> dict[str, list[dict[str, str]]]:
+    """Unicode's look-alikes among letters and digits (what a name is made of), one character each:
+    the library's data, or the same trimmed copy a frozen build ships (``confusables_data``)."""
     import confusable_homoglyphs                   # data only: read once, when a name is compared
     with open(Path(confusable_homoglyphs.__file__).with_name("confusables.json"), encoding="utf-8") as data:
-        return json.load(data)
+        found = json.load(data)
+    return {c: [{"c": h} for h in alikes] for c, alikes in confusables_data(found).items()}
+
+
+def confusables_data(found: dict) -> dict[str, str]:
+    """The library's table as kept here: letters and digits, their one-character look-alikes (a
+    trimmed copy's entries are already strings)."""
+    kept = {}
+    for char, alikes in found.items():
+        singles = "".join(a if isinstance(a, str) else a["c"] for a in alikes)
+        singles = "".join(h for h in singles if h.isalnum()) if all(isinstance(a, str) for a in alikes) else \
+            "".join(a["c"] for a in alikes if len(a["c"]) == 1 and a["c"].isalnum())
+        if char.isalnum() and singles:
+            kept[char] = singles
+    return kept

@@ -102,13 +102,13 @@ def _confusables() -> dict[str, list[dict[str, str]]]:
 
 
 def confusables_data(found: dict) -> dict[str, str]:
-    """The library's table as kept here: letters and digits, their one-character look-alikes (a
-    trimmed copy's entries are already strings)."""
+    """The library's table as kept here: each letter or digit and its one-character look-alikes
+    that are letters or digits. An entry is the library's list of ``{"c": ...}`` or, in a frozen
+    build's trimmed copy, already that string."""
     kept = {}
     for char, alikes in found.items():
-        singles = "".join(a if isinstance(a, str) else a["c"] for a in alikes)
-        singles = "".join(h for h in singles if h.isalnum()) if all(isinstance(a, str) for a in alikes) else \
-            "".join(a["c"] for a in alikes if len(a["c"]) == 1 and a["c"].isalnum())
+        singles = [a if isinstance(a, str) else a["c"] for a in alikes]
+        singles = "".join(h for h in singles if len(h) == 1 and h.isalnum())
         if char.isalnum() and singles:
             kept[char] = singles
     return kept

@@ -120,9 +120,11 @@ def compare_runs(store, base_id: str | list[str], new_id: str | list[str], noise
     if not pairs and not found.refusals:
         found.refusals.append("no step of one run matches a step of the other (their users or rates differ)")
     single = len(base_ids) == 1 and len(new_ids) == 1
-    base_ops, new_ops = _ops(store, base["run_id"]), _ops(store, new["run_id"])
+    base_cold, new_cold = _cold_steps(store, base["run_id"]), _cold_steps(store, new["run_id"])
     for b, n in pairs:
-        found.changes += _step_changes(str(n["label"]), b, n, base_ops, new_ops, _Judge(cross, step_key(b), single))
+        sides = (_StepRecords(store, base["run_id"], b["step"], b["step"] in base_cold),
+                 _StepRecords(store, new["run_id"], n["step"], n["step"] in new_cold))
+        found.changes += _step_changes(str(n["label"]), b, n, *sides, _Judge(cross, step_key(b), single))
     found.changes += _footprint_changes(store, base["run_id"], new["run_id"])
     found.noise = cross.basis()
     return found
@@ -287,30 +289,48 @@ def _matched_steps(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[tuple[di
     return pairs, unmatched
 
 
-# what a comparison reads of each successful record: its numbers and its query (``op``), never
-# every record's text (a step ran in cold rounds is asked once, per step)
-COMPARED_COLUMNS = ("step", "kind", "op", "worker", "seq", "total_s", "rows", "bytes", "wire_bytes",
-                    *(f"{phase}_s" for phase in PHASES))
+# what a comparison reads of a step's successful measured records: their numbers and query (``op``),
+# never their text; phases and first operations are read apart, only where a figure asks
+MEASURED_COLUMNS = ("worker", "seq", "op", "total_s", "rows", "bytes")
 
 
-def _ops(store, run_id: str) -> pd.DataFrame:
-    frame = store.ops(run_id, kinds=("measured", "probe", "warmup"), columns=COMPARED_COLUMNS, ok_only=True)
-    cold = store.run_frame(run_id, "SELECT DISTINCT step FROM ops WHERE run_id = ? AND kind = 'measured' AND ok "
-                           "AND contains(extra, '\"cold\"')", [run_id])["step"]
-    frame["cold"] = frame["step"].isin(set(cold))
-    return frame
+class _StepRecords:
+    """One run's step, its successful records read when a figure asks for them: a comparison holds
+    the records of one pair of steps at a time, never a whole run's (a step of a hostile run may
+    hold millions)."""
+
+    def __init__(self, store, run_id: str, step: int, cold: bool):
+        self.store, self.run_id, self.step, self.cold = store, run_id, int(step), cold
+        self.measured = self._records(("measured",), MEASURED_COLUMNS)
+
+    def _records(self, kinds: tuple[str, ...], columns: tuple[str, ...]) -> pd.DataFrame:
+        return self.store.ops(self.run_id, kinds=kinds, columns=columns, ok_only=True, step=self.step)
+
+    def phase(self, kind: str, phase: str) -> pd.DataFrame:
+        part = self._records((kind,), ("worker", f"{phase}_s"))
+        return part[part[f"{phase}_s"].notna()]
+
+    def first_ops(self) -> pd.Series:
+        """Each fresh process's first operation's time (the warm-up's record 0)."""
+        warmup = self._records(("warmup",), ("seq", "total_s"))
+        return warmup.loc[warmup["seq"] == 0, "total_s"]
+
+
+def _cold_steps(store, run_id: str) -> set[int]:
+    """The steps that ran in cold rounds (asked once a run, not of every record)."""
+    return set(store.run_frame(run_id, "SELECT DISTINCT step FROM ops WHERE run_id = ? AND kind = 'measured' AND ok "
+                               "AND contains(extra, '\"cold\"')", [run_id])["step"])
 
 
 def _number(value) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
-def _step_changes(label: str, b: dict, n: dict, base_ops: pd.DataFrame, new_ops: pd.DataFrame,
+def _step_changes(label: str, b: dict, n: dict, base_ops: _StepRecords, new_ops: _StepRecords,
                   judge: _Judge) -> list[FigureChange]:
     out = []
-    b_meas = base_ops[(base_ops["step"] == b["step"]) & (base_ops["kind"] == "measured")]
-    n_meas = new_ops[(new_ops["step"] == n["step"]) & (new_ops["kind"] == "measured")]
-    b_rounds, n_rounds = _rounds(b_meas), _rounds(n_meas)
+    b_meas, n_meas = base_ops.measured, new_ops.measured
+    b_rounds, n_rounds = _rounds(base_ops), _rounds(new_ops)
     basis = f"{_units(b_meas, b_rounds)} and {_units(n_meas, n_rounds)}"
     for name, (column, amount) in RATES.items():
         bv, nv = _number(b.get(column)), _number(n.get(column))
@@ -341,12 +361,10 @@ def _own(interval, bv: float, nv: float) -> tuple[float | None, float | None]:
         return interval()
 
 
-def _rounds(measured: pd.DataFrame) -> np.ndarray | None:
+def _rounds(records: _StepRecords) -> np.ndarray | None:
     """Each operation's round, where its step ran in rounds: a cold step's k-th operation of every
     user is its round k (``workloads.run.cold``: they start together after one clear)."""
-    if not measured["cold"].any():
-        return None
-    return measured["seq"].to_numpy()
+    return records.measured["seq"].to_numpy() if records.cold else None
 
 
 def _units(measured: pd.DataFrame, rounds: np.ndarray | None) -> str:
@@ -363,8 +381,7 @@ def _phase_changes(label, b, n, base_ops, new_ops, judge: _Judge) -> list[Figure
             continue
         sides = []
         for row, ops in ((b, base_ops), (n, new_ops)):
-            kind = "probe" if row.get("phase_source") == "probe" else "measured"
-            part = ops[(ops["step"] == row["step"]) & (ops["kind"] == kind) & ops[f"{phase}_s"].notna()]
+            part = ops.phase("probe" if row.get("phase_source") == "probe" else "measured", phase)
             sides.append(Sample(part[f"{phase}_s"].to_numpy(float), np.ones(len(part)), part["worker"].to_numpy()))
         low, high = _own(lambda: ratio_of_sums_interval(nv / bv, *sides), bv, nv)
         out.append(judge(label, f"phase {phase}", bv, nv, low, high, False,
@@ -376,8 +393,7 @@ def _first_op_change(label, b, n, base_ops, new_ops, judge: _Judge) -> list[Figu
     bv, nv = _number(b.get("first_op_s")), _number(n.get("first_op_s"))
     if not bv or not nv:
         return []
-    firsts = [ops[(ops["step"] == row["step"]) & (ops["kind"] == "warmup") & (ops["seq"] == 0)]["total_s"]
-              for row, ops in ((b, base_ops), (n, new_ops))]
+    firsts = [base_ops.first_ops(), new_ops.first_ops()]
     if judge.single and min(len(f) for f in firsts) < 2:     # one fresh process each: one value, no interval
         return [FigureChange(label, "first op", bv, nv, nv / bv, None, None, False, TOO_FEW,
                              "one fresh process each: a single value says nothing of its spread")]

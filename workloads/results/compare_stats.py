@@ -12,7 +12,10 @@ the ratio's spread; its central ``LEVEL`` share is the interval.
   interval narrower than drawing them one by one would).
 - Where a step ran in rounds (a cold step: every user's k-th operation starts together after one
   clear of every cache), the rounds are resampled whole, as the practitioner benchmark does: the
-  operations of one round share its clear and its start, so they are not independent draws.
+  operations of one round share its clear and its start, so they are not independent draws. More
+  than ``MAX_BLOCKS`` rounds (each round is a clear of every cache: a real step holds hundreds)
+  are resampled in ``MAX_BLOCKS`` blocks of consecutive rounds, which bounds the memory a
+  resample takes whatever a run's records claim.
 - Quantiles are resampled by rank: the k-th smallest of a resample of n values is the value at a
   rank drawn from Binomial(n, q), which is what resampling and sorting would give, without a sort
   per draw.
@@ -49,7 +52,7 @@ def blocks(sample: Sample, max_blocks: int = MAX_BLOCKS) -> tuple[np.ndarray, np
     """Block sums (top, bottom): whole rounds where the step ran in them, else consecutive
     operations of one worker, ``ceil(n / max_blocks)`` a block."""
     if sample.rounds is not None:
-        block = np.unique(sample.rounds, return_inverse=True)[1]
+        block = round_blocks(sample.rounds, max_blocks)
         return np.bincount(block, weights=sample.top), np.bincount(block, weights=sample.bottom)
     n = len(sample)
     size = max(1, -(-n // max_blocks))
@@ -61,6 +64,14 @@ def blocks(sample: Sample, max_blocks: int = MAX_BLOCKS) -> tuple[np.ndarray, np
     return (np.bincount(block, weights=sample.top[order]), np.bincount(block, weights=sample.bottom[order]))
 
 
+def round_blocks(rounds: np.ndarray, max_blocks: int = MAX_BLOCKS) -> np.ndarray:
+    """Each operation's block: its round's index, consecutive rounds merged into at most
+    ``max_blocks`` blocks."""
+    index = np.unique(rounds, return_inverse=True)[1].reshape(-1)
+    count = int(index.max()) + 1 if index.size else 0
+    return index if count <= max_blocks else index * max_blocks // count
+
+
 def _ratio_draws(sample: Sample, rng: np.random.Generator, draws: int) -> np.ndarray:
     top, bottom = blocks(sample)
     picks = rng.integers(0, top.size, size=(draws, top.size))
@@ -70,10 +81,47 @@ def _ratio_draws(sample: Sample, rng: np.random.Generator, draws: int) -> np.nda
 
 def _round_quantile_draws(values: np.ndarray, rounds: np.ndarray, q: float, rng: np.random.Generator,
                           draws: int) -> np.ndarray:
-    """The ``q`` quantile of resamples of whole rounds."""
-    groups = [values[rounds == r] for r in np.unique(rounds)]
-    picks = rng.integers(0, len(groups), size=(draws, len(groups)))
-    return np.array([np.quantile(np.concatenate([groups[i] for i in row]), q) for row in picks])
+    """The ``q`` quantile of resamples of whole rounds (linear interpolation, as ``np.quantile``),
+    found by rank in the values sorted once: a resample is each block's values times the times
+    its block was drawn, so the value at rank k is where the drawn counts, summed in value order,
+    pass k (``_ranked``)."""
+    block = round_blocks(rounds)
+    order = np.argsort(values, kind="stable")
+    ordered, owner = values[order], block[order]
+    groups = int(owner.max()) + 1
+    picks = rng.integers(0, groups, size=(draws, groups))
+    counts = np.bincount((picks + groups * np.arange(draws)[:, None]).ravel(),
+                         minlength=draws * groups).reshape(draws, groups)
+    total = counts @ np.bincount(owner, minlength=groups)
+    position = q * (total - 1)
+    below = np.floor(position).astype(np.int64)
+    low, high = _ranked(ordered, owner, counts, below), _ranked(ordered, owner, counts, np.minimum(below + 1, total - 1))
+    return low + (position - below) * (high - low)
+
+
+def _ranked(ordered: np.ndarray, owner: np.ndarray, counts: np.ndarray, rank: np.ndarray,
+            checkpoints: int = 1024, batch: int = 256) -> np.ndarray:
+    """Per draw, the value at ``rank`` (from 0) of the resample holding ``counts[d, g]`` copies of
+    block g: the running count is known at ``checkpoints`` places (one product of matrices), then
+    summed exactly within the stretch between two of them, ``batch`` draws at a time (memory:
+    ``batch`` x the stretch, whatever the draws)."""
+    n, groups = ordered.size, counts.shape[1]
+    stretch = -(-n // checkpoints)
+    chunks = -(-n // stretch)
+    per_chunk = np.bincount(np.arange(n) // stretch * groups + owner, minlength=chunks * groups).reshape(chunks, groups)
+    # in floats, for the matrix product's speed: counts stay exact far past any run's size
+    running_at = np.vstack([np.zeros(groups), np.cumsum(per_chunk, axis=0)[:-1]]).T
+    out = np.empty(len(rank))
+    for first in range(0, len(rank), batch):
+        some, wanted = counts[first:first + batch], rank[first:first + batch, None]
+        before = some.astype(float) @ running_at
+        chunk = (before <= wanted).sum(axis=1) - 1
+        rows = np.arange(len(some))
+        at = np.minimum(chunk[:, None] * stretch + np.arange(stretch), n)       # n: past the end, counts 0
+        weights = np.where(at < n, some[rows[:, None], owner[np.minimum(at, n - 1)]], 0)
+        running = before[rows, chunk][:, None] + np.cumsum(weights, axis=1)
+        out[first:first + batch] = ordered[np.minimum(at[rows, (running > wanted).argmax(axis=1)], n - 1)]
+    return out
 
 
 def _quantile_draws(values: np.ndarray, q: float, rng: np.random.Generator, draws: int) -> np.ndarray:

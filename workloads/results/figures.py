@@ -83,13 +83,15 @@ ops / nullif(window_s, 0) AS ops_per_s,
 CASE WHEN ops > 0 AND wire_ops = ops THEN wire_bytes / nullif(window_s, 0) / 1e6 END AS wire_mb_per_s,
 (ops < {MIN_OPS} OR coalesce(window_s, 0) < {MIN_WINDOW_S}) AS short
 """
+# the quantiles of a step as one list aggregate: DuckDB then holds its times once, not once a quantile
 _LATENCY = f"""
-SELECT step, quantile_cont(total_s, 0.50) AS p50_s, quantile_cont(total_s, 0.95) AS p95_s,
-       quantile_cont(total_s, 0.99) AS p99_s, quantile_cont(total_s, 0.999) AS p999_s,
-       quantile_cont(total_s, 0.9999) AS p9999_s, avg(total_s) AS mean_s, min(total_s) AS min_s,
-       quantile_cont(total_s, 0.50) FILTER (WHERE {_HELD_COLD.format(extra="extra")}) AS cold_p50_s,
-       quantile_cont(total_s, 0.50) FILTER (WHERE {_HOST_COLD.format(extra="extra")}) AS host_cold_p50_s
-FROM ops WHERE run_id = ? AND kind = 'measured' AND ok GROUP BY step
+SELECT step, q[1] AS p50_s, q[2] AS p95_s, q[3] AS p99_s, q[4] AS p999_s, q[5] AS p9999_s, mean_s, min_s,
+       cold_p50_s, host_cold_p50_s
+FROM (SELECT step, quantile_cont(total_s, [0.50, 0.95, 0.99, 0.999, 0.9999]) AS q, avg(total_s) AS mean_s,
+             min(total_s) AS min_s,
+             quantile_cont(total_s, 0.50) FILTER (WHERE {_HELD_COLD.format(extra="extra")}) AS cold_p50_s,
+             quantile_cont(total_s, 0.50) FILTER (WHERE {_HOST_COLD.format(extra="extra")}) AS host_cold_p50_s
+      FROM ops WHERE run_id = ? AND kind = 'measured' AND ok GROUP BY step)
 """
 # Open loop (workloads.run.schedule): latency counts from each operation's intended start; late
 # starts and missed ones (the step ended first) are counted
@@ -100,10 +102,7 @@ SELECT step,
        count(*) FILTER (WHERE kind = 'measured' AND {_LATE} > {LATE_S}) AS late_ops,
        count(*) FILTER (WHERE kind = 'missed') AS missed_ops,
        max({_LATE}) FILTER (WHERE kind = 'measured') AS max_start_delay_s,
-       quantile_cont(total_s + {_LATE}, 0.50) FILTER (WHERE kind = 'measured' AND ok) AS latency_p50_s,
-       quantile_cont(total_s + {_LATE}, 0.99) FILTER (WHERE kind = 'measured' AND ok) AS latency_p99_s,
-       quantile_cont(total_s + {_LATE}, 0.999) FILTER (WHERE kind = 'measured' AND ok) AS latency_p999_s,
-       quantile_cont(total_s + {_LATE}, 0.9999) FILTER (WHERE kind = 'measured' AND ok) AS latency_p9999_s
+       quantile_cont(total_s + {_LATE}, [0.50, 0.99, 0.999, 0.9999]) FILTER (WHERE kind = 'measured' AND ok) AS q
 FROM ops WHERE run_id = ? AND intended_s IS NOT NULL AND kind IN ('measured', 'missed') GROUP BY step
 """
 _FIRST_OP = """
@@ -115,20 +114,20 @@ WITH sums AS ({_STEP_SUMS.format(where="WHERE s.run_id = ?")}),
      lat AS ({_LATENCY}), first AS ({_FIRST_OP}), open AS ({_OPEN_LOOP})
 SELECT sums.*, {_RATES}, lat.p50_s, lat.p95_s, lat.p99_s, lat.p999_s, lat.p9999_s, lat.mean_s, lat.min_s,
        lat.cold_p50_s, lat.host_cold_p50_s, coalesce(first.first_ops, 0) AS first_ops, first.first_op_s,
-       open.scheduled_ops, open.late_ops, open.missed_ops, open.max_start_delay_s, open.latency_p50_s,
-       open.latency_p99_s, open.latency_p999_s, open.latency_p9999_s
+       open.scheduled_ops, open.late_ops, open.missed_ops, open.max_start_delay_s, open.q[1] AS latency_p50_s,
+       open.q[2] AS latency_p99_s, open.q[3] AS latency_p999_s, open.q[4] AS latency_p9999_s
 FROM sums LEFT JOIN lat USING (step) LEFT JOIN first USING (step) LEFT JOIN open USING (step)
 ORDER BY step
 """
 _PHASE_COLUMNS = ", ".join(f"{p}_s" for p in PHASES)
 PHASE_SQL = f"""
-SELECT step, kind, replace(phase, '_s', '') AS phase, count(*) AS n, avg(seconds) AS mean_s,
-       quantile_cont(seconds, 0.50) AS p50_s, quantile_cont(seconds, 0.95) AS p95_s,
-       quantile_cont(seconds, 0.99) AS p99_s
-FROM (UNPIVOT (SELECT step, kind, {_PHASE_COLUMNS} FROM ops
-               WHERE run_id = ? AND ok AND kind IN ('measured', 'probe'))
-      ON {_PHASE_COLUMNS} INTO NAME phase VALUE seconds)
-GROUP BY ALL
+SELECT step, kind, phase, n, mean_s, q[1] AS p50_s, q[2] AS p95_s, q[3] AS p99_s
+FROM (SELECT step, kind, replace(phase, '_s', '') AS phase, count(*) AS n, avg(seconds) AS mean_s,
+             quantile_cont(seconds, [0.50, 0.95, 0.99]) AS q
+      FROM (UNPIVOT (SELECT step, kind, {_PHASE_COLUMNS} FROM ops
+                     WHERE run_id = ? AND ok AND kind IN ('measured', 'probe'))
+            ON {_PHASE_COLUMNS} INTO NAME phase VALUE seconds)
+      GROUP BY ALL)
 """
 # One row per run: its headline step (highest rows/s, then ops/s, among steps long enough to
 # measure while there are any) with that step's figures, for the history table.

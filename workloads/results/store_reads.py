@@ -74,11 +74,14 @@ class StoreReads:
             raise StoreError(f"run {run_id} is damaged: {exc}") from None
 
     def ops(self, run_id: str, kinds: tuple[str, ...] | None = None,
-            columns: tuple[str, ...] | None = None, ok_only: bool = False) -> pd.DataFrame:
-        """Every record of the run (or only those of ``kinds``, only successful ones), in time order
-        per step; only ``columns`` of them if given (a figure's few numbers, not every record's text;
-        their text as pandas categories)."""
+            columns: tuple[str, ...] | None = None, ok_only: bool = False, step: int | None = None) -> pd.DataFrame:
+        """Every record of the run (or only those of ``kinds``, of one ``step``, only successful
+        ones), in time order per step; only ``columns`` of them if given (a figure's few numbers, not
+        every record's text; their text as pandas categories)."""
         where, params = "run_id = ?" + (" AND ok" if ok_only else ""), [run_id]
+        if step is not None:
+            where += " AND step = ?"
+            params.append(int(step))
         if kinds:
             where += f" AND kind IN ({', '.join('?' for _ in kinds)})"
             params += list(kinds)

@@ -209,3 +209,29 @@ def test_an_integer_key_is_partitioned_and_sliced_by_its_own_type(ddb_server, tm
         session.close()
     for workload in ("read-day", "slice-download", "minute-bars"):
         _run(tmp_path, _config(ddb_server), dataset, workload)
+
+
+def test_an_integer_keyed_quote_dataset_prepares_its_minute_table_keyed_by_that_integer(ddb_server, tmp_path):
+    """The minute-bars table of a dataset with a bid and an ask is partitioned like the table: its
+    key column of the key's own type (a SYMBOL key in an INT scheme is refused, as DolphinDB does)."""
+    from workloads.datasets.tick_import import import_source
+    path = _write_ids_csv(tmp_path / "quotes.csv")
+    frame = pd.read_csv(path)                                   # a day and a time of day: bars of their own
+    frame = pd.DataFrame({"day": frame["ts"].str[:10], "tod": frame["ts"].str[11:], "id": frame["id"],
+                          "bid": frame["price"], "ask": frame["price"] + 0.01})
+    frame.to_csv(path, index=False)
+    dataset = import_source(path, "id_quotes", Roles(time="day", time_of_day="tod", key="id", price=("bid", "ask")),
+                            types={"id": "INT", "day": "DATE", "tod": "TIME"}).info.name
+    target = make_target("dolphindb", _config(ddb_server))
+    try:
+        layout = target.prepare(dataset, SCALE, StringMode.ARROW)
+    finally:
+        target.close()
+    assert layout.rows == 1_200
+    names = target.names(dataset, SCALE)
+    session = _session(ddb_server)
+    try:
+        columns = session.run(f'schema(loadTable("{names.db}", "{names.minute}")).colDefs')
+    finally:
+        session.close()
+    assert dict(zip(columns["name"], columns["typeString"]))["id"] == "INT"

@@ -144,6 +144,11 @@ def console_jobs(session_id: int) -> str:
     return f"exec rootJobId from getConsoleJobs() where sessionId = {int(session_id)}"
 
 
+def job_settings(session_id: int) -> str:
+    """The priority and parallelism the server granted the job running this (its own session's)."""
+    return f"select priority, parallelism from getConsoleJobs() where sessionId = {int(session_id)}"
+
+
 def cancel_console_job(job_ids: list[str]) -> str:
     """Cancel interactive jobs of another session (DolphinDB's ``cancelConsoleJob``)."""
     return f"cancelConsoleJob({q.string_vector([str(j) for j in job_ids])})"
@@ -384,7 +389,9 @@ def mapreduce_minute_bars(names: Names, cols: Columns, first: dt.date, last: dt.
 
 
 def minute_table_columns(cols: Columns) -> list[tuple[str, str]]:
-    return [(cols.key, "SYMBOL"), (cols.date, "DATE"), ("minute", "MINUTE"),
+    """The minute-bars table, partitioned as the table is: its key of the key's own type (a SYMBOL
+    key cannot live in an INT scheme)."""
+    return [(cols.key, cols.key_type), (cols.date, "DATE"), ("minute", "MINUTE"),
             (cols.bid, "DOUBLE"), (cols.ask, "DOUBLE")]
 
 

@@ -104,3 +104,34 @@ def test_without_an_agent_the_same_step_says_engine_caches_only_everywhere(clust
     assert done.returncode == 0, done.stdout + done.stderr
     assert_clear(done, f"(cleared: {words})")
     assert last_run(cli_store)["cache"] == "cold"
+
+
+def test_one_host_dropped_and_another_not_is_no_host_cold_read(cluster_with_pages, tmp_path):
+    """An agent that drops and one that cannot be reached (a refused loopback port): the step's
+    reads are engine-cold only, and every record says which host was not dropped."""
+    import socket
+    server, pages = cluster_with_pages
+    store = ResultsStore(tmp_path / "results")
+    _cold_step(server, store)
+    with socket.socket() as probe:                   # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        refused = f"127.0.0.1:{probe.getsockname()[1]}"
+    agent = start_agent(tmp_path, "--files", str(pages))
+    try:
+        run_id = _cold_step(server, store, agents=[agent.address, refused], agent_token=TOKEN)
+    finally:
+        agent.stop()
+    step = run_answer(store, run_id).steps[0]
+    assert step.host_cold_ops == 0 and step.cold_line().endswith("(cleared: engine caches only)"), step.cold_line()
+    for extra in store.ops(run_id, ("measured",))["extra"]:
+        facts = json.loads(extra)
+        assert facts["cleared_kinds"] == "engine caches" and "host page cache NOT dropped" in facts["cleared"]
+
+
+def test_a_long_clear_text_keeps_why_a_host_was_not_dropped_when_cut():
+    from workloads.targets.common.cleared import NOT_DROPPED, cleared_text
+    methods = [f"host page cache of 10.0.0.{i}:7000 dropped by its agent: drop_caches [{'r' * 40}]" for i in range(30)]
+    methods.append(f"{NOT_DROPPED} (agent 127.0.0.1:9: connection refused)")
+    text = cleared_text(methods, 1023)
+    assert len(text.encode()) <= 1023 and f"{NOT_DROPPED} (agent 127.0.0.1:9" in text
+    assert cleared_text(methods[:2], 1023) == ", ".join(methods[:2])       # short: as it was

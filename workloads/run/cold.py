@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workloads.targets.common.cleared import kinds_of, merged
+from workloads.targets.common.cleared import cleared_text, kinds_of, merged
 
 HELD, IDLE, SHARED, NOT_CLEARED = 1, 0, 2, 3       # what user 0 decides for each user of a round
 
@@ -72,6 +72,9 @@ def verdict_of(methods: list[str], left_bytes: int | None) -> str:
     return ""
 
 
+CLEARED_BYTES = 1023                # what a round keeps of its clear's text (shared memory, one NUL)
+
+
 class ColdRounds:
     """The rounds of one cold step: made by the launcher with the step's users and the layout's
     day count, inherited by every worker process.
@@ -93,7 +96,7 @@ class ColdRounds:
         self._active = context.RawArray("b", users)
         self._verdict = context.RawArray("b", users)
         self._going = context.RawValue("b", 0)
-        self._cleared = context.RawArray("c", 1024)
+        self._cleared = context.RawArray("c", CLEARED_BYTES + 1)
         self._kinds = context.RawArray("c", 64)
         self._left = context.RawValue("q", -1)
 
@@ -140,7 +143,7 @@ class ColdRounds:
         try:
             methods, left = clear()
             failed = verdict_of(methods, left)
-            text = failed or ", ".join(methods)
+            text = failed or cleared_text(methods, CLEARED_BYTES)
         except Exception as exc:          # a failed clear leaves the round's operations warm, and says so
             methods, left, failed = [], None, "x"
             text = f"the clear failed: {type(exc).__name__}: {str(exc).strip()[:200]}"
@@ -155,7 +158,7 @@ class ColdRounds:
                 self._verdict[user] = SHARED
             else:
                 self._verdict[user] = HELD
-        self._cleared.value = text.encode()[:1023]
+        self._cleared.value = text.encode()[:CLEARED_BYTES]
         self._kinds.value = kinds_of(methods).encode()[:63]
 
     def _acquire(self, semaphore) -> None:

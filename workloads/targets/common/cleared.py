@@ -34,9 +34,25 @@ def kind_of(method: str) -> str | None:
 
 def kinds_of(methods: Iterable[str]) -> str:
     """The kinds a clear's methods emptied, as one canonical text: "engine caches, host page cache",
-    "engine caches", "host page cache" or "" (neither)."""
+    "engine caches", "host page cache" or "" (neither). The host page cache counts only when no
+    host's drop failed: one host dropped and another not is no host-cold read."""
+    methods = list(methods)
     found = {kind_of(m) for m in methods}
+    if any(m.startswith(NOT_DROPPED) for m in methods):
+        found.discard(HOST)
     return ", ".join(k for k in (ENGINE, HOST) if k in found)
+
+
+def cleared_text(methods: Iterable[str], limit: int) -> str:
+    """A clear's methods as one text of at most ``limit`` bytes (UTF-8): where they are longer, the
+    notes of a drop that did not happen first, so that a cut never loses why a read was not cold."""
+    methods = list(methods)
+    text = ", ".join(methods)
+    if len(text.encode()) <= limit:
+        return text
+    failed = [m for m in methods if m.startswith(NOT_DROPPED)]
+    text = ", ".join(failed + [m for m in methods if not m.startswith(NOT_DROPPED)])
+    return text.encode()[:limit - 3].decode(errors="ignore") + "…"
 
 
 def merged(*kinds: str) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from workloads.targets.dolphindb.cluster import NODE_POLICIES, PROTOCOLS, ROLES, ClusterProfile
 from workloads.targets.dolphindb import quote as ddb_quote
+from workloads.targets.dolphindb.connection import MAX_PRIORITY
 
 DEFAULT_PORT_HINT = "8848"
 
@@ -71,7 +72,7 @@ def add_dolphindb_arguments(parser) -> None:
     ddb.add_argument("--node-policy", help="one | round_robin | random (over the data nodes)")
     ddb.add_argument("--use-compute-nodes", action="store_true", default=None,
                      help="route users to the compute nodes instead of the data nodes")
-    ddb.add_argument("--priority", type=int, help="job priority of every query, 0-9 (the client's default: 4)")
+    ddb.add_argument("--priority", type=int, help="job priority of every query, 0-8 (the client's default: 4)")
     ddb.add_argument("--parallelism", type=int,
                      help="job parallelism of every query, 1-64 (the client's default: 64; the reports' API: 2)")
     ddb.add_argument("--db-prefix", help="database path prefix, e.g. dfs://tickbench")
@@ -96,7 +97,7 @@ def dolphindb_config(args, config: dict[str, Any], password_fn: Callable[[str], 
         if value is not None:
             profile[key] = value
             config.pop(key, None)      # the file's top-level override must not beat the flag
-    for key, low, high in (("priority", 0, 9), ("parallelism", 1, 64)):
+    for key, low, high in (("priority", 0, MAX_PRIORITY), ("parallelism", 1, 64)):
         value = getattr(args, key, None)
         if value is not None:
             if not low <= value <= high:

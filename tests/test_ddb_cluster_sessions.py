@@ -90,6 +90,28 @@ def test_a_report_002_reproduction_runs_every_job_at_parallelism_2_on_data_nodes
     assert "target: jobs at priority 4, parallelism 2 on every job (session.run)" in shown(tmp_path, run_id)
 
 
+def test_a_run_records_the_priority_and_parallelism_the_server_granted_not_those_asked(ddb_server_factory):  # noqa: F811
+    """A user other than an administrator gets parallelism 2 unless raised (setMaxJobParallelism),
+    and at most the priority setMaxJobPriority allows: the environment says what was granted."""
+    import dolphindb as ddb
+    server = ddb_server_factory(users={"admin": "123456", "quant": "pw"})
+    config = {"profile": server.profile(user="quant"), "password": "pw", "timeout": 5, "priority": 8}
+    granted = DolphinDBTarget(config).describe()["job_scheduling"]
+    assert granted.startswith("priority 8, parallelism 2 on every job (session.run), as the server granted them")
+    assert "asked 8 and 64: the user's caps lowered them" in granted
+    admin = ddb.session()
+    admin.connect(server.host, server.port, "admin", "123456")
+    try:
+        admin.run('setMaxJobPriority("quant", 3)')
+        admin.run('setMaxJobParallelism("quant", 64)')
+    finally:
+        admin.close()
+    granted = DolphinDBTarget(config).describe()["job_scheduling"]
+    assert granted.startswith("priority 3, parallelism 64 on every job") and "asked 8 and 64" in granted
+    own = DolphinDBTarget({**config, "profile": server.profile(), "password": PASSWORD}).describe()["job_scheduling"]
+    assert own.startswith("priority 8, parallelism 64 on every job") and "asked" not in own   # admin: all granted
+
+
 def test_users_go_to_data_nodes_unless_the_profile_routes_them_to_compute_nodes():
     nodes = (Node("c0", 8900, "controller"), Node("k1", 8901, "compute"), Node("d1", 8902, "data"),
              Node("k2", 8903, "compute"), Node("d2", 8904, "data"))
@@ -124,8 +146,8 @@ def test_the_run_flags_set_compute_routing_and_job_scheduling():
     assert (target.priority, target.parallelism) == (6, 2) and target.profile.user_nodes[0].host == "k"
     with pytest.raises(ValueError, match="--parallelism 65 is not between 1 and 64"):
         config("--parallelism", "65")
-    with pytest.raises(TargetError, match="priority 10 is not between 0 and 9"):
-        DolphinDBTarget({**plain, "priority": 10})
+    with pytest.raises(TargetError, match="priority 9 is not between 0 and 8"):     # 9 is never granted
+        DolphinDBTarget({**plain, "priority": 9})
 
 
 def test_the_admin_session_lands_on_a_data_node_when_a_compute_node_is_listed_first(ddb_server_factory):  # noqa: F811

@@ -3,7 +3,10 @@ them: every script or function request is a job with the priority and parallelis
 header asked for (what the client's ``session.run(..., priority=, parallelism=)`` sends), listed by
 ``getConsoleJobs()`` on its node while it runs (node, userID, rootJobId, jobType, desc, priority,
 parallelism, receiveTime, sessionId) and cancelled from another session by
-``cancelConsoleJob(rootJobId)``.
+``cancelConsoleJob(rootJobId)``. As DolphinDB does, a job gets at most its user's caps:
+priority at most ``setMaxJobPriority``'s (0-8; 8 unless set), parallelism at most
+``setMaxJobParallelism``'s (1-64; unless set 64 for an administrator and 2 for any other user,
+the function's reference page says); ``getConsoleJobs`` lists what was applied.
 
 DolphinDB cancels a job between its sub-tasks; here a job held by the ``delay`` fault stands for
 one waiting on its sub-tasks, so a cancel ends it before it runs (nothing it would share is shared)
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tests.ddbserver import codec as c
-from tests.ddbserver.syntax import STR, unquote
+from tests.ddbserver.syntax import STR, ScriptError, unquote
 
 CANCELLED_MESSAGE = "The job has been cancelled."
 
@@ -40,12 +43,25 @@ class Job:
     cancelled: threading.Event = field(default_factory=threading.Event)
 
 
+MAX_PRIORITY = 8
+ADMIN_PARALLELISM, USER_PARALLELISM = 64, 2
+
+
 class Jobs:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.running: dict[str, Job] = {}
         self.log: list[dict] = []
         self.cancels: list[dict] = []
+        self.max_priority: dict[str, int] = {}         # setMaxJobPriority, per user
+        self.max_parallelism: dict[str, int] = {}      # setMaxJobParallelism, per user
+
+    def applied(self, user: str, priority: int | None, parallelism: int | None) -> tuple[int | None, int | None]:
+        """What the server grants a job of ``user`` that asked for these: at most the user's caps."""
+        cap_priority = self.max_priority.get(user, MAX_PRIORITY)
+        cap_parallelism = self.max_parallelism.get(user, ADMIN_PARALLELISM if user == "admin" else USER_PARALLELISM)
+        return (None if priority is None else min(priority, cap_priority),
+                None if parallelism is None else min(parallelism, cap_parallelism))
 
     def start(self, node: str, user: str, session: str, priority: int | None, parallelism: int | None,
               text: str) -> Job | None:
@@ -53,13 +69,15 @@ class Jobs:
         desc = text.strip().split("\n", 1)[0][:120]
         if desc.startswith("testServer"):
             return None
-        job = Job(str(uuid.uuid4()), node, user, int(session) if session.isdigit() else 0, priority,
-                  parallelism, desc, int(time.time() * 1000))
         with self._lock:
+            granted_priority, granted_parallelism = self.applied(user, priority, parallelism)
+            job = Job(str(uuid.uuid4()), node, user, int(session) if session.isdigit() else 0, granted_priority,
+                      granted_parallelism, desc, int(time.time() * 1000))
             self.running[job.root_job_id] = job
             self.log.append({"seq": len(self.log), "node": node, "session": job.session, "priority": priority,
-                             "parallelism": parallelism, "desc": desc, "root_job_id": job.root_job_id,
-                             "cancelled": False})
+                             "parallelism": parallelism, "applied_priority": granted_priority,
+                             "applied_parallelism": granted_parallelism, "desc": desc,
+                             "root_job_id": job.root_job_id, "cancelled": False})
         return job
 
     def end(self, job: Job | None) -> None:
@@ -88,7 +106,28 @@ class Jobs:
             (r"exec rootJobId from getConsoleJobs\(\) where sessionId = (\d+)",
              lambda s, m: self._ids_of(s.node.name, int(m.group(1)))),
             (rf"cancelConsoleJob\((\[[^\]]*\]|{STR})\)", self._cancel),
+            (r"select priority, parallelism from getConsoleJobs\(\) where sessionId = (\d+)",
+             lambda s, m: self._settings_of(s.node.name, int(m.group(1)))),
+            (rf"setMaxJobPriority\({STR}, *(\d+)\)", lambda s, m: self._set_cap(s, m, self.max_priority, 0, 8)),
+            (rf"setMaxJobParallelism\({STR}, *(\d+)\)",
+             lambda s, m: self._set_cap(s, m, self.max_parallelism, 1, 64)),
         ]
+
+    def _settings_of(self, node: str, session: int) -> c.Table:
+        jobs = [j for j in self._jobs_on(node) if j.session == session]
+        ints = lambda values: c.Vector(c.INT, np.array(values, dtype="i4"))  # noqa: E731
+        return c.Table("", {"priority": ints([-1 if j.priority is None else j.priority for j in jobs]),
+                            "parallelism": ints([-1 if j.parallelism is None else j.parallelism for j in jobs])})
+
+    def _set_cap(self, s, m, caps: dict[str, int], low: int, high: int) -> c.Scalar:
+        if s.user != "admin":
+            raise ScriptError("Only administrators execute function " + m.group(0).split("(")[0])
+        value = int(m.group(2))
+        if not low <= value <= high:
+            raise ScriptError(f"The value must be between {low} and {high}.")
+        with self._lock:
+            caps[unquote(m.group(1))] = value
+        return c.Scalar(c.VOID, None)
 
     def _jobs_on(self, node: str) -> list[Job]:
         with self._lock:

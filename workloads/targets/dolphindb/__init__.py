@@ -15,9 +15,12 @@ Config keys: ``host``/``port``/``user``/``password`` (one node) or ``profile`` (
 ``ClusterProfile`` dict) plus ``password``; ``db_prefix`` (default ``dfs://tickbench``);
 ``protocol`` (DDB|PICKLE|ARROW) and ``compress`` (override the profile's); ``node_policy``
 (one|round_robin|random) and ``seed``; ``use_compute_nodes`` (users on the profile's compute nodes
-instead of its data nodes; default false); ``priority`` (0-9) and ``parallelism`` (1-64): the job
-priority and parallelism every ``session.run`` sends (default the client's own 4 and 64; the
-reproduced reports set parallelism 2, as their API sent); ``timeout`` (connect/login, s, default 10);
+instead of its data nodes; default false); ``priority`` (0-8) and ``parallelism`` (1-64): the job
+priority and parallelism every ``session.run`` asks for (default the client's own 4 and 64; the
+reproduced reports set parallelism 2, as their API sent); the server grants at most the user's caps
+(``setMaxJobPriority``, ``setMaxJobParallelism``: a user other than an administrator gets
+parallelism 2 unless raised), and the run records what it granted, read back from
+``getConsoleJobs()``; ``timeout`` (connect/login, s, default 10);
 ``query_timeout`` (one reply, s, default 3600); ``chunk_rows`` (load batch, default 200,000);
 ``measure_transfer`` (default true; probes read the raw reply); ``csv_dir_on_server`` (the folder
 where the server reads imported and writes exported CSV files, when it is not the client's).
@@ -31,8 +34,8 @@ from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.cluster import ClusterProfile, Node, pickle_refusal
 from workloads.targets.dolphindb.cold_cache import DolphinDBColdCache
-from workloads.targets.dolphindb.connection import (CLIENT_PARALLELISM, CLIENT_PRIORITY, DolphinDBConnection,
-                                                    job_setting, scheduling_note)
+from workloads.targets.dolphindb.connection import (CLIENT_PARALLELISM, CLIENT_PRIORITY, MAX_PRIORITY,
+                                                    DolphinDBConnection, job_setting, scheduling_note)
 from workloads.targets.dolphindb.layout import DolphinDBLayout
 from workloads.targets.dolphindb.reads import PICKLE_TRANSFER_FROM, DolphinDBReads
 from workloads.targets.dolphindb.wire import RawConnection
@@ -82,7 +85,7 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
         self.chunk_rows = int(self.config.get("chunk_rows", 200_000))
         self.measure_transfer = bool(self.config.get("measure_transfer", True))
         self.seed = int(self.config.get("seed", 0))
-        self.priority = job_setting(self.config, "priority", CLIENT_PRIORITY, 0, 9)
+        self.priority = job_setting(self.config, "priority", CLIENT_PRIORITY, 0, MAX_PRIORITY)
         self.parallelism = job_setting(self.config, "parallelism", CLIENT_PARALLELISM, 1, 64)
         self._session = None
         self._session_id = ""         # the worker session's server id, kept to cancel its lost jobs
@@ -101,6 +104,20 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
         self.cache_note = ""          # why the last drop_cache applied nothing, when it did not
         self.swept: list[str] = []    # what prepare's sweep undefined ("node: name")
 
+    def _granted(self, session, node: Node) -> str:
+        """The job priority and parallelism the server grants this user, read back from the job
+        asking (``getConsoleJobs``): a user's caps lower what a run asks, silently."""
+        granted = self._run(session, node, scripts.job_settings(session.getSessionId()))
+        if granted is None or len(granted) == 0:
+            return f"priority {self.priority}, parallelism {self.parallelism} asked; what the server granted not read"
+        priority, parallelism = int(granted["priority"].iloc[0]), int(granted["parallelism"].iloc[0])
+        text = (f"priority {priority}, parallelism {parallelism} on every job (session.run), as the server "
+                f"granted them{scheduling_note(priority, parallelism)}")
+        if (priority, parallelism) != (self.priority, self.parallelism):
+            text += (f"; asked {self.priority} and {self.parallelism}: the user's caps lowered them "
+                     "(setMaxJobPriority, setMaxJobParallelism)")
+        return text
+
     def describe(self) -> dict[str, Any]:
         from workloads.targets.dolphindb.cluster import discover_nodes
 
@@ -108,19 +125,22 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
             "kind": self.kind, "profile": self.profile.to_dict(), "db_prefix": self.prefix,
             "transfer_method": (f"probe operations: {PICKLE_TRANSFER_FROM}: the server-kept result re-read "
                                 "in DolphinDB's own encoding over a bare socket (the raw reader cannot frame "
-                                "the pickle stream), framing walked without decoding"
+                                "the pickle stream), framing walked without decoding; so decode is PICKLE's "
+                                "fetch minus a DDB re-read: two encodings, an estimate"
                                 if self.profile.protocol == "PICKLE"
                                 else "probe operations: bare-socket re-read of the server-kept result, "
                                      "framing walked without decoding"),
-            "job_scheduling": f"priority {self.priority}, parallelism {self.parallelism} on every job "
-                              f"(session.run){scheduling_note(self.priority, self.parallelism)}",
+            "job_scheduling": f"priority {self.priority}, parallelism {self.parallelism} asked of every job "
+                              f"(session.run){scheduling_note(self.priority, self.parallelism)}; "
+                              "what the server granted not read",
             "user_nodes": ("compute nodes (use_compute_nodes)" if self.profile.use_compute_nodes
                            else "data nodes"),
             "cold_cache": "before each operation and probe of a cold step, in the worker's session: "
                           "pnodeRun(flushOLAPCache) (fresh writes out of the OLAP cache engine), then "
                           "pnodeRun(clearAllCache) on every data node (and compute node outside a compute "
                           "group), and clearComputeNodeCache on every compute node of a 3.x compute group; "
-                          "the servers' OS page cache is not controlled",
+                          "the servers' OS page cache is dropped by each host's agent where the target "
+                          "names agents (--agent), and left as it is where it names none",
             "strings": "as the dolphindb client returns them",
         }
         if self.reply_note:
@@ -131,6 +151,7 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
             session, node = self._admin_session()
             try:
                 info["server_version"] = str(self._run(session, node, scripts.version()))
+                info["job_scheduling"] = self._granted(session, node)
             finally:
                 session.close()
             discovery = discover_nodes(self.profile, timeout=self.timeout)

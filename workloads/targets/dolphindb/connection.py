@@ -43,6 +43,7 @@ LOST = "connection lost or reply timed out"
 # the dolphindb client's own defaults for session.run (3.0.x ``session.run`` docstring); up to API
 # 1.30.22 it sent parallelism 2, DolphinDB's default for an interactive job (job-management tutorial)
 CLIENT_PRIORITY, CLIENT_PARALLELISM = 4, 64
+MAX_PRIORITY = 8                       # a user's cap can be set to 0-8 (setMaxJobPriority): 9 is never granted
 REPORTS_PARALLELISM = 2
 
 

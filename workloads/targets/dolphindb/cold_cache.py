@@ -12,7 +12,9 @@ cleared"). The nodes come from ``getClusterPerf`` (``mode``, ``computeGroup``; a
 ``state`` is not online is left out), asked once per worker and asked again once when a clear
 fails (a node gone down since, or back); a single node is cleared with ``pnodeRun(clearAllCache)``. It returns the methods applied,
 and nothing when any of them failed (so no operation is called cold on a partial clear). The
-servers' OS page cache cannot be dropped from a client (report 000 did it on the servers).
+servers' OS page cache cannot be dropped from a client: a Tickbench agent on each server host
+drops it (``workloads.agent``, asked by the worker after this clear), as report 000 did on the
+servers; without agents a read is engine-cold only, and says so.
 """
 from __future__ import annotations
 

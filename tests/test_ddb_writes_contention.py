@@ -298,3 +298,27 @@ def test_a_flush_the_server_refuses_is_noted_and_the_clears_still_run(ddb_server
     assert [c["function"] for c in server.stats()["clears"]][-1:] == ["clearAllCache"]
     from workloads.targets.common.cleared import kinds_of
     assert kinds_of(applied) == "engine caches"
+
+
+def test_a_database_reused_from_a_build_with_other_key_ranges_is_refused_in_one_line(ddb_server_factory):  # noqa: F811
+    """The key groups writers own come from the live scheme's check, not from code alone: a
+    database of the same name cut into other ranges (an older build's) would make writers share
+    partitions again, silently."""
+    server = ddb_server_factory()
+    target = DolphinDBTarget(config(server, db_prefix="dfs://older"))
+    names = target.names("taq", SCALE)
+    days = get_dataset("taq").trading_days(SCALE)
+    older = session(server)
+    try:                                        # an older build's cut: 4 ranges where this one cuts 20
+        older.run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=31),
+                                          ["A", "G", "M", "S", "~"]))
+    finally:
+        older.close()
+    layout = target.prepare("taq", SCALE, StringMode.ARROW)
+    target.close()
+    with pytest.raises(Exception, match=r"^dfs://older\S* holds 4 key ranges \(A to ~\), not the 20 this version "
+                                        r"cuts .*: made by another build; drop it"):
+        target.key_groups(layout)
+    fresh = DolphinDBTarget(config(server, db_prefix="dfs://fresh"))
+    assert len(fresh.key_groups(fresh.prepare("taq", SCALE, StringMode.ARROW))) == SCALE.symbols
+    fresh.close()

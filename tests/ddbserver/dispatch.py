@@ -123,6 +123,7 @@ class Dispatcher:
             (r"exec name from objs\(true\) where shared = true",
              lambda s, m: c.Vector(c.STRING, np.array(self.store.shared_names(s.node.name), dtype=object))),
             (rf"schema\({LOAD}\)\.colDefs", self._col_defs),
+            (rf"schema\({LOAD}\)\.partitionSchema\[1\]", self._key_scheme),
             (rf"existsDatabase\({STR}\)",
              lambda s, m: c.Scalar(c.BOOL, unquote(m.group(1)) in self.store.databases)),
             (rf"existsTable\({STR}, {STR}\)",
@@ -158,6 +159,18 @@ class Dispatcher:
             "name": c.Vector(c.STRING, np.array([n for n, _ in meta.columns], dtype=object)),
             "typeString": c.Vector(c.STRING, np.array([c.TYPE_NAMES[t] for _, t in meta.columns], dtype=object)),
             "typeInt": c.Vector(c.INT, np.array([t for _, t in meta.columns], dtype="i4"))})
+
+    def _key_scheme(self, s, m) -> c.Vector:
+        """``schema(t).partitionSchema[1]``: the RANGE boundaries of a COMPO table's key level."""
+        path = unquote(m.group(1))
+        self.store.dfs_table(path, unquote(m.group(2)))
+        db = self.store.databases[path]
+        if not db.key_bounds:
+            raise ScriptError("Index out of range.")         # a VALUE scheme by day alone has one level
+        if db.key_type == c.SYMBOL:
+            return c.Vector(c.STRING, np.array(db.key_bounds, dtype=object))
+        return c.Vector(db.key_type, np.array(db.key_bounds, dtype={c.INT: "i4", c.LONG: "i8", c.SHORT: "i2",
+                                                                     c.CHAR: "i1"}[db.key_type]))
 
     def _clear_cache(self, s, m):
         self.store.cache_clears += 1

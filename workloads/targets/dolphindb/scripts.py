@@ -144,6 +144,12 @@ def console_jobs(session_id: int) -> str:
     return f"exec rootJobId from getConsoleJobs() where sessionId = {int(session_id)}"
 
 
+def key_scheme(names: Names) -> str:
+    """The live RANGE boundaries of the table's key level (its COMPO scheme's second), as the
+    database holds them: a database built by another version may cut other ranges."""
+    return f"schema({load(names, names.table)}).partitionSchema[1]"
+
+
 def job_settings(session_id: int) -> str:
     """The priority and parallelism the server granted the job running this (its own session's)."""
     return f"select priority, parallelism from getConsoleJobs() where sessionId = {int(session_id)}"

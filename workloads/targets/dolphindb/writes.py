@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from workloads.datasets import get_dataset
-from workloads.targets.base import IMPORT_TABLE, Layout, OpResult
+from workloads.targets.base import IMPORT_TABLE, Layout, OpResult, TargetError
 from workloads.targets.common.sizes import rows_bytes
 from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
@@ -77,17 +77,33 @@ class DolphinDBWrites:
         self._ensured.add(self._upload_name)
 
     def key_groups(self, layout: Layout) -> list[frozenset]:
-        """The dataset's keys grouped by the RANGE partition they fall in (as ``prepare`` cut the
-        boundaries), in boundary order; [] for a dataset partitioned by day alone."""
+        """The dataset's keys grouped by the RANGE partition they fall in, in boundary order; []
+        for a dataset partitioned by day alone. The boundaries are this build's, checked against
+        the live scheme (a database reused from a build that cut other ranges would bring the
+        lock contention the groups avoid back, silently)."""
         if not self.columns(layout.dataset).key:
             return []
         keys = typed_keys(layout.dataset, get_dataset(layout.dataset).keys(layout.scale))
         bounds = key_bounds(keys, KEY_BUCKETS.get(layout.dataset, DEFAULT_KEY_BUCKETS))
+        self._check_key_scheme(layout, bounds)
         groups: list[set] = [set() for _ in bounds[:-1]]
         for key in set(keys):
             groups[bisect.bisect_right(bounds, key) - 1].add(key)
         return [frozenset(g) for g in groups if g]
 
+    def _check_key_scheme(self, layout: Layout, bounds: list) -> None:
+        names = self.names(layout.dataset, layout.scale)
+        own = self._session is None
+        session, node = self._admin_session() if own else (self._session, self._node)
+        try:
+            live = [str(b) for b in self._run(session, node, scripts.key_scheme(names))]
+        finally:
+            if own:
+                session.close()
+        if live != [str(b) for b in bounds]:
+            raise TargetError(f"{names.db} holds {len(live) - 1} key ranges ({_span(live)}), not the {len(bounds) - 1} "
+                              f"this version cuts ({_span(bounds)}): made by another build; drop it (tickbench "
+                              "targets clean) or set another db_prefix")
 
     # --- reports 001 and 004: import, export ------------------------------------------------------
     def server_path(self, path: Path) -> str:
@@ -152,3 +168,7 @@ class DolphinDBWrites:
                 self._run(session, node, scripts.truncate(names, target))
         finally:
             session.close()
+
+
+def _span(bounds: list) -> str:
+    return f"{bounds[0]} to {bounds[-1]}" if bounds else "none"

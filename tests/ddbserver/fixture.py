@@ -71,6 +71,10 @@ class RunningServer:
         """Take nodes down (state 0, no more connections); the aliases now offline."""
         return self._call("testServerNodes", json.dumps({"offline": list(aliases)}))
 
+    def bring_online(self, *aliases: str) -> list[str]:
+        """Bring nodes back (their caches as they were); the aliases still offline."""
+        return self._call("testServerNodes", json.dumps({"online": list(aliases)}))
+
     def jobs_since(self, seen: int) -> list[dict]:
         """The console jobs logged after the first ``seen`` (node, session, priority, parallelism,
         desc, cancelled); take ``len(stats()["jobs"]["log"])`` first."""

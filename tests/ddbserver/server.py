@@ -9,7 +9,8 @@ logged-in sessions (sessions.py) and refuses connections past its limit. Every s
 request is a console job (jobs.py) that ``cancelConsoleJob`` can stop while the delay fault holds
 it. A node taken offline (``--offline`` at start, or ``testServerNodes`` with
 ``{"offline": [aliases]}`` at run time) stops listening and drops its connections; getClusterPerf
-reports it with state 0.
+reports it with state 0. ``{"online": [aliases]}`` brings it back on its port, its caches as it
+left them (a node that was unreachable, not restarted, still holds what it read).
 """
 from __future__ import annotations
 
@@ -105,6 +106,19 @@ class TestServer:
             srv.server_close()
         return [n.name for n in self.nodes if not n.online]
 
+    def bring_online(self, aliases: list[str]) -> None:
+        """Nodes taken offline listen again on their ports, state 1 in getClusterPerf."""
+        for alias in aliases:
+            node = self.topology.node(alias)
+            if node.online:
+                continue
+            at = next(i for i, s in enumerate(self._servers) if s.server_address[1] == node.port)
+            srv = _Listener((self._servers[at].server_address[0], node.port), _Handler)
+            srv.owner = self
+            self._servers[at] = srv
+            node.online = True
+            threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
     def stop(self) -> None:
         for srv in self._servers:
             srv.shutdown()
@@ -114,8 +128,9 @@ class TestServer:
     def answer(self, req, session: Session) -> bytes:
         """The reply to one request, run as a console job (connects and control calls are none)."""
         if req.command == "function" and req.lines and req.lines[0] == "testServerNodes":
-            offline = json.loads(req.args[0].value).get("offline", [])
-            return ok_reply(req.session, [c.Scalar(c.STRING, json.dumps(self.take_offline(list(offline))))])
+            asked = json.loads(req.args[0].value)
+            self.bring_online(list(asked.get("online", [])))
+            return ok_reply(req.session, [c.Scalar(c.STRING, json.dumps(self.take_offline(list(asked.get("offline", [])))))])
         key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
         job = None if req.command == "connect" else self.dispatcher.jobs.start(
             session.node.name, session.user, req.session, req.priority, req.parallelism, key)

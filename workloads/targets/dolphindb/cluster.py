@@ -89,10 +89,10 @@ class ClusterProfile:
 
     @property
     def data_nodes(self) -> tuple[Node, ...]:
-        """Nodes that hold the data: data and single nodes; all listed nodes when none has a role
-        that serves queries (a bare address); none when only compute nodes serve."""
-        storing = tuple(n for n in self.nodes if n.role in ("data", "single"))
-        return storing or (() if self.compute_nodes else self.nodes)
+        """Nodes listed that hold the data: data and single nodes. None when only a controller or
+        compute nodes are listed: the target then asks the cluster for its data nodes (a
+        controller serves no query of a user)."""
+        return tuple(n for n in self.nodes if n.role in ("data", "single"))
 
     @property
     def compute_nodes(self) -> tuple[Node, ...]:
@@ -354,11 +354,13 @@ def profile_from_discovery(profile: ClusterProfile, discovery: Discovery) -> Clu
     return replace(profile, nodes=listed or profile.nodes)
 
 
-def pick_node(profile: ClusterProfile, worker_index: int, seed: int = 0) -> Node:
-    """The node worker ``worker_index`` talks to: ``one`` = the first data node for everyone,
-    ``round_robin`` = data nodes in turn, ``random`` = a seeded random data node per worker
-    (compute nodes instead of data nodes only when the profile says ``use_compute_nodes``)."""
-    nodes = profile.user_nodes
+def pick_node(profile: ClusterProfile, worker_index: int, seed: int = 0,
+              nodes: tuple[Node, ...] | None = None) -> Node:
+    """The node worker ``worker_index`` talks to, of ``nodes`` (those online; default the profile's
+    user nodes): ``one`` = the first for everyone, ``round_robin`` = each in turn, ``random`` = a
+    seeded random one per worker (compute nodes instead of data nodes only when the profile says
+    ``use_compute_nodes``)."""
+    nodes = nodes or profile.user_nodes
     if profile.node_policy == "one":
         return nodes[0]
     if profile.node_policy == "round_robin":

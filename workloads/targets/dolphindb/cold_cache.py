@@ -9,8 +9,8 @@ outside a compute group), and on a 3.x cluster with compute groups
 ``clearComputeNodeCache(<database>)`` on every compute node of a group (``clearAllCache`` leaves
 their cache alone; DolphinDB says even this "does not guarantee that all cached data will be
 cleared"). The nodes come from ``getClusterPerf`` (``mode``, ``computeGroup``; a node whose
-``state`` is not online is left out), asked once per worker and asked again once when a clear
-fails (a node gone down since, or back); a single node is cleared with ``pnodeRun(clearAllCache)``. It returns the methods applied,
+``state`` is not online is left out), asked before every clear (a node down at the last clear
+may be back, its cache warm) and asked again once when a clear fails (a node gone down since); a single node is cleared with ``pnodeRun(clearAllCache)``. It returns the methods applied,
 and nothing when any of them failed (so no operation is called cold on a partial clear). The
 servers' OS page cache cannot be dropped from a client: a Tickbench agent on each server host
 drops it (``workloads.agent``, asked by the worker after this clear), as report 000 did on the
@@ -32,6 +32,7 @@ class DolphinDBColdCache:
     def drop_cache(self, layout: Layout) -> list[str]:
         """Empty every DolphinDB cache that could hold the layout's data (see the module doc), on
         this worker's own session; the methods applied, or [] when any of them failed."""
+        self._clear_plan = None              # asked anew: a node down at the last clear may be back, warm
         try:
             applied = self._clear_caches(layout)
         except TargetError:
@@ -69,7 +70,7 @@ class DolphinDBColdCache:
     def _cache_nodes(self) -> tuple[list[str] | None, list[str]]:
         """(aliases clearAllCache runs on, or None for a single node; compute-group aliases),
         from getClusterPerf through this worker's session: online nodes only (``state``), asked
-        once and again when a clear fails."""
+        before every clear and again when one fails."""
         if self._clear_plan is None:
             try:
                 perf = self._run(self._session, self._node, scripts.cluster_perf())

@@ -102,13 +102,37 @@ class DolphinDBConnection:
         return self._connect(node, metadata=True), node
 
     def _admin_node(self) -> Node:
-        """The first data node listed, else (a profile of compute nodes only) the first the
-        cluster reports online: never a compute node, where pnodeRun reaches only its group."""
-        nodes = self.profile.data_nodes or self._reported_data_nodes()
+        """The first data node listed and online, else (a profile of compute nodes or a controller
+        only) the first the cluster reports online: never a compute node, where pnodeRun reaches
+        only its group."""
+        nodes = self._online(self.profile.data_nodes) or self._reported_data_nodes()
         if not nodes:
             raise TargetError(f"DolphinDB cluster {self.profile.name!r}: no data node is listed and none is "
                               "reported online; list a data node in the profile")
         return nodes[0]
+
+    def _online(self, nodes: tuple[Node, ...]) -> tuple[Node, ...]:
+        """``nodes`` less those the cluster reports offline (getClusterPerf's ``state``, asked of
+        the entry node now: a node down when a plan was made may be back); as listed where there
+        is no cluster to ask."""
+        if not nodes:
+            return nodes
+        try:
+            discovery = discover_nodes(self.profile, timeout=self.timeout)
+        except (ConnectionError, RuntimeError):
+            return nodes                       # nobody to ask: the connect says what is wrong
+        if not discovery.from_cluster:
+            return nodes
+        down = {(n.port, host) for n in discovery.nodes if not n.state for host in (n.host, n.lan_host)}
+        down_ports = {n.port for n in discovery.nodes if not n.state}
+        return tuple(n for n in nodes if (n.port, n.host) not in down and not (
+            n.port in down_ports and not any(i.port == n.port and i.state for i in discovery.nodes)))
+
+    def _user_nodes(self) -> tuple[Node, ...]:
+        """Where users go: the profile's user nodes online, else (a controller listed alone) the
+        data nodes the cluster reports online."""
+        return self._online(self.profile.user_nodes) or (
+            () if self.profile.use_compute_nodes else self._reported_data_nodes())
 
     def _reported_data_nodes(self) -> tuple[Node, ...]:
         """The data nodes getClusterPerf reports online (asked of the entry node once)."""
@@ -165,7 +189,7 @@ class DolphinDBConnection:
     def nodes_in_use(self) -> tuple[Node, ...]:
         """Every node a worker of this run may be given: the first user node under the policy
         ``one``, else all of them (the users of a step are not known here)."""
-        nodes = self.profile.user_nodes
+        nodes = self._user_nodes()
         return nodes[:1] if self.profile.node_policy == "one" else nodes
 
     def sweep_nodes(self) -> tuple[Node, ...]:
@@ -201,7 +225,10 @@ class DolphinDBConnection:
     def open(self, layout: Layout, worker: int = 0) -> None:
         self.close()
         self._worker = worker
-        self._node = pick_node(self.profile, worker, self.seed)
+        nodes = self._user_nodes()
+        if not nodes:
+            raise TargetError(f"DolphinDB cluster {self.profile.name!r}: no node to route users to is online")
+        self._node = pick_node(self.profile, worker, self.seed, nodes)
         self._session = self._connect(self._node)
         self._session_id = str(self._session.getSessionId())
         tag = f"w{int(worker)}_{os.getpid()}_{os.urandom(3).hex()}"

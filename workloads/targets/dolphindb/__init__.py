@@ -31,7 +31,7 @@ from typing import Any
 
 from workloads.targets.base import Target, TargetError
 from workloads.targets.dolphindb import quote as q
-from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb import console_jobs, scripts
 from workloads.targets.dolphindb.cluster import ClusterProfile, Node, pickle_refusal
 from workloads.targets.dolphindb.cold_cache import DolphinDBColdCache
 from workloads.targets.dolphindb.connection import (CLIENT_PARALLELISM, CLIENT_PRIORITY, MAX_PRIORITY,
@@ -107,7 +107,7 @@ class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, Dolph
     def _granted(self, session, node: Node) -> str:
         """The job priority and parallelism the server grants this user, read back from the job
         asking (``getConsoleJobs``): a user's caps lower what a run asks, silently."""
-        granted = self._run(session, node, scripts.job_settings(session.getSessionId()))
+        granted = self._run(session, node, console_jobs.job_settings(session.getSessionId()))
         if granted is None or len(granted) == 0:
             return f"priority {self.priority}, parallelism {self.parallelism} asked; what the server granted not read"
         priority, parallelism = int(granted["priority"].iloc[0]), int(granted["parallelism"].iloc[0])

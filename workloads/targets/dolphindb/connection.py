@@ -31,7 +31,7 @@ import time
 
 from workloads.targets.base import Layout, TargetError
 from workloads.targets.dolphindb import quote as q
-from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb import console_jobs, scripts
 from workloads.targets.dolphindb.cluster import Node, _server_text, discover_nodes, open_session, pick_node
 from workloads.targets.dolphindb.wire import RawConnection, WireError
 
@@ -171,14 +171,14 @@ class DolphinDBConnection:
             self.cancel_note = f"{node.address}: the lost session's job could not be looked for"
             return
         try:
-            jobs = list(self._run(admin, node, scripts.console_jobs(session_id)))
+            jobs = list(self._run(admin, node, console_jobs.console_jobs(session_id)))
             if jobs:
-                self._run(admin, node, scripts.cancel_console_job(jobs))
+                self._run(admin, node, console_jobs.cancel_console_job(jobs))
                 self.cancelled.extend(f"{node.address}: {job}" for job in jobs)
             deadline = time.monotonic() + self.timeout
             while jobs and time.monotonic() < deadline:
                 time.sleep(CANCEL_POLL_S)
-                jobs = list(self._run(admin, node, scripts.console_jobs(session_id)))
+                jobs = list(self._run(admin, node, console_jobs.console_jobs(session_id)))
             self.cancel_note = (f"{node.address}: {len(jobs)} cancelled job(s) still running after "
                                 f"{self.timeout:g} s; the next prepare sweeps what they share") if jobs else ""
         except TargetError as exc:

@@ -139,25 +139,10 @@ def flush_olap_cache(nodes: list[str] | None = None) -> str:
     return f"pnodeRun(flushOLAPCache, {q.string_vector(nodes)})"
 
 
-def console_jobs(session_id: int) -> str:
-    """The rootJobIds of the interactive jobs session ``session_id`` runs on this node."""
-    return f"exec rootJobId from getConsoleJobs() where sessionId = {int(session_id)}"
-
-
 def key_scheme(names: Names) -> str:
     """The live RANGE boundaries of the table's key level (its COMPO scheme's second), as the
     database holds them: a database built by another version may cut other ranges."""
     return f"schema({load(names, names.table)}).partitionSchema[1]"
-
-
-def job_settings(session_id: int) -> str:
-    """The priority and parallelism the server granted the job running this (its own session's)."""
-    return f"select priority, parallelism from getConsoleJobs() where sessionId = {int(session_id)}"
-
-
-def cancel_console_job(job_ids: list[str]) -> str:
-    """Cancel interactive jobs of another session (DolphinDB's ``cancelConsoleJob``)."""
-    return f"cancelConsoleJob({q.string_vector([str(j) for j in job_ids])})"
 
 
 def shared_objects() -> str:

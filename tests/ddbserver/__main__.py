@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="atomic='CHUNK': seconds a locked chunk is attempted before the write fails")
     parser.add_argument("--olap-cache-rows", type=int, default=0,
                         help="the OLAP cache engine's size in rows (0: off); fresh writes stay in memory")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="each node's workers (0: a worker per request): an ordinary job waits for "
+                             "one, an urgent one (request flag bit 0) does not")
     parser.add_argument("--host-pages", default="",
                         help="a folder: each partition read from disk is a real file there, and the read log "
                              "says whether the host's page cache held it (host_pages.py)")
@@ -81,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                         perf_host=args.perf_host, public_name=args.public_name,
                         max_connections=args.max_connections,
                         no_arrow_nodes=tuple(filter(None, args.no_arrow_on.split(","))))
+    server.set_workers(args.workers)
     if args.host_pages:
         from tests.ddbserver.host_pages import HostPages
         server.dispatcher.caches.host_pages = HostPages(args.host_pages)

@@ -36,6 +36,7 @@ from tests.ddbserver.store import Store, StoreError
 from tests.ddbserver.topology import COMPUTE, CONTROLLER, DATA, SINGLE, Node, Topology
 
 LOGIN_ERROR = "The user name or password is incorrect."
+URGENT = 1                    # request flag bit 0: run at once, ahead of the worker queue
 
 
 class TestServer:
@@ -106,6 +107,12 @@ class TestServer:
             srv.server_close()
         return [n.name for n in self.nodes if not n.online]
 
+    def set_workers(self, count: int) -> None:
+        """Each node's worker pool, as DolphinDB's ``workerNum``: an ordinary job waits for a free
+        worker, an urgent one (request flag bit 0: a cancel, as the Java client and the job-management
+        tutorial send it) runs at once. 0: a worker for every request."""
+        self.workers = {n.port: threading.Semaphore(count) for n in self.nodes} if count > 0 else {}
+
     def bring_online(self, aliases: list[str]) -> None:
         """Nodes taken offline listen again on their ports, state 1 in getClusterPerf."""
         for alias in aliases:
@@ -132,12 +139,20 @@ class TestServer:
             self.bring_online(list(asked.get("online", [])))
             return ok_reply(req.session, [c.Scalar(c.STRING, json.dumps(self.take_offline(list(asked.get("offline", [])))))])
         key = req.lines[0] if req.command in ("function", "variable") and req.lines else req.script
-        job = None if req.command == "connect" else self.dispatcher.jobs.start(
-            session.node.name, session.user, req.session, req.priority, req.parallelism, key)
+        worker = None if req.command == "connect" or req.flag & URGENT else getattr(self, "workers", {}).get(
+            session.node.port)
+        if worker is not None:
+            worker.acquire()                  # an ordinary job queues for a worker
         try:
-            return self._answer(req, session, job)
+            job = None if req.command == "connect" else self.dispatcher.jobs.start(
+                session.node.name, session.user, req.session, req.priority, req.parallelism, key)
+            try:
+                return self._answer(req, session, job)
+            finally:
+                self.dispatcher.jobs.end(job)
         finally:
-            self.dispatcher.jobs.end(job)
+            if worker is not None:
+                worker.release()
 
     def _answer(self, req, session: Session, job) -> bytes:
         if req.command == "connect":

@@ -163,26 +163,30 @@ class DolphinDBConnection:
     def _cancel_left_job(self, session_id: str, node: Node) -> None:
         """Cancel the console job a lost session (``session_id``: the client forgets it with the
         connection, so it is kept from the login) may have left running on ``node`` and wait until
-        it has gone (up to ``timeout``), so nothing it would share arrives after the clean-up."""
+        it has gone (up to ``timeout``), so nothing it would share arrives after the clean-up. The
+        look-ups and the cancel are sent urgent (request flag bit 0, as the Java client and the
+        job-management tutorial send a cancel): an ordinary request would wait in the node's
+        worker queue, behind the very jobs it is cancelling."""
         try:
             session_id = int(session_id)
-            admin = self._connect(node, metadata=True)
-        except (TargetError, RuntimeError, ValueError, TypeError):
+            admin = RawConnection(node.host, node.port, self.profile.user, self.profile.password, protocol="DDB",
+                                  timeout=self.timeout)
+        except (WireError, ValueError, TypeError):
             self.cancel_note = f"{node.address}: the lost session's job could not be looked for"
             return
         try:
-            jobs = list(self._run(admin, node, console_jobs.console_jobs(session_id)))
+            jobs = admin.run_texts(console_jobs.console_jobs(session_id), urgent=True)
             if jobs:
-                self._run(admin, node, console_jobs.cancel_console_job(jobs))
+                admin.run_discard(console_jobs.cancel_console_job(jobs), urgent=True)
                 self.cancelled.extend(f"{node.address}: {job}" for job in jobs)
             deadline = time.monotonic() + self.timeout
             while jobs and time.monotonic() < deadline:
                 time.sleep(CANCEL_POLL_S)
-                jobs = list(self._run(admin, node, console_jobs.console_jobs(session_id)))
+                jobs = admin.run_texts(console_jobs.console_jobs(session_id), urgent=True)
             self.cancel_note = (f"{node.address}: {len(jobs)} cancelled job(s) still running after "
                                 f"{self.timeout:g} s; the next prepare sweeps what they share") if jobs else ""
-        except TargetError as exc:
-            self.cancel_note = str(exc)
+        except WireError as exc:
+            self.cancel_note = f"{node.address}: {exc}"
         finally:
             admin.close()
 

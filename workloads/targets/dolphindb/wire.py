@@ -27,6 +27,7 @@ FLAG_BASE = 32
 FLAG_PICKLE = 8
 FLAG_COMPRESS = 64
 FLAG_ARROW = 1 << 15
+FLAG_URGENT = 1            # run ahead of the worker queue (api_protocol 2.5.4): how cancels are sent
 
 _FIXED_WIDTH = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 4, 7: 4, 8: 4, 9: 4, 10: 4, 11: 4, 12: 8,
                 13: 8, 14: 8, 15: 4, 16: 8, 19: 16, 28: 4, 29: 4, 30: 16, 31: 16}
@@ -241,13 +242,12 @@ class RawConnection:
         except OSError as exc:
             raise WireError(f"connection to {self.host}:{self.port} lost: {exc}") from None
 
-    def run_discard(self, script: str, priority: int = 4, parallelism: int = 64) -> RawReply:
-        """Send ``script`` as a job of ``priority`` and ``parallelism`` (the header's fields, as
-        the client sends them); read its whole reply without decoding; return size and time."""
+    def _request(self, script: str, priority: int, parallelism: int, urgent: bool) -> tuple[_Reader, int]:
+        """Send ``script`` as a job of ``priority`` and ``parallelism`` (the header's fields, as the
+        client sends them; ``urgent``: ahead of the worker queue); (the reader, objects in the reply)."""
         body = "script\n" + script
-        start = time.perf_counter()
-        header = f"API2 {self.session} {len(body.encode())} / {self._flag()}_1_{int(priority)}_{int(parallelism)}__0\n"
-        self._send(header, body)
+        flag = self._flag() + (FLAG_URGENT if urgent else 0)
+        self._send(f"API2 {self.session} {len(body.encode())} / {flag}_1_{int(priority)}_{int(parallelism)}__0\n", body)
         r = _Reader(self.sock)
         header = r.line()
         while header == b"MSG":
@@ -259,7 +259,30 @@ class RawConnection:
         status = r.line().decode("utf-8", "replace")
         if status != "OK":
             raise WireError(f"server error: {status}")
-        count = int(parts[1])
+        return r, int(parts[1])
+
+    def run_texts(self, script: str, urgent: bool = False) -> list[str]:
+        """Run ``script`` (a job of priority 4, parallelism 2; ``urgent``: ahead of the worker queue)
+        whose answer is text: a STRING or SYMBOL vector or scalar, or nothing; its values."""
+        r, count = self._request(script, 4, 2, urgent)
+        if count == 0:
+            return []
+        type_, form = struct.unpack("<BB", r.take(2))
+        if type_ == 0 and form == 0:
+            r.skip(1)
+            return []
+        if type_ == 18 and form == 0:
+            return [r.line(b"\0").decode("utf-8", "replace")]
+        if type_ == 18 and form == 1:
+            rows, cols = struct.unpack("<ii", r.take(8))
+            return [r.line(b"\0").decode("utf-8", "replace") for _ in range(rows * cols)]
+        raise WireError(f"expected text, not an object of type {type_} and form {form}")
+
+    def run_discard(self, script: str, priority: int = 4, parallelism: int = 64, urgent: bool = False) -> RawReply:
+        """Send ``script`` as a job of ``priority`` and ``parallelism`` (``urgent``: ahead of the
+        worker queue); read its whole reply without decoding; return size and time."""
+        start = time.perf_counter()
+        r, count = self._request(script, priority, parallelism, urgent)
         for _ in range(count):
             type_, form = struct.unpack("<BB", r.take(2))
             if form & 32:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import subprocess
 import sys
@@ -33,7 +32,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.hostile_corpus import make, parquet_bomb, read_bundle, renamed  # noqa: E402
+from tests.hostile_corpus import day_long, parquet_bomb, read_bundle, renamed  # noqa: E402
 
 
 # Started from a small launcher: a child's peak counts what it inherited at fork (the kernel carries
@@ -95,11 +94,7 @@ def largest_real(good: Path, limit: int = 10 << 20, quantum: float = 0.0) -> byt
             if size > 0.97 * (limit - (256 << 10)):
                 break
         records = int(records * 0.99 * (limit - (256 << 10)) / size)
-    run = json.loads(files["run.json"])
-    run["finished_at"] = run["created_at"][:10] + "T23:59:59"
-    files["run.json"] = json.dumps(run).encode()
-    manifest["counts"]["ops"] = pq.read_metadata(io.BytesIO(files["ops.parquet"])).num_rows
-    return make(files, manifest)
+    return day_long(files, manifest, files["ops.parquet"], pq.read_metadata(io.BytesIO(files["ops.parquet"])).num_rows)
 
 
 def at_the_bound(good: Path, share: float = 1.01, distinct: int = 16, limit: int = 10 << 20) -> bytes:
@@ -135,12 +130,7 @@ def at_the_bound(good: Path, share: float = 1.01, distinct: int = 16, limit: int
         low, high = (share_fine, high) if per_record < target else (low, share_fine)
     else:
         raise RuntimeError(f"no share of finer starts gives {target:.2f} bytes a record")
-    files["ops.parquet"] = out.getvalue()
-    run = json.loads(files["run.json"])
-    run["finished_at"] = run["created_at"][:10] + "T23:59:59"
-    files["run.json"] = json.dumps(run).encode()
-    manifest["counts"]["ops"] = records
-    return make(files, manifest)
+    return day_long(files, manifest, out.getvalue(), records)
 
 
 def _rounded(values: np.ndarray, quantum: float) -> np.ndarray:

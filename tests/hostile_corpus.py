@@ -53,6 +53,17 @@ def make(files: dict[str, bytes], manifest: dict | bytes, rehash: bool = True, e
     return out.getvalue()
 
 
+def day_long(files: dict[str, bytes], manifest: dict, ops: bytes, records: int) -> bytes:
+    """The bundle with ``ops`` (``records`` records) as its operation records, its run made to last
+    a day (so the records-per-second budget lets them in), its manifest counting them."""
+    files["ops.parquet"] = ops
+    run = json.loads(files["run.json"])
+    run["finished_at"] = run["created_at"][:10] + "T23:59:59"
+    files["run.json"] = json.dumps(run).encode()
+    manifest["counts"]["ops"] = records
+    return make(files, manifest)
+
+
 def _edit_json(files, name, change):
     value = json.loads(files[name])
     change(value)

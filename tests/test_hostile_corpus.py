@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.hostile_corpus import MARKUP, REFUSED, SHOWN, make, parquet_bomb, read_bundle, renamed
+from tests.hostile_corpus import MARKUP, REFUSED, SHOWN, day_long, make, parquet_bomb, read_bundle, renamed
 from tests.test_bundles import sender  # noqa: F401  (the fixture: a real run and its bundle)
 from workloads.results.store import ResultsStore
 
@@ -155,12 +155,7 @@ def _long_bundle(sender_bundle: Path, records: int) -> bytes:
         table = table.set_column(table.schema.get_field_index(column), column, pa.array(values))
     out = io.BytesIO()
     pq.write_table(table, out)
-    files["ops.parquet"] = out.getvalue()
-    run = json.loads(files["run.json"])
-    run["finished_at"] = run["created_at"][:10] + "T23:59:59"
-    files["run.json"] = json.dumps(run).encode()
-    manifest["counts"]["ops"] = records
-    return make(files, manifest)
+    return day_long(files, manifest, out.getvalue(), records)
 
 
 def test_ctrl_c_cancels_an_open_and_leaves_nothing(sender, tmp_path):  # noqa: F811

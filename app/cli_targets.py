@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli_common import QUOTE_SIZE_HELP
+from app.cli_targets_clean import add_clean_parser, cmd_clean
 
 
 def add_targets_parser(sub) -> None:
@@ -53,6 +54,7 @@ def add_targets_parser(sub) -> None:
     agents.add_argument("--token-stdin", action="store_true",
                         help="read the agents' token from standard input and keep it in the OS keyring "
                              "(else TICKBENCH_AGENT_TOKEN at run time)")
+    add_clean_parser(action)
     remove = action.add_parser("remove", help="forget a saved server or table (its data is not touched)")
     remove.add_argument("key", help="e.g. ch:NAME, ddb:NAME or table:NAME")
 
@@ -106,6 +108,8 @@ def cmd_targets(args, registry, console: Console, cli_error) -> int:
         return _add_table(args, registry, console, cli_error)
     if args.action == "agents":
         return _set_agents(args, registry, console, cli_error)
+    if args.action == "clean":
+        return cmd_clean(args, registry, console, cli_error, _ask_from(args))
     if args.action == "remove" and args.key.startswith("table:"):
         from workloads.datasets.tables import remove_table
         try:

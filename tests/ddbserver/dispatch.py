@@ -124,6 +124,11 @@ class Dispatcher:
              lambda s, m: c.Vector(c.STRING, np.array(self.store.shared_names(s.node.name), dtype=object))),
             (rf"schema\({LOAD}\)\.colDefs", self._col_defs),
             (rf"schema\({LOAD}\)\.partitionSchema\[1\]", self._key_scheme),
+            (r"getClusterDFSDatabases\(\)",
+             lambda s, m: c.Vector(c.STRING, np.array(sorted(self.store.databases), dtype=object))),
+            (rf"getTables\(database\({STR}\)\)", lambda s, m: c.Vector(c.STRING, np.array(
+                sorted(t for d, t in self.store.tables if d == unquote(m.group(1))), dtype=object))),
+            (rf"dropDatabase\({STR}\)", lambda s, m: self.store.drop_database(unquote(m.group(1)))),
             (rf"existsDatabase\({STR}\)",
              lambda s, m: c.Scalar(c.BOOL, unquote(m.group(1)) in self.store.databases)),
             (rf"existsTable\({STR}, {STR}\)",

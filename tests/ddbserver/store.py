@@ -117,6 +117,15 @@ class Store:
             raise StoreError(f"The data type of the partitioning column {column} ({c.TYPE_NAMES.get(kind, kind)}) "
                              f"is incompatible with the partition scheme ({c.TYPE_NAMES.get(db.key_type)}).")
 
+    def drop_database(self, path: str) -> None:
+        """dropDatabase: the database, its tables and their rows go."""
+        with self.lock:
+            if path not in self.databases:
+                raise StoreError(f"The database [{path}] does not exist.")
+            for _, name in [k for k in self.tables if k[0] == path]:
+                self.drop_table(path, name)
+            del self.databases[path]
+
     def drop_table(self, path: str, name: str) -> None:
         """dropTable: the table and its rows go, the database stays."""
         with self.lock:

@@ -37,6 +37,7 @@ from workloads.targets.dolphindb.cold_cache import DolphinDBColdCache
 from workloads.targets.dolphindb.connection import (CLIENT_PARALLELISM, CLIENT_PRIORITY, MAX_PRIORITY,
                                                     DolphinDBConnection, job_setting, scheduling_note)
 from workloads.targets.dolphindb.layout import DolphinDBLayout
+from workloads.targets.dolphindb.made import DolphinDBMade
 from workloads.targets.dolphindb.reads import PICKLE_TRANSFER_FROM, DolphinDBReads
 from workloads.targets.dolphindb.wire import RawConnection
 from workloads.targets.dolphindb.writes import DolphinDBWrites
@@ -62,8 +63,8 @@ def profile_from_config(config: dict[str, Any]) -> ClusterProfile:
     return profile
 
 
-class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, DolphinDBLayout, DolphinDBConnection,
-                      Target):
+class DolphinDBTarget(DolphinDBReads, DolphinDBWrites, DolphinDBColdCache, DolphinDBLayout, DolphinDBMade,
+                      DolphinDBConnection, Target):
     kind = "dolphindb"
     engine_caches_data = True        # its chunk and OLAP caches
     read_phases = ("server", "transfer", "decode")

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox
 
 from widgets.cluster_dialog import ClusterDialog
+from widgets.made_dialog import MadeDialog
 from widgets.server_dialog import ServerDialog
 from workloads.targets.engines import DDB, SERVER_TYPES
 from workloads.targets.profiles import Profile
@@ -115,6 +116,29 @@ class TargetsDialogs:
             return False
         self.remove_profile(key)
         return True
+
+    def made_dialog(self, key: str | None = None) -> MadeDialog | None:
+        """What Tickbench made on a DolphinDB profile, with sizes, dropped once confirmed (the
+        window's ``tickbench targets clean``)."""
+        key = key or self.selected_profile_key()
+        if key is None or key not in self._profiles or self._profiles[key].kind != DDB:
+            return None
+        config = self.registry.resolve(key, ask=self._ask_password)
+        if config is None:
+            return None
+        from workloads.targets import make_target
+
+        def on_target(action):
+            def run(*args):
+                target = make_target(DDB, config)
+                try:
+                    return action(target, *args)
+                finally:
+                    target.close()
+            return run
+        dialog = MadeDialog(key, on_target(lambda t: t.made()), on_target(lambda t, paths: t.drop_made(paths)), self)
+        dialog.open()
+        return dialog
 
     # --- passwords: the registry's, and a prompt when it has none -----------------------------------
     def _ask_password(self, profile: Profile, refused: bool) -> str | None:

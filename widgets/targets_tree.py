@@ -164,10 +164,14 @@ class TargetsTree:
 
     def target_menu(self, key: str | None) -> QMenu | None:
         """A usable target's context menu: "Compare by running with…" (the window asks for the
-        second); None for a group's or an unusable row."""
+        second) and, on a DolphinDB cluster, "What Tickbench made here…"; None for a group's or an
+        unusable row."""
         if key not in {t[0] for t in self.targets()}:
             return None
         menu = QMenu(self.tree)
         action = menu.addAction("Compare by running with…")
         action.triggered.connect(lambda: self.compare_requested.emit(key))
+        if key in self._profiles and self._profiles[key].kind == DDB:
+            made = menu.addAction("What Tickbench made here…")
+            made.triggered.connect(lambda: self.made_dialog(key))
         return menu

@@ -135,3 +135,22 @@ def test_a_long_clear_text_keeps_why_a_host_was_not_dropped_when_cut():
     text = cleared_text(methods, 1023)
     assert len(text.encode()) <= 1023 and f"{NOT_DROPPED} (agent 127.0.0.1:9" in text
     assert cleared_text(methods[:2], 1023) == ", ".join(methods[:2])       # short: as it was
+
+
+def test_a_data_host_without_an_agent_makes_the_read_engine_cold_only(ddb_server_factory, tmp_path):  # noqa: F811
+    """The cluster reports its data nodes on a host no agent names (getClusterPerf's host column:
+    127.0.0.2, never connected to): the agent that did drop is not enough, the host that serves the
+    data was not dropped, and every record says which."""
+    pages = tmp_path / "pages"
+    server = ddb_server_factory("--data-nodes", "2", "--host-pages", str(pages), "--perf-host", "127.0.0.2")
+    store = ResultsStore(tmp_path / "results")
+    _cold_step(server, store)
+    agent = start_agent(tmp_path, "--files", str(pages))
+    try:
+        run_id = _cold_step(server, store, agents=[agent.address], agent_token=TOKEN)
+    finally:
+        agent.stop()
+    step = run_answer(store, run_id).steps[0]
+    assert step.host_cold_ops == 0 and step.cold_line().endswith("(cleared: engine caches only)"), step.cold_line()
+    for extra in store.ops(run_id, ("measured",))["extra"]:
+        assert "host page cache NOT dropped (no agent on 127.0.0.2, which serves the data)" in json.loads(extra)["cleared"]

@@ -35,7 +35,8 @@ import numpy as np
 
 from workloads.run.processes import enter_user, preload_for
 from workloads.targets.common.cache import resident_bytes_of
-from workloads.targets.common.host_agents import agent_token, agents_of, drop_host_caches
+from workloads.targets.common.cleared import NOT_DROPPED
+from workloads.targets.common.host_agents import agent_token, agents_of, drop_host_caches, hosts_without_agent
 from workloads.run.cold import (ColdRounds, RoundsBroken, RoundStart, one_user_start, watch_parent,
                             with_own_clear)
 from workloads.results.figures import MIN_OPS
@@ -454,6 +455,8 @@ class _Operations:
         agents = agents_of(target.config)
         if agents and (methods or not target.engine_caches_data):
             methods += drop_host_caches(agents, agent_token(target.config))
+            methods += [f"{NOT_DROPPED} (no agent on {host}, which serves the data)"
+                        for host in hosts_without_agent(target.data_hosts(), agents)]
         self.cache_methods = methods
         return self.cache_methods
 

@@ -204,6 +204,12 @@ class Target(ABC):
         operation after it is called cold)."""
         return []
 
+    def data_hosts(self) -> tuple[str, ...]:
+        """The hosts whose page caches hold the layout's data, as the server reports them after the
+        last ``drop_cache`` (each must have an agent for a read to be host-cold); () where this
+        target cannot tell."""
+        return ()
+
     def data_files(self, layout: Layout) -> list[Path]:
         """The files on this machine that hold the layout's data: a cold round checks after its
         clear that none of their pages is left in the OS cache ([] = none here to check, e.g. a

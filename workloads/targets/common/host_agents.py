@@ -49,6 +49,23 @@ def drop_host_caches(agents: Sequence[str], token: str) -> list[str]:
     return methods
 
 
+def hosts_without_agent(hosts: Sequence[str], agents: Sequence[str]) -> list[str]:
+    """The ``hosts`` (those serving the data) that no agent runs on: an agent covers a host when
+    its address names that host or an address of it (names resolved on this machine, no traffic)."""
+    covered = set()
+    for agent in agents:
+        covered |= _addresses(agent.rpartition(":")[0].strip("[]"))
+    return [h for h in hosts if not (_addresses(h) & covered)]
+
+
+def _addresses(host: str) -> set[str]:
+    import socket
+    try:
+        return {host} | {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (OSError, UnicodeError):
+        return {host}
+
+
 def _drop_when_free(agent: str, token: str):
     """One drop by the agent, asked again while it is busy with another's (two users' clears can
     meet there, e.g. each worker's warm-up): a drop already running may have started before this

@@ -67,6 +67,10 @@ class DolphinDBColdCache:
             applied.append(f"clearComputeNodeCache({q.string(names.db)}) on {', '.join(compute)}")
         return applied
 
+    def data_hosts(self) -> tuple[str, ...]:
+        """The data nodes' hosts (getClusterPerf's host column) of the last clear's plan."""
+        return getattr(self, "_data_hosts", ())
+
     def _cache_nodes(self) -> tuple[list[str] | None, list[str]]:
         """(aliases clearAllCache runs on, or None for a single node; compute-group aliases),
         from getClusterPerf through this worker's session: online nodes only (``state``), asked
@@ -78,10 +82,12 @@ class DolphinDBColdCache:
                 if self._session is None or self._node.role == "compute":
                     raise      # lost, or on a compute node where pnodeRun alone reaches only its group
                 self._clear_plan = (None, [])          # a single node: it has no controller to ask
+                self._data_hosts = (self._node.host,)
             else:
                 frame = perf.to_pandas() if _is_arrow_table(perf) else perf
                 infos = [i for i in (node_info(row) for row in frame.to_dict("records")) if i.state]
                 clear = [i.name for i in infos if i.mode == "data" or (i.mode == "compute" and not i.compute_group)]
                 compute = [i.name for i in infos if i.mode == "compute" and i.compute_group]
                 self._clear_plan = (clear or None, compute)
+                self._data_hosts = tuple(dict.fromkeys(i.lan_host or i.host for i in infos if i.mode == "data"))
         return self._clear_plan

@@ -25,6 +25,7 @@ class MadeDialog(QDialog):
         self.setWindowTitle(f"What Tickbench made on {where}")
         self._list_made, self._drop, self._where = list_made, drop, where
         self._made: list[Any] = []
+        self.busy = False                  # a listing or a drop under way
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tickbench-made")
         self._done.connect(self._finished)
         self.status = QLabel(objectName="made_status")
@@ -128,4 +129,4 @@ class MadeDialog(QDialog):
                 if self.table.item(row, 0).checkState() == Qt.CheckState.Checked]
 
     def _enable(self) -> None:
-        self.drop_button.setEnabled(not getattr(self, "busy", False) and bool(self._made) and bool(self.checked()))
+        self.drop_button.setEnabled(not self.busy and bool(self._made) and bool(self.checked()))

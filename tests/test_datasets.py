@@ -351,3 +351,23 @@ def test_api45_blotter(frames):
     assert b["venue_order_id"].str[:4].equals(b["exchange"].astype(str))
     assert ((b["status"] == "REJECTED") == (b["reject_code"] != 0)).all()
     assert (b["notional"] == (b["filled_qty"] * b["avg_price"]).round(2)).all()
+
+
+def _levels_from_the_whole_prefix(rng, base, daily_vol, day_index):
+    """The daily walk's definition: the prefix of days drawn in one go and summed."""
+    shocks = rng.standard_normal((day_index + 1, 2, len(base)))
+    log_close = np.log(base) + np.cumsum(daily_vol * shocks[:, 0] - daily_vol ** 2 / 2, axis=0)
+    previous = np.exp(log_close[-2]) if day_index else base.astype(np.float64)
+    return previous, previous * np.exp(0.25 * daily_vol * shocks[-1, 1]), np.exp(log_close[-1])
+
+
+def test_the_daily_walk_continued_day_by_day_is_the_whole_prefix_bit_for_bit():
+    from workloads.datasets._shapes import daily_levels
+    rng = np.random.default_rng(1)
+    base, vol = rng.uniform(5, 50, 300), rng.uniform(0.01, 0.05, 300)
+    for day in (0, 1, 2, 5, 30, 3, 0, 40, 39, 100):      # forward, back (the walk starts again), forward
+        want = _levels_from_the_whole_prefix(np.random.default_rng(7), base, vol, day)
+        got = daily_levels(np.random.default_rng(7), base, vol, day)
+        assert all(np.array_equal(w, g) for w, g in zip(want, got)), day
+    other = daily_levels(np.random.default_rng(8), base, vol, 100)     # another seed: another walk
+    assert not np.array_equal(other[2], got[2])

@@ -136,7 +136,7 @@ def test_a_plain_map_reduce_appends_its_bars_and_returns_the_count(laid_out, ses
     minute = scripts.Names(db=names.db, table=names.minute, append=names.append, minute=names.minute)
 
     def stored() -> int:
-        counts = session.run(scripts.rows_per_day(minute, COLS))
+        counts = session.run(scripts.rows_per_day(minute, COLS, DAYS[0], DAYS[-1]))
         return int(counts["n"].sum()) if len(counts) else 0
 
     before = stored()
@@ -180,13 +180,13 @@ def test_truncate_empties_a_dfs_table_and_keeps_its_schema(laid_out, session):
     chunk = frame.iloc[:40].copy()
     object.__setattr__(chunk, "__DolphinDB_Type__", frame.__DolphinDB_Type__)
     assert session.run(scripts.insert_function(names, names.append), chunk) == 40
-    assert session.run(scripts.rows_per_day(append, COLS))["n"].sum() == 40
+    assert session.run(scripts.rows_per_day(append, COLS, DAYS[0], DAYS[-1]))["n"].sum() == 40
     assert session.run(f'truncate("{names.db}", "{names.append}")') is None
-    assert session.run(scripts.rows_per_day(append, COLS)).empty
+    assert session.run(scripts.rows_per_day(append, COLS, DAYS[0], DAYS[-1])).empty
     assert session.run(scripts.exists_table(names, names.append)) is True
     assert session.run(scripts.insert_function(names, names.append), chunk) == 40   # schema kept
-    assert session.run(scripts.rows_per_day(append, COLS))["n"].sum() == 40
-    assert session.run(scripts.rows_per_day(names, COLS))["n"].sum() == len(frame)  # other tables untouched
+    assert session.run(scripts.rows_per_day(append, COLS, DAYS[0], DAYS[-1]))["n"].sum() == 40
+    assert session.run(scripts.rows_per_day(names, COLS, DAYS[0], DAYS[-1]))["n"].sum() == len(frame)  # other tables untouched
     with pytest.raises(RuntimeError, match=r"Can't find the table \[nope\]"):
         session.run(f'truncate("{names.db}", "nope")')
     session.run(f'truncate("{names.db}", "{names.append}")')

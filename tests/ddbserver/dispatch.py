@@ -25,6 +25,7 @@ from tests.ddbserver import codec as c
 from tests.ddbserver import syntax
 from tests.ddbserver.caches import Caches
 from tests.ddbserver.jobs import Jobs
+from tests.ddbserver.partition_limit import PartitionLimit
 from tests.ddbserver.queries import MAPREDUCE, OLS, RESULT, Queries, date_expr  # noqa: F401
 from tests.ddbserver.store import Database, Store, TableMeta
 from tests.ddbserver.suites import DfsHandle, SuiteQueries
@@ -57,6 +58,7 @@ class Dispatcher:
         self.queries.write_dfs = self.transactions.insert
         self.sessions = None           # the server's session registry, for testServerStats
         self.jobs = Jobs()             # console jobs: priority, parallelism, getConsoleJobs, cancels
+        self.partition_limit = PartitionLimit(store, self.queries._condition)   # S02039
 
     # --- entry points ----------------------------------------------------------------------
     def function(self, session: Session, name: str, args: list) -> list:
@@ -84,6 +86,7 @@ class Dispatcher:
 
     def script(self, session: Session, text: str) -> list:
         text = text.strip()
+        self.partition_limit.check(text)
         for pattern, handler in self._templates():
             m = re.fullmatch(pattern, text, flags=re.S)
             if m:
@@ -124,6 +127,7 @@ class Dispatcher:
              lambda s, m: c.Vector(c.STRING, np.array(self.store.shared_names(s.node.name), dtype=object))),
             (rf"schema\({LOAD}\)\.colDefs", self._col_defs),
             (rf"schema\({LOAD}\)\.partitionSchema\[1\]", self._key_scheme),
+            (rf"schema\({LOAD}\)\.(partitionColumnName|partitionType|partitionSchema)", self._scheme_part),
             (r"getClusterDFSDatabases\(\)",
              lambda s, m: c.Vector(c.STRING, np.array(sorted(self.store.databases), dtype=object))),
             (rf"getTables\(database\({STR}\)\)", lambda s, m: c.Vector(c.STRING, np.array(
@@ -143,7 +147,8 @@ class Dispatcher:
             (LOAD_TEXT, self._load_text),
             (SAVE_TEXT, self._save_text),
             (FOOTPRINT_DETAIL, self._footprint_detail),
-            (rf"select count\(\*\) as n from {LOAD} group by date\(({IDENT})\) as day", self._rows_per_day),
+            (rf"select count\(\*\) as n from {LOAD} where (.+) group by date\(({IDENT})\) as day",
+             self._rows_per_day),
             (rf"tickbenchPt = {LOAD}\ndelete from tickbenchPt where (.+)", self._delete),
             (rf"exec sum\(diskUsage\) from pnodeRun\(getTabletsMeta\{{{STR}, {STR}, true, -1\}}\)",
              self._footprint),
@@ -176,6 +181,21 @@ class Dispatcher:
             return c.Vector(c.STRING, np.array(db.key_bounds, dtype=object))
         return c.Vector(db.key_type, np.array(db.key_bounds, dtype={c.INT: "i4", c.LONG: "i8", c.SHORT: "i2",
                                                                      c.CHAR: "i1"}[db.key_type]))
+
+    def _scheme_part(self, s, m):
+        """``schema(t).partitionColumnName``, ``.partitionType``, ``.partitionSchema``: a COMPO
+        table's as a vector or tuple of its two levels (VALUE by day, RANGE by key), a table by
+        day alone's as a scalar and the day vector."""
+        path = unquote(m.group(1))
+        meta, db = self.store.dfs_table(path, unquote(m.group(2))), self.store.databases[path]
+        days = c.Vector(c.DATE, np.arange(db.date_lo, db.date_hi + 1, dtype="i4"))
+        compo = len(meta.partition_columns) > 1
+        if m.group(3) == "partitionColumnName":
+            names = np.array(meta.partition_columns, dtype=object)
+            return c.Vector(c.STRING, names) if compo else c.Scalar(c.STRING, names[0])
+        if m.group(3) == "partitionType":
+            return c.Vector(c.INT, np.array([1, 2], dtype="i4")) if compo else c.Scalar(c.INT, 1)
+        return c.AnyVector([days, self._key_scheme(s, m)]) if compo else days
 
     def _clear_cache(self, s, m):
         self.store.cache_clears += 1
@@ -266,9 +286,10 @@ class Dispatcher:
 
     def _rows_per_day(self, s, m):
         meta = self.store.dfs_table(unquote(m.group(1)), unquote(m.group(2)))
-        col = m.group(3)
+        col = m.group(4)
         d = date_expr(col, meta.type_of(col))
-        return self.store.query(f"select {d} as day, count(*) as n from {meta.duck} group by 1 order by 1",
+        return self.store.query(f"select {d} as day, count(*) as n from {meta.duck} "
+                                f"where {self.queries.where(meta, m.group(3))} group by 1 order by 1",
                                 [c.DATE, c.LONG])
 
     def _delete(self, s, m):

@@ -39,6 +39,7 @@ from workloads.targets.base import IMPORT_TABLE, Footprint, Layout, ProgressCall
 from workloads.targets.common.arrow_frames import key_value
 from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
+from workloads.targets.dolphindb.partition_limit import day_windows
 from workloads.targets.dolphindb.frames import _count, _is_arrow_table, typed_frame, upload_hints
 
 SIDE_ROWS = "side_rows"      # each side table's rows, recorded once it is loaded whole
@@ -46,7 +47,6 @@ SIDE_ROWS = "side_rows"      # each side table's rows, recorded once it is loade
 TABLE_NAMES = {"taq": "quotes", "level2": "tick", "devices": "readings", "api45": "orders"}
 KEY_BUCKETS = {"devices": 10}          # report 004; every other dataset: report 001's 128
 DEFAULT_KEY_BUCKETS = 128
-DATE_ROOM_DAYS = 31                    # VALUE partitions beyond the last day, for appends
 KEYS_SAMPLE = 100
 
 
@@ -109,8 +109,9 @@ class DolphinDBLayout:
             if not run(scripts.exists_database(names)):
                 bounds = (key_bounds(typed_keys(dataset, keys), KEY_BUCKETS.get(dataset, DEFAULT_KEY_BUCKETS))
                           if cols.key else [])
-                run(scripts.create_database(names, days[0], days[-1] + dt.timedelta(days=DATE_ROOM_DAYS), bounds,
-                                            cols.key_type))
+                # the dataset's days only: DolphinDB's tutorials advise against pre-made future days,
+                # and each one is 128 more partitions in every whole-table count
+                run(scripts.create_database(names, days[0], days[-1], bounds, cols.key_type))
             partition = cols.partition
             # every table the workloads write is created here, once, before any worker starts (two
             # workers creating the import table at its first use would race: the second fails)
@@ -121,7 +122,7 @@ class DolphinDBLayout:
                 run(scripts.create_table(names, names.minute, scripts.minute_table_columns(cols), partition))
             loaded = self._load(session, node, ds, names, cols, scale, days, progress)
             loaded += self._load_side_tables(session, node, ds, names, cols, scale)
-            counts = self._rows_per_day(session, node, names, cols)
+            counts = self._rows_per_day(session, node, names, cols, days)
             rows = sum(counts.get(d, 0) for d in days)
             footprint = self._footprint(session, node, names)
         finally:
@@ -137,15 +138,24 @@ class DolphinDBLayout:
     def _has_minute_table(cols: scripts.Columns) -> bool:
         return bool(cols.bid and cols.ask and cols.key) and cols.bid != cols.ask and cols.date != cols.time
 
-    def _rows_per_day(self, session, node, names, cols) -> dict[dt.date, int]:
-        frame = self._run(session, node, scripts.rows_per_day(names, cols))
-        if frame is None or len(frame) == 0:
-            return {}
-        return {pd.Timestamp(d).date(): int(n) for d, n in zip(frame["day"], frame["n"])}
+    def _rows_per_day(self, session, node, names, cols, days) -> dict[dt.date, int]:
+        """Counted in windows of days under DolphinDB's per-query partition limit (S02039)."""
+        counts: dict[dt.date, int] = {}
+        for first, last in self._day_windows(session, node, names, cols, days):
+            frame = self._run(session, node, scripts.rows_per_day(names, cols, first, last))
+            if frame is not None and len(frame):
+                counts.update({pd.Timestamp(d).date(): int(n) for d, n in zip(frame["day"], frame["n"])})
+        return counts
+
+    def _day_windows(self, session, node, names, cols, days) -> list[tuple[dt.date, dt.date]]:
+        """The layout's days in windows under the partition limit; a day's partitions are the
+        live key scheme's ranges (a reused database may cut other ones)."""
+        per_day = len(self._run(session, node, scripts.key_scheme(names))) - 1 if cols.key else 1
+        return day_windows(min(days), max(days), per_day)
 
     def _load(self, session, node, ds, names, cols, scale, days, progress) -> int:
         """Load missing days; return the rows loaded now (0 when everything was there)."""
-        counts = self._rows_per_day(session, node, names, cols)
+        counts = self._rows_per_day(session, node, names, cols, days)
         expected = dict(zip(days, ds.day_rows(scale)))
         total = sum(expected.values())
         done, loaded = 0, 0
@@ -184,7 +194,8 @@ class DolphinDBLayout:
         recorded = self._recorded_side_rows(session, node, names)
         loaded = 0
         for table, schema in self.side_tables(ds).items():
-            have = int(run(scripts.count_rows(names, table))) if run(scripts.exists_table(names, table)) else None
+            have = (self._count_side_rows(session, node, names, cols, table, schema, ds.trading_days(scale))
+                    if run(scripts.exists_table(names, table)) else None)
             if have and recorded.get(table) == have:
                 continue
             frame = getattr(ds, f"{table}_frame")(scale)
@@ -196,6 +207,14 @@ class DolphinDBLayout:
             recorded[table] = len(frame)
             self._record_side_rows(session, node, names, recorded)
         return loaded
+
+    def _count_side_rows(self, session, node, names, cols, table: str, schema, days) -> int:
+        """A side table partitioned as the seed table is counted in the seed table's day windows
+        (the partition limit); a dimension table is one partition, counted whole."""
+        if not set(cols.partition) <= set(schema.names):
+            return int(self._run(session, node, scripts.count_rows(names, table)))
+        return sum(int(self._run(session, node, scripts.count_rows(names, table, scripts.days_filter(cols, a, b))))
+                   for a, b in self._day_windows(session, node, names, cols, days))
 
     def _load_side_table(self, session, node, names, cols, table: str, schema, frame: pd.DataFrame) -> None:
         columns = [(c.name, c.ddb_type) for c in schema.columns]

@@ -217,9 +217,10 @@ def create_table(names: Names, table: str, columns: list[tuple[str, str]],
     ])
 
 
-def rows_per_day(names: Names, cols: Columns) -> str:
+def rows_per_day(names: Names, cols: Columns, first: dt.date, last: dt.date) -> str:
+    """Rows per day of the days ``first``..``last`` (a window under the partition limit)."""
     return (f"select count(*) as n from {load(names, names.table)} "
-            f"group by date({cols.date}) as day")
+            f"where {days_filter(cols, first, last)} group by date({cols.date}) as day")
 
 
 def delete_day(names: Names, cols: Columns, day: dt.date) -> str:

@@ -4,11 +4,13 @@
 table read in place and a Tickbench layout are read by the same texts.
 
 Its schema is the table's own (``schema(t).colDefs``: SYMBOL stays SYMBOL, a TIMESTAMP stays
-milliseconds). Days: ``exec min(t) ... where t >= <next day>``, which the server answers from the
-partitions of that range only (a DFS table partitioned by day prunes the rest); keys: ``select top
-n key`` of the most recent day; rows ``exec count(*)``, bytes ``getTabletsMeta``'s ``diskUsage``.
-A DATE column with a SECOND/TIME/NANOTIME column (DolphinDB's TAQ shape) is the scripts' own date
-and time: days ``exec min(date) ... where date >= <next date>``, bars by ``minute(time)``.
+milliseconds). Days: ``exec min(t)`` from the next day on, and rows ``exec count(*)``, asked in
+windows of days that each stay under DolphinDB's per-query partition limit (S02039: 65,536 by
+default), sized from the table's scheme (``schema(t).partitionType``, ``partitionSchema``) when its
+first partitioning column is the time column; keys: ``select top n key`` of the most recent day;
+bytes ``getTabletsMeta``'s ``diskUsage``. A DATE column with a SECOND/TIME/NANOTIME column
+(DolphinDB's TAQ shape) is the scripts' own date and time: days ``exec min(date)``, bars by
+``minute(time)``.
 Only ``select``/``exec`` scripts are sent; nothing is created, shared or written on the server.
 """
 from __future__ import annotations
@@ -24,11 +26,13 @@ from workloads.targets.base import Footprint, TargetError
 from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.cluster import ClusterProfile, _server_text, open_session
+from workloads.targets.dolphindb.partition_limit import day_windows, level_size, levels
 from workloads.targets.table.sources import Source, Span
 
 DFS = "dfs://"
 TIME_TYPES = ("TIMESTAMP", "NANOTIMESTAMP")
 TIME_OF_DAY_TYPES = ("SECOND", "TIME", "NANOTIME")     # beside a DATE column: DolphinDB's TAQ shape
+MONTH_DAYS = 31          # past the time level's last value: a scheme of months names each month's first day
 
 
 def split_dfs_table(table: str, database: str = "") -> tuple[str, str]:
@@ -122,18 +126,59 @@ class DolphinDBSource(Source):
                              "a date and a time of day need a DATE column and a SECOND, TIME or NANOTIME column")
 
     def first_time(self, at_or_after):
+        """The first date (a DATE with a time of day) or instant at or after ``at_or_after``'s day,
+        asked window by window of days under the partition limit when the table's first
+        partitioning level is its time column; in one query over the table otherwise."""
         t = self.saved.roles.time
-        if self.dated:                 # the first date at or after a date: the partitions from that day on
+        if self.dated:
             self._check_dated()
-            after = "" if at_or_after is None else f" where {t} >= {q.date(at_or_after)}"
-            found = self.run(f"exec min({t}) from {self._load()}{after}")
-            return None if found is None or pd.isna(found) else pd.Timestamp(found).date()
-        if self._time_type() not in TIME_TYPES:
+        elif self._time_type() not in TIME_TYPES:
             raise self.error(f"column {t!r} is {self._time_type() or 'missing'}: the time role needs a "
                              "TIMESTAMP or NANOTIMESTAMP column")
-        after = "" if at_or_after is None else f" where {t} >= {self._instant(at_or_after)}"
-        found = self.run(f"exec min({t}) from {self._load()}{after}")
-        return None if found is None or pd.isna(found) else pd.Timestamp(found)
+        convert = (lambda v: pd.Timestamp(v).date()) if self.dated else pd.Timestamp
+        for where in self._windows(None if at_or_after is None else self._day(at_or_after)):
+            found = self.run(f"exec min({t}) from {self._load()}{where}")
+            if found is not None and not pd.isna(found):
+                return convert(found)
+        return None
+
+    @staticmethod
+    def _day(value) -> dt.date:
+        return value.date() if isinstance(value, dt.datetime) else value
+
+    def _windows(self, start: dt.date | None) -> list[str]:
+        """``where`` clauses of day windows from ``start`` (None: the scheme's first day) over the
+        time level's domain, each under DolphinDB's per-query partition limit (S02039); one clause
+        (all of the table from ``start``) when the time column is not the first partitioning
+        column, as nothing then prunes by day."""
+        shape = self._time_level()
+        if shape is None:
+            if start is None:
+                return [""]
+            return [f" where {self.saved.roles.time} >= "
+                    f"{q.date(start) if self.dated else self._instant(dt.datetime.combine(start, dt.time()))}"]
+        first, last, per_day = shape
+        _, columns = self._names_and_columns()
+        return [f" where {scripts.days_filter(columns, a, b)}"
+                for a, b in day_windows(max(first, start or first), last, per_day)]
+
+    def _time_level(self) -> tuple[dt.date, dt.date, int] | None:
+        """(first day, last day, partitions per day) of the scheme when its first level partitions
+        the time column: the first level's values or boundaries (a month's last day allowed for),
+        and the other levels' partitions multiplied."""
+        if not hasattr(self, "_shape"):
+            load = self._load()
+            names = self.run(f"schema({load}).partitionColumnName")
+            found = levels(self.run(f"schema({load}).partitionType"), self.run(f"schema({load}).partitionSchema"))
+            names = [names] if isinstance(names, str) else [str(n) for n in names]
+            self._shape = None
+            if names and names[0] == self.saved.roles.time and len(found[0][1]):
+                values = pd.to_datetime(pd.Series(found[0][1]))
+                per_day = 1
+                for kind, scheme in found[1:]:
+                    per_day *= level_size(kind, scheme)
+                self._shape = (values.min().date(), values.max().date() + dt.timedelta(days=MONTH_DAYS), per_day)
+        return self._shape
 
     def key_sample(self, span: Span, limit: int) -> list:
         names, columns = self._names_and_columns()
@@ -143,7 +188,7 @@ class DolphinDBSource(Source):
         return found[key].tolist()
 
     def rows(self) -> int:
-        return int(self.run(f"exec count(*) from {self._load()}") or 0)
+        return sum(int(self.run(f"exec count(*) from {self._load()}{where}") or 0) for where in self._windows(None))
 
     def footprint(self) -> Footprint:
         names, _ = self._names_and_columns()

@@ -47,8 +47,9 @@ def test_drop_cache_makes_the_next_read_cold_on_every_data_node(cluster):
     try:
         day = layout.days[0]
         seen = len(server.stats()["reads"])
-        assert target.drop_cache(layout) == ["pnodeRun(flushOLAPCache) on dnode1, dnode2, dnode3",
-                                             "pnodeRun(clearAllCache) on dnode1, dnode2, dnode3"]
+        applied = target.drop_cache(layout)       # the OLAP cache engine is off: its flush refused, noted
+        assert applied[0].startswith("note: pnodeRun(flushOLAPCache) failed (") and "not enabled" in applied[0]
+        assert applied[1:] == ["pnodeRun(clearAllCache) on dnode1, dnode2, dnode3"]
         target.read_day(layout, day)
         target.read_day(layout, day)                        # no clear between: warm
         target.drop_cache(layout)
@@ -95,8 +96,9 @@ def test_cold_through_a_compute_group_needs_clear_compute_node_cache(grouped):
         target.drop_cache(layout)
         target.read_day(layout, day)
         assert cold_flags(server, seen) == [True, False, True]
-        assert applied == ["pnodeRun(flushOLAPCache) on dnode1, dnode2", "pnodeRun(clearAllCache) on dnode1, dnode2",
-                           f'clearComputeNodeCache("{db}") on cnode1, cnode2']
+        assert applied[0].startswith("note: pnodeRun(flushOLAPCache) failed (")     # the OLAP engine is off
+        assert applied[1:] == ["pnodeRun(clearAllCache) on dnode1, dnode2",
+                               f'clearComputeNodeCache("{db}") on cnode1, cnode2']
     finally:
         target.close()
 

@@ -264,8 +264,9 @@ def test_the_append_table_is_emptied_before_a_step(taq, ddb_server):  # noqa: F8
 def test_drop_cache_and_describe(taq):
     target, layout = taq
     # a single node: no controller to list nodes, so pnodeRun reaches the node itself
-    assert target.drop_cache(layout) == ["pnodeRun(flushOLAPCache) on this single node",
-                                         "pnodeRun(clearAllCache) on this single node"]
+    applied = target.drop_cache(layout)       # the OLAP cache engine is off: its flush refused, noted
+    assert applied[0].startswith("note: pnodeRun(flushOLAPCache) failed (") and "not enabled" in applied[0]
+    assert applied[1:] == ["pnodeRun(clearAllCache) on this single node"]
     info = target.describe()
     assert "tickbench-test-server" in info["server_version"]
     assert info["nodes"][0]["mode"] == "single" and "password" not in info["profile"]

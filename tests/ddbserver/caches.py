@@ -37,7 +37,7 @@ class Caches:
         self.reads: list[dict] = []
         self.host_pages = None             # host_pages.HostPages: the host's page cache, when modelled
         self.clears: list[dict] = []
-        self.olap = None               # the OLAP cache engine (olap_cache.py): fresh writes in memory
+        self.engines = []              # the OLAP and TSDB cache engines (olap_cache.py): fresh writes in memory
 
     @staticmethod
     def _spot(partition: Partition, count: int) -> int:
@@ -64,7 +64,7 @@ class Caches:
                     group_cache.add(p)
                 if not found:
                     disk = self.data[self.holder(p)]
-                    found = p in disk or (self.olap is not None and self.olap.holds(p))
+                    found = p in disk or any(engine.holds(p) for engine in self.engines)
                     disk.add(p)
                     if not found and self.host_pages is not None:     # a read from disk, through the host's cache
                         host_hits += self.host_pages.read(p)

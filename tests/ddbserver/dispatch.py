@@ -54,7 +54,7 @@ class Dispatcher:
         self.suites = SuiteQueries(store)
         self.faults = faults
         self.transactions = Transactions(store, self.caches, faults)   # chunk locks, creates, OLAP cache
-        self.caches.olap = self.transactions.olap
+        self.caches.engines = [self.transactions.olap, self.transactions.tsdb]
         self.queries.write_dfs = self.transactions.insert
         self.sessions = None           # the server's session registry, for testServerStats
         self.jobs = Jobs()             # console jobs: priority, parallelism, getConsoleJobs, cancels
@@ -118,6 +118,11 @@ class Dispatcher:
             (r"pnodeRun\(flushOLAPCache, (\[[^\]]*\])\)",
              lambda s, m: self._flush_olap(s, [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(1))])),
             (r"flushOLAPCache\(\)", lambda s, m: self._flush_olap(s, [s.node])),
+            (r"pnodeRun\(flushTSDBCache\)",
+             lambda s, m: self._flush_tsdb(s, self.caches.default_pnode_targets(s.node))),
+            (r"pnodeRun\(flushTSDBCache, (\[[^\]]*\])\)",
+             lambda s, m: self._flush_tsdb(s, [self.topology.node(unquote(a)) for a in re.findall(STR, m.group(1))])),
+            (r"flushTSDBCache\(\)", lambda s, m: self._flush_tsdb(s, [s.node])),
             (rf"pnodeRun\(clearComputeNodeCache\{{{STR}\}}, (\[[^\]]*\])\)", self._clear_compute_on),
             (rf"clearComputeNodeCache\({STR}\)",
              lambda s, m: self.caches.clear_compute([s.node], unquote(m.group(1)), s.node)),
@@ -126,6 +131,7 @@ class Dispatcher:
             (r"exec name from objs\(true\) where shared = true",
              lambda s, m: c.Vector(c.STRING, np.array(self.store.shared_names(s.node.name), dtype=object))),
             (rf"schema\({LOAD}\)\.colDefs", self._col_defs),
+            (rf"schema\({LOAD}\)\.engineType", self._engine_type),
             (rf"schema\({LOAD}\)\.partitionSchema\[1\]", self._key_scheme),
             (rf"schema\({LOAD}\)\.(partitionColumnName|partitionType|partitionSchema)", self._scheme_part),
             (r"getClusterDFSDatabases\(\)",
@@ -182,6 +188,11 @@ class Dispatcher:
         return c.Vector(db.key_type, np.array(db.key_bounds, dtype={c.INT: "i4", c.LONG: "i8", c.SHORT: "i2",
                                                                      c.CHAR: "i1"}[db.key_type]))
 
+    def _engine_type(self, s, m) -> c.Scalar:
+        path = unquote(m.group(1))
+        self.store.dfs_table(path, unquote(m.group(2)))
+        return c.Scalar(c.STRING, self.store.databases[path].engine)
+
     def _scheme_part(self, s, m):
         """``schema(t).partitionColumnName``, ``.partitionType``, ``.partitionSchema``: a COMPO
         table's as a vector or tuple of its two levels (VALUE by day, RANGE by key), a table by
@@ -210,6 +221,10 @@ class Dispatcher:
 
     def _flush_olap(self, s, nodes):
         self.transactions.olap.flush(nodes, s.node)
+        return c.Scalar(c.VOID, None)
+
+    def _flush_tsdb(self, s, nodes):
+        self.transactions.tsdb.flush(nodes, s.node)
         return c.Scalar(c.VOID, None)
 
     def _clear_compute_on(self, s, m):
@@ -261,7 +276,8 @@ class Dispatcher:
             raise ScriptError("The VALUE partition scheme is empty.")
         if len(bounds) < 2 or bounds != sorted(bounds) or len(set(bounds)) != len(bounds):
             raise ScriptError("The RANGE partition scheme must be increasing with at least 2 elements.")
-        self.store.create_database(Database(unquote(m.group(5)), lo, hi, bounds, scheme_type, m.group(6)))
+        self.store.create_database(Database(unquote(m.group(5)), lo, hi, bounds, scheme_type, m.group(7),
+                                            m.group(6)))
         return None
 
     def _create_day_database(self, s, m):
@@ -269,7 +285,7 @@ class Dispatcher:
         lo, hi = parse_date(m.group(2)), parse_date(m.group(3))
         if lo > hi:
             raise ScriptError("The VALUE partition scheme is empty.")
-        self.store.create_database(Database(unquote(m.group(1)), lo, hi, [], atomic=m.group(4)))
+        self.store.create_database(Database(unquote(m.group(1)), lo, hi, [], atomic=m.group(5), engine=m.group(4)))
         return None
 
     def _create_table(self, s, m):
@@ -277,6 +293,8 @@ class Dispatcher:
         columns = schema(m.group(2), m.group(3))
         table = unquote(m.group(4))
         parts = [unquote(p) for p in re.findall(STR, m.group(5))]
+        if path in self.store.databases and self.store.databases[path].engine == "TSDB" and not m.group(6):
+            raise ScriptError("sortColumns must be specified to create a partitioned table in a TSDB database.")
         self.transactions.create_table(path, table, columns, parts)
         return None
 
@@ -437,13 +455,13 @@ class Dispatcher:
 CREATE_DATABASE = (
     rf'dbDate = database\("", VALUE, ({DATE_LIT})\.\.({DATE_LIT})\)\n'
     rf'dbKey = database\("", RANGE, (symbol|char|short|int|long)\((\[.*?\])\)\)\n'
-    rf'db = database\({STR}, COMPO, \[dbDate, dbKey\], engine="OLAP", atomic="(CHUNK|TRANS)"\)')
+    rf'db = database\({STR}, COMPO, \[dbDate, dbKey\], engine="(OLAP|TSDB)", atomic="(CHUNK|TRANS)"\)')
 CREATE_DAY_DATABASE = (
-    rf'db = database\({STR}, VALUE, ({DATE_LIT})\.\.({DATE_LIT}), engine="OLAP", atomic="(CHUNK|TRANS)"\)')
+    rf'db = database\({STR}, VALUE, ({DATE_LIT})\.\.({DATE_LIT}), engine="(OLAP|TSDB)", atomic="(CHUNK|TRANS)"\)')
 CREATE_TABLE = (
     rf"db = database\({STR}\)\n"
     rf"schemaTable = table\(1:0, (\[[^\]]*\]), \[([A-Z, ]*)\]\)\n"
-    rf"pt = db\.createPartitionedTable\(schemaTable, {STR}, (\[[^\]]*\])\)")
+    rf"pt = db\.createPartitionedTable\(schemaTable, {STR}, (\[[^\]]*\])(?:, sortColumns=(\[[^\]]*\]))?\)")
 CREATE_DIMENSION = (
     rf"db = database\({STR}\)\n"
     rf"schemaTable = table\(1:0, (\[[^\]]*\]), \[([A-Z, ]*)\]\)\n"

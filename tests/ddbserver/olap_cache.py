@@ -10,18 +10,30 @@ cold, and it never counts as a read from disk (caches.py asks ``holds``).
 The size is counted in rows here (``capacity_rows``, 0: the engine off, the default, so the test
 server's other reads stay as they were). Each node's engine holds the partitions its node stores;
 ``flushOLAPCache`` runs on the node it is called on (through ``pnodeRun`` on each data node), and
-each flush is logged in the caches' ``clears`` log, in order with the clears.
+each flush is logged in the caches' ``clears`` log, in order with the clears. With the engine off,
+``flushOLAPCache`` is refused. A TSDB database's writes go to its own cache engine, always on, that
+``flushTSDBCache`` flushes (``clearAllCache`` leaves it, as it leaves the OLAP one).
 """
 from __future__ import annotations
+
+from tests.ddbserver.syntax import ScriptError
 
 Partition = tuple[str, str, int, int]          # database, table, day (days since epoch), key bucket
 FLUSH_SHARE = 0.3                              # written to disk when 30 % full
 
 
+OFF = "The OLAP cache engine is not enabled (chunkCacheEngineMemSize is 0): flushOLAPCache has nothing to flush."
+TSDB_CACHE_ROWS = 10_000_000                   # the TSDB engine's cache is always on (TSDBCacheEngineSize)
+
+
 class OlapCacheEngine:
-    def __init__(self, caches, capacity_rows: int = 0):
+    """One cache engine: the OLAP one (off unless sized) or, with ``function="flushTSDBCache"``,
+    a TSDB database's, which is always on and holds each write until flushed (or 30 % full)."""
+
+    def __init__(self, caches, capacity_rows: int = 0, function: str = "flushOLAPCache"):
         self.caches = caches                    # caches.py's Caches: holders, lock and clears log
         self.capacity_rows = capacity_rows
+        self.function = function
         self.held: dict[str, dict[Partition, int]] = {n.name: {} for n in caches.topology.data_nodes}
         self.flushes = 0                        # flushOLAPCache calls
         self.full_flushes = 0                   # flushes because 30 % of the capacity was reached
@@ -45,7 +57,10 @@ class OlapCacheEngine:
         return partition in self.held.get(self.caches.holder(partition), {})
 
     def flush(self, nodes, by) -> None:
-        """``flushOLAPCache()`` run on ``nodes``: each data node's held rows go to disk."""
+        """``flushOLAPCache()`` (``flushTSDBCache()``) run on ``nodes``: each data node's held rows go
+        to disk; refused where the OLAP engine is off, as DolphinDB documents it for an engine on."""
+        if self.capacity_rows <= 0:
+            raise ScriptError(OFF)
         with self.caches.lock:
             flushed = 0
             for n in nodes:
@@ -53,7 +68,7 @@ class OlapCacheEngine:
                     flushed += len(self.held[n.name])
                     self.held[n.name].clear()
             self.flushes += 1
-            self.caches.clears.append({"by": by.name, "function": "flushOLAPCache",
+            self.caches.clears.append({"by": by.name, "function": self.function,
                                        "nodes": [n.name for n in nodes], "partitions": flushed})
 
     def snapshot(self) -> dict:

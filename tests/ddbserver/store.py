@@ -61,6 +61,7 @@ class Database:
     key_bounds: list                       # RANGE boundaries of the second level ([]: by day only)
     key_type: int = c.SYMBOL               # the RANGE scheme's type: SYMBOL, or an integer type
     atomic: str = "CHUNK"                  # database(..., atomic=): what a write does on a locked chunk
+    engine: str = "OLAP"                   # database(..., engine=): OLAP or TSDB (whose tables need sortColumns)
 
 
 class Store:

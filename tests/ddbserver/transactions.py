@@ -20,7 +20,7 @@ import pandas as pd
 
 from tests.ddbserver import codec as c
 from tests.ddbserver.locks import Chunk, ChunkLocks
-from tests.ddbserver.olap_cache import OlapCacheEngine
+from tests.ddbserver.olap_cache import TSDB_CACHE_ROWS, OlapCacheEngine
 from tests.ddbserver.store import Database, Store, StoreError, TableMeta
 
 _DAY_UNITS = {c.DATE: 1, c.TIMESTAMP: 86_400_000, c.NANOTIMESTAMP: 86_400_000_000_000, c.DATETIME: 86_400}
@@ -50,6 +50,7 @@ class Transactions:
         self.faults = faults
         self.locks = ChunkLocks(faults.chunk_retry_s)
         self.olap = OlapCacheEngine(caches, faults.olap_cache_rows)
+        self.tsdb = OlapCacheEngine(caches, TSDB_CACHE_ROWS, "flushTSDBCache")
         self._lock = threading.Lock()
         self.creates: Counter = Counter()            # "db/table" -> createPartitionedTable that succeeded
         self.create_errors: list[str] = []          # the messages of those that failed
@@ -65,7 +66,7 @@ class Transactions:
             if self.faults.write_delay > 0:
                 time.sleep(self.faults.write_delay)
         self.olap.capacity_rows = self.faults.olap_cache_rows
-        self.olap.write(rows)
+        (self.tsdb if db.engine == "TSDB" else self.olap).write(rows)
         return inserted
 
     def create_table(self, path: str, name: str, columns: list[tuple[str, int]], parts: list[str]) -> None:
@@ -84,4 +85,5 @@ class Transactions:
     def snapshot(self) -> dict:
         with self._lock:
             creates = {"tables": dict(self.creates), "errors": list(self.create_errors)}
-        return {"locks": self.locks.snapshot(), "creates": creates, "olap_cache": self.olap.snapshot()}
+        return {"locks": self.locks.snapshot(), "creates": creates, "olap_cache": self.olap.snapshot(),
+                "tsdb_cache": self.tsdb.snapshot()}

@@ -118,25 +118,9 @@ def node_alias() -> str:
     return "getNodeAlias()"
 
 
-def clear_all_cache(nodes: list[str] | None = None) -> str:
-    """``clearAllCache`` on ``nodes`` (aliases), or where ``pnodeRun`` runs without a list."""
-    if nodes is None:
-        return "pnodeRun(clearAllCache)"
-    return f"pnodeRun(clearAllCache, {q.string_vector(nodes)})"
-
-
-def clear_compute_cache(names: Names, nodes: list[str]) -> str:
-    """``clearComputeNodeCache`` of the layout's database on each compute node of ``nodes``
-    (it runs on the compute node it clears, so through pnodeRun with their aliases)."""
-    return f"pnodeRun(clearComputeNodeCache{{{q.string(names.db)}}}, {q.string_vector(nodes)})"
-
-
-def flush_olap_cache(nodes: list[str] | None = None) -> str:
-    """``flushOLAPCache`` (fresh writes the OLAP cache engine still holds in memory, to disk) on
-    ``nodes`` (aliases), or where ``pnodeRun`` runs without a list."""
-    if nodes is None:
-        return "pnodeRun(flushOLAPCache)"
-    return f"pnodeRun(flushOLAPCache, {q.string_vector(nodes)})"
+def engine_type(names: Names) -> str:
+    """The storage engine of the table's database: OLAP or TSDB."""
+    return f"schema({load(names, names.table)}).engineType"
 
 
 def key_scheme(names: Names) -> str:

@@ -211,10 +211,16 @@ class TableTarget(Target):
         raise self.refuse("emptying a table")
 
     # --- cold reads: what can be cleared from here ----------------------------------------------------------
+    @property
+    def engine_caches_data(self) -> bool:
+        """A DolphinDB table's data sits in the server's caches, which its clear must empty."""
+        return self.saved.kind == "dolphindb"
+
     def cold_refusal(self) -> str:
         """Why a cold run cannot be honest here ("" when it can): a table on a server keeps its data in
-        the server's own caches, which no client may empty (its files are on another machine)."""
-        if self.saved.kind in FILE_KINDS:
+        the server's own caches, which no client may empty (its files are on another machine), but
+        DolphinDB's, which a client may (``DolphinDBSource.drop_cache``)."""
+        if self.saved.kind in FILE_KINDS or self.saved.kind == "dolphindb":
             return ""
         return (f"{KEY_PREFIX}{self.name} lives on a {self.saved.kind} server ({self.saved.where}): Tickbench "
                 f"cannot empty that server's caches from here, so every read would be warm; run it warm "
@@ -230,9 +236,16 @@ class TableTarget(Target):
         return []
 
     def drop_cache(self, layout: Layout) -> list[str]:
-        """The OS cache of a file table's files (read-only: nothing is written to them)."""
+        """The OS cache of a file table's files (read-only: nothing is written to them); a DolphinDB
+        table's server caches (its engine's clears: they write nothing to the table)."""
+        if self.saved.kind == "dolphindb":
+            return self._source().drop_cache()
         files = self.data_files(layout)
         return drop_file_cache(files, system_wide=system_wide_drop(self.config)) if files else []
+
+    def data_hosts(self) -> tuple[str, ...]:
+        """A DolphinDB table's data nodes' hosts, as its last clear found them."""
+        return getattr(self.source, "hosts", ())
 
     def drop_process_cache(self, layout: Layout) -> list[str]:
         """A DuckDB file's buffer pool, by reopening this process's connection."""

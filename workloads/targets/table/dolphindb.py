@@ -12,6 +12,8 @@ bytes ``getTabletsMeta``'s ``diskUsage``. A DATE column with a SECOND/TIME/NANOT
 (DolphinDB's TAQ shape) is the scripts' own date and time: days ``exec min(date)``, bars by
 ``minute(time)``.
 Only ``select``/``exec`` scripts are sent; nothing is created, shared or written on the server.
+A cold read empties the server's caches as for a Tickbench layout (``cold_cache``): a TSDB
+database's cache engine flushed (``flushTSDBCache``), the OLAP one's, then ``clearAllCache``.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from workloads.targets.base import Footprint, TargetError
 from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.cluster import ClusterProfile, _server_text, open_session
+from workloads.targets.dolphindb.cold_cache import clear_engine_caches, clear_plan
 from workloads.targets.dolphindb.partition_limit import day_windows, level_size, levels
 from workloads.targets.table.sources import Source, Span
 
@@ -53,6 +56,7 @@ class DolphinDBSource(Source):
             raise self.error("name the table as dfs://DATABASE/TABLE")
         host, port = str(config.get("host") or "127.0.0.1"), config.get("port") or 8848
         self.address = f"{host}:{port}"
+        self.hosts: tuple[str, ...] = ()      # the data nodes' hosts, as the last clear's plan found them
         profile = ClusterProfile.single(host, int(port), str(config.get("user") or "admin"),
                                         str(config.get("password") or ""))
         try:
@@ -220,6 +224,27 @@ class DolphinDBSource(Source):
         if not isinstance(found, pd.DataFrame):
             raise self.error(f"expected a table from the server, got {type(found).__name__}")
         return found
+
+    # --- a cold read: the server's caches emptied as for a Tickbench layout (cold_cache) ------------
+    def drop_cache(self) -> list[str]:
+        """Every DolphinDB cache that could hold the table, on the nodes getClusterPerf reports
+        online (a single node: its own), a TSDB database's cache engine flushed first; the methods
+        applied, or [] when a clear failed (no operation is then called cold)."""
+        try:
+            try:
+                perf = self.session.run(scripts.cluster_perf())
+            except RuntimeError:             # a single node has no controller to ask
+                clear, compute, self.hosts = None, [], (self.address.rpartition(":")[0],)
+            else:
+                clear, compute, self.hosts = clear_plan(perf)
+            return clear_engine_caches(self.run, clear, compute, self.db, self._engine())
+        except TargetError:
+            return []
+
+    def _engine(self) -> str:
+        if not hasattr(self, "_engine_type"):
+            self._engine_type = str(self.run(f"schema({self._load()}).engineType"))
+        return self._engine_type
 
     def close(self) -> None:
         self.session.close()

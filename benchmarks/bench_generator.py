@@ -5,7 +5,9 @@
 
 Rows/s counts generating the frames chunk by chunk (what a target's ``prepare`` consumes).
 ``--to-disk`` also streams one TAQ day into a Parquet file and reports the peak memory, to show
-a seed-size day (230 million rows) never has to fit in RAM.
+a seed-size day (230 million rows) never has to fit in RAM. ``--walk-days N`` times the daily price
+walk of TAQ's keys over days 0..N-1 in order (what ``prepare`` pays over a layout's days; report
+002's full size is 1,250 days of 8,000 symbols): the first and the last tenth of the days, per day.
 """
 from __future__ import annotations
 
@@ -63,6 +65,25 @@ def to_disk(directory: Path, scale: Scale, chunk_rows: int) -> None:
           f"the whole day as a DataFrame would take ~{rows * 50 / 1e6:,.0f} MB")
 
 
+def walk(days: int, symbols: int) -> None:
+    """Per-day cost of the daily levels early and late in a long run: flat when the walk is
+    continued, growing with the day when each day draws its prefix again."""
+    import numpy as np
+
+    from workloads.datasets._shapes import daily_levels
+    levels = np.random.default_rng(1)
+    base, vol = levels.uniform(5, 500, symbols), levels.uniform(0.01, 0.05, symbols)
+    tenth = max(1, days // 10)
+    timings = []
+    for day in range(days):
+        started = time.perf_counter()
+        daily_levels(np.random.default_rng(20070823), base, vol, day)    # a fresh seeded stream, as a dataset passes
+        timings.append(time.perf_counter() - started)
+    print(f"daily walk, {symbols:,} keys, days 0..{days - 1} in order: {sum(timings):.2f} s; "
+          f"first {tenth} days {sum(timings[:tenth]) / tenth * 1e3:.2f} ms a day, "
+          f"last {tenth} {sum(timings[-tenth:]) / tenth * 1e3:.2f} ms a day")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=5_000_000, help="rows per dataset (one day)")
@@ -75,7 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="runs per figure; the best is shown")
     parser.add_argument("--to-disk", type=Path, default=None, metavar="DIR",
                         help="also stream a TAQ day of --rows rows to a Parquet file in DIR")
+    parser.add_argument("--walk-days", type=int, default=0, metavar="N",
+                        help="also time the daily price walk over N days (of --symbols keys, default 8000)")
     args = parser.parse_args(argv)
+    if args.walk_days:
+        walk(args.walk_days, args.symbols or 8000)
+        return 0
 
     print(f"{args.rows:,} rows per dataset, chunks of {args.chunk_rows:,}, best of {args.repeat}; "
           f"pid {os.getpid()}, {psutil.cpu_count()} CPUs")

@@ -119,3 +119,26 @@ def test_a_table_in_place_over_the_limit_is_found_and_counted_by_windows(ddb_ser
         session = _session(ddb_server)
         session.run('dropDatabase("dfs://wide")')
         session.close()
+
+
+def test_a_dimension_table_in_place_is_found_and_counted_in_one_query(ddb_server):
+    """No scheme to window by (a dimension table is one partition): one query each, as before."""
+    session = _session(ddb_server)
+    try:
+        session.run('dbDate = database("", VALUE, 2024.03.01..2024.03.31)\n'
+                    'dbKey = database("", RANGE, symbol(["A", "ZZZZ"]))\n'
+                    'db = database("dfs://dims", COMPO, [dbDate, dbKey], engine="OLAP", atomic="CHUNK")')
+        session.run('db = database("dfs://dims")\n'
+                    'schemaTable = table(1:0, ["ts", "sym", "price", "qty"], [NANOTIMESTAMP, SYMBOL, DOUBLE, LONG])\n'
+                    'db.createTable(schemaTable, "trades")')
+        frame = pd.DataFrame({"ts": pd.to_datetime(["2024-03-04 10:00", "2024-03-05 10:00"]), "sym": ["A1", "B2"],
+                              "price": [1.0, 2.0], "qty": np.array([1, 2], dtype="int64")})
+        session.run('tableInsert{loadTable("dfs://dims", "trades")}', frame)
+        connection = {"host": ddb_server.host, "port": ddb_server.port, "user": "admin", "password": "123456"}
+        saved = add_table_target("dims", "dolphindb", f"{ddb_server.host}:{ddb_server.port}", "dfs://dims/trades",
+                                 Roles(time="ts", key="sym", price=("price",), size="qty"), connection)
+        layout = TableTarget({"name": saved.name, **connection}).prepare(saved.dataset, Scale(), StringMode.ARROW)
+        assert list(layout.days) == [dt.date(2024, 3, 4), dt.date(2024, 3, 5)] and layout.rows == 2
+    finally:
+        session.run('dropDatabase("dfs://dims")')
+        session.close()

@@ -201,6 +201,8 @@ class Dispatcher:
         meta, db = self.store.dfs_table(path, unquote(m.group(2))), self.store.databases[path]
         days = c.Vector(c.DATE, np.arange(db.date_lo, db.date_hi + 1, dtype="i4"))
         compo = len(meta.partition_columns) > 1
+        if not meta.partition_columns:
+            raise ScriptError(f"A dimension table has no partitioning column ({m.group(3)}).")
         if m.group(3) == "partitionColumnName":
             names = np.array(meta.partition_columns, dtype=object)
             return c.Vector(c.STRING, names) if compo else c.Scalar(c.STRING, names[0])

@@ -29,7 +29,7 @@ from workloads.targets.dolphindb import quote as q
 from workloads.targets.dolphindb import scripts
 from workloads.targets.dolphindb.cluster import ClusterProfile, _server_text, open_session
 from workloads.targets.dolphindb.cold_cache import clear_engine_caches, clear_plan
-from workloads.targets.dolphindb.partition_limit import day_windows, level_size, levels
+from workloads.targets.dolphindb.partition_limit import RANGE, VALUE, day_windows, level_size, levels
 from workloads.targets.table.sources import Source, Span
 
 DFS = "dfs://"
@@ -172,12 +172,19 @@ class DolphinDBSource(Source):
         and the other levels' partitions multiplied."""
         if not hasattr(self, "_shape"):
             load = self._load()
-            names = self.run(f"schema({load}).partitionColumnName")
-            found = levels(self.run(f"schema({load}).partitionType"), self.run(f"schema({load}).partitionSchema"))
-            names = [names] if isinstance(names, str) else [str(n) for n in names]
             self._shape = None
-            if names and names[0] == self.saved.roles.time and len(found[0][1]):
-                values = pd.to_datetime(pd.Series(found[0][1]))
+            try:
+                names = self.run(f"schema({load}).partitionColumnName")
+                found = levels(self.run(f"schema({load}).partitionType"), self.run(f"schema({load}).partitionSchema"))
+            except TargetError:          # no scheme to read (a dimension table is one partition)
+                return None
+            names = [names] if isinstance(names, str) else [str(n) for n in names]
+            kind, scheme = found[0]
+            if names and names[0] == self.saved.roles.time and kind in (VALUE, RANGE) and len(scheme):
+                try:
+                    values = pd.to_datetime(pd.Series(scheme))
+                except (TypeError, ValueError):      # not days (a scheme of numbers): nothing to window by
+                    return None
                 per_day = 1
                 for kind, scheme in found[1:]:
                     per_day *= level_size(kind, scheme)

@@ -20,13 +20,29 @@ def query(function: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
     return function
 
 
+ONE_DAY = "tickbench_one_day"     # a frame's attrs key: the one day all its rows are known to be of
+
+
+def one_day(frame: pd.DataFrame, day: dt.date) -> pd.DataFrame:
+    """Mark ``frame`` as holding rows of ``day`` only (a day's own file, read as its user reads it),
+    so the queries take it as it is instead of scanning its dates to find that out."""
+    frame.attrs[ONE_DAY] = pd.Timestamp(day)
+    return frame
+
+
 def _on_day(q: pd.DataFrame, day: dt.date) -> pd.DataFrame:
-    """The rows of ``day``: the day's own file as it is (a mask would copy every column for nothing)."""
+    """The rows of ``day``: a frame marked as that day's (``one_day``), or found to hold it only, as
+    it is (a mask would copy every column for nothing); else the rows masked."""
     stamp = pd.Timestamp(day)
-    dates = q["date"]
-    if len(dates) and dates.min() == stamp == dates.max():
+    if q.attrs.get(ONE_DAY) == stamp or _only_day(q["date"], stamp):
         return q
-    return q[dates == stamp]
+    return q[q["date"] == stamp]
+
+
+def _only_day(dates: pd.Series, stamp: pd.Timestamp) -> bool:
+    """Whether every date is ``stamp``: two passes over the column (2.4 ms of a 1 M-row day, 4 %
+    of an as-of join), which a marked frame is spared."""
+    return bool(len(dates)) and dates.min() == stamp == dates.max()
 
 
 def _seconds(times: pd.Series) -> pd.Series:

@@ -59,7 +59,7 @@ class ClientPandas:
         for day in days:
             frame, read_phases, _ = self._day_frame(layout, day)
             _add(phases, read_phases)
-            frames.append(frame)
+            frames.append(pandas_suite.one_day(frame, day))      # a day's own file: its rows are the day's
         tables = {query.table: frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)}
         from workloads.datasets import get_dataset  # the generators' registry, imported on use
         frames_sql = getattr(query, "frames_sql", False)
@@ -69,7 +69,8 @@ class ClientPandas:
             if wanted is None or side in wanted:        # a side table is read by the queries that name it
                 # a day's query reads a day series (TAQ's trades) of that day only
                 one_day = days[0] if len(days) == 1 and is_day_series(dataset.info, schema) else None
-                tables[side] = self._side_frame(layout, side, one_day)
+                side_frame = self._side_frame(layout, side, one_day)
+                tables[side] = side_frame if one_day is None else pandas_suite.one_day(side_frame, one_day)
         t0 = _now()
         if frames_sql:                              # a user's SQL (workloads.queries.user_suites), run by DuckDB
             result = user_suites.frames_sql(name, tables, values)

@@ -358,6 +358,21 @@ def _remote_users(cluster) -> set[int]:
     return found
 
 
+def _running(pids: set[int]) -> list:
+    """The processes of ``pids`` still running: one listed may have ended since (a short-lived child
+    a worker started and that exited between the listing and this look)."""
+    import psutil
+    found = []
+    for pid in pids:
+        try:
+            process = psutil.Process(pid)
+        except psutil.NoSuchProcess:
+            continue
+        if process.is_running():
+            found.append(process)
+    return found
+
+
 def test_remote_users_of_a_killed_run_process_stop_within_2_s(tmp_path, dask_cluster):
     import psutil
     before = _remote_users(dask_cluster)
@@ -366,12 +381,16 @@ def test_remote_users_of_a_killed_run_process_stop_within_2_s(tmp_path, dask_clu
                             env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and len(_remote_users(dask_cluster) - before) < 2:
+        users: list = []
+        while time.monotonic() < deadline and len(users) != 2:
             time.sleep(0.25)
-        users = [psutil.Process(pid) for pid in _remote_users(dask_cluster) - before]
+            users = _running(_remote_users(dask_cluster) - before)
         assert len(users) == 2, "the run's users did not start on the Dask hosts"
         time.sleep(3.0)                                  # warmed up and measuring
-        assert proc.poll() is None and all(u.is_running() for u in users)
+        # the users as they are now: a child the forkserver forked and that ended in the meantime
+        # (seen in about 1 start in 5) is not one of the run's users
+        users = _running(_remote_users(dask_cluster) - before)
+        assert proc.poll() is None and len(users) == 2
         proc.kill()                                      # kill -9: nothing of the run says goodbye
         killed_at = time.monotonic()
         proc.wait(10)

@@ -26,7 +26,7 @@ ONE_DAY = "tickbench_one_day"     # a frame's attrs key: the one day all its row
 def one_day(frame: pd.DataFrame, day: dt.date) -> pd.DataFrame:
     """Mark ``frame`` as holding rows of ``day`` only (a day's own file, read as its user reads it),
     so the queries take it as it is instead of scanning its dates to find that out."""
-    frame.attrs[ONE_DAY] = pd.Timestamp(day)
+    frame.attrs[ONE_DAY] = pd.Timestamp(day).date().isoformat()     # text: Arrow keeps attrs as JSON
     return frame
 
 
@@ -34,7 +34,7 @@ def _on_day(q: pd.DataFrame, day: dt.date) -> pd.DataFrame:
     """The rows of ``day``: a frame marked as that day's (``one_day``), or found to hold it only, as
     it is (a mask would copy every column for nothing); else the rows masked."""
     stamp = pd.Timestamp(day)
-    if q.attrs.get(ONE_DAY) == stamp or _only_day(q["date"], stamp):
+    if q.attrs.get(ONE_DAY) == stamp.date().isoformat() or _only_day(q["date"], stamp):
         return q
     return q[q["date"] == stamp]
 

@@ -120,9 +120,10 @@ class DolphinDBLayout:
                     run(scripts.create_table(names, table, schema_cols, partition))
             if self._has_minute_table(cols) and not run(scripts.exists_table(names, names.minute)):
                 run(scripts.create_table(names, names.minute, scripts.minute_table_columns(cols), partition))
-            loaded = self._load(session, node, ds, names, cols, scale, days, progress)
-            loaded += self._load_side_tables(session, node, ds, names, cols, scale)
-            counts = self._rows_per_day(session, node, names, cols, days)
+            windows = self._day_windows(session, node, names, cols, days)
+            loaded = self._load(session, node, ds, names, cols, scale, days, windows, progress)
+            loaded += self._load_side_tables(session, node, ds, names, cols, scale, windows)
+            counts = self._rows_per_day(session, node, names, cols, windows)
             rows = sum(counts.get(d, 0) for d in days)
             footprint = self._footprint(session, node, names)
         finally:
@@ -138,10 +139,10 @@ class DolphinDBLayout:
     def _has_minute_table(cols: scripts.Columns) -> bool:
         return bool(cols.bid and cols.ask and cols.key) and cols.bid != cols.ask and cols.date != cols.time
 
-    def _rows_per_day(self, session, node, names, cols, days) -> dict[dt.date, int]:
-        """Counted in windows of days under DolphinDB's per-query partition limit (S02039)."""
+    def _rows_per_day(self, session, node, names, cols, windows) -> dict[dt.date, int]:
+        """Counted in ``windows`` of days under DolphinDB's per-query partition limit (S02039)."""
         counts: dict[dt.date, int] = {}
-        for first, last in self._day_windows(session, node, names, cols, days):
+        for first, last in windows:
             frame = self._run(session, node, scripts.rows_per_day(names, cols, first, last))
             if frame is not None and len(frame):
                 counts.update({pd.Timestamp(d).date(): int(n) for d, n in zip(frame["day"], frame["n"])})
@@ -153,9 +154,9 @@ class DolphinDBLayout:
         per_day = len(self._run(session, node, scripts.key_scheme(names))) - 1 if cols.key else 1
         return day_windows(min(days), max(days), per_day)
 
-    def _load(self, session, node, ds, names, cols, scale, days, progress) -> int:
+    def _load(self, session, node, ds, names, cols, scale, days, windows, progress) -> int:
         """Load missing days; return the rows loaded now (0 when everything was there)."""
-        counts = self._rows_per_day(session, node, names, cols, days)
+        counts = self._rows_per_day(session, node, names, cols, windows)
         expected = dict(zip(days, ds.day_rows(scale)))
         total = sum(expected.values())
         done, loaded = 0, 0
@@ -184,7 +185,7 @@ class DolphinDBLayout:
         name -> schema, each name checked as a DolphinDB identifier."""
         return {q.identifier(name, "table name"): schema for name, schema in common_side_tables(ds).items()}
 
-    def _load_side_tables(self, session, node, ds, names, cols, scale) -> int:
+    def _load_side_tables(self, session, node, ds, names, cols, scale, windows) -> int:
         """Each side table loaded once: one holding the rows ``side_rows`` recorded is kept without
         generating it, an incomplete one is dropped and loaded again. One with the seed table's
         partitioning columns (TAQ's trades: date and symbol) is partitioned as the seed table is, in
@@ -194,7 +195,7 @@ class DolphinDBLayout:
         recorded = self._recorded_side_rows(session, node, names)
         loaded = 0
         for table, schema in self.side_tables(ds).items():
-            have = (self._count_side_rows(session, node, names, cols, table, schema, ds.trading_days(scale))
+            have = (self._count_side_rows(session, node, names, cols, table, schema, windows)
                     if run(scripts.exists_table(names, table)) else None)
             if have and recorded.get(table) == have:
                 continue
@@ -208,13 +209,13 @@ class DolphinDBLayout:
             self._record_side_rows(session, node, names, recorded)
         return loaded
 
-    def _count_side_rows(self, session, node, names, cols, table: str, schema, days) -> int:
+    def _count_side_rows(self, session, node, names, cols, table: str, schema, windows) -> int:
         """A side table partitioned as the seed table is counted in the seed table's day windows
         (the partition limit); a dimension table is one partition, counted whole."""
         if not set(cols.partition) <= set(schema.names):
             return int(self._run(session, node, scripts.count_rows(names, table)))
         return sum(int(self._run(session, node, scripts.count_rows(names, table, scripts.days_filter(cols, a, b))))
-                   for a, b in self._day_windows(session, node, names, cols, days))
+                   for a, b in windows)
 
     def _load_side_table(self, session, node, names, cols, table: str, schema, frame: pd.DataFrame) -> None:
         columns = [(c.name, c.ddb_type) for c in schema.columns]

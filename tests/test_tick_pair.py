@@ -197,3 +197,26 @@ def test_a_query_suite_that_does_not_run_on_the_pair_names_the_ones_that_do(desk
     with pytest.raises(ValueError, match=r"query suite taq001 runs on the taq dataset, not imp_desk: choose "
                                          r"--param suite=tick, or a suite of your own"):
         Runner(scenario, ResultsStore(tmp_path / "results"))
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "clickhouse", "parquet"])
+def test_the_hand_written_tick_paths_settle_ties_by_arrival_as_tickbench_does(desk, tmp_path, kind):
+    # the practitioner benchmark's paths (workloads.practitioner) must ask the tick pack's question:
+    # on TAQ no trade prints at a tie, so a join on the time alone answered alike there, and was
+    # timed against Tickbench's tie-settling join as if it were the same work
+    from tests.tick_paths import assert_tick_paths_answer_as_tickbench
+    from workloads.datasets.schema import StringMode
+    from workloads.practitioner import paths_for
+    from workloads.targets import make_target
+    from workloads.targets.engines import default_config
+
+    target = make_target(kind, default_config(kind, tmp_path / "layouts"))
+    layout = target.prepare(_pair(desk), Scale(days=2), StringMode.ARROW)
+    practitioner = paths_for(kind, target, layout)
+    practitioner.open()
+    try:
+        for day in layout.days:
+            assert_tick_paths_answer_as_tickbench(target, layout, practitioner.paths(), day)
+    finally:
+        practitioner.close()
+        target.close()

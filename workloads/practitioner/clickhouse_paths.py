@@ -12,6 +12,8 @@ from workloads.targets.common.bars import price_columns
 from workloads.targets.clickhouse.dialect import SEQ
 from workloads.targets.clickhouse.embedded import arrow_of
 
+ARRIVALS = 2 ** 32      # arrival ordinals (_seq) a millisecond's key leaves room for
+
 
 class ClickHousePaths(Paths):
     def open(self) -> None:
@@ -50,12 +52,16 @@ class ClickHousePaths(Paths):
                                     f"(SELECT {self.time}, {SEQ}, ({self.bid} + {self.ask}) / 2 AS mid FROM {self.table} "
                                     f"WHERE {self.date} = '{day}' AND {self.key} = '{key}') "
                                     "GROUP BY minute ORDER BY minute")),
-            "asof_join": Path("ASOF JOIN of the day's trades and quotes ON symbol AND time >=",
+            # ASOF JOIN leaves open which quote of one time a trade meets: the time and the arrival
+            # ordinal in one key, a trade's above every quote's of its time, settle it (bench_asof_ties)
+            "asof_join": Path("ASOF JOIN of the day's trades and quotes ON symbol AND (time, arrival) >=",
                               lambda day, key: self._pandas(
                                   f"SELECT t.symbol, t.time, t.price, t.size, q.bid, q.ofr FROM (SELECT symbol, time, "
-                                  f"price, size FROM {self.table}_trades WHERE date = '{day}') AS t ASOF JOIN "
-                                  f"(SELECT symbol, time, bid, ofr FROM {self.table} WHERE date = '{day}') AS q "
-                                  "ON t.symbol = q.symbol AND t.time >= q.time")),
+                                  f"price, size, toUInt64(toUnixTimestamp64Milli(time)) * {ARRIVALS} + {ARRIVALS - 1} "
+                                  f"AS k FROM {self.table}_trades WHERE date = '{day}') AS t ASOF JOIN "
+                                  f"(SELECT symbol, bid, ofr, toUInt64(toUnixTimestamp64Milli(time)) * {ARRIVALS} + "
+                                  f"{SEQ} AS k FROM {self.table} WHERE date = '{day}') AS q "
+                                  "ON t.symbol = q.symbol AND t.k >= q.k")),
             "snapshot": Path("ORDER BY symbol, time DESC, _seq DESC LIMIT 1 BY symbol",
                              lambda day, key: self._pandas(
                                  f"SELECT symbol, time, bid, ofr, bidsiz, ofrsiz FROM {self.table} WHERE date = '{day}' "

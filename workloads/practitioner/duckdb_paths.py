@@ -7,6 +7,8 @@ import duckdb
 from workloads.practitioner import SNAPSHOT_AT, Path, Paths
 from workloads.datasets import get_dataset
 
+ARRIVALS = 2 ** 40      # arrival ordinals a millisecond's key leaves room for
+
 
 class DuckDBPaths(Paths):
     def open(self) -> None:
@@ -39,12 +41,15 @@ class DuckDBPaths(Paths):
                                     f"(SELECT rowid, {self.time}, ({self.bid} + {self.ask}) / 2 AS mid FROM {t} "
                                     f"WHERE {self.date} = DATE '{day}' AND {self.key} = '{key}') "
                                     "GROUP BY minute ORDER BY minute")),
-            "asof_join": Path("ASOF JOIN of the day's trades and quotes ON symbol AND time >=",
+            # ASOF JOIN leaves open which quote of one time a trade meets: the time and the arrival
+            # (rowid) in one key, a trade's above every quote's of its time, settle it (bench_asof_ties)
+            "asof_join": Path("ASOF JOIN of the day's trades and quotes ON symbol AND (time, arrival) >=",
                               lambda day, key: self._pandas(
                                   f"SELECT t.symbol, t.time, t.price, t.size, q.bid, q.ofr FROM (SELECT symbol, time, "
-                                  f"price, size FROM \"{self.table}_trades\" WHERE date = DATE '{day}') t ASOF JOIN "
-                                  f"(SELECT symbol, time, bid, ofr FROM {t} WHERE date = DATE '{day}') q "
-                                  "ON t.symbol = q.symbol AND t.time >= q.time")),
+                                  f"price, size, epoch_ms(time)::HUGEINT * {ARRIVALS} + {ARRIVALS - 1} AS k FROM "
+                                  f"\"{self.table}_trades\" WHERE date = DATE '{day}') t ASOF JOIN "
+                                  f"(SELECT symbol, bid, ofr, epoch_ms(time)::HUGEINT * {ARRIVALS} + rowid AS k FROM {t} "
+                                  f"WHERE date = DATE '{day}') q ON t.symbol = q.symbol AND t.k >= q.k")),
             "snapshot": Path("QUALIFY row_number() OVER (PARTITION BY symbol ORDER BY time DESC, rowid DESC) = 1",
                              lambda day, key: self._pandas(
                                  f"SELECT symbol, time, bid, ofr, bidsiz, ofrsiz FROM {t} WHERE date = DATE '{day}' "

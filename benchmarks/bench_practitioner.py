@@ -1,34 +1,33 @@
 """Tickbench's figure beside each engine's fastest documented client path: for every installed
-engine and for read-day, read-slice, minute-bars and the tick pack's as-of join and snapshot, the stored median of Tickbench's measured
-operations (real runs, a worker process, warm-up apart) beside the same operations made by hand
-with that engine's own client (``workloads.practitioner``), timed interleaved in one loop over the
-same days and symbols. Prints each path, the two medians and their ratio, and last
-``worst ratio R (engine, operation)``.
+engine and for read-day, read-slice, minute-bars and the tick pack's as-of join and snapshot,
+Tickbench's measured operations (real runs: a worker process, warm-up apart, the stored figures)
+beside the same operations made by hand with that engine's own client (``workloads.practitioner``)
+on the same days and symbols. Prints each cell's ratio with the interval a re-run of the benchmark
+falls in, and last ``worst ratio R (engine operation, 95 % lo-hi)``.
 
     .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
         [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
-        [--rounds 7] [--ops 3] [--slice-ops 9] [--precision 0.05] [--max-rounds 21] [--start spawn]
+        [--rounds 8] [--max-rounds 30] [--ops 3] [--max-ops 15] [--precision 0.05]
+        [--budget 18] [--server-budget 18] [--start spawn] [--seed 0]
 
-Each round runs one Tickbench run of ``--ops`` measured operations per operation kind
-(``--slice-ops`` for slices, whose few milliseconds are the noisiest figure; one user, warm,
-warm-ups until steady), then the hand-written path on the same (day, symbol) sequence the
-run's worker drew for its measured operations (its seeded generator replayed), after one warm-up
-call, in a long-lived process of its own (a child of the benchmark, as the workers are, idle while
-Tickbench measures) whose allocator is settled as the workers' are (``workloads.run.allocator``). A
-slice-download round stops on rows, so its rounds go on until it too has rounds x ops operations.
-A ratio above 1 is what Tickbench's harness and path cost beyond the practitioner's. The ratio is
-paired (``workloads.practitioner.paired``): each Tickbench operation beside the hand-written call on
-the same (day, symbol) in the same round, the median of those ratios with a 95 % interval that
-resamples rounds; the two sides' own medians and the range of the rounds' ratios are printed beside
-it, the noise pairing sees through. A kind whose interval is still wider than +-``--precision`` of
-its ratio after ``--rounds`` gets more rounds, up to ``--max-rounds``: how many it took is printed.
-``--servers`` starts each of those engines as a local engine in the benchmark's home just before
-it is measured and stops it after, so no engine's background work (a JVM's housekeeping) runs
-beside another's figures.
+A cell (engine, operation) runs in rounds (``workloads.practitioner.rounds``): each round one
+Tickbench run (one user, warm) and a fresh process making the same calls by hand, started as the
+run's user is and warmed up alike, in an order a seeded coin picks; a round measures ``--ops``
+operations, a fast operation as many as make 60 ms (``--max-ops`` at most). The ratio
+(``workloads.practitioner.paired``): per round the median of each operation's ratio to its twin,
+across rounds their Hodges-Lehmann centre, and the interval where 95 % of re-runs' ratios fall.
+Each engine has a share of the budget (``--budget`` minutes for the local engines, ``--server-budget``
+for the servers, shared over the engines left, its data's preparation counted): every cell plays
+``--rounds`` rounds, then the cell whose interval is widest, while wider than +-``--precision`` of
+its ratio, plays one more, as long as one fits the share and ``--max-rounds`` allows. ``--servers``
+starts each of those engines as a local engine in the benchmark's home just before it is measured
+and stops it after, so no engine's background work (a JVM's housekeeping) runs beside another's
+figures.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -40,7 +39,7 @@ from bench_engines import RunFailed, bench_home, local_servers, machine, run  # 
 
 WORKLOADS = {"read_day": "read-day", "read_slice": "slice-download", "minute_bars": "minute-bars",
              "asof_join": "asof-join", "snapshot": "snapshot"}
-DAYS_IN_TURN = ("read-day", "asof-join", "snapshot")     # user 0 asks about the days in turn from the first
+EVERYTHING = 10**10     # slice-download's rows per user: the round ends on its operations instead
 
 
 def main() -> int:
@@ -54,22 +53,26 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=2)
     parser.add_argument("--rows-per-day", type=int, default=1_000_000)
     parser.add_argument("--symbols", type=int, default=500)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--ops", type=int, default=3, help="measured operations per round and kind")
-    parser.add_argument("--slice-ops", type=int, help="measured slices per round (default: 3 x --ops)")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds every cell makes (6 at least: the interval's)")
+    parser.add_argument("--max-rounds", type=int, default=30, help="rounds a cell makes at most")
+    parser.add_argument("--ops", type=int, default=3, help="measured operations per round")
+    parser.add_argument("--max-ops", type=int, default=15,
+                        help="measured operations per round at most: a fast operation gets as many as make 60 ms")
     parser.add_argument("--precision", type=float, default=0.05,
-                        help="after --rounds, a kind gets more rounds while its paired ratio's 95 %% interval is "
-                             "wider than +- this fraction of it, up to --max-rounds (0: no more)")
-    parser.add_argument("--max-rounds", type=int, help="at most this many rounds a kind (default: 3 x --rounds)")
+                        help="after --rounds, a cell goes on while a re-run's interval is wider than +- this "
+                             "fraction of its ratio (0: never)")
+    parser.add_argument("--budget", type=float, default=18.0, help="minutes for the local engines' cells")
+    parser.add_argument("--server-budget", type=float, default=18.0, help="minutes for the servers' cells")
+    parser.add_argument("--seed", type=int, default=0, help="the rounds' order")
     parser.add_argument("--home", type=Path, help="keep data and results here (default: a temporary folder)")
     parser.add_argument("--start", choices=("forkserver", "spawn"), default="forkserver",
-                        help="how Tickbench's users start (workloads.run.processes): forked (default) or spawned")
+                        help="how Tickbench's users and the hand-written processes start "
+                             "(workloads.run.processes): forked (default) or spawned")
     parser.add_argument("--save", action="store_true",
                         help="merge the figures into resources/practitioner/measured.json, which every run's "
                              "environment (and report) quotes for its target")
     args = parser.parse_args()
-    args.slice_ops = args.slice_ops or 3 * args.ops
-    args.max_rounds = max(args.rounds, args.max_rounds or 3 * args.rounds)
+    args.max_rounds = max(args.rounds, args.max_rounds)
     home = bench_home(args.home, "tickbench-practitioner-")
 
     from workloads.datasets.schema import Scale
@@ -84,59 +87,59 @@ def main() -> int:
     configs = {t: default_config(t, data) for t in targets}
     servers = [s.strip() for s in args.servers.split(",") if s.strip()]
     operations = [o.strip() for o in args.operations.split(",") if o.strip()]
-    return measure(args, home, targets + servers, configs, scale, operations)
+    return measure(args, home, targets, servers, configs, scale, operations)
 
 
-def drawn_sequence(workload: str, layout, scale, warmups: int, measured: int) -> tuple[list, list]:
-    """The (day, key) of each warm-up and each measured operation of user 0 in step 0: the worker's
-    seeded generator replayed (``workloads.run.worker``: SeedSequence([seed, step, worker])); its
-    warm-ups, as many as it made (``workloads.run.warmup``), draw first."""
-    import numpy as np
+class Budget:
+    """Minutes shared by a group of engines: each engine's share is what is left over the engines
+    left, its data's preparation (and a server's start) counted against it."""
 
-    if workload in DAYS_IN_TURN:      # user 0 reads days in turn from the first, warm-ups and measured alike
-        turn = [(layout.days[i % len(layout.days)], "") for i in range(max(warmups, measured))]
-        return turn[:warmups], turn[:measured]
-    rng = np.random.default_rng(np.random.SeedSequence([scale.seed, 0, 0]))
-    drawn = [(layout.days[int(rng.integers(len(layout.days)))],
-              layout.keys_sample[int(rng.integers(len(layout.keys_sample)))]) for _ in range(warmups + measured)]
-    return drawn[:warmups], drawn[warmups:]
+    def __init__(self, minutes: float, engines: int):
+        self.ends = time.monotonic() + 60 * minutes
+        self.engines = max(1, engines)
+
+    def next_share(self) -> float:
+        share = max(0.0, self.ends - time.monotonic()) / self.engines
+        self.engines = max(1, self.engines - 1)
+        return share
 
 
-def measure(args, home: Path, targets: list[str], configs: dict, scale, operations: list[str]) -> int:
+def measure(args, home: Path, targets: list[str], servers: list[str], configs: dict, scale, operations) -> int:
     from workloads.results.store import ResultsStore
-    from workloads.targets import make_target
-    from workloads.datasets.schema import StringMode
 
     store = ResultsStore(home / "results")
-    print(f"# Tickbench beside each engine's fastest client path: {', '.join(targets)}")
+    print(f"# Tickbench beside each engine's fastest client path: {', '.join(targets + servers)}")
     print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
-          f"{args.rounds} rounds x {args.ops} operations per kind ({args.slice_ops} slices), warm, one user, "
-          "interleaved")
-    print(f"# {machine()}; Tickbench's users: {args.start}")
+          f"{args.rounds}-{args.max_rounds} rounds a cell x {args.ops}-{args.max_ops} operations, "
+          f"warm, one user; a fresh hand-written process a round, order by coin (seed {args.seed})")
+    print(f"# budget: {args.budget:g} min local engines, {args.server_budget:g} min servers; "
+          f"precision +-{args.precision:.0%} of a re-run")
+    print(f"# {machine()}; Tickbench's users and the hand-written processes: {args.start}")
     print(f"# load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(f"# home {home}\n", flush=True)
 
-    rows, failures = [], []
-    for kind in targets:
-        # a server runs only while it is measured: no other engine's background work beside any figure
-        with local_servers(home, [kind] if kind not in configs else []) as server:
-            config = configs.get(kind) or server[kind]
-            target = make_target(kind, config)
-            layout = target.prepare("taq", scale, StringMode.ARROW)
-            target.close()      # embedded engines allow one process per folder: the workers' turn
-            practitioner = PractitionerProcess(kind, config, layout)
-            try:
-                failures += measure_engine(args, store, kind, config, scale, layout, operations, practitioner, rows)
-            finally:
-                practitioner.close()
+    from workloads.practitioner.rounds import orders
 
-    print(f"\n# load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}\n")
-    print("| engine | operation | Tickbench median ms | practitioner median ms | paired ratio (95 %) "
-          "| medians' ratio | practitioner path |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    rows, failures, spent, coin = [], [], {}, orders(args.seed)
+    for group, kinds, minutes in (("local engines", targets, args.budget), ("servers", servers, args.server_budget)):
+        if not kinds:
+            continue
+        began = time.monotonic()
+        budget = Budget(minutes, len(kinds))
+        for kind in kinds:
+            failures += measure_engine(args, store, kind, configs.get(kind), scale, operations, budget, coin, rows,
+                                       home)
+        spent[group] = time.monotonic() - began
+
+    print(f"\n# load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print("# " + "; ".join(f"{group}: {seconds / 60:.1f} min" for group, seconds in spent.items()) + "\n")
+    print("| engine | operation | Tickbench median ms | by hand median ms | ratio (a re-run's 95 %) "
+          "| rounds | rounds' own | practitioner path |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
     for kind, op, ours, theirs, paired, how in rows:
         print(f"| {kind} | {op} | {ours * 1000:.2f} | {theirs * 1000:.2f} | {paired.ratio:.2f} "
-              f"({paired.low:.2f}-{paired.high:.2f}) | {ours / theirs:.2f} | {how} |")
+              f"({paired.low:.2f}-{paired.high:.2f}) | {paired.rounds} | {paired.round_low:.2f}-"
+              f"{paired.round_high:.2f} | {how} |")
     for failure in failures:
         print(f"failed: {failure}")
     store.close()
@@ -144,123 +147,104 @@ def measure(args, home: Path, targets: list[str], configs: dict, scale, operatio
         save_figures(args, rows)
     if rows:
         kind, op, _, _, paired, _ = max(rows, key=lambda r: r[4].ratio)
-        print(f"\nworst ratio {paired.ratio:.2f} ({kind}, {op}; 95 % {paired.low:.2f}-{paired.high:.2f})")
+        print(f"\nworst ratio {paired.ratio:.2f} ({kind} {op}, 95 % {paired.low:.2f}-{paired.high:.2f})")
     return 1 if failures else 0
 
 
-def measure_engine(args, store, kind, config, scale, layout, operations, practitioner, rows) -> list[str]:
-    """Each operation of one engine: rounds of a Tickbench run, then the same draws by hand."""
-    from workloads.practitioner.paired import paired_ratio
-    from workloads.run.records import MEASURED, WARMUP
-    from workloads.scenario import Scenario
-
-    failures = []
-    for op in operations:
-        workload = WORKLOADS[op]
-        if op not in practitioner.ops:
-            print(f"{kind} {op}: no hand-written path (the engine cannot ask it: see its suite texts)", flush=True)
-            continue
-        ours, theirs, how, per_round, pairs = [], [], "", [], []
-        # slices, the cheapest and noisiest operation, get --slice-ops a round; slice-download
-        # stops on rows, not operations: about that many slices' worth of rows
-        ops = args.slice_ops if workload == "slice-download" else args.ops
-        params = ({"rows_per_user": max(1, (ops - 1) * args.rows_per_day // args.symbols + 1)}
-                  if workload == "slice-download" else {})
-        rounds = 0
-        try:
-            # a slice-download round stops on rows, so one large symbol ends it early: rounds go on
-            # until the kind has its rounds x ops operations (at most 4x the rounds); and a noisy
-            # kind goes on until its interval is as narrow as --precision asks (the stop looks at
-            # the interval's width, never at the ratio's value)
-            while (rounds < args.rounds or (len(ours) < args.rounds * ops and rounds < 4 * args.rounds)
-                   or (rounds < args.max_rounds and paired_ratio(pairs).half_width > args.precision)):
-                rounds += 1
-                scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
-                                    target_config=config, workload=workload, users=(1,),
-                                    operations=ops, warmup_ops=1, probe_ops=0, params=params, start=args.start)
-                run_id = run(store, scenario)
-                stored = store.ops(run_id, (MEASURED,))
-                round_ours = [float(s) for s in stored["total_s"]]
-                warmups, measured = drawn_sequence(workload, layout, scale, len(store.ops(run_id, (WARMUP,))),
-                                                   len(stored))
-                how, seconds = practitioner.time(op, (warmups or measured)[0], measured)
-                ours += round_ours
-                theirs += seconds
-                pairs.append((round_ours, seconds))
-                per_round.append(statistics.median(round_ours) / statistics.median(seconds))
-        except RunFailed as exc:
-            failures.append(str(exc))
-            continue
-        paired = paired_ratio(pairs)
-        rows.append((kind, op, statistics.median(ours), statistics.median(theirs), paired, how))
-        print(f"{kind} {op}: paired ratio {paired}; Tickbench {statistics.median(ours) * 1000:.2f} ms, path "
-              f"{statistics.median(theirs) * 1000:.2f} ms (medians' ratio "
-              f"{statistics.median(ours) / statistics.median(theirs):.2f}, rounds' own "
-              f"{min(per_round):.2f}-{max(per_round):.2f})",
-              flush=True)
-    return failures
-
-
-class PractitionerProcess:
-    """The hand-written paths run in a process of their own, a long-lived one like a user's script:
-    a child of this benchmark as Tickbench's workers are, settled the same way, idle while a
-    Tickbench run measures (this benchmark's own process holds the results store and runs the
-    runs' collector)."""
-
-    def __init__(self, kind: str, config: dict, layout):
-        import multiprocessing as mp
-        context = mp.get_context("spawn")
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_practitioner_main, args=(kind, config, layout, child), daemon=True)
-        self.process.start()
-        child.close()
-        self.ops = self.conn.recv()              # the operations the engine has a path for
-
-    def time(self, op: str, warmup: tuple, measured: list[tuple]) -> tuple[str, list[float]]:
-        """(the path's description, the seconds of each measured call) after one warm-up call."""
-        self.conn.send((op, warmup, measured))
-        answer = self.conn.recv()
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer
-
-    def close(self) -> None:
-        self.conn.send(None)
-        self.process.join(30)
-        if self.process.is_alive():
-            self.process.kill()
-
-
-def _practitioner_main(kind: str, config: dict, layout, conn) -> None:
-    from workloads.run.allocator import settle_allocator
-    settle_allocator()                  # as every Tickbench worker does first
-    from workloads.practitioner import paths_for
+def measure_engine(args, store, kind, config, scale, operations, budget, coin, rows, home) -> list[str]:
+    """One engine's cells within its share of the budget: ``--rounds`` rounds of each, then one
+    more round at a time for the cell whose interval is widest (and wider than ``--precision``)
+    while another of its rounds fits. A server runs only while it is measured: no other engine's
+    background work beside any figure."""
+    from workloads.datasets.schema import StringMode
+    from workloads.practitioner.paired import more_rounds
+    from workloads.practitioner.rounds import HandProcess
     from workloads.targets import make_target
 
-    practitioner = paths_for(kind, make_target(kind, config), layout)
-    practitioner.open()
-    try:
-        conn.send(tuple(practitioner.paths()))
-    finally:
-        practitioner.close()
-    while (asked := conn.recv()) is not None:
-        op, warmup, measured = asked
+    began, share = time.monotonic(), budget.next_share()
+    with local_servers(home, [] if config else [kind]) as server:
+        config = config or server[kind]
+        target = make_target(kind, config)
+        layout = target.prepare("taq", scale, StringMode.ARROW)
+        target.close()      # embedded engines allow one process per folder: the rounds' turn
+        first = HandProcess(kind, config, layout, args.start)
+        first.close()
+        cells, failures = [], []
+        for op in operations:
+            if op in first.facts["ops"]:
+                cells.append(Cell(args, kind, config, scale, layout, op))
+            else:
+                print(f"{kind} {op}: no hand-written path (the engine cannot ask it: see its suite texts)", flush=True)
+
+        def wanted(cell):
+            left = share - (time.monotonic() - began)
+            return more_rounds(cell.paired, cell.rounds, least=args.rounds, most=args.max_rounds,
+                               precision=args.precision, spent_s=cell.seconds, allowance_s=cell.seconds + left)
+
         try:
-            practitioner.open()         # untimed, after the run's workers have let the folder go
-            try:
-                path = practitioner.paths()[op]
-                path.call(*warmup)      # one warm-up call: this process is long-lived
-                seconds = []
-                for day, key in measured:
-                    began = time.perf_counter()
-                    result = path.call(day, key)
-                    seconds.append(time.perf_counter() - began)
-                    del result
-            finally:
-                practitioner.close()
-            conn.send((path.how, seconds))
-        except Exception as exc:        # the benchmark says what failed, and stops
-            conn.send(RuntimeError(f"{kind} {op} by hand: {type(exc).__name__}: {exc}"))
+            for cell in cells:
+                while cell.rounds < args.rounds:
+                    cell.play(store, next(coin))
+            while extra := [c for c in cells if wanted(c)]:
+                max(extra, key=lambda c: c.paired.half_width).play(store, next(coin))
+        except (RunFailed, RuntimeError) as exc:
+            failures.append(str(exc))
+        for cell in cells:
+            if cell.rounds:
+                rows.append(cell.report())
+        print(f"# {kind}: {time.monotonic() - began:.0f} s (share {share:.0f} s)", flush=True)
+        return failures
+
+
+class Cell:
+    """One (engine, operation): its scenario and the rounds it has played. After its first round a
+    cell's rounds measure as many operations as make ``ROUND_S`` (``--ops`` at least, ``--max-ops``
+    at most): a slice of 3 ms gets 15 a round, a day of 2 s gets 3, so a round's own ratio is the
+    median of enough pairs to say something."""
+
+    ROUND_S = 0.06
+
+    def __init__(self, args, kind, config, scale, layout, op):
+        from workloads.practitioner.rounds import CellRounds, warmups_for
+        from workloads.scenario import Scenario
+
+        self.args, self.kind, self.layout, self.op = args, kind, layout, op
+        workload = WORKLOADS[op]
+        self.scenario = Scenario(name=f"{op} {kind}", dataset="taq", scale=scale, target=kind,
+                                 target_config=config, workload=workload, users=(1,), operations=args.ops,
+                                 warmup_ops=warmups_for(workload), probe_ops=0, start=args.start,
+                                 params=self._params(args.ops))
+        self.played, self.seconds, self.paired = CellRounds(), 0.0, None
+
+    def _params(self, ops: int) -> dict:
+        return {"max_operations": ops, "rows_per_user": EVERYTHING} if WORKLOADS[self.op] == "slice-download" else {}
+
+    @property
+    def rounds(self) -> int:
+        return len(self.played.pairs)
+
+    def play(self, store, order: str) -> None:
+        from dataclasses import replace
+
+        from workloads.practitioner.paired import paired_ratio
+        from workloads.practitioner.rounds import play_round
+
+        started = time.monotonic()
+        play_round(lambda s: run(store, s), store, self.scenario, self.layout, self.op, order, self.played)
+        self.seconds += time.monotonic() - started
+        self.paired = paired_ratio(self.played.pairs)
+        if self.rounds == 1:
+            op_s = statistics.median(self.played.pairs[0][0])
+            ops = max(self.args.ops, min(self.args.max_ops, math.ceil(self.ROUND_S / max(op_s, 1e-6))))
+            self.scenario = replace(self.scenario, operations=ops, params=self._params(ops))
+
+    def report(self):
+        ours = statistics.median(s for round_ours, _ in self.played.pairs for s in round_ours)
+        theirs = statistics.median(s for _, by_hand in self.played.pairs for s in by_hand)
+        print(f"{self.kind} {self.op}: {self.paired}; Tickbench {ours * 1000:.2f} ms, by hand {theirs * 1000:.2f} ms; "
+              f"{self.scenario.operations} a round, {self.played.orders.count('by hand first')} of {self.rounds} "
+              f"rounds by hand first; {self.seconds:.0f} s", flush=True)
+        return self.kind, self.op, ours, theirs, self.paired, self.played.how
 
 
 def save_figures(args, rows) -> None:
@@ -282,7 +266,8 @@ def save_figures(args, rows) -> None:
         engines.setdefault(kind, {})[op] = {
             "tickbench_ms": round(ours * 1000, 3), "path_ms": round(theirs * 1000, 3),
             "ratio": round(paired.ratio, 3), "interval": [round(paired.low, 3), round(paired.high, 3)],
-            "pairs": paired.pairs, "medians_ratio": round(ours / theirs, 3), "path": how, **measured}
+            "interval_of": "a re-run's ratio", "pairs": paired.pairs, "rounds": paired.rounds,
+            "medians_ratio": round(ours / theirs, 3), "path": how, **measured}
     print(f"saved to {save({'engines': engines})}")
 
 

@@ -2,8 +2,8 @@
 target's path compares with that engine's fastest documented client path.
 
 ``benchmarks/bench_practitioner.py --save`` writes ``resources/practitioner/measured.json``: per
-engine and operation both medians, the paired ratio (``workloads.practitioner.paired``) with its
-95 % interval, the path, and the command, date, machine and load that measured them (a later run of
+engine and operation both medians, the paired ratio (``workloads.practitioner.paired``) with the
+interval 95 % of re-runs fall in (older records: the interval of that run's ratio), the path, and the command, date, machine and load that measured them (a later run of
 some engines replaces only theirs). ``path_check(kind)`` turns one engine's entries into plain data for the run's
 environment record (and so the report): the ratio and figures of each operation, and a plain
 warning for any operation where Tickbench's path is not the fastest (ratio above ``FAIR_RATIO``).
@@ -47,7 +47,8 @@ def path_check(kind: str, record: dict[str, Any] | None = None) -> dict[str, str
     for op, entry in sorted(entries.items()):
         ratio = float(entry["ratio"])
         verdict = ("within 10 % of it or faster" if ratio <= FAIR_RATIO else "NOT the fastest documented path")
-        interval = (f" (95 % {entry['interval'][0]:.2f}-{entry['interval'][1]:.2f}, paired)"
+        of = "a re-run 95 %" if entry.get("interval_of") else "95 %"
+        interval = (f" ({of} {entry['interval'][0]:.2f}-{entry['interval'][1]:.2f}, paired)"
                     if entry.get("interval") else "")
         out[f"vs fastest path, {op.replace('_', ' ')}"] = (
             f"{ratio:.2f}x{interval}, {verdict}: Tickbench {entry['tickbench_ms']:.2f} ms, by hand {entry['path_ms']:.2f} ms "

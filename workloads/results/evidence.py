@@ -168,14 +168,23 @@ def paired(base: Sequence[float], new: Sequence[float], level: float = LEVEL) ->
     """Paired repetitions: pair i is (base[i], new[i]), run side by side. The Hodges-Lehmann centre
     of the pairs' log-ratios with Wilcoxon's signed-rank interval; None with fewer than
     ``MIN_PAIRS`` usable pairs."""
-    logs = np.array([math.log(n / b) for b, n in zip(base, new) if finite_positive(b) and finite_positive(n)])
+    logs = [math.log(n / b) for b, n in zip(base, new) if finite_positive(b) and finite_positive(n)]
+    centre = hodges_lehmann(logs, level)
+    if centre is None:
+        return None
+    return Evidence(*(math.exp(v) for v in centre), f"{len(logs)} paired repetitions")
+
+
+def hodges_lehmann(logs: Sequence[float], level: float = LEVEL) -> tuple[float, float, float] | None:
+    """The centre of ``logs`` (the median of their pairwise means) and Wilcoxon's signed-rank
+    interval around it, in logs; None with fewer than ``MIN_PAIRS`` values."""
+    logs = np.asarray(logs, dtype=float)
     cut = signed_rank_cut(len(logs), level)
     if cut is None or len(logs) < MIN_PAIRS:
         return None
     upper = np.triu_indices(len(logs))
     walsh = np.sort((logs[:, None] + logs[None, :])[upper] / 2)
-    return Evidence(math.exp(float(np.median(walsh))), math.exp(float(walsh[cut - 1])),
-                    math.exp(float(walsh[len(walsh) - cut])), f"{len(logs)} paired repetitions")
+    return float(np.median(walsh)), float(walsh[cut - 1]), float(walsh[len(walsh) - cut])
 
 
 def pairs_to_settle(evidence: Evidence, pairs: int, smallest: float) -> int:

@@ -144,8 +144,9 @@ class ClickHouseReads:
         volume = (f", {_VOLUME_CAST[volume_dtype(info)]}(sum({quote(info.size_column)})) AS {VOLUME}"
                   if info.size_column else "")
         # first/last quote of a minute: the mid at the least/greatest arrival ordinal, which follows
-        # (time, arrival) order: a day is loaded in time order (checked by _load_day)
-        sql = (f"SELECT toDateTime64(toStartOfMinute({t}), 0, 'UTC') AS minute, argMin(mid, {SEQ}) AS open, "
+        # (time, arrival) order: a day is loaded in time order (checked by _load_day). The minute comes
+        # in nanoseconds, the frames' unit: in seconds, converting them cost ~2 % of a bars read
+        sql = (f"SELECT toDateTime64(toStartOfMinute({t}), 9, 'UTC') AS minute, argMin(mid, {SEQ}) AS open, "
                f"max(mid) AS high, min(mid) AS low, argMax(mid, {SEQ}) AS close{volume} "
                f"FROM (SELECT {t}, {SEQ}, ({quote(bid)} + {quote(ask)}) / 2 AS mid{size} "
                f"FROM {self.fq(self.table(layout))} "

@@ -7,7 +7,7 @@ falls in, and last ``worst ratio R (engine operation, 95 % lo-hi)``.
 
     .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
         [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
-        [--rounds 8] [--max-rounds 30] [--ops 3] [--max-ops 15] [--precision 0.05]
+        [--rounds 8] [--max-rounds 30] [--ops 3] [--max-ops 15] [--precision 0.03]
         [--budget 18] [--server-budget 18] [--start spawn] [--seed 0]
 
 A cell (engine, operation) runs in rounds (``workloads.practitioner.rounds``): each round one
@@ -58,7 +58,7 @@ def main() -> int:
     parser.add_argument("--ops", type=int, default=3, help="measured operations per round")
     parser.add_argument("--max-ops", type=int, default=15,
                         help="measured operations per round at most: a fast operation gets as many as make 60 ms")
-    parser.add_argument("--precision", type=float, default=0.05,
+    parser.add_argument("--precision", type=float, default=0.03,
                         help="after --rounds, a cell goes on while a re-run's interval is wider than +- this "
                              "fraction of its ratio (0: never)")
     parser.add_argument("--budget", type=float, default=18.0, help="minutes for the local engines' cells")

@@ -239,10 +239,12 @@ class Cell:
             self.scenario = replace(self.scenario, operations=ops, params=self._params(ops))
 
     def report(self):
+        from workloads.practitioner.rounds import HAND_FIRST
+
         ours = statistics.median(s for round_ours, _ in self.played.pairs for s in round_ours)
         theirs = statistics.median(s for _, by_hand in self.played.pairs for s in by_hand)
         print(f"{self.kind} {self.op}: {self.paired}; Tickbench {ours * 1000:.2f} ms, by hand {theirs * 1000:.2f} ms; "
-              f"{self.scenario.operations} a round, {self.played.orders.count('by hand first')} of {self.rounds} "
+              f"{self.scenario.operations} a round, {self.played.orders.count(HAND_FIRST)} of {self.rounds} "
               f"rounds by hand first; {self.seconds:.0f} s", flush=True)
         return self.kind, self.op, ours, theirs, self.paired, self.played.how
 

@@ -152,9 +152,9 @@ class HandProcess:
 
     def close(self) -> None:
         try:
-            self.conn.send(None)
+            self.conn.send(None)        # asks it to close its paths and end
         except OSError:
-            pass
+            pass                        # it has ended already (its pipe is closed): joined below
         self.process.join(30)
         if self.process.is_alive():
             self.process.kill()

@@ -7,19 +7,21 @@ falls in, and last ``worst ratio R (engine operation, 95 % lo-hi)``.
 
     .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
         [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
-        [--rounds 8] [--max-rounds 30] [--ops 3] [--max-ops 15] [--precision 0.03]
+        [--rounds 8] [--max-rounds 60] [--ops 3] [--max-ops 30] [--precision 0.03]
         [--budget 18] [--server-budget 18] [--start spawn] [--seed 0]
 
 A cell (engine, operation) runs in rounds (``workloads.practitioner.rounds``): each round one
 Tickbench run (one user, warm) and a fresh process making the same calls by hand, started as the
 run's user is and warmed up alike, in an order a seeded coin picks; a round measures ``--ops``
-operations, a fast operation as many as make 60 ms (``--max-ops`` at most). The ratio
+operations, a fast operation as many as make 120 ms (``--max-ops`` at most). The ratio
 (``workloads.practitioner.paired``): per round the median of each operation's ratio to its twin,
 across rounds their Hodges-Lehmann centre, and the interval where 95 % of re-runs' ratios fall.
 Each engine has a share of the budget (``--budget`` minutes for the local engines, ``--server-budget``
 for the servers, shared over the engines left, its data's preparation counted): every cell plays
 ``--rounds`` rounds, then the cell whose interval is widest, while wider than +-``--precision`` of
-its ratio, plays one more, as long as one fits the share and ``--max-rounds`` allows. ``--servers``
+its ratio, plays one more, as long as one fits the share and ``--max-rounds`` allows (a noisy
+cell's rounds are bounded by the budget, not by a count it reaches first: a JVM engine's 4 ms
+cells reached 30 rounds at +-7 % with half their share left). ``--servers``
 starts each of those engines as a local engine in the benchmark's home just before it is measured
 and stops it after, so no engine's background work (a JVM's housekeeping) runs beside another's
 figures.
@@ -54,10 +56,10 @@ def main() -> int:
     parser.add_argument("--rows-per-day", type=int, default=1_000_000)
     parser.add_argument("--symbols", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=8, help="rounds every cell makes (6 at least: the interval's)")
-    parser.add_argument("--max-rounds", type=int, default=30, help="rounds a cell makes at most")
+    parser.add_argument("--max-rounds", type=int, default=60, help="rounds a cell makes at most")
     parser.add_argument("--ops", type=int, default=3, help="measured operations per round")
-    parser.add_argument("--max-ops", type=int, default=15,
-                        help="measured operations per round at most: a fast operation gets as many as make 60 ms")
+    parser.add_argument("--max-ops", type=int, default=30,
+                        help="measured operations per round at most: a fast operation gets as many as make 120 ms")
     parser.add_argument("--precision", type=float, default=0.03,
                         help="after --rounds, a cell goes on while a re-run's interval is wider than +- this "
                              "fraction of its ratio (0: never)")
@@ -199,10 +201,11 @@ def measure_engine(args, store, kind, config, scale, operations, budget, coin, r
 class Cell:
     """One (engine, operation): its scenario and the rounds it has played. After its first round a
     cell's rounds measure as many operations as make ``ROUND_S`` (``--ops`` at least, ``--max-ops``
-    at most): a slice of 3 ms gets 15 a round, a day of 2 s gets 3, so a round's own ratio is the
-    median of enough pairs to say something."""
+    at most): a slice of 4 ms gets 30 a round, a day of 2 s gets 3, so a round's own ratio is the
+    median of enough pairs to say something; a round's fixed cost (a run, a process) is ~0.7 s, so
+    its operations are cheap beside it."""
 
-    ROUND_S = 0.06
+    ROUND_S = 0.12
 
     def __init__(self, args, kind, config, scale, layout, op):
         from workloads.practitioner.rounds import CellRounds, warmups_for

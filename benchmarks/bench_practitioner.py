@@ -12,7 +12,8 @@ falls in, and last ``worst ratio R (engine operation, 95 % lo-hi)``.
 
 A cell (engine, operation) runs in rounds (``workloads.practitioner.rounds``): each round one
 Tickbench run (one user, warm) and a fresh process making the same calls by hand, started as the
-run's user is and warmed up alike, in an order a seeded coin picks; a round measures ``--ops``
+run's user is and warmed up alike, each pair of a cell's rounds in both orders (a seeded coin
+picks which first); a round measures ``--ops``
 operations, a fast operation as many as make 120 ms (``--max-ops`` at most). The ratio
 (``workloads.practitioner.paired``): per round the median of each operation's ratio to its twin,
 across rounds their Hodges-Lehmann centre, and the interval where 95 % of re-runs' ratios fall.
@@ -34,6 +35,7 @@ import os
 import statistics
 import sys
 import time
+import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -113,24 +115,22 @@ def measure(args, home: Path, targets: list[str], servers: list[str], configs: d
     print(f"# Tickbench beside each engine's fastest client path: {', '.join(targets + servers)}")
     print(f"# TAQ: {args.days} days x {args.rows_per_day:,} rows per day, {args.symbols} symbols; "
           f"{args.rounds}-{args.max_rounds} rounds a cell x {args.ops}-{args.max_ops} operations, "
-          f"warm, one user; a fresh hand-written process a round, order by coin (seed {args.seed})")
+          f"warm, one user; a fresh hand-written process a round, both orders in each pair of rounds "
+          f"(seed {args.seed})")
     print(f"# budget: {args.budget:g} min local engines, {args.server_budget:g} min servers; "
           f"precision +-{args.precision:.0%} of a re-run")
     print(f"# {machine()}; Tickbench's users and the hand-written processes: {args.start}")
     print(f"# load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(f"# home {home}\n", flush=True)
 
-    from workloads.practitioner.rounds import orders
-
-    rows, failures, spent, coin = [], [], {}, orders(args.seed)
+    rows, failures, spent = [], [], {}
     for group, kinds, minutes in (("local engines", targets, args.budget), ("servers", servers, args.server_budget)):
         if not kinds:
             continue
         began = time.monotonic()
         budget = Budget(minutes, len(kinds))
         for kind in kinds:
-            failures += measure_engine(args, store, kind, configs.get(kind), scale, operations, budget, coin, rows,
-                                       home)
+            failures += measure_engine(args, store, kind, configs.get(kind), scale, operations, budget, rows, home)
         spent[group] = time.monotonic() - began
 
     print(f"\n# load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
@@ -153,7 +153,7 @@ def measure(args, home: Path, targets: list[str], servers: list[str], configs: d
     return 1 if failures else 0
 
 
-def measure_engine(args, store, kind, config, scale, operations, budget, coin, rows, home) -> list[str]:
+def measure_engine(args, store, kind, config, scale, operations, budget, rows, home) -> list[str]:
     """One engine's cells within its share of the budget: ``--rounds`` rounds of each, then one
     more round at a time for the cell whose interval is widest (and wider than ``--precision``)
     while another of its rounds fits. A server runs only while it is measured: no other engine's
@@ -186,9 +186,9 @@ def measure_engine(args, store, kind, config, scale, operations, budget, coin, r
         try:
             for cell in cells:
                 while cell.rounds < args.rounds:
-                    cell.play(store, next(coin))
+                    cell.play(store)
             while extra := [c for c in cells if wanted(c)]:
-                max(extra, key=lambda c: c.paired.half_width).play(store, next(coin))
+                max(extra, key=lambda c: c.paired.half_width).play(store)
         except (RunFailed, RuntimeError) as exc:
             failures.append(str(exc))
         for cell in cells:
@@ -208,7 +208,7 @@ class Cell:
     ROUND_S = 0.12
 
     def __init__(self, args, kind, config, scale, layout, op):
-        from workloads.practitioner.rounds import CellRounds, warmups_for
+        from workloads.practitioner.rounds import CellRounds, orders, warmups_for
         from workloads.scenario import Scenario
 
         self.args, self.kind, self.layout, self.op = args, kind, layout, op
@@ -218,6 +218,7 @@ class Cell:
                                  warmup_ops=warmups_for(workload), probe_ops=0, start=args.start,
                                  params=self._params(args.ops))
         self.played, self.seconds, self.paired = CellRounds(), 0.0, None
+        self.orders = orders([args.seed, zlib.crc32(f"{kind} {op}".encode())])     # the cell's own coin
 
     def _params(self, ops: int) -> dict:
         return {"max_operations": ops, "rows_per_user": EVERYTHING} if WORKLOADS[self.op] == "slice-download" else {}
@@ -226,14 +227,15 @@ class Cell:
     def rounds(self) -> int:
         return len(self.played.pairs)
 
-    def play(self, store, order: str) -> None:
+    def play(self, store) -> None:
         from dataclasses import replace
 
         from workloads.practitioner.paired import paired_ratio
         from workloads.practitioner.rounds import play_round
 
         started = time.monotonic()
-        play_round(lambda s: run(store, s), store, self.scenario, self.layout, self.op, order, self.played)
+        play_round(lambda s: run(store, s), store, self.scenario, self.layout, self.op, next(self.orders),
+                   self.played)
         self.seconds += time.monotonic() - started
         self.paired = paired_ratio(self.played.pairs)
         if self.rounds == 1:

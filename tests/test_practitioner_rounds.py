@@ -104,6 +104,15 @@ def test_the_coin_gives_both_orders_and_the_same_ones_for_a_seed():
     assert [next(again) for _ in range(40)] == tosses
 
 
+def test_every_cells_rounds_split_evenly_between_the_orders_whatever_its_coin():
+    for seed in range(200):
+        coin = orders([0, seed])
+        tosses = [next(coin) for _ in range(31)]
+        for played in range(1, 32):         # however many rounds the cell stops at
+            assert abs(tosses[:played].count(HAND_FIRST) - tosses[:played].count(TICKBENCH_FIRST)) <= 1
+    assert {next(orders([0, seed])) for seed in range(20)} == {HAND_FIRST, TICKBENCH_FIRST}  # who opens: the coin
+
+
 @pytest.fixture(scope="module")
 def parquet_layout(tmp_path_factory):
     config = default_config("parquet", tmp_path_factory.mktemp("rounds"))

@@ -11,7 +11,9 @@ conditions, ``workloads.run.processes``), each round draws its own luck on both 
 rounds' spread holds it.
 
 Why random order: whichever side runs first runs after the other's teardown (a run's results being
-written, a process's memory given back); a coin per round makes that fall on both sides alike.
+written, a process's memory given back). Each pair of a cell's rounds takes both orders, which first
+a seeded coin picks: an order's effect then falls on both sides alike in every cell, not only on
+average (a coin per round gave one cell all of its 8 rounds in one order).
 
 The sequence: user 0 of a Tickbench step draws (day, key) from its seeded generator
 (``workloads.run.worker``), warm-ups first. A random-draw workload (slices, bars) is run with
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,11 +55,13 @@ def drawn_sequence(workload: str, layout, seed: int, warmups: int, measured: int
     return drawn[:warmups], drawn[warmups:]
 
 
-def orders(seed: int):
-    """Each round's order, a seeded coin toss per round."""
+def orders(seed: int | Sequence[int]):
+    """One cell's rounds' orders: each pair of rounds both orders, which first a seeded coin picks."""
     rng = np.random.default_rng(seed)
     while True:
-        yield HAND_FIRST if rng.integers(2) else TICKBENCH_FIRST
+        first, second = (HAND_FIRST, TICKBENCH_FIRST) if rng.integers(2) else (TICKBENCH_FIRST, HAND_FIRST)
+        yield first
+        yield second
 
 
 @dataclass

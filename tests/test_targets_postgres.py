@@ -398,7 +398,8 @@ def test_the_adbc_path_gives_exact_types_values_and_nulls(opened):
     names = ["s", "d", "t", "f", "i", "c", "u", "e"]
     types = [pa.large_string(), pa.timestamp("ns"), pa.timestamp("ns"), pa.float64(), pa.int32(), pa.int8(),
              pa.large_string(), pa.int8()]
-    result = opened._arrow_select(sql, {"keep": True}, names, types, StringMode.OBJECT)
+    from workloads.targets.postgres.copy_formats import ReadShape
+    result = opened._arrow_select(sql, {"keep": True}, ReadShape(names, types), StringMode.OBJECT)
     want = pd.DataFrame({
         "s": pd.Series(["AAPL", None, "x'y"], dtype=object),
         "d": pd.to_datetime(["2007-08-23", None, "1999-12-31"]).astype("datetime64[ns]"),

@@ -67,6 +67,7 @@ class PostgresTarget(PostgresReads, PostgresAnalytics, PostgresWrites, PostgresL
         super().__init__(config)
         self.db = _Server(self.config)
         self._info: DatasetInfo | None = None
+        self._whole: tuple | None = None     # (layout, schema, SELECT, ReadShape) of its every-column reads
 
     # --- names ---------------------------------------------------------------------------
     def table(self, layout: Layout) -> str:

@@ -13,6 +13,7 @@ from workloads.datasets.schema import StringMode
 from workloads.targets.base import Layout, OpResult, TargetError
 from workloads.targets.common.quotes import (MAX_ASK_BID_RATIO, SESSION_CLOSE, SESSION_OPEN, QuoteColumns, day_span,
                                      ols_from_sums, quote_columns)
+from workloads.targets.postgres.copy_formats import ReadShape
 from workloads.targets.postgres.dialect import quote
 from workloads.targets.postgres.server import _now
 
@@ -41,7 +42,7 @@ class PostgresAnalytics:
         t, b, a = quote(cols.time), quote(cols.bid), quote(cols.ask)
         sql = (f"SELECT date_trunc('minute', {t}) AS minute, avg(({a} - {b}) / ({a} + {b}) * 2) AS \"avgSpread\" "
                f"FROM {quote(self.table(layout))} WHERE {where} AND {self._seed_filter(cols)} GROUP BY 1 ORDER BY 1")
-        return self._arrow_select(sql, params, ["minute", "avgSpread"], [pa.timestamp("ns"), pa.float64()],
+        return self._arrow_select(sql, params, ReadShape(["minute", "avgSpread"], [pa.timestamp("ns"), pa.float64()]),
                                  StringMode.ARROW)
 
     def ols_spread(self, layout: Layout, days=()) -> OpResult:

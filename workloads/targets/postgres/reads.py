@@ -43,7 +43,6 @@ import datetime as dt
 import json
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 
 from workloads.datasets.schema import DatasetInfo, Schema, StringMode
@@ -52,7 +51,7 @@ from workloads.targets.common.bars import bar_columns, price_columns, volume_dty
 from workloads.targets.base import Layout, NotSupported, OpResult
 from workloads.targets.common.columns import column_schema
 from workloads.targets.postgres.dialect import SEQ, _TABLE_PLACEHOLDER, _PARAMETER, quote
-from workloads.targets.postgres.copy_formats import _arrow_read_type, copy_binary_bytes, read_types
+from workloads.targets.postgres.copy_formats import ReadShape, _arrow_read_type, copy_binary_bytes
 from workloads.targets.postgres.server import _now
 from workloads.targets.common.text_tables import text_tables
 
@@ -73,8 +72,8 @@ class PostgresReads:
         return (f"{quote(column.name)} >= %(day_start)s AND {quote(column.name)} < %(day_end)s",
                 {"day_start": start, "day_end": start + dt.timedelta(days=1)})
 
-    def _arrow_select(self, sql: str, params: dict[str, Any], names: list[str], types: list[pa.DataType],
-                      strings: StringMode, schema: Schema | None = None) -> OpResult:
+    def _arrow_select(self, sql: str, params: dict[str, Any], shape: ReadShape, strings: StringMode,
+                      schema: Schema | None = None) -> OpResult:
         """The user's call: the SELECT through ADBC into Arrow, then pandas (module doc: Reads, Phases)."""
         sql = self.db.inline(sql, params)
         server_s = None
@@ -86,7 +85,7 @@ class PostgresReads:
         t0 = _now()
         table = self.db.arrow(sql)
         t1 = _now()
-        frame = frame_from_arrow(read_types(table.rename_columns(names), types), strings)
+        frame = frame_from_arrow(shape.apply(table), strings)
         t2 = _now()
         wire = {"count_wire": lambda: copy_binary_bytes(table)}
         if server_s is None:
@@ -102,18 +101,26 @@ class PostgresReads:
     def _schema_read(self, layout: Layout, where: str, params: dict[str, Any], schema: Schema | None = None) -> OpResult:
         """The rows in stored order (no ORDER BY: each partition is CLUSTERed on its index), every
         column of the schema or of ``schema`` (a part of it)."""
-        info = self._dataset_info(layout)
-        schema = schema or info.schema
+        if schema is None:      # every column: the layout's SELECT and shape, worked out on its first read
+            if self._whole is None or self._whole[0] is not layout:
+                schema = self._dataset_info(layout).schema
+                self._whole = (layout, schema, *self._select(layout, schema))
+            _, schema, select, shape = self._whole
+        else:
+            select, shape = self._select(layout, schema)
+        return self._arrow_select(f"{select} WHERE {where}", params, shape, layout.strings, schema)
+
+    def _select(self, layout: Layout, schema: Schema) -> tuple[str, ReadShape]:
         cols = ", ".join(quote(n) for n in schema.names)
-        sql = f"SELECT {cols} FROM {quote(self.table(layout))} WHERE {where}"
-        return self._arrow_select(sql, params, list(schema.names),
-                                  [_arrow_read_type(c.ddb_type) for c in schema.columns], layout.strings, schema)
+        return (f"SELECT {cols} FROM {quote(self.table(layout))}",
+                ReadShape(schema.names, [_arrow_read_type(c.ddb_type) for c in schema.columns]))
 
     def read_day(self, layout: Layout, day: dt.date, columns: tuple[str, ...] | None = None) -> OpResult:
         self._check_day(layout, day)
         info = self._dataset_info(layout)
         where, params = self._day_where(info, day)
-        return self._schema_read(layout, where, params, column_schema(info.schema, columns, layout.dataset))
+        return self._schema_read(layout, where, params,
+                                 None if columns is None else column_schema(info.schema, columns, layout.dataset))
 
     def read_slice(self, layout: Layout, day: dt.date, key: str) -> OpResult:
         self._check_day(layout, day)
@@ -141,8 +148,8 @@ class PostgresReads:
                f"{volume} FROM {quote(self.table(layout))} WHERE {where} AND {quote(info.key_column)} = %(key)s "
                "GROUP BY 1 ORDER BY 1")
         volume_type = [pa.int64() if volume_dtype(info) == "int64" else pa.float64()] if volume else []
-        return self._arrow_select(sql, params, list(bar_columns(info)),
-                                  [pa.timestamp("ns")] + [pa.float64()] * 4 + volume_type, StringMode.ARROW)
+        return self._arrow_select(sql, params, ReadShape(bar_columns(info), [pa.timestamp("ns")] + [pa.float64()] * 4
+                                                         + volume_type), StringMode.ARROW)
 
     def run_query(self, layout: Layout, query, values: dict[str, Any]) -> OpResult:
         """The suite's ``postgres`` text, tables substituted, parameters written in as a practitioner's

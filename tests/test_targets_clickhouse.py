@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from tests.generated_days import record_laid_out_days
@@ -232,6 +233,29 @@ def test_minute_bars_come_from_the_engine_in_the_frames_unit(opened, monkeypatch
                         convert(table, strings))
     bars = target.minute_bars(layout, layout.days[0], layout.keys_sample[0])
     assert units == ["ns"] and str(bars.frame["minute"].dtype) == "datetime64[ns]"
+
+
+def test_times_lose_their_zone_in_place_without_a_cast_of_the_table(opened, monkeypatch):
+    # a cast of the whole table (its other columns cast to themselves, one compute call each) cost
+    # a 5 ms slice ~1 % beside the hand-written call; the zone-less view of the same values is free
+    import pyarrow.compute as pc
+
+    from workloads.targets.clickhouse.dialect import naive_times
+
+    _, target, layout = opened
+    with target._conn() as (con, _facts):
+        arrow = con.arrow(f"SELECT * FROM {target.fq(target.table(layout))} LIMIT 100")
+    zoned = [f.name for f in arrow.schema if pa.types.is_timestamp(f.type) and f.type.tz]
+    assert zoned
+    casts = []
+    cast = pc.cast
+    monkeypatch.setattr(pc, "cast", lambda *a, **k: casts.append(a) or cast(*a, **k))
+    naive = naive_times(arrow)
+    assert casts == []
+    for name in zoned:
+        assert naive.schema.field(name).type.tz is None
+        assert naive.column(name).cast(pa.int64()).equals(arrow.column(name).cast(pa.int64()))
+    assert naive.drop_columns(zoned).equals(arrow.drop_columns(zoned))
 
 
 def test_embedded_reads_report_the_folders_turn(layouts):
@@ -463,34 +487,30 @@ def _read_in_process(config: dict, layout, operations: int, barrier, results) ->
     results.put(extras)
 
 
-def test_the_idle_watcher_sleeps_while_an_operation_runs(layouts, monkeypatch):
-    # a held session's watcher looks for a waiting process every 2 ms while the session is idle;
-    # beside an operation its wake-ups took the GIL 500 times a second (a 1 M-row day's read by
-    # hand 2.4 % slower with them), and it could not hand over mid-operation anyway
-    import workloads.targets.clickhouse.embedded as embedded
+def _switches(thread: threading.Thread) -> int:
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    return sum(int(line.split()[1]) for line in status.splitlines() if "ctxt_switches:" in line)
 
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a thread's context switches from /proc")
+def test_a_held_sessions_watcher_never_wakes_while_nobody_waits(layouts):
+    # it polled for a waiting process every 2 ms while the session was idle and once beside each
+    # operation: its wake-ups took the GIL beside a single user's reads (a 5 ms slice ~1 % slower
+    # than the hand-written call); it sleeps until a waiting process rings its doorbell
     config, layout = layouts["embedded"]
     target = make_target("clickhouse", config)
     target.open(layout)
-    target.read_day(layout, layout.days[0])            # the session held, its watcher started
-    wakes: list[float] = []
-
-    class CountedSleeps:
-        def __getattr__(self, name):
-            return getattr(time, name)
-
-        def sleep(self, seconds):
-            if threading.current_thread().name == "tickbench-chdb-handover":
-                wakes.append(time.monotonic())
-            time.sleep(seconds)
-
-    monkeypatch.setattr(embedded, "time", CountedSleeps())
-    with target._conn():
-        time.sleep(0.2)                                 # an operation of 200 ms
-        during = len(wakes)
-    time.sleep(0.05)
-    assert during <= 1 and len(wakes) > during + 2      # asleep during it, polling again after
+    target.read_slice(layout, layout.days[0], layout.keys_sample[0])      # the session held, watched
+    watcher = target._backend._watcher
+    assert watcher.is_alive()
+    before = _switches(watcher)
+    for _ in range(20):
+        target.read_slice(layout, layout.days[0], layout.keys_sample[0])
+    time.sleep(0.2)                                                        # and idle
+    assert _switches(watcher) - before <= 1
     target.close()
+    watcher.join(5)
+    assert not watcher.is_alive()                                          # closing stops it
 
 
 def test_processes_take_turns_on_the_folder_and_report_the_wait(layouts):

@@ -160,15 +160,15 @@ def insert_arrow(frame: pd.DataFrame, schema: Schema, seq_start: int | None = No
 
 
 def naive_times(table: pa.Table) -> pa.Table:
-    """ClickHouse's timestamps come back tz-aware (UTC): the datasets' convention is naive UTC."""
-    fields, changed = [], False
-    for field in table.schema:
+    """ClickHouse's timestamps come back tz-aware (UTC): the datasets' convention is naive UTC.
+    The same values under the naive type, viewed in place: a cast of the whole table (its other
+    columns cast to themselves) cost a 5 ms chDB slice ~1 % (44 us against 4)."""
+    for index, field in enumerate(table.schema):
         if pa.types.is_timestamp(field.type) and field.type.tz is not None:
-            fields.append(pa.field(field.name, pa.timestamp(field.type.unit), field.nullable))
-            changed = True
-        else:
-            fields.append(field)
-    return table.cast(pa.schema(fields)) if changed else table
+            naive = pa.timestamp(field.type.unit)
+            column = pa.chunked_array([chunk.view(naive) for chunk in table.column(index).chunks], naive)
+            table = table.set_column(index, field.with_type(naive), column)
+    return table
 
 
 # DolphinDB's text style (workloads.datasets.csv_files) to the table's types, column by column

@@ -6,9 +6,10 @@ folder, POSIX) rather than by retrying chDB's open (a refused open is an error, 
 retry with backoff only when another program holds the folder, up to ``lock_timeout_s``. With
 ``session = "auto"`` a process keeps its session between operations as long as no other process
 asks for the folder: a waiting process says so (a shared ``flock`` on
-``<folder>.tickbench-waiters.lock``), and the holder hands over at the end of its operation, or
-within ~2 ms when it is idle (a watcher thread, asleep while an operation runs), so a single user
-pays no open per operation and several users take turns. ``per_operation`` opens and closes around
+``<folder>.tickbench-waiters.lock``) and rings a doorbell (``common.turns.Doorbell``), and the
+holder hands over at the end of its operation, or at once when it is idle (a watcher thread that
+sleeps until rung: it never wakes beside a single user's operations), so a single user pays no open
+per operation and several users take turns. ``per_operation`` opens and closes around
 every operation. As for
 DuckDB's writers, the wait and the open are part of the timed span (``query`` phase): they are
 what using one chDB folder from several processes costs; the close when handing over is too. The
@@ -36,9 +37,8 @@ import pyarrow as pa
 from workloads.targets.base import TargetError
 from workloads.targets.clickhouse.dialect import _SETTINGS, _first_line, _now, param_text, quote, with_literals
 from workloads.targets.common.storage import disk_full_error
-from workloads.targets.common.turns import can_queue, others_waiting, take_turn
+from workloads.targets.common.turns import Doorbell, can_queue, others_waiting, take_turn
 
-IDLE_POLL_S = 0.002            # how often an idle held session looks for a waiting process
 _ACTIVE: "_Folder | None" = None        # chDB allows one session per process: whose it is
 
 
@@ -113,10 +113,7 @@ class _Folder:
         self._depth = 0
         self._guard = threading.RLock()
         self._watcher: threading.Thread | None = None
-        # set while no operation runs: the hand-over watcher waits on it instead of polling beside
-        # an operation (polling every 2 ms cost a 1 M-row day's read 2.4 % in a check by hand)
-        self._idle = threading.Event()
-        self._idle.set()
+        self._doorbell: Doorbell | None = None
         self.address = str(path)
 
     def ready(self) -> None:
@@ -134,7 +131,6 @@ class _Folder:
         with self._guard:
             facts: dict[str, Any] = {}
             if self._depth == 0:
-                self._idle.clear()
                 facts = self._acquire() if self._session is None else \
                     {"lock_wait_s": 0.0, "open_s": 0.0, "session": "held", "serialised": True}
             self._depth += 1
@@ -150,7 +146,6 @@ class _Folder:
                         start = _now()
                         self.release(facts)
                         facts["close_s"] = _now() - start
-                    self._idle.set()
 
     def _acquire(self) -> dict[str, Any]:
         global _ACTIVE
@@ -178,7 +173,8 @@ class _Folder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return take_turn(self._lock_path("turn"), self.timeout,
                          f"no turn on chDB folder {self.path} within {self.timeout:g} s: other Tickbench "
-                         "processes kept it (chDB allows one process per folder)", self._lock_path("waiters"))
+                         "processes kept it (chDB allows one process per folder)", self._lock_path("waiters"),
+                         self._lock_path("doorbell"))
 
     def _others_waiting(self) -> bool:
         if not can_queue():
@@ -188,24 +184,22 @@ class _Folder:
         return others_waiting(self._waiters)
 
     def _watch(self) -> None:
-        """Hand an idle held session over within ~IDLE_POLL_S of another process asking."""
-        if self._watcher is not None and self._watcher.is_alive():
+        """Hand the idle held session over as soon as another process asks (rings)."""
+        if self._doorbell is not None:     # listening already (a released turn's watcher is ending)
             return
-        self._watcher = threading.Thread(target=self._watch_loop, name="tickbench-chdb-handover", daemon=True)
+        self._doorbell = Doorbell(self._lock_path("doorbell"))
+        self._watcher = threading.Thread(target=self._watch_loop, args=(self._doorbell,),
+                                         name="tickbench-chdb-handover", daemon=True)
         self._watcher.start()
 
-    def _watch_loop(self) -> None:
-        while self._session is not None:
-            self._idle.wait()               # asleep while an operation runs: it could not hand over then
-            time.sleep(IDLE_POLL_S)
-            if self._session is None or not self._idle.is_set() or not self._others_waiting():
-                continue
-            if self._guard.acquire(blocking=False):       # never while an operation runs
-                try:
-                    if self._depth == 0:
-                        self.release()
-                finally:
-                    self._guard.release()
+    def _watch_loop(self, doorbell: Doorbell) -> None:
+        try:
+            while doorbell.wait():
+                with self._guard:           # mid-operation: after it (whose end looks for waiters too)
+                    if self._session is not None and self._depth == 0 and self._others_waiting():
+                        self.release()      # stops this loop
+        finally:
+            doorbell.close()
 
     def _open(self):
         """chDB's session on the folder, retrying while another program holds it:
@@ -248,6 +242,9 @@ class _Folder:
                 if self._turn is not None:
                     os.close(self._turn)
                     self._turn = None
+                if self._doorbell is not None:
+                    self._doorbell.stop()       # the watcher ends and closes it
+                    self._doorbell = None
                 if _ACTIVE is self:
                     _ACTIVE = None
 

@@ -159,6 +159,11 @@ def test_each_workload_times_the_answer_verify_checks_each_user_on_its_own_day(w
     days_differ = workload != "year-high-bid"
     assert prints == [_expected(tmp_path, workload, worker if days_differ else 0) for worker in (0, 1)]
     assert (prints[0] != prints[1]) == days_differ               # user 1 asked about day 1
+    # fingerprinted on the question asked again once every user's measured operations were over:
+    # worked out on the warm-up's own answer, it left the user's process ~2 % slower for the step
+    ends = (measured["t_start"] + measured["total_s"]).groupby(measured["step"]).max()
+    for step, extra in zip(first["step"], first["extra"]):
+        assert json.loads(extra)["asked_again_at_s"] > ends[step]
     store.close()
 
 

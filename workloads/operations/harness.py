@@ -84,3 +84,26 @@ class NoOp(Workload):
                 time.sleep(length - into)     # inside a stall window: wait for its end
             return _EMPTY
         return stalled
+
+
+def with_added_work(next_op, seconds: float, share: float = 0.0):
+    """``next_op`` itself when ``seconds`` and ``share`` are 0; else one whose operations each end
+    with a CPU busy loop of ``seconds`` plus ``share`` of the operation's own time, inside their
+    timed span (after the operation, never after a failed one), keeping the operation's marks
+    (``named``, ``counted_as``, ``checked``, the days it reads)."""
+    if not (seconds > 0 or share > 0):
+        return next_op
+
+    def next_with_work(ctx, seq: int):
+        op = next_op(ctx, seq)
+        if op is None:
+            return None
+
+        def worked():
+            started = time.perf_counter()
+            result = op()
+            busy_for(seconds + share * (time.perf_counter() - started))
+            return result
+        worked.__dict__.update(getattr(op, "__dict__", None) or {})
+        return worked
+    return next_with_work

@@ -12,6 +12,7 @@ local is the cheapest call Python has).
 """
 from __future__ import annotations
 
+import json
 from array import array
 from typing import Any, Callable
 
@@ -101,6 +102,15 @@ class RecordBuffer:
         if not ok or error or facts or kind_override or result.phases or result.node or result.extra \
                 or result.wire_bytes is not None:
             self.rare(index, result, error, facts, kind_override)
+
+    def add_facts(self, index: int, facts: dict[str, Any]) -> None:
+        """Facts learnt after record ``index`` was added (an answer checked later), into its extra."""
+        for at, (where, kind, failed, phases, wire, error, node, extra) in enumerate(self._rare):
+            if where == index:
+                merged = {**(json.loads(extra) if extra else {}), **facts}
+                self._rare[at] = (where, kind, failed, phases, wire, error, node, extra_json(merged))
+                return
+        self._rare.append((index, "", False, None, None, "", "", extra_json(facts)))
 
     def take(self) -> Columns:
         """What was added, as one batch; the columns are emptied in place."""

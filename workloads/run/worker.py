@@ -42,6 +42,7 @@ from workloads.run.cold import (ColdRounds, RoundsBroken, RoundStart, one_user_s
 from workloads.results.figures import MIN_OPS
 from workloads.run.warmup import more_warmup
 from workloads.operations.base import apply_counts
+from workloads.operations.harness import with_added_work
 from workloads.run.messages import Done, Failed, MeasuredDone, Ready, Records
 from workloads.run.record_buffer import RecordBuffer
 from workloads.run.records import MEASURED, MISSED, PROBE, UNSUPPORTED, WARMUP
@@ -138,12 +139,15 @@ def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
         t0 = step_t0.value
         try:
             count = ops.run(MEASURED, t0, events.stop)
+            conn.send(MeasuredDone(spec.worker, count, tuple(ops.cache_methods)))
+            probes = ops.probes_wanted and not ops.rounds_broken and not events.stop.is_set()
+            # the probe release comes once every user's measured operations are over
+            if (probes or ops.asked_again) and _wait(events.probe, events.stop):
+                if probes:
+                    ops.run(PROBE, t0, events.stop)
+                ops.check_again(t0)
         finally:
             ops.send_warmups(t0)
-        conn.send(MeasuredDone(spec.worker, count, tuple(ops.cache_methods)))
-        if ops.probes_wanted and not ops.rounds_broken and not events.stop.is_set() \
-                and _wait(events.probe, events.stop):
-            ops.run(PROBE, t0, events.stop)
         conn.send(Done(spec.worker, tuple(ops.cache_methods)))
     except BaseException as exc:
         conn.send(Failed(spec.worker, describe_error(exc), traceback.format_exc()))
@@ -203,30 +207,6 @@ def _build_context(spec: WorkerSpec):
     return ctx, workload
 
 
-def with_added_work(next_op, seconds: float, share: float = 0.0):
-    """``next_op`` itself when ``seconds`` and ``share`` are 0; else one whose operations each end
-    with a CPU busy loop of ``seconds`` plus ``share`` of the operation's own time, inside their
-    timed span (after the operation, never after a failed one), keeping the operation's marks
-    (``named``, ``counted_as``, ``checked``, the days it reads)."""
-    if not (seconds > 0 or share > 0):
-        return next_op
-    from workloads.operations.harness import busy_for
-
-    def next_with_work(ctx, seq: int):
-        op = next_op(ctx, seq)
-        if op is None:
-            return None
-
-        def worked():
-            started = time.perf_counter()
-            result = op()
-            busy_for(seconds + share * (time.perf_counter() - started))
-            return result
-        worked.__dict__.update(getattr(op, "__dict__", None) or {})
-        return worked
-    return next_with_work
-
-
 class _Operations:
     """Runs one worker's operations of each kind and streams their records to the parent."""
 
@@ -246,6 +226,7 @@ class _Operations:
         self.next_op = with_added_work(workload.next_op, float(ctx.params.get("added_work_s") or 0.0),
                                        float(ctx.params.get("added_work_share") or 0.0))
         self._warmups = RecordBuffer(step, spec.worker, spec.host)
+        self.asked_again: tuple | None = None      # (warm-up seq, operation, check): ``check_again``
         self._buffer = RecordBuffer(step, spec.worker, spec.host)
         self._last_flush = time.perf_counter()
 
@@ -262,18 +243,36 @@ class _Operations:
             op = self.next_op(self.ctx, seq)
             if op is None:
                 break
+            marks = getattr(op, "__dict__", None)      # a check that asks again (``checked_again``) waits
+            check = marks.pop("check", None) if marks and marks.get("check_again") else None
             started, total, result, error = self._timed(op, clear_first=self.cold)
             self._warmups.add(WARMUP, seq, started, total, result, error,
                               getattr(op, "op_name", self.workload.op_name))
+            if check is not None and result is not None:
+                self.asked_again = (seq, op, check)
             result = None
             failed = failed or bool(error)
             seconds.append(total)
             seq += 1
         self.ctx.rows_done = 0
 
+    def check_again(self, t0: float) -> None:
+        """The check set aside on a warm-up, of its question asked again now (every user's measured
+        operations over), into that warm-up's record with when it was asked (on the step's clock)."""
+        if self.asked_again is None:
+            return
+        seq, op, check = self.asked_again
+        self.asked_again = None
+        asked = {"asked_again_at_s": round(time.monotonic() - t0, 6)}
+        try:
+            facts = {**check(op()), **asked}
+        except Exception as exc:        # the warm-up's record keeps its figures; it says why it has no check
+            facts = {"check_error": describe_error(exc), **asked}
+        self._warmups.add_facts(seq, facts)
+
     def send_warmups(self, t0: float) -> None:
         """Warm-up records on the step's clock (they ended before the release: t_start < 0), sent
-        once the measured operations are over: handled at the release, a whole warm-up batch made
+        once the measured operations are over (and the probes, and a check asked again): handled at the release, a whole warm-up batch made
         the parent compete with the first measured operations (a PostgreSQL slice step measured
         1.28x its hand-written path that way, 0.96x with the batch sent after)."""
         if not len(self._warmups):

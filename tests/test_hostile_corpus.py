@@ -167,13 +167,16 @@ def test_ctrl_c_cancels_an_open_and_leaves_nothing(sender, tmp_path):  # noqa: F
             path.write_bytes(_long_bundle(sender[2], records))
         runs = tmp_path / f"home{attempt}" / "results" / "runs"
         env = {**os.environ, "TICKBENCH_HOME": str(tmp_path / f"home{attempt}")}
+        # at a low priority: on a machine busy with other tests the opener, not this loop that
+        # watches for its hidden folder, is the one kept waiting (twice a suite run saw every open end first)
         opener = subprocess.Popen([sys.executable, "-m", "app", "open", str(path)], env=env, cwd=ROOT,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=lambda: os.nice(10))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and opener.poll() is None:
             if runs.is_dir() and any(p.name.startswith(".incoming-") for p in runs.iterdir()):
                 break
-            time.sleep(0.005)
+            time.sleep(0.001)
         assert opener.poll() is None, opener.communicate()       # caught while it writes and checks
         opener.send_signal(signal.SIGINT)
         out, err = opener.communicate(timeout=60)

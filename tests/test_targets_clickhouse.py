@@ -503,6 +503,7 @@ def test_a_held_sessions_watcher_never_wakes_while_nobody_waits(layouts):
     target.read_slice(layout, layout.days[0], layout.keys_sample[0])      # the session held, watched
     watcher = target._backend._watcher
     assert watcher.is_alive()
+    time.sleep(0.05)                                                       # asleep in its wait by now
     before = _switches(watcher)
     for _ in range(20):
         target.read_slice(layout, layout.days[0], layout.keys_sample[0])

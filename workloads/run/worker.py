@@ -272,9 +272,10 @@ class _Operations:
 
     def send_warmups(self, t0: float) -> None:
         """Warm-up records on the step's clock (they ended before the release: t_start < 0), sent
-        once the measured operations are over (and the probes, and a check asked again): handled at the release, a whole warm-up batch made
-        the parent compete with the first measured operations (a PostgreSQL slice step measured
-        1.28x its hand-written path that way, 0.96x with the batch sent after)."""
+        once the measured operations are over (and the probes, and a check asked again): handled
+        at the release, a whole warm-up batch made the parent compete with the first measured
+        operations (a PostgreSQL slice step measured 1.28x its hand-written path that way, 0.96x
+        with the batch sent after)."""
         if not len(self._warmups):
             return
         records = self._warmups.take()

@@ -53,12 +53,23 @@ def _measured_on_disk(home: Path) -> bool:
     return False
 
 
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie, dead and not yet reaped by its parent, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 # --- (6) Ctrl-C and SIGTERM on the plain `tickbench run` cancel as --live does -----------------
 
 @pytest.mark.parametrize("sig, group, start", [(signal.SIGINT, True, "forkserver"), (signal.SIGTERM, False, "forkserver"),
-                                               (signal.SIGTERM, True, "forkserver"), (signal.SIGTERM, True, "spawn")],
+                                               (signal.SIGTERM, True, "forkserver"), (signal.SIGTERM, True, "spawn"),
+                                               (signal.SIGTERM, "users first", "spawn"),
+                                               (signal.SIGTERM, "users first", "forkserver")],
                          ids=["ctrl-c-to-the-terminal-group", "sigterm-to-the-run", "sigterm-to-the-run-s-group",
-                              "sigterm-to-the-group-of-spawned-users"])
+                              "sigterm-to-the-group-of-spawned-users", "sigterm-reaching-spawned-users-first",
+                              "sigterm-reaching-forked-users-first"])
 def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, group, start):
     proc = subprocess.Popen([sys.executable, "-m", "app", "run", "--workload", "noop", "--users", "2",
                              "--duration", "120", "--start", start], cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
@@ -69,7 +80,17 @@ def test_a_signal_cancels_the_plain_run_and_keeps_its_records(tmp_path, sig, gro
     while time.monotonic() < deadline and not _measured_on_disk(tmp_path):
         time.sleep(0.5)
     time.sleep(1.0)
-    (os.killpg if group else os.kill)(proc.pid, sig)    # Ctrl-C reaches every process of the terminal's group
+    if group == "users first":
+        # a group's signal reaches its processes in no set order: here the users get it a second
+        # before the run does. A user that died of it ended the step before the run cancelled it
+        # (the step read "completed" in a run "cancelled"); users leave the signal to their run
+        folder, = _run_folders(tmp_path)
+        users = [w["pid"] for w in json.loads((folder / "workers.json").read_text())]
+        for pid in users:
+            os.kill(pid, sig)
+        time.sleep(1.0)
+        assert proc.poll() is None and all(_alive(pid) for pid in users), "a user died of the run's signal"
+    (os.killpg if group is True else os.kill)(proc.pid, sig)   # Ctrl-C reaches every process of the terminal's group
     out, err = proc.communicate(timeout=90)
     assert "Traceback" not in err and "IndexError" not in err, err
     assert proc.returncode == 1, err

@@ -113,8 +113,10 @@ def describe_error(exc: BaseException) -> str:
 
 def worker_main(spec: WorkerSpec, conn: Connection, events: StepEvents, step_t0,
                 rounds: ColdRounds | None = None, environ: dict[str, str] | None = None) -> None:
-    # The parent handles Ctrl+C and tells workers to stop; a worker must not die mid-record.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The run handles Ctrl+C and SIGTERM (both reach its whole group) and tells its users to stop;
+    # a user must not die mid-record, nor end its step before the run has heard of the cancel
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     global _PARENT
     _PARENT = os.getppid()        # the run's process, or the forkserver it forked this user from
     # threads, random state and allocator (or a plain process's defaults), before anything is allocated

@@ -100,8 +100,8 @@ def run_gui(argv: list[str]) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    from widgets.gui_thread_gc import collect_on_gui_thread
-    from widgets.theme import apply_theme
+    from widgets.common.gui_thread_gc import collect_on_gui_thread
+    from widgets.common.theme import apply_theme
     from workloads.paths import resources_dir
     from workloads.results.store import ResultsStore, StoreError
 
@@ -109,7 +109,7 @@ def run_gui(argv: list[str]) -> int:
     QCoreApplication.setApplicationName("Tickbench")
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "tickbench.svg")))
-    collect_on_gui_thread(app)      # background readers never free Qt objects (widgets/gui_thread_gc.py)
+    collect_on_gui_thread(app)      # background readers never free Qt objects (widgets/common/gui_thread_gc.py)
     settings = QSettings()
     theme = args.theme or str(settings.value("theme", "light"))
     apply_theme(app, theme)
@@ -125,7 +125,7 @@ def run_gui(argv: list[str]) -> int:
         return 1
     aborted = store.aborted_on_open
 
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from workloads.passwords import KeyringPasswords
     window = MainWindow(store, data_dir, settings, KeyringPasswords(), theme)
     if args.scenario:

@@ -47,8 +47,8 @@ def main() -> int:
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
-    from widgets.theme import apply_theme
+    from app.window.main_window import MainWindow
+    from widgets.common.theme import apply_theme
     from workloads.paths import default_datasets_dir, default_results_path
     from workloads.results.store import ResultsStore
 

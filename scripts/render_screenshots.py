@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
-from app.main_window import MainWindow  # noqa: E402
-from widgets.theme import apply_theme  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
+from widgets.common.theme import apply_theme  # noqa: E402
 from workloads.datasets.schema import Scale  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
 from workloads.results.store import ResultsStore  # noqa: E402

@@ -30,7 +30,7 @@ def save(widget, path: Path) -> None:
 
 def render_dialogs(app, home: Path, out: Path, width: int, height: int) -> None:
     from trades_file import trades_table, write_trades_csv, write_trades_parquet_days
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from workloads.results.store import ResultsStore
 
     csv = write_trades_csv(home / "trades.csv")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 
-import app.demo_presenter as presenting
-from app.main_window import MainWindow
+import app.demo.presenter as presenting
+from app.window.main_window import MainWindow
 from tests.test_main_window import DictPasswords
 from workloads.results.store import ResultsStore
 

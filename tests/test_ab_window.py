@@ -9,8 +9,8 @@ import sys
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from app.ab_dialog import AbDialog
-from app.main_window import MainWindow
+from app.window.ab_dialog import AbDialog
+from app.window.main_window import MainWindow
 from workloads.datasets.schema import Scale
 from workloads.results.evidence import SLOWER
 from workloads.results.store import ResultsStore

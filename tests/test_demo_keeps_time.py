@@ -11,9 +11,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-import app.demo_presenter as presenting
-from app.demo_presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
-from widgets.full_screen import is_full_screen
+import app.demo.presenter as presenting
+from app.demo.presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
+from widgets.common.full_screen import is_full_screen
 from tests.demo_window import window  # noqa: F401  (the fixture)
 from workloads.reproduce.story import narrated_playlist
 from workloads.scenario import Scenario
@@ -92,9 +92,9 @@ def test_a_pause_shows_on_the_charts_and_the_run_screen_shows_no_internals(qtbot
 
 
 def test_demo_mode_takes_the_theme_it_is_given_and_text_keeps_its_share_of_the_screen(qtbot, window):
-    from app.demo import DEMO_FONT_SCALE, demo_font_scale
+    from app.demo.mode import DEMO_FONT_SCALE, demo_font_scale
     from app.gui import enter_demo_mode
-    from widgets.theme import current_theme
+    from widgets.common.theme import current_theme
     assert demo_font_scale(600) == DEMO_FONT_SCALE and demo_font_scale(768) == 1.56 and demo_font_scale(1080) == 2.2
     assert demo_font_scale(2160) == 4.0                             # the theme's ceiling
     enter_demo_mode(window, None)                  # its own unless told: white on black

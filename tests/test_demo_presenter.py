@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from PySide6.QtCore import Qt
 
-from app.demo_presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
+from app.demo.presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
 from tests.demo_window import window  # noqa: F401  (the fixture)
 from workloads.reproduce.findings import NOT_MEASURED
 from workloads.reproduce.story import narrated_playlist

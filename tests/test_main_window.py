@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from widgets.run_history import COLUMNS as HISTORY_COLUMNS
+from widgets.history.run_history import COLUMNS as HISTORY_COLUMNS
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDockWidget
 
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 from workloads.datasets.schema import Scale
 from workloads.scenario import Scenario
 from workloads.results.store import ResultsStore
@@ -232,7 +232,7 @@ def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window
         asked.append(caption)
         return str(tmp_path / f"report-{len(asked)}.html"), filters
 
-    monkeypatch.setattr("app.main_window_exports.QFileDialog.getSaveFileName", save_as)
+    monkeypatch.setattr("app.window.exports.QFileDialog.getSaveFileName", save_as)
     window.export_report_dialog()
     assert asked[-1] == "Export report on 2 compared runs: noop 1, noop 2"
     assert "Tickbench report: 2 runs compared" in (tmp_path / "report-1.html").read_text()
@@ -248,7 +248,7 @@ def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window
 
 
 def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, window_factory, qapp):
-    from widgets.theme import current_theme
+    from widgets.common.theme import current_theme
 
     window = window_factory()
     normal_size = qapp.font().pointSizeF()
@@ -436,7 +436,7 @@ def test_a_run_outlives_a_killed_starter_and_loses_nothing(tmp_path):
     results = tmp_path / "results"
     starter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from app.run_process import start_run_process
+        from app.window.run_process import start_run_process
         from workloads.scenario import Scenario
         from workloads.results.store import ResultsStore
         store = ResultsStore({str(results)!r})
@@ -490,8 +490,8 @@ def test_the_export_dialog_offers_the_chart_in_view_named_after_the_run_in_the_l
         qtbot, window_factory, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 
-    from app.export_chart_dialog import SAVE, ChartExportChoice, ExportChartDialog
-    from widgets.export_sizes import ExportOptions
+    from app.report.export_chart_dialog import SAVE, ChartExportChoice, ExportChartDialog
+    from widgets.charts.export_sizes import ExportOptions
 
     window = window_factory()
     result = _run(qtbot, window, Scenario(name="Sweep demo", workload="noop", users=(1, 2, 4), operations=30))

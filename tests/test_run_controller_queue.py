@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QMessageBox
 
-from app.main_window import MainWindow
-from app.run_controller import RunController
+from app.window.main_window import MainWindow
+from app.window.run_controller import RunController
 from tests.test_main_window import DictPasswords
 from workloads.results.dead_runs import run_process
 from workloads.results.store import ResultsStore

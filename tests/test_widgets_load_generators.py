@@ -12,8 +12,8 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
 from tests.test_main_window import window_factory  # noqa: F401  the real window, made as there
-from widgets.host_table import HOST, NAME, ROWS, USERS, VERSIONS
-from widgets.load_generators import LoadGeneratorsPanel
+from widgets.hosts.host_table import HOST, NAME, ROWS, USERS, VERSIONS
+from widgets.hosts.load_generators import LoadGeneratorsPanel
 from workloads.distributed.cluster import ClusterView, HostView
 from workloads.distributed.hosts import version_differences
 from workloads.local_engines.base import free_port

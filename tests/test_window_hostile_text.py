@@ -90,7 +90,7 @@ def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, window_fac
 def test_every_legend_draws_a_key_as_the_text_it_is(qtbot):
     """The floating legends (time series, an exported chart's) as well as the row under a bar chart."""
     import pyqtgraph as pg
-    from widgets.chart_items import PlainLegend, RowLegend
+    from widgets.charts.items import PlainLegend, RowLegend
     for legend in (PlainLegend(offset=(8, 8)), RowLegend()):
         legend.addItem(pg.PlotDataItem([1, 2], [1, 2]), MARK)
         label = legend.items[0][1]

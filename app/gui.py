@@ -82,7 +82,7 @@ def enter_demo_mode(window, theme: str | None) -> None:
     """Demo mode in ``theme`` if one was given (else its own: white on black, for a projector)."""
     if theme:
         window.demo.demo_theme = theme
-    window.toggle_demo()
+    window.view.toggle_demo()
 
 
 def run_gui(argv: list[str]) -> int:
@@ -129,12 +129,12 @@ def run_gui(argv: list[str]) -> int:
     from workloads.passwords import KeyringPasswords
     window = MainWindow(store, data_dir, settings, KeyringPasswords(), theme)
     if args.scenario:
-        window.load_scenario(args.scenario)
+        window.scenario.load_scenario(args.scenario)
     if aborted:
         window.statusBar().showMessage(f"{plural(aborted, 'run')} whose process had stopped during the run marked aborted")
     if args.command == "demo":
         try:
-            engines = window.demo_engines(args.target, args.versus, args.replay)
+            engines = window.presenting.demo_engines(args.target, args.versus, args.replay)
         except ValueError as exc:
             print(f"tickbench demo: {exc}", file=sys.stderr)
             store.close()
@@ -151,8 +151,8 @@ def run_gui(argv: list[str]) -> int:
     if args.demo or args.command == "demo":
         enter_demo_mode(window, args.theme)
     if args.command == "demo":        # once the window is up: the first card needs its size
-        window.close_after_presenting = True
-        QTimer.singleShot(0, lambda: window.present(args.minutes, args.replay, engines))
+        window.presenting.close_after = True
+        QTimer.singleShot(0, lambda: window.presenting.present(args.minutes, args.replay, engines))
 
     def announce_ready() -> None:  # after the first event-loop turn: the window is usable
         print(f"tickbench ready in {time.perf_counter() - started:.3f} s", flush=True)

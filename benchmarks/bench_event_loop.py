@@ -87,10 +87,10 @@ def main() -> int:
         window.controller.run_finished.connect(on_finished)
         scenario = Scenario(name="event-loop bench", workload="noop", users=(args.users,), operations=0,
                             duration_s=args.seconds)
-        charts, visible = window.charts(), set()
+        charts, visible = window.exports.charts(), set()
         renders = {name: chart.render_count for name, chart in charts.items()}
         started = last[0] = time.perf_counter()
-        window.start_scenario(scenario)
+        window.runs.start(scenario)
         app.exec()
         wall = time.perf_counter() - started
         renders = {name: chart.render_count - renders[name] for name, chart in charts.items()}

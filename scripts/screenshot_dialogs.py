@@ -43,7 +43,7 @@ def render_dialogs(app, home: Path, out: Path, width: int, height: int) -> None:
     window.resize(width, height)
     window.show()
 
-    dialog = window.import_data_dialog()
+    dialog = window.scenario.import_data_dialog()
     dialog.set_source(csv)
     wait_for(lambda: dialog.preview is not None or dialog.error_label.text())
     dialog.set_type("qty", "LONG")          # the bad value made it text; the user says it is a number

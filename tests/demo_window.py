@@ -24,8 +24,8 @@ def window(qtbot, tmp_path, light_theme, monkeypatch):
     made.show()
     qtbot.waitExposed(made)
     yield made
-    if made.presenter is not None:
-        made.presenter.stop()
+    if made.presenting.presenter is not None:
+        made.presenting.presenter.stop()
     made.controller.shutdown()
     made.close()
     store.close()

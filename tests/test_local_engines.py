@@ -164,7 +164,7 @@ def test_a_newcomer_reaches_a_questdb_run_from_start_local_engine_without_restar
 
     from app.window.main_window import MainWindow
     from tests.test_main_window import DictPasswords
-    from widgets import targets_panel
+    from widgets.targets import panel as targets_panel
     from workloads.datasets.schema import Scale
     from workloads.scenario import Scenario
     from workloads.results.store import ResultsStore

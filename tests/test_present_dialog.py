@@ -81,7 +81,7 @@ def test_view_present_passes_the_dialogs_choices_to_the_demo(qtbot, tmp_path, mo
             return 1
         monkeypatch.setattr(PresentDialog, "exec", choose)
         asked = []
-        monkeypatch.setattr(window, "present", lambda *args: asked.append(args))
+        monkeypatch.setattr(window.presenting, "present", lambda *args: asked.append(args))
         window.findChild(QAction, "present").trigger()
         (minutes, replay, engines), = asked
         assert (minutes, replay, engines.subject, engines.comparator) == (5, False, "dolphindb", None)

@@ -87,7 +87,7 @@ class Presenter(QObject):
         controller.run_failed_to_start.connect(self._on_failed_to_start)
         self._keys = [self._key(key, slot) for key, slot in (
             (Qt.Key.Key_Space, self.toggle_pause), (Qt.Key.Key_Right, self.next), (Qt.Key.Key_Left, self.previous),
-            (Qt.Key.Key_Escape, self.stop), (Qt.Key.Key_H, self.toggle_card), (Qt.Key.Key_F, window.toggle_full_screen))]
+            (Qt.Key.Key_Escape, self.stop), (Qt.Key.Key_H, self.toggle_card), (Qt.Key.Key_F, window.view.toggle_full_screen))]
 
     # ---- the presenter's controls ---------------------------------------------------------------
     def start(self) -> None:

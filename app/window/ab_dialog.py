@@ -250,9 +250,9 @@ def open_compare_by_running(window, first: str | None = None) -> AbDialog:
     """The main window's entry: the dialog (one, kept) with the form's scenario and the targets."""
     dialog = getattr(window, "ab_dialog", None)
     if dialog is None:
-        dialog = AbDialog(Path(window.store.path), window, resolve=window._with_password,
+        dialog = AbDialog(Path(window.store.path), window, resolve=window.shell.with_password,
                           busy=lambda: window.controller.busy)
-        dialog.session_finished.connect(lambda _outcome: window.refresh_history())
+        dialog.session_finished.connect(lambda _outcome: window.stored.refresh_history())
         window.ab_dialog = dialog
     try:
         scenario, error = window.builder.scenario(), ""

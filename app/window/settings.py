@@ -1,11 +1,11 @@
-"""The main window's settings: its geometry, dock layout and the widgets' state restored at start
-and saved at close (QSettings)."""
+"""The main window's layout kept between starts: its geometry and docks restored at start and saved
+at close (QSettings), and a first start that fits the screen; the widgets' own state beside it."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, Qt, QTimer
+from PySide6.QtCore import QRect, QSettings, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from widgets.common.state import load_state, store_state
-
 
 STATE_KEYS = {"builder": "state/scenario_builder", "targets": "state/targets_panel",
               "dashboard": "state/dashboard", "history": "state/run_history",
@@ -26,65 +26,66 @@ def opening_geometry(available: QRect) -> QRect:
                  available.top() + (available.height() - height) * 2 // 3, width, height)
 
 
-class MainWindowSettings:
-    """Restoring and saving MainWindow's layout and the widgets' state."""
+class WindowLayout:
+    """Where the window and its docks (targets, scenario, load generators) were, and each widget's state."""
+
+    def __init__(self, window: QMainWindow, settings: QSettings, docks: list[QDockWidget]):
+        self._window = window
+        self._settings = settings
+        self._docks = docks
 
     def _keep_within(self, available: QRect) -> None:
         """A normal (not maximized) window larger than the screen's free area, or partly off it,
         is shrunk and moved into it."""
-        if self.isMaximized() or self.isFullScreen():
+        window = self._window
+        if window.isMaximized() or window.isFullScreen():
             return
-        frame = self.frameGeometry()
+        frame = window.frameGeometry()
         if available.contains(frame):
             return
-        extra = frame.size() - self.geometry().size()          # the window manager's frame, if known
-        self.resize(min(self.width(), available.width() - extra.width()),
-                    min(self.height(), available.height() - extra.height()))
-        frame = self.frameGeometry()
-        self.move(max(available.left(), min(frame.left(), available.right() - frame.width() + 1)),
-                  max(available.top(), min(frame.top(), available.bottom() - frame.height() + 1)))
+        extra = frame.size() - window.geometry().size()          # the window manager's frame, if known
+        window.resize(min(window.width(), available.width() - extra.width()),
+                      min(window.height(), available.height() - extra.height()))
+        frame = window.frameGeometry()
+        window.move(max(available.left(), min(frame.left(), available.right() - frame.width() + 1)),
+                    max(available.top(), min(frame.top(), available.bottom() - frame.height() + 1)))
 
-    def _restore(self) -> None:
-        available = self.screen().availableGeometry()
-        geometry = self.settings.value("window/geometry")
+    def restore(self) -> None:
+        window, settings, docks = self._window, self._settings, self._docks
+        available = window.screen().availableGeometry()
+        geometry = settings.value("window/geometry")
         if geometry is not None:
-            self.restoreGeometry(geometry)
+            window.restoreGeometry(geometry)
             self._keep_within(available)      # saved on a larger screen: brought within this one
         else:  # first start: most of the screen, the charts need the room; all of it within the screen
-            self.setGeometry(opening_geometry(available))
-        state = self.settings.value("window/state")
+            window.setGeometry(opening_geometry(available))
+        state = settings.value("window/state")
         if state is not None:
-            self.restoreState(state)
-            saved_docks = str(self.settings.value("window/docks", LEGACY_DOCKS)).split(",")
-            newer = [dock for dock in self._docks if dock.objectName() not in saved_docks]
+            window.restoreState(state)
+            saved_docks = str(settings.value("window/docks", LEGACY_DOCKS)).split(",")
+            newer = [dock for dock in docks if dock.objectName() not in saved_docks]
             if newer:       # docks the saved layout did not know come squeezed: a share, once shown
-                QTimer.singleShot(0, lambda: self.resizeDocks(newer, [self.height() // 4] * len(newer),
-                                                              Qt.Orientation.Vertical))
+                QTimer.singleShot(0, lambda: window.resizeDocks(newer, [window.height() // 4] * len(newer),
+                                                                Qt.Orientation.Vertical))
         else:   # first start: the charts get most of the width, the docks what their forms need
-            targets, scenario, load_generators = self._docks
+            targets, scenario, load_generators = docks
             # Dask load generators are for a few: a tab behind Targets, the scenario form the height
-            self.tabifyDockWidget(targets, load_generators)
+            window.tabifyDockWidget(targets, load_generators)
             targets.raise_()
-            self.resizeDocks(self._docks, [max(420, self.width() * 3 // 10)] * len(self._docks),
-                             Qt.Orientation.Horizontal)
-            self.resizeDocks([targets, scenario], [self.height() * share // 100 for share in DOCK_HEIGHTS],
-                             Qt.Orientation.Vertical)
-        if not self.targets_panel.registry.profiles():   # profiles kept by versions before targets.json
-            load_state(STATE_KEYS["targets"], self.targets_panel, self.settings)
-        load_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
-        load_state(STATE_KEYS["history"], self.history, self.settings)
-        self.builder.set_targets(self.targets_panel.targets())
-        load_state(STATE_KEYS["builder"], self.builder, self.settings)
-        load_state(STATE_KEYS["load_generators"], self.load_generators, self.settings)
-        self._place_builder_users()
-        self._show_scenario_name()
+            window.resizeDocks(docks, [max(420, window.width() * 3 // 10)] * len(docks), Qt.Orientation.Horizontal)
+            window.resizeDocks([targets, scenario], [window.height() * share // 100 for share in DOCK_HEIGHTS],
+                               Qt.Orientation.Vertical)
 
-    def save_settings(self) -> None:
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        self.settings.setValue("window/docks", ",".join(dock.objectName() for dock in self._docks))
-        store_state(STATE_KEYS["dashboard"], self.dashboard, self.settings)
-        store_state(STATE_KEYS["history"], self.history, self.settings)
-        store_state(STATE_KEYS["builder"], self.builder, self.settings)
-        store_state(STATE_KEYS["load_generators"], self.load_generators, self.settings)
-        self.settings.sync()
+    def load(self, key: str, widget) -> None:
+        """``widget``'s state as it was saved (``STATE_KEYS[key]``)."""
+        load_state(STATE_KEYS[key], widget, self._settings)
+
+    def save(self, widgets: dict) -> None:
+        """The window, its docks and ``widgets``' states (key -> widget), written at once."""
+        settings = self._settings
+        settings.setValue("window/geometry", self._window.saveGeometry())
+        settings.setValue("window/state", self._window.saveState())
+        settings.setValue("window/docks", ",".join(dock.objectName() for dock in self._docks))
+        for key, widget in widgets.items():
+            store_state(STATE_KEYS[key], widget, settings)
+        settings.sync()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 
-# The command line's subcommands (app.cli.COMMANDS, which a test keeps in step), named here so
+# The command line's subcommands (app.cli.main.COMMANDS, which a test keeps in step), named here so
 # that opening the window never imports the command line
 COMMANDS = {"open", "delete", "run", "ab", "runs", "show", "compare", "verify", "reproduce", "hosts", "agent", "export", "import", "datasets", "workloads", "targets", "engines", "-h", "--help",
             "--version"}
@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if _subcommand(argv) is not None:
         try:
-            from app.cli import run_cli
+            from app.cli.main import run_cli
             return run_cli(argv)
         except KeyboardInterrupt:      # Ctrl-C before a run's own handlers are set (while importing)
             print("tickbench: interrupted; nothing had started", file=sys.stderr)

@@ -82,7 +82,7 @@ def enter_demo_mode(window, theme: str | None) -> None:
     """Demo mode in ``theme`` if one was given (else its own: white on black, for a projector)."""
     if theme:
         window.demo.demo_theme = theme
-    window.toggle_demo()
+    window.view.toggle_demo()
 
 
 def run_gui(argv: list[str]) -> int:
@@ -100,8 +100,8 @@ def run_gui(argv: list[str]) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    from widgets.gui_thread_gc import collect_on_gui_thread
-    from widgets.theme import apply_theme
+    from widgets.common.gui_thread_gc import collect_on_gui_thread
+    from widgets.common.theme import apply_theme
     from workloads.paths import resources_dir
     from workloads.results.store import ResultsStore, StoreError
 
@@ -109,7 +109,7 @@ def run_gui(argv: list[str]) -> int:
     QCoreApplication.setApplicationName("Tickbench")
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "tickbench.svg")))
-    collect_on_gui_thread(app)      # background readers never free Qt objects (widgets/gui_thread_gc.py)
+    collect_on_gui_thread(app)      # background readers never free Qt objects (widgets/common/gui_thread_gc.py)
     settings = QSettings()
     theme = args.theme or str(settings.value("theme", "light"))
     apply_theme(app, theme)
@@ -125,16 +125,16 @@ def run_gui(argv: list[str]) -> int:
         return 1
     aborted = store.aborted_on_open
 
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from workloads.passwords import KeyringPasswords
     window = MainWindow(store, data_dir, settings, KeyringPasswords(), theme)
     if args.scenario:
-        window.load_scenario(args.scenario)
+        window.scenario.load_scenario(args.scenario)
     if aborted:
         window.statusBar().showMessage(f"{plural(aborted, 'run')} whose process had stopped during the run marked aborted")
     if args.command == "demo":
         try:
-            engines = window.demo_engines(args.target, args.versus, args.replay)
+            engines = window.presenting.demo_engines(args.target, args.versus, args.replay)
         except ValueError as exc:
             print(f"tickbench demo: {exc}", file=sys.stderr)
             store.close()
@@ -151,8 +151,8 @@ def run_gui(argv: list[str]) -> int:
     if args.demo or args.command == "demo":
         enter_demo_mode(window, args.theme)
     if args.command == "demo":        # once the window is up: the first card needs its size
-        window.close_after_presenting = True
-        QTimer.singleShot(0, lambda: window.present(args.minutes, args.replay, engines))
+        window.presenting.close_after = True
+        QTimer.singleShot(0, lambda: window.presenting.present(args.minutes, args.replay, engines))
 
     def announce_ready() -> None:  # after the first event-loop turn: the window is usable
         print(f"tickbench ready in {time.perf_counter() - started:.3f} s", flush=True)

@@ -33,8 +33,8 @@ def _open_window(tmp_path: Path) -> str:
     from PySide6.QtWidgets import QApplication
 
     from workloads.passwords import KeyringPasswords
-    from app.main_window import MainWindow
-    from widgets.theme import apply_theme
+    from app.window.main_window import MainWindow
+    from widgets.common.theme import apply_theme
     from workloads.results.store import ResultsStore
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

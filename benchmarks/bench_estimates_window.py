@@ -40,8 +40,8 @@ def main() -> int:
     from PySide6.QtCore import QCoreApplication, QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
-    from widgets.theme import apply_theme
+    from app.window.main_window import MainWindow
+    from widgets.common.theme import apply_theme
     from workloads.passwords import KeyringPasswords
     from workloads.reproduce.catalog import GALLERY as REPORTS
     from workloads.reproduce.estimate import duration_text

@@ -25,8 +25,8 @@ from PySide6.QtCore import QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.main_window import MainWindow  # noqa: E402
-from widgets.theme import apply_theme  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
+from widgets.common.theme import apply_theme  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
 from workloads.results.store import ResultsStore  # noqa: E402
 
@@ -87,10 +87,10 @@ def main() -> int:
         window.controller.run_finished.connect(on_finished)
         scenario = Scenario(name="event-loop bench", workload="noop", users=(args.users,), operations=0,
                             duration_s=args.seconds)
-        charts, visible = window.charts(), set()
+        charts, visible = window.exports.charts(), set()
         renders = {name: chart.render_count for name, chart in charts.items()}
         started = last[0] = time.perf_counter()
-        window.start_scenario(scenario)
+        window.runs.start(scenario)
         app.exec()
         wall = time.perf_counter() - started
         renders = {name: chart.render_count - renders[name] for name, chart in charts.items()}

@@ -23,11 +23,11 @@ import numpy as np  # noqa: E402
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget  # noqa: E402
 
-from widgets.breakdown_chart import BreakdownChart  # noqa: E402
-from widgets.dashboard import LiveDashboard  # noqa: E402
-from widgets.param_form import ParamForm  # noqa: E402
-from widgets.run_history import RunHistoryView  # noqa: E402
-from widgets.theme import apply_theme  # noqa: E402
+from widgets.charts.breakdown import BreakdownChart  # noqa: E402
+from widgets.run.dashboard import LiveDashboard  # noqa: E402
+from widgets.scenario.param_form import ParamForm  # noqa: E402
+from widgets.history.run_history import RunHistoryView  # noqa: E402
+from widgets.common.theme import apply_theme  # noqa: E402
 from workloads.operations.params import Param  # noqa: E402
 from workloads.run.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,  # noqa: E402
                                 ThroughputPoint)

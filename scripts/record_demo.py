@@ -47,8 +47,8 @@ def main() -> int:
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
-    from widgets.theme import apply_theme
+    from app.window.main_window import MainWindow
+    from widgets.common.theme import apply_theme
     from workloads.paths import default_datasets_dir, default_results_path
     from workloads.results.store import ResultsStore
 
@@ -66,7 +66,7 @@ def main() -> int:
         window.grab().save(str(path))
 
     def on_state(state: str) -> None:
-        presenter = window.presenter
+        presenter = window.presenting.presenter
         if presenter is None:
             return
         # a card's figures arrive a moment after it shows: look once they have
@@ -82,11 +82,11 @@ def main() -> int:
     def begin() -> None:
         window.demo.demo_theme = args.theme
         presented.append(time.monotonic())
-        window.present(args.minutes, args.replay, window.demo_engines(args.target, args.versus, args.replay))
+        window.presenting.present(args.minutes, args.replay, window.presenting.demo_engines(args.target, args.versus, args.replay))
         QTimer.singleShot(3000, follow)
 
     def follow() -> None:
-        presenter = window.presenter
+        presenter = window.presenting.presenter
         if presenter is None:
             print("the demo did not start (no recorded runs to replay?)", file=sys.stderr)
             app.quit()

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
-from app.main_window import MainWindow  # noqa: E402
-from widgets.theme import apply_theme  # noqa: E402
+from app.window.main_window import MainWindow  # noqa: E402
+from widgets.common.theme import apply_theme  # noqa: E402
 from workloads.datasets.schema import Scale  # noqa: E402
 from workloads.scenario import Scenario  # noqa: E402
 from workloads.results.store import ResultsStore  # noqa: E402
@@ -156,7 +156,7 @@ def main() -> int:
 
     def open_run(index: int) -> None:
         window.builder.set_scenario(ran[index])
-        window.open_run(ids_in_order()[index])
+        window.stored.open_run(ids_in_order()[index])
         settle()
 
     def ids_in_order() -> list[str]:
@@ -197,13 +197,13 @@ def main() -> int:
         open_run(1)
         window.dashboard.tabs.setCurrentWidget(window.dashboard.query_chart)
         save("suite_after_run")
-        window.compare_runs(ids[1:3])
+        window.stored.compare_runs(ids[1:3])
         settle()
         window.compare.tabs.setCurrentWidget(window.compare.query_chart)
         save("compare_suites")
         window.compare.tabs.setCurrentWidget(window.compare.footprint_chart)
         save("compare_footprints")
-        window.compare_runs(ids[3:5])
+        window.stored.compare_runs(ids[3:5])
         settle()
         window.compare.tabs.setCurrentWidget(window.compare.query_chart)
         save("compare_differs")
@@ -220,7 +220,7 @@ def main() -> int:
     def finish_engines() -> None:
         ids = list(store.runs().sort_values("created_at")["run_id"])
         window.targets_panel.select("hdf5")
-        window.compare_runs(ids)
+        window.stored.compare_runs(ids)
         settle()
         window.compare.tabs.setCurrentWidget(window.compare.query_chart)
         save("engines_compare")
@@ -241,7 +241,7 @@ def main() -> int:
         if queue:
             scenario = queue.pop(0)
             window.builder.set_scenario(scenario)
-            window.start_scenario(scenario)
+            window.runs.start(scenario)
             return
         if args.set == "engines":
             finish_engines()
@@ -250,20 +250,20 @@ def main() -> int:
             finish_reports()
             return
         save("main_window_after_run")
-        window.refresh_history()
+        window.stored.refresh_history()
         settle()
         window.tabs.setCurrentWidget(window.history)
         save("history")
         ids = list(store.runs()["run_id"])
-        window.compare_runs(ids)
+        window.stored.compare_runs(ids)
         settle()
         save("compare_verdicts")                     # it opens on the verdicts
         window.compare.tabs.setCurrentWidget(window.compare.throughput_page)
         save("compare")
         window.tabs.setCurrentWidget(window.dashboard)
         open_run(len(ran) - 1)
-        window.set_theme("dark")
-        window.toggle_demo()
+        window.view.set_theme("dark")
+        window.view.toggle_demo()
         # the sweep chart alone: in demo's large type the Results tab leaves its chart a sliver at 800 high
         tabs = window.dashboard.tabs
         tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Users sweep"))

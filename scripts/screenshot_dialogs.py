@@ -30,7 +30,7 @@ def save(widget, path: Path) -> None:
 
 def render_dialogs(app, home: Path, out: Path, width: int, height: int) -> None:
     from trades_file import trades_table, write_trades_csv, write_trades_parquet_days
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from workloads.results.store import ResultsStore
 
     csv = write_trades_csv(home / "trades.csv")
@@ -43,7 +43,7 @@ def render_dialogs(app, home: Path, out: Path, width: int, height: int) -> None:
     window.resize(width, height)
     window.show()
 
-    dialog = window.import_data_dialog()
+    dialog = window.scenario.import_data_dialog()
     dialog.set_source(csv)
     wait_for(lambda: dialog.preview is not None or dialog.error_label.text())
     dialog.set_type("qty", "LONG")          # the bad value made it text; the user says it is a number

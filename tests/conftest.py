@@ -43,8 +43,8 @@ def isolated_qt_settings(tmp_path_factory):
 
 @pytest.fixture
 def light_theme(qapp):
-    from widgets.gui_thread_gc import collect_anywhere, collect_on_gui_thread
-    from widgets.theme import apply_theme
+    from widgets.common.gui_thread_gc import collect_anywhere, collect_on_gui_thread
+    from widgets.common.theme import apply_theme
 
     collect_on_gui_thread(qapp)     # as the app does: windows' background readers never collect
     theme = apply_theme(qapp, "light", 1.0)

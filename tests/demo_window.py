@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 
-import app.demo_presenter as presenting
-from app.main_window import MainWindow
+import app.demo.presenter as presenting
+from app.window.main_window import MainWindow
 from tests.test_main_window import DictPasswords
 from workloads.results.store import ResultsStore
 
@@ -24,8 +24,8 @@ def window(qtbot, tmp_path, light_theme, monkeypatch):
     made.show()
     qtbot.waitExposed(made)
     yield made
-    if made.presenter is not None:
-        made.presenter.stop()
+    if made.presenting.presenter is not None:
+        made.presenting.presenter.stop()
     made.controller.shutdown()
     made.close()
     store.close()

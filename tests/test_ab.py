@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.cli_common import CliError
+from app.cli.common import CliError
 from workloads.datasets.schema import Scale
 from workloads.operations import get_workload
 from workloads.results.evidence import CANNOT_TELL, SAME, SLOWER
@@ -248,7 +248,7 @@ def test_the_noops_cpu_work_and_added_work_show_in_stored_p50(store):
 
 
 def test_added_work_is_given_in_milliseconds_to_run_and_ab_and_recorded_as_a_parameter():
-    from app.cli import build_parser
+    from app.cli.main import build_parser
     for command in ("run", "ab"):
         args = build_parser().parse_args([command, "--param", "rows=5", "--added-work", "2.5"])
         assert args.param == ["rows=5", "added_work_s=0.0025"]

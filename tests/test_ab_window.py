@@ -9,8 +9,8 @@ import sys
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from app.ab_dialog import AbDialog
-from app.main_window import MainWindow
+from app.window.ab_dialog import AbDialog
+from app.window.main_window import MainWindow
 from workloads.datasets.schema import Scale
 from workloads.results.evidence import SLOWER
 from workloads.results.store import ResultsStore
@@ -39,7 +39,7 @@ def window(qtbot, tmp_path, light_theme):
 
 def _open(window, scenario: Scenario) -> AbDialog:
     window.builder.set_scenario(scenario)
-    window.findChild(type(window.run_action), "compare_by_running").trigger()
+    window.findChild(type(window.scenario.run_action), "compare_by_running").trigger()
     dialog = window.ab_dialog
     assert dialog is not None and dialog.isVisible()
     return dialog
@@ -121,7 +121,7 @@ def test_an_unreachable_target_is_one_line_and_the_form_stays(qtbot, window):
 
 
 def test_a_crashed_child_is_one_line(qtbot, tmp_path, light_theme, monkeypatch):
-    from app import ab_job
+    from app.window import ab_job
     monkeypatch.setattr(ab_job, "ab_command", lambda *a, **k: [
         sys.executable, "-c", "import sys; sys.stderr.write('Traceback\\nRuntimeError: <b>boom</b>\\n'); sys.exit(1)"])
     dialog = AbDialog(tmp_path / "results")

@@ -7,7 +7,7 @@ import threading
 
 from PySide6.QtCore import QThread
 
-from app.background import Background
+from app.window.background import Background
 
 
 def test_an_answer_arrives_on_the_gui_thread_and_an_overtaken_one_is_dropped(qtbot, qapp):

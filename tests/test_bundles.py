@@ -286,7 +286,7 @@ def test_the_command_line_refuses_a_hostile_bundle_in_one_line_with_exit_2(sende
 def window(qtbot, tmp_path, light_theme):
     from PySide6.QtCore import QSettings
 
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from tests.test_main_window import DictPasswords
     store = ResultsStore(tmp_path / "results")
     main = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat),

@@ -1,4 +1,4 @@
-"""Charts fit for slides (widgets.export_sizes, app.cli_chart_export): a chart exported at a size is
+"""Charts fit for slides (widgets.charts.export_sizes, app.cli.chart_export): a chart exported at a size is
 that size, laid out again with its legend inside the plot, as PNG (with its DPI), vector PDF, or an
 image on the clipboard; and `tickbench export RUN --chart` draws a stored run's chart without a window."""
 from __future__ import annotations
@@ -15,11 +15,11 @@ import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QGuiApplication, QImage
 
-from widgets import export_sizes
-from widgets.breakdown_chart import BreakdownChart
-from widgets.export_sizes import ExportOptions, copy_to_clipboard, export_chart_as, laid_out, parse_size
-from widgets.live_chart import TimeSeriesChart
-from widgets.sweep_chart import SweepChart
+from widgets.charts import export_sizes
+from widgets.charts.breakdown import BreakdownChart
+from widgets.charts.export_sizes import ExportOptions, copy_to_clipboard, export_chart_as, laid_out, parse_size
+from widgets.charts.live import TimeSeriesChart
+from widgets.charts.sweep import SweepChart
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,7 +98,7 @@ def test_a_bar_charts_legend_too_wide_for_a_strip_goes_under_its_bars_and_covers
     legend sits in a band under the last bar and hides no bar or value label."""
     import pyqtgraph as pg
 
-    from app.report_charts import PairedShareChart
+    from app.report.charts import PairedShareChart
 
     chart = make_widget(PairedShareChart, "read users sweep",
                         "published, report 003's hardware (clusters of 1-4 servers): % of 7.02 M rows/s",
@@ -252,7 +252,7 @@ def test_records_export_still_works_beside_charts(stored_run, tmp_path):
 def test_the_export_dialog_offers_sizes_dpi_and_formats_and_remembers_them(qapp, light_theme):
     from PySide6.QtCore import QSettings
 
-    from app.export_chart_dialog import COPY, ExportChartDialog
+    from app.report.export_chart_dialog import COPY, ExportChartDialog
 
     settings = QSettings()
     dialog = ExportChartDialog(None, ["Latency", "Users sweep"], "Users sweep", settings)
@@ -276,7 +276,7 @@ def test_the_export_dialog_offers_sizes_dpi_and_formats_and_remembers_them(qapp,
 def test_the_reports_charts_are_drawn_at_print_resolution(make_widget):
     """A report's chart keeps its layout (680 px on the page) and is drawn twice as fine (192 DPI);
     a caller's own widget is embedded as it is on screen."""
-    from app.report_charts import PRINT_SCALE, chart_png
+    from app.report.charts import PRINT_SCALE, chart_png
 
     chart = make_widget(TimeSeriesChart, "Rows per second", y_unit="rows/s", size=(680, 300))
     chart.set_series("rows/s", [0, 1, 2], [10, 30, 20])
@@ -321,7 +321,7 @@ def _svg_root(text: str) -> dict[str, str]:
 def test_a_sweeps_keys_wear_their_series_colour(sweep):
     """A sweep's series have a brush per point; the exported legend's keys take their series' colour
     (pyqtgraph's own sample drew its default grey-blue)."""
-    from widgets.theme import series_colour
+    from widgets.common.theme import series_colour
 
     layout, *_ = export_sizes._layout_size(sweep, ExportOptions((1920, 1080)), None)
     with laid_out(sweep, layout.width(), layout.height()):
@@ -343,7 +343,7 @@ def test_png_and_pdf_of_one_chart_draw_lines_and_markers_the_same_size(which, si
     colour as the PNG: markers sized in device pixels were half as large in the PDF at 1920x1080."""
     import pypdfium2 as pdfium
 
-    from widgets.theme import series_colour
+    from widgets.common.theme import series_colour
     chart = request.getfixturevalue(which)
     png = QImage(str(export_chart_as(chart, tmp_path / "c.png", ExportOptions(size)))).convertToFormat(
         QImage.Format.Format_RGB888)

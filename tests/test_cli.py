@@ -113,7 +113,7 @@ def test_global_results_option_before_the_subcommand(tmp_path):
 
 def test_every_subcommand_is_routed_to_the_command_line():
     from app import __main__ as entry
-    from app.cli import COMMANDS
+    from app.cli.main import COMMANDS
 
     assert set(COMMANDS) <= entry.COMMANDS
     assert all(entry._subcommand([name]) == name for name in COMMANDS)

@@ -201,7 +201,7 @@ def test_resident_bytes_is_what_the_kernel_holds(tmp_path):
 
 
 def test_the_results_view_says_how_many_operations_held_cold(store, tmp_path, make_widget):
-    from widgets.results_view import RunResultsView
+    from widgets.run.results_view import RunResultsView
 
     run_id = _read_days(store, tmp_path, "pickle", users=3, operations=3,
                         scale=Scale(days=2, rows_per_day=20_000, symbols=40))

@@ -128,8 +128,8 @@ def test_users_go_to_data_nodes_unless_the_profile_routes_them_to_compute_nodes(
 
 
 def test_the_run_flags_set_compute_routing_and_job_scheduling():
-    from app.cli import build_parser
-    from app.ddb_options import dolphindb_config
+    from app.cli.main import build_parser
+    from app.cli.ddb_options import dolphindb_config
 
     def config(*flags: str) -> dict:
         args = build_parser().parse_args(["run", "--target", "dolphindb", "--node", "c:8900:controller",
@@ -222,7 +222,7 @@ def test_a_pickle_run_splits_transfer_and_decode_from_a_ddb_re_read_labelled_a_s
     described = store.run(run_id)["environment"]["target"]
     assert "DDB re-read (stand-in for PICKLE)" in described["transfer_method"]
     # the window's answer and the report say so beside the breakdown, as show does
-    from app.report import write_report
+    from app.report.document import write_report
     from workloads.results.run_summary import run_answer
     label = "transfer/decode split: probe operations: DDB re-read (stand-in for PICKLE)"
     assert any(n.startswith(label) for n in run_answer(store, run_id).target_notes)

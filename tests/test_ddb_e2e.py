@@ -316,13 +316,13 @@ def test_a_silent_server_times_out_with_a_clear_message(ddb_server_factory, tmp_
 
 # --- the command line's DolphinDB flags, without a server -------------------------------------------
 def ddb_args(*flags: str):
-    from app.cli import build_parser
+    from app.cli.main import build_parser
 
     return build_parser().parse_args(["run", "--target", "dolphindb", *flags])
 
 
 def test_flags_build_a_profile_and_ask_for_the_password_once():
-    from app.ddb_options import dolphindb_config
+    from app.cli.ddb_options import dolphindb_config
 
     asked = []
     one = dolphindb_config(ddb_args("--node", "db1:8848", "--user", "quant"), {},
@@ -360,7 +360,7 @@ def test_flags_build_a_profile_and_ask_for_the_password_once():
     (("--node", "db1:8848", "--user", " "), "--user must not be empty"),
 ])
 def test_bad_flags_name_what_is_wrong(flags, message):
-    from app.ddb_options import dolphindb_config
+    from app.cli.ddb_options import dolphindb_config
 
     with pytest.raises(ValueError) as caught:
         dolphindb_config(ddb_args(*flags, "--password", "x"), {}, lambda user: "x")

@@ -8,7 +8,7 @@ from collections import namedtuple
 
 import pytest
 
-from widgets.report_gallery import ReportGallery
+from widgets.reports.gallery import ReportGallery
 from workloads.reproduce.catalog import REPORTS, report_card
 from workloads.reproduce.method import Setting, apply, differences, summary
 

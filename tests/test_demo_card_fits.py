@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.demo import demo_font_scale
-from widgets.demo_card import DemoCard, SMALLEST_FIT
-from widgets.theme import apply_theme
+from app.demo.mode import demo_font_scale
+from widgets.reports.demo_card import DemoCard, SMALLEST_FIT
+from widgets.common.theme import apply_theme
 from workloads.reproduce.findings import Finding
 
 WHY = ("the published knee is 2.7 users on this machine's 2 hardware threads, as 64 users on the report's 48; "

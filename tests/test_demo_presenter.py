@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from PySide6.QtCore import Qt
 
-from app.demo_presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
+from app.demo.presenter import ENDED, RESULT, RUNNING, SUMMARY, TITLE
 from tests.demo_window import window  # noqa: F401  (the fixture)
 from workloads.reproduce.findings import NOT_MEASURED
 from workloads.reproduce.story import narrated_playlist
@@ -23,8 +23,8 @@ def _short(beat, seconds: float = 1.0):
 
 
 def _present(window, beats, recorded=None, when=""):
-    window._begin_presentation(beats, recorded, when)
-    return window.presenter
+    window.presenting.begin(beats, recorded, when)
+    return window.presenting.presenter
 
 
 def _states(presenter) -> list[str]:
@@ -38,7 +38,7 @@ def test_a_beat_tells_its_question_runs_with_its_charts_alone_then_shows_measure
     presenter = _present(window, [beat])
     seen = _states(presenter)
     assert presenter.state == TITLE and beat.question in presenter.card.text()
-    assert "Watch:" in presenter.card.text() and not window.run_toolbar.isVisible()
+    assert "Watch:" in presenter.card.text() and not window.scenario.toolbar.isVisible()
     qtbot.waitUntil(lambda: presenter.state == RUNNING, timeout=5000)
     assert window.dashboard.spotlit == beat.charts
     # while a run's process lays out data and warms up, a card names it (no empty axes), then goes
@@ -63,8 +63,8 @@ def test_a_beat_tells_its_question_runs_with_its_charts_alone_then_shows_measure
     assert f"<b>{NOT_MEASURED}</b>" not in presenter.card.text()           # none that no run measured
     assert seen == [RUNNING, RESULT, RESULT, SUMMARY]
     qtbot.keyClick(window, Qt.Key.Key_Escape)
-    assert presenter.state == ENDED or window.presenter is None
-    assert window.run_toolbar.isVisible() and window.dashboard.spotlit == ()
+    assert presenter.state == ENDED or window.presenting.presenter is None
+    assert window.scenario.toolbar.isVisible() and window.dashboard.spotlit == ()
 
 
 def _noop_beat(beat, name: str, seconds: float):
@@ -91,7 +91,7 @@ def test_space_pauses_a_card_and_the_next_run_and_right_left_move_between_beats(
     assert presenter.card.isVisible()
     qtbot.keyClick(window, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not window.controller.busy, timeout=30_000)
-    assert window.presenter is None
+    assert window.presenting.presenter is None
 
 
 def test_a_replay_of_the_recorded_runs_shows_the_same_cards_and_says_it_is_a_replay(qtbot, window):
@@ -137,15 +137,15 @@ def test_a_demo_on_a_server_asks_its_password_once_up_front_and_none_given_start
                      "user": "admin"}})
     asked = []
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (asked.append(a) or "", False))
-    engines = window.demo_engines(key, None, replay=False)
+    engines = window.presenting.demo_engines(key, None, replay=False)
     assert engines.subject == "dolphindb" and engines.subject_config["target_key"] == key
-    window.present(5, False, engines)
-    assert len(asked) == 1 and window.presenter is None and not window.controller.busy
+    window.presenting.present(5, False, engines)
+    assert len(asked) == 1 and window.presenting.presenter is None and not window.controller.busy
     assert window.statusBar().currentMessage() == "demo not started: no password given"
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (asked.append(a) or "s3cret", True))
-    window.present(5, False, engines)
+    window.presenting.present(5, False, engines)
     assert len(asked) == 2                                    # once for the whole demo, not per run
-    presenter = window.presenter
+    presenter = window.presenting.presenter
     servers = [s for b in presenter.beats for s in b.scenarios if s.target == "dolphindb"]
     assert len(servers) > 1 and all(s.target_config.get("password") == "s3cret" for s in servers)
     presenter.stop()

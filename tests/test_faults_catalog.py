@@ -226,7 +226,7 @@ def test_records_damaged_past_a_sound_footer_set_only_their_run_aside(tmp_path):
 
 def test_the_window_lists_the_damaged_run_with_the_others(damaged_catalog, qtbot):
     from PySide6.QtCore import Qt
-    from widgets.run_history import COLUMNS, RunHistoryView
+    from widgets.history.run_history import COLUMNS, RunHistoryView
     from workloads.results.history import history_rows
 
     store = ResultsStore(damaged_catalog)

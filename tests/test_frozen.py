@@ -77,7 +77,7 @@ def test_frozen_app_runs_a_scenario_the_way_the_window_starts_it(frozen_app, tmp
     """The window starts each run as this very binary: scenario on stdin, live snapshots in its folder."""
     import json
 
-    from app.run_process import RUN_NICE
+    from app.window.run_process import RUN_NICE
     from workloads.run.live import read_live
     from workloads.scenario import Scenario
     from workloads.results.store import ResultsStore

@@ -1,10 +1,10 @@
-"""Cycles are freed on the GUI thread, never in a background reader (widgets/gui_thread_gc.py)."""
+"""Cycles are freed on the GUI thread, never in a background reader (widgets/common/gui_thread_gc.py)."""
 from __future__ import annotations
 
 import gc
 import threading
 
-from widgets.gui_thread_gc import collect_anywhere, collect_on_gui_thread
+from widgets.common.gui_thread_gc import collect_anywhere, collect_on_gui_thread
 
 
 class _Cycle:

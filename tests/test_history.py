@@ -271,7 +271,7 @@ def test_history_rows_of_many_runs_is_one_query_and_matches_per_run_figures(stor
 
 
 def test_history_rows_fill_the_run_history_view(store, exact_run, qtbot):
-    from widgets.run_history import COLUMNS, RunHistoryView
+    from widgets.history.run_history import COLUMNS, RunHistoryView
 
     view = RunHistoryView()
     qtbot.addWidget(view)

@@ -218,7 +218,7 @@ def test_a_delete_killed_mid_way_leaves_nothing_once_the_catalog_opens_again(tmp
 
 @pytest.mark.parametrize("command", ["show", "runs", "compare", "export", "open", "delete"])
 def test_an_error_no_check_foresaw_in_a_catalog_command_is_one_line_and_exit_2(command, monkeypatch, capsys):
-    import app.cli as cli
+    import app.cli.main as cli
     def deep(args):
         raise RecursionError("maximum recursion depth exceeded\nwhile decoding")
     monkeypatch.setitem(cli.COMMANDS, command, deep)

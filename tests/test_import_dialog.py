@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.import_dialog import ImportDialog
+from app.imports.dialog import ImportDialog
 from tests.trades_file import trades_table, write_trades_csv, write_trades_parquet_days
 from workloads.datasets import get_dataset
 from workloads.datasets.imported import imports_dir
@@ -170,7 +170,7 @@ def test_the_window_menu_imports_and_the_scenario_form_lists_the_import(qtbot, l
     from PySide6.QtCore import QSettings
     from PySide6.QtGui import QAction
 
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from workloads.results.store import ResultsStore
 
     store = ResultsStore(tmp_path / "results")

@@ -410,7 +410,7 @@ def test_dialog_imports_a_csv_off_the_gui_thread(qtbot, light_theme, taq_csv):
 
     from PySide6.QtCore import Qt
 
-    from app.import_builtin_dialog import BuiltinImportDialog
+    from app.imports.builtin_dialog import BuiltinImportDialog
 
     dialog = BuiltinImportDialog()
     qtbot.addWidget(dialog)
@@ -431,7 +431,7 @@ def test_dialog_imports_a_csv_off_the_gui_thread(qtbot, light_theme, taq_csv):
 
 
 def test_dialog_shows_the_line_and_column_of_a_malformed_csv(qtbot, light_theme, tmp_path, taq_source):
-    from app.import_builtin_dialog import BuiltinImportDialog
+    from app.imports.builtin_dialog import BuiltinImportDialog
 
     bad, line = _malformed(tmp_path, taq_source)
     dialog = BuiltinImportDialog(path=bad)
@@ -447,7 +447,7 @@ def test_dialog_shows_the_line_and_column_of_a_malformed_csv(qtbot, light_theme,
 
 
 def test_dialog_mapping_table_names_what_is_missing_or_doubled(qtbot, light_theme, tmp_path, taq_source):
-    from app.import_builtin_dialog import BuiltinImportDialog
+    from app.imports.builtin_dialog import BuiltinImportDialog
 
     path = tmp_path / "renamed.csv"
     write_csv(taq_source.head(50), path, get_dataset("taq").info.schema)
@@ -473,7 +473,7 @@ def test_window_menu_imports_and_the_builder_lists_the_import(qtbot, light_theme
     from PySide6.QtCore import QSettings
     from PySide6.QtGui import QAction
 
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
 
     store = ResultsStore(tmp_path / "results")
     window = MainWindow(store, tmp_path / "data", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
@@ -484,7 +484,7 @@ def test_window_menu_imports_and_the_builder_lists_the_import(qtbot, light_theme
         action = window.findChild(QAction, "import_data")
         assert action.text() == "Import data…"
         action.trigger()
-        from app.import_dialog import ImportDialog
+        from app.imports.dialog import ImportDialog
         dialog = window.findChild(ImportDialog).open_builtin()     # a CSV in a built-in schema
         dialog.set_file(taq_csv)
         dialog.set_name("menu")

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from tests.test_cli import tickbench
-from widgets.targets_panel import TargetsPanel
+from widgets.targets.panel import TargetsPanel
 from workloads.targets.registry import TargetRegistry
 from workloads.local_engines import running
 from workloads.processes import pid_alive
@@ -162,9 +162,9 @@ def test_a_newcomer_reaches_a_questdb_run_from_start_local_engine_without_restar
     at once, a run on it completes, and no password is ever asked for."""
     from PySide6.QtCore import QSettings, Qt
 
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from tests.test_main_window import DictPasswords
-    from widgets import targets_panel
+    from widgets.targets import panel as targets_panel
     from workloads.datasets.schema import Scale
     from workloads.scenario import Scenario
     from workloads.results.store import ResultsStore

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from tests.ddbserver.fixture import ddb_server_factory  # noqa: F401
 from tests.test_targets_panel import PASSWORD, FakeStore, entry
-from widgets.targets_panel import TargetsPanel
+from widgets.targets.panel import TargetsPanel
 from workloads.datasets.schema import Scale, StringMode
 from workloads.targets.dolphindb import DolphinDBTarget
 

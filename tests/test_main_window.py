@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from widgets.run_history import COLUMNS as HISTORY_COLUMNS
+from widgets.history.run_history import COLUMNS as HISTORY_COLUMNS
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDockWidget
 
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 from workloads.datasets.schema import Scale
 from workloads.scenario import Scenario
 from workloads.results.store import ResultsStore
@@ -157,19 +157,19 @@ def test_stop_with_experiments_queued_asks_and_can_skip_only_this_one(qtbot, win
     window = window_factory()
     long_runs = [Scenario(name=f"long {n}", workload="noop", users=(1,), operations=0, duration_s=120.0)
                  for n in (1, 2)]
-    window.start_gallery_runs(long_runs)
+    window.reports.start_runs(long_runs)
     qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 50,
                     timeout=RUN_TIMEOUT_MS)
     assert window.controller.waiting == 1
     _answer_the_stop_dialog(qtbot, "Skip this one")
     with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as first:
-        window.stop_action.trigger()
+        window.scenario.stop_action.trigger()
         stopping = window.status_label.text()
     assert stopping.startswith("stopping “long 1”")          # at once, not "running" until it ends
     assert first.args[0].status == "cancelled"
-    qtbot.waitUntil(lambda: window.scenario_label.text().startswith("Running: <b>long 2</b>"), timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: window.scenario.scenario_label.text().startswith("Running: <b>long 2</b>"), timeout=RUN_TIMEOUT_MS)
     with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as second:
-        window.stop_action.trigger()                 # nothing queued now: no question
+        window.scenario.stop_action.trigger()                 # nothing queued now: no question
     assert second.args[0].status == "cancelled" and not window.controller.busy
     for result in (first.args[0], second.args[0]):
         assert set(window.store.workers(result.run_id)["state"]) == {"cancelled"}
@@ -205,18 +205,18 @@ def test_compare_two_runs_and_export_charts_and_a_report(qtbot, window_factory, 
     figures = {verdicts.table.item(r, 2).text() for r in range(verdicts.table.rowCount())}
     assert steps == {"1 user", "2 users"} and {"ops/s", "p50", "p99"} <= figures
     chart = "Compare: throughput vs users"
-    png = window.export_chart(chart, tmp_path / "sweep.png")
+    png = window.exports.export_chart(chart, tmp_path / "sweep.png")
     assert not QImage(str(png)).isNull()
-    svg = window.export_chart(chart, tmp_path / "sweep.svg")
+    svg = window.exports.export_chart(chart, tmp_path / "sweep.svg")
     assert ET.parse(svg).getroot().tag.endswith("svg")
-    csv = window.export_chart(chart, tmp_path / "sweep.csv")
+    csv = window.exports.export_chart(chart, tmp_path / "sweep.csv")
     assert len(csv.read_text().strip().splitlines()) >= 3
-    html = window.export_report(ids, tmp_path / "report.html")
+    html = window.exports.export_report(ids, tmp_path / "report.html")
     text = html.read_text()
     assert "noop 1" in text and "noop 2" in text and "data:image/png;base64," in text
     # the report of a comparison leads with its verdicts and what differs around the runs
     assert text.index("noop 2 against noop 1") < text.index("What differs around them") < text.index("<h2>Runs</h2>")
-    pdf = window.export_report(ids, tmp_path / "report.pdf")
+    pdf = window.exports.export_report(ids, tmp_path / "report.pdf")
     assert pdf.read_bytes()[:4] == b"%PDF"
 
 
@@ -224,7 +224,7 @@ def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window
     window = window_factory()
     ids = [_run(qtbot, window, Scenario(name=f"noop {n}", workload="noop", users=(1,), operations=50)).run_id
            for n in (1, 2)]
-    window.compare_runs(ids)
+    window.stored.compare_runs(ids)
     qtbot.waitUntil(lambda: window.tabs.currentWidget() is window.compare, timeout=10_000)
     asked = []
 
@@ -232,15 +232,15 @@ def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window
         asked.append(caption)
         return str(tmp_path / f"report-{len(asked)}.html"), filters
 
-    monkeypatch.setattr("app.main_window_exports.QFileDialog.getSaveFileName", save_as)
-    window.export_report_dialog()
+    monkeypatch.setattr("app.window.exports.QFileDialog.getSaveFileName", save_as)
+    window.exports.export_report_dialog()
     assert asked[-1] == "Export report on 2 compared runs: noop 1, noop 2"
     assert "Tickbench report: 2 runs compared" in (tmp_path / "report-1.html").read_text()
-    window.open_run(ids[0])          # the comparison is still History's selection: the view decides
+    window.stored.open_run(ids[0])          # the comparison is still History's selection: the view decides
     qtbot.waitUntil(lambda: window.tabs.currentWidget() is window.dashboard
                     and window.dashboard.snapshot is not None and window.dashboard.snapshot.run_id == ids[0],
                     timeout=10_000)
-    window.export_report_dialog()
+    window.exports.export_report_dialog()
     assert asked[-1] == "Export report on run noop 1"
     text = (tmp_path / "report-2.html").read_text()
     assert f"run {ids[0]}" in text and "runs compared" not in text
@@ -248,7 +248,7 @@ def test_the_report_dialog_exports_the_runs_in_view_and_says_which(qtbot, window
 
 
 def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, window_factory, qapp):
-    from widgets.theme import current_theme
+    from widgets.common.theme import current_theme
 
     window = window_factory()
     normal_size = qapp.font().pointSizeF()
@@ -257,8 +257,8 @@ def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, windo
     docks[0].raise_()                                   # the first in front of its tab group
     qtbot.waitUntil(lambda: not docks[0].visibleRegion().isEmpty() and docks[1].visibleRegion().isEmpty())
     assert current_theme().name == "light"
-    window.toggle_demo()
-    assert window.isFullScreen() and window.demo_action.isChecked()
+    window.view.toggle_demo()
+    assert window.isFullScreen() and window.view.demo_action.isChecked()
     assert qapp.font().pointSizeF() > normal_size * 1.3
     assert not any(d.isVisible() for d in docks)
     assert current_theme().name == "dark"               # the high-contrast theme for a projector
@@ -266,10 +266,10 @@ def test_demo_mode_goes_full_screen_with_large_fonts_and_comes_back(qtbot, windo
     headings = [window.gallery.title_label, *window.gallery.findChildren(QLabel, "report_title")]
     from workloads.reproduce.catalog import GALLERY
     assert len(headings) == 1 + len(GALLERY) and all(h.font().pointSizeF() > qapp.font().pointSizeF() for h in headings)
-    window.set_theme("light")                           # the presenter's choice, for demo mode only
+    window.view.set_theme("light")                           # the presenter's choice, for demo mode only
     assert current_theme().name == "light" and window.settings.value("theme") is None      # not kept
-    window.set_theme("dark")
-    window.toggle_demo()
+    window.view.set_theme("dark")
+    window.view.toggle_demo()
     assert not window.isFullScreen() and all(d.isVisible() for d in docks)
     assert qapp.font().pointSizeF() == pytest.approx(normal_size)
     assert current_theme().name == "light"              # the window's own theme back
@@ -283,11 +283,11 @@ def test_f11_toggles_full_screen_and_demo_shows_the_run_name_and_cache(qtbot, wi
         window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_F11)
     qtbot.waitUntil(window.isFullScreen, timeout=3000)
-    assert window.full_screen_action.isChecked()
+    assert window.view.full_screen_action.isChecked()
     qtbot.keyClick(window, Qt.Key.Key_F11)
     qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=3000)
     result = _run(qtbot, window, Scenario(workload="noop", users=(1,), operations=20, cache="cold"))
-    window.toggle_demo()            # while the run's end is re-read off the GUI thread (test_background)
+    window.view.toggle_demo()            # while the run's end is re-read off the GUI thread (test_background)
     header = window.dashboard.header_text()
     assert "noop · 1 user · cold cache" in header and "cold cache" in header
     table = window.history.table
@@ -295,7 +295,7 @@ def test_f11_toggles_full_screen_and_demo_shows_the_run_name_and_cache(qtbot, wi
     status = [k for k, _ in HISTORY_COLUMNS].index("status")       # the larger text fits (a long name is
     qtbot.waitUntil(lambda: table.columnWidth(status) >= table.fontMetrics().horizontalAdvance("completed"),
                     timeout=3000)                                     # elided, whole in its tooltip)
-    window.toggle_demo()
+    window.view.toggle_demo()
 
 
 def test_layout_and_last_scenario_persist_across_restarts(qtbot, window_factory):
@@ -345,7 +345,7 @@ def test_a_playlist_runs_its_scenarios_unattended(qtbot, window_factory, tmp_pat
                         '[[scenario]]\nname = "second"\nworkload = "noop"\nusers = [2]\noperations = 50\n')
     finished = []
     window.controller.run_finished.connect(finished.append)
-    window.play_playlist(playlist)
+    window.runs.play_playlist(playlist)
     qtbot.waitUntil(lambda: len(finished) == 2, timeout=RUN_TIMEOUT_MS)
     assert [r.status for r in finished] == ["completed", "completed"]
     assert "waiting" not in window.statusBar().currentMessage()        # nothing waits once it has finished
@@ -436,7 +436,7 @@ def test_a_run_outlives_a_killed_starter_and_loses_nothing(tmp_path):
     results = tmp_path / "results"
     starter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from app.run_process import start_run_process
+        from app.window.run_process import start_run_process
         from workloads.scenario import Scenario
         from workloads.results.store import ResultsStore
         store = ResultsStore({str(results)!r})
@@ -465,33 +465,33 @@ def test_a_run_outlives_a_killed_starter_and_loses_nothing(tmp_path):
 def test_the_toolbar_runs_and_stops_and_names_what_runs(qtbot, window_factory):
     window = window_factory()
     window.builder.set_scenario(_long_noop(60.0))
-    assert window.run_action.isEnabled() and not window.stop_action.isEnabled()   # nothing to stop
-    assert "background" in window.scenario_label.text()
+    assert window.scenario.run_action.isEnabled() and not window.scenario.stop_action.isEnabled()   # nothing to stop
+    assert "background" in window.scenario.scenario_label.text()
     with qtbot.waitActive(window):
         window.activateWindow()
     window.builder.users_edit.setFocus()
     qtbot.keyClick(window.builder.users_edit, Qt.Key.Key_F5)            # F5 from inside the form
     qtbot.waitUntil(lambda: window.controller.busy, timeout=5000)
-    assert not window.run_action.isEnabled() and window.stop_action.isEnabled()
-    assert window.scenario_label.text() == "Running: <b>background</b>"
+    assert not window.scenario.run_action.isEnabled() and window.scenario.stop_action.isEnabled()
+    assert window.scenario.scenario_label.text() == "Running: <b>background</b>"
     assert "“background”" in window.status_label.text()
     window.builder.set_scenario(Scenario(name="later", workload="noop", users=(1,), operations=5))
-    assert window.scenario_label.text() == "Running: <b>background</b>&nbsp;&nbsp;·&nbsp;&nbsp;in the form: <b>later</b>"
+    assert window.scenario.scenario_label.text() == "Running: <b>background</b>&nbsp;&nbsp;·&nbsp;&nbsp;in the form: <b>later</b>"
     qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.ops_done > 0,
                     timeout=RUN_TIMEOUT_MS)
     with qtbot.waitSignal(window.controller.run_finished, timeout=30_000) as finished:
-        window.stop_action.trigger()
+        window.scenario.stop_action.trigger()
     assert finished.args[0].status == "cancelled"
-    assert window.run_action.isEnabled() and not window.stop_action.isEnabled()
-    assert "Running" not in window.scenario_label.text()
+    assert window.scenario.run_action.isEnabled() and not window.scenario.stop_action.isEnabled()
+    assert "Running" not in window.scenario.scenario_label.text()
 
 
 def test_the_export_dialog_offers_the_chart_in_view_named_after_the_run_in_the_last_folder(
         qtbot, window_factory, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 
-    from app.export_chart_dialog import SAVE, ChartExportChoice, ExportChartDialog
-    from widgets.export_sizes import ExportOptions
+    from app.report.export_chart_dialog import SAVE, ChartExportChoice, ExportChartDialog
+    from widgets.charts.export_sizes import ExportOptions
 
     window = window_factory()
     result = _run(qtbot, window, Scenario(name="Sweep demo", workload="noop", users=(1, 2, 4), operations=30))
@@ -509,11 +509,11 @@ def test_the_export_dialog_offers_the_chart_in_view_named_after_the_run_in_the_l
         starts.append(start)
         return str(out / Path(start).name), ""
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
-    window.export_chart_dialog()
+    window.exports.export_chart_dialog()
     assert offered == ["Users sweep"]                              # the chart on screen
     assert Path(starts[0]).name.startswith("sweep-demo_") and Path(starts[0]).name.endswith("users-sweep.png")
     written = out / Path(starts[0]).name
     assert written.exists() and result.run_id in (QImage(str(written)).text("Description") or "")
     assert QImage(str(written)).size().toTuple() == (1920, 1080)    # the size asked in the dialog
-    window.export_chart_dialog()
+    window.exports.export_chart_dialog()
     assert Path(starts[1]).parent == out                           # the folder is remembered

@@ -54,7 +54,7 @@ def test_the_command_line_caps_slice_download_at_its_operations(tmp_path):
 def test_the_windows_form_caps_a_workload_that_ends_by_its_rows(make_widget, tmp_path):
     """The form's "At most" for slice-download is the command line's --operations: the run it starts
     stops each user there; a workload that ends by operations shows no cap and asks none."""
-    from widgets.scenario_builder import ScenarioBuilder
+    from widgets.scenario.builder import ScenarioBuilder
     form = make_widget(ScenarioBuilder, tmp_path)
     form.set_targets([("parquet", "Parquet files", "parquet", {"root": str(tmp_path / "data")})])
     form.set_scenario(Scenario(dataset="taq", scale=SMALL, target="parquet",

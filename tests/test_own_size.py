@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from tests.trades_file import trades_table, write_trades_csv
-from widgets.scenario_builder import ScenarioBuilder
+from widgets.scenario.builder import ScenarioBuilder
 from workloads.datasets.roles import Roles
 from workloads.datasets.schema import Scale
 from workloads.datasets.tick_import import import_source

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QDialogButtonBox
 
-from widgets.present_dialog import NONE_LABEL, PresentDialog
+from widgets.reports.present_dialog import NONE_LABEL, PresentDialog
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = [("pickle", "pickle files", "pickle", {}), ("duckdb", "DuckDB (embedded)", "duckdb", None),
@@ -64,7 +64,7 @@ def test_view_present_passes_the_dialogs_choices_to_the_demo(qtbot, tmp_path, mo
     from PySide6.QtCore import QSettings
     from PySide6.QtGui import QAction
 
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
     from tests.test_main_window import DictPasswords
     from workloads.results.store import ResultsStore
     store = ResultsStore(tmp_path / "results")
@@ -81,7 +81,7 @@ def test_view_present_passes_the_dialogs_choices_to_the_demo(qtbot, tmp_path, mo
             return 1
         monkeypatch.setattr(PresentDialog, "exec", choose)
         asked = []
-        monkeypatch.setattr(window, "present", lambda *args: asked.append(args))
+        monkeypatch.setattr(window.presenting, "present", lambda *args: asked.append(args))
         window.findChild(QAction, "present").trigger()
         (minutes, replay, engines), = asked
         assert (minutes, replay, engines.subject, engines.comparator) == (5, False, "dolphindb", None)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from app.report_environment import _environment_rows
-from widgets.breakdown_chart import format_seconds
-from widgets.results_view import RunResultsView
-from widgets.run_history import COLUMNS, RunHistoryView
-from widgets.scenario_builder import ScenarioBuilder
+from app.report.environment import _environment_rows
+from widgets.charts.breakdown import format_seconds
+from widgets.run.results_view import RunResultsView
+from widgets.history.run_history import COLUMNS, RunHistoryView
+from widgets.scenario.builder import ScenarioBuilder
 from workloads.datasets.schema import Scale
 from workloads.results.figures import step_figures
 from workloads.results.history import history_rows

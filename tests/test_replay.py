@@ -139,7 +139,7 @@ def test_a_replay_says_when_it_was_recorded(paced_run):
 
 
 def test_the_header_says_replay_in_its_first_line(paced_run, make_widget):
-    from widgets.dashboard import LiveDashboard
+    from widgets.run.dashboard import LiveDashboard
 
     store, run_id = paced_run
     replayed = RunReplay(store, run_id)

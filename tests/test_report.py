@@ -19,13 +19,13 @@ try:  # fixtures live in tests/qt_conftest_snippet.py until merged into tests/co
 except ImportError:
     pass
 
-from app.report import fmt_num, pdf_document, pdf_page_size, write_report
-from app.report_tables import STEPS_HEADER
+from app.report.document import fmt_num, pdf_document, pdf_page_size, write_report
+from app.report.tables import STEPS_HEADER
 from tests.ddbserver.fixture import ddb_server  # noqa: F401
 from tests.figures_reference import reference_steps
 from tests.test_history import STEP0, STEP1, TINY, handmade_run, op
-from widgets.breakdown_chart import MEASURED_LABEL, PUBLISHED_LABEL
-from widgets.live_chart import TimeSeriesChart
+from widgets.charts.breakdown import MEASURED_LABEL, PUBLISHED_LABEL
+from widgets.charts.live import TimeSeriesChart
 from workloads.results.figures import step_figures
 from workloads.run.runner import Runner
 from workloads.scenario import Scenario
@@ -346,7 +346,7 @@ def test_report_of_query_suites_sets_queries_side_by_side(tmp_path, qapp, light_
 
 def pdf_html(store, run_ids, tmp_path, monkeypatch) -> str:
     """The HTML write_report lays out on PDF pages (and the PDF itself is written too)."""
-    import app.report as report
+    import app.report.document as report
 
     captured = {}
     real = report.write_pdf
@@ -483,7 +483,7 @@ def test_a_chart_keeps_its_caption(qapp):
 
 
 def test_a_table_row_is_never_cut_by_a_page_foot(qapp):
-    from app.report_html import html_table
+    from app.report.as_html import html_table
 
     rows = [[f"row {i}", "a note long enough to take several lines in its narrow column " * (2 + i % 3)]
             for i in range(12)]
@@ -499,7 +499,7 @@ def test_a_table_row_is_never_cut_by_a_page_foot(qapp):
 
 
 def test_a_split_tables_column_widths_never_add_up_past_the_page():
-    from app.report_pdf import _with_widths
+    from app.report.as_pdf import _with_widths
 
     # to the nearest tenth these would be 25.1 + 25.1 + 49.9 = 100.1 %: a table 1 px wider than the page
     row = _with_widths("<tr><th>a</th><th>b</th><th>c</th></tr>", "th", [0.2505, 0.2505, 0.499])
@@ -519,7 +519,7 @@ def _cell_points(document: QTextDocument) -> float:
 
 
 def test_a_table_of_many_columns_is_never_a_pixel_wider_than_the_page(qapp):
-    from app.report_html import html_table
+    from app.report.as_html import html_table
 
     # a run's step table as the gallery's 002 run had it: Qt rounds 13 columns of 100 % to 682 px
     row = ["1 user", "1", "92", "0", "1.01", "27,402,522", "1,233", "91.3", "10.5", "12.1", "12.9", "10.6", "22.2"]
@@ -532,7 +532,7 @@ def test_a_table_of_many_columns_is_never_a_pixel_wider_than_the_page(qapp):
 
 
 def _numbers_table(columns: int) -> str:
-    from app.report_html import html_table
+    from app.report.as_html import html_table
 
     return _styled(html_table([f"c{i}" for i in range(columns)], [["1,234,567,890"] * columns], numeric_from=0))
 
@@ -595,7 +595,7 @@ def test_html_table_headers_keep_their_words(store, wide_runs, tmp_path, qtbot, 
 def test_report_charts_are_drawn_at_their_size_in_front(qapp, qtbot, light_theme):
     from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-    from app.report_charts import front_tab_of, offscreen
+    from app.report.charts import front_tab_of, offscreen
 
     tabs = QTabWidget()
     qtbot.addWidget(tabs)
@@ -611,7 +611,7 @@ def test_report_charts_are_drawn_at_their_size_in_front(qapp, qtbot, light_theme
 
 
 def test_rates_read_in_the_unit_that_keeps_them_at_one_or_more():
-    from app.report_html import fmt_rate
+    from app.report.as_html import fmt_rate
     assert fmt_rate(12_800, "rows/s") == "12.8 k rows/s"          # never "0.0128 M rows/s"
     assert fmt_rate(2_100_000, "rows/s") == "2.1 M rows/s"
     assert fmt_rate(0.5, "rows/s") == "0.5 rows/s"

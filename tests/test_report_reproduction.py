@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 from PySide6.QtGui import QImage
 
-from app.report import pdf_document, pdf_page_size, write_report
-from app.report_charts import render_reproduction_charts
-from app.report_html import Cell, environment, html_table
-from app.report_suites import reproduction_view, reproduction_views
+from app.report.document import pdf_document, pdf_page_size, write_report
+from app.report.charts import render_reproduction_charts
+from app.report.as_html import Cell, environment, html_table
+from app.report.suites import reproduction_view, reproduction_views
 from tests.test_history import STEP0, handmade_run
 from tests.test_report import Tables, layout_faults, pdf_html, pdf_pages, pdf_text
 from workloads.scenario import parse_slot

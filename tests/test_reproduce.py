@@ -331,7 +331,7 @@ def test_every_verdict_prints_in_the_findings_table(verdict):
     from rich.console import Console
     from rich.table import Table
 
-    from app.cli_reproduce import styled_verdict
+    from app.cli.reproduce import styled_verdict
 
     table = Table()
     table.add_column("verdict")

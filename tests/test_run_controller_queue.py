@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QMessageBox
 
-from app.main_window import MainWindow
-from app.run_controller import RunController
+from app.window.main_window import MainWindow
+from app.window.run_controller import RunController
 from tests.test_main_window import DictPasswords
 from workloads.results.dead_runs import run_process
 from workloads.results.store import ResultsStore
@@ -69,7 +69,7 @@ def test_skip_this_one_skips_nothing_once_the_named_run_has_finished(qtbot, wind
     started, finished = [], []
     controller.run_started.connect(lambda run_id, scenario: started.append((run_id, scenario.name)))
     controller.run_finished.connect(finished.append)
-    window.start_gallery_runs([_noop("long 1", 4.0), _noop("long 2", 120.0)])
+    window.reports.start_runs([_noop("long 1", 4.0), _noop("long 2", 120.0)])
     qtbot.waitUntil(lambda: len(started) == 1, timeout=RUN_TIMEOUT_MS)
     first_id = started[0][0]
     ended_at = []
@@ -82,7 +82,7 @@ def test_skip_this_one_skips_nothing_once_the_named_run_has_finished(qtbot, wind
         return "waited" in ended_at
 
     _answer_the_stop_question_once(window, "Skip this one", first_over_a_while_ago)
-    window.stop_action.trigger()                    # returns once the question is answered
+    window.scenario.stop_action.trigger()                    # returns once the question is answered
     assert [r.run_id for r in finished] == [first_id] and finished[0].status == "completed"
     assert len(started) == 1, "the next run started while the question was open"
     assert window.status_label.text() == "“long 1” had already finished; the playlist goes on"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.report_run_section import _scenario_text
+from app.report.run_section import _scenario_text
 from tests.trades_file import trades_table, write_trades_csv
 from workloads.datasets import get_dataset
 from workloads.datasets.roles import Roles

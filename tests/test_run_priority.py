@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.run_process import RUN_NICE, start_run_process
+from app.window.run_process import RUN_NICE, start_run_process
 from workloads.run.environment import autogroup_nice
 from workloads.scenario import Scenario
 from workloads.results.store import ResultsStore

@@ -68,7 +68,7 @@ def test_the_answer_of_a_sweep_names_its_knee_and_its_published_figures(store):
 
 
 def test_the_results_view_shows_the_answer_first(store, make_widget):
-    from widgets.results_view import RunResultsView, headline_step
+    from widgets.run.results_view import RunResultsView, headline_step
 
     answer = run_answer(store, _sweep(store, [1000, 1900, 2000, 2050]))
     view = make_widget(RunResultsView, size=(1100, 700))
@@ -83,7 +83,7 @@ def test_the_results_view_shows_the_answer_first(store, make_widget):
 
 
 def test_the_results_view_marks_a_knee_the_run_shows(store, make_widget):
-    from widgets.results_view import RunResultsView
+    from widgets.run.results_view import RunResultsView
 
     answer = run_answer(store, _sweep(store, [1000, 2000, 1500, 1400]))
     assert answer.knee_users == 2 and answer.knee_note == "throughput stops growing at 2 users"
@@ -94,7 +94,7 @@ def test_the_results_view_marks_a_knee_the_run_shows(store, make_widget):
 
 
 def test_one_step_shows_no_sweep_and_nothing_measured_says_so(store, make_widget):
-    from widgets.results_view import RunResultsView
+    from widgets.run.results_view import RunResultsView
 
     view = make_widget(RunResultsView, size=(900, 500))
     one = handmade_run(store, "one", [(1, 2.0, [op(0, 0, i, 0.2 * (i + 1), 0.1) for i in range(6)])])

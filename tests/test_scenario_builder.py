@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from widgets.scenario_builder import ScenarioBuilder
+from widgets.scenario.builder import ScenarioBuilder
 from workloads.datasets.schema import Scale
 from workloads.scenario import Scenario
 

@@ -17,7 +17,7 @@ def test_size_names_carry_no_time_that_the_estimate_could_contradict():
 def test_the_gallery_promises_no_duration_either(make_widget):
     """Its introduction said "Tiny runs take under a minute" while report 002's tiny upload took 70 s
     on a busy machine: the rows' calibrated estimates say how long, nothing else does."""
-    from widgets.report_gallery import ReportGallery
+    from widgets.reports.gallery import ReportGallery
 
     gallery = make_widget(ReportGallery)
     assert gallery.intro_label.text() and not TIME_WORDS.search(gallery.intro_label.text())

@@ -149,7 +149,7 @@ def test_a_result_card_says_where_two_figures_stand_the_other_way_round_from_pub
 
 
 def test_the_card_shows_a_reversal_as_plain_text(qapp):
-    from widgets.demo_card import DemoCard
+    from widgets.reports.demo_card import DemoCard
     from workloads.reproduce.story import ResultCard
     card = DemoCard()
     figures = [_pair("<b>the API</b>", 38, 0.0276), _pair("pickle", 72, 0.0245)]

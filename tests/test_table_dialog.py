@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.trades_file import trades_table, write_trades_parquet_days
-from widgets.targets_panel import TargetsPanel
+from widgets.targets.panel import TargetsPanel
 from workloads.datasets.roles import Roles
 from workloads.datasets.tables import list_tables
 

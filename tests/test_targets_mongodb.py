@@ -625,6 +625,6 @@ def test_runner_workers_use_the_target(mongo_server, laid_out, tmp_path, workloa
     assert ops["ok"].all() and len(ops) > 0 and set(ops["worker"]) == {0, 1}
     if workload == "read-day":
         assert (ops[ops["kind"] == "measured"]["rows"] == SCALE.rows_per_day).all()
-        from app.report_references import _where          # what the report says answered: never "MongoDB" alone
+        from app.report.references import _where          # what the report says answered: never "MongoDB" alone
         assert "stand-in" in _where(store.run(result.run_id)) and "not the real engine's" in _where(store.run(result.run_id))
     store.close()

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QMessageBox
 
 from tests.chserver.fixture import ch_server  # noqa: F401
 from tests.ddbserver.fixture import ddb_cluster, ddb_server  # noqa: F401
-from widgets.cluster_dialog import ClusterDialog
-from widgets.targets_panel import TargetsPanel
+from widgets.targets.cluster_dialog import ClusterDialog
+from widgets.targets.panel import TargetsPanel
 from workloads.targets.dolphindb.cluster import ClusterProfile
 
 pytestmark = pytest.mark.timeout(60)

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtWidgets import QInputDialog
 
 from tests.test_targets_panel import closed_port, entry
-from widgets.targets_panel import TargetsPanel
+from widgets.targets.panel import TargetsPanel
 
 pytestmark = pytest.mark.timeout(60)
 

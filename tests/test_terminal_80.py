@@ -19,7 +19,7 @@ def _tickbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_runs_and_show_read_whole_at_80_columns(tmp_path, monkeypatch):
-    import app.cli_results as cli_results
+    import app.cli.results as cli_results
     from rich.console import Console
 
     from workloads.results.store import ResultsStore

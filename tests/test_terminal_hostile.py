@@ -61,7 +61,7 @@ def test_printable_escapes_control_and_bidi_characters_and_keeps_the_rest():
 def test_the_consoles_net_escapes_a_control_character_printed_any_way():
     from rich.text import Text
 
-    from app.cli_common import PlainConsole
+    from app.cli.common import PlainConsole
     written = io.StringIO()
     PlainConsole(file=written, force_terminal=True, width=80).print(Text("x\x1b]8;;file:/etc\x1b\\y"), style="bold")
     assert "]8;;file" in written.getvalue() and "\x1b]8;;" not in written.getvalue()

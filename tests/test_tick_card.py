@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from widgets.report_card import ReportCardView
+from widgets.reports.card import ReportCardView
 from workloads.reproduce.catalog import GALLERY, REPORTS, TICK_PACK, report_card
 from workloads.reproduce.comparisons import NO_DIFFERENCE, NOT_PUBLISHED, EngineRatio, between, between_runs, faster
 from workloads.reproduce.findings import INCONCLUSIVE, NOT_MEASURED
@@ -93,7 +93,7 @@ def test_the_pack_follows_no_reports_method():
 
 
 def test_the_html_report_names_the_pack_and_says_it_has_no_published_figures(ran):
-    from app.report_suites import reproduction_view
+    from app.report.suites import reproduction_view
     store, results = ran
     view = reproduction_view(reproduction(store, "tick", "tiny"), [r.run_id for r in results], with_charts=False)
     assert view.heading == "Tick pack" and "of Tick pack at tiny size" in view.runs_note

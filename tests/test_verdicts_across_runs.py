@@ -229,7 +229,7 @@ def test_check_says_cannot_when_every_step_of_a_rules_figure_is_untold():
 def test_the_comparison_reads_whole_in_a_terminal_of_80_columns(runs, monkeypatch):
     from rich.console import Console
 
-    import app.cli_compare as cli_compare
+    import app.cli.compare as cli_compare
     folder, ids = runs
     narrow = Console(width=80, record=True, force_terminal=False)
     monkeypatch.setattr(cli_compare, "console", narrow)

@@ -4,9 +4,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from widgets.breakdown_chart import (OVERLAP_NOTE, PUBLISHED_LABEL, BreakdownChart, format_seconds,
+from widgets.charts.breakdown import (OVERLAP_NOTE, PUBLISHED_LABEL, BreakdownChart, format_seconds,
                                      ordered_phases)
-from widgets.theme import phase_colour
+from widgets.common.theme import phase_colour
 
 MEASURED = {"pickle": {"decode": 0.4, "io": 0.8},
             "duckdb": {"query": 0.2, "decode": 0.3},

@@ -7,8 +7,8 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtTest import QTest
 
-from widgets.compare_view import MIN_CHART_WIDTH, TABLE_COLUMNS, CompareView
-from widgets.plain_text import tooltip_words
+from widgets.history.compare_view import MIN_CHART_WIDTH, TABLE_COLUMNS, CompareView
+from widgets.common.plain_text import tooltip_words
 
 LONG = "Quick start: read a TAQ day from Parquet with 1 and 2 users, cold cache (2024-05-01 12:34)"
 SHORT = "duckdb read-day (r-20240501-123456)"

@@ -2,8 +2,8 @@
 import pytest
 from PySide6.QtCore import QTimer
 
-from widgets.dashboard import LiveDashboard
-from widgets.dashboard_header import format_elapsed, readable_message
+from widgets.run.dashboard import LiveDashboard
+from widgets.run.header import format_elapsed, readable_message
 from workloads.run.snapshot import (LatencyPoint, LiveSnapshot, ResourcePoint, SweepPoint,
                                 ThroughputPoint)
 

@@ -9,12 +9,12 @@ import pytest
 from PySide6.QtCore import QPointF, QSettings
 from PySide6.QtGui import QColor, QImage
 
-from widgets.breakdown_chart import BreakdownChart
-from widgets.exporters import (export_chart, export_csv, export_folder, export_png, export_svg,
+from widgets.charts.breakdown import BreakdownChart
+from widgets.charts.exporters import (export_chart, export_csv, export_folder, export_png, export_svg,
                                remember_export_folder, run_caption, suggest_filename)
-from widgets.live_chart import TimeSeriesChart
-from widgets.sweep_chart import SweepChart
-from widgets.theme import phase_colour, series_colour
+from widgets.charts.live import TimeSeriesChart
+from widgets.charts.sweep import SweepChart
+from widgets.common.theme import phase_colour, series_colour
 
 RUN = {"run_id": "20260101-120000-ab12", "name": "Quick start: 1/2 users", "target": "duckdb",
        "workload": "read-day", "dataset": "taq", "cache": "cold",

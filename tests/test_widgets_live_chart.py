@@ -6,7 +6,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt, QTimer
 
-from widgets.live_chart import GrowingSeries, TimeSeriesChart
+from widgets.charts.live import GrowingSeries, TimeSeriesChart
 
 
 def test_growing_series_doubles_capacity_and_keeps_data():
@@ -148,7 +148,7 @@ def test_unknown_line_style_is_refused(make_widget):
 
 
 def test_a_steady_series_is_drawn_against_zero_not_zoomed_into_noise(make_widget):
-    from widgets.live_chart import TimeSeriesChart
+    from widgets.charts.live import TimeSeriesChart
 
     chart = make_widget(TimeSeriesChart, "Rows per second", y_unit="rows/s")
     chart.set_series("rows", [1, 2, 3, 4], [6000.0, 6000.4, 5999.6, 6000.0])
@@ -218,8 +218,8 @@ def _pixels_of(chart, colour: str) -> int:
 
 
 def test_one_point_is_visible_as_a_marker(make_widget):
-    from widgets.live_chart import MARKER_SIZE
-    from widgets.theme import series_colour
+    from widgets.charts.live import MARKER_SIZE
+    from widgets.common.theme import series_colour
 
     chart = make_widget(TimeSeriesChart, "Latency", y_unit="s", show_legend=False, size=(400, 260))
     chart.append("latency", 0.42, 0.180)
@@ -230,7 +230,7 @@ def test_one_point_is_visible_as_a_marker(make_widget):
 
 
 def test_markers_go_away_when_a_series_grows_long(make_widget):
-    from widgets.live_chart import FEW_POINTS
+    from widgets.charts.live import FEW_POINTS
 
     chart = make_widget(TimeSeriesChart, show=False)
     chart.extend("a", np.arange(FEW_POINTS), np.ones(FEW_POINTS))

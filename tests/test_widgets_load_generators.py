@@ -12,8 +12,8 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
 from tests.test_main_window import window_factory  # noqa: F401  the real window, made as there
-from widgets.host_table import HOST, NAME, ROWS, USERS, VERSIONS
-from widgets.load_generators import LoadGeneratorsPanel
+from widgets.hosts.host_table import HOST, NAME, ROWS, USERS, VERSIONS
+from widgets.hosts.load_generators import LoadGeneratorsPanel
 from workloads.distributed.cluster import ClusterView, HostView
 from workloads.distributed.hosts import version_differences
 from workloads.local_engines.base import free_port
@@ -246,7 +246,7 @@ def test_a_pinned_placement_without_pins_is_refused_before_anything_starts(qtbot
     window = window_factory()
     window.load_generators.set_values("tcp://127.0.0.1:1", "pinned", {})
     with qtbot.assertNotEmitted(window.controller.run_started):
-        assert not window.start_scenario(Scenario(workload="noop", operations=1))
+        assert not window.scenario.start(Scenario(workload="noop", operations=1))
     assert "pinned placement needs" in window.builder.error_label.text()
 
 
@@ -255,7 +255,7 @@ def test_a_loaded_scenario_shows_its_cluster_and_the_builders_users_are_placed(w
     path = tmp_path / "dask.toml"
     Scenario(workload="noop", users=(1, 2, 8), operations=1, scheduler="tcp://127.0.0.1:8786",
              placement="packed").save_toml(path)
-    window.load_scenario(path)
+    window.scenario.load_scenario(path)
     panel = window.load_generators
     assert (panel.scheduler(), panel.placement()) == ("tcp://127.0.0.1:8786", "packed")
     panel.show_cluster(two_hosts())

@@ -25,7 +25,7 @@ def _answer() -> RunAnswer:
 
 
 def test_an_open_loop_answer_draws_latency_against_offered_load_with_its_knee(make_widget):
-    from widgets.results_view import RunResultsView
+    from widgets.run.results_view import RunResultsView
 
     view = make_widget(RunResultsView, size=(1100, 700))
     view.show_answer(_answer())
@@ -46,7 +46,7 @@ def test_an_open_loop_answer_draws_latency_against_offered_load_with_its_knee(ma
 
 
 def test_a_closed_loop_answer_hides_the_load_chart(make_widget):
-    from widgets.results_view import RunResultsView
+    from widgets.run.results_view import RunResultsView
 
     view = make_widget(RunResultsView, size=(900, 500))
     closed = RunAnswer(run_id="c", name="closed", status="completed", message="", target="duckdb",
@@ -58,7 +58,7 @@ def test_a_closed_loop_answer_hides_the_load_chart(make_widget):
 
 @pytest.fixture
 def builder(make_widget, tmp_path):
-    from widgets.scenario_builder import ScenarioBuilder
+    from widgets.scenario.builder import ScenarioBuilder
 
     form = make_widget(ScenarioBuilder, tmp_path, size=(480, 900))
     form.set_targets(LOCAL)

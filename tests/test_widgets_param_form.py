@@ -2,7 +2,7 @@
 import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox
 
-from widgets.param_form import ParamForm
+from widgets.scenario.param_form import ParamForm
 from workloads.operations.params import Param
 
 PARAMS = [
@@ -101,7 +101,7 @@ def test_rebuild_for_other_params_and_unknown_kind(form):
 
 
 def test_every_shipped_workload_gets_a_form(make_widget):
-    from widgets.param_form import ParamForm
+    from widgets.scenario.param_form import ParamForm
     from workloads.operations import WORKLOADS
 
     form = make_widget(ParamForm)
@@ -111,7 +111,7 @@ def test_every_shipped_workload_gets_a_form(make_widget):
 
 
 def test_a_word_unit_follows_the_number(make_widget):
-    from widgets.param_form import unit_for
+    from widgets.scenario.param_form import unit_for
 
     form = make_widget(ParamForm, [Param("days", "Days", "int", 1, 0, 100, "days"),
                                    Param("batch", "Batch", "int", 1, 1, 10, "rows"),

@@ -10,9 +10,9 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel
 
-from widgets.report_card import verdict_colour
-from widgets.report_gallery import ReportGallery
-from widgets.theme import current_theme
+from widgets.reports.card import verdict_colour
+from widgets.reports.gallery import ReportGallery
+from widgets.common.theme import current_theme
 from workloads.reproduce import estimate as estimate_module
 from workloads.reproduce.catalog import GALLERY, REPORTS
 from workloads.scenario import parse_slot
@@ -69,7 +69,7 @@ def test_five_cards_each_with_its_question_findings_and_experiments(gallery):
 def test_the_size_changes_the_estimate_and_a_size_too_large_is_a_warning(gallery, monkeypatch):
     real = estimate_module.estimate
     # a machine with 4 GB: the report's own scale (a 230 M-row day) cannot fit, tiny can
-    monkeypatch.setattr("widgets.experiment_row.estimate",
+    monkeypatch.setattr("widgets.reports.experiment_row.estimate",
                         lambda *args, **kwargs: real(*args, memory_bytes=4e9, **kwargs))
     row = gallery.row("000", "day-l1")
     row.set_size("medium")

@@ -2,8 +2,8 @@
 import pytest
 from PySide6.QtCore import Qt
 
-from widgets.plain_text import tooltip_words
-from widgets.run_history import COLUMNS, RunHistoryView
+from widgets.common.plain_text import tooltip_words
+from widgets.history.run_history import COLUMNS, RunHistoryView
 
 ROWS = [
     {"run_id": "r1", "started_at": "2025-01-01 10:00", "workload": "read_day", "dataset": "taq",

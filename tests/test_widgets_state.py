@@ -1,9 +1,9 @@
 """Widget state kept in QSettings (which the fixtures point at a temp dir)."""
 from PySide6.QtCore import QSettings
 
-from widgets.dashboard import LiveDashboard
-from widgets.run_history import RunHistoryView
-from widgets.state import load_state, store_state
+from widgets.run.dashboard import LiveDashboard
+from widgets.history.run_history import RunHistoryView
+from widgets.common.state import load_state, store_state
 
 
 def test_settings_live_in_the_test_temp_dir(isolated_qt_settings):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, Qt
 
-from widgets.answers_dialog import AnswersDialog
-from widgets.breakdown_chart import BreakdownChart
-from widgets.compare_view import CompareView
-from widgets.dashboard import LiveDashboard
-from widgets.dashboard_header import step_figures_line
-from widgets.footprint_chart import FootprintChart, format_bytes, ratio_text
-from widgets.query_chart import DIFFERS_TEXT, QueryChart
+from widgets.history.answers_dialog import AnswersDialog
+from widgets.charts.breakdown import BreakdownChart
+from widgets.history.compare_view import CompareView
+from widgets.run.dashboard import LiveDashboard
+from widgets.run.header import step_figures_line
+from widgets.charts.footprint import FootprintChart, format_bytes, ratio_text
+from widgets.charts.query import DIFFERS_TEXT, QueryChart
 from workloads.run.snapshot import LiveSnapshot, QueryPoint, SweepPoint
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from widgets.plain_text import tooltip_words
-from widgets.sweep_chart import SweepChart
+from widgets.common.plain_text import tooltip_words
+from widgets.charts.sweep import SweepChart
 
 
 def test_users_axis_is_log2_with_power_of_two_ticks(make_widget):

@@ -3,8 +3,8 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QColor, QPalette
 
-from widgets.live_chart import TimeSeriesChart
-from widgets.theme import (OKABE_ITO, PHASE_COLOURS, PHASE_ORDER, WORKER_STATE_COLOURS, apply_theme,
+from widgets.charts.live import TimeSeriesChart
+from widgets.common.theme import (OKABE_ITO, PHASE_COLOURS, PHASE_ORDER, WORKER_STATE_COLOURS, apply_theme,
                            current_theme, phase_colour, readable_text_colour, series_colour)
 from workloads.run.snapshot import WORKER_STATES
 
@@ -69,8 +69,8 @@ def test_existing_chart_follows_a_theme_change(qapp, make_widget):
 
 
 def test_legend_labels_follow_a_theme_change(qapp, make_widget):
-    from widgets.live_chart import TimeSeriesChart
-    from widgets.theme import THEMES, apply_theme
+    from widgets.charts.live import TimeSeriesChart
+    from widgets.common.theme import THEMES, apply_theme
 
     chart = make_widget(TimeSeriesChart, "Latency", y_unit="s")
     chart.add_series("p50")

@@ -6,8 +6,8 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDoubleSpinBox, QLineEdi
                                QVBoxLayout, QWidget)
 
 from tests.wheel_events import wheel
-from widgets.param_form import ParamForm
-from widgets.wheel_guard import guard_wheel, is_guarded, takes_wheel
+from widgets.scenario.param_form import ParamForm
+from widgets.common.wheel_guard import guard_wheel, is_guarded, takes_wheel
 from workloads.operations.params import Param
 
 

@@ -4,8 +4,8 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QColor, QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from widgets.theme import worker_state_colour
-from widgets.worker_grid import WorkerGrid
+from widgets.common.theme import worker_state_colour
+from widgets.run.worker_grid import WorkerGrid
 from workloads.run.snapshot import WORKER_STATES
 
 TRACEBACK = ("Traceback (most recent call last):\n  File \"w.py\", line 3, in run\n    go()\n"

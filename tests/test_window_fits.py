@@ -20,7 +20,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QAbstractSpinBox, QComboBox, QDockWidget,
                                QLabel, QLineEdit, QTabBar, QTreeWidget, QWidget)
 
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 from workloads.datasets.schema import Scale
 from workloads.results.store import ResultsStore
 from workloads.run.runner import Runner
@@ -268,7 +268,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from pathlib import Path
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 from workloads.results.store import ResultsStore
 home = Path(sys.argv[1])
 settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
@@ -316,7 +316,7 @@ def test_the_window_opens_within_the_screens_free_area_and_a_larger_screens_layo
 
 
 def test_the_live_charts_titles_fit_the_run_tab_at_1280x800(make_widget):
-    from widgets.dashboard import LiveDashboard
+    from widgets.run.dashboard import LiveDashboard
 
     dashboard = make_widget(LiveDashboard, size=(790, 680))     # the Run tab's room at 1280x800
     dashboard._set_per_operation(True)                           # a short run: the longest titles
@@ -330,7 +330,7 @@ def test_the_live_charts_titles_fit_the_run_tab_at_1280x800(make_widget):
 def test_the_import_dialogs_columns_line_is_never_drawn_over_its_table(make_widget, tmp_path):
     """Made shorter than its lines need (a small screen, a window manager), the built-in schema
     import dialog keeps the height they need: "10 of 10 columns found" stays in its own row."""
-    from app.import_builtin_dialog import BuiltinImportDialog
+    from app.imports.builtin_dialog import BuiltinImportDialog
     from workloads.datasets import get_dataset
     from workloads.datasets.csvwrite import write_csv
 

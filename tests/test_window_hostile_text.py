@@ -68,10 +68,10 @@ def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, window_fac
     ids = _hostile_runs(tmp_path)
     window = window_factory()                 # on tmp_path's results, as made above
     qtbot.waitUntil(lambda: set(ids) <= set(window.history.visible_run_ids()), timeout=15_000)
-    window.open_run(ids[0])
+    window.stored.open_run(ids[0])
     qtbot.waitUntil(lambda: window.dashboard.snapshot is not None and window.dashboard.snapshot.run_id == ids[0],
                     timeout=15_000)
-    window.compare_runs(ids)
+    window.stored.compare_runs(ids)
     qtbot.wait(1500)                          # the comparison is read off the GUI thread
     seen, rendered, places = 0, [], set()
     for widget in [window, *window.findChildren(QWidget)]:
@@ -90,7 +90,7 @@ def test_no_widget_of_the_window_renders_a_runs_html(qtbot, tmp_path, window_fac
 def test_every_legend_draws_a_key_as_the_text_it_is(qtbot):
     """The floating legends (time series, an exported chart's) as well as the row under a bar chart."""
     import pyqtgraph as pg
-    from widgets.chart_items import PlainLegend, RowLegend
+    from widgets.charts.items import PlainLegend, RowLegend
     for legend in (PlainLegend(offset=(8, 8)), RowLegend()):
         legend.addItem(pg.PlotDataItem([1, 2], [1, 2]), MARK)
         label = legend.items[0][1]
@@ -107,7 +107,7 @@ def test_history_deletes_a_damaged_run_off_the_gui_thread(qtbot, tmp_path, windo
     window = window_factory()
     qtbot.waitUntil(lambda: set(ids) <= set(window.history.visible_run_ids()), timeout=15_000)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
-    window.delete_runs([ids[0]])
+    window.stored.delete_runs([ids[0]])
     qtbot.waitUntil(lambda: ids[0] not in window.history.visible_run_ids(), timeout=15_000)
     assert not (tmp_path / "results" / "runs" / ids[0]).exists()
     assert ids[1] in window.history.visible_run_ids()

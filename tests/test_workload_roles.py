@@ -168,7 +168,7 @@ def test_upload_and_concurrent_append_write_the_datasets_own_rows(bare, tmp_path
 
 # --- the window's form -------------------------------------------------------------------------------
 def test_the_form_offers_only_what_the_dataset_can_run(make_widget, tmp_path, bare):
-    from widgets.scenario_builder import ScenarioBuilder
+    from widgets.scenario.builder import ScenarioBuilder
     form = make_widget(ScenarioBuilder, tmp_path, size=(480, 900))
     form.set_targets([("duckdb", "DuckDB (embedded)", "duckdb", {"path": str(tmp_path / "x.duckdb")})])
     combo, items = form.workload_combo, form.workload_combo.model()

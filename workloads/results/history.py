@@ -44,7 +44,7 @@ PER_OPERATION_MAX = 200
 _OPS_SQL = ("SELECT step, t_start, total_s, rows, bytes, ok FROM ops "
             "WHERE run_id = ? AND kind = 'measured' ORDER BY step, t_start")
 
-# The keys of history_rows(): what widgets/run_history.py's RunHistoryView shows (first eleven),
+# The keys of history_rows(): what widgets/history/run_history.py's RunHistoryView shows (first eleven),
 # the status tooltip, which step gave the headline figures (and whether it was too short), and how
 # the run's users were started and run (``started_as``).
 HISTORY_KEYS = ("run_id", "started_at", "workload", "dataset", "target", "users", "status",

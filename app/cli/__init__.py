@@ -1,0 +1,1 @@
+"""The command line: one module per command (``app.cli.main`` parses and dispatches)."""

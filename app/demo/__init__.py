@@ -1,0 +1,1 @@
+"""Demo mode and the narrated demo: the presenter, stored runs replayed, playlists."""

@@ -1,0 +1,1 @@
+"""What every widget may use: theme, layout helpers, guards, plain text, a figures table."""

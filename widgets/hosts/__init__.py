@@ -1,0 +1,1 @@
+"""Where a run's users run: this machine or the hosts of a Dask cluster."""

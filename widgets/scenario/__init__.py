@@ -1,0 +1,1 @@
+"""The scenario form: builder, workload parameters, users' process options, open-loop rates."""

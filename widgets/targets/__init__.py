@@ -1,0 +1,1 @@
+"""The targets panel: its tree, lights, checks and the dialogs that add or edit a target."""

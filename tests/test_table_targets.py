@@ -537,6 +537,36 @@ def test_dolphindb_schema_days_slice_and_bars_are_the_tables(ddb_trades, ddb_ser
         target.close()
 
 
+def test_a_dolphindb_dimension_table_finds_its_days_from_each_next_days_first_instant(ddb_trades, ddb_server,
+                                                                                      trades):
+    """A dimension table has no day partition to list or prune by: its days are found by asking,
+    from each next day's first instant, for the first time at or after it (day 1, 2, 3 in turn,
+    none skipped or repeated), and a day's read is that day's rows."""
+    frame = trades.to_pandas()
+    frame["ts"] = frame["ts"].dt.tz_convert(None)
+    session = _ddb(ddb_server)
+    try:
+        session.run('db = database("dfs://mine")\n'
+                    'schemaTable = table(1:0, ["ts", "sym", "price", "qty", "side", "venue"], '
+                    '[NANOTIMESTAMP, SYMBOL, DOUBLE, LONG, SYMBOL, STRING])\n'
+                    'db.createTable(schemaTable, "flat")')
+        session.run('tableInsert{loadTable("dfs://mine", "flat")}', frame)
+    finally:
+        session.close()
+    connection = _ddb_connection(ddb_server)
+    add_table_target("ddbflat", "dolphindb", f"{ddb_server.host}:{ddb_server.port}", "dfs://mine/flat", ROLES,
+                     connection)
+    target = TableTarget({"name": "ddbflat", **connection})
+    layout = target.prepare("tbl_ddbflat", Scale(), StringMode.ARROW)
+    assert list(layout.days) == list(_day_rows(trades)) and len(layout.days) >= 3 and layout.rows == ROWS
+    target.open(layout)
+    try:
+        for day in layout.days:
+            assert len(target.read_day(layout, day, ("ts", "price")).frame) == _day_rows(trades)[day]
+    finally:
+        target.close()
+
+
 def test_dolphindb_bad_input_is_one_line_naming_the_table_or_server(ddb_trades, ddb_server):
     good = _ddb_connection(ddb_server)
     location = f"{ddb_server.host}:{ddb_server.port}"

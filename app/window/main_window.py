@@ -77,7 +77,7 @@ class MainWindow(QMainWindow):
         self._docks = [self._add_dock("Targets", self.targets_panel, "targets_dock"),
                        self._add_dock("Scenario", self.builder, "scenario_dock"),
                        self._add_dock("Load generators", self.load_generators, "load_generators_dock")]
-        self.status_label = QLabel()
+        self.status_label = QLabel(textFormat=Qt.TextFormat.PlainText)   # run names come from files
         self.statusBar().addPermanentWidget(self.status_label)
 
         shell = self.shell = Shell(self, store, data_dir, settings, self.controller, self.background, self.targets_panel)

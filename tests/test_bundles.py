@@ -299,18 +299,33 @@ def window(qtbot, tmp_path, light_theme):
     store.close()
 
 
-def drop(window, path: Path) -> bool:
-    """``path`` dragged onto the window and dropped, as Qt delivers it (enter, then drop); whether
-    the window took it."""
-    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
-    from PySide6.QtGui import QDragEnterEvent, QDropEvent
-    from PySide6.QtWidgets import QApplication
+def _urls(path: Path):
+    from PySide6.QtCore import QMimeData, QUrl
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
+    return mime
+
+
+def drag_enter(window, path: Path) -> bool:
+    """``path`` dragged over the window: whether the window says it would take it (the cursor's sign)."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtGui import QDragEnterEvent
+    from PySide6.QtWidgets import QApplication
+    mime = _urls(path)          # kept while the event lives: the event holds only a pointer to it
     enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, enter)
-    if not enter.isAccepted():
+    return enter.isAccepted()
+
+
+def drop(window, path: Path) -> bool:
+    """``path`` dragged onto the window and dropped, as Qt delivers it (enter, then drop); whether
+    the window took it."""
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QDropEvent
+    from PySide6.QtWidgets import QApplication
+    mime = _urls(path)
+    if not drag_enter(window, path):
         return False
     dropped = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                          Qt.KeyboardModifier.NoModifier)
@@ -323,6 +338,9 @@ def test_the_window_opens_a_bundle_from_its_menu_and_by_drag_and_drop(qtbot, win
     from PySide6.QtWidgets import QFileDialog
 
     _store, run_id, bundle = sender
+    # a catalog watcher that sees nothing (a network file system): opening the bundle reads History itself
+    window.stored._catalog_watcher.blockSignals(True)
+    qtbot.waitUntil(lambda: not window.stored._catalog_reread.isActive())   # the start-up's reading is done
     action = window.findChild(QAction, "open_run_bundle")
     assert action is not None and action in window.menuBar().actions()[0].menu().actions()
     asked = []
@@ -337,6 +355,7 @@ def test_the_window_opens_a_bundle_from_its_menu_and_by_drag_and_drop(qtbot, win
     qtbot.waitUntil(lambda: window.statusBar().currentMessage() == f"opened run {run_id} from host "
                     f"{window.store.run(run_id)['environment']['origin']['host']}", timeout=5_000)
     # dropped on the window: already there, said so; a file of another kind is not taken
+    assert not drag_enter(window, tmp_path / "scenario.toml")      # the cursor says no before the drop
     assert not drop(window, tmp_path / "scenario.toml")
     assert drop(window, bundle)
     qtbot.waitUntil(lambda: window.statusBar().currentMessage() == f"run {run_id} is already in the catalog",

@@ -13,7 +13,7 @@ from app.window.run_controller import RunController
 from tests.test_main_window import DictPasswords
 from workloads.results.dead_runs import run_process
 from workloads.results.store import ResultsStore
-from workloads.scenario import Scenario
+from workloads.scenario import Scale, Scenario
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -176,8 +176,12 @@ def test_a_playlist_says_why_a_scenario_cannot_start_starts_no_process_for_it_an
     controller.run_failed_to_start.connect(failed.append)
     controller.run_finished.connect(finished.append)
     refused = Scenario(name="as-of join on devices", dataset="devices", workload="asof-join", users=(1,), operations=1)
-    controller.start_playlist([refused, _noop("after it", 0.5)])
+    # the dataset fits the workload; its own check refuses the scenario (more days than the data has)
+    checked = Scenario(name="three days of one", dataset="taq", workload="spread-by-minute", params={"days": 3},
+                       scale=Scale(days=1, rows_per_day=1_000, symbols=5), users=(1,), operations=1)
+    controller.start_playlist([refused, checked, _noop("after it", 0.5)])
     qtbot.waitUntil(lambda: len(finished) == 1, timeout=RUN_TIMEOUT_MS)
     assert failed == ["asof-join asks quotes with their trades: the taq dataset, or your trades paired with your "
-                      "quotes (tickbench import TRADES --name NAME --trades-of QUOTES ...), not devices"]
+                      "quotes (tickbench import TRADES --name NAME --trades-of QUOTES ...), not devices",
+                      "spread-by-minute: 3 days per operation, but the dataset has only 1 day"]
     assert started == ["after it"] and finished[0].status == "completed"     # no process for the refused one

@@ -165,9 +165,9 @@ class DashboardHeader:
             plural(snap.ops_done, "op"),
             errors,
         ]
-        if snap.name and not self.spotlit:     # before an audience (spotlight) no run id
+        if snap.name:       # a descriptive name hides the id a stored run is found by: beside it
             parts.append(f"<span style='font-size:small'>{html.escape(snap.run_id)}</span>")
-        if self.spotlit:        # an audience: what runs, with how many users, how long; no internals
+        if self.spotlit:        # an audience: what runs, with how many users, how long; no internals, no run id
             parts = [f"<b>{html.escape(self.audience_title or snap.name or snap.workload)}</b>",
                      *([] if snap.status in ("running", "completed") else
                        [f"<span style='color:{status_colour}'>{html.escape(snap.status)}</span>"]),

@@ -8,7 +8,7 @@ a code span, ``old`` → ``new``; the old text must occur exactly once), and the
 caught when those tests fail (or time out: a hang is a failure too); missed when they pass; stale
 when its old text is no longer in the file (the row needs updating). Prints one line per bug and
 last ``N caught, M missed`` (stale rows count as missed). Not part of the test suite: it runs the
-named tests once per bug, about 15 minutes for the whole table on a 2-core machine (README).
+named tests once per bug; the whole table takes well over an hour on a 2-core machine (docs/development.md).
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def window(qtbot, tmp_path, light_theme):
 def _open(window, scenario: Scenario) -> AbDialog:
     window.builder.set_scenario(scenario)
     window.findChild(type(window.scenario.run_action), "compare_by_running").trigger()
-    dialog = window.ab_dialog
+    dialog = window.comparing.dialog
     assert dialog is not None and dialog.isVisible()
     return dialog
 
@@ -105,7 +105,7 @@ def test_an_unreachable_target_is_one_line_and_the_form_stays(qtbot, window):
     (entry,) = window.targets_panel.target_menu(key).actions()
     assert entry.text() == "Compare by running with…"
     entry.trigger()
-    dialog = window.ab_dialog
+    dialog = window.comparing.dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.a_target.currentData() == key and dialog.b_target.currentData() != key
     dialog.b_target.setCurrentIndex(dialog.b_target.findData("duckdb"))

@@ -16,6 +16,8 @@ does not count.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -39,18 +41,31 @@ def arm_title(name: str) -> str:
     return parts[2] if len(parts) > 2 else name
 
 
+@dataclass(frozen=True)
+class Stage:
+    """What a presenter drives, handed to it by the window that composes it (never read off the window)."""
+    window: Any                         # the cards cover it; the presenter's keys are its shortcuts
+    dashboard: Any                      # the Run tab's live view: charts spotlit, the arm's title, cleared
+    runs: Any                           # the run controller the beats' playlists go through
+    store: Any                          # the catalog: recorded runs, result cards' figures
+    background: Any                     # reads off the GUI thread
+    show_run_tab: Callable[[], None]
+    toggle_full_screen: Callable[[], None]
+
+
 class Presenter(QObject):
     state_changed = Signal(str)
     finished = Signal()
 
-    def __init__(self, window, beats: list[Beat], recorded: dict[str, str] | None = None, replayed_from: str = "",
+    def __init__(self, stage: Stage, beats: list[Beat], recorded: dict[str, str] | None = None, replayed_from: str = "",
                  budget_s: float | None = None):
-        """``window``: the main window (its controller, dashboard, store and background reader).
+        """``stage``: what the demo drives (the window's run view, run controller, catalog, reader).
         ``recorded``: for a replay, each beat scenario's name -> its stored run (story.recorded_runs);
         beats without one are left out. ``budget_s``: the demo's length (None: each card waits for the
         presenter at the end)."""
+        window = stage.window
         super().__init__(window)
-        self._window = window
+        self._stage = stage
         self.replay = recorded is not None
         self.beats = [b for b in beats if not self.replay or all(s.name in recorded for s in b.scenarios)]
         self._recorded = recorded or {}
@@ -76,18 +91,18 @@ class Presenter(QObject):
         self._last_call = QTimer(self, singleShot=True)          # a beat still going then: the summary's turn
         self._last_call.timeout.connect(self._time_is_up)
         self._remaining_ms = 0
-        self._replayer = ReplayDriver(window.store, window.background, window.dashboard, self)
+        self._replayer = ReplayDriver(stage.store, stage.background, stage.dashboard, self)
         self._replayer.run_started.connect(self._on_replay_started)
         self._replayer.done.connect(self._runs_over)
         self._replayer.failed.connect(self._replay_failed)
-        controller = window.controller
+        controller = stage.runs
         controller.run_started.connect(self._on_run_started)
         controller.run_finished.connect(self._on_run_finished)        # bound slots: gone with the presenter
         controller.snapshot_ready.connect(self._on_snapshot)
         controller.run_failed_to_start.connect(self._on_failed_to_start)
         self._keys = [self._key(key, slot) for key, slot in (
             (Qt.Key.Key_Space, self.toggle_pause), (Qt.Key.Key_Right, self.next), (Qt.Key.Key_Left, self.previous),
-            (Qt.Key.Key_Escape, self.stop), (Qt.Key.Key_H, self.toggle_card), (Qt.Key.Key_F, window.view.toggle_full_screen))]
+            (Qt.Key.Key_Escape, self.stop), (Qt.Key.Key_H, self.toggle_card), (Qt.Key.Key_F, stage.toggle_full_screen))]
 
     # ---- the presenter's controls ---------------------------------------------------------------
     def start(self) -> None:
@@ -106,7 +121,7 @@ class Presenter(QObject):
             if self._clock.isActive():
                 self._remaining_ms = self._clock.remainingTime()
                 self._clock.stop()
-            self._window.controller.hold(PAUSED)
+            self._stage.runs.hold(PAUSED)
             self._replayer.pause()
         else:
             self._deadline += time.monotonic() - self._paused_at
@@ -114,7 +129,7 @@ class Presenter(QObject):
             self._arm_last_call()
             if self.state in (TITLE, RESULT, SUMMARY) and self._remaining_ms:
                 self._clock.start(max(self._remaining_ms, 500))
-            self._window.controller.release(PAUSED)
+            self._stage.runs.release(PAUSED)
             self._replayer.resume()
         self._show_state()
         self._show_pause_sign()
@@ -145,12 +160,12 @@ class Presenter(QObject):
         self._stop_runs()
         self._clock.stop()
         self._last_call.stop()
-        self._window.controller.release(PAUSED)
+        self._stage.runs.release(PAUSED)
         self.paused = False
         self._set_state(ENDED)
         self.card.hide()
-        self._window.dashboard.spotlight(())
-        self._window.dashboard.set_time_horizon(None)
+        self._stage.dashboard.spotlight(())
+        self._stage.dashboard.set_time_horizon(None)
         # the keys and the card belong to the window (their context and their place): gone with the demo
         for shortcut in self._keys:
             shortcut.setEnabled(False)
@@ -164,8 +179,8 @@ class Presenter(QObject):
         self.index = index
         beat = self.beats[index]
         self._beat_started = time.monotonic()
-        self._window.dashboard.clear()          # behind the card (H shows it): never the last beat's run
-        self._window.dashboard.set_audience_title(beat.title)      # what comes, not "No run"
+        self._stage.dashboard.clear()          # behind the card (H shows it): never the last beat's run
+        self._stage.dashboard.set_audience_title(beat.title)      # what comes, not "No run"
         self.card.show_title(beat.title, beat.question, beat.watch, self._position())
         self._show_card(TITLE, TITLE_S)
 
@@ -174,12 +189,12 @@ class Presenter(QObject):
         self._beat_runs.clear()
         self._set_state(RUNNING)
         self.card.hide()
-        self._window.dashboard.spotlight(beat.charts)
-        self._window.show_run_tab()
+        self._stage.dashboard.spotlight(beat.charts)
+        self._stage.show_run_tab()
         if self.replay:
             self._replayer.play([self._recorded[s.name] for s in beat.scenarios])
         else:
-            self._window.controller.start_playlist(list(beat.scenarios))
+            self._stage.runs.start_playlist(list(beat.scenarios))
 
     def _on_run_started(self, run_id: str, scenario) -> None:
         beat = self.beats[self.index] if self.state == RUNNING else None
@@ -200,12 +215,12 @@ class Presenter(QObject):
         if scenario is not None:
             self._show_arm(scenario)            # as live: its name, its time axes held to its length
         else:
-            self._window.dashboard.set_audience_title("")
+            self._stage.dashboard.set_audience_title("")
 
     def _show_arm(self, scenario) -> None:
         """The run screen names the arm and holds its time axes from 0 to the run's planned length."""
-        self._window.dashboard.set_audience_title(arm_title(scenario.name))
-        self._window.dashboard.set_time_horizon(scenario.duration_s * len(scenario.users) or None)
+        self._stage.dashboard.set_audience_title(arm_title(scenario.name))
+        self._stage.dashboard.set_time_horizon(scenario.duration_s * len(scenario.users) or None)
 
     def _on_snapshot(self, snapshot) -> None:
         if self.state == RUNNING and self.card.kind == "starting" and snapshot.ops_done > 0:
@@ -219,7 +234,7 @@ class Presenter(QObject):
 
     def _on_run_over(self, run_id: str) -> None:
         """A run of the controller ended (or failed to start): the beat is over once none waits."""
-        controller = self._window.controller
+        controller = self._stage.runs
         if self.state == RUNNING and not self.replay and (not run_id or run_id in self._beat_runs) \
                 and not controller.waiting and not controller.busy:
             self._runs_over()
@@ -230,12 +245,12 @@ class Presenter(QObject):
         beat, runs, index = self.beats[self.index], list(self._beat_runs), self.index
         self._report_runs.setdefault(beat.report, []).extend(runs)
         report_runs = list(self._report_runs[beat.report])
-        self._window.dashboard.spotlight(())
+        self._stage.dashboard.spotlight(())
         self.card.show_title(beat.title, "", "", self._position())
         self._reading = True
         self._show_card(RESULT, 0)
-        store, replayed = self._window.store, self.replay
-        self._window.background.run("demo-result", lambda: result_card(beat, store, report_runs, runs, replayed),
+        store, replayed = self._stage.store, self.replay
+        self._stage.background.run("demo-result", lambda: result_card(beat, store, report_runs, runs, replayed),
                                     lambda card: self._show_result(card, index),
                                     lambda exc: self._show_result(None, index, exc))
 
@@ -332,8 +347,8 @@ class Presenter(QObject):
         if self.replay:
             self._replayer.stop()
         else:
-            self._window.controller.stop(keep_queue=False)     # this beat's run and its queue
-        self._window.dashboard.spotlight(())
+            self._stage.runs.stop(keep_queue=False)     # this beat's run and its queue
+        self._stage.dashboard.spotlight(())
 
     def _replay_failed(self, message: str) -> None:
         self.card.set_state(message)
@@ -347,14 +362,14 @@ class Presenter(QObject):
         self.state_changed.emit(state)
 
     def _key(self, key: Qt.Key, slot) -> QShortcut:
-        shortcut = QShortcut(QKeySequence(key), self._window)
+        shortcut = QShortcut(QKeySequence(key), self._stage.window)
         shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
         shortcut.activated.connect(slot)
         return shortcut
 
     def _fit_card(self) -> None:
-        central = self._window.centralWidget()
-        self.card.setGeometry(central.geometry() if central is not None else self._window.rect())
+        central = self._stage.window.centralWidget()
+        self.card.setGeometry(central.geometry() if central is not None else self._stage.window.rect())
         self._show_pause_sign()
 
     def _show_pause_sign(self) -> None:

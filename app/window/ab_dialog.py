@@ -244,22 +244,3 @@ class AbDialog(QDialog):
 
     def reject(self) -> None:            # Esc and Close hide it: a session going goes on
         self.hide()
-
-
-def open_compare_by_running(window, first: str | None = None) -> AbDialog:
-    """The main window's entry: the dialog (one, kept) with the form's scenario and the targets."""
-    dialog = getattr(window, "ab_dialog", None)
-    if dialog is None:
-        dialog = AbDialog(Path(window.store.path), window, resolve=window.shell.with_password,
-                          busy=lambda: window.controller.busy)
-        dialog.session_finished.connect(lambda _outcome: window.stored.refresh_history())
-        window.ab_dialog = dialog
-    try:
-        scenario, error = window.builder.scenario(), ""
-    except ValueError as exc:
-        scenario, error = None, str(exc)
-    dialog.set_sides(scenario, window.targets_panel.targets(), first=first, error=error)
-    dialog.show()
-    dialog.raise_()
-    dialog.activateWindow()
-    return dialog

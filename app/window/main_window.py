@@ -16,12 +16,12 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QTabWidget
 
 from app.demo.mode import DemoMode
-from app.window.ab_dialog import open_compare_by_running
 from app.window.background import Background
 from app.window.bundles import BundlesController
 from app.window.exports import ExportsController
 from app.window.gallery import GalleryController
 from app.window.history import StoredRunsController
+from app.window.comparing import ComparingController
 from app.window.menus import build_menus
 from app.window.presenting import PresentingController
 from app.window.run_controller import RunController
@@ -61,7 +61,6 @@ class MainWindow(QMainWindow):
         self.compare = CompareView()
         self.gallery = ReportGallery(data_dir)
         self.demo = DemoMode(self, theme)
-        self.ab_dialog = None                     # Run → Compare by running…, made when first opened
 
         self.tabs = QTabWidget(objectName="main_tabs")
         self.tabs.addTab(self.gallery, "Reproduce")
@@ -89,13 +88,12 @@ class MainWindow(QMainWindow):
         self.exports = ExportsController(shell, self._charts, self._chart_in_view, self._runs_in_view,
                                          self.runs.shown_run_id)
         self.view = ViewController(shell, self.demo)
-        self.presenting = PresentingController(shell)
+        self.presenting = PresentingController(shell, self.dashboard, self.show_run_tab, self.view.toggle_full_screen)
+        self.comparing = ComparingController(shell, self.builder.scenario)
         self.layout_kept = WindowLayout(self, settings, self._docks)
         build_menus(self, (self.scenario, self.runs, self.reports, self.bundles, self.exports, self.view,
-                           self.presenting),
-                    shell.action("Quit", self.close, QKeySequence.StandardKey.Quit),
-                    shell.action("Compare by running…", lambda: open_compare_by_running(self), name="compare_by_running"),
-                    self._docks)
+                           self.presenting, self.comparing),
+                    shell.action("Quit", self.close, QKeySequence.StandardKey.Quit), self._docks)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.scenario.toolbar)
         self.scenario.show_scenario_name()
         self._connect()
@@ -120,7 +118,7 @@ class MainWindow(QMainWindow):
         targets = self.targets_panel
         targets.targets_changed.connect(lambda: self.scenario.set_targets(targets.targets()))
         targets.targets_changed.connect(lambda: self.reports.set_targets(targets.targets()))
-        targets.compare_requested.connect(lambda key: open_compare_by_running(self, key))
+        targets.compare_requested.connect(self.comparing.open)
         self.shell.error.connect(self.show_error)
         self.scenario.run_requested.connect(self.runs.start)
         self.scenario.stop_requested.connect(self.runs.stop_run)
@@ -137,6 +135,7 @@ class MainWindow(QMainWindow):
         self.reports.shown.connect(lambda: self.tabs.setCurrentWidget(self.gallery))
         self.gallery.run_clicked.connect(self.stored.open_run)
         self.bundles.opened.connect(self.stored.refresh_history)
+        self.comparing.session_finished.connect(self.stored.refresh_history)
         self.presenting.demo_wanted.connect(self.view.enter_demo)
         self.presenting.presenting_changed.connect(self._clean_screen)
         self.presenting.run_view_cleared.connect(self.runs.clear)
@@ -250,8 +249,7 @@ class MainWindow(QMainWindow):
                 self.controller.shutdown()
         self.save_settings()
         self.hide()             # gone at once for the person; a read under way finishes behind it
-        if self.ab_dialog is not None:
-            self.ab_dialog.shutdown()                    # a comparison going: stopped, what it measured kept
+        self.comparing.shutdown()                        # a comparison going: stopped, what it measured kept
         self.background.wait()
         self.shell.cluster_background.wait()
         if not keep_engines:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from PySide6.QtWidgets import QMainWindow
 
 
-def build_menus(window: QMainWindow, controllers, quit_action, compare_action, docks) -> None:
-    """``controllers``: the window's (scenario, runs, gallery, bundles, exports, view, presenting)."""
-    scenario, runs, gallery, bundles, exports, view, presenting = controllers
+def build_menus(window: QMainWindow, controllers, quit_action, docks) -> None:
+    """``controllers``: the window's (scenario, runs, gallery, bundles, exports, view, presenting, comparing)."""
+    scenario, runs, gallery, bundles, exports, view, presenting, comparing = controllers
     bar = window.menuBar()
     file_menu = bar.addMenu("&File")
     file_menu.addActions([scenario.open_action, scenario.save_action, gallery.reproduce_action])
@@ -23,7 +23,7 @@ def build_menus(window: QMainWindow, controllers, quit_action, compare_action, d
     playlists.addActions(runs.playlist_actions)
     playlists.addSeparator()
     playlists.addAction(runs.playlist_file_action)
-    run_menu.addAction(compare_action)
+    run_menu.addAction(comparing.action)
     view_menu = bar.addMenu("&View")
     view_menu.addActions([view.full_screen_action, view.demo_action, presenting.present_action, *view.theme_actions])
     view_menu.addSection("Panels")

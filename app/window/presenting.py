@@ -7,7 +7,7 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from app.demo.presenter import Presenter
+from app.demo.presenter import Presenter, Stage
 from app.window.shell import Shell
 from widgets.reports.demo_card import PRESENTER_KEYS
 from widgets.reports.experiment_row import scenario_target_config
@@ -19,9 +19,13 @@ class PresentingController(QObject):
     demo_wanted = Signal()               # demo mode on (large fonts, high contrast)
     run_view_cleared = Signal()          # the Run tab emptied while recorded runs are looked for
 
-    def __init__(self, shell: Shell):
+    def __init__(self, shell: Shell, dashboard, show_run_tab, toggle_full_screen):
+        """``dashboard``, ``show_run_tab``, ``toggle_full_screen``: the run view and the window's
+        calls the demo drives, handed over by the window that owns them."""
         super().__init__(shell)
         self._shell = shell
+        self._stage = Stage(shell.window, dashboard, shell.runs, shell.store, shell.background, show_run_tab,
+                            toggle_full_screen)
         self.presenter: Presenter | None = None
         self.close_after = False         # ``tickbench demo``: the demo is the command
         self.present_action = shell.action("Present the reports (narrated demo)…", self.open_present_dialog,
@@ -121,7 +125,7 @@ class PresentingController(QObject):
     def begin(self, beats, recorded, when: str, minutes: int | None = None) -> None:
         """The beats played (``recorded``: their stored runs replayed, recorded ``when``)."""
         self._enter_audience_screen()
-        self.presenter = Presenter(self._shell.window, beats, recorded, when, minutes * 60.0 if minutes else None)
+        self.presenter = Presenter(self._stage, beats, recorded, when, minutes * 60.0 if minutes else None)
         self.presenter.finished.connect(self._end)
         self.presenter.start()
 

@@ -23,11 +23,11 @@ class BundlesController(QObject):
     def __init__(self, shell: Shell):
         super().__init__(shell)
         self._shell = shell
-        self.open_action = shell.action("Open run…", self.open_bundle_dialog, name="open_run_bundle")
+        self.open_action = shell.action("Open run…", self._open_bundle_dialog, name="open_run_bundle")
         shell.window.setAcceptDrops(True)
         shell.window.installEventFilter(self)
 
-    def open_bundle_dialog(self) -> None:
+    def _open_bundle_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self._shell.window, "Open run", "", FILE_FILTER)
         if path:
             self.open_bundle(Path(path))

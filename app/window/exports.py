@@ -24,9 +24,9 @@ class ExportsController(QObject):
                  runs_in_view: Callable[[], list[str]], shown_run_id: Callable[[], str | None]):
         super().__init__(shell)
         self._shell = shell
-        self.charts = charts                    # every chart that can be exported, by name
-        self.chart_in_view = chart_in_view      # the one the person is looking at: the dialog's default
-        self.runs_in_view = runs_in_view        # the runs a report is on
+        self._charts = charts                    # every chart that can be exported, by name
+        self._chart_in_view = chart_in_view      # the one the person is looking at: the dialog's default
+        self._runs_in_view = runs_in_view        # the runs a report is on
         self._shown_run_id = shown_run_id       # the run the Run tab shows, if any
         self.chart_action = shell.action("Export chart…", self.export_chart_dialog, "Ctrl+E", "export_chart")
         self.report_action = shell.action("Export run report…", self.export_report_dialog, "Ctrl+R", "export_report")
@@ -45,14 +45,14 @@ class ExportsController(QObject):
         """Which chart, size, DPI and format (ExportChartDialog); then where to save it, or the
         clipboard. The chart is drawn on the GUI thread (a chart takes well under a second)."""
         settings = self._shell.settings
-        choice = ExportChartDialog.ask(self._shell.window, list(self.charts()), self.chart_in_view(), settings)
+        choice = ExportChartDialog.ask(self._shell.window, list(self._charts()), self._chart_in_view(), settings)
         if choice is None:
             return
         name = choice.chart
         run = None if name.startswith("Compare") else self._shown_run()
         caption = run_caption(run) if run else None
         if choice.action == COPY:
-            self.copy_chart(name, choice.options, caption)
+            self._copy_chart(name, choice.options, caption)
             return
         start = export_folder(settings) / suggest_filename(run, name, f".{choice.format}")
         path, _ = QFileDialog.getSaveFileName(self._shell.window, "Export chart", str(start),
@@ -63,7 +63,7 @@ class ExportsController(QObject):
     def export_chart(self, name: str, path: Path, caption: str | None = None,
                      options: ExportOptions | None = None) -> Path | None:
         try:
-            written = export_chart_as(self.charts()[name], path, options or ExportOptions(), caption=caption)
+            written = export_chart_as(self._charts()[name], path, options or ExportOptions(), caption=caption)
         except (OSError, ValueError, KeyError) as exc:
             self._shell.show_error(f"cannot export {name}: {describe_error(exc)}")
             return None
@@ -71,10 +71,10 @@ class ExportsController(QObject):
         self._shell.say(f"saved {written}", 5000)
         return written
 
-    def copy_chart(self, name: str, options: ExportOptions | None = None, caption: str | None = None) -> bool:
+    def _copy_chart(self, name: str, options: ExportOptions | None = None, caption: str | None = None) -> bool:
         """The chart on the clipboard as an image of the size asked (paste it into a slide)."""
         try:
-            image = copy_to_clipboard(self.charts()[name], options or ExportOptions(), caption=caption)
+            image = copy_to_clipboard(self._charts()[name], options or ExportOptions(), caption=caption)
         except (ValueError, KeyError) as exc:
             self._shell.show_error(f"cannot copy {name}: {describe_error(exc)}")
             return False
@@ -82,7 +82,7 @@ class ExportsController(QObject):
         return True
 
     def export_report_dialog(self) -> None:
-        run_ids = self.runs_in_view()
+        run_ids = self._runs_in_view()
         if not run_ids:
             self._shell.show_error("open a run (History: double-click), compare runs or run one to report on")
             return

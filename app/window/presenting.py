@@ -28,17 +28,17 @@ class PresentingController(QObject):
                             toggle_full_screen)
         self.presenter: Presenter | None = None
         self.close_after = False         # ``tickbench demo``: the demo is the command
-        self.present_action = shell.action("Present the reports (narrated demo)…", self.open_present_dialog,
+        self.present_action = shell.action("Present the reports (narrated demo)…", self._open_present_dialog,
                                            name="present")
-        self.keys_action = shell.action("Keys of the narrated demo", self.show_presenter_keys, name="presenter_keys")
+        self.keys_action = shell.action("Keys of the narrated demo", self._show_presenter_keys, name="presenter_keys")
 
-    def show_presenter_keys(self) -> None:
+    def _show_presenter_keys(self) -> None:
         rows = "".join(f"<tr><td><b>{key}</b></td><td>&nbsp;&nbsp;{what}</td></tr>" for key, _short, what in PRESENTER_KEYS)
         QMessageBox.information(self._shell.window, "Keys of the narrated demo",
                                 "<p>View → Present the reports, or <code>tickbench demo</code>:</p>"
                                 f"<table>{rows}</table><p>More in docs/demo.md.</p>")
 
-    def open_present_dialog(self) -> None:
+    def _open_present_dialog(self) -> None:
         """Length, live or replayed, and the engines; the recorded demos are read off the GUI thread."""
         from widgets.reports.present_dialog import PresentDialog
         dialog = PresentDialog(LENGTHS_MIN, self._shell.targets(), self._shell.window)

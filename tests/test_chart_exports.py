@@ -364,3 +364,39 @@ def test_a_charts_csv_writes_a_label_that_looks_like_a_formula_as_text(make_widg
     chart.set_data({'=HYPERLINK("http://127.0.0.1:1/x","click")': {"query": 0.02, "decode": 0.01}})
     rows = list(csv.reader(export_chart_as(chart, tmp_path / "bars.csv").open()))
     assert rows[1][0] == '\'=HYPERLINK("http://127.0.0.1:1/x","click")' and float(rows[1][3]) > 0
+
+
+def _series_columns(path: Path, colour: str) -> tuple[int, int]:
+    """The leftmost and rightmost pixel columns wearing a series' colour in a PNG."""
+    image = QImage(str(path)).convertToFormat(QImage.Format.Format_RGB888)
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    pixels = pixels[:, :image.width() * 3].reshape(image.height(), image.width(), 3)
+    rgb = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    columns = np.nonzero((np.abs(pixels.astype(int) - rgb).sum(-1) < 60).any(axis=0))[0]
+    return int(columns.min()), int(columns.max())
+
+
+@pytest.mark.parametrize("chart_class", [SweepChart, TimeSeriesChart])
+def test_a_chart_not_on_screen_is_exported_laid_out_as_the_one_on_screen(make_widget, tmp_path, chart_class):
+    """The dashboard's charts on tabs not in front (the Users sweep behind Results) and a chart never
+    shown are exported as the chart in front: a QGraphicsView lays its scene out on its viewport's
+    resize, which a hidden one never gets; its slide held the chart at 640x480 in the top-left corner."""
+    from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+    from widgets.common.theme import series_colour
+    tabs = make_widget(QTabWidget, size=(700, 500))
+    charts = []
+    for _ in range(2):
+        chart, page = chart_class(), QWidget()
+        QVBoxLayout(page).addWidget(chart)
+        tabs.addTab(page, "chart")
+        charts.append(chart)
+    charts.append(chart_class())                # never shown, in no window
+    for chart in charts:
+        chart.set_series("duckdb", np.array([1.0, 2.0, 4.0, 8.0]), np.array([1e6, 1.9e6, 3.5e6, 3.6e6]))
+    assert charts[0].isVisible() and not charts[1].isVisible()
+    spans = [_series_columns(export_chart_as(chart, tmp_path / f"{i}.png", ExportOptions((1920, 1080))),
+                             series_colour(0)) for i, chart in enumerate(charts)]
+    assert spans[0][1] > 0.8 * 1920, spans                      # the chart in front fills the slide
+    for left, right in spans[1:]:
+        assert abs(left - spans[0][0]) < 20 and abs(right - spans[0][1]) < 20, spans

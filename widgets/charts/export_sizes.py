@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QMarginsF, QPointF, QRect, QRectF, QSize, QSizeF, Qt
+from PySide6.QtCore import QEvent, QMarginsF, QPointF, QRect, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QGraphicsWidget
 
 from widgets.charts.base import BarChartBase, ChartBase
 from widgets.charts.items import PlainLegend
@@ -84,8 +84,10 @@ def _resize_view(chart, size: QSize) -> None:
     view = _view_of(chart)
     before = view.size()
     view.resize(size)
-    if not view.isVisible():     # a hidden widget gets its resize event only when shown: lay out now
-        QApplication.sendEvent(view, QResizeEvent(size, before))
+    if not view.isVisible():     # a hidden widget gets its resize events only when shown: lay out now
+        QApplication.sendEvent(view, QResizeEvent(size, before))        # the scroll area sizes its viewport,
+        viewport = view.viewport()                                      # whose resize lays the scene out
+        QApplication.sendEvent(viewport, QResizeEvent(viewport.size(), before))
     if isinstance(chart, ChartBase):    # the chart wraps its note and names its bars to the view's width
         QApplication.sendEvent(chart, QResizeEvent(chart.size(), chart.size()))
     _settle(chart)
@@ -97,10 +99,26 @@ def _settle(chart) -> None:
     for _ in range(3):
         if isinstance(chart, ChartBase):
             chart.render_now()          # bar labels that fit depend on the width just set
+        _paint_to_measure(view)
+        for item in view.scene().items():       # the plot's own layout takes the widths the axes found
+            if isinstance(item, QGraphicsWidget):
+                QApplication.sendPostedEvents(item, QEvent.Type.LayoutRequest)
         central = view.centralWidget
         if central is not None and hasattr(central, "layout") and central.layout is not None:
             central.layout.activate()
         view.scene().prepareForPaint()
+
+
+def _paint_to_measure(view) -> None:
+    """Paint the scene once where nobody sees it: pyqtgraph's axes learn how wide their tick labels
+    are while painting them, and an axis never painted (a chart on a tab not in front) has no room
+    for its labels, which it then leaves out of the export."""
+    scratch = QImage(max(1, view.width()), max(1, view.height()), QImage.Format.Format_ARGB32)
+    painter = QPainter(scratch)
+    try:
+        view.scene().render(painter, QRectF(scratch.rect()), view.sceneRect())
+    finally:
+        painter.end()
 
 
 def _legend_entries(legend) -> list[tuple[object, str]]:

@@ -24,9 +24,9 @@ class ExportsController(QObject):
                  runs_in_view: Callable[[], list[str]], shown_run_id: Callable[[], str | None]):
         super().__init__(shell)
         self._shell = shell
-        self._charts = charts                    # every chart that can be exported, by name
-        self._chart_in_view = chart_in_view      # the one the person is looking at: the dialog's default
-        self._runs_in_view = runs_in_view        # the runs a report is on
+        self._charts = charts                   # every chart that can be exported, by name
+        self._chart_in_view = chart_in_view     # the one the person is looking at: the dialog's default
+        self._runs_in_view = runs_in_view       # the runs a report is on
         self._shown_run_id = shown_run_id       # the run the Run tab shows, if any
         self.chart_action = shell.action("Export chart…", self.export_chart_dialog, "Ctrl+E", "export_chart")
         self.report_action = shell.action("Export run report…", self.export_report_dialog, "Ctrl+R", "export_report")

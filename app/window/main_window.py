@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 from app.demo.mode import DemoMode
 from app.window.background import Background
 from app.window.bundles import BundlesController
+from app.window.comparing import ComparingController
 from app.window.exports import ExportsController
 from app.window.gallery import GalleryController
 from app.window.history import StoredRunsController
-from app.window.comparing import ComparingController
 from app.window.menus import build_menus
 from app.window.presenting import PresentingController
 from app.window.run_controller import RunController

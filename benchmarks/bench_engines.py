@@ -31,9 +31,20 @@ SUITES = ("taq001", "taq004")
 
 def machine() -> str:
     import psutil
-    return (f"{platform.node() or 'this machine'}: {psutil.cpu_count(logical=True)} logical CPUs, "
+    return (f"{platform.node() or 'this machine'}: {psutil.cpu_count(logical=True)} logical CPUs ({cpu_model()}), "
             f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, {platform.system()} {platform.release()}, "
             f"Python {platform.python_version()}")
+
+
+def cpu_model() -> str:
+    """The processor's name: two runs on machines of one kind but different hosts differ by 2x."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "processor unknown"
 
 
 def bench_home(home: Path | None, prefix: str) -> Path:

@@ -2,8 +2,10 @@
 engine and for read-day, read-slice, minute-bars and the tick pack's as-of join and snapshot,
 Tickbench's measured operations (real runs: a worker process, warm-up apart, the stored figures)
 beside the same operations made by hand with that engine's own client (``workloads.practitioner``)
-on the same days and symbols. Prints each cell's ratio with the interval a re-run of the benchmark
-falls in, and last ``worst ratio R (engine operation, 95 % lo-hi)``.
+on the same days and symbols. Prints this machine's noise (one fixed call's spread) first, each
+cell's ratio with the interval a re-run of the benchmark falls in, how many cells reached the
+precision and whether every cell meets the goal (ratio <= 1.05, interval's top <= 1.10), and last
+``worst ratio R (engine operation, 95 % lo-hi)``.
 
     .venv/bin/python benchmarks/bench_practitioner.py [--targets duckdb,parquet,...]
         [--servers questdb,postgres,druid] [--days 2] [--rows-per-day 1000000] [--symbols 500]
@@ -120,6 +122,8 @@ def measure(args, home: Path, targets: list[str], servers: list[str], configs: d
     print(f"# budget: {args.budget:g} min local engines, {args.server_budget:g} min servers; "
           f"precision +-{args.precision:.0%} of a re-run")
     print(f"# {machine()}; Tickbench's users and the hand-written processes: {args.start}")
+    args.noise = machine_noise()
+    print(f"# this machine's noise: {args.noise}")
     print(f"# load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(f"# home {home}\n", flush=True)
 
@@ -148,9 +152,31 @@ def measure(args, home: Path, targets: list[str], servers: list[str], configs: d
     if args.save and rows:
         save_figures(args, rows)
     if rows:
+        from workloads.practitioner.paired import run_summary
+        print("\n" + "\n".join(run_summary([(f"{kind} {op}", paired) for kind, op, _, _, paired, _ in rows],
+                                            args.precision)))
         kind, op, _, _, paired, _ = max(rows, key=lambda r: r[4].ratio)
         print(f"\nworst ratio {paired.ratio:.2f} ({kind} {op}, 95 % {paired.low:.2f}-{paired.high:.2f})")
     return 1 if failures else 0
+
+
+def machine_noise(calls: int = 100) -> str:
+    """One fixed single-threaded call (sorting the same 1 M floats) timed ``calls`` times before
+    anything is measured: how far this machine moves the same call from one time to the next, so a
+    run's intervals can be read against the host it ran on."""
+    import numpy as np
+
+    from workloads.practitioner.paired import call_spread
+
+    values = np.random.default_rng(0).random(1_000_000)
+    seconds = []
+    for _ in range(calls):
+        began = time.perf_counter()
+        np.sort(values)
+        seconds.append(time.perf_counter() - began)
+    low, high = call_spread(seconds)
+    return (f"one fixed call (sorting 1 M floats, {calls} times) {low:.2f}-{high:.2f} of its median "
+            f"(5th-95th percentile)")
 
 
 def measure_engine(args, store, kind, config, scale, operations, budget, rows, home) -> list[str]:
@@ -267,7 +293,7 @@ def save_figures(args, rows) -> None:
         at = kept.index("--home")
         del kept[at:at + 2]
     command = " ".join(["benchmarks/bench_practitioner.py", *kept])
-    measured = {"command": command, "date": dt.date.today().isoformat(), "machine": machine(),
+    measured = {"command": command, "date": dt.date.today().isoformat(), "machine": machine(), "noise": args.noise,
                 "load": " ".join(f"{v:.2f}" for v in os.getloadavg())}
     for kind, op, ours, theirs, paired, how in rows:
         engines.setdefault(kind, {})[op] = {

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from workloads.datasets.schema import Scale, StringMode
-from workloads.practitioner.paired import PairedRatio, more_rounds, paired_ratio
+from workloads.practitioner.paired import PairedRatio, call_spread, more_rounds, paired_ratio, run_summary
 from workloads.practitioner.rounds import (HAND_FIRST, TICKBENCH_FIRST, WARMUPS, HandProcess, orders, run_cell,
                                            warmups_for)
 from workloads.results.store import ResultsStore
@@ -94,6 +94,37 @@ def test_a_cell_goes_on_while_wide_and_within_its_share_and_stops_when_tight():
     assert more_rounds(wide, 8, spent_s=8, allowance_s=9, **rule)            # one more round (1 s) fits
     assert not more_rounds(wide, 8, spent_s=8, allowance_s=8.5, **rule)      # it would not
     assert not more_rounds(wide, 30, spent_s=8, allowance_s=100, **rule)     # the most rounds
+
+
+def test_a_runs_summary_says_which_cells_reached_the_precision_and_which_miss_the_goal():
+    on_goal = PairedRatio(1.04, 1.01, 1.07, 30, 10, 0.95, 1.10)          # +-2.9 %: precise, on goal
+    over = PairedRatio(1.06, 1.04, 1.08, 30, 10, 1.00, 1.12)             # its ratio over 1.05
+    wide = PairedRatio(1.02, 0.85, 1.25, 24, 8, 0.70, 1.40)              # +-20 %: its top over 1.10
+    unsaid = PairedRatio(1.00, 0.0, math.inf, 3, 1, 1.00, 1.00)          # one round: no interval
+    precise, goal = run_summary([("duckdb read_day", on_goal), ("pickle snapshot", on_goal)], 0.03)
+    assert precise == "precision: 2 of 2 cells within +-3% of a re-run"
+    assert goal.endswith(": met")
+    precise, goal = run_summary([("duckdb read_day", on_goal), ("hdf5 minute_bars", over),
+                                 ("druid snapshot", wide), ("postgres slice", unsaid)], 0.03)
+    assert precise.startswith("precision: 2 of 4 cells within +-3% of a re-run; 2 wider")
+    assert "the widest postgres slice (no interval)" in precise
+    assert "not met" in goal
+    assert "ratio over 1.05 in 1 (hdf5 minute_bars)" in goal
+    assert "interval's top over 1.10 in 2 (druid snapshot, postgres slice)" in goal
+    assert "duckdb read_day" not in goal
+    assert run_summary([], 0.03) == []
+
+
+def test_a_machines_call_spread_is_its_percentiles_over_the_median():
+    # the tails beyond the 5th and 95th percentiles (one call in 20 each side) barely move it
+    steady = [0.010] * 90 + [0.008] * 5 + [0.015] * 5
+    assert call_spread(steady) == pytest.approx((0.99, 1.025))
+    assert call_spread([0.010] * 40) == (1.0, 1.0)
+    noisy = list(np.random.default_rng(1).lognormal(np.log(0.01), 0.15, 400))
+    low, high = call_spread(noisy)
+    assert 0.72 < low < 0.85 and 1.18 < high < 1.38        # exp(-+1.645 x 0.15): 0.78 and 1.28
+    with pytest.raises(ValueError, match="20 or more"):
+        call_spread([0.01] * 5)
 
 
 def test_the_coin_gives_both_orders_and_the_same_ones_for_a_seed():

@@ -95,3 +95,49 @@ def more_rounds(paired: PairedRatio | None, rounds: int, *, least: int, most: in
     if rounds >= most or paired is None or paired.half_width <= precision:
         return False
     return spent_s + spent_s / rounds <= allowance_s
+
+
+GOAL_RATIO = 1.05       # the benchmark's goal: every cell's ratio at most this,
+GOAL_TOP = 1.10         # and the top of its interval (where a re-run's ratio falls) at most this
+
+
+def run_summary(cells: Sequence[tuple[str, PairedRatio]], precision: float) -> list[str]:
+    """What a whole run can be quoted for: how many cells reached ``precision`` (the others ran
+    out of their share of the budget, so their ratio alone says little about the next run), and
+    whether every cell meets the goal, naming the cells that do not."""
+    if not cells:
+        return []
+    wide = sorted(((paired.half_width, label) for label, paired in cells if paired.half_width > precision),
+                  reverse=True)
+    precise = f"precision: {len(cells) - len(wide)} of {len(cells)} cells within +-{precision:.0%} of a re-run"
+    if wide:
+        width, label = wide[0]
+        widest = "no interval" if not math.isfinite(width) else f"+-{width:.0%}"
+        precise += (f"; {len(wide)} wider when their rounds stopped (their share spent or --max-rounds), "
+                    f"the widest {label} ({widest})")
+    over = [label for label, paired in cells if paired.ratio > GOAL_RATIO]
+    high = [label for label, paired in cells if paired.high > GOAL_TOP]
+    if not over and not high:
+        goal = f"goal (every ratio <= {GOAL_RATIO:.2f}, every interval's top <= {GOAL_TOP:.2f}): met"
+    else:
+        misses = [f"{what} in {_some(labels)}" for what, labels in
+                  ((f"ratio over {GOAL_RATIO:.2f}", over), (f"interval's top over {GOAL_TOP:.2f}", high)) if labels]
+        goal = (f"goal (every ratio <= {GOAL_RATIO:.2f}, every interval's top <= {GOAL_TOP:.2f}): not met: "
+                + "; ".join(misses))
+    return [precise, goal]
+
+
+def _some(labels: list[str], shown: int = 4) -> str:
+    more = f" and {len(labels) - shown} more" if len(labels) > shown else ""
+    return f"{len(labels)} ({', '.join(labels[:shown])}{more})"
+
+
+def call_spread(seconds: Sequence[float]) -> tuple[float, float]:
+    """How much one fixed call varies on this machine from call to call: its 5th and 95th
+    percentiles as fractions of its median (0.98, 1.03: quiet; 0.83, 1.25: a noisy host, where a
+    few per cent between two paths needs many rounds)."""
+    if len(seconds) < 20:
+        raise ValueError(f"{len(seconds)} calls say nothing of a spread: time 20 or more")
+    times = np.asarray(seconds, dtype=float)
+    middle = float(np.median(times))
+    return float(np.percentile(times, 5)) / middle, float(np.percentile(times, 95)) / middle

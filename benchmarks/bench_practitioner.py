@@ -20,11 +20,12 @@ operations, a fast operation as many as make 120 ms (``--max-ops`` at most). The
 (``workloads.practitioner.paired``): per round the median of each operation's ratio to its twin,
 across rounds their Hodges-Lehmann centre, and the interval where 95 % of re-runs' ratios fall.
 Each engine has a share of the budget (``--budget`` minutes for the local engines, ``--server-budget``
-for the servers, shared over the engines left, its data's preparation counted): every cell plays
-``--rounds`` rounds, then the cell whose interval is widest, while wider than +-``--precision`` of
-its ratio, plays one more, as long as one fits the share and ``--max-rounds`` allows (a noisy
-cell's rounds are bounded by the budget, not by a count it reaches first: a JVM engine's 4 ms
-cells reached 30 rounds at +-7 % with half their share left). ``--servers``
+for the servers, shared over the engines left, its data's preparation counted): the cells play
+``--rounds`` rounds in turns (on a host too slow for them all in the share, at least the six
+rounds that give an interval), then the cell whose interval is widest, while wider than
++-``--precision`` of its ratio, plays one more, as long as one fits the share and ``--max-rounds``
+allows (a noisy cell's rounds are bounded by the budget, not by a count it reaches first: a JVM
+engine's 4 ms cells reached 30 rounds at +-7 % with half their share left). ``--servers``
 starts each of those engines as a local engine in the benchmark's home just before it is measured
 and stops it after, so no engine's background work (a JVM's housekeeping) runs beside another's
 figures.
@@ -210,9 +211,10 @@ def measure_engine(args, store, kind, config, scale, operations, budget, rows, h
                                precision=args.precision, spent_s=cell.seconds, allowance_s=cell.seconds + left)
 
         try:
-            for cell in cells:
-                while cell.rounds < args.rounds:
-                    cell.play(store)
+            # the least rounds in turns, so a share spent early (a slow host) leaves every cell its
+            # fewest rounds with an interval, not the first cells eight and the last none
+            while due := [c for c in cells if c.rounds < args.rounds and wanted(c)]:
+                min(due, key=lambda c: c.rounds).play(store)
             while extra := [c for c in cells if wanted(c)]:
                 max(extra, key=lambda c: c.paired.half_width).play(store)
         except (RunFailed, RuntimeError) as exc:

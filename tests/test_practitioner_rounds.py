@@ -88,8 +88,10 @@ def test_a_cell_goes_on_while_wide_and_within_its_share_and_stops_when_tight():
     wide = PairedRatio(1.0, 0.8, 1.2, 24, 8, 0.7, 1.3)
     tight = PairedRatio(1.0, 0.98, 1.02, 24, 8, 0.97, 1.03)
     rule = dict(least=8, most=30, precision=0.05)
-    assert more_rounds(None, 0, spent_s=0, allowance_s=0, **rule)            # the least rounds, whatever the share
-    assert more_rounds(tight, 7, spent_s=99, allowance_s=1, **rule)
+    assert more_rounds(None, 0, spent_s=0, allowance_s=0, **rule)            # the fewest with an interval,
+    assert more_rounds(tight, 5, spent_s=99, allowance_s=1, **rule)          # whatever the share
+    assert more_rounds(tight, 7, spent_s=7, allowance_s=8, **rule)           # up to the least while they fit
+    assert not more_rounds(tight, 7, spent_s=7, allowance_s=7.5, **rule)     # a slow host: no overrun
     assert not more_rounds(tight, 8, spent_s=8, allowance_s=100, **rule)     # tight: done
     assert more_rounds(wide, 8, spent_s=8, allowance_s=9, **rule)            # one more round (1 s) fits
     assert not more_rounds(wide, 8, spent_s=8, allowance_s=8.5, **rule)      # it would not

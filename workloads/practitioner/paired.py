@@ -85,16 +85,22 @@ def paired_ratio(rounds: Sequence[tuple[Sequence[float], Sequence[float]]]) -> P
 
 
 def more_rounds(paired: PairedRatio | None, rounds: int, *, least: int, most: int, precision: float,
-                spent_s: float, allowance_s: float) -> bool:
-    """Whether a cell gets another round: always up to ``least``, never beyond ``most``; between,
-    while its interval is wider than +-``precision`` of its ratio and another round (as long as the
-    mean one so far) still fits ``allowance_s``. The rule looks at the interval's width, never at
-    the ratio's value, so stopping cannot pick a flattering ratio."""
-    if rounds < least:
+                spent_s: float, allowance_s: float, floor: int = MIN_PAIRS) -> bool:
+    """Whether a cell gets another round: always up to ``floor`` (the fewest rounds with an
+    interval), never beyond ``most``; up to ``least`` while another round (as long as the mean one
+    so far) still fits ``allowance_s``; beyond, while its interval is also wider than
+    +-``precision`` of its ratio. On a slow host the share ends a cell's rounds before ``least``
+    (a wider interval, which the run's summary names) rather than the run overrunning its budget.
+    The rule looks at the interval's width, never at the ratio's value, so stopping cannot pick a
+    flattering ratio."""
+    if rounds < min(floor, least):
         return True
-    if rounds >= most or paired is None or paired.half_width <= precision:
+    if rounds >= most:
         return False
-    return spent_s + spent_s / rounds <= allowance_s
+    fits = spent_s + spent_s / rounds <= allowance_s
+    if rounds < least:
+        return fits
+    return fits and paired is not None and paired.half_width > precision
 
 
 GOAL_RATIO = 1.05       # the benchmark's goal: every cell's ratio at most this,

@@ -181,9 +181,9 @@ def machine_noise(calls: int = 100) -> str:
 
 
 def measure_engine(args, store, kind, config, scale, operations, budget, rows, home) -> list[str]:
-    """One engine's cells within its share of the budget: ``--rounds`` rounds of each, then one
-    more round at a time for the cell whose interval is widest (and wider than ``--precision``)
-    while another of its rounds fits. A server runs only while it is measured: no other engine's
+    """One engine's cells within its share of the budget: ``--rounds`` rounds of each, in turns,
+    while they fit (six at least), then one more round at a time for the cell whose interval is
+    widest (and wider than ``--precision``) while another of its rounds fits. A server runs only while it is measured: no other engine's
     background work beside any figure."""
     from workloads.datasets.schema import StringMode
     from workloads.practitioner.paired import more_rounds

@@ -16,6 +16,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,20 +78,37 @@ def run_bug(copy: Path, bug: Bug, timeout: float) -> tuple[str, float]:
     started = time.monotonic()
     try:
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONDONTWRITEBYTECODE": "1"}
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider",
-                               *bug.tests], cwd=copy, env=env, capture_output=True, text=True, timeout=timeout,
-                              start_new_session=True)
-        if done.returncode in (4, 5):        # usage error, nothing collected: the row names no test
-            return f"stale: pytest exit {done.returncode}: {done.stdout.strip().splitlines()[-1:]}", \
-                time.monotonic() - started
-        return ("caught" if done.returncode else "missed"), time.monotonic() - started
+        returncode, output = run_group([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p",
+                                        "no:cacheprovider", *bug.tests], copy, env, timeout)
+        if returncode in (4, 5):        # usage error, nothing collected: the row names no test
+            return f"stale: pytest exit {returncode}: {output.strip().splitlines()[-1:]}", time.monotonic() - started
+        return ("caught" if returncode else "missed"), time.monotonic() - started
     except subprocess.TimeoutExpired:
         return "caught (timed out: the bug hangs its tests)", time.monotonic() - started
     finally:
         path.write_text(original)
 
 
+def run_group(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
+    """Run ``argv`` in a process group of its own and kill the whole group when it ends, times out
+    or this script is stopped: a bug's tests start forkservers, users and servers, and none of them
+    may go on (holding a core) into the next bug's tests or after the table."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, output
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
 def main() -> int:
+    # stopped by SIGTERM (``timeout``, a CI's cancel): unwind, so the running bug's group is killed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="only bugs whose claim or file contains this text")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per bug's tests")

@@ -21,7 +21,7 @@ import platform
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -38,12 +38,10 @@ def machine() -> str:
 
 def cpu_model() -> str:
     """The processor's name: two runs on machines of one kind but different hosts differ by 2x."""
-    try:
+    with suppress(OSError):         # not Linux: the platform's own word below
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or "processor unknown"
 
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,10 +100,8 @@ def run_group(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -
         output, _ = proc.communicate(timeout=timeout)
         return proc.returncode, output
     finally:
-        try:
+        with suppress(ProcessLookupError):      # the whole group has already gone
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait()
 
 

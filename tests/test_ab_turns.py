@@ -45,7 +45,8 @@ def _timeline(store, run_ids: dict[str, str]) -> pd.DataFrame:
 
 def test_a_pairs_users_take_turns_one_operation_each_the_first_side_first(store):
     for order in ("AB", "BA"):
-        pair = run_pair({"A": held(), "B": held()}, store, Pair(0, order))
+        # a second each (~25 turns a side): 16 operations even where a noisy host loses half of it
+        pair = run_pair({"A": held(duration_s=1.0), "B": held(duration_s=1.0)}, store, Pair(0, order))
         assert pair.kept, (pair.a.message, pair.b.message)
         line = _timeline(store, {"A": pair.a.run_id, "B": pair.b.run_id})
         assert len(line) >= 16

@@ -572,15 +572,16 @@ def test_stop_during_a_five_second_query_cancels_every_user_without_a_failure(tm
                         workload="read-day", users=(2,), operations=0, duration_s=60.0, warmup_ops=0,
                         probe_ops=0)
     runner = Runner(scenario, store)
-    _pace(ch_server, think_s=5.0)
+    outcome: dict = {}
+    thread = threading.Thread(target=lambda: outcome.setdefault("result", runner.run()))
+    thread.start()
     try:
-        outcome: dict = {}
-        thread = threading.Thread(target=lambda: outcome.setdefault("result", runner.run()))
-        thread.start()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and list(runner.snapshot().workers.values()) != ["running"] * 2:
             time.sleep(0.05)
         assert list(runner.snapshot().workers.values()) == ["running"] * 2
+        # paced only now: the run's own checks before the users start would take 5 s a query too
+        _pace(ch_server, think_s=5.0)
         time.sleep(1.0)                       # inside their first 5-second query
         runner.cancel()
         thread.join(60)

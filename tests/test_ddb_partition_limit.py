@@ -81,10 +81,10 @@ def test_the_stand_in_refuses_a_query_over_the_limit_as_a_real_server_does(ddb_s
 def test_report_002_full_size_layout_prepares_on_a_default_cluster(ddb_server):
     """The download experiment's report size (1,250 days, 8,000 symbols in 128 key ranges) with its
     rows per day and symbols cut to what a test loads, keeping its partitions: 1,250 days x 128
-    ranges (256 symbols still cut 128; 8,000 symbols' price paths would take minutes to draw)."""
+    ranges (128 symbols still cut 128, one a range; 8,000 symbols' price paths would take minutes to draw)."""
     full = REPORT_002.experiment("download").sizes["report"].scale
     assert (full.days, full.symbols) == (1250, 8000)
-    scale = dataclasses.replace(full, rows_per_day=200, symbols=256)
+    scale = dataclasses.replace(full, rows_per_day=200, symbols=128)
     target = make_target("dolphindb", {"host": ddb_server.host, "port": ddb_server.port, "user": "admin",
                                        "password": "123456", "db_prefix": "dfs://tb_limit"})
     layout = target.prepare("taq", scale, StringMode.ARROW)

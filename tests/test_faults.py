@@ -252,7 +252,8 @@ def test_a_results_file_that_is_not_a_catalog_is_one_line(tmp_path):
 
 
 def test_export_refuses_a_file_and_files_already_there_unless_force(tmp_path):
-    ran = tickbench("run", "--workload", "noop", "--duration", "1", home=tmp_path, timeout=120)
+    # 200 operations: a second of the no-op is ~400,000, and writing their CSV took 4 s an export
+    ran = tickbench("run", "--workload", "noop", "--operations", "200", home=tmp_path, timeout=120)
     assert ran.returncode == 0, ran.stderr
     run_id = _run_folders(tmp_path)[0].name
     a_file = tmp_path / "notes.txt"

@@ -117,11 +117,11 @@ def test_the_cli_never_deletes_what_a_run_id_points_at(tmp_path):
 def test_a_run_id_names_one_run(tmp_path):
     """Issue 23 (2): reusing an id mixed two runs' records and overwrote the first run's details."""
     home = tmp_path / "home"
-    first = tb(home, "run", "--workload", "noop", "--users", "1", "--duration", "1", "--run-id", "same")
+    first = tb(home, "run", "--workload", "noop", "--users", "1", "--operations", "200", "--run-id", "same")
     assert first.returncode == 0, first.stdout + first.stderr
     folder = home / "results" / "runs" / "same"
     before = _tree(folder)
-    again = tb(home, "run", "--workload", "noop", "--users", "2", "--duration", "1", "--run-id", "same")
+    again = tb(home, "run", "--workload", "noop", "--users", "2", "--operations", "200", "--run-id", "same")
     assert again.returncode != 0 and "already used" in again.stdout + again.stderr
     assert _tree(folder) == before
     store = ResultsStore(home / "results")

@@ -41,14 +41,25 @@ def isolated_qt_settings(tmp_path_factory):
     yield folder
 
 
+def _delete_closed_widgets() -> None:
+    """Delete now the widgets earlier tests closed (pytest-qt's deleteLater waits for an event loop
+    that tests never return to): a theme restyles every live widget, and the closed main windows of
+    earlier tests made each test's two theme changes take 2-11 s."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
 @pytest.fixture
 def light_theme(qapp):
     from widgets.common.gui_thread_gc import collect_anywhere, collect_on_gui_thread
     from widgets.common.theme import apply_theme
 
     collect_on_gui_thread(qapp)     # as the app does: windows' background readers never collect
+    _delete_closed_widgets()
     theme = apply_theme(qapp, "light", 1.0)
     yield theme
+    _delete_closed_widgets()
     apply_theme(qapp, "light", 1.0)
     collect_anywhere(qapp)
 

@@ -1,10 +1,8 @@
 """The report gallery's engine: every report reproduced at tiny scale with real runs on the embedded
-default (DuckDB and pickle), report 001 against the real Druid and 004 against the MongoDB
-stand-in; the published-vs-measured pairs and the findings' ratios checked against the stored
-figures read directly."""
+default (DuckDB and pickle); the published-vs-measured pairs and the findings' ratios checked against
+the stored figures read directly. Reports 001 and 004 against their servers: test_reproduce_servers."""
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 
@@ -229,28 +227,6 @@ def test_report_000_tiny_the_four_findings_from_real_reads(tmp_path):
                             "the server-side time"), api.line
     pickle_pairs = [p for p in repro.pairs if p.figure.startswith("pickle.load") and p.experiment == "a day, L1 quotes"]
     assert len(pickle_pairs) == 2 and all(p.measured_value for p in pickle_pairs)
-
-
-def test_report_001_tiny_against_the_real_druid(tmp_path, druid_engine):
-    config = {**druid_engine.config, "drop_caches": False}
-    store, planned, results = _reproduce(tmp_path, "001", "druid", config)
-    assert [r.status for r in results] == ["completed"] * len(planned), [r.message for r in results]
-    findings = {f.statement: f for f in reproduction(store, "001").findings}
-    for statement in ("import: Druid's time / the database's", "disk: the database's size / Druid's",
-                      "queries: Druid's time / the database's (geometric mean)"):
-        assert findings[statement].verdict != NOT_MEASURED, findings[statement].line
-        assert math.isfinite(findings[statement].measured_value)
-    assert len(findings["import: Druid's time / the database's"].run_ids) == 2
-
-
-def test_report_004_tiny_against_the_mongodb_stand_in(tmp_path, mongo_server):
-    store, planned, results = _reproduce(tmp_path, "004", "mongodb", {**mongo_server.config, "batch_rows": 7_000})
-    assert [r.status for r in results] == ["completed"] * len(planned), [r.message for r in results]
-    repro = reproduction(store, "004")
-    measured = [f for f in repro.findings if f.verdict != NOT_MEASURED]
-    assert len(measured) == len(repro.findings), [f.line for f in repro.findings]
-    imports = [p for p in repro.pairs if p.figure.startswith("import") and p.experiment.startswith("devices")]
-    assert {p.measured is not None for p in imports} == {True} and len(imports) == 2
 
 
 def test_without_a_comparator_its_findings_say_what_is_missing(tmp_path):

@@ -102,7 +102,7 @@ def test_a_trades_import_is_laid_out_and_read_back_on_the_server_engines(engine,
                                           check_index_type=False)
     finally:
         target.close()
-    # each Druid append is an ingestion task of ~6 s: three of them, not the others' 22 batches (2 min)
+    # each Druid append is an ingestion task of seconds: three of them (45 s), not the others' 22 (138 s)
     sweep = ({"batch_sizes": [500, 1000], "rows_per_step": 1_000} if engine == "druid"
              else {"batch_sizes": [100, 1000], "rows_per_step": 2_000})
     for workload, params in (("read-day", {}), ("slice-download", {}), ("minute-bars", {}), ("upload-sweep", sweep)):

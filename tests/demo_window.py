@@ -3,7 +3,7 @@ fixture: ``from tests.demo_window import window``)."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings
+from PySide6.QtCore import QSettings
 
 import app.demo.presenter as presenting
 from app.window.main_window import MainWindow
@@ -30,6 +30,5 @@ def window(qtbot, tmp_path, light_theme, monkeypatch):
     made.close()
     store.close()
     # gone, not only closed: a theme change (demo mode) restyles every widget still alive, and a
-    # dozen closed windows made entering demo mode take ~10 s
+    # dozen closed windows made entering demo mode take ~10 s (light_theme deletes it next)
     made.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

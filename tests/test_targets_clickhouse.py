@@ -587,6 +587,9 @@ def test_stop_during_a_five_second_query_cancels_every_user_without_a_failure(tm
         thread.join(60)
     finally:
         _pace(ch_server)
+        if thread.is_alive():                 # a failed wait above must not leave the run going
+            runner.cancel()
+            thread.join(60)
     assert outcome["result"].status == "cancelled"
     users = store.workers(outcome["result"].run_id)
     assert list(users["state"]) == ["cancelled", "cancelled"], users[["state", "error"]]
